@@ -12,7 +12,7 @@ class GraphInstructError(Exception):
 
 
 class ConstraintError(GraphInstructError, ValueError):
-    """A constraint string is malformed, uses an unknown key, or an operator/value its key forbids."""
+    """A constraint string is malformed, uses an unknown key, or a value/operator it forbids."""
 
 
 class SuiteError(GraphInstructError, ValueError):

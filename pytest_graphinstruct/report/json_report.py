@@ -1,0 +1,120 @@
+"""The JSON report of scoring recorded answers (the ``score`` command's output).
+
+Schema (stable field names; later dimensions are added beside them)::
+
+    {
+      "schema": "graphinstruct-report/1",
+      "metadata": {"tool": ..., "suite": ..., "responses": ..., "instructions_in_suite": N,
+                   "instructions_scored": N, "missing_instructions": [...],
+                   "unknown_instructions": [...], "skipped_lines": [...]},
+      "per_level": {"0": {"instructions": N, "d4_mean": x}, ...},
+      "per_instruction": [
+        {"instruction_id": "L1-001", "level": 1, "feasible": true,
+         "d4_instruction_score": x, "valid_samples": k,
+         "samples": [{"parsed": bool, "refusal": bool,
+                      "violations": [constraint strings as written in the instruction],
+                      "derived_violations": [inferred / no-contradiction / task / feasibility],
+                      "error": str | null}, ...]}, ...]
+    }
+
+``per_instruction`` follows suite order; the same inputs always give byte-identical output.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from pathlib import Path
+from statistics import fmean
+from typing import Any
+
+from pytest_graphinstruct import __version__
+from pytest_graphinstruct.models.recorded import Responses
+from pytest_graphinstruct.score.d4 import instruction_d4, is_valid
+from pytest_graphinstruct.suite.loader import Suite
+from pytest_graphinstruct.verify.verdict import Source, Verification
+from pytest_graphinstruct.verify.verifier import Verifier
+
+SCHEMA = "graphinstruct-report/1"
+_WRITTEN = (Source.EXPLICIT, Source.IMPLICIT)
+
+
+def sample_entry(v: Verification) -> dict[str, Any]:
+    """The report entry of one sample."""
+    violations = [x.constraint for x in v.violations if x.source in _WRITTEN]
+    derived = [x.constraint for x in v.violations
+               if x.source not in _WRITTEN and x.source is not Source.PARSE]
+    error = v.parse.reason if v.parse.outcome.value == "failure" else None
+    return {
+        "parsed": v.parse.parsed,
+        "refusal": v.parse.refusal,
+        "violations": violations,
+        "derived_violations": derived,
+        "error": error,
+    }
+
+
+def build_report(
+    suite: Suite, responses: Responses, verifier: Verifier | None = None
+) -> dict[str, Any]:
+    """Verify and score every answered instruction of ``suite``.
+
+    Instructions without a record are listed under ``metadata.missing_instructions``; records
+    whose id is not in the suite under ``metadata.unknown_instructions`` (neither is scored).
+    """
+    verifier = verifier or Verifier()
+    per_instruction: list[dict[str, Any]] = []
+    missing: list[str] = []
+    by_level: dict[int, list[float]] = {}
+    for inst in suite:
+        rec = responses.get(inst.id)
+        if rec is None:
+            missing.append(inst.id)
+            continue
+        verifications = [verifier.verify(inst, s.raw_output) for s in rec.samples]
+        d4 = instruction_d4(inst, verifications)
+        by_level.setdefault(inst.level, []).append(d4)
+        per_instruction.append({
+            "instruction_id": inst.id,
+            "level": inst.level,
+            "feasible": inst.feasible,
+            "d4_instruction_score": d4,
+            "valid_samples": sum(1 for v in verifications if is_valid(v)),
+            "samples": [sample_entry(v) for v in verifications],
+        })
+    unknown = sorted(r.instruction_id for r in responses if r.instruction_id not in suite)
+    return {
+        "schema": SCHEMA,
+        "metadata": {
+            "tool": f"pytest-graphinstruct {__version__}",
+            "suite": suite.root,
+            "responses": responses.path,
+            "instructions_in_suite": len(suite),
+            "instructions_scored": len(per_instruction),
+            "missing_instructions": missing,
+            "unknown_instructions": unknown,
+            "skipped_lines": list(responses.skipped),
+        },
+        "per_level": {
+            str(lv): {"instructions": len(xs), "d4_mean": fmean(xs)}
+            for lv, xs in sorted(by_level.items())
+        },
+        "per_instruction": per_instruction,
+    }
+
+
+def write_report(report: dict[str, Any], path: str | Path) -> None:
+    """Write ``report`` as indented JSON (atomically: a crash never leaves half a file)."""
+    p = Path(path)
+    p.parent.mkdir(parents=True, exist_ok=True)
+    tmp = p.with_name(p.name + ".tmp")
+    tmp.write_text(json.dumps(report, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+    tmp.replace(p)
+
+
+def level_lines(report: dict[str, Any]) -> Sequence[str]:
+    """Short human summary lines of a report (one per level)."""
+    out = []
+    for lv, row in report["per_level"].items():
+        out.append(f"L{lv}: {row['instructions']} instructions, mean D4 {row['d4_mean']:.4f}")
+    return out

@@ -1,0 +1,137 @@
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from pytest_graphinstruct.errors import SuiteError
+from pytest_graphinstruct.suite.constraints import Op
+from pytest_graphinstruct.suite.loader import instruction_from_record, load_suite
+
+TREE_REF = "Graph[name='r', nodes=3] { node_list = ['0','1','2']; edge_list = [('0','1'),('1','2')]; }"
+
+
+def record(**over: Any) -> dict[str, Any]:
+    base: dict[str, Any] = {
+        "id": "L1-001",
+        "level": 1,
+        "instruction": "Generate a tree with 3 nodes.",
+        "explicit_constraints": ["graph_type=tree", "num_nodes=3"],
+        "implicit_constraints": ["num_edges=2"],
+        "graph_sizes": ["small"],
+        "reference_solutions": [TREE_REF],
+        "feasible": True,
+    }
+    base.update(over)
+    return base
+
+
+def write_suite(root: Path, levels: dict[int, list[Any]]) -> Path:
+    for lv, recs in levels.items():
+        (root / f"level_{lv}.json").write_text(json.dumps(recs), encoding="utf-8")
+    return root
+
+
+def test_load_small_suite(tmp_path: Path) -> None:
+    write_suite(tmp_path, {1: [record(), record(id="L1-002")], 0: [record(id="L0-001", level=0)]})
+    suite = load_suite(tmp_path)
+    assert [i.id for i in suite] == ["L0-001", "L1-001", "L1-002"]
+    inst = suite["L1-001"]
+    assert inst.graph_type == "tree" and inst.num_nodes == 3 and inst.size == "small"
+    assert inst.explicit[1].op is Op.EQ and inst.implicit[0].value == 2
+    assert inst.feasible and inst.references == (TREE_REF,)
+    assert len(inst.reference_graphs) == 1
+    assert suite.levels == (0, 1) and suite.num_references == 3
+
+
+def test_levels_filter_and_missing_level(tmp_path: Path) -> None:
+    write_suite(tmp_path, {1: [record()]})
+    assert len(load_suite(tmp_path, levels=[1])) == 1
+    with pytest.raises(SuiteError, match=r"missing level_2\.json"):
+        load_suite(tmp_path, levels=[1, 2])
+    with pytest.raises(SuiteError, match="unknown level 9"):
+        load_suite(tmp_path, levels=[9])
+
+
+def test_errors_name_file_id_and_string(tmp_path: Path) -> None:
+    bad = record(explicit_constraints=["num_nodes=3", "colour=red"])
+    write_suite(tmp_path, {1: [bad, record(id="L1-002", implicit_constraints=["density<=x"])]})
+    with pytest.raises(SuiteError) as info:
+        load_suite(tmp_path)
+    msg = str(info.value)
+    assert "level_1.json: L1-001" in msg and "'colour=red'" in msg
+    assert "L1-002" in msg and "'density<=x'" in msg
+    assert "2 problem(s)" in msg
+
+
+@pytest.mark.parametrize(
+    ("over", "fragment"),
+    [
+        ({"level": "1"}, "'level' must be an integer"),
+        ({"level": 7}, "'level' must be an integer 0-5"),
+        ({"instruction": ""}, "'instruction' must be a non-empty string"),
+        ({"explicit_constraints": "num_nodes=3"}, "must be a list of strings"),
+        ({"graph_sizes": ["huge"]}, "unknown size 'huge'"),
+        ({"feasible": "yes"}, "'feasible' must be true or false"),
+        ({"base_graph": "Graph[name='b'] { edge_list = [(0,"}, "base_graph is not a valid graph"),
+        ({"reasoning_steps": [1, 2]}, "'reasoning_steps' must be a list of objects"),
+    ],
+)
+def test_field_errors(tmp_path: Path, over: dict[str, Any], fragment: str) -> None:
+    write_suite(tmp_path, {1: [record(**over)]})
+    with pytest.raises(SuiteError, match=fragment):
+        load_suite(tmp_path)
+
+
+def test_missing_field_and_non_object(tmp_path: Path) -> None:
+    rec = record()
+    del rec["explicit_constraints"]
+    write_suite(tmp_path, {1: [rec, 5]})
+    with pytest.raises(SuiteError) as info:
+        load_suite(tmp_path)
+    assert "missing field 'explicit_constraints'" in str(info.value)
+    assert "record #1: expected an object" in str(info.value)
+
+
+def test_duplicate_ids_bad_json_and_empty_dir(tmp_path: Path) -> None:
+    write_suite(tmp_path, {1: [record(), record()]})
+    with pytest.raises(SuiteError, match="duplicate id"):
+        load_suite(tmp_path)
+    (tmp_path / "level_1.json").write_text("[{", encoding="utf-8")
+    with pytest.raises(SuiteError, match="not valid JSON"):
+        load_suite(tmp_path)
+    (tmp_path / "level_1.json").write_text("{}", encoding="utf-8")
+    with pytest.raises(SuiteError, match="expected a JSON array"):
+        load_suite(tmp_path)
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    with pytest.raises(SuiteError, match="no level_<L>.json files"):
+        load_suite(empty)
+    with pytest.raises(SuiteError, match="suite not found"):
+        load_suite(tmp_path / "nope")
+
+
+def test_single_record_raises_without_error_list() -> None:
+    with pytest.raises(SuiteError, match="colour"):
+        instruction_from_record(record(explicit_constraints=["colour=red"]))
+    errors: list[str] = []
+    assert instruction_from_record(record(level=None), errors=errors) is None
+    assert errors
+
+
+def test_official_suite_loads_unchanged(official_suite_dir: Path) -> None:
+    suite = load_suite(official_suite_dir)
+    assert len(suite) == 800
+    assert suite.num_references == 1582
+    counts = {lv: len(suite.level(lv)) for lv in suite.levels}
+    assert counts == {0: 100, 1: 200, 2: 200, 3: 150, 4: 100, 5: 50}
+    assert sum(1 for i in suite if not i.feasible) == 9
+    l5 = suite.level(5)
+    assert all(i.base is not None and i.task_type for i in l5)
+    assert {i.domain for i in suite.level(4)} == {
+        "social", "infrastructure", "knowledge_graph", "citation", "biological",
+        "communication", "ecological", "molecular"}
+    # the loader keeps what it does not interpret
+    assert all(len(i.graph_edits) == 2 and i.reasoning_steps for i in l5)
