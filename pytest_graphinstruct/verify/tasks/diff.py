@@ -1,0 +1,111 @@
+"""Edge/node differences between a base graph and an edited result (L5 edit size).
+
+Edges are compared *direction-aware* only when both graphs are directed; otherwise both are read
+as undirected pairs (a directed answer to an undirected base is compared by its underlying
+pairs).  An undirected edge is written ``(u, v)`` with ``u <= v`` (string order), so every pair
+has one spelling.  A reversed arc (``u→v`` replaced by ``v→u``) is one removal plus one addition:
+it counts 2 in :attr:`EditDiff.edge_changes`, exactly as a ``GraphEdit`` has to spell it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+import networkx as nx
+
+from pytest_graphinstruct.graphs.model import Edge, ParsedGraph
+
+
+def edge_key(directed: bool, u: object, v: object) -> Edge:
+    """The canonical spelling of one edge: ``(u, v)`` for arcs, sorted pair otherwise."""
+    a, b = str(u), str(v)
+    if directed or a <= b:
+        return (a, b)
+    return (b, a)
+
+
+def edge_set(g: nx.Graph, directed: bool) -> frozenset[Edge]:
+    """Every edge of ``g`` in canonical spelling; ``directed=False`` collapses arc pairs."""
+    return frozenset(edge_key(directed, u, v) for u, v in g.edges())
+
+
+def node_set(g: nx.Graph) -> frozenset[str]:
+    return frozenset(str(n) for n in g.nodes())
+
+
+def compare_mode(base: ParsedGraph, result: ParsedGraph) -> bool:
+    """True when the two graphs are compared arc by arc (both directed)."""
+    return base.directed and result.directed
+
+
+def sorted_edges(edges: Iterable[Edge]) -> tuple[Edge, ...]:
+    return tuple(sorted(edges, key=_natural_edge))
+
+
+def sorted_nodes(nodes: Iterable[str]) -> tuple[str, ...]:
+    return tuple(sorted(nodes, key=natural))
+
+
+def natural(s: str) -> tuple[int, int | str]:
+    """Sort key placing numeric ids in numeric order before other ids."""
+    return (0, int(s)) if s.isdigit() else (1, s)
+
+
+def _natural_edge(e: Edge) -> tuple[tuple[int, int | str], tuple[int, int | str]]:
+    return (natural(e[0]), natural(e[1]))
+
+
+@dataclass(frozen=True)
+class EditDiff:
+    """What changed from ``base`` to ``result``.
+
+    All tuples are sorted (numeric ids numerically) and hold canonical spellings (see module
+    doc).  ``directed`` says whether edges were compared as arcs.
+    """
+
+    added_edges: tuple[Edge, ...]
+    removed_edges: tuple[Edge, ...]
+    added_nodes: tuple[str, ...]
+    removed_nodes: tuple[str, ...]
+    directed: bool
+
+    @property
+    def edge_changes(self) -> int:
+        """Edge additions plus removals: the unit of :func:`minimal_edit` (a reversal is 2)."""
+        return len(self.added_edges) + len(self.removed_edges)
+
+    @property
+    def reversed_edges(self) -> tuple[Edge, ...]:
+        """Removed arcs ``(u, v)`` whose reverse ``(v, u)`` was added (directed only)."""
+        if not self.directed:
+            return ()
+        added = set(self.added_edges)
+        return tuple(e for e in self.removed_edges if (e[1], e[0]) in added)
+
+    def to_json(self) -> dict[str, object]:
+        return {
+            "added_edges": [list(e) for e in self.added_edges],
+            "removed_edges": [list(e) for e in self.removed_edges],
+            "added_nodes": list(self.added_nodes),
+            "removed_nodes": list(self.removed_nodes),
+            "directed": self.directed,
+        }
+
+
+def edit_distance(base: ParsedGraph, result: ParsedGraph) -> EditDiff:
+    """The edges and nodes added and removed going from ``base`` to ``result``.
+
+    Direction-aware when both graphs are directed, else pairs are unordered.  Node ids are
+    compared as strings.
+    """
+    directed = compare_mode(base, result)
+    be, re_ = edge_set(base.graph, directed), edge_set(result.graph, directed)
+    bn, rn = node_set(base.graph), node_set(result.graph)
+    return EditDiff(
+        added_edges=sorted_edges(re_ - be),
+        removed_edges=sorted_edges(be - re_),
+        added_nodes=sorted_nodes(rn - bn),
+        removed_nodes=sorted_nodes(bn - rn),
+        directed=directed,
+    )
