@@ -33,6 +33,8 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+import networkx as nx
+
 from pytest_graphinstruct.verify.properties import GraphFacts, Node, node_sort_key, sorted_nodes
 
 #: At most this many nodes/components are listed in a ``where``; edge lists get EDGE_LIMIT.
@@ -56,7 +58,7 @@ class TypeCheck:
     where: Mapping[str, Any] = field(default_factory=dict, hash=False)
 
 
-# -- where helpers (shared with checks.py) -------------------------------------------------------
+# -- where helpers (shared with checks.py) --------------------------------------------------------
 
 def capped(items: Sequence[Any], limit: int = WHERE_LIMIT) -> list[Any]:
     """The first ``limit`` items as a list."""
@@ -118,7 +120,7 @@ def components_text(facts: GraphFacts) -> str:
     return f"disconnected: {facts.num_components} components"
 
 
-# -- common preconditions -----------------------------------------------------------------------
+# -- common preconditions -------------------------------------------------------------------------
 
 def _shape_precheck(facts: GraphFacts, name: str) -> TypeCheck | None:
     """Failure of the conditions every shape type shares (non-empty, no self-loops)."""
@@ -206,8 +208,6 @@ def where_cycle_undirected(facts: GraphFacts) -> dict[str, Any]:
     which may have undirected cycles but no directed one)."""
     if not facts.directed:
         return where_cycle(facts)
-    import networkx as nx
-
     try:
         found = nx.find_cycle(facts.undirected)
     except nx.NetworkXNoCycle:
@@ -295,10 +295,11 @@ def _star(facts: GraphFacts) -> TypeCheck:
         return fail
     hubs = facts.nodes_where(lambda d: d == n - 1)
     if facts.m != n - 1 or not hubs:
+        # name the would-be hubs: nodes of the highest degree
+        top = facts.nodes_where(lambda d: d == facts.max_degree)
         return TypeCheck(False, f"not a star: {facts.m} edges, max degree {facts.max_degree} "
                                 f"(a star on {n} nodes has {n - 1} edges and a hub of degree "
-                                f"{n - 1})", where_nodes(hubs or facts.nodes_where(
-                                    lambda d: d == facts.max_degree), facts))
+                                f"{n - 1})", where_nodes(top, facts))
     hub = hubs[0]
     # connected with n-1 edges and a node of degree n-1: every other node is a leaf.
     if facts.directed and facts.out_degrees[hub] != n - 1 and facts.in_degrees[hub] != n - 1:
@@ -330,8 +331,6 @@ def _wheel(facts: GraphFacts) -> TypeCheck:
     if bad:
         return _degree_failure(facts, "wheel", bad, "on the rim of degree != 3")
     rim = facts.undirected.subgraph(v for v in facts.graph if v != hub)
-    import networkx as nx
-
     if not nx.is_connected(rim):
         parts = sorted((sorted_nodes(c) for c in nx.connected_components(rim)),
                        key=lambda c: (-len(c), node_sort_key(c[0])))
@@ -416,8 +415,9 @@ def _grid(facts: GraphFacts) -> TypeCheck:
         want = {2: 4, 3: 2 * (p - 2) + 2 * (q - 2), 4: (p - 2) * (q - 2)}
         if {d: c for d, c in counts.items() if c} != {d: c for d, c in want.items() if c}:
             bad = facts.nodes_where(lambda d: d not in (2, 3, 4))
-            return TypeCheck(False, f"not a {p}x{q} grid: degree counts {dict(sorted(counts.items()))}"
-                                    f", expected {want}", where_nodes(bad, facts) if bad else {})
+            seen = dict(sorted(counts.items()))
+            return TypeCheck(False, f"not a {p}x{q} grid: degree counts {seen}, expected {want}",
+                             where_nodes(bad, facts) if bad else {})
         if _grid_coordinates(facts, p, q) is not None:
             return TypeCheck(True, f"{p}x{q} grid")
         return TypeCheck(False, f"not a grid: right edge and degree counts for {p}x{q} but not "

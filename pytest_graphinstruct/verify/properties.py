@@ -23,7 +23,7 @@ from __future__ import annotations
 import math
 import re
 from collections import Counter, deque
-from collections.abc import Hashable, Iterable, Mapping
+from collections.abc import Callable, Hashable, Iterable, Mapping
 from functools import cached_property
 from typing import Any
 
@@ -151,7 +151,8 @@ class GraphFacts:
             return None
         return min(self.degree_counts, key=lambda d: (-self.degree_counts[d], d))
 
-    def nodes_where(self, predicate: Any, degrees: Mapping[Node, int] | None = None) -> list[Node]:
+    def nodes_where(self, predicate: Callable[[int], bool],
+                    degrees: Mapping[Node, int] | None = None) -> list[Node]:
         """Nodes ``v`` (natural order) with ``predicate(degree(v))`` true.
 
         Args:
@@ -248,7 +249,8 @@ class GraphFacts:
 
     @cached_property
     def cycle(self) -> list[list[Node]] | None:
-        """One cycle as a list of edges ``[u, v]`` (directed: a directed cycle); ``None`` if acyclic."""
+        """One cycle as a list of edges ``[u, v]`` (directed: a directed cycle); ``None`` when
+        acyclic."""
         if self.acyclic:
             return None
         orientation = "original" if self.directed else None
@@ -312,7 +314,8 @@ class GraphFacts:
 
     @property
     def odd_cycle(self) -> list[Node] | None:
-        """Nodes of one odd cycle, in cycle order (a self-loop gives one node); ``None`` if bipartite."""
+        """Nodes of one odd cycle, in cycle order (a self-loop gives one node); ``None`` when
+        bipartite."""
         return self._two_colouring[1]
 
     @cached_property
