@@ -51,10 +51,10 @@ def _fallback(text: str) -> ParsedGraph:
 def to_parsed(text: str) -> ParsedGraph:
     """A :class:`ParsedGraph` for one official code-style graph string."""
     try:
-        from pytest_graphinstruct.graphs.parse import parse_graph  # type: ignore[attr-defined]
+        from pytest_graphinstruct.graphs.parse import parse_graph
     except ImportError:
         return _fallback(text)
-    return parse_graph(text)  # type: ignore[no-any-return]
+    return parse_graph(text)
 
 
 def edit_lists(text: str) -> tuple[list[tuple[str, str]], list[tuple[str, str]]]:

@@ -2,9 +2,10 @@
 
 Edges are compared *direction-aware* only when both graphs are directed; otherwise both are read
 as undirected pairs (a directed answer to an undirected base is compared by its underlying
-pairs).  An undirected edge is written ``(u, v)`` with ``u <= v`` (string order), so every pair
-has one spelling.  A reversed arc (``u→v`` replaced by ``v→u``) is one removal plus one addition:
-it counts 2 in :attr:`EditDiff.edge_changes`, exactly as a ``GraphEdit`` has to spell it.
+pairs).  An undirected edge is written ``(u, v)`` with ``u`` first in natural order (numeric ids
+numerically), so every pair has one spelling.  A reversed arc (``u→v`` replaced by ``v→u``) is
+one removal plus one addition: it counts 2 in :attr:`EditDiff.edge_changes`, exactly as a
+``GraphEdit`` has to spell it.
 """
 
 from __future__ import annotations
@@ -18,9 +19,10 @@ from pytest_graphinstruct.graphs.model import Edge, ParsedGraph
 
 
 def edge_key(directed: bool, u: object, v: object) -> Edge:
-    """The canonical spelling of one edge: ``(u, v)`` for arcs, sorted pair otherwise."""
+    """The canonical spelling of one edge: ``(u, v)`` for arcs, else the pair in
+    :func:`natural` order (``('2', '10')``)."""
     a, b = str(u), str(v)
-    if directed or a <= b:
+    if directed or (natural(a), a) <= (natural(b), b):
         return (a, b)
     return (b, a)
 
@@ -44,7 +46,7 @@ def sorted_edges(edges: Iterable[Edge]) -> tuple[Edge, ...]:
 
 
 def sorted_nodes(nodes: Iterable[str]) -> tuple[str, ...]:
-    return tuple(sorted(nodes, key=natural))
+    return tuple(sorted(nodes, key=lambda s: (natural(s), s)))
 
 
 def natural(s: str) -> tuple[int, int | str]:
@@ -52,8 +54,8 @@ def natural(s: str) -> tuple[int, int | str]:
     return (0, int(s)) if s.isdigit() else (1, s)
 
 
-def _natural_edge(e: Edge) -> tuple[tuple[int, int | str], tuple[int, int | str]]:
-    return (natural(e[0]), natural(e[1]))
+def _natural_edge(e: Edge) -> tuple[tuple[int, int | str], str, tuple[int, int | str], str]:
+    return (natural(e[0]), e[0], natural(e[1]), e[1])
 
 
 @dataclass(frozen=True)
@@ -74,6 +76,11 @@ class EditDiff:
     def edge_changes(self) -> int:
         """Edge additions plus removals: the unit of :func:`minimal_edit` (a reversal is 2)."""
         return len(self.added_edges) + len(self.removed_edges)
+
+    @property
+    def size(self) -> int:
+        """Alias of :attr:`edge_changes` (the edit size compared with :func:`minimal_edit`)."""
+        return self.edge_changes
 
     @property
     def reversed_edges(self) -> tuple[Edge, ...]:
