@@ -246,10 +246,14 @@ def render(draw: st.DrawFn, g: nx.Graph, fmt: str | None = None) -> str:
     """Spell ``g`` out in one answer format (drawn when ``fmt`` is ``None``).
 
     Formats that only take simple ids (edge/adjacency lists) are used only when every node id is
-    a simple token; the empty graph is rendered in code-style or JSON.
+    a simple token; the empty graph is rendered only in code-style or JSON (an empty networkx
+    snippet or edge list says nothing).
     """
     simple = all(n and all(c in _TOKEN_ALPHABET for c in n) for n in g.nodes())
-    choices = [f for f in FORMATS if (simple and g.number_of_nodes()) or f not in _SIMPLE_FORMATS]
+    if g.number_of_nodes() == 0:  # only formats with an explicit (empty) node list can say it
+        choices = ["code", "code_typographic", "json"]
+    else:
+        choices = [f for f in FORMATS if simple or f not in _SIMPLE_FORMATS]
     fmt = fmt or draw(st.sampled_from(choices))
     if fmt == "code":
         style = draw(st.sampled_from(("single", "double", "int")))

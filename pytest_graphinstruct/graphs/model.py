@@ -59,6 +59,8 @@ class GraphEdit:
 
     ``add_edges``/``remove_edges`` keep the order and multiplicity of the answer; endpoints are
     ``str``.  ``header`` holds the header key/values, ``properties`` every other statement.
+    ``add_nodes``/``remove_nodes`` hold the optional ``add_nodes = [...]`` /
+    ``remove_nodes = [...]`` statements some models write (ids as ``str``).
     """
 
     add_edges: tuple[Edge, ...] = ()
@@ -66,6 +68,8 @@ class GraphEdit:
     header: Mapping[str, Any] = field(default_factory=lambda: _EMPTY)
     properties: Mapping[str, Any] = field(default_factory=lambda: _EMPTY)
     reasoning: str | None = None
+    add_nodes: tuple[str, ...] = ()
+    remove_nodes: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -82,8 +86,8 @@ class ParsedGraph:
         declared_nodes: the header's ``nodes=`` value when it is an integer, else ``None``.
         duplicate_edges: edges listed more than once (parallel edges), in first-repeat order; for
             undirected graphs ``(u, v)`` and ``(v, u)`` are the same edge.
-        blank_nodes: node ids that were blank strings or null in the answer (they are kept as
-            the node ``''``).
+        blank_nodes: node ids that are empty or whitespace-only (null ids become the node
+            ``''``; other blank strings are kept as written).
         edit: the edit, when ``fmt == 'edit'``.
     """
 
