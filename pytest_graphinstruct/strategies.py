@@ -249,7 +249,8 @@ def render(draw: st.DrawFn, g: nx.Graph, fmt: str | None = None) -> str:
     a simple token; the empty graph is rendered only in code-style or JSON (an empty networkx
     snippet or edge list says nothing).
     """
-    simple = all(n and all(c in _TOKEN_ALPHABET for c in n) for n in g.nodes())
+    simple = all(n and all(c in _TOKEN_ALPHABET for c in n) and n.lower() not in _RESERVED
+                 for n in g.nodes())
     if g.number_of_nodes() == 0:  # only formats with an explicit (empty) node list can say it
         choices = ["code", "code_typographic", "json"]
     else:

@@ -79,9 +79,10 @@ _ADJ_HDR_RE: Final = re.compile(
 )
 _DIRECTED_RE: Final = re.compile(rf"{_HEAD}directed\s*+[:=]\s*+(\w+)\.?", re.I)
 _TRUTH: Final = {"true": True, "yes": True, "1": True, "false": False, "no": False, "0": False}
-# "no items" spellings; in a node list only these exact ones ("None" may be a node's name),
-# after "Edges:" in any case (one word cannot be an edge)
-_EMPTY_LIST: Final = frozenset({"", "none", "[]", "{}", "()", "-", "∅", "(none)", "nothing"})
+# "no items": symbols in any list; the words only after "Edges:" (one word cannot be an edge,
+# while "Nodes: none" may name a node called "none")
+_EMPTY_LIST: Final = frozenset({"", "[]", "{}", "()", "-", "∅"})
+_EMPTY_WORDS: Final = frozenset({"none", "(none)", "nothing", "n/a"})
 _RANGE_RE: Final = re.compile(r"\d\s*+(?:\.\.|-|–|\bto\b|\bthrough\b|\bthru\b)\s*+\d")
 _COUNT_RE: Final = re.compile(r"(\d++)(?:\s++[^\d\s].*)?")
 _TRAIL_RE: Final = re.compile(r"(?<!\.)[,;.]$")
@@ -172,17 +173,18 @@ def _trim(text: str) -> str:
     return _TRAIL_RE.sub("", text.strip())
 
 
-def _id_list(rest: str, sec: _Section, *, strict: bool) -> list[str] | None:
+def _id_list(rest: str, sec: _Section, *, strict: bool, neighbours: bool) -> list[str] | None:
     """Ids of ``a, b, c`` / ``a b c`` / ``[a, b]``; ``None`` when it is not such a list.
 
     ``strict``: several tokens without commas must all be id-like (prose guard).
+    ``neighbours``: an adjacency line, where ``none``/``nothing`` also mean "no items".
 
     An abbreviating list (``0, 1, ..., 9``, ``0-9``, ``0 to 9``) is recorded on ``sec``.
     """
     body = _trim(rest)
     if body[:1] in "[{(" and body[-1:] in "]})":
         body = body[1:-1].strip()
-    if body in _EMPTY_LIST:
+    if body in _EMPTY_LIST or (neighbours and body.lower() in _EMPTY_WORDS):
         return []
     if _RANGE_RE.search(body):
         sec.abbreviation = sec.abbreviation or body
@@ -214,7 +216,7 @@ def _classify(line: str, sec: _Section) -> bool:
     m = _NODES_HDR_RE.fullmatch(line)
     if m:
         rest = (m.group(1) or "").strip()
-        ids = _id_list(rest, sec, strict=True)
+        ids = _id_list(rest, sec, strict=True, neighbours=False)
         if ids is not None:
             unquoted = [_unquote(i) for i in ids]
             sec.nodes.extend(unquoted)
@@ -231,7 +233,11 @@ def _classify(line: str, sec: _Section) -> bool:
         count = _COUNT_RE.fullmatch(rest)
         if count is not None:
             sec.edge_count = int(count.group(1))  # "Edges: 15": a summary, not a list
-        elif not (rest.lower() in _EMPTY_LIST or _edges_line(rest, sec, header=True)):
+        elif not (
+            rest in _EMPTY_LIST
+            or rest.lower() in _EMPTY_WORDS
+            or _edges_line(rest, sec, header=True)
+        ):
             return False
         sec.edges_header = True
         if m.group(2):
@@ -288,7 +294,7 @@ def _edges_line(line: str, sec: _Section, *, header: bool) -> bool:
         key = m.group(2)
         if not (sec.adj_header or m.group(1) or sec.known(key)):
             return False  # "Summary:", "Note: ..." are prose, not adjacency entries
-        ids = _id_list(m.group(3), sec, strict=not sec.adj_header)
+        ids = _id_list(m.group(3), sec, strict=not sec.adj_header, neighbours=True)
         if ids is None:
             return False
         u = _unquote(key)
