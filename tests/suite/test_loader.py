@@ -10,7 +10,8 @@ from pytest_graphinstruct.errors import SuiteError
 from pytest_graphinstruct.suite.constraints import Op
 from pytest_graphinstruct.suite.loader import instruction_from_record, load_suite
 
-TREE_REF = "Graph[name='r', nodes=3] { node_list = ['0','1','2']; edge_list = [('0','1'),('1','2')]; }"
+TREE_REF = ("Graph[name='r', nodes=3] { node_list = ['0','1','2']; "
+            "edge_list = [('0','1'),('1','2')]; }")
 
 
 def record(**over: Any) -> dict[str, Any]:
@@ -107,7 +108,7 @@ def test_duplicate_ids_bad_json_and_empty_dir(tmp_path: Path) -> None:
         load_suite(tmp_path)
     empty = tmp_path / "empty"
     empty.mkdir()
-    with pytest.raises(SuiteError, match="no level_<L>.json files"):
+    with pytest.raises(SuiteError, match=r"no level_<L>\.json files"):
         load_suite(empty)
     with pytest.raises(SuiteError, match="suite not found"):
         load_suite(tmp_path / "nope")
