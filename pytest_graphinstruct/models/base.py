@@ -1,0 +1,131 @@
+"""The model-facing data types: requests, answers, usage, and the backend protocol.
+
+A :class:`Request` is everything that determines a model's answer (endpoint and model, the full
+chat messages, decoding parameters, the sample index); its :meth:`Request.cache_key` hashes
+exactly that.  A :class:`Answer` is what came back: the text, the provider's usage block (or
+``None`` when the provider sent none — never an estimate), how many HTTP calls it took, and an
+infrastructure ``error`` when no answer could be obtained (an error is never a model answer).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import dataclass, field
+from typing import Any, Protocol, runtime_checkable
+
+
+@dataclass(frozen=True)
+class Message:
+    """One chat message."""
+
+    role: str  # "system" | "user" | "assistant"
+    content: str
+
+    def to_json(self) -> dict[str, str]:
+        return {"role": self.role, "content": self.content}
+
+
+@dataclass(frozen=True)
+class DecodingParams:
+    """Decoding parameters sent with every request (``None`` = not sent)."""
+
+    temperature: float | None = 0.7
+    top_p: float | None = None
+    max_tokens: int | None = None
+    seed: int | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        return {k: v for k, v in (("temperature", self.temperature), ("top_p", self.top_p),
+                                  ("max_tokens", self.max_tokens), ("seed", self.seed))
+                if v is not None}
+
+
+@dataclass(frozen=True)
+class Request:
+    """One model call to make: the k-th sample of one instruction in one cell.
+
+    ``instruction_id`` and ``cell`` identify where the answer goes; they are not part of the
+    cache key (two cells sending identical messages share answers).
+    """
+
+    model: str
+    messages: tuple[Message, ...]
+    params: DecodingParams = field(default_factory=DecodingParams)
+    sample_index: int = 0
+    instruction_id: str = ""
+    cell: str = ""
+    extra: tuple[tuple[str, Any], ...] = ()  # backend extras (e.g. a grammar), part of the key
+
+    def cache_key(self, endpoint: str) -> str:
+        """SHA-256 over endpoint, model, messages, decoding parameters, extras, sample index."""
+        payload = {
+            "endpoint": endpoint,
+            "model": self.model,
+            "messages": [m.to_json() for m in self.messages],
+            "params": self.params.to_json(),
+            "extra": [list(x) for x in self.extra],
+            "sample": self.sample_index,
+        }
+        blob = json.dumps(payload, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+        return hashlib.sha256(blob.encode("utf-8")).hexdigest()
+
+
+@dataclass(frozen=True)
+class Usage:
+    """Token usage as the provider reported it; a field is ``None`` when it was not reported."""
+
+    input_tokens: int | None = None
+    output_tokens: int | None = None
+
+    @property
+    def total(self) -> int | None:
+        if self.input_tokens is None or self.output_tokens is None:
+            return None
+        return self.input_tokens + self.output_tokens
+
+
+@dataclass(frozen=True)
+class Answer:
+    """The outcome of one request.
+
+    Exactly one of ``text`` and ``error`` is set.  ``usage`` is ``None`` when the provider sent no
+    usage block; ``calls`` counts every HTTP attempt, retries included; ``truncated`` is true when
+    the model stopped at the token limit (``finish_reason == 'length'``).
+    """
+
+    text: str | None = None
+    error: str | None = None
+    usage: Usage | None = None
+    calls: int = 1
+    finish_reason: str | None = None
+    cached: bool = False
+    latency_s: float = 0.0
+
+    def __post_init__(self) -> None:
+        if (self.text is None) == (self.error is None):
+            raise ValueError("Answer needs exactly one of text and error")
+
+    @property
+    def ok(self) -> bool:
+        return self.error is None
+
+    @property
+    def truncated(self) -> bool:
+        return self.finish_reason == "length"
+
+
+@runtime_checkable
+class Backend(Protocol):
+    """A source of answers.
+
+    ``endpoint`` names where answers come from (base URL, ``oracle``, ``replay:<file>``) and is
+    part of every cache key.  ``complete`` blocks until the answer is obtained or given up on;
+    it never raises for infrastructure problems (they become ``Answer(error=...)``) and is safe
+    to call from several threads at once.
+    """
+
+    endpoint: str
+    cacheable: bool
+
+    def complete(self, request: Request) -> Answer: ...

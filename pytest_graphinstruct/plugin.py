@@ -1,0 +1,405 @@
+"""The pytest plugin: every hook and fixture of pytest-graphinstruct, and nothing else.
+
+Flow: ``pytest_configure`` validates the ``--gi-*`` options into a
+:class:`~pytest_graphinstruct.runconfig.RunConfig`; collection appends one
+:class:`GraphInstructItem` per (instruction, cell) to the session's items (so ``-k``, ``-m``,
+``--lf`` and ``--co`` apply to them like to any test); right after collection every selected
+item's answers are requested in the background; each item waits for its answers in ``setup``
+(an answer that could not be obtained is an *error*), verifies them in ``runtest`` (violations are
+*failures*) and records a JSON-ready result.  Under pytest-xdist each worker ships its results to
+the controller through ``workeroutput``; the controller (or the single process) prints the summary
+and writes the report.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from pytest_graphinstruct.errors import GraphInstructError
+from pytest_graphinstruct.runconfig import Cell, RunConfig, build_run_config
+from pytest_graphinstruct.suite.constraints import DOMAINS
+from pytest_graphinstruct.suite.instruction import LEVELS, SIZE_BUCKETS, Instruction
+
+_PLUGIN_NAME = "graphinstruct-session"
+_OUTPUT_KEY = "graphinstruct_results"
+
+# (option dest, flag, ini name, help, kind); ini names mirror the flags.
+_OPTIONS: list[tuple[str, str, str]] = [
+    ("model", "--gi-model", "model(s) to benchmark, comma list: a model name at an OpenAI-"
+     "compatible endpoint, 'oracle', or 'local'"),
+    ("replay", "--gi-replay", "answer from a recorded raw-generation JSONL file"),
+    ("suite", "--gi-suite", "suite directory in the GraphInstruct schema (default: the "
+     "project's instructions/)"),
+    ("levels", "--gi-levels", "comma list of levels to run, e.g. 0,2"),
+    ("strategy", "--gi-strategy", "prompting strategies, comma list: zero-shot, few-shot, "
+     "zero-cot, few-cot (default zero-shot)"),
+    ("samples", "--gi-samples", "samples per instruction (default 1; the paper uses 5)"),
+    ("pass_rule", "--gi-pass", "item outcome over samples: all (default), majority, any"),
+    ("base_url", "--gi-base-url", "base URL of the OpenAI-compatible endpoint"),
+    ("api_key_env", "--gi-api-key-env", "environment variable holding the API key "
+     "(default OPENAI_API_KEY)"),
+    ("temperature", "--gi-temperature", "sampling temperature"),
+    ("top_p", "--gi-top-p", "nucleus sampling top_p"),
+    ("max_tokens", "--gi-max-tokens", "max completion tokens per answer"),
+    ("seed", "--gi-seed", "sampling seed sent to the endpoint"),
+    ("concurrency", "--gi-concurrency", "concurrent requests per model (default 8)"),
+    ("rate_limit", "--gi-rate-limit", "max requests per second per model"),
+    ("timeout", "--gi-timeout", "timeout of one HTTP request in seconds (default 120)"),
+    ("max_error_rate", "--gi-max-error-rate", "fail the session when more than this share of "
+     "items had infrastructure errors (default 0.05)"),
+    ("cache", "--gi-cache", "answer cache directory (default .pytest_cache/graphinstruct)"),
+    ("report", "--gi-report", "write the JSON report to this file"),
+    ("max_tokens_total", "--gi-max-tokens-total", "stop issuing requests once this many "
+     "tokens were spent"),
+    ("exemplar_seed", "--gi-exemplar-seed", "seed of few-shot exemplar selection (default 0)"),
+]
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    group = parser.getgroup("graphinstruct", "GraphInstruct benchmark (pytest-graphinstruct)")
+    for dest, flag, help_text in _OPTIONS:
+        group.addoption(flag, dest=f"gi_{dest}", default=None, help=help_text)
+        parser.addini(f"gi_{dest}", help_text, default=None)
+    group.addoption("--gi-no-cache", dest="gi_no_cache", action="store_true", default=False,
+                    help="do not read or write the answer cache")
+    parser.addini("gi_no_cache", "do not read or write the answer cache", type="bool",
+                  default=False)
+
+
+def _raw_options(config: pytest.Config) -> dict[str, Any]:
+    raw: dict[str, Any] = {}
+    for dest, _flag, _help in _OPTIONS:
+        value = config.getoption(f"gi_{dest}")
+        if value is None:
+            value = config.getini(f"gi_{dest}")
+        raw[dest] = value if value not in ("", []) else None
+    raw["no_cache"] = bool(config.getoption("gi_no_cache") or config.getini("gi_no_cache"))
+    return raw
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    for lv in LEVELS:
+        config.addinivalue_line("markers", f"level{lv}: GraphInstruct level {lv} item")
+    for size in SIZE_BUCKETS:
+        config.addinivalue_line("markers", f"{size}: GraphInstruct size bucket {size}")
+    for d in sorted(DOMAINS):
+        config.addinivalue_line("markers", f"{d}: GraphInstruct L4 domain {d}")
+    config.addinivalue_line("markers", "infeasible: a deliberately infeasible instruction")
+    config.addinivalue_line("markers", "graphinstruct: a GraphInstruct benchmark item")
+    try:
+        run = build_run_config(_raw_options(config), rootdir=config.rootpath)
+    except GraphInstructError as exc:
+        raise pytest.UsageError(f"pytest-graphinstruct: {exc}") from None
+    if run is None:
+        return
+    config.pluginmanager.register(GraphInstructPlugin(config, run), _PLUGIN_NAME)
+
+
+def _worker(config: pytest.Config) -> tuple[int, int] | None:
+    info = getattr(config, "workerinput", None)
+    if info is None:
+        return None
+    wid = str(info.get("workerid", "gw0"))
+    index = int(wid[2:]) if wid[2:].isdigit() else 0
+    return index, int(info.get("workercount", 1))
+
+
+def _is_xdist_controller(config: pytest.Config) -> bool:
+    return getattr(config, "workerinput", None) is None and bool(
+        getattr(config.option, "numprocesses", None)) and config.pluginmanager.has_plugin(
+        "dsession")
+
+
+class GraphInstructFailure(AssertionError):
+    """Raised by an item whose answers break constraints; carries the formatted verdicts."""
+
+
+class InfraError(Exception):
+    """An answer could not be obtained (the item errors; the model is not blamed)."""
+
+
+class GraphInstructItem(pytest.Item):
+    """One instruction in one cell; its assertions are the verifier's verdicts."""
+
+    def __init__(self, *, instruction: Instruction, cell: Cell, plugin: GraphInstructPlugin,
+                 **kw: Any) -> None:
+        super().__init__(**kw)
+        self.instruction = instruction
+        self.cell = cell
+        self.plugin = plugin
+        self.answers: tuple[Any, ...] = ()
+        self.evaluation: Any = None
+
+    def setup(self) -> None:
+        from pytest_graphinstruct.models.scheduler import BUDGET_EXHAUSTED
+
+        answers = self.plugin.bench.answers(self.instruction, self.cell)
+        self.answers = answers
+        errors = [a.error for a in answers if a.error is not None]
+        if errors:
+            if all(e.startswith(BUDGET_EXHAUSTED) for e in errors):
+                pytest.skip(f"token budget exhausted before {self.instruction.id} was asked")
+            raise InfraError(f"{len(errors)} of {len(answers)} answer(s) could not be "
+                             f"obtained: {errors[0]}")
+
+    def runtest(self) -> None:
+        ev = self.plugin.bench.evaluate(self.instruction, self.cell, self.answers)
+        self.evaluation = ev
+        self.user_properties.extend([
+            ("gi_d4", round(ev.d4, 6)),
+            ("gi_passed_samples", sum(v.passed for v in ev.verifications)),
+            ("gi_samples", len(ev.verifications)),
+            ("gi_tokens", ev.result["tokens"]),
+            ("gi_api_calls", ev.result["api_calls"]),
+        ])
+        if not ev.passed:
+            raise GraphInstructFailure(format_failure(ev, self.plugin.run.pass_rule))
+
+    def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException],
+                     style: Any = None) -> str | Any:
+        if isinstance(excinfo.value, GraphInstructFailure | InfraError):
+            return str(excinfo.value)
+        return super().repr_failure(excinfo, style=style)
+
+    def reportinfo(self) -> tuple[Path, int | None, str]:
+        return self.path, None, self.name
+
+
+def format_failure(ev: Any, pass_rule: str) -> str:
+    """The failure message: per sample, every violated verdict with expected vs observed."""
+    inst = ev.instruction
+    ok = sum(v.passed for v in ev.verifications)
+    lines = [f"{inst.id} [{ev.cell.label}]: {ok}/{len(ev.verifications)} sample(s) pass "
+             f"(--gi-pass={pass_rule})", f"  instruction: {inst.text[:300]}"]
+    for k, v in enumerate(ev.verifications):
+        if v.passed:
+            lines.append(f"  sample {k}: ok")
+            continue
+        lines.append(f"  sample {k}: {v.outcome.value}, {len(v.violations)} violation(s)")
+        for x in v.violations:
+            where = ""
+            if x.where:
+                items = "; ".join(f"{key}={_short(val)}" for key, val in x.where.items())
+                where = f"  [where: {items}]"
+            lines.append(f"    assert {x.constraint}  ({x.source.value}): expected "
+                         f"{x.expected}, observed {x.observed}{where}")
+    return "\n".join(lines)
+
+
+def _short(value: Any, limit: int = 120) -> str:
+    text = json.dumps(value, ensure_ascii=False) if not isinstance(value, str) else value
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+class GraphInstructPlugin:
+    """Session-scoped state and hooks of an active benchmark run."""
+
+    def __init__(self, config: pytest.Config, run: RunConfig) -> None:
+        self.config = config
+        self.run = run
+        self.worker = _worker(config)
+        self.controller = _is_xdist_controller(config)
+        self._bench: Any = None
+        self.results: list[dict[str, Any]] = []
+        self.partial = False
+        self.worker_errors: list[str] = []
+
+    @property
+    def bench(self) -> Any:
+        if self._bench is None:
+            from pytest_graphinstruct.session import BenchmarkSession
+
+            try:
+                self._bench = BenchmarkSession(self.run, worker=self.worker)
+            except GraphInstructError as exc:
+                raise pytest.UsageError(f"pytest-graphinstruct: {exc}") from None
+        return self._bench
+
+    # -- collection --------------------------------------------------------------------------
+
+    @pytest.hookimpl(tryfirst=True)
+    def pytest_collection_modifyitems(self, session: pytest.Session, config: pytest.Config,
+                                      items: list[pytest.Item]) -> None:
+        bench = self.bench
+        new: list[pytest.Item] = []
+        for cell in self.run.cells:
+            for inst in bench.suite:
+                item = GraphInstructItem.from_parent(
+                    session, name=f"{inst.id}[{cell.label}]", instruction=inst, cell=cell,
+                    plugin=self, nodeid=f"{inst.id}[{cell.label}]")
+                for marker in _markers(inst):
+                    item.add_marker(marker)
+                new.append(item)
+        items.extend(new)
+
+    def pytest_collection_finish(self, session: pytest.Session) -> None:
+        if self.controller or session.config.option.collectonly:
+            return
+        mine = [(it.instruction, it.cell) for it in session.items
+                if isinstance(it, GraphInstructItem)]
+        if self.worker is not None:
+            index, count = self.worker
+            mine = [x for n, x in enumerate(mine) if n % count == index]
+        self.bench.prefetch(mine)
+
+    # -- results -----------------------------------------------------------------------------
+
+    @pytest.hookimpl(wrapper=True)
+    def pytest_runtest_makereport(self, item: pytest.Item,
+                                  call: pytest.CallInfo[None]) -> Iterator[Any]:
+        report = yield
+        if isinstance(item, GraphInstructItem):
+            self._record(item, report, call)
+        return report
+
+    def _record(self, item: GraphInstructItem, report: pytest.TestReport,
+                call: pytest.CallInfo[None]) -> None:
+        from pytest_graphinstruct.session import item_result
+
+        if report.when == "setup" and report.outcome != "passed":
+            outcome = "skipped" if report.skipped else "error"
+            error = str(call.excinfo.value) if call.excinfo is not None else None
+            self.results.append(item_result(item.instruction, item.cell, item.answers, (),
+                                            None, None, outcome=outcome, error=error))
+        elif report.when == "call":
+            if item.evaluation is not None:
+                self.results.append(item.evaluation.result)
+            else:  # an unexpected exception inside runtest: a harness error, not the model's
+                error = str(call.excinfo.value) if call.excinfo is not None else "unknown"
+                self.results.append(item_result(item.instruction, item.cell, item.answers, (),
+                                                None, None, outcome="error", error=error))
+
+    def pytest_sessionfinish(self, session: pytest.Session, exitstatus: int) -> None:
+        if self._bench is not None:
+            self._bench.close()
+        output = getattr(self.config, "workeroutput", None)
+        if output is not None:
+            output[_OUTPUT_KEY] = json.dumps(self.results)
+            return
+        self._finish(session)
+
+    def pytest_testnodedown(self, node: Any, error: Any) -> None:
+        output = getattr(node, "workeroutput", None) or {}
+        if error or _OUTPUT_KEY not in output:
+            self.partial = True
+            self.worker_errors.append(str(error or "worker sent no results"))
+            return
+        self.results.extend(json.loads(output[_OUTPUT_KEY]))
+
+    def _finish(self, session: pytest.Session) -> None:
+        from pytest_graphinstruct.report.summary import build_session_report, write_json
+
+        suite_order = {inst.id: n for n, inst in enumerate(self.bench.suite)}
+        self.report = build_session_report(self.results, self.run, suite_order=suite_order,
+                                           partial=self.partial)
+        if self.run.report is not None:
+            write_json(self.report, self.run.report)
+        errors = sum(c["summary"]["infra_errors"] for c in _cells(self.report))
+        total = sum(c["summary"]["items"] for c in _cells(self.report))
+        self.error_rate = errors / total if total else 0.0
+        if total and self.error_rate > self.run.max_error_rate:
+            session.exitstatus = pytest.ExitCode.TESTS_FAILED
+
+    def pytest_terminal_summary(self, terminalreporter: Any) -> None:
+        if getattr(self.config, "workeroutput", None) is not None:
+            return
+        report = getattr(self, "report", None)
+        if report is None:
+            return
+        from pytest_graphinstruct.report.summary import summary_lines
+
+        terminalreporter.section("GraphInstruct")
+        for line in summary_lines(report):
+            terminalreporter.write_line(line)
+        if self.partial:
+            terminalreporter.write_line("PARTIAL: a worker crashed; results are incomplete: "
+                                        + "; ".join(self.worker_errors), red=True)
+        if self.error_rate > self.run.max_error_rate:
+            terminalreporter.write_line(
+                f"FAILED: infrastructure error rate {self.error_rate:.1%} exceeds "
+                f"--gi-max-error-rate={self.run.max_error_rate:g}", red=True)
+        if self.run.report is not None:
+            terminalreporter.write_line(f"report written to {self.run.report}")
+
+
+def _cells(report: dict[str, Any]) -> list[dict[str, Any]]:
+    return report.get("cells", [report])
+
+
+def _markers(inst: Instruction) -> list[str]:
+    marks = ["graphinstruct", f"level{inst.level}"]
+    if inst.size:
+        marks.append(inst.size)
+    if not inst.feasible:
+        marks.append("infeasible")
+    if inst.domain:
+        marks.append(inst.domain)
+    return marks
+
+
+# -- fixtures ----------------------------------------------------------------------------------
+
+def _active(request: pytest.FixtureRequest) -> GraphInstructPlugin:
+    plugin = request.config.pluginmanager.get_plugin(_PLUGIN_NAME)
+    if plugin is None:
+        pytest.skip("no GraphInstruct run configured (pass --gi-model or --gi-replay)")
+    return plugin
+
+
+@pytest.fixture
+def gi_verifier() -> Any:
+    """The verifier (parse answers, check them against an instruction)."""
+    from pytest_graphinstruct.verify.verifier import Verifier
+
+    return Verifier()
+
+
+@pytest.fixture
+def gi_suite(request: pytest.FixtureRequest) -> Any:
+    """The configured suite (skips when no run is configured)."""
+    return _active(request).bench.suite
+
+
+@pytest.fixture
+def gi_instruction(request: pytest.FixtureRequest) -> Instruction:
+    """The instruction of the current benchmark item (only inside a GraphInstruct item)."""
+    item = request.node
+    if not isinstance(item, GraphInstructItem):
+        pytest.skip("gi_instruction is only available to GraphInstruct items")
+    return item.instruction
+
+
+@pytest.fixture
+def gi_query(request: pytest.FixtureRequest) -> Callable[..., Any]:
+    """``gi_query(instruction, strategy='zero-shot', sample=0) -> Answer`` from the run's model.
+
+    Uses the session's backend, cache and concurrency limits, so answers obtained here are
+    cached like the benchmark's own.
+    """
+    plugin = _active(request)
+    bench = plugin.bench
+
+    def query(instruction: Instruction, strategy: str = "zero-shot", sample: int = 0,
+              model: str | None = None) -> Any:
+        cell = Cell(model or plugin.run.models[0], strategy)
+        return bench.schedulers[cell.model].submit(bench.request(instruction, cell, sample)
+                                                   ).result()
+
+    return query
+
+
+@pytest.fixture
+def gi_evaluate(request: pytest.FixtureRequest) -> Callable[..., Any]:
+    """``gi_evaluate(instruction, answers, strategy='zero-shot') -> Evaluation`` (verdicts, D4)."""
+    plugin = _active(request)
+
+    def evaluate(instruction: Instruction, answers: Any, strategy: str = "zero-shot") -> Any:
+        return plugin.bench.evaluate(instruction, Cell(plugin.run.models[0], strategy),
+                                     tuple(answers))
+
+    return evaluate

@@ -1,0 +1,183 @@
+"""A benchmark session without pytest: requests, answers, verdicts and results per item.
+
+:class:`BenchmarkSession` owns the suite, the cells, one backend and scheduler per model, and the
+results of the items that ran in this process.  The pytest plugin drives it: it asks for
+:meth:`BenchmarkSession.prefetch` right after collection, :meth:`answers` when an item runs, and
+:meth:`evaluate` to turn answers into verdicts and scores.  Results are plain JSON-ready dicts so
+xdist workers can ship them to the controller unchanged.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterable, Sequence
+from concurrent.futures import Future
+from dataclasses import dataclass, field
+from typing import Any
+
+from pytest_graphinstruct.models.base import Answer, Request
+from pytest_graphinstruct.report.json_report import sample_entry
+from pytest_graphinstruct.runconfig import Cell, RunConfig
+from pytest_graphinstruct.score.d4 import instruction_d4, is_valid
+from pytest_graphinstruct.suite.instruction import Instruction
+from pytest_graphinstruct.suite.loader import Suite, load_suite
+from pytest_graphinstruct.verify.verdict import Verification
+from pytest_graphinstruct.verify.verifier import Verifier
+
+PASS_RULES = {
+    "all": lambda ok, k: ok == k,
+    "majority": lambda ok, k: 2 * ok > k,
+    "any": lambda ok, k: ok >= 1,
+}
+
+
+@dataclass
+class Evaluation:
+    """Verdicts and scores of one item (one instruction in one cell)."""
+
+    instruction: Instruction
+    cell: Cell
+    answers: tuple[Answer, ...]
+    verifications: tuple[Verification, ...]
+    passed: bool
+    d4: float
+    result: dict[str, Any] = field(default_factory=dict)
+
+
+class BenchmarkSession:
+    """State of one benchmark run in one process (controller or xdist worker)."""
+
+    def __init__(self, config: RunConfig, *, worker: tuple[int, int] | None = None) -> None:
+        """Load the suite and build backends.
+
+        Args:
+            config: the validated run configuration.
+            worker: ``(index, count)`` under xdist, else ``None``.
+
+        Raises:
+            GraphInstructError: the suite or a backend cannot be set up.
+        """
+        from pytest_graphinstruct.models.cache import AnswerCache
+        from pytest_graphinstruct.models.registry import make_backend
+        from pytest_graphinstruct.models.scheduler import Scheduler
+        from pytest_graphinstruct.prompts.exemplars import ExemplarPool
+
+        self.config = config
+        self.worker = worker
+        self.suite: Suite = load_suite(config.suite, levels=config.levels)
+        self.verifier = Verifier()
+        self.exemplars = ExemplarPool.from_suite(self.suite)
+        replay = None
+        if config.replay is not None:
+            from pytest_graphinstruct.models.recorded import read_responses
+
+            replay = read_responses(config.replay)
+        self.cache = AnswerCache(config.cache_dir) if config.cache_dir is not None else None
+        self.schedulers: dict[str, Any] = {}
+        for model in config.models:
+            backend = make_backend(
+                model, base_url=config.base_url, api_key_env=config.api_key_env,
+                suite=self.suite, replay=replay, timeout_s=config.timeout_s,
+            )
+            cache = self.cache if getattr(backend, "cacheable", False) else None
+            self.schedulers[model] = Scheduler(
+                backend, concurrency=config.concurrency, rate_limit=config.rate_limit,
+                cache=cache, token_budget=config.max_tokens_total,
+            )
+        self._futures: dict[tuple[str, str, int], Future[Answer]] = {}
+        self.results: list[dict[str, Any]] = []
+        self.started = time.monotonic()
+
+    # -- requests ----------------------------------------------------------------------------
+
+    def request(self, instruction: Instruction, cell: Cell, sample: int) -> Request:
+        """The request for one sample of one item (deterministic; no randomness)."""
+        from pytest_graphinstruct.prompts.builder import build_messages
+
+        exemplars = ()
+        if cell.strategy.startswith("few"):
+            exemplars = self.exemplars.select(instruction, k=3, seed=self.config.exemplar_seed)
+        messages = build_messages(instruction, cell.strategy, exemplars=exemplars)
+        return Request(model=cell.model, messages=messages, params=self.config.params,
+                       sample_index=sample, instruction_id=instruction.id, cell=cell.label)
+
+    def prefetch(self, items: Iterable[tuple[Instruction, Cell]]) -> int:
+        """Submit every sample of ``items`` to the schedulers; returns the number submitted."""
+        n = 0
+        for inst, cell in items:
+            for k in range(self.config.samples):
+                self._future(inst, cell, k)
+                n += 1
+        return n
+
+    def _future(self, inst: Instruction, cell: Cell, k: int) -> Future[Answer]:
+        key = (inst.id, cell.label, k)
+        fut = self._futures.get(key)
+        if fut is None:
+            fut = self.schedulers[cell.model].submit(self.request(inst, cell, k))
+            self._futures[key] = fut
+        return fut
+
+    def answers(self, inst: Instruction, cell: Cell) -> tuple[Answer, ...]:
+        """Every sample's answer for one item (blocks until all are obtained or given up)."""
+        futures = [self._future(inst, cell, k) for k in range(self.config.samples)]
+        return tuple(f.result() for f in futures)
+
+    # -- evaluation --------------------------------------------------------------------------
+
+    def evaluate(self, inst: Instruction, cell: Cell, answers: Sequence[Answer]) -> Evaluation:
+        """Verify every sample and decide the item outcome with the configured pass rule."""
+        verifications = tuple(self.verifier.verify(inst, a.text or "") for a in answers)
+        ok = sum(v.passed for v in verifications)
+        passed = PASS_RULES[self.config.pass_rule](ok, len(verifications))
+        d4 = instruction_d4(inst, verifications)
+        result = item_result(inst, cell, answers, verifications, passed, d4)
+        return Evaluation(inst, cell, tuple(answers), verifications, passed, d4, result)
+
+    def close(self) -> None:
+        for s in self.schedulers.values():
+            s.close()
+
+    def stats(self) -> dict[str, Any]:
+        return {model: s.stats() for model, s in self.schedulers.items()}
+
+
+def item_result(
+    inst: Instruction,
+    cell: Cell,
+    answers: Sequence[Answer],
+    verifications: Sequence[Verification],
+    passed: bool | None,
+    d4: float | None,
+    *,
+    outcome: str | None = None,
+    error: str | None = None,
+) -> dict[str, Any]:
+    """The JSON-ready record of one item (what the report and the summary are built from)."""
+    usage = [a.usage for a in answers]
+    usage_known = bool(answers) and all(u is not None and u.total is not None for u in usage)
+    samples = [sample_entry(v) for v in verifications]
+    for entry, a in zip(samples, answers, strict=False):
+        entry["input_tokens"] = a.usage.input_tokens if a.usage else None
+        entry["output_tokens"] = a.usage.output_tokens if a.usage else None
+        entry["api_calls"] = a.calls
+        entry["cached"] = a.cached
+        entry["truncated"] = a.truncated
+    return {
+        "instruction_id": inst.id,
+        "level": inst.level,
+        "cell": cell.label,
+        "model": cell.model,
+        "strategy": cell.strategy,
+        "method": cell.method,
+        "feasible": inst.feasible,
+        "size": inst.size,
+        "outcome": outcome or ("passed" if passed else "failed"),
+        "error": error,
+        "d4_instruction_score": d4,
+        "valid_samples": sum(1 for v in verifications if is_valid(v)),
+        "tokens": sum(u.total for u in usage if u is not None and u.total is not None)
+        if usage_known else None,
+        "api_calls": sum(a.calls for a in answers),
+        "samples": samples,
+    }
