@@ -1,0 +1,42 @@
+"""Prompt construction: strategies, template texts, few-shot exemplars.
+
+- :func:`build_messages` — ``(system, user)`` chat messages for one instruction and strategy;
+- :data:`STRATEGIES` — ``zero-shot``, ``few-shot``, ``zero-cot``, ``few-cot``;
+- :class:`ExemplarPool` / :class:`Exemplar` — worked examples, chosen deterministically from
+  ``(seed, instruction id)``, never containing the instruction asked.
+
+The wording lives in ``prompts/templates/*.txt``; rules and differences from the reference
+release: docs/PROMPTS.md.
+"""
+
+from __future__ import annotations
+
+from pytest_graphinstruct.prompts.builder import (
+    COT_STRATEGIES,
+    FEW_SHOT_STRATEGIES,
+    INFEASIBILITY_LEVELS,
+    STRATEGIES,
+    build_messages,
+    check_strategy,
+    needs_exemplars,
+)
+from pytest_graphinstruct.prompts.exemplars import (
+    DEFAULT_K,
+    MAX_EXEMPLAR_CHARS,
+    Exemplar,
+    ExemplarPool,
+)
+
+__all__ = [
+    "COT_STRATEGIES",
+    "DEFAULT_K",
+    "FEW_SHOT_STRATEGIES",
+    "INFEASIBILITY_LEVELS",
+    "MAX_EXEMPLAR_CHARS",
+    "STRATEGIES",
+    "Exemplar",
+    "ExemplarPool",
+    "build_messages",
+    "check_strategy",
+    "needs_exemplars",
+]

@@ -1,0 +1,123 @@
+"""Reading the prompt texts in ``prompts/templates/*.txt``.
+
+Every sentence a model is shown lives in one of those files; code only picks and fills them.
+
+- A *plain* template is one whole file.  Its text is the file content with trailing whitespace
+  removed (inner blank lines and indentation are kept).
+- A *sectioned* file groups small related texts (per graph type, per infeasibility reason).  A
+  line ``=== name ===`` starts the section ``name``; each section's text is its lines up to the
+  next header, trailing whitespace removed.
+- Placeholders are :class:`string.Template` names (``$n``, ``${n}``); ``$$`` is a literal
+  dollar.  :func:`render` substitutes strictly: a missing value raises :class:`KeyError` and an
+  unused value raises :class:`ValueError`, so templates and code cannot drift apart silently.
+
+Files are read once per process (``importlib.resources``, so an installed wheel works) and the
+results are cached; the returned objects are immutable.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from functools import cache
+from importlib import resources
+from string import Template
+from types import MappingProxyType
+from typing import Final
+
+_DIR: Final = "templates"
+_SECTION_RE: Final = re.compile(r"^=== ([A-Za-z0-9_]+) ===$")
+
+
+@cache
+def available() -> tuple[str, ...]:
+    """Names (without ``.txt``) of every template file shipped with the package, sorted."""
+    root = resources.files(__package__).joinpath(_DIR)
+    return tuple(sorted(p.name[:-4] for p in root.iterdir() if p.name.endswith(".txt")))
+
+
+@cache
+def _read(name: str) -> str:
+    if name not in available():
+        raise KeyError(f"no prompt template {name!r} (known: {', '.join(available())})")
+    path = resources.files(__package__).joinpath(_DIR, f"{name}.txt")
+    return path.read_text(encoding="utf-8").replace("\r\n", "\n").rstrip()
+
+
+@cache
+def template(name: str) -> Template:
+    """The plain template ``templates/<name>.txt``.
+
+    Raises:
+        KeyError: there is no such file.
+    """
+    return Template(_read(name))
+
+
+@cache
+def sections(name: str) -> Mapping[str, Template]:
+    """The sections of the sectioned file ``templates/<name>.txt``, by section name.
+
+    Raises:
+        KeyError: there is no such file.
+        ValueError: the file is malformed (see :func:`parse_sections`).
+    """
+    return MappingProxyType(parse_sections(_read(name), f"{name}.txt"))
+
+
+def parse_sections(text: str, where: str = "<text>") -> dict[str, Template]:
+    """Split a sectioned text into ``{section name: template}``, in file order.
+
+    Raises:
+        ValueError: text (other than blank lines) before the first ``=== name ===`` header, or
+            a section name used twice; the message names ``where`` and the line.
+    """
+    out: dict[str, list[str]] = {}
+    current: list[str] | None = None
+    for lineno, line in enumerate(text.split("\n"), 1):
+        m = _SECTION_RE.match(line)
+        if m is not None:
+            if m.group(1) in out:
+                raise ValueError(f"{where}:{lineno}: section {m.group(1)!r} repeated")
+            current = out[m.group(1)] = []
+        elif current is None:
+            if line.strip():
+                raise ValueError(f"{where}:{lineno}: text before the first section header")
+        else:
+            current.append(line)
+    return {k: Template("\n".join(v).strip("\n").rstrip()) for k, v in out.items()}
+
+
+def placeholders(t: Template) -> frozenset[str]:
+    """The placeholder names used in ``t``."""
+    return frozenset(t.get_identifiers())
+
+
+def fill(t: Template, values: Mapping[str, object]) -> str:
+    """``t`` with ``values`` substituted, strictly (see module doc).
+
+    Raises:
+        KeyError: a placeholder of ``t`` has no value.
+        ValueError: ``values`` holds a name ``t`` does not use, or ``t`` is malformed.
+    """
+    extra = set(values) - placeholders(t)
+    if extra:
+        raise ValueError(f"values not used by the template: {', '.join(sorted(extra))}")
+    return t.substitute({k: str(v) for k, v in values.items()})
+
+
+def render(name: str, /, **values: object) -> str:
+    """The plain template ``name`` filled with ``values`` (strict, see module doc)."""
+    return fill(template(name), values)
+
+
+def render_section(file: str, section: str, /, **values: object) -> str:
+    """Section ``section`` of the sectioned file ``file`` filled with ``values`` (strict).
+
+    Raises:
+        KeyError: no such file or section (or a missing value).
+    """
+    secs = sections(file)
+    if section not in secs:
+        raise KeyError(f"no section {section!r} in {file}.txt (known: {', '.join(secs)})")
+    return fill(secs[section], values)
