@@ -29,3 +29,10 @@ class GraphSyntaxError(GraphInstructError, ValueError):
 
 class ResponsesError(GraphInstructError, ValueError):
     """A recorded-responses file (raw-generation JSONL) is malformed."""
+
+
+class ModelError(GraphInstructError):
+    """A model backend cannot be set up (unknown model, missing API key variable, bad options).
+
+    Messages name configuration (an environment variable's *name*, an option), never a secret.
+    """

@@ -1,0 +1,293 @@
+"""Any OpenAI-compatible chat endpoint through the official ``openai`` client.
+
+Promises:
+
+* :meth:`OpenAIBackend.complete` never raises for infrastructure problems: an answer that could
+  not be obtained is ``Answer(error=...)``, with ``calls`` = every HTTP attempt made.
+* Retried (exponential backoff with jitter, ``Retry-After`` honoured and capped): HTTP 408, 409,
+  429 (except ``insufficient_quota``) and 5xx, timeouts, connection errors, and malformed or
+  truncated response bodies.  Not retried: 401/403 (authentication), 429 ``insufficient_quota``
+  and other 4xx (a bad request does not get better by repeating it).
+* The API key is read once, from the environment variable named by ``api_key_env``; it never
+  appears in ``repr``, in an error message, or anywhere this module writes.  Error texts are
+  scrubbed of the key in case a server echoes it.
+* ``usage`` is the provider's usage block of the successful response (``None`` when absent —
+  never estimated); failed attempts add calls, not tokens.
+
+The client's own retries are disabled (``max_retries=0``) so every HTTP attempt is counted and
+paced here.  Timeouts apply to one HTTP call; time spent waiting in a scheduler queue is not
+part of it.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from pytest_graphinstruct.errors import ModelError
+from pytest_graphinstruct.models.base import Answer, Request, Usage
+from pytest_graphinstruct.models.retry import RetryPolicy, parse_retry_after
+
+DEFAULT_BASE_URL = "https://api.openai.com/v1"
+_REDACTED = "[REDACTED]"
+_MAX_ERROR_DETAIL = 300
+
+
+@dataclass(frozen=True)
+class _Failure:
+    """One failed attempt, classified."""
+
+    message: str
+    retryable: bool
+    retry_after: float | None = None
+
+
+class _Malformed(Exception):
+    """A 2xx response whose body is not a usable chat completion."""
+
+
+class OpenAIBackend:
+    """A :class:`~pytest_graphinstruct.models.base.Backend` for OpenAI-compatible endpoints.
+
+    Args:
+        base_url: the API root (``http://host:port/v1``); ``None`` = the OpenAI default (or
+            ``$OPENAI_BASE_URL`` as the client reads it).
+        model: the model name sent when a request leaves ``Request.model`` empty.
+        api_key_env: the *name* of the environment variable holding the key.
+        timeout_s: the timeout of one HTTP call.
+        max_retries: retries after the first attempt.
+        backoff_base_s / backoff_max_s: the exponential backoff (see :class:`RetryPolicy`).
+        extra_body: extra JSON fields sent with every request (e.g. a provider's options).
+        response_format: the OpenAI ``response_format`` sent with every request.
+        sleep: the sleep used between retries (inject a recorder in tests).
+        retry_policy: overrides the policy built from the backoff arguments.
+        retry_after_cap_s: the most a ``Retry-After`` header can make us wait.
+
+    Raises:
+        ModelError: the API key variable is unset or empty (the message names the variable).
+    """
+
+    cacheable = True
+
+    def __init__(
+        self,
+        base_url: str | None,
+        model: str,
+        api_key_env: str = "OPENAI_API_KEY",
+        timeout_s: float = 120,
+        max_retries: int = 5,
+        backoff_base_s: float = 1.0,
+        backoff_max_s: float = 60.0,
+        extra_body: dict[str, Any] | None = None,
+        response_format: dict[str, Any] | None = None,
+        *,
+        sleep: Callable[[float], None] = time.sleep,
+        retry_policy: RetryPolicy | None = None,
+        retry_after_cap_s: float = 120.0,
+    ) -> None:
+        import openai
+
+        key = os.environ.get(api_key_env, "")
+        if not key.strip():
+            raise ModelError(
+                f"the API key environment variable {api_key_env} is not set (or empty); "
+                f"export it, or name another variable with --gi-api-key-env")
+        if timeout_s <= 0:
+            raise ModelError(f"timeout must be > 0 seconds, got {timeout_s!r}")
+        self.model = model
+        self.api_key_env = api_key_env
+        self.timeout_s = float(timeout_s)
+        self.extra_body = dict(extra_body) if extra_body else None
+        self.response_format = dict(response_format) if response_format else None
+        self.policy = retry_policy or RetryPolicy(
+            max_retries=max_retries, base_s=backoff_base_s, max_s=backoff_max_s,
+            retry_after_cap_s=retry_after_cap_s)
+        self._sleep = sleep
+        self._client = openai.OpenAI(
+            api_key=key,
+            base_url=base_url if base_url else None,
+            timeout=self.timeout_s,
+            max_retries=0,
+        )
+        self.base_url = str(self._client.base_url).rstrip("/") or DEFAULT_BASE_URL
+        self.endpoint = self.base_url + self._config_tag()
+
+    def __repr__(self) -> str:
+        return (f"OpenAIBackend(endpoint={self.endpoint!r}, model={self.model!r}, "
+                f"api_key_env={self.api_key_env!r})")
+
+    __str__ = __repr__
+
+    def __reduce__(self) -> Any:
+        # Pickling would carry the key into another process's memory or a file.
+        raise TypeError("OpenAIBackend cannot be pickled (it holds an API key)")
+
+    def _config_tag(self) -> str:
+        """Backend-wide request options that change answers must change cache keys too."""
+        if not self.extra_body and not self.response_format:
+            return ""
+        blob = json.dumps({"extra_body": self.extra_body, "response_format": self.response_format},
+                          sort_keys=True, default=str)
+        return "#cfg=" + hashlib.sha256(blob.encode("utf-8")).hexdigest()[:12]
+
+    # -- the call ----------------------------------------------------------------------------
+
+    def complete(self, request: Request) -> Answer:
+        """Obtain one answer, retrying transient failures (see the module docstring)."""
+        started = time.monotonic()
+        calls = 0
+        attempt = 0
+        while True:
+            calls += 1
+            try:
+                answer = self._attempt(request, calls, started)
+            except Exception as exc:  # classified below; nothing escapes complete()
+                failure = self._classify(exc)
+            else:
+                return answer
+            if not failure.retryable or attempt >= self.policy.max_retries:
+                note = "" if not failure.retryable else f"; gave up after {calls} call(s)"
+                return Answer(error=self._scrub(failure.message + note), calls=calls,
+                              latency_s=time.monotonic() - started)
+            self._sleep(self.policy.delay(attempt, failure.retry_after))
+            attempt += 1
+
+    def _attempt(self, request: Request, calls: int, started: float) -> Answer:
+        kwargs: dict[str, Any] = dict(request.params.to_json())
+        extra: dict[str, Any] = dict(self.extra_body or {})
+        extra.update(dict(request.extra))
+        if extra:
+            kwargs["extra_body"] = extra
+        if self.response_format:
+            kwargs["response_format"] = self.response_format
+        completion = self._client.chat.completions.create(
+            model=request.model or self.model,
+            messages=[m.to_json() for m in request.messages],  # type: ignore[misc]
+            timeout=self.timeout_s,
+            **kwargs,
+        )
+        text, finish = _choice(completion)
+        return Answer(text=text, usage=_usage(completion), calls=calls, finish_reason=finish,
+                      latency_s=time.monotonic() - started)
+
+    def _classify(self, exc: BaseException) -> _Failure:
+        import openai
+
+        if isinstance(exc, _Malformed):
+            return _Failure(f"malformed response body: {exc}", retryable=True)
+        if isinstance(exc, openai.APIStatusError):
+            return self._classify_status(exc)
+        if isinstance(exc, openai.APITimeoutError):
+            return _Failure(f"request timed out after {self.timeout_s:g} s", retryable=True)
+        if isinstance(exc, openai.APIConnectionError):
+            cause = exc.__cause__ or exc.__context__
+            detail = f" ({type(cause).__name__}: {cause})" if cause is not None else ""
+            return _Failure(f"connection error{detail}", retryable=True)
+        if isinstance(exc, openai.APIResponseValidationError):
+            return _Failure(f"malformed response body: {exc.message}", retryable=True)
+        if isinstance(exc, (ValueError, TypeError, KeyError, AttributeError)):
+            # json.JSONDecodeError and pydantic's ValidationError are ValueErrors.
+            return _Failure(f"malformed response body: {type(exc).__name__}: {exc}",
+                            retryable=True)
+        if isinstance(exc, openai.OpenAIError):
+            return _Failure(f"{type(exc).__name__}: {exc}", retryable=False)
+        return _Failure(f"unexpected error {type(exc).__name__}: {exc}", retryable=False)
+
+    def _classify_status(self, exc: Any) -> _Failure:
+        status = int(exc.status_code)
+        detail = _error_detail(exc)
+        if status in (401, 403):
+            return _Failure(f"authentication failed (HTTP {status}; check {self.api_key_env}): "
+                            f"{detail}", retryable=False)
+        if status == 429 and _is_quota(exc):
+            return _Failure(f"quota exhausted (HTTP 429 insufficient_quota): {detail}",
+                            retryable=False)
+        if status in (408, 409, 429) or status >= 500:
+            return _Failure(f"HTTP {status}: {detail}", retryable=True,
+                            retry_after=_retry_after(exc))
+        return _Failure(f"HTTP {status} (not retried): {detail}", retryable=False)
+
+    def _scrub(self, text: str) -> str:
+        secret = self._client.api_key
+        return text.replace(secret, _REDACTED) if secret else text
+
+
+def _choice(completion: Any) -> tuple[str, str | None]:
+    """The first choice's text and finish reason; raises :class:`_Malformed` when absent."""
+    if isinstance(completion, (str, bytes)) or completion is None:
+        raise _Malformed(f"expected a chat completion object, got {type(completion).__name__}")
+    choices = getattr(completion, "choices", None)
+    if not choices:
+        raise _Malformed("no 'choices' in the response")
+    first = choices[0]
+    message = getattr(first, "message", None)
+    if message is None:
+        raise _Malformed("the first choice has no 'message'")
+    content = getattr(message, "content", None)
+    finish = getattr(first, "finish_reason", None)
+    if content is None:
+        refusal = getattr(message, "refusal", None)
+        content = refusal if isinstance(refusal, str) else ""
+    if not isinstance(content, str):
+        raise _Malformed(f"message content is {type(content).__name__}, not a string")
+    return content, finish if isinstance(finish, str) else None
+
+
+def _usage(completion: Any) -> Usage | None:
+    """The provider's usage block as :class:`Usage`; ``None`` when it sent none."""
+    usage = getattr(completion, "usage", None)
+    if usage is None:
+        return None
+
+    def count(name: str) -> int | None:
+        v = getattr(usage, name, None)
+        return v if isinstance(v, int) and not isinstance(v, bool) and v >= 0 else None
+
+    prompt, completion_tokens = count("prompt_tokens"), count("completion_tokens")
+    if prompt is None and completion_tokens is None:
+        return None
+    return Usage(input_tokens=prompt, output_tokens=completion_tokens)
+
+
+def _error_body(exc: Any) -> Mapping[str, Any]:
+    body = getattr(exc, "body", None)
+    if isinstance(body, Mapping):
+        inner = body.get("error")
+        return inner if isinstance(inner, Mapping) else body
+    return {}
+
+
+def _error_detail(exc: Any) -> str:
+    body = _error_body(exc)
+    msg = body.get("message")
+    if not isinstance(msg, str) or not msg:
+        raw = getattr(exc, "body", None)
+        msg = raw if isinstance(raw, str) and raw else getattr(exc, "message", "") or ""
+    msg = " ".join(str(msg).split())
+    if len(msg) > _MAX_ERROR_DETAIL:
+        msg = msg[:_MAX_ERROR_DETAIL] + "…"
+    code = body.get("code") or body.get("type")
+    return f"[{code}] {msg}" if isinstance(code, str) and code else msg
+
+
+def _is_quota(exc: Any) -> bool:
+    body = _error_body(exc)
+    return "insufficient_quota" in (getattr(exc, "code", None), body.get("code"), body.get("type"))
+
+
+def _retry_after(exc: Any) -> float | None:
+    response = getattr(exc, "response", None)
+    headers = getattr(response, "headers", None)
+    if headers is None:
+        return None
+    ms = headers.get("retry-after-ms")
+    if ms is not None:
+        seconds = parse_retry_after(ms)
+        if seconds is not None:
+            return seconds / 1000.0
+    return parse_retry_after(headers.get("retry-after"))

@@ -1,0 +1,282 @@
+"""The request scheduler: bounded concurrency, a shared rate limit, the cache and a token budget.
+
+Generation for every collected item is submitted right after collection; items then wait on
+their futures.  With ``concurrency`` worker threads the wall time is about
+``N / concurrency × latency`` instead of ``N × latency``.
+
+Promises:
+
+* :meth:`Scheduler.submit` returns a future that always resolves to an :class:`Answer` (never an
+  exception, unless the scheduler is closed with ``cancel_pending=True`` and the future is
+  cancelled); identical requests (same cache key; for the non-cacheable oracle and replay
+  backends, also the same instruction id) share one future.
+* A cache hit resolves immediately with ``Answer.cached=True``; the cache is consulted again
+  right before issuing, so an answer another process obtained meanwhile is reused.
+* Requests run in submission order (FIFO).  A request's wait in the queue is not part of its
+  timeout — only the HTTP call is timed.
+* Token budget: once the tokens spent by answers obtained through the budget reach it, no new
+  request is issued; those not issued resolve to ``Answer(error=BUDGET_EXHAUSTED + ...)``.
+  Requests already in flight complete and are kept (the budget can be overshot by at most
+  ``concurrency - 1`` answers).  Answers without a usage block spend nothing (unknown, never
+  estimated); cached answers spend nothing.
+* Obtained answers (not errors, not truncated) of a cacheable backend are written to the cache
+  as soon as they arrive, so a killed run loses at most the requests in flight.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Iterable
+from concurrent.futures import CancelledError, Future, ThreadPoolExecutor
+from dataclasses import replace
+from typing import Any
+
+from pytest_graphinstruct.models.base import Answer, Backend, Request
+from pytest_graphinstruct.models.cache import AnswerCache
+from pytest_graphinstruct.models.ratelimit import RateLimiter
+
+BUDGET_EXHAUSTED = "token budget exhausted"
+"""Prefix of the error of every request not issued because of the token budget."""
+
+
+def is_budget_exhausted(answer: Answer) -> bool:
+    """Whether ``answer`` is a request the token budget stopped (not an infrastructure error)."""
+    return answer.error is not None and answer.error.startswith(BUDGET_EXHAUSTED)
+
+
+class TokenBudget:
+    """A thread-safe token budget that several schedulers (one per model) may share."""
+
+    def __init__(self, limit: int) -> None:
+        if limit < 0:
+            raise ValueError(f"token budget must be >= 0, got {limit!r}")
+        self.limit = int(limit)
+        self._spent = 0
+        self._lock = threading.Lock()
+
+    def __repr__(self) -> str:
+        return f"TokenBudget(limit={self.limit}, spent={self.spent})"
+
+    @property
+    def spent(self) -> int:
+        with self._lock:
+            return self._spent
+
+    @property
+    def exhausted(self) -> bool:
+        with self._lock:
+            return self._spent >= self.limit
+
+    def spend(self, tokens: int) -> None:
+        with self._lock:
+            self._spent += max(0, tokens)
+
+
+class Scheduler:
+    """Runs a backend's requests on a thread pool.
+
+    Args:
+        backend: where answers come from.
+        concurrency: worker threads (requests in flight at once), >= 1.
+        rate_limit: requests per second shared by all workers (``None`` = unlimited).
+        rate_burst: requests that may start back to back under the rate limit.
+        cache: the answer cache; ignored when the backend is not cacheable.
+        token_budget: a token count, or a :class:`TokenBudget` shared with other schedulers.
+    """
+
+    def __init__(
+        self,
+        backend: Backend,
+        *,
+        concurrency: int = 8,
+        rate_limit: float | None = None,
+        rate_burst: int = 1,
+        cache: AnswerCache | None = None,
+        token_budget: int | TokenBudget | None = None,
+    ) -> None:
+        if concurrency < 1:
+            raise ValueError(f"concurrency must be >= 1, got {concurrency!r}")
+        self.backend = backend
+        self.endpoint: str = backend.endpoint
+        self.concurrency = int(concurrency)
+        self.cache = cache if cache is not None and getattr(backend, "cacheable", False) else None
+        self.limiter = RateLimiter(rate_limit, rate_burst) if rate_limit else None
+        if isinstance(token_budget, int):
+            token_budget = TokenBudget(token_budget)
+        self.budget = token_budget
+        self._executor = ThreadPoolExecutor(max_workers=self.concurrency,
+                                            thread_name_prefix="gi-model")
+        self._lock = threading.Lock()
+        self._futures: dict[str, Future[Answer]] = {}
+        self._closed = False
+        self._in_flight = 0
+        self._started = time.monotonic()
+        self._stats: dict[str, Any] = {
+            "submitted": 0,         # submit() calls
+            "deduplicated": 0,      # submits answered by an existing future
+            "cache_hits": 0,        # answers taken from the cache
+            "issued": 0,            # requests handed to the backend
+            "calls": 0,             # HTTP attempts (retries included) of issued requests
+            "retries": 0,           # calls beyond the first of each issued request
+            "errors": 0,            # issued requests that ended in an error
+            "truncated": 0,         # answers that hit the token limit
+            "budget_skipped": 0,    # requests not issued because of the token budget
+            "input_tokens": 0,
+            "output_tokens": 0,
+            "usage_missing": 0,     # answers without a usage block (tokens unknown)
+            "cache_write_errors": 0,
+            "max_in_flight": 0,
+        }
+
+    def __repr__(self) -> str:
+        return (f"Scheduler({self.backend!r}, concurrency={self.concurrency}, "
+                f"rate_limit={self.limiter.rate if self.limiter else None}, "
+                f"cache={self.cache!r}, budget={self.budget!r})")
+
+    def __enter__(self) -> Scheduler:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # -- submitting --------------------------------------------------------------------------
+
+    def key(self, request: Request) -> str:
+        """The cache key of ``request`` for this scheduler's backend."""
+        return request.cache_key(self.endpoint)
+
+    def _dedupe_key(self, key: str, request: Request) -> str:
+        # A cacheable backend's answer depends only on what is sent (the cache key); the oracle
+        # and replay answer by instruction id, so identical prompts of two instructions differ.
+        if getattr(self.backend, "cacheable", False):
+            return key
+        return f"{key}|{request.instruction_id}"
+
+    def submit(self, request: Request) -> Future[Answer]:
+        """Queue ``request``; the future resolves to its :class:`Answer`.
+
+        Raises:
+            RuntimeError: the scheduler is closed.
+        """
+        key = self.key(request)
+        slot = self._dedupe_key(key, request)
+        with self._lock:
+            if self._closed:
+                raise RuntimeError("scheduler is closed")
+            self._stats["submitted"] += 1
+            fut = self._futures.get(slot)
+            if fut is not None:
+                self._stats["deduplicated"] += 1
+                return fut
+            cached = self.cache.get(key) if self.cache is not None else None
+            if cached is not None:
+                self._stats["cache_hits"] += 1
+                fut = Future()
+                fut.set_result(replace(cached, cached=True))
+            else:
+                fut = self._executor.submit(self._run, key, request)
+            self._futures[slot] = fut
+            return fut
+
+    def submit_all(self, requests: Iterable[Request]) -> list[Future[Answer]]:
+        """Submit every request (in order); returns their futures in the same order."""
+        return [self.submit(r) for r in requests]
+
+    def answer(self, request: Request, timeout: float | None = None) -> Answer:
+        """Submit (or join) ``request`` and wait for its answer.
+
+        A cancelled request (the scheduler closed with ``cancel_pending=True``) is returned as
+        ``Answer(error="cancelled ...")``.
+        """
+        try:
+            return self.submit(request).result(timeout=timeout)
+        except CancelledError:
+            return Answer(error="cancelled: the scheduler was closed before the request ran",
+                          calls=0)
+
+    # -- the worker --------------------------------------------------------------------------
+
+    def _run(self, key: str, request: Request) -> Answer:
+        try:
+            return self._obtain(key, request)
+        except Exception as exc:  # a backend bug must not leave an item waiting forever
+            with self._lock:
+                self._stats["errors"] += 1
+            return Answer(error=f"internal error in {type(self.backend).__name__}: "
+                                f"{type(exc).__name__}: {exc}", calls=0)
+
+    def _obtain(self, key: str, request: Request) -> Answer:
+        if self.cache is not None:
+            cached = self.cache.get(key)  # another process may have obtained it meanwhile
+            if cached is not None:
+                with self._lock:
+                    self._stats["cache_hits"] += 1
+                return replace(cached, cached=True)
+        if self.limiter is not None and not self._budget_exhausted():
+            self.limiter.acquire()
+        if self._budget_exhausted():
+            assert self.budget is not None
+            with self._lock:
+                self._stats["budget_skipped"] += 1
+            return Answer(error=f"{BUDGET_EXHAUSTED}: {self.budget.spent} of {self.budget.limit} "
+                                f"tokens spent; request not issued", calls=0)
+        with self._lock:
+            self._in_flight += 1
+            self._stats["max_in_flight"] = max(self._stats["max_in_flight"], self._in_flight)
+        try:
+            answer = self.backend.complete(request)
+        finally:
+            with self._lock:
+                self._in_flight -= 1
+        self._account(answer)
+        if self.cache is not None and answer.ok and not answer.truncated:
+            try:
+                self.cache.put(key, request, answer, endpoint=self.endpoint)
+            except OSError:
+                with self._lock:
+                    self._stats["cache_write_errors"] += 1
+        return answer
+
+    def _budget_exhausted(self) -> bool:
+        return self.budget is not None and self.budget.exhausted
+
+    def _account(self, answer: Answer) -> None:
+        spent = 0
+        with self._lock:
+            s = self._stats
+            s["issued"] += 1
+            s["calls"] += answer.calls
+            s["retries"] += max(0, answer.calls - 1)
+            if not answer.ok:
+                s["errors"] += 1
+            if answer.truncated:
+                s["truncated"] += 1
+            if answer.ok and answer.usage is None:
+                s["usage_missing"] += 1
+            if answer.usage is not None:
+                s["input_tokens"] += answer.usage.input_tokens or 0
+                s["output_tokens"] += answer.usage.output_tokens or 0
+                spent = (answer.usage.input_tokens or 0) + (answer.usage.output_tokens or 0)
+        if self.budget is not None and spent:
+            self.budget.spend(spent)
+
+    # -- lifecycle and stats -----------------------------------------------------------------
+
+    def stats(self) -> dict[str, Any]:
+        """A snapshot of the counters (see ``__init__``) plus ``pending`` and ``elapsed_s``."""
+        with self._lock:
+            out = dict(self._stats)
+            out["pending"] = sum(1 for f in self._futures.values() if not f.done())
+        out["tokens"] = out["input_tokens"] + out["output_tokens"]
+        out["elapsed_s"] = round(time.monotonic() - self._started, 3)
+        if self.budget is not None:
+            out["budget_limit"] = self.budget.limit
+            out["budget_spent"] = self.budget.spent
+        return out
+
+    def close(self, *, wait: bool = True, cancel_pending: bool = False) -> None:
+        """Stop accepting requests; optionally cancel those not started; wait for the rest."""
+        with self._lock:
+            self._closed = True
+        self._executor.shutdown(wait=wait, cancel_futures=cancel_pending)

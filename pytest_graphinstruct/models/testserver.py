@@ -1,0 +1,414 @@
+"""A local OpenAI-compatible HTTP server for tests and benchmarks (no network beyond 127.0.0.1).
+
+It serves ``POST /v1/chat/completions`` and ``GET /v1/models`` on ``127.0.0.1`` (port 0 = any
+free port) and can be scripted to misbehave, one :class:`Fault` per request::
+
+    with FakeOpenAIServer(latency_s=0.2) as server:
+        server.script(Fault.rate_limited(retry_after="2"), Fault.server_error())
+        backend = OpenAIBackend(server.base_url, "fake-model", api_key_env="MY_KEY")
+
+Answers come from ``responder(request_json) -> str`` (default: echoes the last user message).
+Usage is ``prompt_tokens`` = words in all messages, ``completion_tokens`` = words in the answer
+(at least 1), so tests can predict token counts.  Every completion request is counted and
+recorded (JSON body, headers, arrival time) in :attr:`FakeOpenAIServer.requests`.
+
+Faults are consumed first from the FIFO :meth:`FakeOpenAIServer.script` queue (in arrival order),
+then from the optional ``fault_for(request_json)`` hook; otherwise the request succeeds.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import socket
+import threading
+import time
+from collections import deque
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+__all__ = ["FakeOpenAIServer", "Fault", "RecordedRequest", "default_responder"]
+
+
+@dataclass(frozen=True)
+class Fault:
+    """One scripted deviation from a normal answer.
+
+    ``kind`` is one of ``status`` (an HTTP error with an OpenAI-style error body), ``hang``
+    (no answer for ``hang_s`` seconds, then the connection is closed), ``malformed`` (status
+    200, invalid JSON), ``truncated`` (status 200, the connection closes mid-body),
+    ``no_choices`` (valid JSON without ``choices``), ``no_usage`` (a normal answer without a
+    usage block) and ``length`` (a normal answer with ``finish_reason='length'``).
+    """
+
+    kind: str
+    status: int = 500
+    retry_after: str | None = None
+    retry_after_ms: str | None = None
+    code: str | None = None
+    error_type: str = "server_error"
+    message: str = "scripted failure"
+    hang_s: float = 30.0
+
+    @classmethod
+    def rate_limited(cls, retry_after: str | None = None, *,
+                     retry_after_ms: str | None = None) -> Fault:
+        return cls("status", 429, retry_after, retry_after_ms, "rate_limit_exceeded",
+                   "requests", "Rate limit reached, slow down")
+
+    @classmethod
+    def quota(cls) -> Fault:
+        return cls("status", 429, None, None, "insufficient_quota", "insufficient_quota",
+                   "You exceeded your current quota, please check your plan and billing details.")
+
+    @classmethod
+    def server_error(cls, status: int = 500) -> Fault:
+        return cls("status", status, message=f"scripted server error {status}")
+
+    @classmethod
+    def unavailable(cls, retry_after: str | None = None) -> Fault:
+        return cls("status", 503, retry_after, message="The server is overloaded")
+
+    @classmethod
+    def unauthorized(cls, status: int = 401, message: str = "Incorrect API key provided") -> Fault:
+        return cls("status", status, code="invalid_api_key", error_type="invalid_request_error",
+                   message=message)
+
+    @classmethod
+    def bad_request(cls, message: str = "bad request") -> Fault:
+        return cls("status", 400, code="invalid_request", error_type="invalid_request_error",
+                   message=message)
+
+    @classmethod
+    def hang(cls, seconds: float = 30.0) -> Fault:
+        return cls("hang", hang_s=seconds)
+
+    @classmethod
+    def malformed(cls) -> Fault:
+        return cls("malformed")
+
+    @classmethod
+    def truncated(cls) -> Fault:
+        return cls("truncated")
+
+    @classmethod
+    def no_choices(cls) -> Fault:
+        return cls("no_choices")
+
+    @classmethod
+    def no_usage(cls) -> Fault:
+        return cls("no_usage")
+
+    @classmethod
+    def length(cls) -> Fault:
+        return cls("length")
+
+
+@dataclass(frozen=True)
+class RecordedRequest:
+    """One completion request as the server received it."""
+
+    body: dict[str, Any]
+    headers: dict[str, str]
+    arrived: float  # time.monotonic() at arrival
+    fault: Fault | None = None
+
+
+def default_responder(body: dict[str, Any]) -> str:
+    """Echo the last user message (``"echo: <text>"``)."""
+    for msg in reversed(body.get("messages") or []):
+        if isinstance(msg, dict) and msg.get("role") == "user":
+            return f"echo: {msg.get('content', '')}"
+    return "echo:"
+
+
+def _words(text: Any) -> int:
+    return len(str(text).split()) if text else 0
+
+
+@dataclass
+class _State:
+    latency_s: float
+    responder: Callable[[dict[str, Any]], str]
+    fault_for: Callable[[dict[str, Any]], Fault | None] | None
+    model: str
+    serial: bool
+    script: deque[Fault] = field(default_factory=deque)
+    requests: list[RecordedRequest] = field(default_factory=list)
+    lock: threading.Lock = field(default_factory=threading.Lock)
+    serial_lock: threading.Lock = field(default_factory=threading.Lock)
+    stop: threading.Event = field(default_factory=threading.Event)
+    in_flight: int = 0
+    max_in_flight: int = 0
+
+
+class _Server(ThreadingHTTPServer):
+    daemon_threads = True
+    block_on_close = False  # never wait for a hanging handler on shutdown
+    request_queue_size = 256  # concurrency 32+ must not hit the default listen backlog of 5
+    state: _State
+
+
+class _Handler(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"  # keep-alive, like a real provider
+    disable_nagle_algorithm = True  # headers and body are separate writes: avoid 40 ms stalls
+    server: _Server
+
+    def log_message(self, format: str, *args: Any) -> None:
+        pass
+
+    # -- helpers -----------------------------------------------------------------------------
+
+    def _send_json(self, status: int, obj: Any, headers: dict[str, str] | None = None) -> None:
+        data = json.dumps(obj).encode("utf-8")
+        self.send_response(status)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(data)))
+        for k, v in (headers or {}).items():
+            self.send_header(k, v)
+        self.end_headers()
+        self.wfile.write(data)
+
+    def _send_raw(self, status: int, data: bytes, length: int | None = None) -> None:
+        self.send_response(status)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(data) if length is None else length))
+        self.end_headers()
+        self.wfile.write(data)
+
+    # -- routes ------------------------------------------------------------------------------
+
+    def do_GET(self) -> None:
+        st = self.server.state
+        if self.path.rstrip("/").endswith("/models"):
+            self._send_json(200, {"object": "list", "data": [
+                {"id": st.model, "object": "model", "created": 0, "owned_by": "fake"}]})
+        else:
+            self._send_json(404, {"error": {"message": f"no route {self.path}",
+                                            "type": "invalid_request_error", "code": None}})
+
+    def do_POST(self) -> None:
+        st = self.server.state
+        length = int(self.headers.get("Content-Length") or 0)
+        raw = self.rfile.read(length) if length else b""
+        if not self.path.rstrip("/").endswith("/chat/completions"):
+            self._send_json(404, {"error": {"message": f"no route {self.path}",
+                                            "type": "invalid_request_error", "code": None}})
+            return
+        try:
+            body = json.loads(raw.decode("utf-8"))
+            if not isinstance(body, dict):
+                raise ValueError("not an object")
+        except ValueError:
+            self._send_json(400, {"error": {"message": "request body is not a JSON object",
+                                            "type": "invalid_request_error", "code": None}})
+            return
+        with st.lock:
+            fault = st.script.popleft() if st.script else None
+        if fault is None and st.fault_for is not None:
+            fault = st.fault_for(body)
+        with st.lock:
+            st.requests.append(RecordedRequest(body, dict(self.headers.items()),
+                                               time.monotonic(), fault))
+            st.in_flight += 1
+            st.max_in_flight = max(st.max_in_flight, st.in_flight)
+        try:
+            if st.serial:
+                with st.serial_lock:
+                    self._answer(body, fault)
+            else:
+                self._answer(body, fault)
+        except (BrokenPipeError, ConnectionResetError):
+            self.close_connection = True  # the client gave up (e.g. its timeout); that's fine
+        finally:
+            with st.lock:
+                st.in_flight -= 1
+
+    def _answer(self, body: dict[str, Any], fault: Fault | None) -> None:
+        st = self.server.state
+        if st.latency_s > 0:
+            st.stop.wait(st.latency_s)
+        kind = fault.kind if fault is not None else "ok"
+        if fault is not None and kind == "status":
+            headers = {}
+            if fault.retry_after is not None:
+                headers["Retry-After"] = fault.retry_after
+            if fault.retry_after_ms is not None:
+                headers["retry-after-ms"] = fault.retry_after_ms
+            self._send_json(fault.status, {"error": {
+                "message": fault.message, "type": fault.error_type, "param": None,
+                "code": fault.code}}, headers)
+            return
+        if fault is not None and kind == "hang":
+            st.stop.wait(fault.hang_s)
+            self.close_connection = True
+            return
+        if kind == "malformed":
+            self._send_raw(200, b'{"id": "chatcmpl-x", "object": "chat.completion", "choices": [')
+            return
+        text = st.responder(body)
+        completion = {
+            "id": f"chatcmpl-{len(st.requests)}",
+            "object": "chat.completion",
+            "created": int(time.time()),
+            "model": body.get("model", st.model),
+            "choices": [{"index": 0, "finish_reason": "length" if kind == "length" else "stop",
+                         "message": {"role": "assistant", "content": text}}],
+            "usage": {
+                "prompt_tokens": sum(_words(m.get("content")) for m in body.get("messages", [])
+                                     if isinstance(m, dict)),
+                "completion_tokens": max(1, _words(text)),
+            },
+        }
+        completion["usage"]["total_tokens"] = (completion["usage"]["prompt_tokens"]
+                                               + completion["usage"]["completion_tokens"])
+        if kind == "no_usage":
+            del completion["usage"]
+        if kind == "no_choices":
+            del completion["choices"]
+        if kind == "truncated":
+            data = json.dumps(completion).encode("utf-8")
+            self._send_raw(200, data[: len(data) // 2], length=len(data))
+            self.wfile.flush()
+            self.close_connection = True
+            with contextlib.suppress(OSError):
+                self.connection.shutdown(socket.SHUT_RDWR)
+            return
+        self._send_json(200, completion)
+
+
+class FakeOpenAIServer:
+    """An OpenAI-compatible server on ``127.0.0.1`` running in a background thread.
+
+    Args:
+        latency_s: fixed delay before every completion answer (and before scripted errors).
+        responder: request JSON → answer text.
+        fault_for: request JSON → a :class:`Fault` (or ``None``), consulted after the script.
+        model: the id listed by ``GET /v1/models``.
+        serial: handle one completion request at a time (a single-worker provider queue).
+        port: the port to bind (0 = any free port).
+    """
+
+    def __init__(
+        self,
+        *,
+        latency_s: float = 0.0,
+        responder: Callable[[dict[str, Any]], str] = default_responder,
+        fault_for: Callable[[dict[str, Any]], Fault | None] | None = None,
+        model: str = "fake-model",
+        serial: bool = False,
+        port: int = 0,
+    ) -> None:
+        self._state = _State(latency_s, responder, fault_for, model, serial)
+        self._port = port
+        self._httpd: _Server | None = None
+        self._thread: threading.Thread | None = None
+
+    # -- lifecycle ---------------------------------------------------------------------------
+
+    def start(self) -> FakeOpenAIServer:
+        """Bind and serve in a daemon thread; returns ``self``."""
+        if self._httpd is not None:
+            return self
+        httpd = _Server(("127.0.0.1", self._port), _Handler)
+        httpd.state = self._state
+        self._httpd = httpd
+        self._thread = threading.Thread(target=httpd.serve_forever, kwargs={"poll_interval": 0.05},
+                                        name="fake-openai", daemon=True)
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        """Stop serving; releases hanging and sleeping handlers at once."""
+        self._state.stop.set()
+        if self._httpd is not None:
+            self._httpd.shutdown()
+            self._httpd.server_close()
+            self._httpd = None
+        if self._thread is not None:
+            self._thread.join(timeout=5)
+            self._thread = None
+
+    def __enter__(self) -> FakeOpenAIServer:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+    # -- configuration -----------------------------------------------------------------------
+
+    @property
+    def port(self) -> int:
+        if self._httpd is None:
+            raise RuntimeError("server not started")
+        return int(self._httpd.server_address[1])
+
+    @property
+    def base_url(self) -> str:
+        """``http://127.0.0.1:<port>/v1`` — what an OpenAI client's ``base_url`` expects."""
+        return f"http://127.0.0.1:{self.port}/v1"
+
+    @property
+    def latency_s(self) -> float:
+        return self._state.latency_s
+
+    @latency_s.setter
+    def latency_s(self, value: float) -> None:
+        self._state.latency_s = value
+
+    @property
+    def responder(self) -> Callable[[dict[str, Any]], str]:
+        return self._state.responder
+
+    @responder.setter
+    def responder(self, fn: Callable[[dict[str, Any]], str]) -> None:
+        self._state.responder = fn
+
+    @property
+    def fault_for(self) -> Callable[[dict[str, Any]], Fault | None] | None:
+        return self._state.fault_for
+
+    @fault_for.setter
+    def fault_for(self, fn: Callable[[dict[str, Any]], Fault | None] | None) -> None:
+        self._state.fault_for = fn
+
+    @property
+    def serial(self) -> bool:
+        return self._state.serial
+
+    @serial.setter
+    def serial(self, value: bool) -> None:
+        self._state.serial = value
+
+    def script(self, *faults: Fault) -> None:
+        """Queue faults for the next requests, one per request, in arrival order."""
+        with self._state.lock:
+            self._state.script.extend(faults)
+
+    def reset(self) -> None:
+        """Forget recorded requests, the script and the in-flight high-water mark."""
+        with self._state.lock:
+            self._state.script.clear()
+            self._state.requests.clear()
+            self._state.max_in_flight = 0
+
+    # -- observations ------------------------------------------------------------------------
+
+    @property
+    def requests(self) -> list[RecordedRequest]:
+        """A snapshot of every completion request received, in arrival order."""
+        with self._state.lock:
+            return list(self._state.requests)
+
+    @property
+    def request_count(self) -> int:
+        with self._state.lock:
+            return len(self._state.requests)
+
+    @property
+    def max_in_flight(self) -> int:
+        """The most completion requests the server was handling at the same time."""
+        with self._state.lock:
+            return self._state.max_in_flight

@@ -1,0 +1,239 @@
+"""AnswerCache: round trips, crash safety, concurrent writers, kill -9 resume, export."""
+
+from __future__ import annotations
+
+import json
+import multiprocessing
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from pytest_graphinstruct.errors import ModelError
+from pytest_graphinstruct.models.base import Answer, Usage
+from pytest_graphinstruct.models.cache import CACHE_FILE, AnswerCache, level_of
+from pytest_graphinstruct.models.openai_backend import OpenAIBackend
+from pytest_graphinstruct.models.recorded import read_responses
+from pytest_graphinstruct.models.scheduler import Scheduler
+from tests.models.fake_openai import FakeOpenAIServer
+from tests.models.helpers import KEY_ENV, SECRET, req
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def ok(text: str = "Graph[] {}", **kw) -> Answer:
+    return Answer(text=text, usage=kw.pop("usage", Usage(10, 5)), **kw)
+
+
+def test_put_get_round_trip_and_reload(tmp_path: Path) -> None:
+    cache = AnswerCache(tmp_path / "c")
+    r = req("q", iid="L3-007", sample=2)
+    key = r.cache_key("ep")
+    assert cache.get(key) is None
+    assert cache.put(key, r, ok("answer ✓", calls=3, finish_reason="stop", latency_s=1.25),
+                     endpoint="ep")
+    got = cache.get(key)
+    assert got is not None and got.cached
+    assert (got.text, got.usage, got.calls, got.finish_reason) == (
+        "answer ✓", Usage(10, 5), 3, "stop")
+    again = AnswerCache(tmp_path / "c")
+    assert len(again) == 1 and again.get(key) == got
+    assert again.warnings == []
+    record = json.loads((tmp_path / "c" / CACHE_FILE).read_text(encoding="utf-8"))
+    assert record["instruction_id"] == "L3-007" and record["level"] == 3
+    assert record["cell"] == "fake-model/zero-shot" and record["sample_index"] == 2
+    assert record["endpoint"] == "ep" and record["key"] == key
+
+
+def test_errors_truncated_cached_and_duplicates_are_not_written(tmp_path: Path) -> None:
+    cache = AnswerCache(tmp_path)
+    r = req()
+    assert not cache.put("k1", r, Answer(error="HTTP 503"))
+    assert not cache.put("k2", r, ok(finish_reason="length"))
+    assert not cache.put("k3", r, ok(cached=True))
+    assert cache.put("k4", r, ok(usage=None))
+    assert not cache.put("k4", r, ok("different"))
+    assert len(AnswerCache(tmp_path)) == 1
+    assert AnswerCache(tmp_path).get("k4").usage is None
+
+
+def test_torn_last_line_is_skipped_reported_and_not_glued(tmp_path: Path) -> None:
+    cache = AnswerCache(tmp_path)
+    for i in range(3):
+        cache.put(f"k{i}", req(f"q{i}"), ok(f"a{i}"))
+    path = tmp_path / CACHE_FILE
+    with open(path, "ab") as fh:  # what a writer killed mid-write leaves behind
+        fh.write(b'{"v":1,"key":"k9","text":"half an ans')
+    reopened = AnswerCache(tmp_path)
+    assert len(reopened) == 3 and reopened.get("k9") is None
+    assert len(reopened.warnings) == 1 and "torn" in reopened.warnings[0]
+    # The next writer starts a fresh line: both the new record and the old ones stay readable.
+    assert reopened.put("k5", req("q5"), ok("a5"))
+    third = AnswerCache(tmp_path)
+    assert {k: third.get(k).text for k in ("k0", "k1", "k2", "k5")} == {
+        "k0": "a0", "k1": "a1", "k2": "a2", "k5": "a5"}
+    assert len(third.warnings) == 1 and "corrupt" in third.warnings[0]
+    assert len(reopened.warnings) == 1  # the same bad bytes are reported once per cache
+
+
+def test_garbage_in_the_middle_is_skipped_not_fatal(tmp_path: Path) -> None:
+    path = tmp_path / CACHE_FILE
+    good = json.dumps({"key": "a", "text": "x"})
+    path.write_bytes(f"{good}\nnot json at all\n[1,2]\n\xff\xfe\n{{}}\n".encode("latin-1")
+                     + json.dumps({"key": "b", "text": "y"}).encode() + b"\n")
+    cache = AnswerCache(tmp_path)
+    assert cache.get("a").text == "x" and cache.get("b").text == "y"
+    assert len(cache.warnings) == 4
+
+
+def test_a_miss_picks_up_other_writers_appends(tmp_path: Path) -> None:
+    reader, writer = AnswerCache(tmp_path), AnswerCache(tmp_path)
+    assert reader.get("k") is None
+    writer.put("k", req(), ok("shared"))
+    assert reader.get("k").text == "shared"
+
+
+def test_unwritable_directory_is_a_model_error(tmp_path: Path) -> None:
+    blocker = tmp_path / "file"
+    blocker.write_text("x")
+    with pytest.raises(ModelError, match="cannot create"):
+        AnswerCache(blocker / "sub")
+
+
+# -- concurrent processes ---------------------------------------------------------------------
+
+
+def _writer(directory: str, worker: int, n: int) -> None:
+    cache = AnswerCache(directory)
+    for i in range(n):
+        size = 1 + (worker * 7919 + i * 104729) % 60_000  # up to ~60 KB: writes would interleave
+        text = f"w{worker}-{i}:" + chr(ord("a") + worker) * size
+        cache.put(f"w{worker}-{i}", req(f"w{worker}-{i}", iid=f"L1-{i:03d}", sample=worker),
+                  ok(text))
+
+
+def test_concurrent_writer_processes_never_corrupt_the_file(tmp_path: Path) -> None:
+    ctx = multiprocessing.get_context("fork" if sys.platform != "win32" else "spawn")
+    workers, n = 4, 30
+    procs = [ctx.Process(target=_writer, args=(str(tmp_path), w, n)) for w in range(workers)]
+    for p in procs:
+        p.start()
+    for p in procs:
+        p.join(60)
+        assert p.exitcode == 0
+    lines = (tmp_path / CACHE_FILE).read_bytes().split(b"\n")
+    assert lines[-1] == b""
+    records = [json.loads(line) for line in lines[:-1]]  # every line parses
+    assert len(records) == workers * n
+    for r in records:
+        assert r["text"].startswith(r["key"] + ":")
+        assert set(r["text"].split(":", 1)[1]) == {chr(ord("a") + int(r["key"][1]))}
+    cache = AnswerCache(tmp_path)
+    assert len(cache) == workers * n and cache.warnings == []
+
+
+# -- kill -9 and resume -----------------------------------------------------------------------
+
+_CHILD = """
+import sys
+from pytest_graphinstruct.models.cache import AnswerCache
+from pytest_graphinstruct.models.openai_backend import OpenAIBackend
+from pytest_graphinstruct.models.scheduler import Scheduler
+from tests.models.helpers import KEY_ENV, req
+
+base_url, directory, n = sys.argv[1], sys.argv[2], int(sys.argv[3])
+backend = OpenAIBackend(base_url, "fake-model", api_key_env=KEY_ENV)
+with Scheduler(backend, concurrency=2, cache=AnswerCache(directory)) as s:
+    for f in s.submit_all(req(f"question {i}", iid=f"L2-{i:03d}") for i in range(n)):
+        f.result()
+print("finished")
+"""
+
+
+def test_rerun_after_sigkill_requests_only_the_missing_answers(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    n = 40
+    directory = tmp_path / "cache"
+    path = directory / CACHE_FILE
+    env = {**os.environ, KEY_ENV: SECRET}
+    with FakeOpenAIServer(latency_s=0.03) as server:
+        child = subprocess.Popen([sys.executable, "-c", _CHILD, server.base_url, str(directory),
+                                  str(n)], cwd=ROOT, env=env, stdout=subprocess.PIPE,
+                                 stderr=subprocess.PIPE)
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline:
+            if path.exists() and path.read_bytes().count(b"\n") >= 8:
+                break
+            if child.poll() is not None:
+                pytest.fail(f"child exited early: {child.communicate()}")
+            time.sleep(0.005)
+        child.send_signal(signal.SIGKILL)
+        child.wait(10)
+        assert child.returncode == -signal.SIGKILL
+        with open(path, "ab") as fh:  # as if it died in the middle of a write, too
+            fh.write(b'{"v":1,"key":"dead","te')
+
+        cache = AnswerCache(directory)
+        saved = len(cache)
+        assert 8 <= saved < n
+        assert len(cache.warnings) == 1
+        assert SECRET.encode() not in path.read_bytes()
+
+        server.reset()
+        monkeypatch.setenv(KEY_ENV, SECRET)
+        backend = OpenAIBackend(server.base_url, "fake-model", api_key_env=KEY_ENV)
+        with Scheduler(backend, concurrency=4, cache=cache) as sched:
+            answers = [f.result() for f in sched.submit_all(
+                req(f"question {i}", iid=f"L2-{i:03d}") for i in range(n))]
+            stats = sched.stats()
+        assert all(a.ok for a in answers)
+        assert [a.text for a in answers] == [f"echo: question {i}" for i in range(n)]
+        assert server.request_count == n - saved
+        assert stats["cache_hits"] == saved and stats["issued"] == n - saved
+        assert len(AnswerCache(directory)) == n
+
+
+# -- export -----------------------------------------------------------------------------------
+
+
+def test_export_raw_is_readable_by_read_responses(tmp_path: Path) -> None:
+    cache = AnswerCache(tmp_path / "c")
+    cell = "m/zero-shot"
+    for iid in ("L0-002", "L4-010"):
+        for k in (2, 0, 1):  # out of order on purpose
+            r = req(f"{iid}-{k}", iid=iid, sample=k, cell=cell)
+            usage = Usage(100 + k, 10 + k) if k != 1 else None
+            cache.put(r.cache_key("ep"), r, Answer(text=f"{iid} sample {k}", usage=usage,
+                                                   calls=k + 1))
+    out = tmp_path / "raw.jsonl"
+    assert cache.export_raw(out) == 2
+    responses = read_responses(out)
+    assert responses.skipped == ()
+    rec = responses.get("L4-010")
+    assert rec is not None and rec.level == 4
+    assert [s.raw_output for s in rec.samples] == [f"L4-010 sample {k}" for k in range(3)]
+    assert [(s.input_tokens, s.output_tokens, s.api_calls) for s in rec.samples] == [
+        (100, 10, 1), (None, None, 2), (102, 12, 3)]
+    assert responses.get("L0-002").level == 0
+
+
+def test_export_needs_a_cell_when_several_are_cached(tmp_path: Path) -> None:
+    cache = AnswerCache(tmp_path)
+    for cell in ("a/zero-shot", "a/few-shot"):
+        r = req(cell, cell=cell)
+        cache.put(r.cache_key("ep"), r, ok())
+    assert cache.cells() == ["a/zero-shot", "a/few-shot"]
+    with pytest.raises(ModelError, match="several cells"):
+        cache.export_raw(tmp_path / "x.jsonl")
+    assert cache.export_raw(tmp_path / "x.jsonl", cell="a/few-shot") == 1
+    assert cache.export_raw(tmp_path / "y.jsonl", cell="nope") == 0
+    assert (tmp_path / "y.jsonl").read_text() == ""
+
+
+def test_level_of() -> None:
+    assert level_of("L5-013") == 5 and level_of("custom") is None

@@ -1,0 +1,82 @@
+"""OracleBackend: a correct answer for every instruction (references, refusals)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from pytest_graphinstruct.models.oracle import REFUSAL, OracleBackend
+from pytest_graphinstruct.models.scheduler import Scheduler
+from pytest_graphinstruct.suite.loader import Suite, instruction_from_record, load_suite
+from pytest_graphinstruct.verify.verifier import Verifier
+from tests.models.helpers import req
+
+TRIANGLE = ("Graph[name='t', nodes=3] {\n    node_list = ['0', '1', '2'];\n"
+            "    edge_list = [('0','1'), ('0','2'), ('1','2')];\n}")
+PATH3 = ("Graph[name='p', nodes=3] {\n    node_list = ['0', '1', '2'];\n"
+         "    edge_list = [('0','1'), ('1','2')];\n}")
+
+
+def _suite() -> Suite:
+    records = [
+        {"id": "L0-001", "level": 0, "instruction": "A graph with 3 nodes and 3 edges.",
+         "explicit_constraints": ["num_nodes=3", "num_edges=3"],
+         "reference_solutions": [PATH3, TRIANGLE]},  # the first reference is wrong
+        {"id": "L2-002", "level": 2, "instruction": "A 3-regular graph with 5 nodes.",
+         "explicit_constraints": ["degree=3", "num_nodes=5"], "reference_solutions": [],
+         "feasible": False},
+        {"id": "L0-003", "level": 0, "instruction": "A graph with 3 nodes and 9 edges.",
+         "explicit_constraints": ["num_nodes=3", "num_edges=9"],
+         "reference_solutions": [PATH3]},  # no reference passes
+        {"id": "L0-004", "level": 0, "instruction": "A graph with 2 nodes.",
+         "explicit_constraints": ["num_nodes=2"], "reference_solutions": []},
+    ]
+    return Suite(tuple(instruction_from_record(r) for r in records))
+
+
+def test_oracle_choices() -> None:
+    suite = _suite()
+    oracle = OracleBackend(suite)
+    assert oracle.endpoint == "oracle" and oracle.cacheable is False
+    a = oracle.complete(req(iid="L0-001"))
+    assert a.text == TRIANGLE and a.usage is None and a.calls == 1
+    assert Verifier().verify(suite["L0-001"], a.text).passed
+    refusal = oracle.complete(req(iid="L2-002"))
+    assert refusal.text == REFUSAL and Verifier().verify(suite["L2-002"], REFUSAL).passed
+    assert oracle.complete(req(iid="L0-003")).text == PATH3  # first reference as a fallback
+    missing = oracle.complete(req(iid="L0-004"))
+    assert not missing.ok and "no reference" in missing.error
+    unknown = oracle.complete(req(iid="L9-999"))
+    assert not unknown.ok and "unknown instruction" in unknown.error
+    assert oracle.complete(req(iid="L0-001", sample=3)).text == TRIANGLE
+
+
+def test_identical_prompts_of_two_instructions_are_not_merged() -> None:
+    # The oracle answers by instruction id, so the scheduler must not dedupe on the prompt alone.
+    with Scheduler(OracleBackend(_suite()), concurrency=2) as sched:
+        a, b = sched.submit(req("same", iid="L0-001")), sched.submit(req("same", iid="L2-002"))
+        assert a is not b
+        assert (a.result().text, b.result().text) == (TRIANGLE, REFUSAL)
+        assert sched.submit(req("same", iid="L0-001")) is a
+
+
+@pytest.mark.official
+def test_oracle_passes_the_official_suite_where_its_references_allow(
+    official_suite_dir: Path,
+) -> None:
+    suite = load_suite(official_suite_dir)
+    verifier = Verifier()
+    oracle = OracleBackend(suite, verifier)
+    requests = [req(i.text, iid=i.id) for i in suite]
+    with Scheduler(oracle, concurrency=4) as sched:
+        answers = [f.result() for f in sched.submit_all(requests)]
+    failed = [i.id for i, a in zip(suite, answers, strict=True)
+              if not verifier.verify(i, a.text or "").passed]
+    # Only instructions none of whose references pass may fail (known dataset defects).
+    for iid in failed:
+        inst = suite[iid]
+        assert inst.feasible and inst.references
+        assert not any(verifier.verify(inst, r).passed for r in inst.references)
+    assert len(failed) <= len(suite) // 50
+    assert all(a.ok and a.usage is None for a in answers)

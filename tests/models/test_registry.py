@@ -1,0 +1,45 @@
+"""make_backend: model names and options → backends."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from pytest_graphinstruct.errors import ModelError, ResponsesError
+from pytest_graphinstruct.models import OpenAIBackend, OracleBackend, ReplayBackend
+from pytest_graphinstruct.models.recorded import read_responses
+from pytest_graphinstruct.models.registry import make_backend
+from pytest_graphinstruct.suite.loader import Suite
+
+
+def test_oracle_needs_a_suite() -> None:
+    assert isinstance(make_backend("oracle", suite=Suite(())), OracleBackend)
+    with pytest.raises(ModelError, match="suite"):
+        make_backend("oracle")
+
+
+def test_replay_from_a_path_or_responses(tmp_path: Path) -> None:
+    path = tmp_path / "r.jsonl"
+    path.write_text(json.dumps({"instruction_id": "L0-001", "samples": []}) + "\n")
+    assert isinstance(make_backend("gpt-x", replay_path=path), ReplayBackend)
+    assert isinstance(make_backend("gpt-x", replay=read_responses(path)), ReplayBackend)
+    with pytest.raises(ResponsesError):
+        make_backend("gpt-x", replay_path=tmp_path / "missing.jsonl")
+
+
+def test_local_is_not_available_yet() -> None:
+    with pytest.raises(ModelError, match=r"pip install 'pytest-graphinstruct\[local\]'"):
+        make_backend("local")
+
+
+def test_openai_compatible(fake_openai, api_key) -> None:
+    backend = make_backend("gpt-x", base_url=fake_openai.base_url, api_key_env=api_key,
+                           timeout_s=3, response_format={"type": "json_object"})
+    assert isinstance(backend, OpenAIBackend)
+    assert backend.model == "gpt-x" and backend.timeout_s == 3
+    with pytest.raises(ModelError, match="GI_UNSET_VAR"):
+        make_backend("gpt-x", base_url=fake_openai.base_url, api_key_env="GI_UNSET_VAR")
+    with pytest.raises(ModelError, match="no model"):
+        make_backend("  ")

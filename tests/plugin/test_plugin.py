@@ -1,0 +1,184 @@
+"""End-to-end behaviour of the pytest plugin, through pytester."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+pytest_plugins = ["pytester"]
+
+TREE4 = ("Graph[name='L1-001-ref1', nodes=4] { node_list = ['0','1','2','3']; "
+         "edge_list = [('0','1'), ('1','2'), ('1','3')]; }")
+CYCLE4 = ("Graph[name='L1-002-ref1', nodes=4] { node_list = ['0','1','2','3']; "
+          "edge_list = [('0','1'), ('1','2'), ('2','3'), ('3','0')]; }")
+EMPTY3 = "Graph[name='L0-001-ref1', nodes=3] { node_list = ['0','1','2']; edge_list = []; }"
+
+
+def suite_records() -> dict[int, list[dict[str, Any]]]:
+    return {
+        0: [{"id": "L0-001", "level": 0, "instruction": "Create a graph with 3 nodes.",
+             "explicit_constraints": ["num_nodes=3"], "implicit_constraints": [],
+             "graph_sizes": ["small"], "reference_solutions": [EMPTY3]}],
+        1: [
+            {"id": "L1-001", "level": 1, "instruction": "Generate a tree with 4 nodes.",
+             "explicit_constraints": ["graph_type=tree", "num_nodes=4"],
+             "implicit_constraints": ["num_edges=3"], "graph_sizes": ["small"],
+             "reference_solutions": [TREE4]},
+            {"id": "L1-002", "level": 1, "instruction": "Generate a cycle with 4 nodes.",
+             "explicit_constraints": ["graph_type=cycle", "num_nodes=4"],
+             "implicit_constraints": [], "graph_sizes": ["small"],
+             "reference_solutions": [CYCLE4]},
+        ],
+        2: [{"id": "L2-001", "level": 2, "instruction": "A 3-regular graph with 5 nodes.",
+             "explicit_constraints": ["degree=3", "num_nodes=5"], "implicit_constraints": [],
+             "graph_sizes": ["small"], "reference_solutions": [], "feasible": False}],
+    }
+
+
+@pytest.fixture
+def suite_dir(pytester: pytest.Pytester) -> Path:
+    root = pytester.path / "suite"
+    root.mkdir()
+    for lv, recs in suite_records().items():
+        (root / f"level_{lv}.json").write_text(json.dumps(recs), encoding="utf-8")
+    return root
+
+
+def replay_file(path: Path, answers: dict[str, list[str]]) -> Path:
+    with path.open("w", encoding="utf-8") as f:
+        for iid, outs in answers.items():
+            f.write(json.dumps({"instruction_id": iid, "level": int(iid[1]), "samples": [
+                {"raw_output": o, "input_tokens": 10, "output_tokens": 5, "api_calls": 1}
+                for o in outs]}) + "\n")
+    return path
+
+
+def test_no_gi_options_collects_nothing_extra(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile("def test_x():\n    assert True\n")
+    result = pytester.runpytest("-p", "no:cacheprovider")
+    result.assert_outcomes(passed=1)
+
+
+def test_oracle_passes_everything(pytester: pytest.Pytester, suite_dir: Path) -> None:
+    report = pytester.path / "r.json"
+    result = pytester.runpytest(f"--gi-suite={suite_dir}", "--gi-model=oracle",
+                                f"--gi-report={report}", "-v")
+    result.assert_outcomes(passed=4)
+    result.stdout.fnmatch_lines(["*L1-001?oracle-zero-shot? PASSED*",
+                                 "*L2-001?oracle-zero-shot? PASSED*", "*GraphInstruct*"])
+    data = json.loads(report.read_text(encoding="utf-8"))
+    assert data["metadata"]["model"] == "oracle"
+    assert [r["instruction_id"] for r in data["per_instruction"]] == [
+        "L0-001", "L1-001", "L1-002", "L2-001"]
+    assert all(r["d4_instruction_score"] == 1.0 for r in data["per_instruction"])
+    assert data["summary"]["infra_errors"] == 0
+
+
+def test_failing_item_lists_every_violation(pytester: pytest.Pytester, suite_dir: Path) -> None:
+    replay = replay_file(pytester.path / "a.jsonl", {
+        "L0-001": [EMPTY3],
+        "L1-001": [CYCLE4.replace("L1-002", "x"), TREE4],
+        "L1-002": ["no idea", "still no idea"],
+        "L2-001": [TREE4, "Impossible: 3*5 is odd, so no such graph exists."],
+    })
+    result = pytester.runpytest(f"--gi-suite={suite_dir}", f"--gi-replay={replay}",
+                                "--gi-samples=2", "-p", "no:cacheprovider")
+    out = result.stdout.str()
+    # L0 sample 1 is missing from the recording: an infra error, not a model failure
+    result.assert_outcomes(failed=3, errors=1)
+    assert "no recorded answer" in out
+    assert "assert graph_type=tree  (explicit): expected tree" in out
+    assert "assert num_edges=3  (implicit): expected = 3, observed 4" in out
+    assert "sample 1: ok" in out
+    assert "assert feasible=false" in out and "confabulated" in out
+
+
+def test_pass_rule_any(pytester: pytest.Pytester, suite_dir: Path) -> None:
+    replay = replay_file(pytester.path / "a.jsonl", {"L1-001": [CYCLE4, TREE4]})
+    result = pytester.runpytest(f"--gi-suite={suite_dir}", f"--gi-replay={replay}",
+                                "--gi-samples=2", "--gi-pass=any", "-k", "L1-001",
+                                "-p", "no:cacheprovider")
+    result.assert_outcomes(passed=1, deselected=3)
+
+
+def test_selection_markers_and_collect_only(pytester: pytest.Pytester, suite_dir: Path) -> None:
+    args = [f"--gi-suite={suite_dir}", "--gi-model=oracle", "-p", "no:cacheprovider"]
+    co = pytester.runpytest(*args, "--co", "-q")
+    co.stdout.fnmatch_lines(["L0-001[[]oracle-zero-shot[]]", "L2-001[[]oracle-zero-shot[]]"])
+    pytester.runpytest(*args, "-m", "level1").assert_outcomes(passed=2, deselected=2)
+    pytester.runpytest(*args, "-m", "infeasible").assert_outcomes(passed=1, deselected=3)
+    pytester.runpytest(*args, "--gi-levels=0,2").assert_outcomes(passed=2)
+    pytester.runpytest(*args, "-k", "L1-002").assert_outcomes(passed=1, deselected=3)
+
+
+def test_several_cells(pytester: pytest.Pytester, suite_dir: Path) -> None:
+    report = pytester.path / "r.json"
+    result = pytester.runpytest(f"--gi-suite={suite_dir}", "--gi-model=oracle",
+                                "--gi-strategy=zero-shot,few-cot", f"--gi-report={report}",
+                                "-p", "no:cacheprovider")
+    result.assert_outcomes(passed=8)
+    data = json.loads(report.read_text(encoding="utf-8"))
+    assert [c["metadata"]["strategy"] for c in data["cells"]] == ["zero-shot", "few-cot"]
+
+
+def test_last_failed_reruns_only_failures(pytester: pytest.Pytester, suite_dir: Path) -> None:
+    replay = replay_file(pytester.path / "a.jsonl", {
+        "L0-001": [EMPTY3], "L1-001": [CYCLE4], "L1-002": [CYCLE4],
+        "L2-001": ["Impossible: 3*5 is odd, so no such graph exists."]})
+    args = [f"--gi-suite={suite_dir}", f"--gi-replay={replay}"]
+    pytester.runpytest(*args).assert_outcomes(passed=3, failed=1)
+    result = pytester.runpytest(*args, "--lf")
+    result.assert_outcomes(failed=1, deselected=3)
+
+
+@pytest.mark.parametrize(
+    ("args", "fragment"),
+    [
+        (["--gi-model=oracle", "--gi-samples=0"], "--gi-samples must be >= 1"),
+        (["--gi-model=oracle", "--gi-pass=most"], "--gi-pass must be one of"),
+        (["--gi-model=oracle", "--gi-strategy=magic"], "unknown --gi-strategy 'magic'"),
+        (["--gi-model=oracle", "--gi-levels=7"], "--gi-levels must name levels 0-5"),
+        (["--gi-model=oracle", "--gi-temperature=hot"], "--gi-temperature must be a number"),
+        (["--gi-replay=nope.jsonl"], "--gi-replay file not found"),
+    ],
+)
+def test_bad_options_are_usage_errors(pytester: pytest.Pytester, suite_dir: Path,
+                                      args: list[str], fragment: str) -> None:
+    result = pytester.runpytest(f"--gi-suite={suite_dir}", *args)
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    assert fragment in result.stderr.str()
+
+
+def test_missing_suite_is_a_usage_error(pytester: pytest.Pytester) -> None:
+    result = pytester.runpytest("--gi-model=oracle", f"--gi-suite={pytester.path / 'none'}")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    assert "no GraphInstruct suite" in result.stderr.str()
+
+
+def test_ini_options(pytester: pytest.Pytester, suite_dir: Path) -> None:
+    pytester.makeini(f"[pytest]\ngi_model = oracle\ngi_suite = {suite_dir}\ngi_levels = 1\n")
+    pytester.runpytest("-p", "no:cacheprovider").assert_outcomes(passed=2)
+
+
+def test_xdist_report_equals_single_process(pytester: pytest.Pytester, suite_dir: Path) -> None:
+    replay = replay_file(pytester.path / "a.jsonl", {
+        "L0-001": [EMPTY3], "L1-001": [CYCLE4], "L1-002": [CYCLE4],
+        "L2-001": ["Impossible: 3*5 is odd, so no such graph exists."]})
+    r0, r2 = pytester.path / "r0.json", pytester.path / "r2.json"
+    base = [f"--gi-suite={suite_dir}", f"--gi-replay={replay}", "-p", "no:cacheprovider"]
+    pytester.runpytest_subprocess(*base, "-n", "0", f"--gi-report={r0}").assert_outcomes(
+        passed=3, failed=1)
+    pytester.runpytest_subprocess(*base, "-n", "2", f"--gi-report={r2}").assert_outcomes(
+        passed=3, failed=1)
+    assert r0.read_bytes() == r2.read_bytes()
+
+
+def test_junit_carries_scores(pytester: pytest.Pytester, suite_dir: Path) -> None:
+    xml = pytester.path / "junit.xml"
+    pytester.runpytest(f"--gi-suite={suite_dir}", "--gi-model=oracle", f"--junitxml={xml}",
+                       "-p", "no:cacheprovider").assert_outcomes(passed=4)
+    text = xml.read_text(encoding="utf-8")
+    assert 'name="gi_d4" value="1.0"' in text
