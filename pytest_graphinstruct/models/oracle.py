@@ -4,9 +4,12 @@ It is the benchmark's self-test — a run with ``--gi-model=oracle`` should pass
 references are sound.  The answer is, in order of preference:
 
 1. the first reference solution that passes the verifier;
-2. for an infeasible instruction, a refusal sentence (the correct answer to an infeasible task);
-3. the first reference (when none passes — a defect of the suite, which the run then shows);
-4. otherwise ``Answer(error=...)`` (a feasible instruction with no reference at all).
+2. the first *repaired* reference that passes: the reference with its self-loops and repeated
+   edges dropped, re-serialized (some official references carry self-loops — a data defect that
+   breaks the no-contradiction rule, not the task);
+3. for an infeasible instruction, a refusal sentence (the correct answer to an infeasible task);
+4. the first reference (when nothing passes — a defect of the suite, which the run then shows);
+5. otherwise ``Answer(error=...)`` (a feasible instruction with no reference at all).
 
 The oracle spends no tokens: ``usage`` is ``None`` and ``calls`` is 1.  It is not cacheable.
 """
@@ -58,9 +61,29 @@ class OracleBackend:
         for ref in inst.references:
             if self.verifier.verify(inst, ref).passed:
                 return Answer(text=ref, usage=None, calls=1, finish_reason="stop")
+        for ref in inst.references:
+            repaired = _repaired(ref)
+            if repaired is not None and self.verifier.verify(inst, repaired).passed:
+                return Answer(text=repaired, usage=None, calls=1, finish_reason="stop")
         if not inst.feasible:
             return Answer(text=REFUSAL, usage=None, calls=1, finish_reason="stop")
         if inst.references:
             return Answer(text=inst.references[0], usage=None, calls=1, finish_reason="stop")
         return Answer(error=f"oracle: {inst.id} is feasible but has no reference solution",
                       calls=0)
+
+
+def _repaired(reference: str) -> str | None:
+    """``reference`` minus self-loops (repeats vanish when re-serialized); ``None`` if unchanged."""
+    import networkx as nx
+
+    from pytest_graphinstruct.graphs.parse import parse_graph
+    from pytest_graphinstruct.graphs.serialize import serialize
+
+    pg = parse_graph(reference)
+    loops = list(nx.selfloop_edges(pg.graph))
+    if not loops and not pg.duplicate_edges:
+        return None
+    g = pg.graph.copy()
+    g.remove_edges_from(loops)
+    return serialize(g, name=pg.name)

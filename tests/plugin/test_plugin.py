@@ -8,6 +8,17 @@ from typing import Any
 
 import pytest
 
+# Import what an in-process pytester run will load, so its sys.modules snapshot/restore never
+# re-imports numpy ("cannot load module more than once per process").
+import pytest_graphinstruct.models.cache
+import pytest_graphinstruct.models.oracle
+import pytest_graphinstruct.models.registry
+import pytest_graphinstruct.models.replay
+import pytest_graphinstruct.models.scheduler
+import pytest_graphinstruct.prompts.builder
+import pytest_graphinstruct.report.summary
+import pytest_graphinstruct.session  # noqa: F401
+
 pytest_plugins = ["pytester"]
 
 TREE4 = ("Graph[name='L1-001-ref1', nodes=4] { node_list = ['0','1','2','3']; "
