@@ -50,6 +50,9 @@ _OPTIONS: list[tuple[str, str, str]] = [
     ("concurrency", "--gi-concurrency", "concurrent requests per model (default 8)"),
     ("rate_limit", "--gi-rate-limit", "max requests per second per model"),
     ("timeout", "--gi-timeout", "timeout of one HTTP request in seconds (default 120)"),
+    ("max_retries", "--gi-max-retries", "retries per request on 429/5xx/timeouts/connection "
+     "errors/malformed bodies (default 5)"),
+    ("backoff", "--gi-backoff", "base of the exponential retry backoff in seconds (default 1)"),
     ("max_error_rate", "--gi-max-error-rate", "fail the session when more than this share of "
      "items had infrastructure errors (default 0.05)"),
     ("cache", "--gi-cache", "answer cache directory (default .pytest_cache/graphinstruct)"),

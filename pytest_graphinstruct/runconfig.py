@@ -52,6 +52,8 @@ class RunConfig:
     concurrency: int
     rate_limit: float | None
     timeout_s: float
+    max_retries: int
+    backoff_s: float
     max_error_rate: float
     cache_dir: Path | None
     report: Path | None
@@ -174,6 +176,9 @@ def build_run_config(raw: Mapping[str, Any], *, rootdir: Path) -> RunConfig | No
                            low_open=True),
         timeout_s=_number("--gi-timeout", _default(raw, "timeout", 120), float, low=0,
                           low_open=True),
+        max_retries=_number("--gi-max-retries", _default(raw, "max_retries", 5), int, low=0,
+                            high=50),
+        backoff_s=_number("--gi-backoff", _default(raw, "backoff", 1.0), float, low=0),
         max_error_rate=_number("--gi-max-error-rate", _default(raw, "max_error_rate", 0.05),
                                float, low=0, high=1),
         cache_dir=cache_dir,

@@ -78,6 +78,7 @@ class BenchmarkSession:
             backend = make_backend(
                 model, base_url=config.base_url, api_key_env=config.api_key_env,
                 suite=self.suite, replay=replay, timeout_s=config.timeout_s,
+                max_retries=config.max_retries, backoff_base_s=config.backoff_s,
             )
             cache = self.cache if getattr(backend, "cacheable", False) else None
             self.schedulers[model] = Scheduler(

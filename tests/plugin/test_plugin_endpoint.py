@@ -1,0 +1,115 @@
+"""The plugin against a local OpenAI-compatible server: faults, retries, cache, key secrecy."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import pytest_graphinstruct.models.openai_backend  # noqa: F401  (see test_plugin.py)
+from pytest_graphinstruct.models.testserver import FakeOpenAIServer, Fault
+
+from .test_plugin import CYCLE4, EMPTY3, TREE4, suite_records
+
+pytest_plugins = ["pytester"]
+
+SECRET = "sk-test-SECRET-0123456789"
+
+
+def answer_for(body: dict[str, Any]) -> str:
+    """A model that answers the tree and the 3-node graph right and the cycle wrong."""
+    user = body["messages"][-1]["content"]
+    if "tree with 4 nodes" in user:
+        return "Here you go:\n```\n" + TREE4 + "\n```"
+    if "cycle with 4 nodes" in user:
+        return TREE4  # wrong: a tree is not a cycle
+    if "3-regular" in user:
+        return "No such graph exists: 3*5 is odd, so this is impossible."
+    return EMPTY3
+
+
+@pytest.fixture
+def suite_dir(pytester: pytest.Pytester) -> Path:
+    root = pytester.path / "suite"
+    root.mkdir()
+    for lv, recs in suite_records().items():
+        (root / f"level_{lv}.json").write_text(json.dumps(recs), encoding="utf-8")
+    return root
+
+
+@pytest.fixture
+def server() -> Any:
+    with FakeOpenAIServer(latency_s=0.0, responder=answer_for) as srv:
+        yield srv
+
+
+def args(suite_dir: Path, server: FakeOpenAIServer, cache: Path, *extra: str) -> list[str]:
+    return [f"--gi-suite={suite_dir}", "--gi-model=fake-model", f"--gi-base-url={server.base_url}",
+            "--gi-api-key-env=GI_TEST_KEY", f"--gi-cache={cache}", "--gi-backoff=0.01",
+            "--gi-max-retries=2", "-p", "no:cacheprovider", *extra]
+
+
+def test_outcomes_retries_and_cache(pytester: pytest.Pytester, suite_dir: Path,
+                                    server: FakeOpenAIServer,
+                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("GI_TEST_KEY", SECRET)
+    cache = pytester.path / "cache"
+    report = pytester.path / "r.json"
+    xml = pytester.path / "junit.xml"
+
+    def faults(body: dict[str, Any]) -> Fault | None:
+        user = body["messages"][-1]["content"]
+        return Fault.server_error() if "3 nodes" in user else None
+
+    server.fault_for = faults
+    server.script(Fault.rate_limited(retry_after="0.2"), Fault.malformed())
+    result = pytester.runpytest(*args(suite_dir, server, cache, f"--gi-report={report}",
+                                      f"--junitxml={xml}", "--gi-max-error-rate=0.5", "-v"))
+    # L0 always 500s -> error (not a failure); the cycle answer is wrong -> failure
+    result.assert_outcomes(passed=2, failed=1, errors=1)
+    out = result.stdout.str()
+    assert "L0-001[fake-model-zero-shot] ERROR" in out
+    data = json.loads(report.read_text(encoding="utf-8"))
+    assert data["summary"]["infra_errors"] == 1
+    l0 = next(r for r in data["per_instruction"] if r["instruction_id"] == "L0-001")
+    assert l0["outcome"] == "error" and "500" in (l0["error"] or "")
+    # L0 was tried 1 + 2 retries times; the scripted 429 and malformed body were retried too,
+    # and every HTTP call is accounted for in the report
+    assert l0["api_calls"] == 3
+    assert server.request_count == data["summary"]["api_calls"] >= 3 + 3 + 1
+    # nothing leaks the key
+    for path in [report, xml, *cache.rglob("*")]:
+        if path.is_file():
+            assert SECRET not in path.read_text(encoding="utf-8", errors="replace")
+    assert SECRET not in out
+
+    # rerun: every obtained answer comes from the cache; only the failed one is asked again
+    before = server.request_count
+    server.fault_for = None
+    rerun = pytester.runpytest(*args(suite_dir, server, cache))
+    rerun.assert_outcomes(passed=3, failed=1)
+    assert server.request_count - before == 1
+
+
+def test_error_rate_gate_fails_the_session(pytester: pytest.Pytester, suite_dir: Path,
+                                           server: FakeOpenAIServer,
+                                           monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("GI_TEST_KEY", SECRET)
+    server.fault_for = lambda body: Fault.unauthorized()
+    result = pytester.runpytest(*args(suite_dir, server, pytester.path / "c", "-k", "L1"))
+    result.assert_outcomes(errors=2, deselected=2)
+    assert result.ret == pytest.ExitCode.TESTS_FAILED
+    result.stdout.fnmatch_lines(["*infrastructure error rate 100.0% exceeds*"])
+    # 401 is not retried: exactly one call per item
+    assert server.request_count == 2
+
+
+def test_missing_api_key_is_a_usage_error(pytester: pytest.Pytester, suite_dir: Path,
+                                          server: FakeOpenAIServer,
+                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("GI_TEST_KEY", raising=False)
+    result = pytester.runpytest(*args(suite_dir, server, pytester.path / "c"))
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    assert "GI_TEST_KEY" in result.stderr.str()
