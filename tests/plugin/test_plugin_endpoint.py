@@ -11,7 +11,7 @@ import pytest
 import pytest_graphinstruct.models.openai_backend  # noqa: F401  (see test_plugin.py)
 from pytest_graphinstruct.models.testserver import FakeOpenAIServer, Fault
 
-from .test_plugin import CYCLE4, EMPTY3, TREE4, suite_records
+from .test_plugin import EMPTY3, TREE4, suite_records
 
 pytest_plugins = ["pytester"]
 
