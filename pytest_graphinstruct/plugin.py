@@ -239,16 +239,15 @@ class GraphInstructPlugin:
                     item.add_marker(marker)
                 new.append(item)
         items.extend(new)
+        # Announce the items like a collector would, so "collected N items" counts them.
+        session.ihook.pytest_collectreport(report=pytest.CollectReport(
+            "graphinstruct", "passed", None, list(new)))
 
     def pytest_collection_finish(self, session: pytest.Session) -> None:
         if self.controller or session.config.option.collectonly:
             return
-        mine = [(it.instruction, it.cell) for it in session.items
-                if isinstance(it, GraphInstructItem)]
-        if self.worker is not None:
-            index, count = self.worker
-            mine = [x for n, x in enumerate(mine) if n % count == index]
-        self.bench.prefetch(mine)
+        self.bench.prefetch([(it.instruction, it.cell) for it in session.items
+                             if isinstance(it, GraphInstructItem)])
 
     # -- results -----------------------------------------------------------------------------
 

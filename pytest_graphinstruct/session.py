@@ -59,7 +59,7 @@ class BenchmarkSession:
         """
         from pytest_graphinstruct.models.cache import AnswerCache
         from pytest_graphinstruct.models.registry import make_backend
-        from pytest_graphinstruct.models.scheduler import Scheduler
+        from pytest_graphinstruct.models.scheduler import Scheduler, TokenBudget
         from pytest_graphinstruct.prompts.exemplars import ExemplarPool
 
         self.config = config
@@ -73,6 +73,11 @@ class BenchmarkSession:
 
             replay = read_responses(config.replay)
         self.cache = AnswerCache(config.cache_dir) if config.cache_dir is not None else None
+        # One budget for every model of the run; under xdist each worker gets its share.
+        budget = None
+        if config.max_tokens_total is not None:
+            share = config.max_tokens_total // (worker[1] if worker else 1)
+            budget = TokenBudget(max(1, share))
         self.schedulers: dict[str, Any] = {}
         for model in config.models:
             backend = make_backend(
@@ -83,9 +88,10 @@ class BenchmarkSession:
             cache = self.cache if getattr(backend, "cacheable", False) else None
             self.schedulers[model] = Scheduler(
                 backend, concurrency=config.concurrency, rate_limit=config.rate_limit,
-                cache=cache, token_budget=config.max_tokens_total,
+                cache=cache, token_budget=budget,
             )
         self._futures: dict[tuple[str, str, int], Future[Answer]] = {}
+        self._owned: set[tuple[str, str]] | None = None
         self.results: list[dict[str, Any]] = []
         self.started = time.monotonic()
 
@@ -103,7 +109,18 @@ class BenchmarkSession:
                        sample_index=sample, instruction_id=instruction.id, cell=cell.label)
 
     def prefetch(self, items: Iterable[tuple[Instruction, Cell]]) -> int:
-        """Submit every sample of ``items`` to the schedulers; returns the number submitted."""
+        """Submit every sample of ``items`` to the schedulers; returns the number submitted.
+
+        Under xdist, ``items`` is the full selected list (identical on every worker) and each
+        worker prefetches only its share (position modulo worker count); an item that runs on a
+        worker which does not own it waits for the owner's answer in the shared cache (see
+        :meth:`answers`), so no request is made twice.
+        """
+        items = list(items)
+        if self.worker is not None:
+            index, count = self.worker
+            items = [x for n, x in enumerate(items) if n % count == index]
+            self._owned = {(inst.id, cell.label) for inst, cell in items}
         n = 0
         for inst, cell in items:
             for k in range(self.config.samples):
@@ -121,8 +138,28 @@ class BenchmarkSession:
 
     def answers(self, inst: Instruction, cell: Cell) -> tuple[Answer, ...]:
         """Every sample's answer for one item (blocks until all are obtained or given up)."""
+        if self._owned is not None and (inst.id, cell.label) not in self._owned:
+            self._await_peer(inst, cell)
         futures = [self._future(inst, cell, k) for k in range(self.config.samples)]
         return tuple(f.result() for f in futures)
+
+    def _await_peer(self, inst: Instruction, cell: Cell) -> None:
+        """Wait (bounded) until the worker that owns this item has cached its answers.
+
+        The bound covers the owner's worst case for one request (every retry timing out); after
+        it, or without a shared cache, this worker asks itself.
+        """
+        scheduler = self.schedulers[cell.model]
+        cache = getattr(scheduler, "cache", None)
+        if cache is None or (inst.id, cell.label, 0) in self._futures:
+            return
+        endpoint = scheduler.backend.endpoint
+        keys = [self.request(inst, cell, k).cache_key(endpoint) for k in range(self.config.samples)]
+        deadline = time.monotonic() + self.config.timeout_s * (self.config.max_retries + 1) + 30
+        while time.monotonic() < deadline:
+            if all(cache.get(key) is not None for key in keys):
+                return
+            time.sleep(0.1)
 
     # -- evaluation --------------------------------------------------------------------------
 

@@ -113,3 +113,36 @@ def test_missing_api_key_is_a_usage_error(pytester: pytest.Pytester, suite_dir: 
     result = pytester.runpytest(*args(suite_dir, server, pytester.path / "c"))
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     assert "GI_TEST_KEY" in result.stderr.str()
+
+
+def test_xdist_workers_share_answers_and_match_single_process(
+        pytester: pytest.Pytester, suite_dir: Path, server: FakeOpenAIServer,
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("GI_TEST_KEY", SECRET)
+    server.latency_s = 0.05
+    r2, r0 = pytester.path / "r2.json", pytester.path / "r0.json"
+    run2 = pytester.runpytest_subprocess(*args(suite_dir, server, pytester.path / "c2",
+                                               "-n", "2", "--gi-samples=3",
+                                               f"--gi-report={r2}"))
+    run2.assert_outcomes(passed=3, failed=1)
+    # every (instruction, sample) was requested exactly once across both workers
+    assert server.request_count == 4 * 3
+    server.reset()
+    run0 = pytester.runpytest_subprocess(*args(suite_dir, server, pytester.path / "c0",
+                                               "-n", "0", "--gi-samples=3",
+                                               f"--gi-report={r0}"))
+    run0.assert_outcomes(passed=3, failed=1)
+    assert r0.read_bytes() == r2.read_bytes()
+
+
+def test_token_budget_stops_requests_and_keeps_results(
+        pytester: pytest.Pytester, suite_dir: Path, server: FakeOpenAIServer,
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("GI_TEST_KEY", SECRET)
+    result = pytester.runpytest(*args(suite_dir, server, pytester.path / "c",
+                                      "--gi-concurrency=1", "--gi-max-tokens-total=1",
+                                      "-rs"))
+    outcomes = result.parseoutcomes()
+    assert outcomes.get("skipped", 0) >= 1
+    assert server.request_count == 4 - outcomes["skipped"]
+    result.stdout.fnmatch_lines(["*token budget exhausted*"])
