@@ -1,7 +1,8 @@
 """Command line: ``python -m pytest_graphinstruct <command>``.
 
 Commands:
-    score   verify and score recorded answers (raw-generation JSONL) against a suite.
+    score         verify and score recorded answers (raw-generation JSONL) against a suite.
+    export-cache  write a run's cached answers in the raw-generation JSONL format.
 """
 
 from __future__ import annotations
@@ -26,7 +27,29 @@ def _parser() -> argparse.ArgumentParser:
     s.add_argument("--max-nodes", type=int, default=None, help="parser node limit")
     s.add_argument("--max-edges", type=int, default=None, help="parser edge limit")
     s.add_argument("--max-chars", type=int, default=None, help="parser answer-length limit")
+    e = sub.add_parser("export-cache",
+                       help="write cached answers in the raw-generation JSONL format")
+    e.add_argument("--cache", default=".pytest_cache/graphinstruct",
+                   help="cache directory (default .pytest_cache/graphinstruct)")
+    e.add_argument("--out", required=True, help="JSONL file to write")
+    e.add_argument("--cell", default=None, help="cell label, e.g. gpt-4o-zero-shot "
+                   "(required when the cache holds several cells)")
     return p
+
+
+def _export(args: argparse.Namespace) -> int:
+    from pathlib import Path
+
+    from pytest_graphinstruct.models.cache import AnswerCache
+
+    if not (Path(args.cache) / "answers.jsonl").is_file():
+        raise GraphInstructError(f"no answer cache at {args.cache}")
+    cache = AnswerCache(args.cache)
+    n = cache.export_raw(args.out, cell=args.cell)
+    for w in cache.warnings:
+        print(f"warning: {w}", file=sys.stderr)
+    print(f"exported {n} instruction(s) -> {args.out}")
+    return 0
 
 
 def _levels(text: str | None) -> list[int] | None:
@@ -72,6 +95,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         if args.command == "score":
             return _score(args)
+        if args.command == "export-cache":
+            return _export(args)
     except GraphInstructError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2

@@ -196,6 +196,8 @@ def s_total(level_means: Mapping[int, float | LevelMean | None]) -> TotalScore:
     unnormalized = math.fsum(LEVEL_WEIGHTS_V[lv] * values[lv] for lv in present)
     if not present:
         return TotalScore(0.0, None, present, missing)
+    if not missing:
+        return TotalScore(unnormalized, unnormalized, present, missing)
     vsum = math.fsum(LEVEL_WEIGHTS_V[lv] for lv in present)
     renormalized = min(1.0, unnormalized / vsum)
     return TotalScore(unnormalized, renormalized, present, missing)

@@ -125,3 +125,28 @@ def test_official_references_as_answers_score_d4_one(
 
 # L4 communication references with self-loops (reference-release-notes §1.2 / §7.20).
 KNOWN_IMPERFECT_REFERENCES = {f"L4-0{n}" for n in range(66, 74)}
+
+
+def test_export_cache_round_trips_to_score(tmp_path: Path,
+                                          capsys: pytest.CaptureFixture[str]) -> None:
+    from pytest_graphinstruct.models.base import Answer, Message, Request, Usage
+    from pytest_graphinstruct.models.cache import AnswerCache
+
+    cache = AnswerCache(tmp_path / "cache")
+    req = Request(model="m", messages=(Message("user", "tree please"),), instruction_id="L1-001",
+                  cell="m-zero-shot")
+    cache.put(req.cache_key("http://x"), req,
+              Answer(text=TREE, usage=Usage(7, 9), calls=2, finish_reason="stop"),
+              endpoint="http://x")
+    out = tmp_path / "raw.jsonl"
+    assert main(["export-cache", "--cache", str(tmp_path / "cache"), "--out", str(out)]) == 0
+    (line,) = out.read_text(encoding="utf-8").splitlines()
+    rec = json.loads(line)
+    assert rec["instruction_id"] == "L1-001" and rec["level"] == 1
+    assert rec["samples"] == [{"raw_output": TREE, "input_tokens": 7, "output_tokens": 9,
+                               "api_calls": 2}]
+    report = tmp_path / "r.json"
+    assert main(["score", "--suite", str(suite(tmp_path)), "--responses", str(out),
+                 "--report", str(report)]) == 0
+    assert main(["export-cache", "--cache", str(tmp_path / "none"), "--out", str(out)]) == 2
+    assert "no answer cache" in capsys.readouterr().err

@@ -146,3 +146,38 @@ def test_token_budget_stops_requests_and_keeps_results(
     assert outcomes.get("skipped", 0) >= 1
     assert server.request_count == 4 - outcomes["skipped"]
     result.stdout.fnmatch_lines(["*token budget exhausted*"])
+
+
+def test_sigkill_mid_run_then_rerun_requests_only_missing_answers(
+        pytester: pytest.Pytester, suite_dir: Path, server: FakeOpenAIServer,
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    from pytest_graphinstruct.models.cache import AnswerCache
+
+    monkeypatch.setenv("GI_TEST_KEY", SECRET)
+    server.latency_s = 0.3
+    cache = pytester.path / "cache"
+    argv = [sys.executable, "-m", "pytest", *args(suite_dir, server, cache, "--gi-samples=3",
+                                                  "--gi-concurrency=2")]
+    proc = subprocess.Popen(argv, cwd=pytester.path, stdout=subprocess.DEVNULL,
+                            stderr=subprocess.DEVNULL)
+    try:
+        deadline = time.monotonic() + 60
+        while server.request_count < 5 and time.monotonic() < deadline:
+            time.sleep(0.05)
+        os.kill(proc.pid, signal.SIGKILL)
+    finally:
+        proc.wait(timeout=30)
+    assert proc.returncode == -signal.SIGKILL
+    kept = len(AnswerCache(cache).entries())
+    assert 0 < kept < 12, kept
+    before = server.request_count
+    server.latency_s = 0.0
+    rerun = pytester.runpytest(*args(suite_dir, server, cache, "--gi-samples=3"))
+    rerun.assert_outcomes(passed=3, failed=1)
+    assert server.request_count - before == 12 - kept
