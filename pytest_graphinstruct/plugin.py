@@ -28,7 +28,7 @@ from pytest_graphinstruct.suite.instruction import LEVELS, SIZE_BUCKETS, Instruc
 _PLUGIN_NAME = "graphinstruct-session"
 _OUTPUT_KEY = "graphinstruct_results"
 
-# (option dest, flag, ini name, help, kind); ini names mirror the flags.
+# (option dest, flag, help); each flag has an ini key of the same name (``gi_max_tokens``).
 _OPTIONS: list[tuple[str, str, str]] = [
     ("model", "--gi-model", "model(s) to benchmark, comma list: a model name at an OpenAI-"
      "compatible endpoint, 'oracle', or 'local'"),
@@ -67,19 +67,24 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group = parser.getgroup("graphinstruct", "GraphInstruct benchmark (pytest-graphinstruct)")
     for dest, flag, help_text in _OPTIONS:
         group.addoption(flag, dest=f"gi_{dest}", default=None, help=help_text)
-        parser.addini(f"gi_{dest}", help_text, default=None)
+        parser.addini(_ini_name(flag), help_text, default=None)
     group.addoption("--gi-no-cache", dest="gi_no_cache", action="store_true", default=False,
                     help="do not read or write the answer cache")
     parser.addini("gi_no_cache", "do not read or write the answer cache", type="bool",
                   default=False)
 
 
+def _ini_name(flag: str) -> str:
+    """``--gi-max-error-rate`` → ``gi_max_error_rate`` (ini keys mirror the flags)."""
+    return flag.lstrip("-").replace("-", "_")
+
+
 def _raw_options(config: pytest.Config) -> dict[str, Any]:
     raw: dict[str, Any] = {}
-    for dest, _flag, _help in _OPTIONS:
+    for dest, flag, _help in _OPTIONS:
         value = config.getoption(f"gi_{dest}")
         if value is None:
-            value = config.getini(f"gi_{dest}")
+            value = config.getini(_ini_name(flag))
         raw[dest] = value if value not in ("", []) else None
     raw["no_cache"] = bool(config.getoption("gi_no_cache") or config.getini("gi_no_cache"))
     return raw

@@ -170,8 +170,12 @@ def test_missing_suite_is_a_usage_error(pytester: pytest.Pytester) -> None:
 
 
 def test_ini_options(pytester: pytest.Pytester, suite_dir: Path) -> None:
-    pytester.makeini(f"[pytest]\ngi_model = oracle\ngi_suite = {suite_dir}\ngi_levels = 1\n")
+    pytester.makeini(f"[pytest]\ngi_model = oracle\ngi_suite = {suite_dir}\ngi_levels = 1\n"
+                     "gi_pass = majority\n")
     pytester.runpytest("-p", "no:cacheprovider").assert_outcomes(passed=2)
+    pytester.makeini(f"[pytest]\ngi_model = oracle\ngi_suite = {suite_dir}\ngi_pass = most\n")
+    bad = pytester.runpytest("-p", "no:cacheprovider")
+    assert bad.ret == pytest.ExitCode.USAGE_ERROR and "--gi-pass" in bad.stderr.str()
 
 
 def test_xdist_report_equals_single_process(pytester: pytest.Pytester, suite_dir: Path) -> None:
