@@ -26,8 +26,8 @@ from dataclasses import dataclass
 
 __all__ = [
     "DIMENSIONS",
-    "LEVEL_WEIGHTS_V",
     "LEVELS",
+    "LEVEL_WEIGHTS_V",
     "WEIGHTS",
     "LevelMean",
     "LevelScore",

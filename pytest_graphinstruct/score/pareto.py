@@ -24,7 +24,8 @@ not compared, its bonus, S_final, Q/kTPV and Frontier Distance are ``None``.
   library's variant).  FD is 0 on the frontier; with ties it may also be 0 off it.
 * ``σ_strat`` per model = population standard deviation (``ddof = 0``, as the paper's
   ``np.std``) of ``S_total`` across the model's baseline cells, one per prompting strategy;
-  ``None`` for a model with fewer than two strategies.
+  ``None`` for a model with fewer than two strategies (or, in :func:`analyze`, with two baseline
+  cells of one strategy).
 """
 
 from __future__ import annotations
@@ -179,21 +180,25 @@ def frontier_distance(
     return max(0.0, frontier_quality(point.cost, frontier, log_cost) - point.quality)
 
 
-def sigma_strat(points: Iterable[CellPoint]) -> dict[str, float | None]:
+def sigma_strat(points: Iterable[CellPoint], strict: bool = True) -> dict[str, float | None]:
     """Population std of ``quality`` across each model's baseline strategies (sorted by model).
 
-    Only cells with ``method == "baseline"`` count; a model with two baseline cells of the same
-    strategy raises ``ValueError``; fewer than two strategies gives ``None``.
+    Only cells with ``method == "baseline"`` count; fewer than two strategies gives ``None``.
+    A model with two baseline cells of the same strategy is ambiguous: ``ValueError`` when
+    ``strict``, else ``None`` for that model.
     """
     by_model: dict[str, dict[str, float]] = {}
+    ambiguous: set[str] = set()
     for p in points:
         if p.method != BASELINE:
             continue
         strategies = by_model.setdefault(p.model, {})
         if p.strategy in strategies:
-            raise ValueError(f"two baseline cells for {p.model} / {p.strategy}")
+            if strict:
+                raise ValueError(f"two baseline cells for {p.model} / {p.strategy}")
+            ambiguous.add(p.model)
         strategies[p.strategy] = p.quality
-    return {m: (statistics.pstdev(v.values()) if len(v) >= 2 else None)
+    return {m: (statistics.pstdev(v.values()) if len(v) >= 2 and m not in ambiguous else None)
             for m, v in sorted(by_model.items())}
 
 
@@ -298,5 +303,5 @@ def analyze(
         excluded=tuple(p.label for p in points if p.cost is None),
         cost_at_q=cost_at_q,
         cheapest_at_q=cheapest,
-        sigma_strat=sigma_strat(points),
+        sigma_strat=sigma_strat(points, strict=False),
     )
