@@ -18,7 +18,8 @@ from typing import Any
 from pytest_graphinstruct.models.base import Answer, Request
 from pytest_graphinstruct.report.json_report import sample_entry
 from pytest_graphinstruct.runconfig import Cell, RunConfig
-from pytest_graphinstruct.score.d4 import instruction_d4, is_valid
+from pytest_graphinstruct.score.d4 import is_valid
+from pytest_graphinstruct.score.instruction import score_instruction
 from pytest_graphinstruct.suite.instruction import Instruction
 from pytest_graphinstruct.suite.loader import Suite, load_suite
 from pytest_graphinstruct.verify.verdict import Verification
@@ -168,8 +169,10 @@ class BenchmarkSession:
         verifications = tuple(self.verifier.verify(inst, a.text or "") for a in answers)
         ok = sum(v.passed for v in verifications)
         passed = PASS_RULES[self.config.pass_rule](ok, len(verifications))
-        d4 = instruction_d4(inst, verifications)
+        scores = score_instruction(inst, answers, verifications)
+        d4 = scores.dimensions["D4"] if scores.dimensions["D4"] is not None else 0.0
         result = item_result(inst, cell, answers, verifications, passed, d4)
+        result.update(scores.to_json())
         return Evaluation(inst, cell, tuple(answers), verifications, passed, d4, result)
 
     def close(self) -> None:

@@ -1,0 +1,84 @@
+"""Scoring one instruction: all five dimensions and the level score, from verdicts and answers.
+
+This is the one place that decides which dimension functions run for an instruction; the plugin
+and the ``score`` command share it.  A dimension that cannot be computed (not implemented for
+this level, no pool, unknown token usage) is reported *absent* (``None``) with a reason and the
+level score is renormalized over the present weighted dimensions, naming what was missing —
+never silently replaced by something else.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from pytest_graphinstruct.models.base import Answer
+from pytest_graphinstruct.score.d4 import instruction_d4, is_valid
+from pytest_graphinstruct.score.d5 import D5Result, Spend, infeasible_d5, instruction_d5
+from pytest_graphinstruct.score.levels import LevelScore, level_score
+from pytest_graphinstruct.suite.instruction import Instruction
+from pytest_graphinstruct.verify.verdict import Verification
+
+DIMENSIONS = ("D1", "D2", "D3", "D4", "D5")
+
+
+@dataclass(frozen=True)
+class InstructionScores:
+    """All dimensions of one instruction in one cell, and its level scores."""
+
+    dimensions: dict[str, float | None]
+    absent: dict[str, str]  # dimension -> why it is absent
+    level: LevelScore  # quality-only (the leaderboard default)
+    level_with_d5: LevelScore
+    d5: D5Result
+    details: dict[str, Any] = field(default_factory=dict)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "dimension_scores": dict(self.dimensions),
+            "absent_dimensions": dict(self.absent),
+            "level_score": self.level.score,
+            "level_score_with_d5": self.level_with_d5.score,
+            "missing_dimensions": list(self.level.missing),
+            "tpv": self.d5.tpv,
+            "api_per_valid": self.d5.api,
+            "tokens": self.d5.tokens,
+            "d5_valid": self.d5.valid,
+            "details": self.details,
+        }
+
+
+def score_instruction(
+    instruction: Instruction,
+    answers: Sequence[Answer],
+    verifications: Sequence[Verification],
+) -> InstructionScores:
+    """Score the k samples of one instruction (``answers[i]`` produced ``verifications[i]``)."""
+    dims: dict[str, float | None] = dict.fromkeys(DIMENSIONS)
+    absent: dict[str, str] = {}
+    details: dict[str, Any] = {}
+    spends = [Spend.of_answer(a) for a in answers]
+    if not instruction.feasible:
+        refusals = sum(1 for v in verifications if v.parse.refusal)
+        d5 = infeasible_d5(spends, refusals, len(verifications))
+        share = refusals / len(verifications) if verifications else 0.0
+        dims["D1"] = share
+        dims["D4"] = share
+    else:
+        valid = sum(1 for v in verifications if is_valid(v))
+        d5 = instruction_d5(spends, valid)
+        dims["D4"] = instruction_d4(instruction, verifications)
+        absent["D1"] = "not implemented yet"
+    dims["D5"] = d5.d5
+    if d5.d5 is None:
+        absent["D5"] = "token usage unknown for some sample"
+    for d in ("D2", "D3"):
+        absent.setdefault(d, "not implemented yet")
+    for d, v in dims.items():
+        if v is None:
+            absent.setdefault(d, "not computed")
+    quality = level_score(instruction.level, dims, quality_only=True)
+    full = level_score(instruction.level, dims, quality_only=False)
+    return InstructionScores(dims, {d: r for d, r in absent.items() if dims[d] is None},
+                             quality, full, d5, details)
