@@ -59,6 +59,10 @@ class RunConfig:
     report: Path | None
     max_tokens_total: int | None
     exemplar_seed: int
+    fail_under: float | None = None
+    baseline: Path | None = None
+    max_regression: float | None = None
+    update_baseline: bool = False
 
     @property
     def models(self) -> tuple[str, ...]:
@@ -160,6 +164,17 @@ def build_run_config(raw: Mapping[str, Any], *, rootdir: Path) -> RunConfig | No
         cache_dir = Path(cache_raw).expanduser() if cache_raw else (
             rootdir / ".pytest_cache" / "graphinstruct")
     report = Path(raw["report"]).expanduser() if raw.get("report") else None
+    baseline = Path(raw["baseline"]).expanduser() if raw.get("baseline") else None
+    update_baseline = bool(raw.get("update_baseline"))
+    if update_baseline and baseline is None:
+        raise GraphInstructError("--gi-update-baseline needs --gi-baseline=FILE (where to write)")
+    if baseline is not None and not update_baseline and not baseline.is_file():
+        raise GraphInstructError(f"--gi-baseline file not found: {baseline} (create it with "
+                                 "--gi-update-baseline)")
+    max_regression = _number("--gi-max-regression", raw.get("max_regression"), float, low=0,
+                             high=1)
+    if baseline is not None and max_regression is None:
+        max_regression = 0.02
     return RunConfig(
         cells=cells,
         suite=suite,
@@ -186,4 +201,8 @@ def build_run_config(raw: Mapping[str, Any], *, rootdir: Path) -> RunConfig | No
         max_tokens_total=_number("--gi-max-tokens-total", raw.get("max_tokens_total"), int,
                                  low=1),
         exemplar_seed=_number("--gi-exemplar-seed", _default(raw, "exemplar_seed", 0), int),
+        fail_under=_number("--gi-fail-under", raw.get("fail_under"), float, low=0, high=1),
+        baseline=baseline,
+        max_regression=max_regression,
+        update_baseline=update_baseline,
     )

@@ -197,3 +197,40 @@ def test_junit_carries_scores(pytester: pytest.Pytester, suite_dir: Path) -> Non
                        "-p", "no:cacheprovider").assert_outcomes(passed=4)
     text = xml.read_text(encoding="utf-8")
     assert 'name="gi_d4" value="1.0"' in text
+
+
+def test_baseline_expected_failures_and_fail_under(pytester: pytest.Pytester,
+                                                   suite_dir: Path) -> None:
+    good = {"L0-001": [EMPTY3], "L1-001": [TREE4], "L1-002": [TREE4],  # L1-002 wrong
+            "L2-001": ["Impossible: 3*5 is odd, so no such graph exists."]}
+    worse = dict(good, **{"L1-001": [CYCLE4]})  # a new failure
+    base = pytester.path / "baseline.json"
+    a = replay_file(pytester.path / "a.jsonl", good)
+    b = replay_file(pytester.path / "b.jsonl", worse)
+    common = [f"--gi-suite={suite_dir}", "-p", "no:cacheprovider", "--gi-model=m"]
+    first = pytester.runpytest(*common, f"--gi-replay={a}", f"--gi-baseline={base}",
+                               "--gi-update-baseline")
+    first.assert_outcomes(passed=3, failed=1)
+    assert base.is_file()
+    # the same answers again: the known failure is expected, the session is green
+    again = pytester.runpytest(*common, f"--gi-replay={a}", f"--gi-baseline={base}")
+    again.assert_outcomes(passed=3, xfailed=1)
+    assert again.ret == pytest.ExitCode.OK
+    # a new failure is a real failure
+    regressed = pytester.runpytest(*common, f"--gi-replay={b}", f"--gi-baseline={base}")
+    regressed.assert_outcomes(passed=2, failed=1, xfailed=1)
+    # the quality floor
+    floor = pytester.runpytest(*common, f"--gi-replay={a}", "--gi-fail-under=0.99")
+    assert floor.ret == pytest.ExitCode.TESTS_FAILED
+    floor.stdout.fnmatch_lines(["*GATE FAILED (fail_under)*below --gi-fail-under=0.99*"])
+    ok = pytester.runpytest(*common, f"--gi-replay={a}", "--gi-fail-under=0.5", "-k", "not L1-002")
+    assert ok.ret == pytest.ExitCode.OK
+
+
+def test_baseline_usage_errors(pytester: pytest.Pytester, suite_dir: Path) -> None:
+    r = pytester.runpytest(f"--gi-suite={suite_dir}", "--gi-model=oracle", "--gi-update-baseline")
+    assert r.ret == pytest.ExitCode.USAGE_ERROR and "needs --gi-baseline" in r.stderr.str()
+    r = pytester.runpytest(f"--gi-suite={suite_dir}", "--gi-model=oracle",
+                           f"--gi-baseline={pytester.path / 'none.json'}")
+    assert r.ret == pytest.ExitCode.USAGE_ERROR and "--gi-baseline file not found" in \
+        r.stderr.str()
