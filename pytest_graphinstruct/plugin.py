@@ -167,7 +167,10 @@ class GraphInstructItem(pytest.Item):
     def runtest(self) -> None:
         ev = self.plugin.bench.evaluate(self.instruction, self.cell, self.answers)
         self.evaluation = ev
+        dims = ev.result.get("dimension_scores", {})
         self.user_properties.extend([
+            ("gi_level_score", ev.result.get("level_score")),
+            *((f"gi_{d}", v) for d, v in dims.items() if v is not None),
             ("gi_d4", round(ev.d4, 6)),
             ("gi_passed_samples", sum(v.passed for v in ev.verifications)),
             ("gi_samples", len(ev.verifications)),
@@ -435,6 +438,13 @@ def gi_query(request: pytest.FixtureRequest) -> Callable[..., Any]:
                                                    ).result()
 
     return query
+
+
+@pytest.fixture
+def gi_results(request: pytest.FixtureRequest) -> list[dict[str, Any]]:
+    """The JSON-ready results (verdicts per sample, D1–D5, level score) of the benchmark items
+    that already ran in this process, in run order (a live list)."""
+    return _active(request).results
 
 
 @pytest.fixture

@@ -234,3 +234,26 @@ def test_baseline_usage_errors(pytester: pytest.Pytester, suite_dir: Path) -> No
                            f"--gi-baseline={pytester.path / 'none.json'}")
     assert r.ret == pytest.ExitCode.USAGE_ERROR and "--gi-baseline file not found" in \
         r.stderr.str()
+
+
+def test_fixtures_for_users_own_tests(pytester: pytest.Pytester, suite_dir: Path) -> None:
+    pytester.makepyfile(test_mine="""
+        def test_query_and_evaluate(gi_suite, gi_query, gi_evaluate, gi_verifier):
+            inst = gi_suite["L1-001"]
+            answer = gi_query(inst)
+            ev = gi_evaluate(inst, [answer])
+            assert ev.passed and ev.d4 == 1.0
+            v = gi_verifier.verify(inst, "no graph here")
+            assert not v.passed and v.parse.reason
+
+        def test_results_are_recorded(gi_results):
+            assert isinstance(gi_results, list)
+
+        def test_instruction_fixture_outside_items_skips(gi_instruction):
+            pass
+    """)
+    result = pytester.runpytest(f"--gi-suite={suite_dir}", "--gi-model=oracle", "test_mine.py",
+                                "-p", "no:cacheprovider")
+    result.assert_outcomes(passed=6, skipped=1)
+    bare = pytester.runpytest("test_mine.py", "-p", "no:cacheprovider", "-k", "query")
+    bare.assert_outcomes(skipped=1, deselected=2)

@@ -64,9 +64,11 @@ def test_outcomes_retries_and_cache(pytester: pytest.Pytester, suite_dir: Path,
         return Fault.server_error() if "3 nodes" in user else None
 
     server.fault_for = faults
-    server.script(Fault.rate_limited(retry_after="0.2"), Fault.malformed())
+    server.script(Fault.rate_limited(retry_after="0.2"), Fault.malformed(), Fault.hang(5.0),
+                  Fault.truncated())
     result = pytester.runpytest(*args(suite_dir, server, cache, f"--gi-report={report}",
-                                      f"--junitxml={xml}", "--gi-max-error-rate=0.5", "-v"))
+                                      f"--junitxml={xml}", "--gi-max-error-rate=0.5", "-v",
+                                      "--gi-timeout=1", "--gi-max-retries=4"))
     # L0 always 500s -> error (not a failure); the cycle answer is wrong -> failure
     result.assert_outcomes(passed=2, failed=1, errors=1)
     out = result.stdout.str()
@@ -77,8 +79,9 @@ def test_outcomes_retries_and_cache(pytester: pytest.Pytester, suite_dir: Path,
     assert l0["outcome"] == "error" and "500" in (l0["error"] or "")
     # L0 was tried 1 + 2 retries times; the scripted 429 and malformed body were retried too,
     # and every HTTP call is accounted for in the report
-    assert l0["api_calls"] == 3
-    assert server.request_count == data["summary"]["api_calls"] >= 3 + 3 + 1
+    assert l0["api_calls"] == 5
+    assert server.request_count == data["summary"]["api_calls"] >= 3 + 5 + 1
+    assert 'name="gi_level_score"' in xml.read_text(encoding="utf-8")
     # nothing leaks the key
     for path in [report, xml, *cache.rglob("*")]:
         if path.is_file():
