@@ -14,7 +14,10 @@ Schema (stable field names; later dimensions are added beside them)::
          "samples": [{"parsed": bool, "refusal": bool,
                       "violations": [constraint strings as written in the instruction],
                       "derived_violations": [inferred / no-contradiction / task / feasibility],
-                      "error": str | null}, ...]}, ...]
+                      "error": str | null}, ...],
+         "dimension_scores": {"D1": x|null, ..., "D5": x|null}, "absent_dimensions": {...},
+         "level_score": x|null, "level_score_with_d5": x|null, "missing_dimensions": [...],
+         "tpv": x|null, "api_per_valid": x|null, "tokens": n|null, ...}, ...]
     }
 
 ``per_instruction`` follows suite order; the same inputs always give byte-identical output.
@@ -29,8 +32,10 @@ from statistics import fmean
 from typing import Any
 
 from pytest_graphinstruct import __version__
-from pytest_graphinstruct.models.recorded import Responses
+from pytest_graphinstruct.models.base import Answer, Usage
+from pytest_graphinstruct.models.recorded import Responses, Sample
 from pytest_graphinstruct.score.d4 import instruction_d4, is_valid
+from pytest_graphinstruct.score.instruction import score_instruction
 from pytest_graphinstruct.suite.loader import Suite
 from pytest_graphinstruct.verify.verdict import Source, Verification
 from pytest_graphinstruct.verify.verifier import Verifier
@@ -74,14 +79,18 @@ def build_report(
         verifications = [verifier.verify(inst, s.raw_output) for s in rec.samples]
         d4 = instruction_d4(inst, verifications)
         by_level.setdefault(inst.level, []).append(d4)
-        per_instruction.append({
+        answers = [_answer(s) for s in rec.samples]
+        entry = {
             "instruction_id": inst.id,
             "level": inst.level,
             "feasible": inst.feasible,
             "d4_instruction_score": d4,
             "valid_samples": sum(1 for v in verifications if is_valid(v)),
             "samples": [sample_entry(v) for v in verifications],
-        })
+        }
+        if answers:
+            entry.update(score_instruction(inst, answers, verifications).to_json())
+        per_instruction.append(entry)
     unknown = sorted(r.instruction_id for r in responses if r.instruction_id not in suite)
     return {
         "schema": SCHEMA,
@@ -101,6 +110,13 @@ def build_report(
         },
         "per_instruction": per_instruction,
     }
+
+
+def _answer(sample: Sample) -> Answer:
+    usage = None
+    if sample.input_tokens is not None or sample.output_tokens is not None:
+        usage = Usage(sample.input_tokens, sample.output_tokens)
+    return Answer(text=sample.raw_output, usage=usage, calls=sample.api_calls)
 
 
 def write_report(report: dict[str, Any], path: str | Path) -> None:
