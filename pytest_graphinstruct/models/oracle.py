@@ -8,8 +8,11 @@ references are sound.  The answer is, in order of preference:
    edges dropped, re-serialized (some official references carry self-loops — a data defect that
    breaks the no-contradiction rule, not the task);
 3. for an infeasible instruction, a refusal sentence (the correct answer to an infeasible task);
-4. the first reference (when nothing passes — a defect of the suite, which the run then shows);
-5. otherwise ``Answer(error=...)`` (a feasible instruction with no reference at all).
+4. for a graph-building instruction (not L5 editing), a *synthesized* graph: a deterministic,
+   bounded search over seeded random graphs (planted partitions, G(n,p), small worlds) of the
+   instruction's size, the first one the verifier accepts (see :func:`synthesize`);
+5. the first reference (when nothing passes — a defect of the suite, which the run then shows);
+6. otherwise ``Answer(error=...)`` (a feasible instruction with no reference at all).
 
 The oracle spends no tokens: ``usage`` is ``None`` and ``calls`` is 1.  It is not cacheable.
 """
@@ -67,6 +70,9 @@ class OracleBackend:
                 return Answer(text=repaired, usage=None, calls=1, finish_reason="stop")
         if not inst.feasible:
             return Answer(text=REFUSAL, usage=None, calls=1, finish_reason="stop")
+        made = synthesize(inst, self.verifier)
+        if made is not None:
+            return Answer(text=made, usage=None, calls=1, finish_reason="stop")
         if inst.references:
             return Answer(text=inst.references[0], usage=None, calls=1, finish_reason="stop")
         return Answer(error=f"oracle: {inst.id} is feasible but has no reference solution",
@@ -87,3 +93,53 @@ def _repaired(reference: str) -> str | None:
     g = pg.graph.copy()
     g.remove_edges_from(loops)
     return serialize(g, name=pg.name)
+
+
+SYNTHESIS_ATTEMPTS = 3000
+
+
+def synthesize(inst: Instruction, verifier: Verifier,
+               attempts: int = SYNTHESIS_ATTEMPTS) -> str | None:
+    """A code-style graph that passes every verdict of ``inst``, or ``None``.
+
+    Deterministic (seeded by the instruction id) and bounded by ``attempts`` candidates drawn
+    in turn from planted-partition graphs, G(n, p) and connected small-world graphs on the
+    instruction's ``num_nodes``, oriented from lower to higher node when it asks for a directed
+    graph.  Not used for L5 (an edit of a base graph is not a random graph) nor without a node
+    count.
+    """
+    import hashlib
+    import random
+
+    import networkx as nx
+
+    from pytest_graphinstruct.graphs.serialize import serialize
+
+    n = inst.num_nodes
+    if n is None or n < 2 or inst.base is not None:
+        return None
+    directed = any(c.key == "directed" and c.value is True for c in inst.explicit)
+    seed = int.from_bytes(hashlib.sha256(inst.id.encode()).digest()[:8], "big")
+    rng = random.Random(seed)
+    for attempt in range(attempts):
+        family = attempt % 3
+        s = rng.randrange(1 << 30)
+        if family == 0:
+            k = rng.randint(2, max(2, min(5, n // 3)))
+            sizes = [n // k + (1 if i < n % k else 0) for i in range(k)]
+            g = nx.random_partition_graph(sizes, rng.uniform(0.2, 0.95), rng.uniform(0.0, 0.15),
+                                          seed=s)
+        elif family == 1:
+            g = nx.gnp_random_graph(n, rng.uniform(0.05, 0.9), seed=s)
+        else:
+            g = nx.connected_watts_strogatz_graph(n, max(2, rng.randint(2, max(2, n // 3))),
+                                                  rng.uniform(0.0, 0.5), seed=s)
+        g = nx.Graph(g)
+        g.graph.clear()
+        if directed:
+            g = nx.DiGraph((min(u, v), max(u, v)) for u, v in g.edges())
+            g.add_nodes_from(range(n))
+        text = serialize(nx.relabel_nodes(g, str), name=f"{inst.id}-synth")
+        if verifier.verify(inst, text).passed:
+            return text
+    return None

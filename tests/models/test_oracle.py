@@ -80,3 +80,24 @@ def test_oracle_passes_the_official_suite_where_its_references_allow(
         assert not any(verifier.verify(inst, r).passed for r in inst.references)
     assert len(failed) <= len(suite) // 50
     assert all(a.ok and a.usage is None for a in answers)
+
+
+def test_oracle_synthesizes_when_no_reference_passes() -> None:
+    from pytest_graphinstruct.models.oracle import synthesize
+    from pytest_graphinstruct.suite.loader import instruction_from_record
+    from pytest_graphinstruct.verify.verifier import Verifier
+
+    inst = instruction_from_record({
+        "id": "L4-900", "level": 4, "instruction": "A social network of 14 people.",
+        "explicit_constraints": ["num_nodes=14", "density<=0.4", "modularity>=0.3",
+                                 "min_degree=2", "connected=true", "directed=false"],
+        "implicit_constraints": [], "graph_sizes": ["small"], "domain": "social",
+        "reference_solutions": []})
+    assert inst is not None
+    text = synthesize(inst, Verifier())
+    assert text is not None and Verifier().verify(inst, text).passed
+    assert synthesize(inst, Verifier()) == text  # deterministic
+    tiny = instruction_from_record({
+        "id": "L2-900", "level": 2, "instruction": "x", "implicit_constraints": [],
+        "explicit_constraints": ["num_nodes=4", "num_edges=9"]})  # impossible: > 6 edges
+    assert tiny is not None and synthesize(tiny, Verifier(), attempts=50) is None
