@@ -134,8 +134,8 @@ def synthesize(inst: Instruction, verifier: Verifier,
         else:
             g = nx.connected_watts_strogatz_graph(n, max(2, rng.randint(2, max(2, n // 3))),
                                                   rng.uniform(0.0, 0.5), seed=s)
-        g = nx.Graph(g)
-        g.graph.clear()
+        g = nx.Graph(list(g.edges()))  # plain: no generator attributes
+        g.add_nodes_from(range(n))
         if directed:
             g = nx.DiGraph((min(u, v), max(u, v)) for u, v in g.edges())
             g.add_nodes_from(range(n))

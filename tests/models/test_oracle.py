@@ -31,6 +31,8 @@ def _suite() -> Suite:
          "reference_solutions": [PATH3]},  # no reference passes
         {"id": "L0-004", "level": 0, "instruction": "A graph with 2 nodes.",
          "explicit_constraints": ["num_nodes=2"], "reference_solutions": []},
+        {"id": "L0-005", "level": 0, "instruction": "A connected graph.",
+         "explicit_constraints": ["connected=true"], "reference_solutions": []},
     ]
     return Suite(tuple(instruction_from_record(r) for r in records))
 
@@ -45,7 +47,9 @@ def test_oracle_choices() -> None:
     refusal = oracle.complete(req(iid="L2-002"))
     assert refusal.text == REFUSAL and Verifier().verify(suite["L2-002"], REFUSAL).passed
     assert oracle.complete(req(iid="L0-003")).text == PATH3  # first reference as a fallback
-    missing = oracle.complete(req(iid="L0-004"))
+    synthesized = oracle.complete(req(iid="L0-004"))  # no reference: synthesized
+    assert synthesized.ok and Verifier().verify(suite["L0-004"], synthesized.text).passed
+    missing = oracle.complete(req(iid="L0-005"))  # no reference, no size to synthesize
     assert not missing.ok and "no reference" in missing.error
     unknown = oracle.complete(req(iid="L9-999"))
     assert not unknown.ok and "unknown instruction" in unknown.error
