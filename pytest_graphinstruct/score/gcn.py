@@ -115,9 +115,16 @@ def unavailable_reason() -> str | None:
 
 
 def _backend() -> tuple[Any, Any]:
+    import warnings
+
     import torch
-    import torch_geometric  # noqa: F401  (the package itself must import, not only a submodule)
-    from torch_geometric.nn.conv.gcn_conv import gcn_norm
+
+    # torch_geometric's import calls torch.jit.script, deprecated in this torch: the warning is
+    # about the library, not the user's run, so it is not shown on the first scored item.
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DeprecationWarning)
+        import torch_geometric  # noqa: F401  (the package itself must import, not a submodule)
+        from torch_geometric.nn.conv.gcn_conv import gcn_norm
 
     return torch, gcn_norm
 

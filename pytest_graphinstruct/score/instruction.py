@@ -14,9 +14,11 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from pytest_graphinstruct.models.base import Answer
+from pytest_graphinstruct.score.d2 import instruction_d2
+from pytest_graphinstruct.score.d3 import instruction_d3
 from pytest_graphinstruct.score.d4 import instruction_d4, is_valid
 from pytest_graphinstruct.score.d5 import D5Result, Spend, infeasible_d5, instruction_d5
-from pytest_graphinstruct.score.levels import LevelScore, level_score
+from pytest_graphinstruct.score.levels import LevelScore, effective_weights, level_score
 from pytest_graphinstruct.suite.instruction import Instruction
 from pytest_graphinstruct.verify.verdict import Verification
 
@@ -73,11 +75,24 @@ def score_instruction(
     dims["D5"] = d5.d5
     if d5.d5 is None:
         absent["D5"] = "token usage unknown for some sample"
-    for d in ("D2", "D3"):
-        absent.setdefault(d, "not implemented yet")
+    weighted = effective_weights(instruction.level, quality_only=False)
+    if weighted.get("D2", 0) > 0 and instruction.feasible:
+        d2 = instruction_d2(instruction, verifications)
+        dims["D2"] = d2.value
+        details["d2"] = {"presence": d2.presence, "similarity": d2.similarity}
+        if d2.value is None:
+            absent["D2"] = d2.reason or "not computed"
+    if weighted.get("D3", 0) > 0 and instruction.feasible:
+        d3 = instruction_d3(instruction, verifications)
+        dims["D3"] = d3.value
+        details["d3"] = {"grassmann": d3.grassmann, "mmd": d3.mmd, "gcn": d3.gcn}
+        if d3.value is None:
+            reasons = [d3.reason, *(f"{k}: {v}" for k, v in d3.unavailable.items())]
+            absent["D3"] = "; ".join(r for r in reasons if r) or "not computed"
     for d, v in dims.items():
         if v is None:
-            absent.setdefault(d, "not computed")
+            absent.setdefault(d, "not weighted at this level"
+                              if weighted.get(d, 0) == 0 else "not computed")
     quality = level_score(instruction.level, dims, quality_only=True)
     full = level_score(instruction.level, dims, quality_only=False)
     return InstructionScores(dims, {d: r for d, r in absent.items() if dims[d] is None},
