@@ -4,9 +4,10 @@ Used by D1 uniqueness.  Promises:
 
 * **Exact.**  Two graphs land in one class only when an isomorphism has been *found and
   verified* edge by edge, and in different classes only when non-isomorphism has been *proved*
-  (an invariant differs, or an exhaustive search found no isomorphism).  A Weisfeiler–Lehman hash
-  is used only as a bucket key, never as a verdict, so same-size regular graphs (which WL cannot
-  tell apart) are still separated.
+  (an invariant differs, or an exhaustive search found no isomorphism).  Invariants (sizes,
+  degree profile, a Weisfeiler–Lehman hash, the adjacency spectrum) only ever *separate* graphs,
+  never merge them, so same-size regular graphs (which WL cannot tell apart) are still
+  separated.
 * **Directed-aware.**  Directedness is part of the class: a directed and an undirected graph are
   never isomorphic; directed graphs are compared as directed graphs (arc orientation matters).
   Self-loops are structure (they count).  Node/edge attributes are ignored.
@@ -25,7 +26,9 @@ function of the union's structure (hash collisions can only make the partition *
 costs search time but never correctness), so corresponding vertices of isomorphic graphs always
 receive equal colours; a colour-count mismatch between the two sides therefore proves that no
 isomorphism extends the current individualisation, and a discrete partition yields the unique
-candidate bijection, which is verified on the edge sets.
+candidate bijection, which is verified on the edge sets.  At every search node the bijection
+pairing same-coloured vertices in index order is also tried and verified — a success proves
+isomorphism early (graphs with many automorphisms: stars, empty graphs, grids).
 """
 
 from __future__ import annotations
@@ -100,7 +103,7 @@ def isomorphism_classes(graphs: Sequence[nx.Graph], *,
         opened_doubtfully = False
         for c, r in enumerate(reps):
             q = prepared[r]
-            if q.key != p.key:
+            if q.key != p.key:  # differing invariants: not isomorphic
                 continue
             verdict = _isomorphic(q, p, work_budget)
             if verdict is True:
@@ -138,7 +141,7 @@ class _Prepared:
     src: np.ndarray  # edge endpoints as node indices (undirected: each edge once)
     dst: np.ndarray
     init: np.ndarray  # initial colour key per node (degree profile), int64 rows
-    key: tuple[object, ...]
+    key: tuple[object, ...]  # cheap invariants: directed, n, m, self-loops, degree profile
 
     @classmethod
     def of(cls, g: nx.Graph) -> _Prepared:
@@ -159,9 +162,13 @@ class _Prepared:
             deg = np.bincount(src, minlength=n) + np.bincount(dst, minlength=n)
             init = np.stack([deg, loops], axis=1).astype(np.int64)
         profile = tuple(map(tuple, init[np.lexsort(init.T[::-1])].tolist())) if n else ()
-        wl = _wl_hash(g) if m <= WL_MAX_EDGES else None
-        key = (directed, n, m, int(loops.sum()), profile, wl)
+        key = (directed, n, m, int(loops.sum()), profile)
         return cls(g, directed, n, src, dst, init, key)
+
+    @cached_property
+    def wl(self) -> str | None:
+        """3-round WL hash (a bucket key, computed only when the cheap key collides)."""
+        return _wl_hash(self.graph) if self.m <= WL_MAX_EDGES else None
 
     @property
     def m(self) -> int:
@@ -200,11 +207,11 @@ class _OutOfBudget(Exception):
 
 
 def _isomorphic(a: _Prepared, b: _Prepared, budget: int) -> bool | None:
-    """Exact test for two graphs with equal bucket keys; ``None`` when a cap is hit."""
-    if _same_labelled(a.graph, b.graph):
+    """Exact test for two graphs with equal cheap keys; ``None`` when a cap is hit."""
+    if a.n == 0 or _same_labelled(a.graph, b.graph):
         return True
-    if a.n == 0:
-        return True
+    if a.wl != b.wl:  # an invariant differs
+        return False
     if not (a.small_enough and b.small_enough):
         return None
     if _spectra_differ(a, b):

@@ -19,7 +19,9 @@ answers) identified by a **content hash**.  Promises:
   semantics the cached values depend on (checks, graph facts, graph types, constraint syntax,
   features, this module) — editing any of them starts a fresh cache, so a stale cache can never
   change a result.  Files are JSON and ``.npz`` (no pickles), written atomically
-  (temporary file + rename); concurrent processes at worst recompute.
+  (temporary file + rename); concurrent processes at worst recompute.  Features are written when
+  computed; matches, statistics and facts at most every :data:`FLUSH_INTERVAL_S` seconds, on
+  :meth:`Pool.flush` and at interpreter exit.
 
 On-disk pool format (see docs/SCORING.md, "Reference pools"): a directory holding
 ``manifest.json`` and the JSONL or gzip-JSONL shards it lists; each line is one graph
@@ -32,6 +34,7 @@ A root passed with ``--gi-pools=DIR`` holds ``l3/`` and/or ``l4/`` pool director
 
 from __future__ import annotations
 
+import atexit
 import contextlib
 import gzip
 import hashlib
@@ -40,6 +43,8 @@ import json
 import os
 import tempfile
 import threading
+import time
+import weakref
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
@@ -65,6 +70,9 @@ from pytest_graphinstruct.verify.verdict import Source
 POOL_FORMAT = "graphinstruct-pool"
 POOL_FORMAT_VERSION = 1
 MANIFEST = "manifest.json"
+#: New matches/facts are written to the disk cache at most this often while matching (and by
+#: :meth:`Pool.flush` / at interpreter exit).
+FLUSH_INTERVAL_S = 5.0
 #: Level → sub-directory of a pools root.
 LEVEL_DIRS: Mapping[int, str] = MappingProxyType({3: "l3", 4: "l4"})
 
@@ -266,7 +274,7 @@ def write_pool(directory: str | Path, graphs: Iterable[PoolGraph | nx.Graph], *,
         text = "".join(_canonical_line(pg) + "\n" for pg in part)
         data = text.encode("utf-8")
         if compress:
-            (directory / rel).write_bytes(gzip.compress(data, mtime=0))
+            (directory / rel).write_bytes(gzip.compress(data, compresslevel=6, mtime=0))
         else:
             (directory / rel).write_bytes(data)
         files.append({"path": rel, "graphs": len(part), "sha256": hashlib.sha256(data).hexdigest()})
@@ -359,6 +367,9 @@ class Pool:
             Path(cache_dir) / f"pool-{self.content_hash[:24]}-{_FINGERPRINT[:12]}"
             if cache_dir is not None else None)
         self._lock = threading.RLock()
+        self._dirty = False
+        self._facts_dirty = False
+        self._last_flush = time.monotonic()
         self._facts: dict[int, GraphFacts] = {}
         self._persisted: dict[str, list[Any]] = {}
         self._matches: dict[tuple[str, ...], tuple[int, ...]] = {}
@@ -368,6 +379,8 @@ class Pool:
         #: counters, for tests and benchmarks: features computed, constraint checks made
         self.computed = {"features": 0, "checks": 0, "matches": 0, "stats": 0}
         self._load_cache()
+        if self.cache_path is not None:
+            atexit.register(_flush_at_exit, weakref.ref(self))
 
     def __len__(self) -> int:
         return len(self.graphs)
@@ -466,7 +479,7 @@ class Pool:
                 hit = self._compute_match(cs, domain)
                 self._matches[key] = hit
                 self.computed["matches"] += 1
-                self._save_cache()
+                self._changed()
             return PoolMatch(self, key, hit)
 
     def match_instruction(self, instruction: Instruction) -> PoolMatch:
@@ -525,6 +538,7 @@ class Pool:
                 values = self._persisted.setdefault(name, [None] * len(self.graphs))
                 if values[index] is None:
                     values[index] = _encode_fact(facts.__dict__[name])
+                    self._facts_dirty = True
 
     # -- MMD reference statistics ---------------------------------------------------------------
 
@@ -538,7 +552,7 @@ class Pool:
                 stats = mmd.ReferenceStats.compute(table)
                 self._stats[match.key] = stats
                 self.computed["stats"] += 1
-                self._save_cache()
+                self._changed()
             return mmd.ReferenceSet(table, stats)
 
     # -- the disk cache -------------------------------------------------------------------------
@@ -558,9 +572,26 @@ class Pool:
             if "stats" in entry:
                 self._stats[key] = mmd.ReferenceStats.from_json(entry["stats"])
 
+    def flush(self) -> None:
+        """Write new matches, reference statistics and graph facts to the disk cache now.
+
+        Called automatically at most every :data:`FLUSH_INTERVAL_S` seconds while matching,
+        and at interpreter exit; call it at the end of a session to be sure.
+        """
+        with self._lock:
+            if self.cache_path is None or not (self._dirty or self._facts_dirty):
+                return
+            self._save_cache()
+            self._dirty = self._facts_dirty = False
+            self._last_flush = time.monotonic()
+
+    def _changed(self) -> None:
+        self._dirty = True
+        if time.monotonic() - self._last_flush >= FLUSH_INTERVAL_S:
+            self.flush()
+
     def _save_cache(self) -> None:
-        if self.cache_path is None:
-            return
+        assert self.cache_path is not None
         self.cache_path.mkdir(parents=True, exist_ok=True)
         # merge with what other processes may have written meanwhile (best effort)
         on_disk = _read_json(self.cache_path / "matches.json") or {}
@@ -573,6 +604,8 @@ class Pool:
             if "stats" in entry or raw not in merged:
                 merged[raw] = entry
         _write_json(self.cache_path / "matches.json", {"matches": merged})
+        if not self._facts_dirty:
+            return
         facts_disk = _read_json(self.cache_path / "facts.json") or {}
         values: dict[str, list[Any]] = {}
         if facts_disk.get("graphs") == len(self.graphs):
@@ -607,6 +640,13 @@ class Pool:
             arrays[f"valid_{f}"] = b.valid
         with _atomic(self.cache_path / "features.npz") as tmp, open(tmp, "wb") as fh:
             np.savez(fh, **arrays)  # type: ignore[arg-type]
+
+
+def _flush_at_exit(ref: weakref.ref[Pool]) -> None:
+    pool = ref()
+    if pool is not None:
+        with contextlib.suppress(OSError):
+            pool.flush()
 
 
 def _encode_fact(value: Any) -> Any:

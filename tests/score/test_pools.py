@@ -195,6 +195,7 @@ def test_second_load_recomputes_nothing(tmp_path: Path, graphs: list[nx.Graph],
     m1 = first.match([parse_constraint(t) for t in texts])
     ref1 = m1.reference_set()
     assert first.computed["features"] == len(graphs) and first.computed["stats"] == 1
+    first.flush()  # (also done every FLUSH_INTERVAL_S while matching and at exit)
 
     calls = {"features": 0, "modularity": 0}
     real_features = mmd.graph_features
@@ -236,11 +237,22 @@ def test_seeded_facts_give_the_same_verdicts(tmp_path: Path, graphs: list[nx.Gra
              "planar=true", "acyclic=false", "edge_connectivity>=0", "density>=0"]
     for t in every:
         first.match([parse_constraint(t)])
+    first.flush()
     second = Pool.from_graphs(graphs, cache_dir=cache)
     for t in ["modularity>=0.3", "clustering_coefficient>=0.2", "average_path_length<=2.2",
               "diameter<=3", "planar=false", "acyclic=true", "edge_connectivity>=2",
               "density<=0.25"]:
         assert second.match([parse_constraint(t)]).indices == brute_force(second, [t])
+
+
+def test_flush_writes_matches(tmp_path: Path, graphs: list[nx.Graph]) -> None:
+    a = Pool.from_graphs(graphs[:8], cache_dir=tmp_path)
+    a.match([parse_constraint("connected=true")])
+    a.flush()
+    b = Pool.from_graphs(graphs[:8], cache_dir=tmp_path)
+    b.match([parse_constraint("connected=true")])
+    assert b.computed["matches"] == 0
+    a.flush()  # nothing new: no write, no error
 
 
 def test_cache_is_keyed_by_content(tmp_path: Path, graphs: list[nx.Graph]) -> None:
