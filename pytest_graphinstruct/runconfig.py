@@ -59,6 +59,7 @@ class RunConfig:
     report: Path | None
     max_tokens_total: int | None
     exemplar_seed: int
+    pools: Path | None = None
     fail_under: float | None = None
     baseline: Path | None = None
     max_regression: float | None = None
@@ -97,6 +98,15 @@ def _number(name: str, raw: Any, kind: type, *, low: float | None = None,
 def _default(raw: Mapping[str, Any], key: str, default: Any) -> Any:
     value = raw.get(key)
     return default if value is None or value == "" else value
+
+
+def _pools(raw: Any) -> Path | None:
+    if not raw:
+        return None
+    path = Path(raw).expanduser()
+    if not path.is_dir():
+        raise GraphInstructError(f"--gi-pools directory not found: {path}")
+    return path
 
 
 def build_run_config(raw: Mapping[str, Any], *, rootdir: Path) -> RunConfig | None:
@@ -201,6 +211,7 @@ def build_run_config(raw: Mapping[str, Any], *, rootdir: Path) -> RunConfig | No
         max_tokens_total=_number("--gi-max-tokens-total", raw.get("max_tokens_total"), int,
                                  low=1),
         exemplar_seed=_number("--gi-exemplar-seed", _default(raw, "exemplar_seed", 0), int),
+        pools=_pools(raw.get("pools")),
         fail_under=_number("--gi-fail-under", raw.get("fail_under"), float, low=0, high=1),
         baseline=baseline,
         max_regression=max_regression,

@@ -74,6 +74,13 @@ class BenchmarkSession:
 
             replay = read_responses(config.replay)
         self.cache = AnswerCache(config.cache_dir) if config.cache_dir is not None else None
+        self.pools = None
+        if config.pools is not None:
+            from pytest_graphinstruct.score.pools import ReferencePools, default_cache_dir
+
+            # Pool features and matches are cached on disk, keyed by the pools' content hash.
+            features = (config.cache_dir / "pools") if config.cache_dir else default_cache_dir()
+            self.pools = ReferencePools.load(config.pools, cache_dir=features)
         # One budget for every model of the run; under xdist each worker gets its share.
         budget = None
         if config.max_tokens_total is not None:
@@ -169,7 +176,7 @@ class BenchmarkSession:
         verifications = tuple(self.verifier.verify(inst, a.text or "") for a in answers)
         ok = sum(v.passed for v in verifications)
         passed = PASS_RULES[self.config.pass_rule](ok, len(verifications))
-        scores = score_instruction(inst, answers, verifications)
+        scores = score_instruction(inst, answers, verifications, self.pools)
         d4 = scores.dimensions["D4"] if scores.dimensions["D4"] is not None else 0.0
         result = item_result(inst, cell, answers, verifications, passed, d4)
         result.update(scores.to_json())
@@ -178,6 +185,9 @@ class BenchmarkSession:
     def close(self) -> None:
         for s in self.schedulers.values():
             s.close()
+        if self.pools is not None:
+            for pool in self.pools.pools.values():
+                pool.flush()
 
     def stats(self) -> dict[str, Any]:
         return {model: s.stats() for model, s in self.schedulers.items()}

@@ -14,11 +14,13 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from pytest_graphinstruct.models.base import Answer
+from pytest_graphinstruct.score.d1 import instruction_d1
 from pytest_graphinstruct.score.d2 import instruction_d2
 from pytest_graphinstruct.score.d3 import instruction_d3
 from pytest_graphinstruct.score.d4 import instruction_d4, is_valid
 from pytest_graphinstruct.score.d5 import D5Result, Spend, infeasible_d5, instruction_d5
 from pytest_graphinstruct.score.levels import LevelScore, effective_weights, level_score
+from pytest_graphinstruct.score.pools import ReferencePools
 from pytest_graphinstruct.suite.instruction import Instruction
 from pytest_graphinstruct.verify.verdict import Verification
 
@@ -55,23 +57,28 @@ def score_instruction(
     instruction: Instruction,
     answers: Sequence[Answer],
     verifications: Sequence[Verification],
+    pools: ReferencePools | None = None,
 ) -> InstructionScores:
-    """Score the k samples of one instruction (``answers[i]`` produced ``verifications[i]``)."""
+    """Score the k samples of one instruction (``answers[i]`` produced ``verifications[i]``).
+
+    ``pools`` are the run's reference pools (D1's MMD at L3/L4); without them D1 uses the
+    constraint formula and says so in ``details["d1"]``.
+    """
     dims: dict[str, float | None] = dict.fromkeys(DIMENSIONS)
     absent: dict[str, str] = {}
     details: dict[str, Any] = {}
     spends = [Spend.of_answer(a) for a in answers]
+    d1 = instruction_d1(instruction, verifications, pools)
+    dims["D1"] = d1.score
+    details["d1"] = d1.to_json()
     if not instruction.feasible:
         refusals = sum(1 for v in verifications if v.parse.refusal)
         d5 = infeasible_d5(spends, refusals, len(verifications))
-        share = refusals / len(verifications) if verifications else 0.0
-        dims["D1"] = share
-        dims["D4"] = share
+        dims["D4"] = refusals / len(verifications) if verifications else 0.0
     else:
         valid = sum(1 for v in verifications if is_valid(v))
         d5 = instruction_d5(spends, valid)
         dims["D4"] = instruction_d4(instruction, verifications)
-        absent["D1"] = "not implemented yet"
     dims["D5"] = d5.d5
     if d5.d5 is None:
         absent["D5"] = "token usage unknown for some sample"

@@ -154,6 +154,8 @@ def test_last_failed_reruns_only_failures(pytester: pytest.Pytester, suite_dir: 
         (["--gi-model=oracle", "--gi-levels=7"], "--gi-levels must name levels 0-5"),
         (["--gi-model=oracle", "--gi-temperature=hot"], "--gi-temperature must be a number"),
         (["--gi-replay=nope.jsonl"], "--gi-replay file not found"),
+        (["--gi-model=oracle", "--gi-pools=nope"], "--gi-pools directory not found"),
+        (["--gi-model=oracle", "--gi-fail-under=2"], "--gi-fail-under must be <= 1"),
     ],
 )
 def test_bad_options_are_usage_errors(pytester: pytest.Pytester, suite_dir: Path,
