@@ -259,3 +259,19 @@ def test_fixtures_for_users_own_tests(pytester: pytest.Pytester, suite_dir: Path
     result.assert_outcomes(passed=6, skipped=1)
     bare = pytester.runpytest("test_mine.py", "-p", "no:cacheprovider", "-k", "query")
     bare.assert_outcomes(skipped=1, deselected=2)
+
+
+def test_crashed_worker_marks_the_summary_partial(pytester: pytest.Pytester,
+                                                  suite_dir: Path) -> None:
+    pytester.makepyfile(test_crash="""
+        import os
+
+        def test_crash():
+            os._exit(3)
+    """)
+    report = pytester.path / "r.json"
+    result = pytester.runpytest_subprocess(f"--gi-suite={suite_dir}", "--gi-model=oracle", "-n",
+                                           "2", f"--gi-report={report}", "-p",
+                                           "no:cacheprovider")
+    result.stdout.fnmatch_lines(["*PARTIAL: a worker crashed*"])
+    assert json.loads(report.read_text(encoding="utf-8"))["metadata"]["partial"] is True
