@@ -4,7 +4,8 @@ Per sample (a graph answer that is *valid*: parsed and passing its explicit ``gr
 
 * L0–L3: ``0.4·E + 0.4·I + 0.2·NC``, or ``2/3·E + 1/3·NC`` when nothing is implied;
 * L4: ``0.65·CS + 0.20·DSF + 0.15·NC`` (``DSF`` = domain structural fit against the
-  instruction's same-domain references; without references the two other terms are renormalized);
+  instruction's same-domain references that pass their own instruction's checks; without such
+  references the two other terms are renormalized);
 * L5: ``0.45·EQ + 0.40·CS + 0.15·RA``.
 
 ``E`` = satisfied share of explicit constraints (metadata keys excluded), ``I`` = satisfied share
@@ -13,7 +14,8 @@ type), ``NC`` = 1 when every no-contradiction check holds, else 0, ``CS`` = ``0.
 (``E`` alone when nothing is implied).  ``EQ`` (edit quality) = mean of the task-semantics
 verdict rate (are the *right* edges edited) and the count closeness ``min(a/o, o/a)`` of the
 actual edit size ``a`` to the minimal edit ``o`` (computed for the task, else the smallest
-reference edit).  ``RA`` (reasoning alignment, from the answer alone) = for a ``GraphEdit`` answer,
+reference edit — except for tasks that rename nodes, where only the task verdicts count).
+``RA`` (reasoning alignment, from the answer alone) = for a ``GraphEdit`` answer,
 the share of its stated operations that are real changes of the base (no removal of an absent
 edge, no addition of a present one); a full ``Graph`` answer states no edit and gets 0.7.
 
@@ -34,6 +36,9 @@ from pytest_graphinstruct.verify.tasks import edit_distance, minimal_edit
 from pytest_graphinstruct.verify.verdict import Source, Verification
 
 FULL_GRAPH_RA = 0.7
+# Tasks whose result names its nodes freely: an edit size between differently named graphs says
+# nothing, so without a computed minimum their edit quality rests on the task verdicts alone.
+_RENAMING_TASKS = frozenset({"line_graph", "relabel", "edge_contraction"})
 
 
 def is_valid(v: Verification) -> bool:
@@ -95,10 +100,16 @@ _PROFILE_CACHE: dict[tuple[str, str], tuple[DomainProfile, ...]] = {}
 
 
 def _profiles(instruction: Instruction) -> tuple[DomainProfile, ...]:
+    """Profiles of the instruction's *sound* references: those that pass every check of their
+    own instruction (a defective reference — e.g. one with self-loops — is no yardstick)."""
     key = (instruction.source, instruction.id)
     cached = _PROFILE_CACHE.get(key)
     if cached is None:
-        cached = tuple(DomainProfile(r.graph) for r in instruction.reference_graphs)
+        from pytest_graphinstruct.verify.verifier import DEFAULT_VERIFIER
+
+        sound = [r for r in instruction.reference_graphs
+                 if all(v.satisfied for v in DEFAULT_VERIFIER.check_graph(instruction, r))]
+        cached = tuple(DomainProfile(r.graph) for r in sound)
         _PROFILE_CACHE[key] = cached
     return cached
 
@@ -113,7 +124,8 @@ def _edit_quality(instruction: Instruction, v: Verification, graph: ParsedGraph)
     if instruction.task_type is not None:
         optimal = minimal_edit(instruction.task_type, base=base, explicit=instruction.explicit,
                                text=instruction.text)
-    if optimal is None and instruction.references:
+    if (optimal is None and instruction.references
+            and instruction.task_type not in _RENAMING_TASKS):
         optimal = min(edit_distance(base, r).size for r in instruction.reference_graphs)
     if optimal is None:
         closeness = None

@@ -105,3 +105,29 @@ def test_oracle_synthesizes_when_no_reference_passes() -> None:
         "id": "L2-900", "level": 2, "instruction": "x", "implicit_constraints": [],
         "explicit_constraints": ["num_nodes=4", "num_edges=9"]})  # impossible: > 6 edges
     assert tiny is not None and synthesize(tiny, Verifier(), attempts=50) is None
+
+
+# Instructions whose own data contradicts itself, so no answer can pass (docs/L5_TASKS.md):
+# L5-013 (implicit num_edges=30 needs 15 additions; the text asks for the minimum, 14),
+# L5-025 (the base is a 9-node path; text and constraints square an 8-node one),
+# L5-033 (maximal planar needs 42 edges; the text says 29).
+CONTRADICTORY = {"L5-013", "L5-025", "L5-033"}
+
+
+def test_oracle_on_the_official_suite_scores_d4_one(official_suite_dir: Path) -> None:
+    from pytest_graphinstruct.score.d4 import instruction_d4
+
+    suite = load_suite(official_suite_dir)
+    oracle = OracleBackend(suite)
+    verifier = Verifier()
+    failing, below = set(), {}
+    for inst in suite:
+        answer = oracle.complete(req(iid=inst.id))
+        v = verifier.verify(inst, answer.text or "")
+        if not v.passed:
+            failing.add(inst.id)
+        d4 = instruction_d4(inst, [v])
+        if d4 < 1 - 1e-9:
+            below[inst.id] = d4
+    assert failing == CONTRADICTORY
+    assert set(below) == CONTRADICTORY, below

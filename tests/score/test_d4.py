@@ -108,3 +108,12 @@ def test_l5_edit_quality_and_reasoning() -> None:
     # removing an edge that is not in the base is a no-op operation: RA 2/3
     noisy = V.verify(inst, "GraphEdit[name='e'] { remove_edges = [(3,0), (0,2), (1,3)]; }")
     assert sample_d4(inst, noisy).reasoning == pytest.approx(2 / 3)
+
+
+def test_l4_defective_references_are_no_yardstick() -> None:
+    loop_ref = ("Graph[name='r', nodes=4, domain='social'] { node_list = ['0','1','2','3']; "
+                "edge_list = [('0','1'), ('1','2'), ('2','3'), ('3','3')]; }")
+    inst = make(id="L4-003", level=4, domain="social", reference_solutions=[loop_ref],
+                explicit_constraints=["num_nodes=4", "connected=true", "domain=social"])
+    parts = sample_d4(inst, V.verify(inst, PATH4))
+    assert parts.domain_fit is None and parts.score == pytest.approx(1.0)

@@ -25,7 +25,10 @@ def make(**over: Any) -> Instruction:
     return inst
 
 
-def run(inst: Instruction, texts: list[str], usage: Usage | None = Usage(100, 50)) -> Any:
+USAGE = Usage(100, 50)
+
+
+def run(inst: Instruction, texts: list[str], usage: Usage | None = USAGE) -> Any:
     answers = [Answer(text=t, usage=usage, calls=1) for t in texts]
     return score_instruction(inst, answers, [V.verify(inst, t) for t in texts])
 
