@@ -275,3 +275,18 @@ def test_crashed_worker_marks_the_summary_partial(pytester: pytest.Pytester,
                                            "no:cacheprovider")
     result.stdout.fnmatch_lines(["*PARTIAL: a worker crashed*"])
     assert json.loads(report.read_text(encoding="utf-8"))["metadata"]["partial"] is True
+
+
+def test_report_with_all_dimensions_is_identical_across_workers(
+        pytester: pytest.Pytester, official_suite_dir: Path) -> None:
+    r0, r2, again = (pytester.path / n for n in ("r0.json", "r2.json", "again.json"))
+    base = [f"--gi-suite={official_suite_dir}", "--gi-model=oracle", "--gi-levels=3,4,5",
+            "-k", "L3-00 or L4-00 or L5-00", "-p", "no:cacheprovider"]
+    pytester.runpytest_subprocess(*base, "-n", "0", f"--gi-report={r0}")
+    pytester.runpytest_subprocess(*base, "-n", "2", f"--gi-report={r2}")
+    pytester.runpytest_subprocess(*base, "-n", "0", f"--gi-report={again}")
+    data = json.loads(r0.read_text(encoding="utf-8"))
+    dims = {d for r in data["per_instruction"] for d, v in r["dimension_scores"].items()
+            if v is not None}
+    assert {"D1", "D2", "D3", "D4"} <= dims
+    assert r0.read_bytes() == r2.read_bytes() == again.read_bytes()
