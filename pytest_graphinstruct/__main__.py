@@ -3,6 +3,8 @@
 Commands:
     score         verify and score recorded answers (raw-generation JSONL) against a suite.
     export-cache  write a run's cached answers in the raw-generation JSONL format.
+    pareto        Pareto view over the cells of several reports: S_total, TPV, S_final, …
+    compare       paired bootstrap of the change between two reports, per level.
 """
 
 from __future__ import annotations
@@ -10,6 +12,7 @@ from __future__ import annotations
 import argparse
 import sys
 from collections.abc import Sequence
+from typing import Any
 
 from pytest_graphinstruct.errors import GraphInstructError
 from pytest_graphinstruct.graphs.model import Limits
@@ -34,7 +37,87 @@ def _parser() -> argparse.ArgumentParser:
     e.add_argument("--out", required=True, help="JSONL file to write")
     e.add_argument("--cell", default=None, help="cell label, e.g. gpt-4o-zero-shot "
                    "(required when the cache holds several cells)")
+    pa = sub.add_parser("pareto", help="Pareto view (S_final, Q/kTPV, Cost@Q, frontier "
+                        "distance, sigma_strat) over the cells of one or more reports")
+    pa.add_argument("reports", nargs="+", help="session report JSON files")
+    co = sub.add_parser("compare", help="paired bootstrap of candidate - baseline per level")
+    co.add_argument("baseline", help="baseline report JSON")
+    co.add_argument("candidate", help="candidate report JSON")
+    co.add_argument("--cell", default=None, help="cell label when a report holds several")
     return p
+
+
+def _load_cells(paths: Sequence[str]) -> dict[str, Any]:
+    from pytest_graphinstruct.report.gates import load_baseline
+
+    cells: dict[str, Any] = {}
+    for path in paths:
+        for label, cell in load_baseline(path).items():
+            if label in cells:
+                raise GraphInstructError(f"cell {label} appears in more than one report")
+            cells[label] = cell
+    return cells
+
+
+def _pareto(args: argparse.Namespace) -> int:
+    from tabulate import tabulate
+
+    from pytest_graphinstruct.score.pareto import CellPoint, analyze
+
+    cells = _load_cells(args.reports)
+    points = [CellPoint(label=label, model=c["metadata"]["model"],
+                        strategy=c["metadata"]["strategy"], method=c["metadata"]["method"],
+                        quality=c["summary"]["s_total_renormalized"] or 0.0,
+                        cost=c["summary"]["tpv"]) for label, c in cells.items()]
+    report = analyze(points)
+    rows = [[a.point.label + (" *" if a.on_frontier else ""), f"{a.point.quality:.4f}",
+             "—" if a.point.cost is None else f"{a.point.cost:.1f}",
+             "—" if a.s_final is None else f"{a.s_final:.4f}",
+             "—" if a.q_per_ktpv is None else f"{a.q_per_ktpv:.3f}",
+             "—" if a.frontier_distance is None else f"{a.frontier_distance:.4f}"]
+            for a in report.cells]
+    print(tabulate(rows, headers=["cell (* Pareto-optimal)", "S_total", "TPV", "S_final",
+                                  "Q/kTPV", "frontier distance"]))
+    for model, cost in report.cost_at_q.items():
+        sigma = report.sigma_strat.get(model)
+        print(f"{model}: Cost@Q={report.threshold:g}: {'never' if cost is None else f'{cost:.1f}'}"
+              f"; sigma_strat: {'—' if sigma is None else f'{sigma:.4f}'}")
+    if report.excluded:
+        print(f"unknown cost (no token usage), left out: {', '.join(report.excluded)}")
+    return 0
+
+
+def _compare(args: argparse.Namespace) -> int:
+    from pytest_graphinstruct.report.gates import load_baseline
+    from pytest_graphinstruct.score.bootstrap import paired_bootstrap
+
+    def pick(path: str) -> Any:
+        cells = load_baseline(path)
+        if args.cell is not None:
+            if args.cell not in cells:
+                raise GraphInstructError(f"{path}: no cell {args.cell!r} "
+                                         f"(has: {', '.join(cells)})")
+            return cells[args.cell]
+        if len(cells) != 1:
+            raise GraphInstructError(f"{path} holds several cells; pass --cell "
+                                     f"({', '.join(cells)})")
+        return next(iter(cells.values()))
+
+    def scores(cell: Any) -> dict[str, tuple[int, float]]:
+        return {r["instruction_id"]: (r["level"], r["level_score"])
+                for r in cell["per_instruction"]
+                if r["outcome"] in ("passed", "failed") and r.get("level_score") is not None}
+
+    result = paired_bootstrap(scores(pick(args.baseline)), scores(pick(args.candidate)))
+    print("candidate - baseline (paired bootstrap over shared instructions, 95% CI):")
+    for lv, d in result.levels.items():
+        print(f"  L{lv}: {d.mean_diff:+.4f} [{d.low:+.4f}, {d.high:+.4f}]  n={d.n}")
+    t = result.total
+    print(f"  S_total: {t.mean_diff:+.4f} [{t.low:+.4f}, {t.high:+.4f}]  n={t.n}")
+    if result.only_baseline or result.only_candidate:
+        print(f"  unpaired: {len(result.only_baseline)} only in baseline, "
+              f"{len(result.only_candidate)} only in candidate")
+    return 0
 
 
 def _export(args: argparse.Namespace) -> int:
@@ -97,6 +180,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             return _score(args)
         if args.command == "export-cache":
             return _export(args)
+        if args.command == "pareto":
+            return _pareto(args)
+        if args.command == "compare":
+            return _compare(args)
     except GraphInstructError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2

@@ -150,3 +150,33 @@ def test_export_cache_round_trips_to_score(tmp_path: Path,
                  "--report", str(report)]) == 0
     assert main(["export-cache", "--cache", str(tmp_path / "none"), "--out", str(out)]) == 2
     assert "no answer cache" in capsys.readouterr().err
+
+
+def _cell_report(model: str, strategy: str, scores: dict[str, float], tpv: float | None,
+                 path: Path) -> Path:
+    rows = [{"instruction_id": i, "level": int(i[1]), "level_score": s, "outcome": "passed"}
+            for i, s in scores.items()]
+    mean = sum(scores.values()) / len(scores)
+    path.write_text(json.dumps({
+        "metadata": {"model": model, "strategy": strategy, "method": "baseline"},
+        "summary": {"s_total_renormalized": mean, "tpv": tpv},
+        "per_instruction": rows}), encoding="utf-8")
+    return path
+
+
+def test_pareto_and_compare_commands(tmp_path: Path,
+                                     capsys: pytest.CaptureFixture[str]) -> None:
+    ids = [f"L2-{n:03d}" for n in range(40)]
+    a = _cell_report("m", "zero-shot", dict.fromkeys(ids, 0.9), 500.0, tmp_path / "a.json")
+    b = _cell_report("m", "few-shot", dict.fromkeys(ids, 0.6), 900.0, tmp_path / "b.json")
+    c = _cell_report("n", "zero-shot", dict.fromkeys(ids, 0.95), None, tmp_path / "c.json")
+    assert main(["pareto", str(a), str(b), str(c)]) == 0
+    out = capsys.readouterr().out
+    assert "m-zero-shot *" in out and "m-few-shot *" not in out
+    assert "1.0350" in out  # S_final = 0.9 * 1.15 on the frontier
+    assert "unknown cost (no token usage), left out: n-zero-shot" in out
+    assert main(["compare", str(a), str(b)]) == 0
+    out = capsys.readouterr().out
+    assert "L2: -0.3000 [-0.3000, -0.3000]  n=40" in out
+    assert main(["pareto", str(a), str(a)]) == 2
+    assert "appears in more than one report" in capsys.readouterr().err
