@@ -25,7 +25,6 @@ Schema (stable field names; later dimensions are added beside them)::
 
 from __future__ import annotations
 
-import json
 from collections.abc import Sequence
 from pathlib import Path
 from statistics import fmean
@@ -121,11 +120,9 @@ def _answer(sample: Sample) -> Answer:
 
 def write_report(report: dict[str, Any], path: str | Path) -> None:
     """Write ``report`` as indented JSON (atomically: a crash never leaves half a file)."""
-    p = Path(path)
-    p.parent.mkdir(parents=True, exist_ok=True)
-    tmp = p.with_name(p.name + ".tmp")
-    tmp.write_text(json.dumps(report, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
-    tmp.replace(p)
+    from pytest_graphinstruct.report.summary import write_json
+
+    write_json(report, path)
 
 
 def level_lines(report: dict[str, Any]) -> Sequence[str]:
