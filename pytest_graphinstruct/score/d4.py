@@ -61,8 +61,13 @@ class D4Parts:
     reasoning: float | None = None
 
 
-def sample_d4(instruction: Instruction, v: Verification) -> D4Parts:
-    """D4 of one valid sample (see the module docstring); callers check :func:`is_valid`."""
+def sample_d4(instruction: Instruction, v: Verification,
+              pool: Sequence[DomainProfile] = ()) -> D4Parts:
+    """D4 of one valid sample (see the module docstring); callers check :func:`is_valid`.
+
+    ``pool``: profiles of same-domain reference-pool graphs matching the instruction; at L4 the
+    domain fit takes the best of them and of the instruction's sound references.
+    """
     graph = v.parse.graph
     assert graph is not None, "sample_d4 needs a parsed sample"
     e = v.rate(Source.EXPLICIT)
@@ -74,7 +79,7 @@ def sample_d4(instruction: Instruction, v: Verification) -> D4Parts:
         score = (2 / 3) * e + (1 / 3) * nc if i is None else 0.4 * e + 0.4 * i + 0.2 * nc
         return D4Parts(score, e, i, nc)
     if instruction.level == 4:
-        dsf = domain_fit(graph.graph, _profiles(instruction))
+        dsf = domain_fit(graph.graph, (*_profiles(instruction), *pool))
         if dsf is None:
             score = (0.65 * cs + 0.15 * nc) / 0.80
         else:
@@ -86,13 +91,14 @@ def sample_d4(instruction: Instruction, v: Verification) -> D4Parts:
     return D4Parts(score, e, i, nc, edit_quality=eq, reasoning=ra)
 
 
-def instruction_d4(instruction: Instruction, samples: Sequence[Verification]) -> float:
+def instruction_d4(instruction: Instruction, samples: Sequence[Verification],
+                   pool: Sequence[DomainProfile] = ()) -> float:
     """D4 of one instruction over its k samples (see the module docstring)."""
     if not samples:
         return 0.0
     if not instruction.feasible:
         return fmean(1.0 if s.parse.refusal else 0.0 for s in samples)
-    scores = [sample_d4(instruction, s).score for s in samples if is_valid(s)]
+    scores = [sample_d4(instruction, s, pool).score for s in samples if is_valid(s)]
     return fmean(scores) if scores else 0.0
 
 

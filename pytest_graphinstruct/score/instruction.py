@@ -16,15 +16,37 @@ from typing import Any
 from pytest_graphinstruct.models.base import Answer
 from pytest_graphinstruct.score.d1 import instruction_d1
 from pytest_graphinstruct.score.d2 import instruction_d2
-from pytest_graphinstruct.score.d3 import instruction_d3
+from pytest_graphinstruct.score.d3 import graphs_d3, instruction_d3
 from pytest_graphinstruct.score.d4 import instruction_d4, is_valid
 from pytest_graphinstruct.score.d5 import D5Result, Spend, infeasible_d5, instruction_d5
+from pytest_graphinstruct.score.domain_fit import DomainProfile
 from pytest_graphinstruct.score.levels import LevelScore, effective_weights, level_score
-from pytest_graphinstruct.score.pools import ReferencePools
+from pytest_graphinstruct.score.pools import PoolGraph, ReferencePools
 from pytest_graphinstruct.suite.instruction import Instruction
 from pytest_graphinstruct.verify.verdict import Verification
 
 DIMENSIONS = ("D1", "D2", "D3", "D4", "D5")
+
+#: Pool graphs (first matches in pool order) used beside the instruction's own references as D3
+#: and L4 domain-fit yardsticks; bounded because every reference costs a GCN training.
+POOL_REFERENCES = 3
+
+_POOL_PROFILES: dict[tuple[str, int], DomainProfile] = {}
+
+
+def _pool_references(instruction: Instruction, pools: ReferencePools | None) -> list[PoolGraph]:
+    if pools is None or instruction.level not in (3, 4) or not instruction.feasible:
+        return []
+    match = pools.match(instruction)
+    return [] if match is None else list(match.graphs[:POOL_REFERENCES])
+
+
+def _profile(g: PoolGraph) -> DomainProfile:
+    key = (g.id, id(g.graph))
+    prof = _POOL_PROFILES.get(key)
+    if prof is None:
+        prof = _POOL_PROFILES[key] = DomainProfile(g.graph)
+    return prof
 
 
 @dataclass(frozen=True)
@@ -61,13 +83,18 @@ def score_instruction(
 ) -> InstructionScores:
     """Score the k samples of one instruction (``answers[i]`` produced ``verifications[i]``).
 
-    ``pools`` are the run's reference pools (D1's MMD at L3/L4); without them D1 uses the
-    constraint formula and says so in ``details["d1"]``.
+    ``pools`` are the run's reference pools: D1's MMD at L3/L4, and up to
+    :data:`POOL_REFERENCES` matching (L4: same-domain) pool graphs join the instruction's own
+    references as D3 and L4 domain-fit yardsticks (``details["pool_references"]`` lists them).
+    Without pools D1 uses the constraint formula and says so in ``details["d1"]``.
     """
     dims: dict[str, float | None] = dict.fromkeys(DIMENSIONS)
     absent: dict[str, str] = {}
     details: dict[str, Any] = {}
     spends = [Spend.of_answer(a) for a in answers]
+    pool_graphs = _pool_references(instruction, pools)
+    if pool_graphs:
+        details["pool_references"] = [g.id for g in pool_graphs]
     d1 = instruction_d1(instruction, verifications, pools)
     dims["D1"] = d1.score
     details["d1"] = d1.to_json()
@@ -78,7 +105,8 @@ def score_instruction(
     else:
         valid = sum(1 for v in verifications if is_valid(v))
         d5 = instruction_d5(spends, valid)
-        dims["D4"] = instruction_d4(instruction, verifications)
+        dims["D4"] = instruction_d4(instruction, verifications,
+                                    [_profile(g) for g in pool_graphs])
     dims["D5"] = d5.d5
     if d5.d5 is None:
         absent["D5"] = "token usage unknown for some sample"
@@ -90,7 +118,13 @@ def score_instruction(
         if d2.value is None:
             absent["D2"] = d2.reason or "not computed"
     if weighted.get("D3", 0) > 0 and instruction.feasible:
-        d3 = instruction_d3(instruction, verifications)
+        if pool_graphs:  # the closest of the instruction's references and its pool matches
+            valid_graphs = [v.parse.graph.graph for v in verifications
+                            if is_valid(v) and v.parse.graph is not None]
+            references = [r.graph for r in instruction.reference_graphs]
+            d3 = graphs_d3(valid_graphs, [*references, *(g.graph for g in pool_graphs)])
+        else:
+            d3 = instruction_d3(instruction, verifications)
         dims["D3"] = d3.value
         details["d3"] = {"grassmann": d3.grassmann, "mmd": d3.mmd, "gcn": d3.gcn}
         if d3.value is None:

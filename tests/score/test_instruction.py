@@ -61,3 +61,33 @@ def test_infeasible_scores_refusals() -> None:
     assert s.dimensions["D4"] == pytest.approx(0.5)
     assert s.dimensions["D5"] == pytest.approx(0.5)
     assert s.level.score == pytest.approx(0.5)
+
+
+def test_pools_feed_d1_mmd_and_d3_references() -> None:
+    from types import MappingProxyType
+
+    import networkx as nx
+
+    from pytest_graphinstruct.score.pools import Pool, ReferencePools
+
+    graphs = [nx.connected_watts_strogatz_graph(12, 4, 0.2, seed=s) for s in range(30)]
+    pools = ReferencePools(MappingProxyType({3: Pool.from_graphs(graphs)}))
+    ref = ("Graph[name='r'] { node_list = [" + ",".join(str(i) for i in range(12)) + "]; "
+           "edge_list = [" + ",".join(f"({u},{v})" for u, v in graphs[0].edges()) + "]; }")
+    inst = make(id="L3-001", level=3, instruction="A small world with 12 nodes.",
+                explicit_constraints=["num_nodes=12", "connected=true", "directed=false"],
+                implicit_constraints=[], reference_solutions=[ref])
+    answers = [nx.connected_watts_strogatz_graph(12, 4, 0.3, seed=100 + s) for s in range(3)]
+    texts = ["Graph[name='a'] { node_list = [" + ",".join(str(i) for i in range(12)) + "]; "
+             "edge_list = [" + ",".join(f"({u},{v})" for u, v in g.edges()) + "]; }"
+             for g in answers]
+    with_pools = score_instruction(inst, [Answer(text=t, usage=USAGE) for t in texts],
+                                   [V.verify(inst, t) for t in texts], pools)
+    assert with_pools.details["d1"]["formula"] == "distribution"
+    assert len(with_pools.details["pool_references"]) == 3
+    without = run(inst, texts)
+    assert without.details["d1"]["formula"] == "constraint"
+    assert "pool_references" not in without.details
+    # D3 takes the closest reference, so more yardsticks never lower it
+    assert with_pools.dimensions["D3"] is not None and without.dimensions["D3"] is not None
+    assert with_pools.dimensions["D3"] >= without.dimensions["D3"] - 1e-12
