@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any
 
 import pytest
 
@@ -19,43 +18,9 @@ import pytest_graphinstruct.prompts.builder
 import pytest_graphinstruct.report.summary
 import pytest_graphinstruct.session  # noqa: F401
 
+from ._suite import CYCLE4, EMPTY3, TREE4
+
 pytest_plugins = ["pytester"]
-
-TREE4 = ("Graph[name='L1-001-ref1', nodes=4] { node_list = ['0','1','2','3']; "
-         "edge_list = [('0','1'), ('1','2'), ('1','3')]; }")
-CYCLE4 = ("Graph[name='L1-002-ref1', nodes=4] { node_list = ['0','1','2','3']; "
-          "edge_list = [('0','1'), ('1','2'), ('2','3'), ('3','0')]; }")
-EMPTY3 = "Graph[name='L0-001-ref1', nodes=3] { node_list = ['0','1','2']; edge_list = []; }"
-
-
-def suite_records() -> dict[int, list[dict[str, Any]]]:
-    return {
-        0: [{"id": "L0-001", "level": 0, "instruction": "Create a graph with 3 nodes.",
-             "explicit_constraints": ["num_nodes=3"], "implicit_constraints": [],
-             "graph_sizes": ["small"], "reference_solutions": [EMPTY3]}],
-        1: [
-            {"id": "L1-001", "level": 1, "instruction": "Generate a tree with 4 nodes.",
-             "explicit_constraints": ["graph_type=tree", "num_nodes=4"],
-             "implicit_constraints": ["num_edges=3"], "graph_sizes": ["small"],
-             "reference_solutions": [TREE4]},
-            {"id": "L1-002", "level": 1, "instruction": "Generate a cycle with 4 nodes.",
-             "explicit_constraints": ["graph_type=cycle", "num_nodes=4"],
-             "implicit_constraints": [], "graph_sizes": ["small"],
-             "reference_solutions": [CYCLE4]},
-        ],
-        2: [{"id": "L2-001", "level": 2, "instruction": "A 3-regular graph with 5 nodes.",
-             "explicit_constraints": ["degree=3", "num_nodes=5"], "implicit_constraints": [],
-             "graph_sizes": ["small"], "reference_solutions": [], "feasible": False}],
-    }
-
-
-@pytest.fixture
-def suite_dir(pytester: pytest.Pytester) -> Path:
-    root = pytester.path / "suite"
-    root.mkdir()
-    for lv, recs in suite_records().items():
-        (root / f"level_{lv}.json").write_text(json.dumps(recs), encoding="utf-8")
-    return root
 
 
 def replay_file(path: Path, answers: dict[str, list[str]]) -> Path:

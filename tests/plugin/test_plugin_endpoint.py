@@ -11,7 +11,7 @@ import pytest
 import pytest_graphinstruct.models.openai_backend  # noqa: F401  (see test_plugin.py)
 from pytest_graphinstruct.models.testserver import FakeOpenAIServer, Fault
 
-from .test_plugin import EMPTY3, TREE4, suite_records
+from ._suite import EMPTY3, TREE4
 
 pytest_plugins = ["pytester"]
 
@@ -28,15 +28,6 @@ def answer_for(body: dict[str, Any]) -> str:
     if "3-regular" in user:
         return "No such graph exists: 3*5 is odd, so this is impossible."
     return EMPTY3
-
-
-@pytest.fixture
-def suite_dir(pytester: pytest.Pytester) -> Path:
-    root = pytester.path / "suite"
-    root.mkdir()
-    for lv, recs in suite_records().items():
-        (root / f"level_{lv}.json").write_text(json.dumps(recs), encoding="utf-8")
-    return root
 
 
 @pytest.fixture
