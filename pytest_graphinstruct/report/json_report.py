@@ -34,7 +34,7 @@ from pytest_graphinstruct import __version__
 from pytest_graphinstruct.models.base import Answer, Usage
 from pytest_graphinstruct.models.recorded import Responses, Sample
 from pytest_graphinstruct.score.d4 import instruction_d4, is_valid
-from pytest_graphinstruct.score.instruction import score_instruction
+from pytest_graphinstruct.score.instruction import score_instructions
 from pytest_graphinstruct.suite.loader import Suite
 from pytest_graphinstruct.verify.verdict import Source, Verification
 from pytest_graphinstruct.verify.verifier import Verifier
@@ -70,15 +70,21 @@ def build_report(
     per_instruction: list[dict[str, Any]] = []
     missing: list[str] = []
     by_level: dict[int, list[float]] = {}
+    scored = []
     for inst in suite:
         rec = responses.get(inst.id)
         if rec is None:
             missing.append(inst.id)
             continue
         verifications = [verifier.verify(inst, s.raw_output) for s in rec.samples]
+        answers = [_answer(s) for s in rec.samples]
+        scored.append((inst, answers, verifications))
+    with_samples = [x for x in scored if x[1]]
+    all_scores = dict(zip((x[0].id for x in with_samples),
+                          score_instructions(with_samples), strict=True))
+    for inst, _answers, verifications in scored:
         d4 = instruction_d4(inst, verifications)
         by_level.setdefault(inst.level, []).append(d4)
-        answers = [_answer(s) for s in rec.samples]
         entry = {
             "instruction_id": inst.id,
             "level": inst.level,
@@ -87,8 +93,8 @@ def build_report(
             "valid_samples": sum(1 for v in verifications if is_valid(v)),
             "samples": [sample_entry(v) for v in verifications],
         }
-        if answers:
-            entry.update(score_instruction(inst, answers, verifications).to_json())
+        if inst.id in all_scores:
+            entry.update(all_scores[inst.id].to_json())
         per_instruction.append(entry)
     unknown = sorted(r.instruction_id for r in responses if r.instruction_id not in suite)
     return {

@@ -16,7 +16,7 @@ from typing import Any
 from pytest_graphinstruct.models.base import Answer
 from pytest_graphinstruct.score.d1 import instruction_d1
 from pytest_graphinstruct.score.d2 import instruction_d2
-from pytest_graphinstruct.score.d3 import graphs_d3, instruction_d3
+from pytest_graphinstruct.score.d3 import D3Result, graphs_d3, instruction_d3, instructions_d3
 from pytest_graphinstruct.score.d4 import instruction_d4, is_valid
 from pytest_graphinstruct.score.d5 import D5Result, Spend, infeasible_d5, instruction_d5
 from pytest_graphinstruct.score.domain_fit import DomainProfile
@@ -80,6 +80,7 @@ def score_instruction(
     answers: Sequence[Answer],
     verifications: Sequence[Verification],
     pools: ReferencePools | None = None,
+    d3: D3Result | None = None,
 ) -> InstructionScores:
     """Score the k samples of one instruction (``answers[i]`` produced ``verifications[i]``).
 
@@ -118,7 +119,9 @@ def score_instruction(
         if d2.value is None:
             absent["D2"] = d2.reason or "not computed"
     if weighted.get("D3", 0) > 0 and instruction.feasible:
-        if pool_graphs:  # the closest of the instruction's references and its pool matches
+        if d3 is not None:  # computed by the caller, e.g. in one batch (score_instructions)
+            pass
+        elif pool_graphs:  # the closest of the instruction's references and its pool matches
             valid_graphs = [v.parse.graph.graph for v in verifications
                             if is_valid(v) and v.parse.graph is not None]
             references = [r.graph for r in instruction.reference_graphs]
@@ -138,3 +141,18 @@ def score_instruction(
     full = level_score(instruction.level, dims, quality_only=False)
     return InstructionScores(dims, {d: r for d, r in absent.items() if dims[d] is None},
                              quality, full, d5, details)
+
+
+def score_instructions(
+    items: Sequence[tuple[Instruction, Sequence[Answer], Sequence[Verification]]],
+    pools: ReferencePools | None = None,
+) -> list[InstructionScores]:
+    """:func:`score_instruction` for many instructions, with D3's GCNs trained in one batch.
+
+    Same values as scoring one by one (D3 is bit-identical batched or not); without pools the
+    D3 of every instruction comes from one :func:`instructions_d3` call.
+    """
+    if pools is not None:
+        return [score_instruction(i, a, v, pools) for i, a, v in items]
+    d3s = instructions_d3([(i, v) for i, _, v in items])
+    return [score_instruction(i, a, v, None, d3) for (i, a, v), d3 in zip(items, d3s, strict=True)]

@@ -91,3 +91,27 @@ def test_pools_feed_d1_mmd_and_d3_references() -> None:
     # D3 takes the closest reference, so more yardsticks never lower it
     assert with_pools.dimensions["D3"] is not None and without.dimensions["D3"] is not None
     assert with_pools.dimensions["D3"] >= without.dimensions["D3"] - 1e-12
+
+
+def test_batched_scoring_equals_one_by_one() -> None:
+    import networkx as nx
+
+    from pytest_graphinstruct.score.instruction import score_instructions
+
+    def text(g: nx.Graph) -> str:
+        return ("Graph[name='a'] { node_list = [" + ",".join(str(i) for i in g.nodes()) + "]; "
+                "edge_list = [" + ",".join(f"({u},{v})" for u, v in g.edges()) + "]; }")
+
+    items = []
+    for n in (12, 16, 20):
+        ref = text(nx.connected_watts_strogatz_graph(n, 4, 0.2, seed=n))
+        inst = make(id=f"L3-0{n}", level=3, instruction=f"A small world with {n} nodes.",
+                    explicit_constraints=[f"num_nodes={n}", "connected=true"],
+                    implicit_constraints=[], reference_solutions=[ref])
+        texts = [text(nx.connected_watts_strogatz_graph(n, 4, 0.3, seed=n + k)) for k in (1, 2)]
+        items.append((inst, [Answer(text=t, usage=USAGE) for t in texts],
+                      [V.verify(inst, t) for t in texts]))
+    batched = [s.to_json() for s in score_instructions(items)]
+    single = [score_instruction(i, a, v).to_json() for i, a, v in items]
+    assert batched == single
+    assert all(s["dimension_scores"]["D3"] is not None for s in batched)
