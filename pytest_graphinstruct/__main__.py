@@ -5,6 +5,7 @@ Commands:
     export-cache  write a run's cached answers in the raw-generation JSONL format.
     pareto        Pareto view over the cells of several reports: S_total, TPV, S_final, …
     compare       paired bootstrap of the change between two reports, per level.
+    build-pools   build the L3/L4 reference pools (deterministic per seed; docs/POOLS.md).
 """
 
 from __future__ import annotations
@@ -44,6 +45,12 @@ def _parser() -> argparse.ArgumentParser:
     co.add_argument("baseline", help="baseline report JSON")
     co.add_argument("candidate", help="candidate report JSON")
     co.add_argument("--cell", default=None, help="cell label when a report holds several")
+    bp = sub.add_parser("build-pools", help="build the L3/L4 reference pools (docs/POOLS.md)")
+    bp.add_argument("--seed", type=int, default=0, help="pool seed (default 0: the committed "
+                    "references/pools)")
+    bp.add_argument("--out", required=True, help="pools root to write (l3/ and l4/)")
+    bp.add_argument("--scale", type=float, default=1.0, help="fraction of each subgroup's "
+                    "graph count (default 1)")
     return p
 
 
@@ -135,6 +142,20 @@ def _export(args: argparse.Namespace) -> int:
     return 0
 
 
+def _build_pools(args: argparse.Namespace) -> int:
+    from pytest_graphinstruct.suite.pools_builder import build_pools
+
+    if args.scale <= 0:
+        raise GraphInstructError(f"--scale must be positive, got {args.scale}")
+    summary = build_pools(args.out, seed=args.seed, scale=args.scale)
+    for level in ("l3", "l4"):
+        info = summary[level]
+        print(f"{level}: {info['graphs']} graphs, {info['bytes']} bytes, "
+              f"content hash {info['content_hash'][:16]}")
+    print(f"built in {summary['seconds']:.1f} s -> {args.out}")
+    return 0
+
+
 def _levels(text: str | None) -> list[int] | None:
     if text is None:
         return None
@@ -184,6 +205,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             return _pareto(args)
         if args.command == "compare":
             return _compare(args)
+        if args.command == "build-pools":
+            return _build_pools(args)
     except GraphInstructError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2

@@ -1,0 +1,453 @@
+"""Build the project's reference pools (L3 synthetic, L4 domain) in the format of
+:mod:`pytest_graphinstruct.score.pools`.
+
+Promises:
+
+* **Deterministic.**  Graph ``index`` of ``subgroup`` is a pure function of
+  ``(seed, level, subgroup, index)``: its random generator is seeded from a sha256 of those values
+  (plus an attempt counter when a draw is rejected), never from global random state.  The same
+  seed (and scale) therefore gives byte-identical pool directories (gzip shards are written with
+  ``mtime=0`` by :func:`~pytest_graphinstruct.score.pools.write_pool`).  Byte identity across
+  networkx/numpy versions is not promised: several generators are networkx's.
+* **Valid graphs.**  Every graph is simple (no self-loops, no multi-edges), connected (weakly for
+  directed graphs), and has ``str`` node ids ``'0'..'n-1'`` (node labels are randomly permuted so
+  ids carry no structural meaning; real networks are relabelled in sorted-name order).  L3 graphs
+  are undirected and lie within their subgroup's size bucket (small 8–20, medium 21–50, large
+  51–100 nodes); L4 graphs have 8–60 nodes (molecular 8–30) and the directedness of their domain
+  (:data:`DIRECTED_DOMAINS`).
+* **Format.**  Pools are written with :func:`~pytest_graphinstruct.score.pools.write_pool`
+  (manifest + gzip JSONL shards + content hashes) into ``<out>/l3`` and ``<out>/l4``, loadable by
+  :meth:`~pytest_graphinstruct.score.pools.ReferencePools.load`.
+
+See docs/POOLS.md for the subgroups, generators, counts and how to rebuild the committed pools.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import math
+import shutil
+import time
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import networkx as nx
+import numpy as np
+
+from pytest_graphinstruct.score.pools import LEVEL_DIRS, PoolGraph, content_hash, write_pool
+
+DEFAULT_SEED = 0
+#: Rejection sampling gives up (deterministically, with an error) after this many draws.
+MAX_ATTEMPTS = 500
+
+#: Size buckets of the L3 pool: name → inclusive node-count range.
+SIZE_BUCKETS: dict[str, tuple[int, int]] = {
+    "small": (8, 20),
+    "medium": (21, 50),
+    "large": (51, 100),
+}
+L3_FAMILIES: tuple[str, ...] = ("ba", "er", "ws", "sbm_assortative", "sbm_core_periphery")
+#: Graphs per L3 subgroup at scale 1 (15 subgroups → 3,000 graphs).
+L3_PER_SUBGROUP = 200
+
+DOMAINS: tuple[str, ...] = ("social", "citation", "biological", "ecological", "communication",
+                            "infrastructure", "knowledge_graph", "molecular")
+DIRECTED_DOMAINS: frozenset[str] = frozenset({"citation", "ecological", "knowledge_graph"})
+#: Node-count range of L4 graphs (inclusive); molecular skeletons use :data:`MOLECULAR_SIZE`.
+L4_SIZE: tuple[int, int] = (8, 60)
+MOLECULAR_SIZE: tuple[int, int] = (8, 30)
+
+Rng = np.random.Generator
+
+
+# -- seeding and canonical form --------------------------------------------------------------------
+
+def _rng(seed: int, level: int, subgroup: str, index: int, attempt: int) -> Rng:
+    key = f"graphinstruct-pools:{seed}:{level}:{subgroup}:{index}:{attempt}".encode()
+    return np.random.default_rng(int.from_bytes(hashlib.sha256(key).digest()[:16], "big"))
+
+
+def _nx_seed(rng: Rng) -> int:
+    return int(rng.integers(0, 2**31 - 1))
+
+
+def _canonical(g: nx.Graph, rng: Rng | None) -> nx.Graph:
+    """Relabel ``g`` to ``'0'..'n-1'`` (a random permutation when ``rng`` is given, else the
+    sorted order of the original labels) with nodes and edges inserted in sorted order."""
+    directed = g.is_directed()
+    nodes = sorted(g.nodes(), key=str) if rng is None else list(g.nodes())
+    order = list(range(len(nodes))) if rng is None else [int(x) for x in
+                                                         rng.permutation(len(nodes))]
+    label = {v: order[i] for i, v in enumerate(nodes)}
+    edges = set()
+    for u, v in g.edges():
+        a, b = label[u], label[v]
+        if a == b:
+            continue
+        edges.add((a, b) if directed else (min(a, b), max(a, b)))
+    h: nx.Graph = nx.DiGraph() if directed else nx.Graph()
+    h.add_nodes_from(str(i) for i in range(len(nodes)))
+    h.add_edges_from((str(a), str(b)) for a, b in sorted(edges))
+    return h
+
+
+def _connected(g: nx.Graph) -> bool:
+    if g.number_of_nodes() == 0:
+        return False
+    return nx.is_weakly_connected(g) if g.is_directed() else nx.is_connected(g)
+
+
+def _uniform_int(rng: Rng, lo: int, hi: int) -> int:
+    return int(rng.integers(lo, hi + 1))
+
+
+def _block_sizes(rng: Rng, n: int, blocks: int, minimum: int) -> list[int]:
+    extra = n - blocks * minimum
+    cuts = np.sort(rng.integers(0, extra + 1, size=blocks - 1))
+    parts = np.diff(np.concatenate(([0], cuts, [extra])))
+    return [minimum + int(p) for p in parts]
+
+
+# -- L3 generators (undirected; return None to reject a draw) --------------------------------------
+
+def _l3_ba(rng: Rng, n: int) -> nx.Graph:
+    m = _uniform_int(rng, 1, max(1, min(6, n // 4)))
+    return nx.barabasi_albert_graph(n, m, seed=_nx_seed(rng))
+
+
+def _l3_er(rng: Rng, n: int) -> nx.Graph:
+    lo = min(n - 1.0, 1.1 * math.log(n))
+    k = float(rng.uniform(lo, max(lo, min(n - 1.0, 0.5 * (n - 1), 12.0))))
+    return nx.gnp_random_graph(n, min(1.0, k / (n - 1)), seed=_nx_seed(rng))
+
+
+def _l3_ws(rng: Rng, n: int) -> nx.Graph:
+    ks = [k for k in (4, 6, 8) if k <= n - 2]
+    k = ks[int(rng.integers(len(ks)))]
+    p = float(rng.uniform(0.0, 0.6))
+    return nx.watts_strogatz_graph(n, k, p, seed=_nx_seed(rng))
+
+
+def _l3_sbm_assortative(rng: Rng, n: int) -> nx.Graph:
+    blocks = _uniform_int(rng, 2, max(2, min(6, n // 5)))
+    sizes = _block_sizes(rng, n, blocks, 3)
+    d_in = float(rng.uniform(2.5, 8.0))
+    d_out = float(rng.uniform(0.3, 1.5))
+    probs = [[min(0.95, d_in / max(1, sizes[i] - 1)) if i == j
+              else min(0.5, d_out / max(1.0, n - (sizes[i] + sizes[j]) / 2))
+              for j in range(blocks)]
+             for i in range(blocks)]
+    return nx.stochastic_block_model(sizes, probs, seed=_nx_seed(rng))
+
+
+def _l3_sbm_core_periphery(rng: Rng, n: int) -> nx.Graph:
+    core = max(3, round(n * float(rng.uniform(0.15, 0.35))))
+    periphery = n - core
+    p_cc = float(rng.uniform(0.5, 0.95))
+    p_cp = min(0.9, float(rng.uniform(1.2, 3.0)) / core)
+    p_pp = min(0.2, float(rng.uniform(0.0, 1.0)) / max(1, periphery))
+    return nx.stochastic_block_model([core, periphery], [[p_cc, p_cp], [p_cp, p_pp]],
+                                     seed=_nx_seed(rng))
+
+
+_L3_GENERATORS: dict[str, Callable[[Rng, int], nx.Graph]] = {
+    "ba": _l3_ba, "er": _l3_er, "ws": _l3_ws, "sbm_assortative": _l3_sbm_assortative,
+    "sbm_core_periphery": _l3_sbm_core_periphery,
+}
+
+
+def l3_subgroups() -> list[str]:
+    """The 15 L3 subgroup names, ``<family>_<bucket>``, in pool order."""
+    return [f"{family}_{bucket}" for family in L3_FAMILIES for bucket in SIZE_BUCKETS]
+
+
+def l3_graph(subgroup: str, index: int, seed: int = DEFAULT_SEED) -> PoolGraph:
+    """Graph ``index`` of L3 ``subgroup`` (connected, undirected, within the bucket)."""
+    family, bucket = subgroup.rsplit("_", 1)
+    lo, hi = SIZE_BUCKETS[bucket]
+    make = _L3_GENERATORS[family]
+    for attempt in range(MAX_ATTEMPTS):
+        rng = _rng(seed, 3, subgroup, index, attempt)
+        n = _uniform_int(rng, lo, hi)
+        g = make(rng, n)
+        if g.number_of_nodes() == n and _connected(g):
+            return PoolGraph(f"l3-{subgroup}-{index:04d}", _canonical(g, rng), None, subgroup)
+    raise RuntimeError(f"L3 {subgroup} #{index}: no connected draw in {MAX_ATTEMPTS} attempts")
+
+
+# -- L4 generators ---------------------------------------------------------------------------------
+
+def _social_holme_kim(rng: Rng, n: int) -> nx.Graph:
+    """Preferential attachment with triadic closure (Holme & Kim's powerlaw-cluster model)."""
+    m = _uniform_int(rng, 1, 3) if n < 15 else _uniform_int(rng, 2, 4)
+    return nx.powerlaw_cluster_graph(n, m, float(rng.uniform(0.3, 0.9)), seed=_nx_seed(rng))
+
+
+def _citation_dag(rng: Rng, n: int) -> nx.DiGraph:
+    """Growing DAG: paper ``t`` cites earlier papers chosen ∝ (citations + a) (Price's model);
+    edges point from the citing to the cited paper."""
+    g = nx.DiGraph()
+    g.add_nodes_from(range(n))
+    indeg = np.zeros(n)
+    a = float(rng.uniform(0.5, 2.0))
+    mean_refs = float(rng.uniform(1.2, 3.5))
+    for t in range(1, n):
+        k = min(t, 1 + int(rng.poisson(mean_refs - 1)))
+        w = indeg[:t] + a
+        cited = rng.choice(t, size=k, replace=False, p=w / w.sum())
+        for c in cited:
+            g.add_edge(t, int(c))
+            indeg[int(c)] += 1
+    return g
+
+
+def _biological_duplication(rng: Rng, n: int) -> nx.Graph:
+    """Duplication–divergence (protein-interaction-like): sparse, hubby, locally redundant."""
+    return nx.duplication_divergence_graph(n, float(rng.uniform(0.25, 0.5)), seed=_nx_seed(rng))
+
+
+def _biological_modules(rng: Rng, n: int) -> nx.Graph:
+    """Sparse modular network: a stochastic block model with few links between modules."""
+    blocks = _uniform_int(rng, 2, max(2, min(6, n // 6)))
+    sizes = _block_sizes(rng, n, blocks, 4)
+    d_in = float(rng.uniform(2.0, 4.0))
+    d_out = float(rng.uniform(0.2, 0.8))
+    probs = [[min(0.9, d_in / max(1, sizes[i] - 1)) if i == j
+              else d_out / max(1.0, n - (sizes[i] + sizes[j]) / 2) for j in range(blocks)]
+             for i in range(blocks)]
+    return nx.stochastic_block_model(sizes, probs, seed=_nx_seed(rng))
+
+
+def _ecological_niche(rng: Rng, n: int) -> nx.DiGraph | None:
+    """Niche-model food web (Williams & Martinez 2000); edges point from prey to predator.
+    Isolated species are dropped, as in the model's usual use; too small a web is rejected."""
+    c = float(rng.uniform(0.08, 0.22))
+    beta = 1.0 / (2.0 * c) - 1.0
+    niche = rng.uniform(0.0, 1.0, size=n)
+    ranges = niche * rng.beta(1.0, beta, size=n)
+    centres = rng.uniform(ranges / 2.0, np.maximum(niche, ranges / 2.0))
+    g = nx.DiGraph()
+    g.add_nodes_from(range(n))
+    for i in range(n):
+        lo, hi = centres[i] - ranges[i] / 2.0, centres[i] + ranges[i] / 2.0
+        for j in range(n):
+            if i != j and lo <= niche[j] <= hi:
+                g.add_edge(j, i)
+    web = max(nx.weakly_connected_components(g), key=lambda s: (len(s), min(s)))
+    if len(web) < max(L4_SIZE[0], int(0.8 * n)):
+        return None
+    return g.subgraph(sorted(web)).copy()
+
+
+def _communication_hubs(rng: Rng, n: int) -> nx.Graph:
+    """Hub-dominated, fairly dense exchange network: Barabási–Albert with a larger ``m``."""
+    m = _uniform_int(rng, 3, max(3, min(7, n // 3)))
+    return nx.barabasi_albert_graph(n, m, seed=_nx_seed(rng))
+
+
+def _infrastructure_geometric(rng: Rng, n: int) -> nx.Graph:
+    """Random geometric graph in the unit square (links between nearby sites)."""
+    radius = float(rng.uniform(1.1, 1.6)) * math.sqrt(math.log(n) / (math.pi * n))
+    return nx.random_geometric_graph(n, radius, seed=_nx_seed(rng))
+
+
+def _infrastructure_grid(rng: Rng, n: int) -> nx.Graph | None:
+    """Perturbed street grid: a ``rows × cols`` lattice with some non-bridge links removed and
+    a few diagonal shortcuts added."""
+    rows = _uniform_int(rng, 2, max(2, int(math.sqrt(n))))
+    cols = n // rows
+    if rows * cols < L4_SIZE[0] or cols < 2:
+        return None
+    g = nx.grid_2d_graph(rows, cols)
+    edges = sorted(g.edges())
+    drop = rng.permutation(len(edges))[: int(len(edges) * float(rng.uniform(0.05, 0.25)))]
+    for i in sorted(int(x) for x in drop):
+        u, v = edges[i]
+        g.remove_edge(u, v)
+        if not nx.has_path(g, u, v):
+            g.add_edge(u, v)
+    for _ in range(_uniform_int(rng, 0, max(1, rows * cols // 12))):
+        r, c = _uniform_int(rng, 0, rows - 2), _uniform_int(rng, 0, cols - 2)
+        g.add_edge((r, c), (r + 1, c + 1))
+    return nx.convert_node_labels_to_integers(g, ordering="sorted")
+
+
+_KG_TYPES = ("person", "organization", "place", "work", "concept")
+#: Allowed relations: (subject type, object type).
+_KG_SCHEMA = (("person", "organization"), ("person", "place"), ("person", "work"),
+              ("person", "person"), ("organization", "place"), ("work", "concept"),
+              ("work", "person"), ("organization", "concept"), ("concept", "concept"),
+              ("place", "place"))
+
+
+def _knowledge_graph(rng: Rng, n: int) -> nx.DiGraph:
+    """Typed entities joined by schema-typed directed relations; objects are picked ∝
+    (in-degree + 1)², which makes hub entities (popular places, organizations, concepts)."""
+    types = [str(_KG_TYPES[int(i)]) for i in rng.choice(len(_KG_TYPES), size=n,
+                                                        p=[0.35, 0.2, 0.15, 0.15, 0.15])]
+    g = nx.DiGraph()
+    g.add_nodes_from(range(n))
+    indeg = np.zeros(n)
+    for t in range(1, n):
+        for _ in range(1 + int(rng.poisson(float(rng.uniform(0.3, 1.2))))):
+            outgoing = bool(rng.random() < 0.7)
+            ok = [j for j in range(t) if ((types[t], types[j]) if outgoing
+                                          else (types[j], types[t])) in _KG_SCHEMA
+                  and not g.has_edge(t, j) and not g.has_edge(j, t)]
+            if not ok:
+                continue
+            w = (indeg[ok] + 1.0) ** 2 if outgoing else np.ones(len(ok))
+            j = ok[int(rng.choice(len(ok), p=w / w.sum()))]
+            u, v = (t, j) if outgoing else (j, t)
+            g.add_edge(u, v)
+            indeg[v] += 1
+        if g.degree(t) == 0:  # no schema-compatible partner: attach to the biggest hub
+            j = int(np.argmax(indeg[:t]))
+            g.add_edge(t, j)
+            indeg[j] += 1
+    return g
+
+
+def _molecular_skeleton(rng: Rng, n: int) -> nx.Graph:
+    """Heavy-atom skeleton: a random tree with degree ≤ 4 plus ring closures (5- and 6-membered
+    rings, occasionally 3/4/7) between atoms with free valence."""
+    g = nx.Graph()
+    g.add_node(0)
+    for t in range(1, n):
+        free = [v for v in range(t) if g.degree(v) < 4]
+        w = np.array([3.0 if g.degree(v) <= 1 else 1.0 for v in free])
+        g.add_edge(t, free[int(rng.choice(len(free), p=w / w.sum()))])
+    rings = _uniform_int(rng, 0, max(1, n // 6))
+    for _ in range(rings):
+        size = int(rng.choice([3, 4, 5, 6, 7], p=[0.03, 0.04, 0.35, 0.53, 0.05]))
+        cands = [(u, v) for u in g for v in g if u < v and g.degree(u) < 4 and g.degree(v) < 4
+                 and not g.has_edge(u, v)]
+        cands = [(u, v) for u, v in cands if nx.shortest_path_length(g, u, v) == size - 1]
+        if cands:
+            u, v = cands[int(rng.integers(len(cands)))]
+            g.add_edge(u, v)
+    return g
+
+
+@dataclass(frozen=True)
+class DomainSubgroup:
+    """One L4 generator: ``count`` graphs of ``domain`` at scale 1."""
+
+    domain: str
+    name: str
+    count: int
+    make: Callable[[Rng, int], nx.Graph | None]
+    size: tuple[int, int] = L4_SIZE
+
+
+L4_SUBGROUPS: tuple[DomainSubgroup, ...] = (
+    DomainSubgroup("social", "holme_kim", 121, _social_holme_kim),
+    DomainSubgroup("citation", "price_dag", 125, _citation_dag),
+    DomainSubgroup("biological", "duplication_divergence", 63, _biological_duplication),
+    DomainSubgroup("biological", "sparse_modular", 62, _biological_modules),
+    DomainSubgroup("ecological", "niche_model", 125, _ecological_niche),
+    DomainSubgroup("communication", "hub_ba", 125, _communication_hubs),
+    DomainSubgroup("infrastructure", "geometric", 63, _infrastructure_geometric),
+    DomainSubgroup("infrastructure", "perturbed_grid", 62, _infrastructure_grid),
+    DomainSubgroup("knowledge_graph", "typed_relations", 125, _knowledge_graph),
+    DomainSubgroup("molecular", "valence_skeleton", 125, _molecular_skeleton, MOLECULAR_SIZE),
+)
+
+
+def _lesmis_core() -> nx.Graph:
+    return nx.k_core(nx.les_miserables_graph(), 2)
+
+
+#: Real networks shipped with networkx: subgroup name → (domain, loader).
+REAL_NETWORKS: dict[str, tuple[str, Callable[[], nx.Graph]]] = {
+    "real_karate_club": ("social", nx.karate_club_graph),
+    "real_les_miserables_2core": ("social", _lesmis_core),
+    "real_davis_southern_women": ("social", nx.davis_southern_women_graph),
+    "real_florentine_families": ("social", nx.florentine_families_graph),
+}
+
+
+def l4_graph(subgroup: DomainSubgroup, index: int, seed: int = DEFAULT_SEED) -> PoolGraph:
+    """Graph ``index`` of the synthetic L4 ``subgroup`` (weakly connected, within its size
+    range, directed iff its domain is in :data:`DIRECTED_DOMAINS`)."""
+    lo, hi = subgroup.size
+    directed = subgroup.domain in DIRECTED_DOMAINS
+    for attempt in range(MAX_ATTEMPTS):
+        rng = _rng(seed, 4, f"{subgroup.domain}/{subgroup.name}", index, attempt)
+        g = subgroup.make(rng, _uniform_int(rng, lo, hi))
+        if g is None or g.is_directed() != directed or not lo <= g.number_of_nodes() <= hi:
+            continue
+        g = _canonical(g, rng)
+        if _connected(g):
+            return PoolGraph(f"l4-{subgroup.domain}-{subgroup.name}-{index:04d}", g,
+                             subgroup.domain, subgroup.name)
+    raise RuntimeError(f"L4 {subgroup.name} #{index}: no valid draw in {MAX_ATTEMPTS} attempts")
+
+
+def real_graphs() -> list[PoolGraph]:
+    """The networkx real networks (relabelled ``'0'..'n-1'`` in sorted-name order)."""
+    return [PoolGraph(f"l4-{domain}-{name}", _canonical(load(), None), domain, name)
+            for name, (domain, load) in REAL_NETWORKS.items()]
+
+
+# -- the builder -----------------------------------------------------------------------------------
+
+def _count(full: int, scale: float) -> int:
+    return max(1, round(full * scale))
+
+
+def l3_graphs(seed: int = DEFAULT_SEED, scale: float = 1.0) -> Iterable[PoolGraph]:
+    """All L3 pool graphs in pool order (subgroup by subgroup)."""
+    for sub in l3_subgroups():
+        for i in range(_count(L3_PER_SUBGROUP, scale)):
+            yield l3_graph(sub, i, seed)
+
+
+def l4_graphs(seed: int = DEFAULT_SEED, scale: float = 1.0) -> Iterable[PoolGraph]:
+    """All L4 pool graphs in pool order: the real networks, then each synthetic subgroup."""
+    yield from real_graphs()
+    for sub in L4_SUBGROUPS:
+        for i in range(_count(sub.count, scale)):
+            yield l4_graph(sub, i, seed)
+
+
+def build_pools(out_dir: str | Path, seed: int = DEFAULT_SEED, scale: float = 1.0
+                ) -> dict[str, Any]:
+    """Write the L3 and L4 pools under ``out_dir`` (``l3/`` and ``l4/``, replaced if present).
+
+    ``scale`` multiplies every synthetic subgroup's count (at least one graph each; the real
+    networks are always included) — small scales are for tests.  Returns a summary:
+    ``{"seed", "scale", "seconds", "l3": {...}, "l4": {...}}`` where each level holds
+    ``graphs``, ``content_hash``, ``bytes`` (on disk) and per-subgroup / per-domain counts.
+    """
+    if scale <= 0:
+        raise ValueError(f"scale must be positive, got {scale}")
+    out = Path(out_dir)
+    start = time.perf_counter()
+    summary: dict[str, Any] = {"seed": seed, "scale": scale}
+    for level, graphs in ((3, l3_graphs(seed, scale)), (4, l4_graphs(seed, scale))):
+        items = list(graphs)
+        directory = out / LEVEL_DIRS[level]
+        if directory.exists():
+            shutil.rmtree(directory)
+        write_pool(directory, items, name=f"graphinstruct-{LEVEL_DIRS[level]}", level=level,
+                   shard_size=1000)
+        info: dict[str, Any] = {
+            "graphs": len(items), "content_hash": content_hash(items),
+            "bytes": sum(p.stat().st_size for p in directory.iterdir()),
+            "subgroups": _tally(pg.subgroup for pg in items),
+        }
+        if level == 4:
+            info["domains"] = _tally(pg.domain for pg in items)
+        summary[LEVEL_DIRS[level]] = info
+    summary["seconds"] = round(time.perf_counter() - start, 2)
+    return summary
+
+
+def _tally(values: Iterable[str | None]) -> dict[str, int]:
+    out: dict[str, int] = {}
+    for v in values:
+        out[str(v)] = out.get(str(v), 0) + 1
+    return out
