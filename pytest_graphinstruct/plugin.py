@@ -60,7 +60,8 @@ _OPTIONS: list[tuple[str, str, str]] = [
     ("max_tokens_total", "--gi-max-tokens-total", "stop issuing requests once this many "
      "tokens were spent"),
     ("exemplar_seed", "--gi-exemplar-seed", "seed of few-shot exemplar selection (default 0)"),
-    ("pools", "--gi-pools", "reference pools (a directory with l3/ and/or l4/ pools) for D1's MMD"),
+    ("pools", "--gi-pools", "reference pools (a directory with l3/ and/or l4/) for D1's MMD, "
+     "D3 and L4 domain fit (default: references/pools when present; 'none': off)"),
     ("fail_under", "--gi-fail-under", "fail the session when a cell's S_total (over the levels "
      "run) is below this"),
     ("baseline", "--gi-baseline", "baseline report to compare against (items that failed there "

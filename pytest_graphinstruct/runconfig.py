@@ -100,8 +100,13 @@ def _default(raw: Mapping[str, Any], key: str, default: Any) -> Any:
     return default if value is None or value == "" else value
 
 
-def _pools(raw: Any) -> Path | None:
+def _pools(raw: Any, rootdir: Path) -> Path | None:
+    """The pools root: the option's directory, ``None`` for ``none``, else the project's own
+    ``references/pools`` under the rootdir when it exists."""
     if not raw:
+        own = rootdir / "references" / "pools"
+        return own if own.is_dir() else None
+    if str(raw).strip().lower() == "none":
         return None
     path = Path(raw).expanduser()
     if not path.is_dir():
@@ -211,7 +216,7 @@ def build_run_config(raw: Mapping[str, Any], *, rootdir: Path) -> RunConfig | No
         max_tokens_total=_number("--gi-max-tokens-total", raw.get("max_tokens_total"), int,
                                  low=1),
         exemplar_seed=_number("--gi-exemplar-seed", _default(raw, "exemplar_seed", 0), int),
-        pools=_pools(raw.get("pools")),
+        pools=_pools(raw.get("pools"), rootdir),
         fail_under=_number("--gi-fail-under", raw.get("fail_under"), float, low=0, high=1),
         baseline=baseline,
         max_regression=max_regression,
