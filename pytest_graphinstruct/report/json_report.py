@@ -83,7 +83,9 @@ def build_report(
     all_scores = dict(zip((x[0].id for x in with_samples),
                           score_instructions(with_samples), strict=True))
     for inst, _answers, verifications in scored:
-        d4 = instruction_d4(inst, verifications)
+        scores = all_scores.get(inst.id)
+        # score_instruction already computed D4; an instruction recorded with no sample has 0
+        d4 = scores.dimensions["D4"] if scores is not None else instruction_d4(inst, [])
         by_level.setdefault(inst.level, []).append(d4)
         entry = {
             "instruction_id": inst.id,
@@ -93,8 +95,8 @@ def build_report(
             "valid_samples": sum(1 for v in verifications if is_valid(v)),
             "samples": [sample_entry(v) for v in verifications],
         }
-        if inst.id in all_scores:
-            entry.update(all_scores[inst.id].to_json())
+        if scores is not None:
+            entry.update(scores.to_json())
         per_instruction.append(entry)
     unknown = sorted(r.instruction_id for r in responses if r.instruction_id not in suite)
     return {
