@@ -69,14 +69,10 @@ def _load_cells(paths: Sequence[str]) -> dict[str, Any]:
 def _pareto(args: argparse.Namespace) -> int:
     from tabulate import tabulate
 
-    from pytest_graphinstruct.score.pareto import CellPoint, analyze
+    from pytest_graphinstruct.report.summary import cell_point
+    from pytest_graphinstruct.score.pareto import analyze
 
-    cells = _load_cells(args.reports)
-    points = [CellPoint(label=label, model=c["metadata"]["model"],
-                        strategy=c["metadata"]["strategy"], method=c["metadata"]["method"],
-                        quality=c["summary"]["s_total_renormalized"] or 0.0,
-                        cost=c["summary"]["tpv"]) for label, c in cells.items()]
-    report = analyze(points)
+    report = analyze([cell_point(c) for c in _load_cells(args.reports).values()])
     rows = [[a.point.label + (" *" if a.on_frontier else ""), f"{a.point.quality:.4f}",
              "—" if a.point.cost is None else f"{a.point.cost:.1f}",
              "—" if a.s_final is None else f"{a.s_final:.4f}",
@@ -95,7 +91,7 @@ def _pareto(args: argparse.Namespace) -> int:
 
 
 def _compare(args: argparse.Namespace) -> int:
-    from pytest_graphinstruct.report.gates import load_baseline
+    from pytest_graphinstruct.report.gates import level_scores, load_baseline
     from pytest_graphinstruct.score.bootstrap import paired_bootstrap
 
     def pick(path: str) -> Any:
@@ -110,12 +106,8 @@ def _compare(args: argparse.Namespace) -> int:
                                      f"({', '.join(cells)})")
         return next(iter(cells.values()))
 
-    def scores(cell: Any) -> dict[str, tuple[int, float]]:
-        return {r["instruction_id"]: (r["level"], r["level_score"])
-                for r in cell["per_instruction"]
-                if r["outcome"] in ("passed", "failed") and r.get("level_score") is not None}
-
-    result = paired_bootstrap(scores(pick(args.baseline)), scores(pick(args.candidate)))
+    result = paired_bootstrap(level_scores(pick(args.baseline)),
+                              level_scores(pick(args.candidate)))
     print("candidate - baseline (paired bootstrap over shared instructions, 95% CI):")
     for lv, d in result.levels.items():
         print(f"  L{lv}: {d.mean_diff:+.4f} [{d.low:+.4f}, {d.high:+.4f}]  n={d.n}")

@@ -60,7 +60,8 @@ class GateFailure:
     message: str
 
 
-def _scores(cell: Mapping[str, Any]) -> dict[str, tuple[int, float]]:
+def level_scores(cell: Mapping[str, Any]) -> dict[str, tuple[int, float]]:
+    """``{instruction id: (level, level score)}`` of a cell's scored items (passed/failed)."""
     return {r["instruction_id"]: (r["level"], r["level_score"]) for r in cell["per_instruction"]
             if r["outcome"] in ("passed", "failed") and r.get("level_score") is not None}
 
@@ -81,7 +82,7 @@ def check_gates(report: Mapping[str, Any], *, fail_under: float | None = None,
         base = baseline.get(label)
         if base is None:
             continue
-        diff = paired_bootstrap(_scores(base), _scores(cell))
+        diff = paired_bootstrap(level_scores(base), level_scores(cell))
         before = {r["instruction_id"]: r["outcome"] for r in base["per_instruction"]}
         for lv, d in sorted(diff.levels.items()):
             if not is_regression(d, max_regression):

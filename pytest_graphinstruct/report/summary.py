@@ -128,13 +128,18 @@ def build_cell_report(cell_label: str, results: Sequence[Mapping[str, Any]], run
     }
 
 
+def cell_point(cell: Mapping[str, Any]) -> CellPoint:
+    """A cell report as a point of the Pareto view (quality = S_total over the levels run,
+    cost = the cell's TPV, ``None`` when token usage is unknown)."""
+    m = cell["metadata"]
+    return CellPoint(label=f"{m['model']}-{m['strategy']}", model=m["model"],
+                     strategy=m["strategy"], method=m["method"],
+                     quality=cell["summary"]["s_total_renormalized"] or 0.0,
+                     cost=cell["summary"]["tpv"])
+
+
 def _add_pareto(cells: list[dict[str, Any]]) -> dict[str, Any]:
-    points = [CellPoint(label=f"{c['metadata']['model']}-{c['metadata']['strategy']}",
-                        model=c["metadata"]["model"], strategy=c["metadata"]["strategy"],
-                        quality=c["summary"]["s_total_renormalized"] or 0.0,
-                        cost=c["summary"]["tpv"], method=c["metadata"]["method"])
-              for c in cells]
-    report = analyze(points)
+    report = analyze([cell_point(c) for c in cells])
     for c, a in zip(cells, report.cells, strict=True):
         c["summary"].update({
             "pareto_optimal": a.on_frontier,
