@@ -130,16 +130,31 @@ def _l3_ws(rng: Rng, n: int) -> nx.Graph:
     return nx.watts_strogatz_graph(n, k, p, seed=_nx_seed(rng))
 
 
+def _degree_sbm(rng: Rng, sizes: list[int], d_in: float, d_out: float, *, cap_in: float,
+                cap_out: float | None = None) -> nx.Graph:
+    """A stochastic block model whose block probabilities give each node about ``d_in``
+    neighbours inside its block and ``d_out`` outside it (capped at ``cap_in``/``cap_out``)."""
+    n = sum(sizes)
+    k = len(sizes)
+    probs = []
+    for i in range(k):
+        row = []
+        for j in range(k):
+            if i == j:
+                row.append(min(cap_in, d_in / max(1, sizes[i] - 1)))
+            else:
+                p = d_out / max(1.0, n - (sizes[i] + sizes[j]) / 2)
+                row.append(p if cap_out is None else min(cap_out, p))
+        probs.append(row)
+    return nx.stochastic_block_model(sizes, probs, seed=_nx_seed(rng))
+
+
 def _l3_sbm_assortative(rng: Rng, n: int) -> nx.Graph:
     blocks = _uniform_int(rng, 2, max(2, min(6, n // 5)))
     sizes = _block_sizes(rng, n, blocks, 3)
     d_in = float(rng.uniform(2.5, 8.0))
     d_out = float(rng.uniform(0.3, 1.5))
-    probs = [[min(0.95, d_in / max(1, sizes[i] - 1)) if i == j
-              else min(0.5, d_out / max(1.0, n - (sizes[i] + sizes[j]) / 2))
-              for j in range(blocks)]
-             for i in range(blocks)]
-    return nx.stochastic_block_model(sizes, probs, seed=_nx_seed(rng))
+    return _degree_sbm(rng, sizes, d_in, d_out, cap_in=0.95, cap_out=0.5)
 
 
 def _l3_sbm_core_periphery(rng: Rng, n: int) -> nx.Graph:
@@ -214,10 +229,7 @@ def _biological_modules(rng: Rng, n: int) -> nx.Graph:
     sizes = _block_sizes(rng, n, blocks, 4)
     d_in = float(rng.uniform(2.0, 4.0))
     d_out = float(rng.uniform(0.2, 0.8))
-    probs = [[min(0.9, d_in / max(1, sizes[i] - 1)) if i == j
-              else d_out / max(1.0, n - (sizes[i] + sizes[j]) / 2) for j in range(blocks)]
-             for i in range(blocks)]
-    return nx.stochastic_block_model(sizes, probs, seed=_nx_seed(rng))
+    return _degree_sbm(rng, sizes, d_in, d_out, cap_in=0.9)
 
 
 def _ecological_niche(rng: Rng, n: int) -> nx.DiGraph | None:

@@ -81,21 +81,17 @@ def check_contradictions(pg: ParsedGraph) -> tuple[Verdict, ...]:
         {"edges": capped(dups, EDGE_LIMIT), "count": len(dups)},
     )
 
-    n, m = g.number_of_nodes(), g.number_of_edges()
-    declared_n = pg.declared_nodes
-    if declared_n is None:
-        v_nodes = _verdict("header_node_count", True, "header nodes= equals the node count",
-                           f"no nodes= in header ({n} nodes)")
-    else:
-        v_nodes = _verdict("header_node_count", declared_n == n, f"= {declared_n} (header nodes=)",
-                           f"{n} nodes")
-
-    declared_m = _declared_int(pg.header.get("edges"))
-    if declared_m is None:
-        v_edges = _verdict("header_edge_count", True, "header edges= equals the edge count",
-                           f"no edges= in header ({m} edges)")
-    else:
-        v_edges = _verdict("header_edge_count", declared_m == m, f"= {declared_m} (header edges=)",
-                           f"{m} edges")
-
+    v_nodes = _header_count("nodes", "node", pg.declared_nodes, g.number_of_nodes())
+    v_edges = _header_count("edges", "edge", _declared_int(pg.header.get("edges")),
+                            g.number_of_edges())
     return (v_loops, v_blank, v_dups, v_nodes, v_edges)
+
+
+def _header_count(key: str, noun: str, declared: int | None, actual: int) -> Verdict:
+    """``header_<noun>_count``: the header's integer ``<key>=`` equals ``actual`` (holds when the
+    header declares none)."""
+    name = f"header_{noun}_count"
+    if declared is None:
+        return _verdict(name, True, f"header {key}= equals the {noun} count",
+                        f"no {key}= in header ({actual} {key})")
+    return _verdict(name, declared == actual, f"= {declared} (header {key}=)", f"{actual} {key}")
