@@ -31,7 +31,9 @@ DIMENSIONS = ("D1", "D2", "D3", "D4", "D5")
 #: and L4 domain-fit yardsticks; bounded because every reference costs a GCN training.
 POOL_REFERENCES = 3
 
-_POOL_PROFILES: dict[tuple[str, int], DomainProfile] = {}
+# Keyed by the pool graph itself (a frozen dataclass; the dict keeps it alive), so a profile is
+# computed once per pool graph and never confused with another pool's graph.
+_POOL_PROFILES: dict[PoolGraph, DomainProfile] = {}
 
 
 def _pool_references(instruction: Instruction, pools: ReferencePools | None) -> list[PoolGraph]:
@@ -42,10 +44,9 @@ def _pool_references(instruction: Instruction, pools: ReferencePools | None) -> 
 
 
 def _profile(g: PoolGraph) -> DomainProfile:
-    key = (g.id, id(g.graph))
-    prof = _POOL_PROFILES.get(key)
+    prof = _POOL_PROFILES.get(g)
     if prof is None:
-        prof = _POOL_PROFILES[key] = DomainProfile(g.graph)
+        prof = _POOL_PROFILES[g] = DomainProfile(g.graph)
     return prof
 
 
