@@ -1,0 +1,211 @@
+"""Shared machinery of the suite builder: seeded randomness, records, verified references.
+
+Every level module of :mod:`pytest_graphinstruct.suite.builder` produces instruction *records*
+in the GraphInstruct JSON schema (:func:`make_record`) and attaches references found by
+:func:`find_references`.  Promises:
+
+* **Deterministic.**  :func:`rng_for` seeds a private :class:`random.Random` from a sha256 of the
+  suite seed and a path of names (``rng_for(seed, "L2", 17, "ref", 3)``); nothing reads global
+  random state, so a record is a pure function of ``(seed, level, index)``.
+* **Verified.**  A reference is accepted only if the whole verifier passes it against its own
+  instruction and its serialized text parses back to the same graph (node set, edge set and
+  attributes).  The two references of an instruction are non-isomorphic unless the caller says
+  the instruction admits a single answer up to isomorphism (``unique=True``).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import random
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+import networkx as nx
+
+from pytest_graphinstruct.errors import GraphInstructError
+from pytest_graphinstruct.graphs.parse import parse_graph
+from pytest_graphinstruct.graphs.serialize import serialize
+from pytest_graphinstruct.suite.instruction import Instruction
+from pytest_graphinstruct.suite.loader import instruction_from_record
+from pytest_graphinstruct.verify.verifier import DEFAULT_VERIFIER, Verifier
+
+#: Draws a generator may take to find one verified reference before the build fails.
+REFERENCE_TRIES = 400
+
+
+class BuildError(GraphInstructError):
+    """A template could not produce a valid instruction or reference (a builder bug, never
+    silently skipped: the build stops naming the instruction and template)."""
+
+
+def rng_for(seed: int, *path: object) -> random.Random:
+    """A :class:`random.Random` seeded from ``sha256(seed / path…)``; equal inputs give equal
+    streams on every platform and Python version that keeps :class:`random.Random`'s algorithm."""
+    text = "/".join([str(seed), *map(str, path)])
+    return random.Random(int.from_bytes(hashlib.sha256(text.encode()).digest()[:16], "big"))
+
+
+def nx_seed(rng: random.Random) -> int:
+    """A seed for a networkx generator, drawn from ``rng``."""
+    return rng.randrange(1 << 31)
+
+
+def size_bucket(n: int) -> str:
+    """``'small'`` (≤ 20 nodes), ``'medium'`` (21–50) or ``'large'`` (> 50)."""
+    return "small" if n <= 20 else "medium" if n <= 50 else "large"
+
+
+def make_record(
+    iid: str,
+    level: int,
+    text: str,
+    explicit: Sequence[str],
+    implicit: Sequence[str] = (),
+    *,
+    size: str,
+    feasible: bool = True,
+    domain: str | None = None,
+    template: str,
+    extra: Mapping[str, Any] | None = None,
+) -> dict[str, Any]:
+    """One instruction record in the GraphInstruct schema (field order fixed, so JSON output is
+    byte-stable).  ``template`` names the builder template (our own extra field); ``extra`` adds
+    level-specific fields (``base_graph``, ``infeasibility_proof``, …) after the standard ones.
+    ``reference_solutions`` starts empty; :func:`attach_references` fills it."""
+    rec: dict[str, Any] = {
+        "id": iid,
+        "level": level,
+        "instruction": text,
+        "explicit_constraints": list(explicit),
+        "implicit_constraints": list(implicit),
+        "graph_sizes": [size],
+        "reference_solutions": [],
+        "feasible": feasible,
+    }
+    if domain is not None:
+        rec["domain"] = domain
+    rec["template"] = template
+    if extra:
+        rec.update(extra)
+    return rec
+
+
+def as_instruction(record: Mapping[str, Any]) -> Instruction:
+    """The loader's view of a record (raises :class:`SuiteError` on a malformed one)."""
+    return instruction_from_record(dict(record), source="<builder>")
+
+
+def _same_graph(a: nx.Graph, b: nx.Graph) -> bool:
+    return (
+        a.is_directed() == b.is_directed()
+        and dict(a.nodes(data=True)) == dict(b.nodes(data=True))
+        and {(u, v): d for u, v, d in a.edges(data=True)}
+        == {(u, v): d for u, v, d in b.edges(data=True)}
+        and a.graph == b.graph
+    )
+
+
+def _stringify(g: nx.Graph) -> nx.Graph:
+    """``g`` with ``str`` node ids (attributes kept)."""
+    if all(isinstance(n, str) for n in g):
+        return g
+    return nx.relabel_nodes(g, str)
+
+
+def check_reference(inst: Instruction, graph: nx.Graph, name: str,
+                    verifier: Verifier = DEFAULT_VERIFIER) -> tuple[str | None, str]:
+    """Serialize ``graph`` as reference ``name`` and verify it.
+
+    Returns ``(text, "")`` when the text round-trips through the parser to the same graph and
+    passes every verdict of ``inst``; otherwise ``(None, why)``.
+    """
+    g = _stringify(graph)
+    text = serialize(g, name=name)
+    try:
+        back = parse_graph(text).graph
+    except GraphInstructError as exc:
+        return None, f"does not parse back: {exc}"
+    if not _same_graph(_stringify(back), g):
+        return None, "serializer round trip changed the graph"
+    v = verifier.verify(inst, text)
+    if not v.passed:
+        failed = [f"{x.constraint}: expected {x.expected}, observed {x.observed}"
+                  for x in v.verdicts if not x.satisfied]
+        return None, "; ".join(failed) or "not passed"
+    return text, ""
+
+
+def find_references(
+    record: dict[str, Any],
+    generate: Callable[[random.Random], nx.Graph | None],
+    rng: random.Random,
+    *,
+    count: int = 2,
+    unique: bool = False,
+    tries: int = REFERENCE_TRIES,
+    verifier: Verifier = DEFAULT_VERIFIER,
+) -> list[str]:
+    """Draw graphs from ``generate(rng)`` until ``count`` verified, pairwise non-isomorphic
+    references are found (isomorphic ones allowed when ``unique``), store them in
+    ``record["reference_solutions"]`` and return them.
+
+    ``generate`` may return ``None`` for a rejected draw.  References are named
+    ``<id>-ref1``, ``<id>-ref2``, ….
+
+    Raises:
+        BuildError: fewer than ``count`` references after ``tries`` draws; the message names the
+            instruction, its template and the last verifier complaint.
+    """
+    inst = as_instruction(record)
+    found: list[str] = []
+    graphs: list[nx.Graph] = []
+    why = "generator returned nothing"
+    for _ in range(tries):
+        g = generate(rng)
+        if g is None:
+            continue
+        if not unique and any(_isomorphic(g, h) for h in graphs):
+            why = "isomorphic to an earlier reference"
+            continue
+        text, why_not = check_reference(inst, g, f"{record['id']}-ref{len(found) + 1}", verifier)
+        if text is None:
+            why = why_not
+            continue
+        found.append(text)
+        graphs.append(g)
+        if len(found) == count:
+            record["reference_solutions"] = found
+            return found
+    raise BuildError(f"{record['id']} ({record.get('template')}): only {len(found)} of {count} "
+                     f"references after {tries} draws; last problem: {why}")
+
+
+def _isomorphic(a: nx.Graph, b: nx.Graph) -> bool:
+    if a.is_directed() != b.is_directed():
+        return False
+    if (a.number_of_nodes(), a.number_of_edges()) != (b.number_of_nodes(), b.number_of_edges()):
+        return False
+    if sorted(d for _, d in a.degree()) != sorted(d for _, d in b.degree()):
+        return False
+    return nx.is_isomorphic(a, b)
+
+
+def isomorphic(a: nx.Graph, b: nx.Graph) -> bool:
+    """Structural isomorphism (attributes ignored), with cheap invariants tried first."""
+    return _isomorphic(a, b)
+
+
+def edge_list_text(g: nx.Graph) -> str:
+    """``(u,v), (u,v), …`` in sorted order (numeric ids sort numerically): how base graphs are
+    listed inside L5 instruction texts."""
+    def key(n: Any) -> tuple[int, Any]:
+        s = str(n)
+        return (0, int(s)) if s.isdigit() else (1, s)
+
+    edges = []
+    for u, v in g.edges():
+        if not g.is_directed() and key(v) < key(u):
+            u, v = v, u
+        edges.append((key(u), key(v), str(u), str(v)))
+    edges.sort()
+    return ", ".join(f"({u},{v})" for _, _, u, v in edges)
