@@ -95,12 +95,17 @@ def as_instruction(record: Mapping[str, Any]) -> Instruction:
     return instruction_from_record(dict(record), source="<builder>")
 
 
+def _edge_table(g: nx.Graph) -> dict[object, dict[str, Any]]:
+    if g.is_directed():
+        return {(u, v): d for u, v, d in g.edges(data=True)}
+    return {frozenset((u, v)): d for u, v, d in g.edges(data=True)}
+
+
 def _same_graph(a: nx.Graph, b: nx.Graph) -> bool:
     return (
         a.is_directed() == b.is_directed()
         and dict(a.nodes(data=True)) == dict(b.nodes(data=True))
-        and {(u, v): d for u, v, d in a.edges(data=True)}
-        == {(u, v): d for u, v, d in b.edges(data=True)}
+        and _edge_table(a) == _edge_table(b)
         and a.graph == b.graph
     )
 
