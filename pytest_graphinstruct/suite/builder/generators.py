@@ -170,24 +170,22 @@ def random_regular(n: int, k: int, rng: random.Random, connected: bool = True
 
 def random_degree_bounded(n: int, m: int, lo: int, hi: int, rng: random.Random
                           ) -> nx.Graph | None:
-    """A simple graph with ``n`` nodes, ``m`` edges and every degree in ``[lo, hi]``: random
-    edges between nodes below ``hi``, the low-degree nodes served first."""
-    if m * 2 < n * lo or m * 2 > n * hi:
+    """A simple graph with ``n`` nodes, ``m`` edges and every degree in ``[lo, hi]``: a random
+    degree sequence in that range summing to ``2m``, realised by Havel–Hakimi and randomised
+    by degree-preserving double-edge swaps.  ``None`` when the drawn sequence is not
+    graphical."""
+    if m * 2 < n * lo or m * 2 > n * hi or hi >= n:
         return None
-    g = nx.Graph()
-    g.add_nodes_from(range(n))
-    for _ in range(20 * m):
-        if g.number_of_edges() == m:
-            break
-        low = [v for v in g if g.degree(v) < lo]
-        avail = [v for v in g if g.degree(v) < hi]
-        if len(avail) < 2:
-            return None
-        u = rng.choice(low) if low else rng.choice(avail)
-        cands = [v for v in avail if v != u and not g.has_edge(u, v)]
-        if not cands:
-            return None
-        g.add_edge(u, rng.choice(cands))
-    if g.number_of_edges() != m or min(d for _, d in g.degree()) < lo:
+    degrees = [lo] * n
+    for _ in range(2 * m - n * lo):
+        v = rng.choice([i for i in range(n) if degrees[i] < hi])
+        degrees[v] += 1
+    if not nx.is_graphical(degrees):
         return None
+    g = nx.havel_hakimi_graph(degrees)
+    if m >= 2:
+        try:
+            nx.double_edge_swap(g, nswap=2 * m, max_tries=200 * m, seed=rng.randrange(1 << 31))
+        except nx.NetworkXAlgorithmError:
+            pass  # fewer swaps than asked: still a valid graph with the same degrees
     return shuffled(g, rng)
