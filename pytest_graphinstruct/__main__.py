@@ -6,6 +6,7 @@ Commands:
     pareto        Pareto view over the cells of several reports: S_total, TPV, S_final, …
     compare       paired bootstrap of the change between two reports, per level.
     build-pools   build the L3/L4 reference pools (deterministic per seed; docs/POOLS.md).
+    build-suite   build a whole suite: instructions, references and pools (docs/SUITE.md).
 """
 
 from __future__ import annotations
@@ -51,6 +52,16 @@ def _parser() -> argparse.ArgumentParser:
     bp.add_argument("--out", required=True, help="pools root to write (l3/ and l4/)")
     bp.add_argument("--scale", type=float, default=1.0, help="fraction of each subgroup's "
                     "graph count (default 1)")
+    bs = sub.add_parser("build-suite", help="build instructions, references and pools "
+                        "(docs/SUITE.md); the default seed reproduces the committed suite")
+    bs.add_argument("--seed", type=int, default=0, help="suite seed (default 0: the committed "
+                    "instructions/ and references/)")
+    bs.add_argument("--out", required=True, help="root to write instructions/ and references/ "
+                    "into")
+    bs.add_argument("--l5-size", type=int, default=None, help="number of L5 instructions "
+                    "(default 50)")
+    bs.add_argument("--levels", default=None, help="comma list of levels to build (default all)")
+    bs.add_argument("--no-pools", action="store_true", help="do not rebuild references/pools")
     return p
 
 
@@ -148,6 +159,19 @@ def _build_pools(args: argparse.Namespace) -> int:
     return 0
 
 
+def _build_suite(args: argparse.Namespace) -> int:
+    from pytest_graphinstruct.suite.builder.suite import build_suite
+
+    manifest = build_suite(args.out, seed=args.seed, l5_size=args.l5_size,
+                           levels=_levels(args.levels), pools=not args.no_pools,
+                           progress=lambda line: print(line, flush=True))
+    total = sum(v["instructions"] for v in manifest["levels"].values())
+    refs = sum(v["references"] for v in manifest["levels"].values())
+    print(f"built {total} instructions with {refs} references (seed {args.seed}) in "
+          f"{manifest['seconds']:.1f} s -> {args.out}")
+    return 0
+
+
 def _levels(text: str | None) -> list[int] | None:
     if text is None:
         return None
@@ -199,6 +223,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             return _compare(args)
         if args.command == "build-pools":
             return _build_pools(args)
+        if args.command == "build-suite":
+            return _build_suite(args)
     except GraphInstructError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2

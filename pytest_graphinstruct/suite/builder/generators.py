@@ -8,6 +8,7 @@ Functions return ``None`` when a draw cannot meet the request (the caller draws 
 
 from __future__ import annotations
 
+import contextlib
 import random
 
 import networkx as nx
@@ -184,8 +185,7 @@ def random_degree_bounded(n: int, m: int, lo: int, hi: int, rng: random.Random
         return None
     g = nx.havel_hakimi_graph(degrees)
     if m >= 2:
-        try:
+        # fewer swaps than asked still leave a valid graph with the same degrees
+        with contextlib.suppress(nx.NetworkXAlgorithmError):
             nx.double_edge_swap(g, nswap=2 * m, max_tries=200 * m, seed=rng.randrange(1 << 31))
-        except nx.NetworkXAlgorithmError:
-            pass  # fewer swaps than asked: still a valid graph with the same degrees
     return shuffled(g, rng)
