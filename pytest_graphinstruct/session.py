@@ -211,6 +211,7 @@ def item_result(
     for entry, a in zip(samples, answers, strict=False):
         entry["input_tokens"] = a.usage.input_tokens if a.usage else None
         entry["output_tokens"] = a.usage.output_tokens if a.usage else None
+        entry["usage_source"] = a.usage.source if a.usage else None
         entry["api_calls"] = a.calls
         entry["cached"] = a.cached
         entry["truncated"] = a.truncated

@@ -2,9 +2,11 @@
 
 A :class:`Request` is everything that determines a model's answer (endpoint and model, the full
 chat messages, decoding parameters, the sample index); its :meth:`Request.cache_key` hashes
-exactly that.  A :class:`Answer` is what came back: the text, the provider's usage block (or
-``None`` when the provider sent none — never an estimate), how many HTTP calls it took, and an
-infrastructure ``error`` when no answer could be obtained (an error is never a model answer).
+exactly that.  A :class:`Answer` is what came back: the text, its token usage (the
+provider's usage block, or ``tiktoken``'s count when the provider sent none, with
+:attr:`Usage.source` saying which; ``None`` when nothing counted it — never an estimate), how many
+HTTP calls it took, and an infrastructure ``error`` when no answer could be obtained (an error
+is never a model answer).
 """
 
 from __future__ import annotations
@@ -71,12 +73,23 @@ class Request:
         return hashlib.sha256(blob.encode("utf-8")).hexdigest()
 
 
+USAGE_PROVIDER = "provider"
+USAGE_RECORDED = "recorded"
+
+
 @dataclass(frozen=True)
 class Usage:
-    """Token usage as the provider reported it; a field is ``None`` when it was not reported."""
+    """Token usage of one answer; a field is ``None`` when nothing reported or counted it.
+
+    ``source`` says where the numbers come from: ``provider`` (the response's usage block),
+    ``recorded`` (a recorded responses file), ``tiktoken:<encoding>`` (counted offline because
+    the provider sent no usage block) or ``provider+tiktoken:<encoding>`` (the provider reported
+    one of the two fields; the other was counted).
+    """
 
     input_tokens: int | None = None
     output_tokens: int | None = None
+    source: str = USAGE_PROVIDER
 
     @property
     def total(self) -> int | None:

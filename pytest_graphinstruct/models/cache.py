@@ -4,8 +4,11 @@ Format: one JSON object per line, appended::
 
     {"v": 1, "key": "<sha256>", "endpoint": "...", "model": "...", "instruction_id": "L1-001",
      "level": 1, "cell": "gpt-x/zero-shot", "sample_index": 0, "text": "...",
-     "usage": {"input_tokens": 120, "output_tokens": 80} | null, "calls": 1,
-     "finish_reason": "stop", "latency_s": 1.2, "created": 1700000000.0}
+     "usage": {"input_tokens": 120, "output_tokens": 80, "source": "provider"} | null,
+     "calls": 1, "finish_reason": "stop", "latency_s": 1.2, "created": 1700000000.0}
+
+``usage.source`` is :attr:`Usage.source` (a record without it was written before sources were
+recorded, when every usage came from the provider, and reads as ``provider``).
 
 The key is :meth:`Request.cache_key` of the backend's endpoint — endpoint, model, full messages,
 decoding parameters, extras and the sample index.  No API key or other secret is ever written.
@@ -44,7 +47,7 @@ from pathlib import Path
 from typing import Any
 
 from pytest_graphinstruct.errors import ModelError
-from pytest_graphinstruct.models.base import Answer, Request, Usage
+from pytest_graphinstruct.models.base import USAGE_PROVIDER, Answer, Request, Usage
 
 try:  # POSIX only
     import fcntl
@@ -244,7 +247,8 @@ class AnswerCache:
             "text": answer.text,
             "usage": None if answer.usage is None else {
                 "input_tokens": answer.usage.input_tokens,
-                "output_tokens": answer.usage.output_tokens},
+                "output_tokens": answer.usage.output_tokens,
+                "source": answer.usage.source},
             "calls": answer.calls,
             "finish_reason": answer.finish_reason,
             "latency_s": round(answer.latency_s, 6),
@@ -341,7 +345,9 @@ def _entry(obj: Any) -> CacheEntry:
     u = obj.get("usage")
     usage = None
     if isinstance(u, dict):
-        usage = Usage(_count(u.get("input_tokens")), _count(u.get("output_tokens")))
+        source = u.get("source")
+        usage = Usage(_count(u.get("input_tokens")), _count(u.get("output_tokens")),
+                      source if isinstance(source, str) and source else USAGE_PROVIDER)
     calls = obj.get("calls", 1)
     finish = obj.get("finish_reason")
     latency = obj.get("latency_s", 0.0)

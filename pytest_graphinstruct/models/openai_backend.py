@@ -11,8 +11,14 @@ Promises:
 * The API key is read once, from the environment variable named by ``api_key_env``; it never
   appears in ``repr``, in an error message, or anywhere this module writes.  Error texts are
   scrubbed of the key in case a server echoes it.
-* ``usage`` is the provider's usage block of the successful response (``None`` when absent —
-  never estimated); failed attempts add calls, not tokens.
+* ``usage`` is the provider's usage block of the successful response.  When the provider sent
+  none (or only one of its two counts), the missing counts are taken with ``tiktoken``
+  (:mod:`.tokens`; the model's encoding, offline) and ``Usage.source`` says so
+  (``tiktoken:<encoding>`` or ``provider+tiktoken:<encoding>``) — never a guess.  With
+  ``token_counter=None`` a missing block stays ``None``.  Failed attempts add calls, not tokens.
+* With a :class:`~.serial.SerialGate` (a serial endpoint such as the embedded llama.cpp server)
+  each HTTP attempt first waits, untimed, until the endpoint is free; the timeout then covers
+  that one call only.
 
 The client's own retries are disabled (``max_retries=0``) so every HTTP attempt is counted and
 paced here.  Timeouts apply to one HTTP call; time spent waiting in a scheduler queue is not
@@ -26,12 +32,14 @@ import json
 import os
 import time
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
-from typing import Any
+from dataclasses import dataclass, replace
+from typing import Any, Literal
 
 from pytest_graphinstruct.errors import ModelError
 from pytest_graphinstruct.models.base import Answer, Request, Usage
 from pytest_graphinstruct.models.retry import RetryPolicy, parse_retry_after
+from pytest_graphinstruct.models.serial import SerialGate
+from pytest_graphinstruct.models.tokens import TokenCounter, encoding_name_for
 
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
 _REDACTED = "[REDACTED]"
@@ -67,9 +75,18 @@ class OpenAIBackend:
         sleep: the sleep used between retries (inject a recorder in tests).
         retry_policy: overrides the policy built from the backoff arguments.
         retry_after_cap_s: the most a ``Retry-After`` header can make us wait.
+        api_key: a key given directly instead of through ``api_key_env`` (the embedded local
+            server takes any key); never written anywhere either.
+        endpoint_id: the name of the endpoint in cache keys instead of the base URL (the
+            embedded server's port changes every run, its model does not).
+        serial_gate: orders the calls of every process sharing the endpoint (see
+            :mod:`.serial`); ``None`` = requests go out concurrently.
+        token_counter: counts tokens the provider did not report; ``"auto"`` = ``tiktoken``
+            with the model's encoding (:func:`.tokens.encoding_name_for`), ``None`` = off.
 
     Raises:
-        ModelError: the API key variable is unset or empty (the message names the variable).
+        ModelError: the API key variable is unset or empty (the message names the variable), or
+            tiktoken's files cannot be made available offline.
     """
 
     cacheable = True
@@ -89,10 +106,14 @@ class OpenAIBackend:
         sleep: Callable[[float], None] = time.sleep,
         retry_policy: RetryPolicy | None = None,
         retry_after_cap_s: float = 120.0,
+        api_key: str | None = None,
+        endpoint_id: str | None = None,
+        serial_gate: SerialGate | None = None,
+        token_counter: TokenCounter | Literal["auto"] | None = "auto",
     ) -> None:
         import openai
 
-        key = os.environ.get(api_key_env, "")
+        key = api_key if api_key is not None else os.environ.get(api_key_env, "")
         if not key.strip():
             raise ModelError(
                 f"the API key environment variable {api_key_env} is not set (or empty); "
@@ -115,7 +136,10 @@ class OpenAIBackend:
             max_retries=0,
         )
         self.base_url = str(self._client.base_url).rstrip("/") or DEFAULT_BASE_URL
-        self.endpoint = self.base_url + self._config_tag()
+        self.endpoint = (endpoint_id or self.base_url) + self._config_tag()
+        self.serial_gate = serial_gate
+        self.token_counter = (TokenCounter(encoding_name_for(model)) if token_counter == "auto"
+                              else token_counter)
 
     def __repr__(self) -> str:
         return (f"OpenAIBackend(endpoint={self.endpoint!r}, model={self.model!r}, "
@@ -149,7 +173,7 @@ class OpenAIBackend:
             except Exception as exc:  # classified below; nothing escapes complete()
                 failure = self._classify(exc)
             else:
-                return answer
+                return self._complete_usage(request, answer)
             if not failure.retryable or attempt >= self.policy.max_retries:
                 note = "" if not failure.retryable else f"; gave up after {calls} call(s)"
                 return Answer(error=self._scrub(failure.message + note), calls=calls,
@@ -165,15 +189,37 @@ class OpenAIBackend:
             kwargs["extra_body"] = extra
         if self.response_format:
             kwargs["response_format"] = self.response_format
-        completion = self._client.chat.completions.create(
+        if self.serial_gate is None:
+            completion = self._create(request, kwargs)
+        else:
+            with self.serial_gate.hold():  # queued here, untimed; the timeout starts inside
+                completion = self._create(request, kwargs)
+        text, finish = _choice(completion)
+        return Answer(text=text, usage=_usage(completion), calls=calls, finish_reason=finish,
+                      latency_s=time.monotonic() - started)
+
+    def _create(self, request: Request, kwargs: dict[str, Any]) -> Any:
+        return self._client.chat.completions.create(
             model=request.model or self.model,
             messages=[m.to_json() for m in request.messages],  # type: ignore[misc]
             timeout=self.timeout_s,
             **kwargs,
         )
-        text, finish = _choice(completion)
-        return Answer(text=text, usage=_usage(completion), calls=calls, finish_reason=finish,
-                      latency_s=time.monotonic() - started)
+
+    def _complete_usage(self, request: Request, answer: Answer) -> Answer:
+        """Count with tiktoken what the provider did not report (see the module docstring)."""
+        usage = answer.usage
+        counter = self.token_counter
+        if counter is None or (usage is not None and usage.total is not None):
+            return answer
+        inp = usage.input_tokens if usage is not None else None
+        out = usage.output_tokens if usage is not None else None
+        if inp is None:
+            inp = counter.count_messages((m.role, m.content) for m in request.messages)
+        if out is None:
+            out = counter.count_text(answer.text or "")
+        source = counter.source if usage is None else f"provider+{counter.source}"
+        return replace(answer, usage=Usage(inp, out, source))
 
     def _classify(self, exc: BaseException) -> _Failure:
         import openai

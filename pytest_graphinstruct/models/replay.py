@@ -8,7 +8,7 @@ infrastructure error, never a model failure.  Not cacheable (the file already is
 
 from __future__ import annotations
 
-from pytest_graphinstruct.models.base import Answer, Request, Usage
+from pytest_graphinstruct.models.base import USAGE_RECORDED, Answer, Request, Usage
 from pytest_graphinstruct.models.recorded import Responses
 
 
@@ -36,5 +36,5 @@ class ReplayBackend:
                                 f"(only {len(record.samples)} recorded)", calls=0)
         s = record.samples[k]
         usage = (None if s.input_tokens is None and s.output_tokens is None
-                 else Usage(s.input_tokens, s.output_tokens))
+                 else Usage(s.input_tokens, s.output_tokens, USAGE_RECORDED))
         return Answer(text=s.raw_output, usage=usage, calls=s.api_calls, finish_reason=None)

@@ -40,7 +40,8 @@ class Fault:
     (no answer for ``hang_s`` seconds, then the connection is closed), ``malformed`` (status
     200, invalid JSON), ``truncated`` (status 200, the connection closes mid-body),
     ``no_choices`` (valid JSON without ``choices``), ``no_usage`` (a normal answer without a
-    usage block) and ``length`` (a normal answer with ``finish_reason='length'``).
+    usage block), ``partial_usage`` (a usage block with ``prompt_tokens`` only) and ``length``
+    (a normal answer with ``finish_reason='length'``).
     """
 
     kind: str
@@ -100,6 +101,10 @@ class Fault:
     @classmethod
     def no_usage(cls) -> Fault:
         return cls("no_usage")
+
+    @classmethod
+    def partial_usage(cls) -> Fault:
+        return cls("partial_usage")
 
     @classmethod
     def length(cls) -> Fault:
@@ -266,6 +271,9 @@ class _Handler(BaseHTTPRequestHandler):
                                                + completion["usage"]["completion_tokens"])
         if kind == "no_usage":
             del completion["usage"]
+        if kind == "partial_usage":
+            del completion["usage"]["completion_tokens"]
+            del completion["usage"]["total_tokens"]
         if kind == "no_choices":
             del completion["choices"]
         if kind == "truncated":

@@ -1,7 +1,8 @@
 """CI gates on a session report: a quality floor and regressions against a saved baseline.
 
 A baseline is simply a saved session report (``--gi-update-baseline`` writes one).  Cells are
-matched by label (``model-strategy``), instructions by id.
+matched by label (``model-strategy``, ``-method`` appended for a method other than the
+baseline, e.g. ``local-zero-shot-constrained``), instructions by id.
 
 * ``fail_under``: a cell whose ``S_total`` over the levels run is below the floor fails.
 * ``max_regression``: per level, the paired bootstrap of ``current − baseline`` level scores over
@@ -19,13 +20,14 @@ from pathlib import Path
 from typing import Any
 
 from pytest_graphinstruct.errors import GraphInstructError
+from pytest_graphinstruct.report.summary import cell_label
 from pytest_graphinstruct.score.bootstrap import is_regression, paired_bootstrap
 
 
 def cells_of(report: Mapping[str, Any]) -> dict[str, Mapping[str, Any]]:
-    """The cell reports of a session report, keyed by ``model-strategy``."""
+    """The cell reports of a session report, keyed by their label (:func:`cell_label`)."""
     cells = report.get("cells", [report])
-    return {f"{c['metadata']['model']}-{c['metadata']['strategy']}": c for c in cells}
+    return {cell_label(c["metadata"]): c for c in cells}
 
 
 def load_baseline(path: str | Path) -> dict[str, Mapping[str, Any]]:

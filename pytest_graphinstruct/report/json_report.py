@@ -31,7 +31,7 @@ from statistics import fmean
 from typing import Any
 
 from pytest_graphinstruct import __version__
-from pytest_graphinstruct.models.base import Answer, Usage
+from pytest_graphinstruct.models.base import USAGE_RECORDED, Answer, Usage
 from pytest_graphinstruct.models.recorded import Responses, Sample
 from pytest_graphinstruct.score.d4 import instruction_d4, is_valid
 from pytest_graphinstruct.score.instruction import score_instructions
@@ -122,7 +122,7 @@ def build_report(
 def _answer(sample: Sample) -> Answer:
     usage = None
     if sample.input_tokens is not None or sample.output_tokens is not None:
-        usage = Usage(sample.input_tokens, sample.output_tokens)
+        usage = Usage(sample.input_tokens, sample.output_tokens, USAGE_RECORDED)
     return Answer(text=sample.raw_output, usage=usage, calls=sample.api_calls)
 
 

@@ -79,6 +79,25 @@ def _cost(results: Sequence[Mapping[str, Any]]) -> Any:
                               None, None, None, None, None, "valid") for r in _scored(results))
 
 
+def cell_label(metadata: Mapping[str, Any]) -> str:
+    """A cell's label from its report metadata, as :attr:`Cell.label` builds it
+    (``model-strategy``, ``-method`` appended unless the method is ``baseline``)."""
+    base = f"{metadata['model']}-{metadata['strategy']}"
+    method = metadata.get("method") or "baseline"
+    return base if method == "baseline" else f"{base}-{method}"
+
+
+def usage_sources(results: Sequence[Mapping[str, Any]]) -> dict[str, int]:
+    """Samples per usage source (``provider``, ``tiktoken:<encoding>``, ``recorded``, ...;
+    ``none`` = no usage at all), sorted by source, over the scored items."""
+    counts: dict[str, int] = {}
+    for r in _scored(results):
+        for s in r.get("samples", []):
+            key = s.get("usage_source") or "none"
+            counts[key] = counts.get(key, 0) + 1
+    return dict(sorted(counts.items()))
+
+
 def build_cell_report(cell_label: str, results: Sequence[Mapping[str, Any]], run: RunConfig,
                       *, partial: bool = False) -> dict[str, Any]:
     """The report object of one cell (results already in suite order)."""
@@ -119,6 +138,7 @@ def build_cell_report(cell_label: str, results: Sequence[Mapping[str, Any]], run
             "levels_missing": list(total.levels_missing),
             "tokens_total": cost.tokens,
             "usage_missing_items": cost.unknown_instructions,
+            "usage_sources": usage_sources(results),
             "valid_outputs": cost.valid,
             "tpv": cost.tpv,
             "api_calls": sum(r.get("api_calls", 0) for r in results),
@@ -132,7 +152,7 @@ def cell_point(cell: Mapping[str, Any]) -> CellPoint:
     """A cell report as a point of the Pareto view (quality = S_total over the levels run,
     cost = the cell's TPV, ``None`` when token usage is unknown)."""
     m = cell["metadata"]
-    return CellPoint(label=f"{m['model']}-{m['strategy']}", model=m["model"],
+    return CellPoint(label=cell_label(m), model=m["model"],
                      strategy=m["strategy"], method=m["method"],
                      quality=cell["summary"]["s_total_renormalized"] or 0.0,
                      cost=cell["summary"]["tpv"])
@@ -190,7 +210,7 @@ def summary_lines(report: Mapping[str, Any]) -> list[str]:
     cells = report.get("cells", [report])
     rows = []
     for c in cells:
-        label = f"{c['metadata']['model']}-{c['metadata']['strategy']}"
+        label = cell_label(c["metadata"])
         for lv, row in c["per_level"].items():
             dims = row["dimensions"]
             rows.append([label, f"L{lv}", row["items"], row["passed"], row["failed"],
@@ -204,7 +224,7 @@ def summary_lines(report: Mapping[str, Any]) -> list[str]:
     crow = []
     for c in cells:
         s = c["summary"]
-        label = f"{c['metadata']['model']}-{c['metadata']['strategy']}"
+        label = cell_label(c["metadata"])
         crow.append([label + (" *" if s.get("pareto_optimal") else ""), _fmt(s["s_total"]),
                      _fmt(s["s_total_renormalized"]), _ci(s["s_total_ci95"]),
                      _fmt(s.get("s_final")), _fmt(s["tpv"], 1), _fmt(s.get("q_per_ktpv")),
@@ -224,8 +244,12 @@ def summary_lines(report: Mapping[str, Any]) -> list[str]:
         if s["usage_missing_items"]:
             notes.append(f"{s['usage_missing_items']} item(s) without token usage: TPV, D5 "
                          "absent")
+        counted = {k: v for k, v in s.get("usage_sources", {}).items() if "tiktoken" in k}
+        if counted:
+            notes.append("token usage counted offline (the provider sent none) for " + ", ".join(
+                f"{v} sample(s) with {k}" for k, v in counted.items()))
         if s.get("pareto_compared_cells") == 1:
             notes.append("one cell only: the Pareto bonus compares it with nothing")
         for n in notes:
-            lines.append(f"{m['model']}-{m['strategy']}: {n}")
+            lines.append(f"{cell_label(m)}: {n}")
     return lines

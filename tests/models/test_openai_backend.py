@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import logging
 import pickle
+from dataclasses import replace
 from email.utils import formatdate
 
 import openai
@@ -30,10 +31,39 @@ def test_answer_text_usage_and_one_call(fake_openai: FakeOpenAIServer, backend_f
     assert fake_openai.request_count == 1
 
 
-def test_missing_usage_is_none_not_an_estimate(fake_openai, backend_for) -> None:
+def test_missing_usage_is_counted_with_tiktoken(fake_openai, backend_for) -> None:
     fake_openai.script(Fault.no_usage())
-    answer = backend_for().complete(req())
+    answer = backend_for().complete(req())  # "fake-model": not an o200k model -> cl100k_base
+    # prompt: 3 reply-primer + (3 framing + "user" 1 + "hello world" 2); answer "echo: hello
+    # world" is 4 cl100k tokens
+    assert answer.ok and answer.usage == Usage(9, 4, "tiktoken:cl100k_base")
+
+
+def test_gpt4o_models_are_counted_with_o200k(fake_openai, api_key) -> None:
+    fake_openai.script(Fault.no_usage())
+    backend = OpenAIBackend(fake_openai.base_url, "gpt-4o-mini", api_key_env=api_key)
+    answer = backend.complete(replace(req(), model="gpt-4o-mini"))
+    assert answer.usage is not None and answer.usage.source == "tiktoken:o200k_base"
+    assert answer.usage.total is not None and answer.usage.total > 0
+
+
+def test_partial_usage_keeps_the_provider_count_and_counts_the_rest(fake_openai,
+                                                                   backend_for) -> None:
+    fake_openai.script(Fault.partial_usage())
+    answer = backend_for().complete(req("three little words"))
+    # the fake server's prompt count (3 words) is kept; "echo: three little words" is counted
+    # (5 cl100k tokens)
+    assert answer.usage == Usage(3, 5, "provider+tiktoken:cl100k_base")
+
+
+def test_without_a_counter_missing_usage_stays_unknown(fake_openai, backend_for) -> None:
+    fake_openai.script(Fault.no_usage())
+    answer = backend_for(token_counter=None).complete(req())
     assert answer.ok and answer.usage is None
+
+
+def test_provider_usage_is_marked_as_the_providers(fake_openai, backend_for) -> None:
+    assert backend_for().complete(req()).usage.source == "provider"
 
 
 def test_finish_reason_length_marks_the_answer_truncated(fake_openai, backend_for) -> None:

@@ -28,11 +28,11 @@ def test_replay_answers_by_instruction_and_sample(tmp_path: Path) -> None:
     backend = _backend(tmp_path)
     assert backend.endpoint == f"replay:{tmp_path / 'raw.jsonl'}" and not backend.cacheable
     a0 = backend.complete(req(iid="L1-001", sample=0))
-    assert (a0.text, a0.usage, a0.calls) == ("first", Usage(12, 3), 2)
+    assert (a0.text, a0.usage, a0.calls) == ("first", Usage(12, 3, "recorded"), 2)
     a1 = backend.complete(req(iid="L1-001", sample=1))
     assert (a1.text, a1.usage, a1.calls) == ("second", None, 1)
     a2 = backend.complete(req(iid="L1-001", sample=2))
-    assert a2.usage == Usage(None, 4)
+    assert a2.usage == Usage(None, 4, "recorded")
 
 
 def test_missing_instruction_or_sample_is_an_error(tmp_path: Path) -> None:

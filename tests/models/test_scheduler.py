@@ -102,7 +102,7 @@ def test_calls_and_retries_are_counted(fake_openai, backend_for, sleeps) -> None
 
 def test_missing_usage_counts_no_tokens(fake_openai, backend_for) -> None:
     fake_openai.script(Fault.no_usage())
-    with Scheduler(backend_for(), concurrency=1, token_budget=100) as sched:
+    with Scheduler(backend_for(token_counter=None), concurrency=1, token_budget=100) as sched:
         assert sched.answer(req()).usage is None
         stats = sched.stats()
     assert stats["tokens"] == 0 and stats["usage_missing"] == 1 and stats["budget_spent"] == 0
