@@ -29,7 +29,7 @@ def _combine(first: Sequence[str], second: Sequence[str], pattern: str) -> tuple
     return tuple(pattern.format(a, b) for a, b in product(first, second))
 
 
-# -- social: people ---------------------------------------------------------------------------------
+# -- social: people --------------------------------------------------------------------------------
 
 _GIVEN = ("Ayla", "Bram", "Calla", "Dorian", "Elsie", "Fenn", "Greta", "Hollis", "Ines", "Jory",
           "Kaia", "Lorne", "Mirela", "Nico", "Odile", "Pax", "Quilla", "Rafe", "Sunniva", "Tobin",
@@ -39,7 +39,7 @@ _FAMILY = ("Ashdown", "Brightwater", "Corrigan", "Delacourt", "Everly", "Fairhol
 #: People's names (given × family name).
 PEOPLE: tuple[str, ...] = _combine(_GIVEN, _FAMILY, "{} {}")
 
-# -- citation: paper titles -------------------------------------------------------------------------
+# -- citation: paper titles ------------------------------------------------------------------------
 
 _METHODS = ("Sparse Attention", "Contrastive Pretraining", "Graph Diffusion", "Bayesian Pruning",
             "Curriculum Distillation", "Spectral Embedding", "Causal Probing",
@@ -51,7 +51,7 @@ _PROBLEMS = ("Protein Docking", "Traffic Forecasting", "Legal Retrieval", "Crop 
 #: Paper titles ("<method> for <problem>").
 PAPER_TITLES: tuple[str, ...] = _combine(_METHODS, _PROBLEMS, "{} for {}")
 
-# -- biological: proteins ---------------------------------------------------------------------------
+# -- biological: proteins --------------------------------------------------------------------------
 
 _PROTEIN_STEMS = ("Arvin", "Belox", "Corvan", "Dyrin", "Elpha", "Fostin", "Galvo", "Hemix",
                   "Isotan", "Jurin", "Kelbo", "Lumen", "Mortin", "Nexal", "Orpin")
@@ -60,7 +60,7 @@ _PROTEIN_FAMILIES = ("kinase", "phosphatase", "receptor", "ligase", "transporter
 #: Invented protein names ("<stem> <family>").
 PROTEINS: tuple[str, ...] = _combine(_PROTEIN_STEMS, _PROTEIN_FAMILIES, "{} {}")
 
-# -- ecological: producers and consumers ------------------------------------------------------------
+# -- ecological: producers and consumers -----------------------------------------------------------
 
 _PLANT_ADJ = ("Marsh", "Dwarf", "Creeping", "Golden", "Bladder", "Silver", "Tufted", "Floating",
               "Dune", "Red")
@@ -75,7 +75,7 @@ _ANIMALS = ("Minnow", "Heron", "Beetle", "Vole", "Owl", "Frog", "Shrew", "Trout"
 #: Consumers (animals).
 CONSUMERS: tuple[str, ...] = _combine(_ANIMAL_ADJ, _ANIMALS, "{} {}")
 
-# -- communication: devices -------------------------------------------------------------------------
+# -- communication: devices ------------------------------------------------------------------------
 
 _SITES = ("oslo", "lima", "porto", "kyoto", "dakar", "quito", "perth", "turin", "accra", "hanoi",
           "bergen", "cusco", "malmo", "fresno", "tromso", "galway", "sapporo", "tunis", "denver",
@@ -88,7 +88,7 @@ DEVICES: tuple[str, ...] = _combine(_SITES, _ROLES, "{}-{}")
 LINK_MEDIA: tuple[tuple[str, int], ...] = (("fiber_link", 6), ("copper_link", 3),
                                            ("microwave_link", 1))
 
-# -- infrastructure: stations and intersections -----------------------------------------------------
+# -- infrastructure: stations and intersections ----------------------------------------------------
 
 _STATION_STEMS = ("Alder", "Beacon", "Cinder", "Dockside", "Elmstead", "Foundry", "Gallows Hill",
                   "Harbour", "Ironbridge", "Juniper", "Kingsmead", "Larkfield", "Millpond",
@@ -104,7 +104,7 @@ _STREETS = ("Ash St", "Birch Ave", "Cedar Rd", "Dover Ln", "Ember Way", "Flint S
 INTERSECTIONS: tuple[str, ...] = tuple(f"{a} & {b}" for i, a in enumerate(_STREETS)
                                        for b in _STREETS[i + 1:])
 
-# -- knowledge graph: typed entities and relations ----------------------------------------------------
+# -- knowledge graph: typed entities and relations -------------------------------------------------
 
 #: Entity type → names of that type.
 KG_ENTITIES: dict[str, tuple[str, ...]] = {
@@ -166,7 +166,7 @@ KG_RELATIONS: dict[tuple[str, str], tuple[str, ...]] = {
     ("place", "place"): ("located_in", "borders"),
 }
 
-# -- molecular: elements ------------------------------------------------------------------------------
+# -- molecular: elements ---------------------------------------------------------------------------
 
 #: Maximum total bond order per element.
 VALENCE: dict[str, int] = {"C": 4, "N": 3, "O": 2, "S": 2, "F": 1, "Cl": 1, "Br": 1, "H": 1}
