@@ -27,6 +27,7 @@ from pytest_graphinstruct.suite.instruction import LEVELS, SIZE_BUCKETS, Instruc
 
 _PLUGIN_NAME = "graphinstruct-session"
 _OUTPUT_KEY = "graphinstruct_results"
+_LOCAL_KEY = "graphinstruct_local"  # workerinput: the embedded server the controller started
 
 # (option dest, flag, help); each flag has an ini key of the same name (``gi_max_tokens``).
 _OPTIONS: list[tuple[str, str, str]] = [
@@ -68,6 +69,8 @@ _OPTIONS: list[tuple[str, str, str]] = [
      "are expected failures)"),
     ("max_regression", "--gi-max-regression", "fail when a level's quality dropped by more "
      "than this vs the baseline and the paired bootstrap says the drop is real (default 0.02)"),
+    ("constrained_format", "--gi-constrained-format", "constraint sent by --gi-constrained: "
+     "auto (default: gbnf for local, json-schema otherwise), gbnf, json-schema"),
 ]
 
 
@@ -82,6 +85,11 @@ def pytest_addoption(parser: pytest.Parser) -> None:
                     help="do not read or write the answer cache")
     parser.addini("gi_no_cache", "do not read or write the answer cache", type="bool",
                   default=False)
+    constrained_help = ("also run every cell with constrained decoding (a grammar or JSON "
+                        "schema of the answer format), as its own cell '<cell>-constrained'")
+    group.addoption("--gi-constrained", dest="gi_constrained", action="store_true",
+                    default=False, help=constrained_help)
+    parser.addini("gi_constrained", constrained_help, type="bool", default=False)
 
 
 def _ini_name(flag: str) -> str:
@@ -98,6 +106,7 @@ def _raw_options(config: pytest.Config) -> dict[str, Any]:
         raw[dest] = value if value not in ("", []) else None
     raw["no_cache"] = bool(config.getoption("gi_no_cache") or config.getini("gi_no_cache"))
     raw["update_baseline"] = bool(config.getoption("gi_update_baseline"))
+    raw["constrained"] = bool(config.getoption("gi_constrained") or config.getini("gi_constrained"))
     return raw
 
 
@@ -237,6 +246,21 @@ class GraphInstructPlugin:
         self.gate_failures: list[Any] = []
         self.baseline: dict[str, Any] | None = None
         self.expected_failures: set[tuple[str, str]] = set()
+        # The embedded model: the controller (or the single process) owns the server; xdist
+        # workers get its address through workerinput.
+        self.local_model: Any = None
+        self.local_server: Any = None
+        self.local_info: dict[str, str] | None = None
+        if "local" in run.models and run.replay is None:
+            if self.worker is not None:
+                self.local_info = config.workerinput.get(_LOCAL_KEY)  # type: ignore[attr-defined]
+            else:
+                from pytest_graphinstruct.models.local_server import find_local_model
+
+                try:
+                    self.local_model = find_local_model()
+                except GraphInstructError as exc:
+                    raise pytest.UsageError(f"pytest-graphinstruct: {exc}") from None
         if run.baseline is not None and not run.update_baseline:
             from pytest_graphinstruct.report.gates import baseline_failures, load_baseline
 
@@ -252,10 +276,41 @@ class GraphInstructPlugin:
             from pytest_graphinstruct.session import BenchmarkSession
 
             try:
-                self._bench = BenchmarkSession(self.run, worker=self.worker)
+                self._bench = BenchmarkSession(self.run, worker=self.worker,
+                                               local=self.local_info)
             except GraphInstructError as exc:
                 raise pytest.UsageError(f"pytest-graphinstruct: {exc}") from None
         return self._bench
+
+    # -- the embedded model ------------------------------------------------------------------
+
+    @pytest.hookimpl(tryfirst=True)
+    def pytest_sessionstart(self, session: pytest.Session) -> None:
+        """Start the embedded server before xdist starts its workers (one per machine)."""
+        if self.local_model is None or session.config.option.collectonly:
+            return
+        from pytest_graphinstruct.models.local_server import LocalServer, endpoint_info
+
+        server = LocalServer(self.local_model)
+        try:
+            server.start()
+        except GraphInstructError as exc:
+            raise pytest.UsageError(f"pytest-graphinstruct: {exc}") from None
+        self.local_server = server
+        self.local_info = endpoint_info(server)
+
+    @pytest.hookimpl(optionalhook=True)
+    def pytest_configure_node(self, node: Any) -> None:
+        """xdist: hand the embedded server's address to each worker."""
+        if self.local_info is not None:
+            node.workerinput[_LOCAL_KEY] = self.local_info
+
+    def _stop_local(self) -> None:
+        if self.local_server is not None:
+            self.local_server.stop()
+
+    def pytest_unconfigure(self, config: pytest.Config) -> None:
+        self._stop_local()  # already stopped at session finish, unless the session never ran
 
     # -- collection --------------------------------------------------------------------------
 
@@ -280,8 +335,11 @@ class GraphInstructPlugin:
     def pytest_collection_finish(self, session: pytest.Session) -> None:
         if self.controller or session.config.option.collectonly:
             return
-        self.bench.prefetch([(it.instruction, it.cell) for it in session.items
-                             if isinstance(it, GraphInstructItem)])
+        try:
+            self.bench.prefetch([(it.instruction, it.cell) for it in session.items
+                                 if isinstance(it, GraphInstructItem)])
+        except GraphInstructError as exc:  # a backend that cannot be set up
+            raise pytest.UsageError(f"pytest-graphinstruct: {exc}") from None
 
     # -- results -----------------------------------------------------------------------------
 
@@ -311,8 +369,14 @@ class GraphInstructPlugin:
                                                 None, None, outcome="error", error=error))
 
     def pytest_sessionfinish(self, session: pytest.Session, exitstatus: int) -> None:
+        # The server first: a request still in flight (after -x, Ctrl+C) then fails at once
+        # instead of generating on.  An interrupted or stopped run also drops the requests not
+        # started; a finished one waits for them (xdist peers may be waiting for its answers).
+        self._stop_local()
         if self._bench is not None:
-            self._bench.close()
+            stopped = (exitstatus == pytest.ExitCode.INTERRUPTED or bool(session.shouldstop)
+                       or bool(session.shouldfail))
+            self._bench.close(cancel=stopped)
         output = getattr(self.config, "workeroutput", None)
         if output is not None:
             output[_OUTPUT_KEY] = json.dumps(self.results)
@@ -331,8 +395,9 @@ class GraphInstructPlugin:
         from pytest_graphinstruct.report.summary import build_session_report, write_json
 
         suite_order = {inst.id: n for n, inst in enumerate(self.bench.suite)}
+        model_info = ({"local": self.local_info["describe"]} if self.local_info else None)
         self.report = build_session_report(self.results, self.run, suite_order=suite_order,
-                                           partial=self.partial)
+                                           partial=self.partial, model_info=model_info)
         if self.run.report is not None:
             write_json(self.report, self.run.report)
         if self.run.update_baseline and self.run.baseline is not None:
@@ -359,6 +424,10 @@ class GraphInstructPlugin:
         from pytest_graphinstruct.report.summary import summary_lines
 
         terminalreporter.section("GraphInstruct")
+        if self.local_server is not None and self.local_server.startup_s is not None:
+            terminalreporter.write_line(
+                f"local model: {self.local_info['describe'] if self.local_info else ''} "
+                f"(server ready in {self.local_server.startup_s:.1f} s)")
         for line in summary_lines(report):
             terminalreporter.write_line(line)
         if self.partial:

@@ -15,6 +15,8 @@ from pathlib import Path
 from typing import Any
 
 from pytest_graphinstruct.errors import GraphInstructError
+from pytest_graphinstruct.methods.constrained import FORMATS as CONSTRAINED_FORMATS
+from pytest_graphinstruct.methods.constrained import METHOD as CONSTRAINED
 from pytest_graphinstruct.models.base import DecodingParams
 from pytest_graphinstruct.suite.instruction import LEVELS
 
@@ -64,6 +66,7 @@ class RunConfig:
     baseline: Path | None = None
     max_regression: float | None = None
     update_baseline: bool = False
+    constrained_format: str = "auto"
 
     @property
     def models(self) -> tuple[str, ...]:
@@ -141,7 +144,14 @@ def build_run_config(raw: Mapping[str, Any], *, rootdir: Path) -> RunConfig | No
     for m in models:
         if any(c in m for c in "[]"):
             raise GraphInstructError(f"--gi-model name may not contain brackets: {m!r}")
-    cells = tuple(Cell(m, s) for m in dict.fromkeys(models) for s in dict.fromkeys(strategies))
+    constrained_format = (raw.get("constrained_format") or "auto").strip()
+    if constrained_format not in CONSTRAINED_FORMATS:
+        raise GraphInstructError(f"--gi-constrained-format must be one of "
+                                 f"{', '.join(CONSTRAINED_FORMATS)}, got {constrained_format!r}")
+    # With --gi-constrained every baseline cell gets a constrained twin right after it.
+    methods = ("baseline", CONSTRAINED) if raw.get("constrained") else ("baseline",)
+    cells = tuple(Cell(m, s, method) for m in dict.fromkeys(models)
+                  for s in dict.fromkeys(strategies) for method in methods)
 
     suite_raw = raw.get("suite")
     suite = Path(suite_raw).expanduser() if suite_raw else rootdir / "instructions"
@@ -221,4 +231,5 @@ def build_run_config(raw: Mapping[str, Any], *, rootdir: Path) -> RunConfig | No
         baseline=baseline,
         max_regression=max_regression,
         update_baseline=update_baseline,
+        constrained_format=constrained_format,
     )

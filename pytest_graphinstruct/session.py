@@ -10,11 +10,13 @@ xdist workers can ship them to the controller unchanged.
 from __future__ import annotations
 
 import time
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from concurrent.futures import Future
 from dataclasses import dataclass, field
 from typing import Any
 
+from pytest_graphinstruct.methods.constrained import METHOD as METHOD_CONSTRAINED
+from pytest_graphinstruct.methods.constrained import request_extra, resolve_format
 from pytest_graphinstruct.models.base import Answer, Request
 from pytest_graphinstruct.report.json_report import sample_entry
 from pytest_graphinstruct.runconfig import Cell, RunConfig
@@ -48,31 +50,33 @@ class Evaluation:
 class BenchmarkSession:
     """State of one benchmark run in one process (controller or xdist worker)."""
 
-    def __init__(self, config: RunConfig, *, worker: tuple[int, int] | None = None) -> None:
-        """Load the suite and build backends.
+    def __init__(self, config: RunConfig, *, worker: tuple[int, int] | None = None,
+                 local: Mapping[str, str] | None = None) -> None:
+        """Load the suite; backends are built on first use (:attr:`schedulers`).
 
         Args:
             config: the validated run configuration.
             worker: ``(index, count)`` under xdist, else ``None``.
+            local: the running embedded server (:func:`.local_server.endpoint_info`), needed
+                when ``local`` is one of the models.
 
         Raises:
-            GraphInstructError: the suite or a backend cannot be set up.
+            GraphInstructError: the suite or the pools cannot be loaded.
         """
         from pytest_graphinstruct.models.cache import AnswerCache
-        from pytest_graphinstruct.models.registry import make_backend
-        from pytest_graphinstruct.models.scheduler import Scheduler, TokenBudget
         from pytest_graphinstruct.prompts.exemplars import ExemplarPool
 
         self.config = config
         self.worker = worker
+        self.local = local
         self.suite: Suite = load_suite(config.suite, levels=config.levels)
         self.verifier = Verifier()
         self.exemplars = ExemplarPool.from_suite(self.suite)
-        replay = None
+        self._replay = None
         if config.replay is not None:
             from pytest_graphinstruct.models.recorded import read_responses
 
-            replay = read_responses(config.replay)
+            self._replay = read_responses(config.replay)
         self.cache = AnswerCache(config.cache_dir) if config.cache_dir is not None else None
         self.pools = None
         if config.pools is not None:
@@ -81,27 +85,53 @@ class BenchmarkSession:
             # Pool features and matches are cached on disk, keyed by the pools' content hash.
             features = (config.cache_dir / "pools") if config.cache_dir else default_cache_dir()
             self.pools = ReferencePools.load(config.pools, cache_dir=features)
-        # One budget for every model of the run; under xdist each worker gets its share.
-        budget = None
-        if config.max_tokens_total is not None:
-            share = config.max_tokens_total // (worker[1] if worker else 1)
-            budget = TokenBudget(max(1, share))
-        self.schedulers: dict[str, Any] = {}
-        for model in config.models:
-            backend = make_backend(
-                model, base_url=config.base_url, api_key_env=config.api_key_env,
-                suite=self.suite, replay=replay, timeout_s=config.timeout_s,
-                max_retries=config.max_retries, backoff_base_s=config.backoff_s,
-            )
-            cache = self.cache if getattr(backend, "cacheable", False) else None
-            self.schedulers[model] = Scheduler(
-                backend, concurrency=config.concurrency, rate_limit=config.rate_limit,
-                cache=cache, token_budget=budget,
-            )
+        self._schedulers: dict[str, Any] | None = None
         self._futures: dict[tuple[str, str, int], Future[Answer]] = {}
         self._owned: set[tuple[str, str]] | None = None
         self.results: list[dict[str, Any]] = []
         self.started = time.monotonic()
+
+    @property
+    def schedulers(self) -> dict[str, Any]:
+        """One scheduler per model, built on first access (a process that only merges results,
+        like the xdist controller, never builds backends).
+
+        The embedded ``local`` model answers one request at a time, so its scheduler keeps one
+        request in flight per process (and its backend's gate orders the processes); every
+        other model gets ``--gi-concurrency``.
+
+        Raises:
+            GraphInstructError: a backend cannot be set up (a missing API key, a missing
+                ``[local]`` install, ...).
+        """
+        if self._schedulers is None:
+            self._schedulers = self._build_schedulers()
+        return self._schedulers
+
+    def _build_schedulers(self) -> dict[str, Any]:
+        from pytest_graphinstruct.models.registry import make_backend
+        from pytest_graphinstruct.models.scheduler import Scheduler, TokenBudget
+
+        config = self.config
+        # One budget for every model of the run; under xdist each worker gets its share.
+        budget = None
+        if config.max_tokens_total is not None:
+            share = config.max_tokens_total // (self.worker[1] if self.worker else 1)
+            budget = TokenBudget(max(1, share))
+        schedulers: dict[str, Any] = {}
+        for model in config.models:
+            backend = make_backend(
+                model, base_url=config.base_url, api_key_env=config.api_key_env,
+                suite=self.suite, replay=self._replay, timeout_s=config.timeout_s,
+                max_retries=config.max_retries, backoff_base_s=config.backoff_s,
+                local=self.local,
+            )
+            cache = self.cache if getattr(backend, "cacheable", False) else None
+            schedulers[model] = Scheduler(
+                backend, concurrency=1 if model == "local" else config.concurrency,
+                rate_limit=config.rate_limit, cache=cache, token_budget=budget,
+            )
+        return schedulers
 
     # -- requests ----------------------------------------------------------------------------
 
@@ -113,8 +143,13 @@ class BenchmarkSession:
         if cell.strategy.startswith("few"):
             exemplars = self.exemplars.select(instruction, k=3, seed=self.config.exemplar_seed)
         messages = build_messages(instruction, cell.strategy, exemplars=exemplars)
+        extra: tuple[tuple[str, Any], ...] = ()
+        if cell.method == METHOD_CONSTRAINED:
+            fmt = resolve_format(self.config.constrained_format, cell.model)
+            extra = request_extra(fmt, instruction.level)
         return Request(model=cell.model, messages=messages, params=self.config.params,
-                       sample_index=sample, instruction_id=instruction.id, cell=cell.label)
+                       sample_index=sample, instruction_id=instruction.id, cell=cell.label,
+                       extra=extra)
 
     def prefetch(self, items: Iterable[tuple[Instruction, Cell]]) -> int:
         """Submit every sample of ``items`` to the schedulers; returns the number submitted.
@@ -152,10 +187,12 @@ class BenchmarkSession:
         return tuple(f.result() for f in futures)
 
     def _await_peer(self, inst: Instruction, cell: Cell) -> None:
-        """Wait (bounded) until the worker that owns this item has cached its answers.
+        """Wait until the worker that owns this item has cached its answers.
 
-        The bound covers the owner's worst case for one request (every retry timing out); after
-        it, or without a shared cache, this worker asks itself.
+        The wait ends when no answer at all has arrived in the shared cache for the owner's
+        worst case for one request (every retry timing out): while answers keep arriving the
+        owner is working through its queue, however long (a serial endpoint), so the bound
+        scales with the queue.  After it, or without a shared cache, this worker asks itself.
         """
         scheduler = self.schedulers[cell.model]
         cache = getattr(scheduler, "cache", None)
@@ -163,10 +200,15 @@ class BenchmarkSession:
             return
         endpoint = scheduler.backend.endpoint
         keys = [self.request(inst, cell, k).cache_key(endpoint) for k in range(self.config.samples)]
-        deadline = time.monotonic() + self.config.timeout_s * (self.config.max_retries + 1) + 30
+        quiet_s = self.config.timeout_s * (self.config.max_retries + 1) + 30
+        deadline = time.monotonic() + quiet_s
+        seen = len(cache)
         while time.monotonic() < deadline:
             if all(cache.get(key) is not None for key in keys):
                 return
+            if len(cache) > seen:  # the owner (or anyone) made progress
+                seen = len(cache)
+                deadline = time.monotonic() + quiet_s
             time.sleep(0.1)
 
     # -- evaluation --------------------------------------------------------------------------
@@ -182,15 +224,17 @@ class BenchmarkSession:
         result.update(scores.to_json())
         return Evaluation(inst, cell, tuple(answers), verifications, passed, d4, result)
 
-    def close(self) -> None:
-        for s in self.schedulers.values():
-            s.close()
+    def close(self, *, cancel: bool = False) -> None:
+        """Close the schedulers (waiting for requests in flight); with ``cancel`` (an
+        interrupted or stopped run) requests not started are dropped and none is retried."""
+        for s in (self._schedulers or {}).values():
+            s.close(cancel_pending=cancel)
         if self.pools is not None:
             for pool in self.pools.pools.values():
                 pool.flush()
 
     def stats(self) -> dict[str, Any]:
-        return {model: s.stats() for model, s in self.schedulers.items()}
+        return {model: s.stats() for model, s in (self._schedulers or {}).items()}
 
 
 def item_result(

@@ -30,6 +30,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import threading
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
@@ -129,6 +130,7 @@ class OpenAIBackend:
             max_retries=max_retries, base_s=backoff_base_s, max_s=backoff_max_s,
             retry_after_cap_s=retry_after_cap_s)
         self._sleep = sleep
+        self._cancelled = threading.Event()
         self._client = openai.OpenAI(
             api_key=key,
             base_url=base_url if base_url else None,
@@ -178,8 +180,21 @@ class OpenAIBackend:
                 note = "" if not failure.retryable else f"; gave up after {calls} call(s)"
                 return Answer(error=self._scrub(failure.message + note), calls=calls,
                               latency_s=time.monotonic() - started)
-            self._sleep(self.policy.delay(attempt, failure.retry_after))
+            delay = self.policy.delay(attempt, failure.retry_after)
+            if self._sleep is time.sleep:
+                self._cancelled.wait(delay)  # cut short by cancel()
+            else:
+                self._sleep(delay)
+            if self._cancelled.is_set():
+                return Answer(error=self._scrub(failure.message + "; not retried: the run was "
+                                                f"cancelled after {calls} call(s)"),
+                              calls=calls, latency_s=time.monotonic() - started)
             attempt += 1
+
+    def cancel(self) -> None:
+        """Stop retrying: a request in flight ends after its current attempt (as an error when
+        that attempt fails).  Used when a run is interrupted; irreversible."""
+        self._cancelled.set()
 
     def _attempt(self, request: Request, calls: int, started: float) -> Answer:
         kwargs: dict[str, Any] = dict(request.params.to_json())

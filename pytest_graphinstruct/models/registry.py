@@ -2,22 +2,23 @@
 
 * ``oracle`` → :class:`~pytest_graphinstruct.models.oracle.OracleBackend` (needs the suite);
 * recorded responses given (``replay=`` or ``replay_path=``) → the replay backend;
-* ``local`` → not available yet (a clear :class:`ModelError`);
+* ``local`` → the embedded llama.cpp server (:mod:`.local_server`) at the address in ``local``
+  (the process that started the server hands it on), through the OpenAI-compatible backend with
+  a :class:`~.serial.SerialGate` (the server answers one request at a time) and a stable
+  endpoint name for the cache;
 * anything else → the model name at an OpenAI-compatible endpoint.
 """
 
 from __future__ import annotations
 
 import os
+from collections.abc import Mapping
 from typing import Any
 
 from pytest_graphinstruct.errors import ModelError
 from pytest_graphinstruct.models.base import Backend
 from pytest_graphinstruct.models.recorded import Responses
 from pytest_graphinstruct.suite.loader import Suite
-
-LOCAL_MISSING = ("--gi-model=local needs the [local] extra: "
-                 "pip install 'pytest-graphinstruct[local]'")
 
 
 def make_backend(
@@ -32,13 +33,19 @@ def make_backend(
     max_retries: int = 5,
     extra_body: dict[str, Any] | None = None,
     response_format: dict[str, Any] | None = None,
+    local: Mapping[str, str] | None = None,
     **openai_options: Any,
 ) -> Backend:
     """Build the backend for ``model``.
 
+    ``local`` is :func:`.local_server.endpoint_info` of the running embedded server (needed
+    for ``model == "local"``, ignored otherwise).
+
     Raises:
-        ModelError: ``oracle`` without a suite, ``local``, an empty model name, or an OpenAI
-            endpoint whose API key variable is unset.
+        ModelError: ``oracle`` without a suite; ``local`` when the ``[local]`` extra or the
+            model package is missing (the message names the install command) or no server
+            address was given; an empty model name; an OpenAI endpoint whose API key variable
+            is unset.
         ResponsesError: ``replay_path`` is not a valid responses file.
     """
     name = (model or "").strip()
@@ -57,12 +64,24 @@ def make_backend(
             assert replay_path is not None
             replay = read_responses(replay_path)
         return ReplayBackend(replay)
-    if name == "local":
-        raise ModelError(LOCAL_MISSING)
     if not name:
         raise ModelError("no model given: pass --gi-model=<name>, 'oracle', or --gi-replay")
     from pytest_graphinstruct.models.openai_backend import OpenAIBackend
 
+    if name == "local":
+        from pytest_graphinstruct.models.local_server import ALIAS, find_local_model
+        from pytest_graphinstruct.models.serial import SerialGate, lock_path_for
+
+        if local is None:
+            find_local_model()  # says what to install when that is the problem
+            raise ModelError("--gi-model=local: the local model server is not running")
+        return OpenAIBackend(
+            local["base_url"], ALIAS, api_key="local", endpoint_id=local["endpoint_id"],
+            serial_gate=SerialGate(lock_path_for(local["base_url"])),
+            timeout_s=timeout_s if timeout_s is not None else 120.0,
+            max_retries=max_retries, extra_body=extra_body, response_format=response_format,
+            **openai_options,
+        )
     return OpenAIBackend(
         base_url, name,
         api_key_env=api_key_env or "OPENAI_API_KEY",

@@ -276,7 +276,16 @@ class Scheduler:
         return out
 
     def close(self, *, wait: bool = True, cancel_pending: bool = False) -> None:
-        """Stop accepting requests; optionally cancel those not started; wait for the rest."""
+        """Stop accepting requests; wait for the rest.
+
+        With ``cancel_pending`` requests not started are cancelled and the backend (when it
+        has a ``cancel()``) stops retrying those in flight, so an interrupted run ends after
+        the current HTTP attempts.
+        """
         with self._lock:
             self._closed = True
+        if cancel_pending:
+            cancel = getattr(self.backend, "cancel", None)
+            if callable(cancel):
+                cancel()
         self._executor.shutdown(wait=wait, cancel_futures=cancel_pending)

@@ -99,8 +99,15 @@ def usage_sources(results: Sequence[Mapping[str, Any]]) -> dict[str, int]:
 
 
 def build_cell_report(cell_label: str, results: Sequence[Mapping[str, Any]], run: RunConfig,
-                      *, partial: bool = False) -> dict[str, Any]:
-    """The report object of one cell (results already in suite order)."""
+                      *, partial: bool = False,
+                      model_info: Mapping[str, str] | None = None) -> dict[str, Any]:
+    """The report object of one cell (results already in suite order).
+
+    ``model_info`` maps a model name to a description of what served it (the embedded model's
+    file and versions); it becomes ``metadata.model_info`` (``None`` when not given).
+    """
+    from pytest_graphinstruct.methods.constrained import METHOD, resolve_format
+
     cell = next(c for c in run.cells if c.label == cell_label)
     counts = {o: sum(1 for r in results if r["outcome"] == o) for o in OUTCOMES}
     by_level: dict[int, list[float]] = {}
@@ -118,6 +125,9 @@ def build_cell_report(cell_label: str, results: Sequence[Mapping[str, Any]], run
             "model": cell.model,
             "strategy": cell.strategy,
             "method": cell.method,
+            "constraint": (resolve_format(run.constrained_format, cell.model)
+                           if cell.method == METHOD else None),
+            "model_info": (model_info or {}).get(cell.model),
             "suite": str(run.suite),
             "levels": list(run.levels) if run.levels else None,
             "samples_per_instruction": run.samples,
@@ -174,14 +184,16 @@ def _add_pareto(cells: list[dict[str, Any]]) -> dict[str, Any]:
 
 
 def build_session_report(results: Sequence[Mapping[str, Any]], run: RunConfig, *,
-                         suite_order: Mapping[str, int], partial: bool = False
-                         ) -> dict[str, Any]:
-    """The report of a whole run (see the module docstring for the shape)."""
+                         suite_order: Mapping[str, int], partial: bool = False,
+                         model_info: Mapping[str, str] | None = None) -> dict[str, Any]:
+    """The report of a whole run (see the module docstring for the shape; ``model_info`` as
+    in :func:`build_cell_report`)."""
     cells = []
     for cell in run.cells:
         rs = sorted((r for r in results if r["cell"] == cell.label),
                     key=lambda r: suite_order.get(r["instruction_id"], 1 << 30))
-        cells.append(build_cell_report(cell.label, rs, run, partial=partial))
+        cells.append(build_cell_report(cell.label, rs, run, partial=partial,
+                                       model_info=model_info))
     pareto = _add_pareto(cells)
     if len(cells) == 1:
         return cells[0]

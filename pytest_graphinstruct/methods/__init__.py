@@ -1,0 +1,3 @@
+"""Generation methods beyond plain prompting (constrained decoding)."""
+
+from __future__ import annotations
