@@ -185,6 +185,16 @@ def find_references(
                      f"references after {tries} draws; last problem: {why}")
 
 
+def _profile(g: nx.Graph) -> tuple[object, ...]:
+    """Isomorphism invariants that separate most regular graphs, where degree sequences and
+    colour refinement cannot: per-node triangle counts and BFS distance histograms."""
+    u = g.to_undirected(as_view=True) if g.is_directed() else g
+    tri = sorted(nx.triangles(u).values())
+    dist = sorted(tuple(sorted(nx.single_source_shortest_path_length(u, v).values()))
+                  for v in u)
+    return (tri, dist)
+
+
 def _isomorphic(a: nx.Graph, b: nx.Graph) -> bool:
     if a.is_directed() != b.is_directed():
         return False
@@ -192,7 +202,9 @@ def _isomorphic(a: nx.Graph, b: nx.Graph) -> bool:
         return False
     if sorted(d for _, d in a.degree()) != sorted(d for _, d in b.degree()):
         return False
-    return nx.is_isomorphic(a, b)
+    if _profile(a) != _profile(b):
+        return False
+    return nx.vf2pp_is_isomorphic(a, b)
 
 
 def isomorphic(a: nx.Graph, b: nx.Graph) -> bool:

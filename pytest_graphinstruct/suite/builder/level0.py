@@ -8,6 +8,7 @@ stated size, so two references are almost always non-isomorphic.
 from __future__ import annotations
 
 import random
+from collections.abc import Collection
 from typing import Any
 
 import networkx as nx
@@ -81,6 +82,7 @@ TEMPLATES: tuple[Template, ...] = (
 )
 
 
-def build_level0(seed: int, count: int = 100) -> list[dict[str, Any]]:
+def build_level0(seed: int, count: int = 100, indices: Collection[int] | None = None
+                 ) -> list[dict[str, Any]]:
     """``count`` L0 records (ids ``L0-001`` …) with two verified references each."""
-    return build_level(0, TEMPLATES, seed, count)
+    return build_level(0, TEMPLATES, seed, count, indices=indices)

@@ -11,7 +11,7 @@ node count factors one way) are marked ``unique`` and their two references may c
 from __future__ import annotations
 
 import random
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Sequence
 from typing import Any
 
 import networkx as nx
@@ -221,6 +221,7 @@ TEMPLATES: tuple[Template, ...] = (
 )
 
 
-def build_level1(seed: int, count: int = 200) -> list[dict[str, Any]]:
+def build_level1(seed: int, count: int = 200, indices: Collection[int] | None = None
+                 ) -> list[dict[str, Any]]:
     """``count`` L1 records (ids ``L1-001`` …) with two verified references each."""
-    return build_level(1, TEMPLATES, seed, count)
+    return build_level(1, TEMPLATES, seed, count, indices=indices)

@@ -13,6 +13,7 @@ every proof independently from the constraints alone.
 from __future__ import annotations
 
 import random
+from collections.abc import Collection
 from typing import Any
 
 import networkx as nx
@@ -326,9 +327,10 @@ def plan(count: int) -> list[tuple[Template, str]]:
     return out
 
 
-def build_level2(seed: int, count: int = 200) -> list[dict[str, Any]]:
+def build_level2(seed: int, count: int = 200, indices: Collection[int] | None = None
+                 ) -> list[dict[str, Any]]:
     """``count`` L2 records (ids ``L2-001`` …); 9 per 200 are infeasible."""
-    return build_level(2, TEMPLATES, seed, count, plan=plan(count))
+    return build_level(2, TEMPLATES, seed, count, plan=plan(count), indices=indices)
 
 
 __all__ = ["FEASIBLE", "INFEASIBLE", "SIZE_RANGES", "build_level2", "plan"]

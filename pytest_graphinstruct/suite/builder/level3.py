@@ -2,22 +2,28 @@
 with targets calibrated from the project's L3 reference pool.
 
 Each instruction belongs to one pool subgroup (5 families × 3 size buckets, 10 instructions
-each at the default 150).  Calibration: an *anchor* graph is drawn from the subgroup's pool
-graphs (the very graphs of ``references/pools/l3``); the instruction asks for the anchor's node
-count, and each bound is the looser of the anchor's own value and the 75th (``<=``) or 25th
-(``>=``) percentile over the subgroup's pool graphs with a node count within
-:data:`PEER_WINDOW` of it, rounded outwards to 4 decimals.  The anchor therefore always
-satisfies the instruction — so at least one pool graph matches it for D1 — and most of its
-peers satisfy each bound separately.  References are fresh draws of the subgroup's own
-generator on the same node count that pass every bound.
+each at the default 150) and asks for 2–3 of its family's characteristic metrics.
+
+Calibration against the committed pool (pool seed :data:`POOL_SEED`, whatever the suite seed):
+
+1. an *anchor* is drawn (with the suite seed) from the subgroup's pool graphs, preferring
+   those whose node count ``n`` has at least :data:`YARDSTICKS` pool graphs;
+2. the *yardsticks* are the :data:`YARDSTICKS` pool graphs on exactly ``n`` nodes (any family)
+   nearest to the anchor in the family's metrics (each metric scaled by its spread at ``n``),
+   the anchor first;
+3. each bound is the envelope of the yardsticks — the largest value for ``<=``, the smallest
+   for ``>=`` — rounded outwards to 4 decimals (diameter: an integer).
+
+So every yardstick satisfies the whole instruction: at least ``min(20, graphs on n nodes)`` pool
+graphs match it, which is what D1's pool-distribution formula needs.  References are fresh
+draws of the subgroup's own generator on ``n`` nodes that pass every bound.
 """
 
 from __future__ import annotations
 
 import math
 import random
-from collections.abc import Sequence
-from dataclasses import dataclass
+from collections.abc import Collection, Sequence
 from functools import lru_cache
 from typing import Any
 
@@ -29,10 +35,13 @@ from pytest_graphinstruct.suite.builder.common import find_references, make_reco
 from pytest_graphinstruct.suite.builder.template import fmt, implicit_of, phrase
 from pytest_graphinstruct.verify.properties import GraphFacts
 
-#: Pool graphs whose node count differs from the anchor's by at most this are its peers.
-PEER_WINDOW = 3
+#: Pool graphs each L3 instruction is calibrated to admit (D1's pool-formula minimum).
+YARDSTICKS = 20
 #: Graphs per pool subgroup (the anchors are drawn from these indices).
 POOL_SIZE = pb.L3_PER_SUBGROUP
+#: Calibration always uses the committed pool, so a suite of any seed is scored against
+#: graphs it was calibrated on.
+POOL_SEED = pb.DEFAULT_SEED
 
 _METRICS: dict[str, tuple[str, ...]] = {
     "ba": ("density<=", "average_path_length<=", "diameter<="),
@@ -97,12 +106,7 @@ _TAILS = (
 )
 
 
-@dataclass(frozen=True)
-class PoolStats:
-    """Node count and metric values of one pool graph."""
-
-    n: int
-    values: dict[str, float]
+_KEYS = ("density", "clustering_coefficient", "modularity", "average_path_length", "diameter")
 
 
 def _metric(facts: GraphFacts, key: str) -> float:
@@ -117,33 +121,55 @@ def _metric(facts: GraphFacts, key: str) -> float:
     return facts.diameter
 
 
-def _stats(g: nx.Graph, metrics: Sequence[str]) -> PoolStats:
-    facts = GraphFacts(g)
-    return PoolStats(g.number_of_nodes(), {m[:-2]: _metric(facts, m[:-2]) for m in metrics})
+class _Pool:
+    """The L3 pool graphs (regenerated in memory) grouped by node count, with metric values
+    computed on demand and cached."""
+
+    def __init__(self, seed: int) -> None:
+        self.graphs: dict[str, nx.Graph] = {}
+        self.by_n: dict[int, list[str]] = {}
+        for subgroup in pb.l3_subgroups():
+            for i in range(POOL_SIZE):
+                pg = pb.l3_graph(subgroup, i, seed)
+                self.graphs[pg.id] = pg.graph
+                self.by_n.setdefault(pg.graph.number_of_nodes(), []).append(pg.id)
+        self._facts: dict[str, GraphFacts] = {}
+
+    def value(self, gid: str, key: str) -> float:
+        facts = self._facts.get(gid)
+        if facts is None:
+            facts = self._facts[gid] = GraphFacts(self.graphs[gid])
+        return _metric(facts, key)
 
 
-@lru_cache(maxsize=32)
-def _subgroup(seed: int, subgroup: str) -> tuple[tuple[nx.Graph, PoolStats], ...]:
-    family = subgroup.rsplit("_", 1)[0]
-    out = []
-    for i in range(POOL_SIZE):
-        g = pb.l3_graph(subgroup, i, seed).graph
-        out.append((g, _stats(g, _METRICS[family])))
-    return tuple(out)
+@lru_cache(maxsize=2)
+def _pool(seed: int) -> _Pool:
+    return _Pool(seed)
 
 
-def _bound(metric: str, anchor: float, peers: Sequence[float]) -> str:
-    """The bound's value as text, looser than both the anchor and the peer percentile."""
+def _round(metric: str, v: float) -> str:
     key, op = metric[:-2], metric[-2:]
-    if op == "<=":
-        v = max(anchor, float(np.percentile(peers, 75)))
-        v = math.ceil(v) if key == "diameter" else math.ceil(v * 10_000) / 10_000
-    else:
-        v = min(anchor, float(np.percentile(peers, 25)))
-        v = math.floor(v * 10_000) / 10_000
-    return str(int(v)) if key == "diameter" else fmt(v)
+    if key == "diameter":
+        return str(int(math.ceil(v) if op == "<=" else math.floor(v)))
+    v = math.ceil(v * 10_000 - 1e-9) / 10_000 if op == "<=" else \
+        math.floor(v * 10_000 + 1e-9) / 10_000
+    return fmt(v)
 
 
+def yardsticks(pool: _Pool, anchor: str, metrics: Sequence[str]) -> list[str]:
+    """The anchor and its nearest pool graphs on the same node count (at most
+    :data:`YARDSTICKS`), nearest first; distance: metric differences scaled by each metric's
+    spread over the graphs on that node count."""
+    n = pool.graphs[anchor].number_of_nodes()
+    peers = pool.by_n[n]
+    keys = sorted({m[:-2] for m in metrics})
+    table = np.array([[pool.value(g, k) for k in keys] for g in peers], dtype=float)
+    spread = table.std(axis=0)
+    spread[spread == 0] = 1.0
+    a = table[peers.index(anchor)]
+    dist = np.sqrt((((table - a) / spread) ** 2).sum(axis=1))
+    order = sorted(range(len(peers)), key=lambda i: (dist[i], peers[i] != anchor, peers[i]))
+    return [peers[i] for i in order[:YARDSTICKS]]
 def _generator(subgroup: str, n: int):  # type: ignore[no-untyped-def]
     family = subgroup.rsplit("_", 1)[0]
     make = pb._L3_GENERATORS[family]
@@ -158,24 +184,35 @@ def _generator(subgroup: str, n: int):  # type: ignore[no-untyped-def]
     return generate
 
 
-def _draft(seed: int, subgroup: str, anchor_index: int, rng: random.Random
-           ) -> tuple[str, list[str], int]:
-    family = subgroup.rsplit("_", 1)[0]
-    pool = _subgroup(seed, subgroup)
-    anchor = pool[anchor_index][1]
-    n = anchor.n
-    peers = [s for _, s in pool if abs(s.n - n) <= PEER_WINDOW]
+def _draft(anchor: str, family: str, rng: random.Random) -> tuple[str, list[str], int, int]:
+    """Text, explicit constraints, node count and yardstick count of one instruction."""
+    pool = _pool(POOL_SEED)
+    n = pool.graphs[anchor].number_of_nodes()
+    sticks = yardsticks(pool, anchor, _METRICS[family])
     explicit = [f"num_nodes={n}", "connected=true", "directed=false"]
     clauses = []
     for metric in _METRICS[family]:
-        key = metric[:-2]
-        v = _bound(metric, anchor.values[key], [p.values[key] for p in peers])
+        key, op = metric[:-2], metric[-2:]
+        values = [pool.value(g, key) for g in sticks]
+        v = _round(metric, max(values) if op == "<=" else min(values))
         explicit.append(f"{metric}{v}")
         clauses.append(_CLAUSES[metric].format(v=v))
     joined = ", ".join(clauses[:-1]) + " and " + clauses[-1]
     text = (phrase(rng, _DESCRIPTIONS[family], n=n) + " "
             + phrase(rng, _TAILS, clauses=joined))
-    return text, explicit, n
+    return text, explicit, n, len(sticks)
+
+
+def _anchors(seed: int, subgroup: str, k: int) -> list[str]:
+    """``k`` anchor ids of ``subgroup``, preferring node counts the pool holds at least
+    :data:`YARDSTICKS` graphs of."""
+    pool = _pool(POOL_SEED)
+    ids = [f"l3-{subgroup}-{i:04d}" for i in range(POOL_SIZE)]
+    rich = [g for g in ids if len(pool.by_n[pool.graphs[g].number_of_nodes()]) >= YARDSTICKS]
+    rng = rng_for(seed, "L3", subgroup, "anchors")
+    if len(rich) >= k:
+        return rng.sample(rich, k)
+    return rich + rng.sample([g for g in ids if g not in rich], k - len(rich))
 
 
 def plan(count: int) -> list[tuple[str, int]]:
@@ -191,26 +228,28 @@ def plan(count: int) -> list[tuple[str, int]]:
     return out
 
 
-def build_level3(seed: int, count: int = 150) -> list[dict[str, Any]]:
-    """``count`` L3 records (ids ``L3-001`` …); each records its pool ``subgroup`` and
-    ``anchor`` (the pool graph id its targets were calibrated from)."""
+def build_level3(seed: int, count: int = 150, indices: Collection[int] | None = None
+                 ) -> list[dict[str, Any]]:
+    """``count`` L3 records (ids ``L3-001`` …); each records its pool ``subgroup``, its
+    ``anchor`` (the pool graph id it was calibrated from) and how many pool graphs it was
+    calibrated to admit (``yardsticks``).  ``indices`` (1-based) builds only those records,
+    each equal to its counterpart in the full build."""
     slots = plan(count)
     per_group: dict[str, int] = {}
     for g, _ in slots:
         per_group[g] = per_group.get(g, 0) + 1
-    anchors = {g: rng_for(seed, "L3", g, "anchors").sample(range(POOL_SIZE), k)
-               for g, k in per_group.items()}
+    anchors = {g: _anchors(seed, g, k) for g, k in per_group.items()}
     out = []
     for i, (subgroup, k) in enumerate(slots):
+        if indices is not None and i + 1 not in indices:
+            continue
         iid = f"L3-{i + 1:03d}"
-        rng = rng_for(seed, "L3", i + 1)
-        anchor_index = anchors[subgroup][k]
-        text, explicit, n = _draft(seed, subgroup, anchor_index, rng)
         family, bucket = subgroup.rsplit("_", 1)
-        rec = make_record(iid, 3, text, explicit, implicit_of(explicit),
-                          size=bucket, template=f"l3_{family}",
-                          extra={"subgroup": subgroup,
-                                 "anchor": f"l3-{subgroup}-{anchor_index:04d}"})
+        anchor = anchors[subgroup][k]
+        text, explicit, n, sticks = _draft(anchor, family, rng_for(seed, "L3", i + 1))
+        rec = make_record(iid, 3, text, explicit, implicit_of(explicit), size=bucket,
+                          template=f"l3_{family}",
+                          extra={"subgroup": subgroup, "anchor": anchor, "yardsticks": sticks})
         find_references(rec, _generator(subgroup, n), rng_for(seed, "L3", i + 1, "refs"))
         out.append(rec)
     return out

@@ -5,8 +5,11 @@ GraphInstruct schema, references inline as ``reference_solutions``), a
 ``<out>/instructions/manifest.json`` (seed, counts per level and size bucket, sha256 of each
 level file) and the pools under ``<out>/references/pools``.  With the default seed the output
 equals the committed ``instructions/`` and ``references/`` byte for byte; any other seed gives a
-fresh suite with the same stratification.  Files are written atomically (temporary file, then
-rename), so an interrupted build never leaves a half-written level file.
+fresh suite with the same stratification.  The pools are the scoring yardstick and are always
+built with the pool seed (:data:`~pytest_graphinstruct.suite.pools_builder.DEFAULT_SEED`): L3
+and L4 targets are calibrated against exactly those graphs, whatever the suite seed.  Files
+are written atomically (temporary file, then rename), so an interrupted build never leaves a
+half-written level file.
 """
 
 from __future__ import annotations
@@ -74,7 +77,7 @@ def build_suite(out_dir: str | Path, seed: int = DEFAULT_SEED, *, l5_size: int |
         seed: suite seed (default 0, the committed suite).
         l5_size: L5 instruction count (default 50; the paper's future work proposes 150).
         levels: build only these levels (default all six); the manifest lists what was built.
-        pools: also (re)build ``references/pools`` with the same seed.
+        pools: also (re)build ``references/pools`` (always the pool seed, see above).
         progress: called with one line per finished step.
 
     Raises:
@@ -94,6 +97,8 @@ def build_suite(out_dir: str | Path, seed: int = DEFAULT_SEED, *, l5_size: int |
     inst_dir.mkdir(parents=True, exist_ok=True)
     say = progress or (lambda _line: None)
     manifest: dict[str, Any] = {"schema": SCHEMA_VERSION, "seed": seed, "levels": {}}
+    if levels is not None or l5_size is not None:
+        manifest["partial"] = {"levels": wanted, "l5_size": counts[5]}
     started = time.perf_counter()
     for lv in wanted:
         t0 = time.perf_counter()
@@ -111,10 +116,11 @@ def build_suite(out_dir: str | Path, seed: int = DEFAULT_SEED, *, l5_size: int |
     _write_atomic(inst_dir / "manifest.json",
                   json.dumps(manifest, indent=2, sort_keys=True) + "\n")
     if pools:
+        from pytest_graphinstruct.suite.pools_builder import DEFAULT_SEED as POOL_SEED
         from pytest_graphinstruct.suite.pools_builder import build_pools
 
         t0 = time.perf_counter()
-        build_pools(out / "references" / "pools", seed=seed)
+        build_pools(out / "references" / "pools", seed=POOL_SEED)
         say(f"pools: built in {time.perf_counter() - t0:.1f} s")
     manifest["seconds"] = round(time.perf_counter() - started, 1)
     return manifest

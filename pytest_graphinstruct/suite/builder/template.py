@@ -10,7 +10,7 @@ verified references (:func:`~pytest_graphinstruct.suite.builder.common.find_refe
 from __future__ import annotations
 
 import random
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -92,15 +92,21 @@ def implicit_of(explicit: Sequence[str]) -> list[str]:
 
 
 def build_level(level: int, templates: Sequence[Template], seed: int, count: int, *,
-                plan: Sequence[tuple[Template, str]] | None = None) -> list[dict[str, Any]]:
+                plan: Sequence[tuple[Template, str]] | None = None,
+                indices: Collection[int] | None = None) -> list[dict[str, Any]]:
     """``count`` records of ``level`` with ids ``L<level>-001`` …, laid out by ``plan``
     (default :func:`stratify`), each drawn from ``rng_for(seed, "L<level>", index)``.
+
+    ``indices`` (1-based) builds only those records — each equal to its counterpart in the
+    full build, since a record depends only on ``(seed, level, count, index)``.
 
     Raises:
         BuildError: a template could not draft an instruction or find its references.
     """
     out = []
     for i, (t, bucket) in enumerate(plan if plan is not None else stratify(count, templates)):
+        if indices is not None and i + 1 not in indices:
+            continue
         iid = f"L{level}-{i + 1:03d}"
         rng = rng_for(seed, f"L{level}", i + 1)
         lo, hi = t.sizes[bucket]
