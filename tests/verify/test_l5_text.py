@@ -56,6 +56,15 @@ def test_verbs() -> None:
     assert tx.verbs("Given a cycle graph. Compute its line graph.") == frozenset()
 
 
+@pytest.mark.parametrize("text", [
+    "Add the fewest edges so that the graph becomes connected; do not remove any edge.",
+    "Add edges without removing any.", "Add two edges, but never delete an existing one.",
+    "Add edges. You cannot remove edges.", "Add an edge; don't reverse arcs.",
+])
+def test_negated_verbs_forbid_rather_than_ask(text: str) -> None:
+    assert tx.verbs(text) == {"add"}
+
+
 @pytest.mark.parametrize(
     ("sentence", "expected"),
     [

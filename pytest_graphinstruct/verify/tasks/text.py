@@ -37,10 +37,20 @@ _VERBS_RE = re.compile(
     r"reversing|flip|flipping)\b", _I)
 
 
+_NEGATED_RE = re.compile(
+    r"(?:\b(?:not|never|without|cannot)|n't)\s+(?:\w+\s+)?$", _I)
+
+
 def verbs(text: str) -> frozenset[str]:
-    """The edit verbs the text uses, canonical: a subset of ``{'add', 'remove', 'reverse'}``."""
+    """The edit verbs the text uses, canonical: a subset of ``{'add', 'remove', 'reverse'}``.
+
+    A negated verb ("do not remove any edge", "without adding", "never reverse") forbids that
+    edit rather than asking for it, so it is not counted.
+    """
     out = set()
     for m in _VERBS_RE.finditer(text):
+        if _NEGATED_RE.search(text[max(0, m.start() - 30):m.start()]):
+            continue
         w = m.group(1).lower()
         for stem, canon in (("add", "add"), ("remov", "remove"), ("delet", "remove"),
                             ("revers", "reverse"), ("flip", "reverse")):
