@@ -50,7 +50,8 @@ _OPTIONS: list[tuple[str, str, str]] = [
     ("seed", "--gi-seed", "sampling seed sent to the endpoint"),
     ("concurrency", "--gi-concurrency", "concurrent requests per model (default 8)"),
     ("rate_limit", "--gi-rate-limit", "max requests per second per model"),
-    ("timeout", "--gi-timeout", "timeout of one HTTP request in seconds (default 120)"),
+    ("timeout", "--gi-timeout", "timeout of one HTTP request in seconds (default 120; 900 "
+     "for the embedded local model)"),
     ("max_retries", "--gi-max-retries", "retries per request on 429/5xx/timeouts/connection "
      "errors/malformed bodies (default 5)"),
     ("backoff", "--gi-backoff", "base of the exponential retry backoff in seconds (default 1)"),

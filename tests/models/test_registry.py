@@ -9,8 +9,9 @@ import pytest
 
 from pytest_graphinstruct.errors import ModelError, ResponsesError
 from pytest_graphinstruct.models import OpenAIBackend, OracleBackend, ReplayBackend
+from pytest_graphinstruct.models.local_server import LOCAL_TIMEOUT_S
 from pytest_graphinstruct.models.recorded import read_responses
-from pytest_graphinstruct.models.registry import make_backend
+from pytest_graphinstruct.models.registry import DEFAULT_TIMEOUT_S, make_backend
 from pytest_graphinstruct.suite.loader import Suite
 from tests.models.helpers import req
 
@@ -38,7 +39,7 @@ def test_local_without_the_install_names_the_command(monkeypatch: pytest.MonkeyP
         make_backend("local")
 
 
-def test_local_needs_the_running_servers_address(fake_openai) -> None:
+def test_local_needs_the_running_servers_address(fake_openai, api_key) -> None:
     info = {"base_url": fake_openai.base_url, "endpoint_id": "local:model.gguf@x",
             "describe": "a model"}
     backend = make_backend("local", local=info, timeout_s=7)
@@ -47,6 +48,10 @@ def test_local_needs_the_running_servers_address(fake_openai) -> None:
     assert backend.endpoint == "local:model.gguf@x" and backend.timeout_s == 7
     assert backend.serial_gate is not None  # one request at a time, across processes
     assert backend.complete(req()).ok and fake_openai.request_count == 1
+    # without --gi-timeout a healthy serial server is never cut off mid-answer
+    assert make_backend("local", local=info).timeout_s == LOCAL_TIMEOUT_S >= 600
+    assert make_backend("gpt-x", base_url=fake_openai.base_url, api_key_env=api_key
+                        ).timeout_s == DEFAULT_TIMEOUT_S
 
 
 def test_openai_compatible(fake_openai, api_key) -> None:
