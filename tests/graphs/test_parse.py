@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import time
-
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -489,10 +487,11 @@ def test_max_depth() -> None:
 _BIG = Limits(max_chars=12_000_000)
 
 
-def _quick(text: str, limits: Limits = DEFAULT_LIMITS, budget: float = 5.0) -> ParseResult:
-    start = time.perf_counter()
+def _quick(text: str, limits: Limits = DEFAULT_LIMITS) -> ParseResult:
+    """Parse hostile input; the outcome must be a clean result, never an internal error.  (How
+    fast, and that time grows linearly with size, is measured by bench/parse_bench.py: tests
+    never assert wall-clock limits.)"""
     result = parse_answer(text, limits=limits)
-    assert time.perf_counter() - start < budget
     assert not (result.reason or "").startswith("internal")
     return result
 
@@ -518,10 +517,10 @@ def test_deeply_nested_brackets() -> None:
 
 def test_huge_node_list_rejected_fast() -> None:
     ids = ", ".join(str(i) for i in range(200_000))
-    assert "max_nodes" in (_quick(f"Graph[] {{ node_list = [{ids}]; }}", budget=1.0).reason or "")
+    assert "max_nodes" in (_quick(f"Graph[] {{ node_list = [{ids}]; }}").reason or "")
     words = ", ".join(f"n{i}" for i in range(200_000))
-    assert "max_nodes" in (_quick(f"Graph[] {{ node_list = [{words}]; }}", budget=1.0).reason or "")
-    assert "max_nodes" in (_quick(f'{{"nodes": [{ids}]}}', budget=1.0).reason or "")
+    assert "max_nodes" in (_quick(f"Graph[] {{ node_list = [{words}]; }}").reason or "")
+    assert "max_nodes" in (_quick(f'{{"nodes": [{ids}]}}').reason or "")
 
 
 def test_nul_rtl_and_zero_width_characters() -> None:
@@ -567,7 +566,8 @@ def test_nul_rtl_and_zero_width_characters() -> None:
     ],
 )
 def test_pathological_inputs_finish(text: str) -> None:
-    _quick(text, budget=4.0)
+    result = _quick(text)
+    assert result.outcome is Outcome.FAILURE and result.reason  # garbage: a named failure
 
 
 @settings(deadline=None)

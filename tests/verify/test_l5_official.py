@@ -15,7 +15,6 @@ aspect names.
 from __future__ import annotations
 
 import json
-import time
 from pathlib import Path
 from typing import Any
 
@@ -205,7 +204,6 @@ def test_every_official_task_type_is_checked(official_suite_dir: Path) -> None:
 
 
 def test_official_references_against_task_semantics(official_suite_dir: Path) -> None:
-    start = time.perf_counter()
     failures, aspects = _failures(official_suite_dir, use_edits=False)
     unexpected = {k: v for k, v in failures.items() if k not in ALLOWED_TASK_FAILURES}
     stale = sorted(k for k in ALLOWED_TASK_FAILURES if k not in failures)
@@ -214,7 +212,6 @@ def test_official_references_against_task_semantics(official_suite_dir: Path) ->
     assert not stale, f"allow-listed failures that no longer fail: {stale}"
     got = {iid: " ".join(sorted(a)) for iid, a in aspects.items()}
     assert got == EXPECTED_ASPECTS
-    assert time.perf_counter() - start < 20
 
 
 def test_official_graph_edits_agree_with_references(official_suite_dir: Path) -> None:
