@@ -27,6 +27,10 @@ from pytest_graphinstruct.suite.loader import Suite, load_suite
 from pytest_graphinstruct.verify.verdict import Verification
 from pytest_graphinstruct.verify.verifier import Verifier
 
+SERIAL_PEER_QUIET_S = 180.0
+"""How long a worker waits for a peer's answer from a serial endpoint after the last answer
+anyone obtained (see :meth:`BenchmarkSession._await_peer`)."""
+
 PASS_RULES = {
     "all": lambda ok, k: ok == k,
     "majority": lambda ok, k: 2 * ok > k,
@@ -190,9 +194,10 @@ class BenchmarkSession:
         """Wait until the worker that owns this item has cached its answers.
 
         The wait ends when no answer at all has arrived in the shared cache for the owner's
-        worst case for one request (every retry timing out): while answers keep arriving the
-        owner is working through its queue, however long (a serial endpoint), so the bound
-        scales with the queue.  After it, or without a shared cache, this worker asks itself.
+        worst case for one request (every retry timing out; for a serial endpoint such as the
+        embedded model, :data:`SERIAL_PEER_QUIET_S`): while answers keep arriving the owner is
+        working through its queue, however long, so the bound scales with the queue.  After
+        it, or without a shared cache, this worker asks itself.
         """
         scheduler = self.schedulers[cell.model]
         cache = getattr(scheduler, "cache", None)
@@ -200,8 +205,14 @@ class BenchmarkSession:
             return
         endpoint = scheduler.backend.endpoint
         keys = [self.request(inst, cell, k).cache_key(endpoint) for k in range(self.config.samples)]
-        timeout = getattr(scheduler.backend, "timeout_s", None) or self.config.timeout_s or 120
-        quiet_s = timeout * (self.config.max_retries + 1) + 30
+        if getattr(scheduler.backend, "serial_gate", None) is not None:
+            # A serial endpoint delivers an answer every few seconds while anyone is working;
+            # three quiet minutes mean the owner's answer will not come (a truncated answer is
+            # never cached), and waiting for its worst case would stall the run for an hour.
+            quiet_s = SERIAL_PEER_QUIET_S
+        else:
+            timeout = getattr(scheduler.backend, "timeout_s", None) or self.config.timeout_s
+            quiet_s = (timeout or 120) * (self.config.max_retries + 1) + 30
         deadline = time.monotonic() + quiet_s
         seen = len(cache)
         while time.monotonic() < deadline:
