@@ -196,8 +196,10 @@ class BenchmarkSession:
         The wait ends when no answer at all has arrived in the shared cache for the owner's
         worst case for one request (every retry timing out; for a serial endpoint such as the
         embedded model, :data:`SERIAL_PEER_QUIET_S`): while answers keep arriving the owner is
-        working through its queue, however long, so the bound scales with the queue.  After
-        it, or without a shared cache, this worker asks itself.
+        working through its queue, however long, so the bound scales with the queue.  It ends
+        at once when the owner noted that its answers cannot be cached (truncated, errors:
+        :meth:`AnswerCache.note_uncached`).  After it, or without a shared cache, this worker
+        asks itself.
         """
         scheduler = self.schedulers[cell.model]
         cache = getattr(scheduler, "cache", None)
@@ -216,8 +218,9 @@ class BenchmarkSession:
         deadline = time.monotonic() + quiet_s
         seen = len(cache)
         while time.monotonic() < deadline:
-            if all(cache.get(key) is not None for key in keys):
-                return
+            missing = {key for key in keys if cache.get(key) is None}
+            if not missing or missing <= cache.uncached():
+                return  # all cached, or the owner got answers it could not cache
             if len(cache) > seen:  # the owner (or anyone) made progress
                 seen = len(cache)
                 deadline = time.monotonic() + quiet_s

@@ -55,6 +55,7 @@ except ImportError:  # pragma: no cover - Windows
     fcntl = None  # type: ignore[assignment]
 
 CACHE_FILE = "answers.jsonl"
+ATTEMPTS_FILE = "attempts.jsonl"
 FORMAT_VERSION = 1
 _LEVEL_RE = re.compile(r"^L(\d+)-")
 
@@ -274,6 +275,34 @@ class AnswerCache:
             self._entries.setdefault(key, _entry(record))
             self.writes += 1
         return True
+
+    # -- answers that could not be cached ----------------------------------------------------
+
+    def note_uncached(self, key: str, reason: str) -> None:
+        """Record (in ``<directory>/attempts.jsonl``) that a request was answered but its answer
+        cannot be cached (``truncated``, ``error``), so an xdist worker waiting for another
+        worker's answer stops waiting and asks itself.  Best effort: a write failure is
+        ignored (the waiting worker then waits for its bound, as before)."""
+        line = json.dumps({"key": key, "reason": reason}, separators=(",", ":")) + "\n"
+        with suppress(OSError):
+            fd = os.open(self.directory / ATTEMPTS_FILE, os.O_WRONLY | os.O_APPEND | os.O_CREAT,
+                         0o644)
+            try:
+                _write_all(fd, line.encode("utf-8"))
+            finally:
+                os.close(fd)
+
+    def uncached(self) -> set[str]:
+        """Keys some process noted with :meth:`note_uncached` (in any run)."""
+        try:
+            text = (self.directory / ATTEMPTS_FILE).read_text(encoding="utf-8", errors="replace")
+        except OSError:
+            return set()
+        keys = set()
+        for line in text.splitlines():
+            with suppress(ValueError, TypeError, AttributeError):
+                keys.add(str(json.loads(line)["key"]))
+        return keys
 
     # -- export ------------------------------------------------------------------------------
 

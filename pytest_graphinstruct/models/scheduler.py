@@ -236,6 +236,8 @@ class Scheduler:
             except OSError:
                 with self._lock:
                     self._stats["cache_write_errors"] += 1
+        elif self.cache is not None:  # peers waiting for this answer must not wait in vain
+            self.cache.note_uncached(key, "truncated" if answer.ok else "error")
         return answer
 
     def _budget_exhausted(self) -> bool:

@@ -85,6 +85,10 @@ def test_errors_and_truncated_answers_are_not_cached(fake_openai, backend_for, t
     assert not err.ok and cut.ok and cut.truncated
     assert len(cache) == 0
     assert stats["errors"] == 1 and stats["truncated"] == 1
+    # noted for xdist peers waiting for these answers (they then stop waiting)
+    endpoint = fake_openai.base_url
+    assert AnswerCache(tmp_path).uncached() == {req("x").cache_key(endpoint),
+                                                req("y").cache_key(endpoint)}
     with Scheduler(backend_for(), concurrency=1, cache=cache) as sched:
         assert not sched.answer(req("x")).cached and not sched.answer(req("y")).cached
     assert len(cache) == 2
