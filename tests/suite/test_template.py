@@ -106,3 +106,28 @@ def test_build_level_is_deterministic_and_names_ids() -> None:
 def test_edge_list_text_sorts_numerically() -> None:
     g = nx.Graph([("10", "2"), ("0", "1")])
     assert edge_list_text(g) == "(0,1), (2,10)"
+
+
+def test_a_draft_with_one_answer_only_is_drawn_again(monkeypatch: pytest.MonkeyPatch) -> None:
+    calls = []
+
+    def make(rng: random.Random, n: int) -> Draft:
+        calls.append(n)
+        if len(calls) % 2:  # odd calls: a path on n nodes has one answer up to isomorphism
+            return Draft(f"Create a path graph with {n} nodes.",
+                         ["graph_type=path", f"num_nodes={n}"], lambda r: nx.path_graph(n))
+        return Draft(f"Create a tree with {n} nodes.", ["graph_type=tree", f"num_nodes={n}"],
+                     lambda r: nx.random_labeled_tree(n, seed=r.randrange(1 << 30)))
+
+    recs = build_level(1, [Template("t", make, buckets=("medium",))], 0, 2)
+    assert [r["explicit_constraints"][0] for r in recs] == ["graph_type=tree"] * 2
+
+    def only_paths(rng: random.Random, n: int) -> Draft:
+        return Draft("Create a path graph.", ["graph_type=path", f"num_nodes={n}"],
+                     lambda r: nx.path_graph(n))
+
+    from pytest_graphinstruct.suite.builder import template
+
+    monkeypatch.setattr(template, "DRAFT_TRIES", 2)
+    with pytest.raises(BuildError, match="drafted nothing usable"):
+        build_level(1, [Template("p", only_paths)], 0, 1)

@@ -31,11 +31,18 @@ from pytest_graphinstruct.verify.verifier import DEFAULT_VERIFIER, Verifier
 
 #: Draws a generator may take to find one verified reference before the build fails.
 REFERENCE_TRIES = 400
+_ISOMORPHIC = "isomorphic to an earlier reference"
 
 
 class BuildError(GraphInstructError):
     """A template could not produce a valid instruction or reference (a builder bug, never
     silently skipped: the build stops naming the instruction and template)."""
+
+
+class TooFewDistinct(BuildError):
+    """Every further draw was isomorphic to a reference already found: the drafted instruction
+    (e.g. a 5-node connected graph with 9 edges) admits fewer distinct answers than asked for.
+    The level builder then drafts that instruction again from the same seeded stream."""
 
 
 def rng_for(seed: int, *path: object) -> random.Random:
@@ -170,7 +177,7 @@ def find_references(
         if g is None:
             continue
         if not unique and any(_isomorphic(g, h) for h in graphs):
-            why = "isomorphic to an earlier reference"
+            why = _ISOMORPHIC
             continue
         text, why_not = check_reference(inst, g, f"{record['id']}-ref{len(found) + 1}", verifier)
         if text is None:
@@ -181,8 +188,9 @@ def find_references(
         if len(found) == count:
             record["reference_solutions"] = found
             return found
-    raise BuildError(f"{record['id']} ({record.get('template')}): only {len(found)} of {count} "
-                     f"references after {tries} draws; last problem: {why}")
+    error = TooFewDistinct if found and why == _ISOMORPHIC else BuildError
+    raise error(f"{record['id']} ({record.get('template')}): only {len(found)} of {count} "
+                f"references after {tries} draws; last problem: {why}")
 
 
 def _profile(g: nx.Graph) -> tuple[object, ...]:

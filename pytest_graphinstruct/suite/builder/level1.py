@@ -156,7 +156,8 @@ def _bipartite_m(rng: random.Random, n: int) -> int | None:
 
 
 def _planar_m(rng: random.Random, n: int) -> int:
-    return rng.randint(n, max(n, 2 * n))
+    # stay clear of 3n - 6 (maximal planar), where random greedy filling rarely succeeds
+    return rng.randint(n, min(2 * n, 3 * n - 6 - max(1, n // 5)))
 
 
 _BIP = ("Generate a bipartite graph with {n} nodes and {m} edges.",

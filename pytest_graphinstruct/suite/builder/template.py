@@ -18,6 +18,7 @@ import networkx as nx
 
 from pytest_graphinstruct.suite.builder.common import (
     BuildError,
+    TooFewDistinct,
     find_references,
     make_record,
     rng_for,
@@ -110,19 +111,24 @@ def build_level(level: int, templates: Sequence[Template], seed: int, count: int
         iid = f"L{level}-{i + 1:03d}"
         rng = rng_for(seed, f"L{level}", i + 1)
         lo, hi = t.sizes[bucket]
+        refs_rng = rng_for(seed, f"L{level}", i + 1, "refs")
         for _ in range(DRAFT_TRIES):
             n = rng.randint(lo, hi)
             draft = t.make(rng, n)
-            if draft is not None:
+            if draft is None:
+                continue
+            rec = make_record(iid, level, draft.text, draft.explicit,
+                              implicit_of(draft.explicit), size=bucket, feasible=draft.feasible,
+                              template=t.name, extra=draft.extra)
+            if not draft.feasible:
                 break
-        else:
-            raise BuildError(f"{iid}: template {t.name} drafted nothing for {bucket}")
-        rec = make_record(iid, level, draft.text, draft.explicit, implicit_of(draft.explicit),
-                          size=bucket, feasible=draft.feasible, template=t.name,
-                          extra=draft.extra)
-        if draft.feasible:
             assert draft.generate is not None
-            find_references(rec, draft.generate, rng_for(seed, f"L{level}", i + 1, "refs"),
-                            unique=draft.unique)
+            try:
+                find_references(rec, draft.generate, refs_rng, unique=draft.unique)
+            except TooFewDistinct:
+                continue  # this draft admits one answer only: draw the instruction again
+            break
+        else:
+            raise BuildError(f"{iid}: template {t.name} drafted nothing usable for {bucket}")
         out.append(rec)
     return out
