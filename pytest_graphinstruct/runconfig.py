@@ -148,6 +148,10 @@ def build_run_config(raw: Mapping[str, Any], *, rootdir: Path) -> RunConfig | No
     if constrained_format not in CONSTRAINED_FORMATS:
         raise GraphInstructError(f"--gi-constrained-format must be one of "
                                  f"{', '.join(CONSTRAINED_FORMATS)}, got {constrained_format!r}")
+    if raw.get("constrained") and constrained_format == "json-schema" and "local" in models:
+        raise GraphInstructError("--gi-constrained-format=json-schema cannot be used with "
+                                 "--gi-model=local (its llama.cpp server rejects json_schema "
+                                 "response formats); use auto or gbnf")
     # With --gi-constrained every baseline cell gets a constrained twin right after it.
     methods = ("baseline", CONSTRAINED) if raw.get("constrained") else ("baseline",)
     cells = tuple(Cell(m, s, method) for m in dict.fromkeys(models)

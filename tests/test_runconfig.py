@@ -49,3 +49,9 @@ def test_timeout_is_left_to_the_backend_unless_given(suite: Path) -> None:
     run = build_run_config({"model": "local", "suite": str(suite), "timeout": "30"},
                            rootdir=suite)
     assert run is not None and run.timeout_s == 30.0
+
+
+def test_json_schema_is_refused_for_the_local_model(suite: Path) -> None:
+    with pytest.raises(GraphInstructError, match="cannot be used with --gi-model=local"):
+        build_run_config({"model": "local", "suite": str(suite), "constrained": True,
+                          "constrained_format": "json-schema"}, rootdir=suite)
