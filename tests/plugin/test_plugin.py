@@ -72,6 +72,28 @@ def test_failing_item_lists_every_violation(pytester: pytest.Pytester, suite_dir
     assert "assert feasible=false" in out and "confabulated" in out
 
 
+def test_benchmark_mode_reports_violations_without_failing(pytester: pytest.Pytester,
+                                                           suite_dir: Path) -> None:
+    replay = replay_file(pytester.path / "a.jsonl", {
+        "L0-001": [EMPTY3], "L1-001": [CYCLE4], "L1-002": ["no idea"],
+        "L2-001": ["Impossible: 3*5 is odd, so no such graph exists."],
+    })
+    report = pytester.path / "r.json"
+    args = [f"--gi-suite={suite_dir}", f"--gi-replay={replay}", "--gi-benchmark",
+            f"--gi-report={report}", "-p", "no:cacheprovider", "-rx"]
+    result = pytester.runpytest(*args)
+    result.assert_outcomes(passed=2, xfailed=2)
+    assert result.ret == 0
+    out = result.stdout.str()
+    assert "--gi-benchmark reports them" in out and "assert graph_type=tree" in out
+    data = json.loads(report.read_text(encoding="utf-8"))
+    outcomes = {r["instruction_id"]: r["outcome"] for r in data["per_instruction"]}
+    assert outcomes == {"L0-001": "passed", "L1-001": "failed", "L1-002": "failed",
+                        "L2-001": "passed"}
+    gated = pytester.runpytest(*args, "--gi-fail-under=0.99")
+    assert gated.ret != 0  # the gates still decide the exit status
+
+
 def test_pass_rule_any(pytester: pytest.Pytester, suite_dir: Path) -> None:
     replay = replay_file(pytester.path / "a.jsonl", {"L1-001": [CYCLE4, TREE4]})
     result = pytester.runpytest(f"--gi-suite={suite_dir}", f"--gi-replay={replay}",
