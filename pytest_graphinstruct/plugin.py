@@ -37,6 +37,8 @@ _OPTIONS: list[tuple[str, str, str]] = [
     ("suite", "--gi-suite", "suite directory in the GraphInstruct schema (default: the "
      "project's instructions/)"),
     ("levels", "--gi-levels", "comma list of levels to run, e.g. 0,2"),
+    ("per_level", "--gi-per-level", "run only the first N instructions of each level (a quick "
+     "subset that keeps every level; few-shot exemplars still come from the whole suite)"),
     ("strategy", "--gi-strategy", "prompting strategies, comma list: zero-shot, few-shot, "
      "zero-cot, few-cot (default zero-shot)"),
     ("samples", "--gi-samples", "samples per instruction (default 1; the paper uses 5)"),
@@ -217,6 +219,19 @@ class GraphInstructItem(pytest.Item):
         return self.path, None, self.name
 
 
+def _first_per_level(suite: Any, n: int | None) -> list[Instruction]:
+    """The suite's instructions, or only the first ``n`` of each level (suite order)."""
+    if n is None:
+        return list(suite)
+    seen: dict[int, int] = {}
+    out = []
+    for inst in suite:
+        seen[inst.level] = seen.get(inst.level, 0) + 1
+        if seen[inst.level] <= n:
+            out.append(inst)
+    return out
+
+
 def format_failure(ev: Any, pass_rule: str) -> str:
     """The failure message: per sample, every violated verdict with expected vs observed."""
     inst = ev.instruction
@@ -331,8 +346,9 @@ class GraphInstructPlugin:
                                       items: list[pytest.Item]) -> None:
         bench = self.bench
         new: list[pytest.Item] = []
+        chosen = _first_per_level(bench.suite, self.run.per_level)
         for cell in self.run.cells:
-            for inst in bench.suite:
+            for inst in chosen:
                 item = GraphInstructItem.from_parent(
                     session, name=f"{inst.id}[{cell.label}]", instruction=inst, cell=cell,
                     plugin=self, nodeid=f"{inst.id}[{cell.label}]")

@@ -68,6 +68,7 @@ class RunConfig:
     update_baseline: bool = False
     constrained_format: str = "auto"
     benchmark: bool = False  #: model violations are reported (xfail), not failures
+    per_level: int | None = None  #: run only the first N instructions of each level
 
     @property
     def models(self) -> tuple[str, ...]:
@@ -237,4 +238,5 @@ def build_run_config(raw: Mapping[str, Any], *, rootdir: Path) -> RunConfig | No
         update_baseline=update_baseline,
         constrained_format=constrained_format,
         benchmark=bool(raw.get("benchmark")),
+        per_level=_number("--gi-per-level", raw.get("per_level"), int, low=1),
     )

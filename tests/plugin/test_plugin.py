@@ -110,6 +110,11 @@ def test_selection_markers_and_collect_only(pytester: pytest.Pytester, suite_dir
     pytester.runpytest(*args, "-m", "infeasible").assert_outcomes(passed=1, deselected=3)
     pytester.runpytest(*args, "--gi-levels=0,2").assert_outcomes(passed=2)
     pytester.runpytest(*args, "-k", "L1-002").assert_outcomes(passed=1, deselected=3)
+    first = pytester.runpytest(*args, "--gi-per-level=1", "-v")
+    first.assert_outcomes(passed=3)  # L0-001, L1-001, L2-001: L1-002 is the second of L1
+    assert "L1-002" not in first.stdout.str()
+    bad = pytester.runpytest(*args, "--gi-per-level=0")
+    bad.stderr.fnmatch_lines(["*--gi-per-level*"])
 
 
 def test_several_cells(pytester: pytest.Pytester, suite_dir: Path) -> None:
