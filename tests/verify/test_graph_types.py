@@ -334,7 +334,7 @@ def shaped_graphs(draw: st.DrawFn, perturbed: bool = True) -> nx.Graph:
         d = nx.DiGraph()
         d.add_nodes_from(g)
         d.add_edges_from((u, v) if u < v else (v, u) for u, v in g.edges())
-        if kind == "cycle" and a >= 3:
+        if kind == "cycle" and a >= 3 and d.has_edge(0, a - 1):  # perturbation may drop it
             d.remove_edge(0, a - 1)
             d.add_edge(a - 1, 0)
         g = d
