@@ -178,17 +178,24 @@ def l3_subgroups() -> list[str]:
     return [f"{family}_{bucket}" for family in L3_FAMILIES for bucket in SIZE_BUCKETS]
 
 
+def l3_draw(family: str, rng: Rng, n: int) -> nx.Graph | None:
+    """One draw of L3 ``family``'s generator on ``n`` nodes, in canonical form (``'0'..'n-1'``,
+    randomly permuted), or ``None`` when the draw is rejected (disconnected or wrong size)."""
+    g = _L3_GENERATORS[family](rng, n)
+    if g.number_of_nodes() != n or not _connected(g):
+        return None
+    return _canonical(g, rng)
+
+
 def l3_graph(subgroup: str, index: int, seed: int = DEFAULT_SEED) -> PoolGraph:
     """Graph ``index`` of L3 ``subgroup`` (connected, undirected, within the bucket)."""
     family, bucket = subgroup.rsplit("_", 1)
     lo, hi = SIZE_BUCKETS[bucket]
-    make = _L3_GENERATORS[family]
     for attempt in range(MAX_ATTEMPTS):
         rng = _rng(seed, 3, subgroup, index, attempt)
-        n = _uniform_int(rng, lo, hi)
-        g = make(rng, n)
-        if g.number_of_nodes() == n and _connected(g):
-            return PoolGraph(f"l3-{subgroup}-{index:04d}", _canonical(g, rng), None, subgroup)
+        g = l3_draw(family, rng, _uniform_int(rng, lo, hi))
+        if g is not None:
+            return PoolGraph(f"l3-{subgroup}-{index:04d}", g, None, subgroup)
     raise RuntimeError(f"L3 {subgroup} #{index}: no connected draw in {MAX_ATTEMPTS} attempts")
 
 

@@ -266,30 +266,3 @@ def bipartite_connected(rng: random.Random, a: int, b: int, extra: int) -> nx.Gr
             g.add_edge(u, v)
             added += 1
     return g
-
-
-def invariant(g: nx.Graph) -> tuple[Any, ...]:
-    """An isomorphism invariant: equal for isomorphic graphs, so *different* invariants prove
-    two graphs non-isomorphic (equal ones prove nothing).
-
-    Node count, edge count, sorted degrees, and a Weisfeiler–Lehman hash whose initial node
-    labels are the node's triangle count (digraphs: its in- and out-degree) and its BFS distance
-    profile (how many nodes at distance 1, 2, …, following arcs in digraphs), hashed on the
-    undirected view: strong enough to separate most regular graphs, where plain colour
-    refinement sees no difference.
-    """
-    labels: dict[Any, str] = {}
-    directed = g.is_directed()
-    tri = nx.triangles(g) if not directed else {}
-    for v in g.nodes():
-        prof: dict[int, int] = {}
-        for d in nx.single_source_shortest_path_length(g, v).values():
-            prof[d] = prof.get(d, 0) + 1
-        local = (f"{g.in_degree(v)},{g.out_degree(v)}" if directed  # type: ignore[attr-defined]
-                 else str(tri[v]))
-        labels[v] = f"{local}|{sorted(prof.items())}"
-    h = nx.Graph(g)  # hashed undirected: the labels carry the directions
-    nx.set_node_attributes(h, labels, "inv")
-    degrees = sorted(d for _, d in g.degree())
-    wl = nx.weisfeiler_lehman_graph_hash(h, node_attr="inv", iterations=3)
-    return (g.number_of_nodes(), g.number_of_edges(), tuple(degrees), wl)

@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import math
 import random
-from collections.abc import Collection, Sequence
+from collections.abc import Callable, Collection, Sequence
 from functools import lru_cache
 from typing import Any
 
@@ -170,16 +170,11 @@ def yardsticks(pool: _Pool, anchor: str, metrics: Sequence[str]) -> list[str]:
     dist = np.sqrt((((table - a) / spread) ** 2).sum(axis=1))
     order = sorted(range(len(peers)), key=lambda i: (dist[i], peers[i] != anchor, peers[i]))
     return [peers[i] for i in order[:YARDSTICKS]]
-def _generator(subgroup: str, n: int):  # type: ignore[no-untyped-def]
+def _generator(subgroup: str, n: int) -> Callable[[random.Random], nx.Graph | None]:
     family = subgroup.rsplit("_", 1)[0]
-    make = pb._L3_GENERATORS[family]
 
     def generate(r: random.Random) -> nx.Graph | None:
-        nrng = np.random.default_rng(r.randrange(1 << 63))
-        g = make(nrng, n)
-        if g.number_of_nodes() != n or not nx.is_connected(g):
-            return None
-        return pb._canonical(g, nrng)
+        return pb.l3_draw(family, np.random.default_rng(r.randrange(1 << 63)), n)
 
     return generate
 

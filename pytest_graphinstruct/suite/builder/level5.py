@@ -38,11 +38,12 @@ from pytest_graphinstruct.suite.builder.common import (
     BuildError,
     as_instruction,
     check_reference,
+    invariant,
     make_record,
     rng_for,
     size_bucket,
 )
-from pytest_graphinstruct.suite.builder.l5_graphs import invariant, nkey, pair_key
+from pytest_graphinstruct.suite.builder.l5_graphs import nkey, pair_key
 from pytest_graphinstruct.suite.builder.l5_templates import TEMPLATES, Draft
 from pytest_graphinstruct.suite.constraints import parse_constraint
 from pytest_graphinstruct.suite.instruction import Instruction
@@ -117,7 +118,7 @@ def _build_one(seed: int, index: int, template: str, bucket: str) -> dict[str, A
 
 
 def _answers(draft: Draft, rng: random.Random) -> list[nx.Graph] | None:
-    """Two correct results, provably non-isomorphic (:func:`~.l5_graphs.invariant` differs)
+    """Two correct results, provably non-isomorphic (:func:`~.common.invariant` differs)
     unless the draft's answer is unique; ``None`` when the draws do not give that."""
     first = None
     for _ in range(ANSWER_TRIES):
