@@ -20,8 +20,9 @@ from pytest_graphinstruct.suite.builder.template import (
     Draft,
     Template,
     build_level,
-    fmt,
     implicit_of,
+    number_text,
+    round_outward,
     stratify,
 )
 
@@ -38,10 +39,13 @@ def test_size_bucket(n: int, bucket: str) -> None:
     assert size_bucket(n) == bucket
 
 
-@pytest.mark.parametrize(("x", "text"), [(0.45, "0.45"), (2.10364, "2.1036"), (3.0, "3"),
-                                         (0.0, "0"), (0.12345, "0.1235")])
-def test_fmt(x: float, text: str) -> None:
-    assert fmt(x) == text
+@pytest.mark.parametrize(("x", "up", "text"), [
+    (0.45, True, "0.45"), (2.10364, True, "2.1037"), (2.10364, False, "2.1036"),
+    (3.0, True, "3"), (0.0, False, "0"), (0.28, True, "0.28"), (0.12345, False, "0.1234"),
+    (0.39999999999999997, False, "0.4"),  # float noise around a grid point is not a step
+])
+def test_round_outward_and_number_text(x: float, up: bool, text: str) -> None:
+    assert number_text(round_outward(x, 4, up)) == text
 
 
 def _noop(rng: random.Random, n: int) -> Draft | None:

@@ -32,7 +32,12 @@ import numpy as np
 
 from pytest_graphinstruct.suite import pools_builder as pb
 from pytest_graphinstruct.suite.builder.common import find_references, make_record, rng_for
-from pytest_graphinstruct.suite.builder.template import fmt, implicit_of, phrase
+from pytest_graphinstruct.suite.builder.template import (
+    implicit_of,
+    number_text,
+    phrase,
+    round_outward,
+)
 from pytest_graphinstruct.verify.properties import GraphFacts
 
 #: Pool graphs each L3 instruction is calibrated to admit (D1's pool-formula minimum).
@@ -151,9 +156,7 @@ def _round(metric: str, v: float) -> str:
     key, op = metric[:-2], metric[-2:]
     if key == "diameter":
         return str(int(math.ceil(v) if op == "<=" else math.floor(v)))
-    v = math.ceil(v * 10_000 - 1e-9) / 10_000 if op == "<=" else \
-        math.floor(v * 10_000 + 1e-9) / 10_000
-    return fmt(v)
+    return number_text(round_outward(v, 4, up=op == "<="))
 
 
 def yardsticks(pool: _Pool, anchor: str, metrics: Sequence[str]) -> list[str]:

@@ -40,7 +40,7 @@ import math
 import random
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from decimal import ROUND_CEILING, ROUND_FLOOR, Decimal
+from decimal import Decimal
 from typing import Any
 
 import networkx as nx
@@ -55,6 +55,7 @@ from pytest_graphinstruct.suite.builder.common import (
     rng_for,
     size_bucket,
 )
+from pytest_graphinstruct.suite.builder.template import number_text, round_outward
 from pytest_graphinstruct.suite.constraints import parse_constraint
 from pytest_graphinstruct.suite.pools_builder import (
     DEFAULT_SEED,
@@ -128,18 +129,6 @@ def _quantile(values: Sequence[float], q: float) -> float:
     return xs[lo] + (xs[hi] - xs[lo]) * (pos - lo)
 
 
-def _round(x: float, places: int, up: bool) -> Decimal:
-    step = Decimal(1).scaleb(-places)
-    return Decimal(repr(x)).quantize(step, rounding=ROUND_CEILING if up else ROUND_FLOOR)
-
-
-def _fmt(d: Decimal | int) -> str:
-    """A number as constraint and text write it (no exponent, no trailing zeros)."""
-    if isinstance(d, int):
-        return str(d)
-    return format(d.normalize(), "f")
-
-
 def _upper(c: _Calib, prop: Callable[[GraphFacts], float], q: float) -> float:
     return max(_quantile([prop(f) for f in c.near], q), max(prop(f) for f in c.exact))
 
@@ -161,30 +150,31 @@ def _cal_planar(c: _Calib) -> _Calibrated:
 
 
 def _cal_density_max(c: _Calib) -> _Calibrated:
-    d = _round(_upper(c, lambda f: f.density, c.rng.uniform(0.6, 0.9)), 4, up=True)
-    return [f"density<={_fmt(d)}"], {"d": _fmt(d)}
+    d = round_outward(_upper(c, lambda f: f.density, c.rng.uniform(0.6, 0.9)), 4, up=True)
+    return [f"density<={number_text(d)}"], {"d": number_text(d)}
 
 
 def _cal_density_range(c: _Calib) -> _Calibrated:
-    lo = _round(_lower(c, lambda f: f.density, c.rng.uniform(0.1, 0.3)), 3, up=False)
-    hi = _round(_upper(c, lambda f: f.density, c.rng.uniform(0.7, 0.9)), 3, up=True)
+    lo = round_outward(_lower(c, lambda f: f.density, c.rng.uniform(0.1, 0.3)), 3, up=False)
+    hi = round_outward(_upper(c, lambda f: f.density, c.rng.uniform(0.7, 0.9)), 3, up=True)
     if lo <= 0 or lo >= hi:
         return None
-    return [f"density>={_fmt(lo)}", f"density<={_fmt(hi)}"], {"lo": _fmt(lo), "hi": _fmt(hi)}
+    a, b = number_text(lo), number_text(hi)
+    return [f"density>={a}", f"density<={b}"], {"lo": a, "hi": b}
 
 
 def _cal_clustering_min(c: _Calib) -> _Calibrated:
-    x = _round(_lower(c, lambda f: f.clustering, c.rng.uniform(0.15, 0.45)), 2, up=False)
+    x = round_outward(_lower(c, lambda f: f.clustering, c.rng.uniform(0.15, 0.45)), 2, up=False)
     if x < Decimal("0.1"):
         return None
-    return [f"clustering_coefficient>={_fmt(x)}"], {"c": _fmt(x)}
+    return [f"clustering_coefficient>={number_text(x)}"], {"c": number_text(x)}
 
 
 def _cal_modularity_min(c: _Calib) -> _Calibrated:
-    x = _round(_lower(c, lambda f: f.modularity, c.rng.uniform(0.15, 0.45)), 2, up=False)
+    x = round_outward(_lower(c, lambda f: f.modularity, c.rng.uniform(0.15, 0.45)), 2, up=False)
     if x < Decimal("0.1"):
         return None
-    return [f"modularity>={_fmt(x)}"], {"q": _fmt(x)}
+    return [f"modularity>={number_text(x)}"], {"q": number_text(x)}
 
 
 def _cal_min_degree(c: _Calib) -> _Calibrated:

@@ -9,9 +9,11 @@ verified references (:func:`~pytest_graphinstruct.suite.builder.common.find_refe
 
 from __future__ import annotations
 
+import math
 import random
 from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field
+from decimal import Decimal
 from typing import Any
 
 import networkx as nx
@@ -68,11 +70,21 @@ def phrase(rng: random.Random, phrasings: Sequence[str], **values: object) -> st
     return rng.choice(phrasings).format(**values)
 
 
-def fmt(x: float) -> str:
-    """A float bound as written in texts and constraints: at most 4 decimals, no trailing
-    zeros (``0.45``, ``2.1036``, ``3``)."""
-    s = f"{x:.4f}".rstrip("0").rstrip(".")
-    return s if s else "0"
+def round_outward(x: float, places: int, up: bool) -> Decimal:
+    """``x`` rounded to ``places`` decimals towards +∞ (``up``, for an upper bound) or −∞ (a
+    lower bound).  A value within 1e-9 of a grid point counts as on it, so float noise
+    (``0.39999999999999997`` for a clustering of 2/5) does not push a bound one step out."""
+    scale = 10 ** places
+    k = math.ceil(x * scale - 1e-9) if up else math.floor(x * scale + 1e-9)
+    return Decimal(k).scaleb(-places)
+
+
+def number_text(d: Decimal | int) -> str:
+    """A number as constraints and texts write it: no exponent, no trailing zeros
+    (``0.45``, ``2.1036``, ``3``)."""
+    if isinstance(d, int):
+        return str(d)
+    return format(d.normalize(), "f")
 
 
 def stratify(count: int, templates: Sequence[Template]) -> list[tuple[Template, str]]:
