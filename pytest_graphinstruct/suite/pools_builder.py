@@ -24,6 +24,7 @@ See docs/POOLS.md for the subgroups, generators, counts and how to rebuild the c
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import math
 import shutil
@@ -432,6 +433,16 @@ def l4_graphs(seed: int = DEFAULT_SEED, scale: float = 1.0) -> Iterable[PoolGrap
             yield l4_graph(sub, i, seed)
 
 
+@functools.cache
+def full_pool(level: int, seed: int = DEFAULT_SEED) -> tuple[PoolGraph, ...]:
+    """Every graph of the L3 (``level=3``) or L4 pool at scale 1, in pool order, generated once
+    per process: the suite builder calibrates against exactly these graphs and then writes them
+    with :func:`build_pools`.  Shared objects — callers must not mutate them."""
+    if level not in (3, 4):
+        raise ValueError(f"pools exist for levels 3 and 4, not {level!r}")
+    return tuple(l3_graphs(seed) if level == 3 else l4_graphs(seed))
+
+
 def build_pools(out_dir: str | Path, seed: int = DEFAULT_SEED, scale: float = 1.0
                 ) -> dict[str, Any]:
     """Write the L3 and L4 pools under ``out_dir`` (``l3/`` and ``l4/``, replaced if present).
@@ -446,8 +457,8 @@ def build_pools(out_dir: str | Path, seed: int = DEFAULT_SEED, scale: float = 1.
     out = Path(out_dir)
     start = time.perf_counter()
     summary: dict[str, Any] = {"seed": seed, "scale": scale}
-    for level, graphs in ((3, l3_graphs(seed, scale)), (4, l4_graphs(seed, scale))):
-        items = list(graphs)
+    for level, make in ((3, l3_graphs), (4, l4_graphs)):
+        items = list(full_pool(level, seed) if scale == 1.0 else make(seed, scale))
         directory = out / LEVEL_DIRS[level]
         if directory.exists():
             shutil.rmtree(directory)

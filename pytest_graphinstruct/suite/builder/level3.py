@@ -133,11 +133,9 @@ class _Pool:
     def __init__(self, seed: int) -> None:
         self.graphs: dict[str, nx.Graph] = {}
         self.by_n: dict[int, list[str]] = {}
-        for subgroup in pb.l3_subgroups():
-            for i in range(POOL_SIZE):
-                pg = pb.l3_graph(subgroup, i, seed)
-                self.graphs[pg.id] = pg.graph
-                self.by_n.setdefault(pg.graph.number_of_nodes(), []).append(pg.id)
+        for pg in pb.full_pool(3, seed):
+            self.graphs[pg.id] = pg.graph
+            self.by_n.setdefault(pg.graph.number_of_nodes(), []).append(pg.id)
         self._facts: dict[str, GraphFacts] = {}
 
     def value(self, gid: str, key: str) -> float:

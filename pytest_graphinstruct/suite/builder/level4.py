@@ -14,7 +14,7 @@ verified, non-isomorphic references carrying domain text.  Promises:
   (21–50) and 4 large (51–60); molecular cycles 7 small and 6 medium (the molecular pool stops at
   30 atoms).  With 100 records every bucket holds at least 21.
 * **Calibrated against the project's pool.**  Constraint values come from the L4 pool graphs of
-  the same domain (:func:`~pytest_graphinstruct.suite.pools_builder.l4_graphs` with the pool's
+  the same domain (:func:`~pytest_graphinstruct.suite.pools_builder.full_pool` with the pool's
   own seed, :data:`POOL_SEED`, i.e. the committed ``references/pools/l4``): a bound is a
   quantile over pool graphs of similar size, loosened until a chosen set of two or three pool
   graphs with *exactly* the instruction's node count satisfies every constraint jointly.  So every
@@ -64,7 +64,7 @@ from pytest_graphinstruct.suite.pools_builder import (
     L4_SIZE,
     L4_SUBGROUPS,
     MOLECULAR_SIZE,
-    l4_graphs,
+    full_pool,
 )
 from pytest_graphinstruct.verify.checks import check_constraint
 from pytest_graphinstruct.verify.properties import GraphFacts
@@ -98,7 +98,7 @@ NICHE_DRAWS = 80
 def _pool() -> dict[str, dict[int, tuple[GraphFacts, ...]]]:
     """Facts of the L4 pool graphs: domain → node count → graphs (pool order)."""
     out: dict[str, dict[int, list[GraphFacts]]] = {d: {} for d in DOMAINS}
-    for pg in l4_graphs(POOL_SEED):
+    for pg in full_pool(4, POOL_SEED):
         assert pg.domain is not None
         out[pg.domain].setdefault(pg.graph.number_of_nodes(), []).append(GraphFacts(pg.graph))
     return {d: {n: tuple(gs) for n, gs in sorted(by_n.items())} for d, by_n in out.items()}
