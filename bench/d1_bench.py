@@ -30,9 +30,9 @@ from pathlib import Path
 import networkx as nx
 
 from pytest_graphinstruct.graphs.model import Outcome, ParsedGraph, ParseResult
+from pytest_graphinstruct.kernels.mmd import FeatureTable
+from pytest_graphinstruct.pools import Pool, ReferencePools
 from pytest_graphinstruct.score.d1 import instruction_d1
-from pytest_graphinstruct.score.mmd import FeatureTable
-from pytest_graphinstruct.score.pools import Pool, ReferencePools
 from pytest_graphinstruct.suite.constraints import parse_constraint
 from pytest_graphinstruct.suite.loader import instruction_from_record
 from pytest_graphinstruct.verify.verdict import Verification

@@ -28,7 +28,8 @@ from pathlib import Path
 
 from tabulate import tabulate
 
-from pytest_graphinstruct.models.base import Message, Request
+from pytest_graphinstruct.answers import Message
+from pytest_graphinstruct.models.base import Request
 from pytest_graphinstruct.models.cache import AnswerCache
 from pytest_graphinstruct.models.openai_backend import OpenAIBackend
 from pytest_graphinstruct.models.scheduler import Scheduler

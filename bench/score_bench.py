@@ -19,7 +19,7 @@ import time
 import tracemalloc
 from pathlib import Path
 
-from pytest_graphinstruct.models.base import Answer, Usage
+from pytest_graphinstruct.answers import Answer, Usage
 from pytest_graphinstruct.score.d1 import instruction_d1
 from pytest_graphinstruct.score.d2 import instruction_d2
 from pytest_graphinstruct.score.d3 import instructions_d3
@@ -49,7 +49,7 @@ def main() -> int:
     suite = load_suite(args.suite)
     pools = None
     if args.pools:
-        from pytest_graphinstruct.score.pools import ReferencePools
+        from pytest_graphinstruct.pools import ReferencePools
 
         pools = ReferencePools.load(args.pools, cache_dir=Path(args.pools) / ".cache")
     verifier = Verifier()

@@ -14,7 +14,6 @@ from __future__ import annotations
 import argparse
 import sys
 from collections.abc import Sequence
-from typing import Any
 
 from pytest_graphinstruct.errors import GraphInstructError
 from pytest_graphinstruct.graphs.model import Limits
@@ -32,6 +31,9 @@ def _parser() -> argparse.ArgumentParser:
     s.add_argument("--max-nodes", type=int, default=None, help="parser node limit")
     s.add_argument("--max-edges", type=int, default=None, help="parser edge limit")
     s.add_argument("--max-chars", type=int, default=None, help="parser answer-length limit")
+    s.add_argument("--pools", default=None, help="reference pools for D1's MMD, D3 and L4 "
+                   "domain fit (default: ./references/pools when present, as in the plugin; "
+                   "'none': off)")
     e = sub.add_parser("export-cache",
                        help="write cached answers in the raw-generation JSONL format")
     e.add_argument("--cache", default=".pytest_cache/graphinstruct",
@@ -41,7 +43,8 @@ def _parser() -> argparse.ArgumentParser:
                    "(required when the cache holds several cells)")
     pa = sub.add_parser("pareto", help="Pareto view (S_final, Q/kTPV, Cost@Q, frontier "
                         "distance, sigma_strat) over the cells of one or more reports")
-    pa.add_argument("reports", nargs="+", help="session report JSON files")
+    pa.add_argument("reports", nargs="+", help="report files: ours, or the release's "
+                    "*.quality.json")
     co = sub.add_parser("compare", help="paired bootstrap of candidate - baseline per level")
     co.add_argument("baseline", help="baseline report JSON")
     co.add_argument("candidate", help="candidate report JSON")
@@ -65,25 +68,14 @@ def _parser() -> argparse.ArgumentParser:
     return p
 
 
-def _load_cells(paths: Sequence[str]) -> dict[str, Any]:
-    from pytest_graphinstruct.report.gates import load_baseline
-
-    cells: dict[str, Any] = {}
-    for path in paths:
-        for label, cell in load_baseline(path).items():
-            if label in cells:
-                raise GraphInstructError(f"cell {label} appears in more than one report")
-            cells[label] = cell
-    return cells
-
-
 def _pareto(args: argparse.Namespace) -> int:
     from tabulate import tabulate
 
-    from pytest_graphinstruct.report.summary import cell_point
+    from pytest_graphinstruct.run.aggregate import cell_point
+    from pytest_graphinstruct.run.reader import read_cells
     from pytest_graphinstruct.score.pareto import analyze
 
-    report = analyze([cell_point(c) for c in _load_cells(args.reports).values()])
+    report = analyze([cell_point(c) for c in read_cells(args.reports).values()])
     rows = [[a.point.label + (" *" if a.on_frontier else ""), f"{a.point.quality:.4f}",
              "—" if a.point.cost is None else f"{a.point.cost:.1f}",
              "—" if a.s_final is None else f"{a.s_final:.4f}",
@@ -102,24 +94,26 @@ def _pareto(args: argparse.Namespace) -> int:
 
 
 def _compare(args: argparse.Namespace) -> int:
-    from pytest_graphinstruct.report.gates import level_scores, load_baseline
+    from pytest_graphinstruct.run.reader import read_report
+    from pytest_graphinstruct.run.results import CellReport
     from pytest_graphinstruct.score.bootstrap import paired_bootstrap
 
-    def pick(path: str) -> Any:
-        cells = load_baseline(path)
+    def pick(path: str) -> CellReport:
+        report = read_report(path)
         if args.cell is not None:
-            if args.cell not in cells:
-                raise GraphInstructError(f"{path}: no cell {args.cell!r} "
-                                         f"(has: {', '.join(cells)})")
-            return cells[args.cell]
-        if len(cells) != 1:
+            try:
+                return report.cell(args.cell)
+            except KeyError as exc:
+                raise GraphInstructError(f"{path}: {exc.args[0]}") from None
+        if len(report.cells) != 1:
             raise GraphInstructError(f"{path} holds several cells; pass --cell "
-                                     f"({', '.join(cells)})")
-        return next(iter(cells.values()))
+                                     f"({', '.join(report.labels)})")
+        return report.cells[0]
 
-    result = paired_bootstrap(level_scores(pick(args.baseline)),
-                              level_scores(pick(args.candidate)))
-    print("candidate - baseline (paired bootstrap over shared instructions, 95% CI):")
+    base, cand = pick(args.baseline), pick(args.candidate)
+    result = paired_bootstrap(base.scored_level_scores(), cand.scored_level_scores())
+    print(f"candidate {cand.label} - baseline {base.label} (paired bootstrap over shared "
+          "instructions, 95% CI):")
     for lv, d in result.levels.items():
         print(f"  L{lv}: {d.mean_diff:+.4f} [{d.low:+.4f}, {d.high:+.4f}]  n={d.n}")
     t = result.total
@@ -146,7 +140,7 @@ def _export(args: argparse.Namespace) -> int:
 
 
 def _build_pools(args: argparse.Namespace) -> int:
-    from pytest_graphinstruct.suite.pools_builder import build_pools
+    from pytest_graphinstruct.build.pools import build_pools
 
     if args.scale <= 0:
         raise GraphInstructError(f"--scale must be positive, got {args.scale}")
@@ -160,7 +154,7 @@ def _build_pools(args: argparse.Namespace) -> int:
 
 
 def _build_suite(args: argparse.Namespace) -> int:
-    from pytest_graphinstruct.suite.builder.suite import build_suite
+    from pytest_graphinstruct.build.suite import build_suite
 
     manifest = build_suite(args.out, seed=args.seed, l5_size=args.l5_size,
                            levels=_levels(args.levels), pools=not args.no_pools,
@@ -183,10 +177,11 @@ def _levels(text: str | None) -> list[int] | None:
 
 
 def _score(args: argparse.Namespace) -> int:
-    from pytest_graphinstruct.models.recorded import read_responses
-    from pytest_graphinstruct.report.json_report import build_report, level_lines, write_report
-    from pytest_graphinstruct.suite.loader import load_suite
-    from pytest_graphinstruct.verify.verifier import Verifier
+    from pathlib import Path
+
+    from pytest_graphinstruct.report.writer import write_report
+    from pytest_graphinstruct.run.config import build_run_config
+    from pytest_graphinstruct.run.recorded import score_recorded
 
     overrides = {k: v for k, v in (("max_nodes", args.max_nodes), ("max_edges", args.max_edges),
                                    ("max_chars", args.max_chars)) if v is not None}
@@ -194,18 +189,30 @@ def _score(args: argparse.Namespace) -> int:
         limits = Limits(**overrides)
     except ValueError as exc:
         raise GraphInstructError(str(exc)) from None
-    suite = load_suite(args.suite, levels=_levels(args.levels))
-    responses = read_responses(args.responses)
-    report = build_report(suite, responses, Verifier(limits=limits))
-    write_report(report, args.report)
-    meta = report["metadata"]
-    for line in responses.skipped:
+    suite, responses = Path(args.suite).expanduser(), Path(args.responses).expanduser()
+    if not suite.is_dir() or not any(suite.glob("level_*.json")):
+        raise GraphInstructError(f"suite not found: {suite} (--suite needs a directory with "
+                                 "level_<L>.json files)")
+    if not responses.is_file():
+        raise GraphInstructError(f"cannot read responses file {responses}: no such file")
+    levels = _levels(args.levels)
+    if args.pools and args.pools.strip().lower() != "none" and not Path(args.pools).is_dir():
+        raise GraphInstructError(f"--pools directory not found: {args.pools}")
+    raw = {"replay": str(responses), "suite": str(suite), "pools": args.pools,
+           "levels": None if levels is None else ",".join(map(str, levels)), "no_cache": True}
+    run = build_run_config(raw, rootdir=Path.cwd())
+    assert run is not None  # a replay file was given
+    scored = score_recorded(run, limits=limits)
+    write_report(scored.report, args.report)
+    for line in scored.warnings:
         print(f"warning: {line}", file=sys.stderr)
-    print(f"scored {meta['instructions_scored']} of {meta['instructions_in_suite']} instructions "
-          f"({len(meta['missing_instructions'])} without answers, "
-          f"{len(meta['unknown_instructions'])} unknown ids) -> {args.report}")
-    for line in level_lines(report):
-        print("  " + line)
+    cell = scored.report.cells[0]
+    print(f"scored {cell.summary.items} of {scored.suite_size} instructions "
+          f"({len(scored.missing)} without answers, {len(scored.unknown)} unknown ids) "
+          f"-> {args.report}")
+    for lv, row in sorted(cell.per_level.items()):
+        score = "—" if row.level_score is None else f"{row.level_score:.4f}"
+        print(f"  L{lv}: {row.items} instructions, {row.passed} passed, level score {score}")
     return 0
 
 
@@ -227,6 +234,9 @@ def main(argv: Sequence[str] | None = None) -> int:
             return _build_suite(args)
     except GraphInstructError as exc:
         print(f"error: {exc}", file=sys.stderr)
+        return 2
+    except OSError as exc:  # a file that cannot be written or read, said in one line
+        print(f"error: {exc.filename or ''}: {exc.strerror or exc}", file=sys.stderr)
         return 2
     return 2  # pragma: no cover - argparse enforces the command
 

@@ -73,7 +73,7 @@ def node_ids(*, hostile: bool = True, max_size: int = 8) -> st.SearchStrategy[st
     if not hostile:
         return simple
     nasty = st.text(st.sampled_from(_HOSTILE_CHARS) | st.characters(codec="utf-8",
-                                                                        exclude_categories=("Cs",)),
+                                                                        exclude_categories=["Cs"]),
                     min_size=0, max_size=max_size)
     return st.one_of(simple, nasty)
 

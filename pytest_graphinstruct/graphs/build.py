@@ -227,12 +227,12 @@ class GraphBuilder:
                     duplicates.append((u, v))
                 seen[key] = count + 1
         g.add_edges_from((u, v, a) if a else (u, v) for u, v, a in self._edges)
-        for n, key, value in self._node_attrs:
+        for n, attr, value in self._node_attrs:
             if n in g:
-                g.nodes[n][key] = value
-        for u, v, key, value in self._edge_attrs:
+                g.nodes[n][attr] = value
+        for u, v, attr, value in self._edge_attrs:
             if g.has_edge(u, v):
-                g.edges[u, v][key] = value
+                g.edges[u, v][attr] = value
         return ParsedGraph(
             graph=g,
             fmt=fmt,

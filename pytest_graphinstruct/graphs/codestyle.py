@@ -88,7 +88,8 @@ _FAST_HEADER_ITEM: Final = re.compile(
     r"|([A-Za-z_]\w*+)(?![\w.(]))\s*+(,?)"
 )
 _FAST_HEADER_END: Final = re.compile(r"\s*+\]")
-_BARE_WORDS: Final = {"true": True, "True": True, "TRUE": True, "false": False, "False": False}
+_BARE_WORDS: Final[dict[str, bool | None]] = {
+    "true": True, "True": True, "TRUE": True, "false": False, "False": False}
 _BARE_WORDS.update({"FALSE": False, "null": None, "None": None, "NULL": None})
 
 _NODE_KEYS: Final = frozenset({"node_list", "nodes"})

@@ -106,8 +106,9 @@ def find_snippets(text: str, skip: Callable[[int], bool], limits: Limits) -> lis
                 var = m.group(3)
                 args, kwargs = _read_call(lx, opts, m.start(4))
                 _check_abbreviations(lx)
-                snip = current.get(var)
-                if snip is None:
+                if var in current:
+                    snip = current[var]
+                else:
                     snip = Snippet(var, start, lx.last_end)
                     current[var] = snip
                     snippets.append(snip)

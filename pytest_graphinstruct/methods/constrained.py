@@ -28,7 +28,9 @@ import functools
 from importlib import resources
 from typing import Any, Final
 
-METHOD: Final = "constrained"
+from pytest_graphinstruct.vocab import METHOD_CONSTRAINED
+
+METHOD: Final = METHOD_CONSTRAINED
 FORMATS: Final = ("auto", "gbnf", "json-schema")
 
 _ROOT_GRAPH: Final = "root ::= graph | refusal"

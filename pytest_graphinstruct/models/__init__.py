@@ -1,4 +1,4 @@
-"""Model answers: data types, backends (OpenAI-compatible, oracle, replay), cache, scheduler.
+"""Model answers: data types, backends (OpenAI-compatible, replay), cache, scheduler.
 
 The light types are imported eagerly; everything else loads on first attribute access, so
 ``import pytest_graphinstruct.models`` does not import the ``openai`` client.
@@ -9,14 +9,8 @@ from __future__ import annotations
 import importlib
 from typing import Any
 
-from pytest_graphinstruct.models.base import (
-    Answer,
-    Backend,
-    DecodingParams,
-    Message,
-    Request,
-    Usage,
-)
+from pytest_graphinstruct.answers import Answer, Message, Usage
+from pytest_graphinstruct.models.base import Backend, DecodingParams, Request
 
 _LAZY = {
     "AnswerCache": "pytest_graphinstruct.models.cache",
@@ -24,7 +18,6 @@ _LAZY = {
     "FakeOpenAIServer": "pytest_graphinstruct.models.testserver",
     "Fault": "pytest_graphinstruct.models.testserver",
     "OpenAIBackend": "pytest_graphinstruct.models.openai_backend",
-    "OracleBackend": "pytest_graphinstruct.models.oracle",
     "RateLimiter": "pytest_graphinstruct.models.ratelimit",
     "ReplayBackend": "pytest_graphinstruct.models.replay",
     "RetryPolicy": "pytest_graphinstruct.models.retry",

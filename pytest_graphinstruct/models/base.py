@@ -16,16 +16,7 @@ import json
 from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
-
-@dataclass(frozen=True)
-class Message:
-    """One chat message."""
-
-    role: str  # "system" | "user" | "assistant"
-    content: str
-
-    def to_json(self) -> dict[str, str]:
-        return {"role": self.role, "content": self.content}
+from pytest_graphinstruct.answers import Answer, Message
 
 
 @dataclass(frozen=True)
@@ -71,61 +62,6 @@ class Request:
         }
         blob = json.dumps(payload, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
         return hashlib.sha256(blob.encode("utf-8")).hexdigest()
-
-
-USAGE_PROVIDER = "provider"
-USAGE_RECORDED = "recorded"
-
-
-@dataclass(frozen=True)
-class Usage:
-    """Token usage of one answer; a field is ``None`` when nothing reported or counted it.
-
-    ``source`` says where the numbers come from: ``provider`` (the response's usage block),
-    ``recorded`` (a recorded responses file), ``tiktoken:<encoding>`` (counted offline because
-    the provider sent no usage block) or ``provider+tiktoken:<encoding>`` (the provider reported
-    one of the two fields; the other was counted).
-    """
-
-    input_tokens: int | None = None
-    output_tokens: int | None = None
-    source: str = USAGE_PROVIDER
-
-    @property
-    def total(self) -> int | None:
-        if self.input_tokens is None or self.output_tokens is None:
-            return None
-        return self.input_tokens + self.output_tokens
-
-
-@dataclass(frozen=True)
-class Answer:
-    """The outcome of one request.
-
-    Exactly one of ``text`` and ``error`` is set.  ``usage`` is ``None`` when the provider sent no
-    usage block; ``calls`` counts every HTTP attempt, retries included; ``truncated`` is true when
-    the model stopped at the token limit (``finish_reason == 'length'``).
-    """
-
-    text: str | None = None
-    error: str | None = None
-    usage: Usage | None = None
-    calls: int = 1
-    finish_reason: str | None = None
-    cached: bool = False
-    latency_s: float = 0.0
-
-    def __post_init__(self) -> None:
-        if (self.text is None) == (self.error is None):
-            raise ValueError("Answer needs exactly one of text and error")
-
-    @property
-    def ok(self) -> bool:
-        return self.error is None
-
-    @property
-    def truncated(self) -> bool:
-        return self.finish_reason == "length"
 
 
 @runtime_checkable

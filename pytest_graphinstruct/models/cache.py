@@ -46,8 +46,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from pytest_graphinstruct.answers import USAGE_PROVIDER, Answer, Usage
 from pytest_graphinstruct.errors import ModelError
-from pytest_graphinstruct.models.base import USAGE_PROVIDER, Answer, Request, Usage
+from pytest_graphinstruct.models.base import Request
 
 try:  # POSIX only
     import fcntl

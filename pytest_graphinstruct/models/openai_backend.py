@@ -36,8 +36,9 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
 from typing import Any, Literal
 
+from pytest_graphinstruct.answers import Answer, Usage
 from pytest_graphinstruct.errors import ModelError
-from pytest_graphinstruct.models.base import Answer, Request, Usage
+from pytest_graphinstruct.models.base import Request
 from pytest_graphinstruct.models.retry import RetryPolicy, parse_retry_after
 from pytest_graphinstruct.models.serial import SerialGate
 from pytest_graphinstruct.models.tokens import TokenCounter, encoding_name_for

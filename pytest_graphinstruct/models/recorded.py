@@ -15,6 +15,7 @@ malformed line anywhere else is an error naming the file and line.
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -60,7 +61,7 @@ class Responses:
         return self.records.get(instruction_id)
 
 
-def read_responses(path: str | Path) -> Responses:
+def read_responses(path: str | os.PathLike[str]) -> Responses:
     """Read a raw-generation JSONL file.
 
     Raises:

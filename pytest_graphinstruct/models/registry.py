@@ -1,12 +1,14 @@
 """``make_backend``: a model name and options → a :class:`Backend`.
 
-* ``oracle`` → :class:`~pytest_graphinstruct.models.oracle.OracleBackend` (needs the suite);
 * recorded responses given (``replay=`` or ``replay_path=``) → the replay backend;
 * ``local`` → the embedded llama.cpp server (:mod:`.local_server`) at the address in ``local``
   (the process that started the server hands it on), through the OpenAI-compatible backend with
   a :class:`~.serial.SerialGate` (the server answers one request at a time) and a stable
   endpoint name for the cache;
 * anything else → the model name at an OpenAI-compatible endpoint.
+
+The algorithmic oracle is not a model: it lives beside the session
+(:func:`pytest_graphinstruct.run.backends.make_backend` adds it).
 """
 
 from __future__ import annotations
@@ -18,7 +20,6 @@ from typing import Any
 from pytest_graphinstruct.errors import ModelError
 from pytest_graphinstruct.models.base import Backend
 from pytest_graphinstruct.models.recorded import Responses
-from pytest_graphinstruct.suite.loader import Suite
 
 DEFAULT_TIMEOUT_S = 120.0
 """The timeout of one HTTP call when none is given (the embedded model has its own)."""
@@ -29,7 +30,6 @@ def make_backend(
     *,
     base_url: str | None = None,
     api_key_env: str | None = "OPENAI_API_KEY",
-    suite: Suite | None = None,
     replay: Responses | None = None,
     replay_path: str | os.PathLike[str] | None = None,
     timeout_s: float | None = None,
@@ -46,19 +46,13 @@ def make_backend(
     default: :data:`DEFAULT_TIMEOUT_S`, or ``LOCAL_TIMEOUT_S`` for the embedded model.
 
     Raises:
-        ModelError: ``oracle`` without a suite; ``local`` when the ``[local]`` extra or the
+        ModelError: ``local`` when the ``[local]`` extra or the
             model package is missing (the message names the install command) or no server
             address was given; an empty model name; an OpenAI endpoint whose API key variable
             is unset.
         ResponsesError: ``replay_path`` is not a valid responses file.
     """
     name = (model or "").strip()
-    if name == "oracle":
-        if suite is None:
-            raise ModelError("--gi-model=oracle needs a suite to take reference answers from")
-        from pytest_graphinstruct.models.oracle import OracleBackend
-
-        return OracleBackend(suite)
     if replay is not None or replay_path is not None:
         from pytest_graphinstruct.models.replay import ReplayBackend
 

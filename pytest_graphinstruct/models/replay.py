@@ -8,7 +8,8 @@ infrastructure error, never a model failure.  Not cacheable (the file already is
 
 from __future__ import annotations
 
-from pytest_graphinstruct.models.base import USAGE_RECORDED, Answer, Request, Usage
+from pytest_graphinstruct.answers import USAGE_RECORDED, Answer, Usage
+from pytest_graphinstruct.models.base import Request
 from pytest_graphinstruct.models.recorded import Responses
 
 

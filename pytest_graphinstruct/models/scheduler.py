@@ -32,7 +32,8 @@ from concurrent.futures import CancelledError, Future, ThreadPoolExecutor
 from dataclasses import replace
 from typing import Any
 
-from pytest_graphinstruct.models.base import Answer, Backend, Request
+from pytest_graphinstruct.answers import Answer
+from pytest_graphinstruct.models.base import Backend, Request
 from pytest_graphinstruct.models.cache import AnswerCache
 from pytest_graphinstruct.models.ratelimit import RateLimiter
 

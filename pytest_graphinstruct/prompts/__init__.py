@@ -12,10 +12,7 @@ release: docs/PROMPTS.md.
 from __future__ import annotations
 
 from pytest_graphinstruct.prompts.builder import (
-    COT_STRATEGIES,
-    FEW_SHOT_STRATEGIES,
     INFEASIBILITY_LEVELS,
-    STRATEGIES,
     build_messages,
     check_strategy,
     needs_exemplars,
@@ -26,6 +23,7 @@ from pytest_graphinstruct.prompts.exemplars import (
     Exemplar,
     ExemplarPool,
 )
+from pytest_graphinstruct.vocab import COT_STRATEGIES, FEW_SHOT_STRATEGIES, STRATEGIES
 
 __all__ = [
     "COT_STRATEGIES",

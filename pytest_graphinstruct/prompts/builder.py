@@ -29,20 +29,15 @@ import re
 from collections.abc import Collection, Sequence
 from typing import TYPE_CHECKING, Final
 
+from pytest_graphinstruct.answers import Message
 from pytest_graphinstruct.graphs.serialize import serialize
-from pytest_graphinstruct.models.base import Message
 from pytest_graphinstruct.prompts import texts
-from pytest_graphinstruct.suite.instruction import LEVELS, Instruction
+from pytest_graphinstruct.suite.instruction import Instruction
+from pytest_graphinstruct.vocab import COT_STRATEGIES, FEW_SHOT_STRATEGIES, LEVELS, STRATEGIES
 
 if TYPE_CHECKING:
     from pytest_graphinstruct.prompts.exemplars import Exemplar
 
-#: The prompting strategies, in report order.
-STRATEGIES: Final[tuple[str, ...]] = ("zero-shot", "few-shot", "zero-cot", "few-cot")
-#: Strategies whose user message starts with worked examples.
-FEW_SHOT_STRATEGIES: Final = frozenset({"few-shot", "few-cot"})
-#: Strategies that ask for step-by-step reasoning before the final graph.
-COT_STRATEGIES: Final = frozenset({"zero-cot", "few-cot"})
 #: Levels whose system prompt carries the infeasibility clause by default (all of them).
 INFEASIBILITY_LEVELS: Final[frozenset[int]] = frozenset(LEVELS)
 

@@ -41,7 +41,7 @@ from typing import Final
 
 from pytest_graphinstruct.errors import GraphInstructError
 from pytest_graphinstruct.graphs.model import ParsedGraph
-from pytest_graphinstruct.graphs.parse import parse_answer, parse_graph
+from pytest_graphinstruct.graphs.parse import parse_graph
 from pytest_graphinstruct.graphs.serialize import serialize
 from pytest_graphinstruct.prompts.builder import task_text
 from pytest_graphinstruct.prompts.reasoning import (
@@ -50,7 +50,7 @@ from pytest_graphinstruct.prompts.reasoning import (
     refusal_reasoning,
 )
 from pytest_graphinstruct.suite.instruction import Instruction
-from pytest_graphinstruct.verify.tasks import NODE_REMOVING_TASKS
+from pytest_graphinstruct.verify.verifier import DEFAULT_VERIFIER
 
 #: Exemplars per prompt.
 DEFAULT_K: Final = 3
@@ -146,8 +146,7 @@ def _feasible_candidate(inst: Instruction, max_chars: int) -> _Candidate | None:
     as_edit = False
     if graph is not None and inst.base is not None and inst.graph_edits:
         edit_text = inst.graph_edits[0].strip()
-        result = parse_answer(edit_text, base=inst.base,
-                              drop_isolated=inst.task_type in NODE_REMOVING_TASKS)
+        result = DEFAULT_VERIFIER.parse(inst, edit_text)
         if (len(edit_text) <= max_chars and result.graph is not None
                 and result.graph.fmt == "edit" and _same_structure(result.graph, graph)):
             answer, as_edit = edit_text, True

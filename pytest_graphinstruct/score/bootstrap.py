@@ -27,7 +27,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from pytest_graphinstruct.score.levels import LEVEL_WEIGHTS_V, LEVELS
+from pytest_graphinstruct.score.levels import LEVEL_WEIGHTS_V
+from pytest_graphinstruct.vocab import LEVELS
 
 __all__ = [
     "CONFIDENCE",

@@ -13,7 +13,7 @@ Terms:
   (``uniqueness.exact = false``).  Not used for single-answer types
   (:data:`SINGLE_ANSWER_TYPES`).
 * ``MMD̄`` = mean of the degree, clustering and spectral MMD scores of the parsed samples
-  against the instruction's reference-pool subset (:mod:`~pytest_graphinstruct.score.mmd`;
+  against the instruction's reference-pool subset (:mod:`~pytest_graphinstruct.kernels.mmd`;
   bandwidths from the pool subset alone).
 
 Formulas (:attr:`D1Result.formula` says which one was used, and :attr:`D1Result.reason` why the
@@ -42,10 +42,10 @@ from typing import Any, Literal
 
 import networkx as nx
 
+from pytest_graphinstruct.kernels.mmd import FeatureTable, MMDResult
+from pytest_graphinstruct.pools import ReferencePools
 from pytest_graphinstruct.score.d4 import is_valid
 from pytest_graphinstruct.score.isomorphism import isomorphism_classes
-from pytest_graphinstruct.score.mmd import FeatureTable, MMDResult
-from pytest_graphinstruct.score.pools import ReferencePools
 from pytest_graphinstruct.suite.instruction import Instruction
 from pytest_graphinstruct.verify.verdict import Verification
 

@@ -254,7 +254,7 @@ def text_diagnostics(graph: nx.Graph, reference: nx.Graph, *,
     f1 = 2.0 * len(cs & rs) / (len(cs) + len(rs))
     cseq = [h + r + t for h, r, t in cand]
     rseq = [h + r + t for h, r, t in ref]
-    logs = []
+    logs: list[float] = []
     for n in range(1, 5):
         cn, rn = _ngrams(cseq, n), _ngrams(rseq, n)
         total = sum(cn.values())

@@ -44,8 +44,8 @@ from types import MappingProxyType
 import networkx as nx
 import numpy as np
 
+from pytest_graphinstruct.kernels.blas import single_blas_thread
 from pytest_graphinstruct.score import gcn as gcn_mod
-from pytest_graphinstruct.score.blas import single_blas_thread
 from pytest_graphinstruct.score.d4 import is_valid
 from pytest_graphinstruct.score.embedding import (
     MMD_SIGMA,
@@ -345,7 +345,8 @@ def _sample(gi: int, gf: SpectralFeatures | None, note: str | None, refs: list[_
             gcn_unavailable: str | None) -> D3Sample:
     if gf is None:
         applies = any(r.gcn_reason is None for r in refs)
-        unavailable = {"gcn": gcn_unavailable} if applies and gcn_unavailable else {}
+        unavailable: dict[str, str] = (
+            {"gcn": gcn_unavailable} if applies and gcn_unavailable else {})
         return D3Sample(None if unavailable else 0.0, 0.0, 0.0, 0.0, float("inf"),
                         0.0 if applies and not unavailable else None, refs[0].index,
                         unavailable=MappingProxyType(unavailable), note=note)
@@ -355,7 +356,7 @@ def _sample(gi: int, gf: SpectralFeatures | None, note: str | None, refs: list[_
         mmd = 1.0 / (1.0 + pair.mmd_distance)
         parts = {"grassmann": pair.grassmann, "mmd": mmd}
         not_applicable: dict[str, str] = {}
-        unavailable: dict[str, str] = {}
+        unavailable = {}
         gcn_value: float | None = None
         if ref.gcn_reason is not None:
             not_applicable["gcn"] = ref.gcn_reason

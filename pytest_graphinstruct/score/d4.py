@@ -17,7 +17,9 @@ actual edit size ``a`` to the minimal edit ``o`` (computed for the task, else th
 reference edit — except for tasks that rename nodes, where only the task verdicts count).
 ``RA`` (reasoning alignment, from the answer alone) = for a ``GraphEdit`` answer,
 the share of its stated operations that are real changes of the base (no removal of an absent
-edge, no addition of a present one); a full ``Graph`` answer states no edit and gets 0.7.
+edge, no addition of a present one); an empty ``GraphEdit`` (no operation) gets 1 when the
+minimal edit (the ``o`` above) is 0 — doing nothing was right — and 0 otherwise (also when
+``o`` is unknown); a full ``Graph`` answer states no edit and gets 0.7.
 
 Instruction level: the mean over valid samples (0 when none is valid).  Infeasible instructions:
 the share of samples that are refusals (a parse failure or a confabulated graph scores 0).
@@ -25,20 +27,24 @@ the share of samples that are refusals (a parse failure or a confabulated graph 
 
 from __future__ import annotations
 
+import hashlib
+import threading
+from collections import OrderedDict
 from collections.abc import Sequence
 from dataclasses import dataclass
 from statistics import fmean
 
 from pytest_graphinstruct.graphs.model import ParsedGraph
+from pytest_graphinstruct.graphs.serialize import serialize
 from pytest_graphinstruct.score.domain_fit import DomainProfile, domain_fit
 from pytest_graphinstruct.suite.instruction import Instruction
-from pytest_graphinstruct.verify.tasks import edit_distance, minimal_edit
+from pytest_graphinstruct.verify.tasks import edit_distance, minimal_edit, task_spec
 from pytest_graphinstruct.verify.verdict import Source, Verification
 
+#: RA of a full ``Graph[...]`` answer at L5 (it states no edit to align with).
 FULL_GRAPH_RA = 0.7
-# Tasks whose result names its nodes freely: an edit size between differently named graphs says
-# nothing, so without a computed minimum their edit quality rests on the task verdicts alone.
-_RENAMING_TASKS = frozenset({"line_graph", "relabel", "edge_contraction"})
+#: RA of an empty ``GraphEdit`` (no operation) when the minimal edit is 0, and when it is not.
+EMPTY_EDIT_RA_RIGHT, EMPTY_EDIT_RA_WRONG = 1.0, 0.0
 
 
 def is_valid(v: Verification) -> bool:
@@ -85,8 +91,9 @@ def sample_d4(instruction: Instruction, v: Verification,
         else:
             score = 0.65 * cs + 0.20 * dsf + 0.15 * nc
         return D4Parts(score, e, i, nc, domain_fit=dsf)
-    eq = _edit_quality(instruction, v, graph)
-    ra = _reasoning_alignment(instruction, graph)
+    optimal = _optimal_edit(instruction)
+    eq = _edit_quality(instruction, v, graph, optimal)
+    ra = _reasoning_alignment(instruction, graph, optimal)
     score = 0.45 * eq + 0.40 * cs + 0.15 * ra
     return D4Parts(score, e, i, nc, edit_quality=eq, reasoning=ra)
 
@@ -102,13 +109,51 @@ def instruction_d4(instruction: Instruction, samples: Sequence[Verification],
     return fmean(scores) if scores else 0.0
 
 
-_PROFILE_CACHE: dict[tuple[str, str], tuple[DomainProfile, ...]] = {}
+class _ProfileCache:
+    """Profiles of sound references, keyed by the *content* they depend on (never by id: two
+    instructions may share an id and differ).  Bounded (least recently used first out) and safe
+    to share across threads."""
+
+    def __init__(self, capacity: int = 1024) -> None:
+        self._capacity = capacity
+        self._data: OrderedDict[str, tuple[DomainProfile, ...]] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def get(self, key: str) -> tuple[DomainProfile, ...] | None:
+        with self._lock:
+            found = self._data.get(key)
+            if found is not None:
+                self._data.move_to_end(key)
+            return found
+
+    def put(self, key: str, profiles: tuple[DomainProfile, ...]) -> None:
+        with self._lock:
+            self._data[key] = profiles
+            self._data.move_to_end(key)
+            while len(self._data) > self._capacity:
+                self._data.popitem(last=False)
+
+    def clear(self) -> None:
+        with self._lock:
+            self._data.clear()
+
+
+_PROFILE_CACHE = _ProfileCache()
+
+
+def _profile_key(instruction: Instruction) -> str:
+    """A digest of everything the sound-reference profiles depend on: the references and what
+    the verifier checks them against (constraints, text, base graph)."""
+    base = None if instruction.base is None else serialize(instruction.base)
+    content = repr((instruction.references, instruction.explicit, instruction.implicit,
+                    instruction.text, base))
+    return hashlib.sha256(content.encode("utf-8", "surrogatepass")).hexdigest()
 
 
 def _profiles(instruction: Instruction) -> tuple[DomainProfile, ...]:
     """Profiles of the instruction's *sound* references: those that pass every check of their
     own instruction (a defective reference — e.g. one with self-loops — is no yardstick)."""
-    key = (instruction.source, instruction.id)
+    key = _profile_key(instruction)
     cached = _PROFILE_CACHE.get(key)
     if cached is None:
         from pytest_graphinstruct.verify.verifier import DEFAULT_VERIFIER
@@ -116,23 +161,35 @@ def _profiles(instruction: Instruction) -> tuple[DomainProfile, ...]:
         sound = [r for r in instruction.reference_graphs
                  if all(v.satisfied for v in DEFAULT_VERIFIER.check_graph(instruction, r))]
         cached = tuple(DomainProfile(r.graph) for r in sound)
-        _PROFILE_CACHE[key] = cached
+        _PROFILE_CACHE.put(key, cached)
     return cached
 
 
-def _edit_quality(instruction: Instruction, v: Verification, graph: ParsedGraph) -> float:
+def _optimal_edit(instruction: Instruction) -> int | None:
+    """The size ``o`` of the minimal edit: computed for the task, else the smallest reference
+    edit — except for tasks whose result names its nodes freely (an edit size between
+    differently named graphs says nothing).  ``None`` without a base graph or when unknown."""
     base = instruction.base
-    task_rate = v.rate(Source.TASK)
     if base is None:
-        return 1.0 if task_rate is None else task_rate
-    actual = edit_distance(base, graph).size
+        return None
+    spec = task_spec(instruction.task_type)
     optimal = None
     if instruction.task_type is not None:
         optimal = minimal_edit(instruction.task_type, base=base, explicit=instruction.explicit,
                                text=instruction.text)
     if (optimal is None and instruction.references
-            and instruction.task_type not in _RENAMING_TASKS):
+            and not (spec is not None and spec.renames_nodes)):
         optimal = min(edit_distance(base, r).size for r in instruction.reference_graphs)
+    return optimal
+
+
+def _edit_quality(instruction: Instruction, v: Verification, graph: ParsedGraph,
+                  optimal: int | None) -> float:
+    base = instruction.base
+    task_rate = v.rate(Source.TASK)
+    if base is None:
+        return 1.0 if task_rate is None else task_rate
+    actual = edit_distance(base, graph).size
     if optimal is None:
         closeness = None
     elif optimal == 0 or actual == 0:
@@ -143,14 +200,17 @@ def _edit_quality(instruction: Instruction, v: Verification, graph: ParsedGraph)
     return fmean(parts) if parts else 1.0
 
 
-def _reasoning_alignment(instruction: Instruction, graph: ParsedGraph) -> float:
+def _reasoning_alignment(instruction: Instruction, graph: ParsedGraph,
+                         optimal: int | None) -> float:
+    """RA of one answer (module docstring).  An empty ``GraphEdit`` states that nothing needs
+    to change: aligned exactly when the minimal edit is known to be 0."""
     edit = graph.edit
     base = instruction.base
     if edit is None or base is None:
         return FULL_GRAPH_RA
     ops = len(edit.add_edges) + len(edit.remove_edges)
     if ops == 0:
-        return 0.0
+        return EMPTY_EDIT_RA_RIGHT if optimal == 0 else EMPTY_EDIT_RA_WRONG
     b = base.graph
     real = sum(1 for u, w in edit.remove_edges if b.has_edge(u, w))
     real += sum(1 for u, w in edit.add_edges if not b.has_edge(u, w))

@@ -34,7 +34,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Literal
 
-from pytest_graphinstruct.models.base import Answer
+from pytest_graphinstruct.answers import Answer
 
 __all__ = [
     "API_SCALE",

@@ -4,7 +4,7 @@
   2-paths centred at the node (``C(d, 2)``), triangles, 3-stars centred at the node
   (``C(d, 3)``).  Each count becomes a histogram over fixed bins of ``log2(1 + count)``
   (:data:`ORBIT_BINS` unit bins, the last one open), compared with the Gaussian-EMD MMD of
-  :mod:`~pytest_graphinstruct.score.mmd` (σ from the references).  The reference release's
+  :mod:`~pytest_graphinstruct.kernels.mmd` (σ from the references).  The reference release's
   four-orbit approximation with a fixed RBF σ = 30 is not reproduced.
 * :func:`graph_edit_distance` — ``nx.optimize_graph_edit_distance`` (unit costs, attributes
   ignored) run in a **separate interpreter that is killed at the timeout**, so the work really stops
@@ -33,7 +33,7 @@ from typing import IO, Any
 import networkx as nx
 import numpy as np
 
-from pytest_graphinstruct.score.mmd import FeatureBlock, FeatureMMD, _Arrays, block_mmd
+from pytest_graphinstruct.kernels.mmd import FeatureBlock, FeatureMMD, _Arrays, block_mmd
 
 ORBITS: tuple[str, ...] = ("degree", "path2", "triangle", "star3")
 ORBIT_BINS = 10
@@ -152,7 +152,7 @@ def graph_edit_distance(g: nx.Graph, h: nx.Graph, *,
         [sys.executable, "-m", "pytest_graphinstruct.score.diagnostics"],
         stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
         env=env)
-    assert proc.stdin is not None and proc.stdout is not None
+    assert proc.stdin is not None and proc.stdout is not None and proc.stderr is not None
     lines: queue.Queue[str | None] = queue.Queue()
 
     def pump(stream: IO[str]) -> None:  # ends when the pipe closes (exit or kill)

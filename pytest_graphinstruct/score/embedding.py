@@ -35,7 +35,7 @@ from functools import cached_property
 import networkx as nx
 import numpy as np
 
-from pytest_graphinstruct.score.blas import single_blas_thread
+from pytest_graphinstruct.kernels.blas import single_blas_thread
 from pytest_graphinstruct.score.canon import Canonical, canonical_graph
 
 K_EIGEN = 4

@@ -153,7 +153,7 @@ def soft_accuracies(tasks: Sequence[GcnTask], config: GcnConfig = GcnConfig()) -
     """
     torch, gcn_norm = _backend()
     scores = [0.0] * len(tasks)
-    models: dict[Hashable, list[int]] = {}
+    models: dict[tuple[int, Hashable], list[int]] = {}
     for i, t in enumerate(tasks):
         key = (t.num_classes, t.train_key if t.train_key is not None else ("task", i))
         models.setdefault(key, []).append(i)

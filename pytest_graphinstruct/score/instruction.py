@@ -13,19 +13,18 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from pytest_graphinstruct.models.base import Answer
+from pytest_graphinstruct.answers import Answer
+from pytest_graphinstruct.pools import PoolGraph, ReferencePools
 from pytest_graphinstruct.score.d1 import instruction_d1
 from pytest_graphinstruct.score.d2 import instruction_d2
-from pytest_graphinstruct.score.d3 import D3Result, graphs_d3, instruction_d3, instructions_d3
+from pytest_graphinstruct.score.d3 import D3Result, graph_sets_d3
 from pytest_graphinstruct.score.d4 import instruction_d4, is_valid
 from pytest_graphinstruct.score.d5 import D5Result, Spend, infeasible_d5, instruction_d5
 from pytest_graphinstruct.score.domain_fit import DomainProfile
 from pytest_graphinstruct.score.levels import LevelScore, effective_weights, level_score
-from pytest_graphinstruct.score.pools import PoolGraph, ReferencePools
 from pytest_graphinstruct.suite.instruction import Instruction
 from pytest_graphinstruct.verify.verdict import Verification
-
-DIMENSIONS = ("D1", "D2", "D3", "D4", "D5")
+from pytest_graphinstruct.vocab import DIMENSIONS
 
 #: Pool graphs (first matches in pool order) used beside the instruction's own references as D3
 #: and L4 domain-fit yardsticks; bounded because every reference costs a GCN training.
@@ -120,15 +119,8 @@ def score_instruction(
         if d2.value is None:
             absent["D2"] = d2.reason or "not computed"
     if weighted.get("D3", 0) > 0 and instruction.feasible:
-        if d3 is not None:  # computed by the caller, e.g. in one batch (score_instructions)
-            pass
-        elif pool_graphs:  # the closest of the instruction's references and its pool matches
-            valid_graphs = [v.parse.graph.graph for v in verifications
-                            if is_valid(v) and v.parse.graph is not None]
-            references = [r.graph for r in instruction.reference_graphs]
-            d3 = graphs_d3(valid_graphs, [*references, *(g.graph for g in pool_graphs)])
-        else:
-            d3 = instruction_d3(instruction, verifications)
+        if d3 is None:
+            d3 = d3_results([(instruction, verifications)], pools)[0]
         dims["D3"] = d3.value
         details["d3"] = {"grassmann": d3.grassmann, "mmd": d3.mmd, "gcn": d3.gcn}
         if d3.value is None:
@@ -144,16 +136,43 @@ def score_instruction(
                              quality, full, d5, details)
 
 
+def _needs_d3(instruction: Instruction) -> bool:
+    weights = effective_weights(instruction.level, quality_only=False)
+    return weights.get("D3", 0) > 0 and instruction.feasible
+
+
+def d3_results(items: Sequence[tuple[Instruction, Sequence[Verification]]],
+               pools: ReferencePools | None = None) -> list[D3Result | None]:
+    """D3 of many instructions with every GCN trained in one batch (bit-identical to one by one).
+
+    Each instruction's valid samples are scored against its own references and, with
+    ``pools``, its first :data:`POOL_REFERENCES` matching pool graphs (the closest reference
+    wins).  ``None`` for an instruction whose level score does not use D3 (below L3, or
+    infeasible): nothing is computed for it.
+    """
+    results: list[D3Result | None] = [None] * len(items)
+    sets: list[tuple[list[Any], list[Any]]] = []
+    where: list[int] = []
+    for n, (instruction, verifications) in enumerate(items):
+        if not _needs_d3(instruction):
+            continue
+        valid_graphs = [v.parse.graph.graph for v in verifications
+                        if is_valid(v) and v.parse.graph is not None]
+        references = [r.graph for r in instruction.reference_graphs]
+        pool_graphs = _pool_references(instruction, pools)
+        sets.append((valid_graphs, [*references, *(g.graph for g in pool_graphs)]))
+        where.append(n)
+    if sets:
+        for n, res in zip(where, graph_sets_d3(sets), strict=True):
+            results[n] = res
+    return results
+
+
 def score_instructions(
     items: Sequence[tuple[Instruction, Sequence[Answer], Sequence[Verification]]],
     pools: ReferencePools | None = None,
 ) -> list[InstructionScores]:
-    """:func:`score_instruction` for many instructions, with D3's GCNs trained in one batch.
-
-    Same values as scoring one by one (D3 is bit-identical batched or not); without pools the
-    D3 of every instruction comes from one :func:`instructions_d3` call.
-    """
-    if pools is not None:
-        return [score_instruction(i, a, v, pools) for i, a, v in items]
-    d3s = instructions_d3([(i, v) for i, _, v in items])
-    return [score_instruction(i, a, v, None, d3) for (i, a, v), d3 in zip(items, d3s, strict=True)]
+    """:func:`score_instruction` for many instructions, with D3's GCNs trained in one batch
+    (same values as scoring one by one: D3 is bit-identical batched or not)."""
+    d3s = d3_results([(i, v) for i, _, v in items], pools)
+    return [score_instruction(i, a, v, pools, d3) for (i, a, v), d3 in zip(items, d3s, strict=True)]

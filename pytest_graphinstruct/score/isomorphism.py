@@ -41,7 +41,7 @@ from functools import cached_property
 import networkx as nx
 import numpy as np
 
-from pytest_graphinstruct.score.blas import single_blas_thread
+from pytest_graphinstruct.kernels.blas import single_blas_thread
 
 #: Graphs with more nodes are compared by invariants only (an undecided pair if these agree).
 ISO_MAX_NODES = 5_000
@@ -311,6 +311,7 @@ class _Search:
             signature = np.zeros(self.size, dtype=np.int64)
             for salt in (0x9E3779B1, 0x85EBCA77):
                 h = _mix(colours, salt)
+                parts: tuple[np.ndarray, ...]
                 if self.directed:
                     parts = (_neighbour_sum(self.src, h[self.dst], self.size),
                              _neighbour_sum(self.dst, h[self.src], self.size))

@@ -24,6 +24,8 @@ import math
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
+from pytest_graphinstruct.vocab import DIMENSIONS, LEVELS
+
 __all__ = [
     "DIMENSIONS",
     "LEVELS",
@@ -38,8 +40,6 @@ __all__ = [
     "s_total",
 ]
 
-DIMENSIONS: tuple[str, ...] = ("D1", "D2", "D3", "D4", "D5")
-LEVELS: tuple[int, ...] = (0, 1, 2, 3, 4, 5)
 
 #: Table 4: ``WEIGHTS[level] = (D1, D2, D3, D4, D5)``; each row sums to 1.
 WEIGHTS: Mapping[int, tuple[float, float, float, float, float]] = {

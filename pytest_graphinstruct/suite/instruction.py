@@ -16,9 +16,6 @@ from typing import Any
 from pytest_graphinstruct.graphs.model import ParsedGraph
 from pytest_graphinstruct.suite.constraints import Constraint, Op
 
-LEVELS: tuple[int, ...] = (0, 1, 2, 3, 4, 5)
-SIZE_BUCKETS: tuple[str, ...] = ("small", "medium", "large")
-
 
 def size_bucket(num_nodes: int) -> str:
     """The paper's size bucket: small ≤ 20 nodes, medium 21–50, large > 50."""

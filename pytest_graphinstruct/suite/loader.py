@@ -18,7 +18,8 @@ from typing import Any
 
 from pytest_graphinstruct.errors import ConstraintError, GraphInstructError, SuiteError
 from pytest_graphinstruct.suite.constraints import Constraint, parse_constraint
-from pytest_graphinstruct.suite.instruction import LEVELS, SIZE_BUCKETS, Instruction
+from pytest_graphinstruct.suite.instruction import Instruction
+from pytest_graphinstruct.vocab import LEVELS, SIZE_BUCKETS
 
 _REQUIRED = ("id", "level", "instruction", "explicit_constraints")
 _MAX_REPORTED = 25
@@ -213,6 +214,7 @@ def _build(record: Any, source: str, position: int, problems: list[str]) -> Inst
         verification = {}
     if problems:
         return None
+    assert isinstance(rid, str)  # else a problem was recorded above
     return Instruction(
         id=rid,
         level=level,

@@ -23,7 +23,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, cast
 
 import networkx as nx
 
@@ -211,7 +211,7 @@ def _bipartite(c: Constraint, f: GraphFacts) -> _Outcome:
 
 
 def _bipartite_sides(c: Constraint, f: GraphFacts) -> _Outcome:
-    p, q = c.value  # type: ignore[misc]
+    p, q = cast(tuple[int, int], c.value)  # the parser makes it a sorted (p, q) pair
     expected = f"bipartite with sides {p},{q}"
     if not f.bipartite:
         return _Outcome(False, expected, "not bipartite (odd cycle)", where_odd_cycle(f))

@@ -429,13 +429,13 @@ def _odd_cycle(x: Node, y: Node, parent: Mapping[Node, Node | None]) -> list[Nod
     seen = {x}
     v = x
     while parent[v] is not None:
-        v = parent[v]  # type: ignore[assignment]
+        v = parent[v]
         path_x.append(v)
         seen.add(v)
     path_y = [y]
     v = y
     while v not in seen:
-        v = parent[v]  # type: ignore[assignment]
+        v = parent[v]
         path_y.append(v)
     lca = v
     path_x = path_x[: path_x.index(lca) + 1]

@@ -1,7 +1,10 @@
 """The :class:`Verifier`: raw answer + instruction → :class:`Verification`.
 
-This is the one place that decides which checks apply to an answer; the pytest items, D4
-scoring, VGIG feedback and the suite builder all call it.  Order of verdicts:
+This is the one place that decides how an answer to an instruction is parsed
+(:meth:`Verifier.parse`: parser limits, GraphEdit answers applied to the L5 base graph, isolated
+nodes dropped for node-removing L5 tasks) and which checks apply to it; the pytest items, D4
+scoring, VGIG feedback, few-shot exemplars and the suite builder all call it.  Order of
+verdicts:
 
 1. feasibility / parse (an infeasible instruction answered with a refusal passes; with a graph it
    fails; a feasible one answered with no graph fails),
@@ -16,14 +19,20 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from pytest_graphinstruct.graphs.model import DEFAULT_LIMITS, Limits, Outcome, ParsedGraph
+from pytest_graphinstruct.graphs.model import (
+    DEFAULT_LIMITS,
+    Limits,
+    Outcome,
+    ParsedGraph,
+    ParseResult,
+)
 from pytest_graphinstruct.graphs.parse import parse_answer
 from pytest_graphinstruct.suite.instruction import Instruction
 from pytest_graphinstruct.verify.checks import check_constraint, is_checkable
 from pytest_graphinstruct.verify.contradictions import check_contradictions
 from pytest_graphinstruct.verify.implicit import merge_implicit
 from pytest_graphinstruct.verify.properties import GraphFacts
-from pytest_graphinstruct.verify.tasks import NODE_REMOVING_TASKS, check_task
+from pytest_graphinstruct.verify.tasks import check_task, removes_nodes
 from pytest_graphinstruct.verify.verdict import Source, Verdict, Verification
 
 
@@ -36,6 +45,22 @@ class Verifier:
 
     limits: Limits = DEFAULT_LIMITS
 
+    def parse(self, instruction: Instruction, text: str) -> ParseResult:
+        """Parse one raw answer to ``instruction`` the way every check sees it.  Never raises.
+
+        :func:`~pytest_graphinstruct.graphs.parse.parse_answer` under this verifier's
+        ``limits``; a ``GraphEdit`` answer is applied to the instruction's base graph (L5), and
+        for a node-removing task (:func:`~.tasks.removes_nodes`: k-core, pruned tree, extracted
+        subgraph, contraction, line graph, relabelling) the base nodes the edit leaves isolated
+        are dropped.  Without a base graph a ``GraphEdit`` answer is a parse failure.
+        """
+        return parse_answer(
+            text,
+            base=instruction.base,
+            drop_isolated=removes_nodes(instruction.task_type),
+            limits=self.limits,
+        )
+
     def verify(self, instruction: Instruction, raw: str) -> Verification:
         """Verify one raw model answer to ``instruction``.
 
@@ -43,13 +68,7 @@ class Verifier:
         ``passed`` is true exactly when the answer is acceptable: a graph meeting every check
         for a feasible instruction, a refusal for an infeasible one.
         """
-        task = instruction.task_type
-        result = parse_answer(
-            raw,
-            base=instruction.base,
-            drop_isolated=task in NODE_REMOVING_TASKS,
-            limits=self.limits,
-        )
+        result = self.parse(instruction, raw)
         verdicts: list[Verdict] = []
         if not instruction.feasible:
             verdicts.append(_feasibility_verdict(result.outcome, result.reason, result.graph))

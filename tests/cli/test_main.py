@@ -46,20 +46,21 @@ def test_score_writes_report(tmp_path: Path, capsys: pytest.CaptureFixture[str])
     out = tmp_path / "out" / "report.json"
     assert main(["score", "--suite", str(s), "--responses", str(r), "--report", str(out)]) == 0
     report = json.loads(out.read_text(encoding="utf-8"))
-    assert report["metadata"]["missing_instructions"] == ["L1-002"]
-    assert report["metadata"]["unknown_instructions"] == ["L9-999"]
-    (entry,) = report["per_instruction"]
+    (cell,) = report["cells"]
+    assert cell["metadata"]["model"] == "r" and cell["metadata"]["strategy"] == "zero-shot"
+    (entry,) = cell["per_instruction"]
     assert entry["instruction_id"] == "L1-001" and entry["level"] == 1
     ok, cyc, bad = entry["samples"]
-    assert ok == {"parsed": True, "refusal": False, "violations": [], "derived_violations": [],
-                  "error": None}
+    assert ok["parsed"] and not ok["refusal"] and ok["error"] is None
+    assert ok["violations"] == [] and ok["derived_violations"] == []
     assert cyc["parsed"] and "graph_type=tree" in cyc["violations"]
     assert "num_edges=3" in cyc["violations"]
     assert bad["parsed"] is False and bad["error"]
     # D4: only the valid sample counts (the cycle fails graph_type, garbage did not parse)
     assert entry["d4_instruction_score"] == pytest.approx(1.0)
     assert entry["valid_samples"] == 1
-    assert "scored 1 of 2" in capsys.readouterr().out
+    assert "scored 1 of 2 instructions (1 without answers, 1 unknown ids)" in (
+        capsys.readouterr().out)
     # deterministic output
     first = out.read_bytes()
     main(["score", "--suite", str(s), "--responses", str(r), "--report", str(out)])
@@ -97,7 +98,7 @@ def test_module_entry_point(tmp_path: Path) -> None:
                            str(s), "--responses", str(r), "--report", str(out)],
                           capture_output=True, text=True, check=False)
     assert proc.returncode == 0, proc.stderr
-    assert json.loads(out.read_text(encoding="utf-8"))["per_instruction"][0][
+    assert json.loads(out.read_text(encoding="utf-8"))["cells"][0]["per_instruction"][0][
         "d4_instruction_score"] == pytest.approx(1.0)
 
 
@@ -117,7 +118,7 @@ def test_official_references_as_answers_score_d4_one(
     assert main(["score", "--suite", str(official_suite_dir), "--levels", "0,1,2,3,4",
                  "--responses", str(r), "--report", str(out)]) == 0
     report = json.loads(out.read_text(encoding="utf-8"))
-    below = {e["instruction_id"]: e["d4_instruction_score"] for e in report["per_instruction"]
+    below = {e["instruction_id"]: e["d4_instruction_score"] for e in report["cells"][0]["per_instruction"]
              if e["d4_instruction_score"] < 1.0 - 1e-9}
     # Known data defects (docs/CONSTRAINTS.md): references with self-loops fail no-contradiction.
     assert set(below) <= KNOWN_IMPERFECT_REFERENCES, below
@@ -129,7 +130,8 @@ KNOWN_IMPERFECT_REFERENCES = {f"L4-0{n}" for n in range(66, 74)}
 
 def test_export_cache_round_trips_to_score(tmp_path: Path,
                                           capsys: pytest.CaptureFixture[str]) -> None:
-    from pytest_graphinstruct.models.base import Answer, Message, Request, Usage
+    from pytest_graphinstruct.answers import Answer, Message, Usage
+    from pytest_graphinstruct.models.base import Request
     from pytest_graphinstruct.models.cache import AnswerCache
 
     cache = AnswerCache(tmp_path / "cache")
@@ -154,13 +156,15 @@ def test_export_cache_round_trips_to_score(tmp_path: Path,
 
 def _cell_report(model: str, strategy: str, scores: dict[str, float], tpv: float | None,
                  path: Path) -> Path:
-    rows = [{"instruction_id": i, "level": int(i[1]), "level_score": s, "outcome": "passed"}
-            for i, s in scores.items()]
-    mean = sum(scores.values()) / len(scores)
-    path.write_text(json.dumps({
-        "metadata": {"model": model, "strategy": strategy, "method": "baseline"},
-        "summary": {"s_total_renormalized": mean, "tpv": tpv},
-        "per_instruction": rows}), encoding="utf-8")
+    from pytest_graphinstruct.run.aggregate import build_cell, with_pareto
+    from pytest_graphinstruct.run.results import CellMetadata, ItemResult
+
+    label = f"{model}-{strategy}"
+    items = [ItemResult(instruction_id=i, level=int(i[1]), cell=label, model=model,
+                        strategy=strategy, level_score=s, tokens=None if tpv is None
+                        else int(tpv), d5_valid=1) for i, s in scores.items()]
+    report = with_pareto([build_cell(CellMetadata(model, strategy), items)])
+    path.write_text(json.dumps(report.to_json()), encoding="utf-8")
     return path
 
 
@@ -179,4 +183,4 @@ def test_pareto_and_compare_commands(tmp_path: Path,
     out = capsys.readouterr().out
     assert "L2: -0.3000 [-0.3000, -0.3000]  n=40" in out
     assert main(["pareto", str(a), str(a)]) == 2
-    assert "appears in more than one report" in capsys.readouterr().err
+    assert "is also in" in capsys.readouterr().err

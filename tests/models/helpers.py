@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from pytest_graphinstruct.models.base import Message, Request
+from pytest_graphinstruct.answers import Message
+from pytest_graphinstruct.models.base import Request
 
 KEY_ENV = "GI_TEST_API_KEY"
 SECRET = "sk-test-9f8e7d6c5b4a-SECRET-do-not-leak"

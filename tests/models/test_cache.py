@@ -13,8 +13,8 @@ from pathlib import Path
 
 import pytest
 
+from pytest_graphinstruct.answers import Answer, Usage
 from pytest_graphinstruct.errors import ModelError
-from pytest_graphinstruct.models.base import Answer, Usage
 from pytest_graphinstruct.models.cache import CACHE_FILE, AnswerCache, level_of
 from pytest_graphinstruct.models.openai_backend import OpenAIBackend
 from pytest_graphinstruct.models.recorded import read_responses

@@ -10,8 +10,9 @@ from email.utils import formatdate
 import openai
 import pytest
 
+from pytest_graphinstruct.answers import Usage
 from pytest_graphinstruct.errors import GraphInstructError, ModelError
-from pytest_graphinstruct.models.base import Backend, DecodingParams, Usage
+from pytest_graphinstruct.models.base import Backend, DecodingParams
 from pytest_graphinstruct.models.openai_backend import OpenAIBackend
 from pytest_graphinstruct.models.retry import RetryPolicy
 from tests.models.fake_openai import FakeOpenAIServer, Fault

@@ -8,18 +8,11 @@ from pathlib import Path
 import pytest
 
 from pytest_graphinstruct.errors import ModelError, ResponsesError
-from pytest_graphinstruct.models import OpenAIBackend, OracleBackend, ReplayBackend
+from pytest_graphinstruct.models import OpenAIBackend, ReplayBackend
 from pytest_graphinstruct.models.local_server import LOCAL_TIMEOUT_S
 from pytest_graphinstruct.models.recorded import read_responses
 from pytest_graphinstruct.models.registry import DEFAULT_TIMEOUT_S, make_backend
-from pytest_graphinstruct.suite.loader import Suite
 from tests.models.helpers import req
-
-
-def test_oracle_needs_a_suite() -> None:
-    assert isinstance(make_backend("oracle", suite=Suite(())), OracleBackend)
-    with pytest.raises(ModelError, match="suite"):
-        make_backend("oracle")
 
 
 def test_replay_from_a_path_or_responses(tmp_path: Path) -> None:

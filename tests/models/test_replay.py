@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from pytest_graphinstruct.models.base import Usage
+from pytest_graphinstruct.answers import Usage
 from pytest_graphinstruct.models.recorded import read_responses
 from pytest_graphinstruct.models.replay import ReplayBackend
 from pytest_graphinstruct.models.scheduler import Scheduler

@@ -8,7 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from pytest_graphinstruct.models.base import Answer, Request, Usage
+from pytest_graphinstruct.answers import Answer, Usage
+from pytest_graphinstruct.models.base import Request
 from pytest_graphinstruct.models.cache import CACHE_FILE, AnswerCache
 from pytest_graphinstruct.models.scheduler import (
     BUDGET_EXHAUSTED,

@@ -66,8 +66,8 @@ def test_xdist_workers_share_one_server_which_stops_after_a_failing_session(
     assert len(seen) == 4  # every item asked once, none twice across workers
     assert all("grammar" not in body for body in seen)
     data = json.loads(report.read_text())
-    assert local_server.MODEL_FILE in data["metadata"]["model_info"]
-    assert data["summary"]["usage_sources"] == {"provider": 4}
+    assert local_server.MODEL_FILE in data["cells"][0]["metadata"]["model_info"]
+    assert data["cells"][0]["summary"]["usage_sources"] == {"provider": 4}
     assert "local model: SmolLM2-135M-Instruct.Q4_1.gguf" in result.stdout.str()
 
 

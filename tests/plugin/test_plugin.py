@@ -7,17 +7,6 @@ from pathlib import Path
 
 import pytest
 
-# Import what an in-process pytester run will load, so its sys.modules snapshot/restore never
-# re-imports numpy ("cannot load module more than once per process").
-import pytest_graphinstruct.models.cache
-import pytest_graphinstruct.models.oracle
-import pytest_graphinstruct.models.registry
-import pytest_graphinstruct.models.replay
-import pytest_graphinstruct.models.scheduler
-import pytest_graphinstruct.prompts.builder
-import pytest_graphinstruct.report.summary
-import pytest_graphinstruct.session  # noqa: F401
-
 from ._suite import CYCLE4, EMPTY3, TREE4
 
 pytest_plugins = ["pytester"]
@@ -46,11 +35,11 @@ def test_oracle_passes_everything(pytester: pytest.Pytester, suite_dir: Path) ->
     result.stdout.fnmatch_lines(["*L1-001?oracle-zero-shot? PASSED*",
                                  "*L2-001?oracle-zero-shot? PASSED*", "*GraphInstruct*"])
     data = json.loads(report.read_text(encoding="utf-8"))
-    assert data["metadata"]["model"] == "oracle"
-    assert [r["instruction_id"] for r in data["per_instruction"]] == [
+    assert data["cells"][0]["metadata"]["model"] == "oracle"
+    assert [r["instruction_id"] for r in data["cells"][0]["per_instruction"]] == [
         "L0-001", "L1-001", "L1-002", "L2-001"]
-    assert all(r["d4_instruction_score"] == 1.0 for r in data["per_instruction"])
-    assert data["summary"]["infra_errors"] == 0
+    assert all(r["d4_instruction_score"] == 1.0 for r in data["cells"][0]["per_instruction"])
+    assert data["cells"][0]["summary"]["infra_errors"] == 0
 
 
 def test_failing_item_lists_every_violation(pytester: pytest.Pytester, suite_dir: Path) -> None:
@@ -87,7 +76,7 @@ def test_benchmark_mode_reports_violations_without_failing(pytester: pytest.Pyte
     out = result.stdout.str()
     assert "--gi-benchmark reports them" in out and "assert graph_type=tree" in out
     data = json.loads(report.read_text(encoding="utf-8"))
-    outcomes = {r["instruction_id"]: r["outcome"] for r in data["per_instruction"]}
+    outcomes = {r["instruction_id"]: r["outcome"] for r in data["cells"][0]["per_instruction"]}
     assert outcomes == {"L0-001": "passed", "L1-001": "failed", "L1-002": "failed",
                         "L2-001": "passed"}
     gated = pytester.runpytest(*args, "--gi-fail-under=0.99")
@@ -266,7 +255,7 @@ def test_crashed_worker_marks_the_summary_partial(pytester: pytest.Pytester,
                                            "2", f"--gi-report={report}", "-p",
                                            "no:cacheprovider")
     result.stdout.fnmatch_lines(["*PARTIAL: a worker crashed*"])
-    assert json.loads(report.read_text(encoding="utf-8"))["metadata"]["partial"] is True
+    assert json.loads(report.read_text(encoding="utf-8"))["partial"] is True
 
 
 def test_report_with_all_dimensions_is_identical_across_workers(
@@ -278,7 +267,7 @@ def test_report_with_all_dimensions_is_identical_across_workers(
     pytester.runpytest_subprocess(*base, "-n", "2", f"--gi-report={r2}")
     pytester.runpytest_subprocess(*base, "-n", "0", f"--gi-report={again}")
     data = json.loads(r0.read_text(encoding="utf-8"))
-    dims = {d for r in data["per_instruction"] for d, v in r["dimension_scores"].items()
+    dims = {d for r in data["cells"][0]["per_instruction"] for d, v in r["dimension_scores"].items()
             if v is not None}
     assert {"D1", "D2", "D3", "D4"} <= dims
     assert r0.read_bytes() == r2.read_bytes() == again.read_bytes()

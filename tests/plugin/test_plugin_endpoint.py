@@ -65,13 +65,13 @@ def test_outcomes_retries_and_cache(pytester: pytest.Pytester, suite_dir: Path,
     out = result.stdout.str()
     assert "L0-001[fake-model-zero-shot] ERROR" in out
     data = json.loads(report.read_text(encoding="utf-8"))
-    assert data["summary"]["infra_errors"] == 1
-    l0 = next(r for r in data["per_instruction"] if r["instruction_id"] == "L0-001")
+    assert data["cells"][0]["summary"]["infra_errors"] == 1
+    l0 = next(r for r in data["cells"][0]["per_instruction"] if r["instruction_id"] == "L0-001")
     assert l0["outcome"] == "error" and "500" in (l0["error"] or "")
     # L0 was tried 1 + 2 retries times; the scripted 429 and malformed body were retried too,
     # and every HTTP call is accounted for in the report
     assert l0["api_calls"] == 5
-    assert server.request_count == data["summary"]["api_calls"] >= 3 + 5 + 1
+    assert server.request_count == data["cells"][0]["summary"]["api_calls"] >= 3 + 5 + 1
     assert 'name="gi_level_score"' in xml.read_text(encoding="utf-8")
     # nothing leaks the key
     for path in [report, xml, *cache.rglob("*")]:

@@ -8,13 +8,12 @@ from pathlib import Path
 import networkx as nx
 import pytest
 
+from pytest_graphinstruct.answers import Message
 from pytest_graphinstruct.graphs.model import Outcome
 from pytest_graphinstruct.graphs.parse import parse_answer, parse_graph
-from pytest_graphinstruct.models.base import Message
 from pytest_graphinstruct.prompts import (
     DEFAULT_K,
     MAX_EXEMPLAR_CHARS,
-    STRATEGIES,
     Exemplar,
     ExemplarPool,
     build_messages,
@@ -26,6 +25,7 @@ from pytest_graphinstruct.prompts.builder import family, task_text
 from pytest_graphinstruct.suite.instruction import Instruction
 from pytest_graphinstruct.suite.loader import load_suite
 from pytest_graphinstruct.verify.tasks import NODE_REMOVING_TASKS
+from pytest_graphinstruct.vocab import STRATEGIES
 from tests.prompts._factory import make
 
 EXEMPLARS = (

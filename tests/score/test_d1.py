@@ -5,8 +5,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from pytest_graphinstruct.pools import Pool, PoolGraph, ReferencePools
 from pytest_graphinstruct.score.d1 import instruction_d1, uniqueness
-from pytest_graphinstruct.score.pools import Pool, PoolGraph, ReferencePools
 from pytest_graphinstruct.verify.verdict import Verification
 from tests.score._d1graphs import (
     failure,

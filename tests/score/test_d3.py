@@ -18,7 +18,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from pytest_graphinstruct.score import blas, d3, gcn
+from pytest_graphinstruct.kernels import blas
+from pytest_graphinstruct.score import d3, gcn
 from pytest_graphinstruct.score.canon import canonical_form, canonical_graph, undirected_adjacency
 from pytest_graphinstruct.score.d3 import D3Config, graph_sets_d3, graphs_d3, instruction_d3
 from pytest_graphinstruct.score.embedding import (

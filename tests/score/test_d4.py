@@ -4,7 +4,15 @@ from typing import Any
 
 import pytest
 
-from pytest_graphinstruct.score.d4 import FULL_GRAPH_RA, instruction_d4, is_valid, sample_d4
+from pytest_graphinstruct.score import d4
+from pytest_graphinstruct.score.d4 import (
+    EMPTY_EDIT_RA_RIGHT,
+    EMPTY_EDIT_RA_WRONG,
+    FULL_GRAPH_RA,
+    instruction_d4,
+    is_valid,
+    sample_d4,
+)
 from pytest_graphinstruct.suite.instruction import Instruction
 from pytest_graphinstruct.suite.loader import instruction_from_record
 from pytest_graphinstruct.verify.verifier import Verifier
@@ -117,3 +125,80 @@ def test_l4_defective_references_are_no_yardstick() -> None:
                 explicit_constraints=["num_nodes=4", "connected=true", "domain=social"])
     parts = sample_d4(inst, V.verify(inst, PATH4))
     assert parts.domain_fit is None and parts.score == pytest.approx(1.0)
+
+
+# ----------------------------------------------------------------------------- profile cache
+
+
+def _l4(ref_edges: str) -> Instruction:
+    ref = (f"Graph[name='r', nodes=4, domain='social'] {{ node_list = ['0','1','2','3']; "
+           f"edge_list = [{ref_edges}]; }}")
+    return make(id="L4-001", level=4, domain="social", reference_solutions=[ref],
+                explicit_constraints=["num_nodes=4", "connected=true", "domain=social"])
+
+
+def test_reference_profiles_are_keyed_by_content_not_id() -> None:
+    """Two instructions sharing an id but not their references each get their own yardstick,
+    whatever was scored before (a cache keyed by id gave the second the first's profiles)."""
+    path_ref = _l4("('0','1'), ('1','2'), ('2','3')")
+    star_ref = _l4("('0','1'), ('0','2'), ('0','3')")
+    answers = [V.verify(path_ref, PATH4), V.verify(path_ref, g("0,1,2,3", "(0,1),(0,2),(0,3)"))]
+
+    def scores(inst: Instruction) -> list[float]:
+        return [instruction_d4(inst, [a]) for a in answers]
+
+    fresh: dict[int, list[float]] = {}
+    for inst in (path_ref, star_ref):
+        d4._PROFILE_CACHE.clear()
+        fresh[id(inst)] = scores(inst)
+    assert fresh[id(path_ref)] != fresh[id(star_ref)]  # the references do matter
+    for order in ((path_ref, star_ref), (star_ref, path_ref)):
+        d4._PROFILE_CACHE.clear()
+        for inst in order:
+            assert scores(inst) == fresh[id(inst)]
+        for inst in order:  # and again, now from the cache
+            assert scores(inst) == fresh[id(inst)]
+
+
+# ----------------------------------------------------------------------------- empty GraphEdit
+
+HAMILTONIAN = ("Add the minimum number of edges to make this graph Hamiltonian (it must contain "
+               "a Hamiltonian cycle).")
+CYCLE5 = g("0,1,2,3,4", "(0,1),(1,2),(2,3),(3,4),(4,0)")
+EMPTY_EDITS = ("GraphEdit[name='e'] { }",
+               "GraphEdit[name='e'] { add_edges = []; remove_edges = []; }")
+
+
+def _hamiltonian(base: str) -> Instruction:
+    return make(id="L5-002", level=5, instruction=HAMILTONIAN, base_graph=base,
+                explicit_constraints=["num_nodes=5", "task_type=make_hamiltonian"])
+
+
+def test_empty_edit_is_aligned_when_nothing_needs_to_change() -> None:
+    inst = _hamiltonian(CYCLE5)  # already Hamiltonian: the minimal edit is 0
+    full = sample_d4(inst, V.verify(inst, CYCLE5))
+    assert full.reasoning == FULL_GRAPH_RA and full.score == pytest.approx(0.955)
+    for text in EMPTY_EDITS:
+        v = V.verify(inst, text)
+        assert v.parse.graph is not None and v.parse.graph.fmt == "edit" and v.passed
+        p = sample_d4(inst, v)
+        assert p.reasoning == EMPTY_EDIT_RA_RIGHT == 1.0
+        assert p.edit_quality == pytest.approx(1.0) and p.score == pytest.approx(1.0)
+
+
+def test_empty_edit_gets_no_alignment_when_an_edit_is_needed() -> None:
+    inst = _hamiltonian(g("0,1,2,3,4", "(0,1),(1,2),(2,3),(3,4)"))  # a path: 1 edge needed
+    for text in EMPTY_EDITS:
+        p = sample_d4(inst, V.verify(inst, text))
+        assert p.reasoning == EMPTY_EDIT_RA_WRONG == 0.0
+    right = sample_d4(inst, V.verify(inst, "GraphEdit[name='e'] { add_edges = [(4,0)]; }"))
+    assert right.reasoning == 1.0 and right.score == pytest.approx(1.0)
+
+
+def test_empty_edit_with_unknown_minimum_gets_no_alignment() -> None:
+    # line_graph has no computable minimum and takes no reference edit size: nothing says
+    # that doing nothing is right
+    inst = make(id="L5-003", level=5, instruction="Construct the line graph of this graph.",
+                base_graph=CYCLE5, explicit_constraints=["task_type=line_graph"])
+    p = sample_d4(inst, V.verify(inst, EMPTY_EDITS[0]))
+    assert p.reasoning == EMPTY_EDIT_RA_WRONG

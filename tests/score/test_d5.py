@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from pytest_graphinstruct.models.base import Answer, Usage
+from pytest_graphinstruct.answers import Answer, Usage
 from pytest_graphinstruct.score.d5 import (
     Spend,
     cell_cost,

@@ -5,7 +5,7 @@ from typing import Any
 
 import pytest
 
-from pytest_graphinstruct.models.base import Answer, Usage
+from pytest_graphinstruct.answers import Answer, Usage
 from pytest_graphinstruct.score.instruction import score_instruction
 from pytest_graphinstruct.suite.instruction import Instruction
 from pytest_graphinstruct.suite.loader import instruction_from_record
@@ -68,7 +68,7 @@ def test_pools_feed_d1_mmd_and_d3_references() -> None:
 
     import networkx as nx
 
-    from pytest_graphinstruct.score.pools import Pool, ReferencePools
+    from pytest_graphinstruct.pools import Pool, ReferencePools
 
     graphs = [nx.connected_watts_strogatz_graph(12, 4, 0.2, seed=s) for s in range(30)]
     pools = ReferencePools(MappingProxyType({3: Pool.from_graphs(graphs)}))

@@ -7,7 +7,6 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from pytest_graphinstruct.score.levels import (
-    DIMENSIONS,
     LEVEL_WEIGHTS_V,
     WEIGHTS,
     LevelMean,
@@ -16,6 +15,7 @@ from pytest_graphinstruct.score.levels import (
     level_score,
     s_total,
 )
+from pytest_graphinstruct.vocab import DIMENSIONS
 from tests.score.published_results import load, requires_published, run_names
 
 # ---------------------------------------------------------------- weights

@@ -16,17 +16,17 @@ from pathlib import Path
 
 import pytest
 
+from pytest_graphinstruct.build.common import isomorphic
+from pytest_graphinstruct.build.suite import LEVEL_COUNTS, build_suite, level_json
 from pytest_graphinstruct.graphs.parse import parse_answer
 from pytest_graphinstruct.models.base import Request
-from pytest_graphinstruct.models.oracle import OracleBackend
-from pytest_graphinstruct.score.pools import ReferencePools
-from pytest_graphinstruct.suite.builder.common import isomorphic
-from pytest_graphinstruct.suite.builder.suite import LEVEL_COUNTS, build_suite, level_json
+from pytest_graphinstruct.pools import ReferencePools
+from pytest_graphinstruct.run.oracle import OracleBackend
 from pytest_graphinstruct.suite.loader import Suite, load_suite
 from pytest_graphinstruct.verify.verifier import DEFAULT_VERIFIER
+from tests.build.test_level1 import UNIQUE
+from tests.build.test_level2 import proof_holds
 from tests.suite.agreement import disagreements
-from tests.suite.test_level1 import UNIQUE
-from tests.suite.test_level2 import proof_holds
 
 ROOT = Path(__file__).resolve().parents[2]
 INSTRUCTIONS = ROOT / "instructions"
@@ -129,7 +129,7 @@ def test_l3_and_l4_instructions_match_pool_graphs(suite: Suite, tmp_path: Path) 
 
 @pytest.mark.parametrize("level", range(6))
 def test_a_sample_rebuilds_identically(level: int, records: dict[int, list[dict]]) -> None:
-    from pytest_graphinstruct.suite.builder.suite import level_builder
+    from pytest_graphinstruct.build.suite import level_builder
 
     indices = SAMPLE[level]
     build = level_builder(level)

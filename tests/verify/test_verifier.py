@@ -102,3 +102,44 @@ def test_l5_graph_edit_is_applied_to_the_base() -> None:
 def test_limits_are_enforced_by_the_verifier() -> None:
     v = Verifier(Limits(max_nodes=3)).verify(make(), TREE)
     assert v.outcome is Outcome.FAILURE and "max_nodes" in (v.parse.reason or "")
+
+
+# ----------------------------------------------------------------------------- Verifier.parse
+
+STAR_BASE = ("Graph[name='b', nodes=4] { node_list = [0, 1, 2, 3]; "
+             "edge_list = [(0,1), (0,2), (0,3), (1,2)]; }")
+DROP_03 = "GraphEdit[name='e'] { remove_edges = [(0,3)]; }"
+
+
+def l5(task: str, **over: Any) -> Instruction:
+    rec: dict[str, Any] = {"id": "L5-001", "level": 5, "instruction": "Edit the graph.",
+                           "explicit_constraints": [f"task_type={task}"],
+                           "implicit_constraints": [], "base_graph": STAR_BASE}
+    rec.update(over)
+    return make(**rec)
+
+
+def test_parse_drops_isolated_nodes_for_node_removing_tasks_only() -> None:
+    # k_core keeps only some base nodes: node 3, isolated by the edit, is dropped
+    core = V.parse(l5("k_core"), DROP_03)
+    assert core.graph is not None and set(core.graph.graph.nodes) == {"0", "1", "2"}
+    # not a node-removing task (an isolated node may be part of a right answer): node 3 stays
+    kept = V.parse(l5("make_bipartite"), DROP_03)
+    assert kept.graph is not None and set(kept.graph.graph.nodes) == {"0", "1", "2", "3"}
+    # variants and unknown task types fall back to the registry's lookup (keep nodes)
+    for task in ("remove_edges_random", "rewire_randomly"):
+        res = V.parse(l5(task), DROP_03)
+        assert res.graph is not None and res.graph.num_nodes == 4
+
+
+def test_parse_is_what_verify_sees() -> None:
+    inst = l5("k_core", explicit_constraints=["task_type=k_core", "min_degree=2"])
+    seen, parsed = V.verify(inst, DROP_03).parse, V.parse(inst, DROP_03)
+    assert seen.graph is not None and parsed.graph is not None
+    assert seen.outcome is parsed.outcome is Outcome.GRAPH
+    assert set(seen.graph.graph.nodes) == set(parsed.graph.graph.nodes) == {"0", "1", "2"}
+    assert set(seen.graph.graph.edges) == set(parsed.graph.graph.edges)
+    # without a base graph a GraphEdit is a parse failure, with the verifier's limits applied
+    assert V.parse(make(), DROP_03).outcome is Outcome.FAILURE
+    limited = Verifier(Limits(max_nodes=3)).parse(make(), TREE)
+    assert limited.outcome is Outcome.FAILURE and "max_nodes" in (limited.reason or "")

@@ -2,10 +2,14 @@
 
 Public API:
 
+* :class:`TaskSpec` / :data:`TASKS` / :func:`task_spec` — the task registry: one spec per task
+  type (its checker, how its minimal edit is determined, whether it removes nodes), looked up
+  in one place (:mod:`.registry`);
 * :func:`check_task` — the task verdicts (``Source.TASK``) of one result graph;
 * :func:`minimal_edit` — size of the minimal edit (edge additions + removals);
 * :func:`edit_distance` / :class:`EditDiff` — what changed from base to result;
-* :data:`NODE_REMOVING_TASKS` — tasks whose GraphEdit answers drop nodes left isolated;
+* :func:`removes_nodes` / :data:`NODE_REMOVING_TASKS` — tasks whose GraphEdit answers drop
+  nodes left isolated;
 * :data:`CHECKED_TASKS` / :data:`UNCHECKED_TASKS` — which task types get verdicts.
 
 Semantics, parameters and caps: docs/L5_TASKS.md.
@@ -14,16 +18,16 @@ Semantics, parameters and caps: docs/L5_TASKS.md.
 from __future__ import annotations
 
 from pytest_graphinstruct.verify.tasks.diff import EditDiff, edit_distance
-from pytest_graphinstruct.verify.tasks.minimal import minimal_edit
-from pytest_graphinstruct.verify.tasks.semantics import CHECKED_TASKS, check_task, resolve_task
-
-#: Tasks whose answer drops base nodes.  When such an answer is a GraphEdit, base nodes that the
-#: edit leaves isolated (they lost all their edges) are removed: the k-core, pruned tree and
-#: extracted subgraph keep only some nodes; a contraction retires the two merged endpoints; a
-#: line graph or relabelling replaces every base node by new ones.  (complement, split_graph &
-#: co. are *not* here: an isolated node is a legitimate part of their answers.)
-NODE_REMOVING_TASKS: frozenset[str] = frozenset(
-    {"k_core", "prune_tree", "extract_subgraph", "edge_contraction", "line_graph", "relabel"}
+from pytest_graphinstruct.verify.tasks.registry import (
+    CHECKED_TASKS,
+    NODE_REMOVING_TASKS,
+    TASKS,
+    TaskSpec,
+    check_task,
+    minimal_edit,
+    removes_nodes,
+    resolve_task,
+    task_spec,
 )
 
 #: Task types known from the GraphInstruct vocabulary that get no task verdicts.  Currently
@@ -35,10 +39,14 @@ UNCHECKED_TASKS: frozenset[str] = frozenset()
 __all__ = [
     "CHECKED_TASKS",
     "NODE_REMOVING_TASKS",
+    "TASKS",
     "UNCHECKED_TASKS",
     "EditDiff",
+    "TaskSpec",
     "check_task",
     "edit_distance",
     "minimal_edit",
+    "removes_nodes",
     "resolve_task",
+    "task_spec",
 ]

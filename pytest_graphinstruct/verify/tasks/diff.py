@@ -16,6 +16,7 @@ from dataclasses import dataclass
 import networkx as nx
 
 from pytest_graphinstruct.graphs.model import Edge, ParsedGraph
+from pytest_graphinstruct.vocab import natural_key
 
 
 def edge_key(directed: bool, u: object, v: object) -> Edge:
@@ -49,9 +50,7 @@ def sorted_nodes(nodes: Iterable[str]) -> tuple[str, ...]:
     return tuple(sorted(nodes, key=lambda s: (natural(s), s)))
 
 
-def natural(s: str) -> tuple[int, int | str]:
-    """Sort key placing numeric ids in numeric order before other ids."""
-    return (0, int(s)) if s.isdigit() else (1, s)
+natural = natural_key
 
 
 def _natural_edge(e: Edge) -> tuple[tuple[int, int | str], str, tuple[int, int | str], str]:

@@ -1,10 +1,11 @@
 """Per-task L5 checks: what an edited result must satisfy relative to its base graph.
 
-:func:`check_task` dispatches on the ``task_type`` to one checker per task family.  Each checker
-appends :class:`Verdict` objects (source :attr:`Source.TASK`) for the aspects it can decide
-precisely; an aspect whose parameter cannot be found (in the explicit constraints first, then
-the text) or whose bounded search gave up is skipped, never guessed.  The semantics are
-documented task by task in docs/L5_TASKS.md.
+One public checker ``check_<task>(ctx)`` per task family; :mod:`.registry` says which one a
+task type uses (and :func:`~.registry.check_task` runs it).  Each checker appends
+:class:`Verdict` objects (source :attr:`Source.TASK`) for the aspects it can decide precisely;
+an aspect whose parameter cannot be found (in the explicit constraints first, then the text) or
+whose bounded search gave up is skipped, never guessed.  The semantics are documented task by
+task in docs/L5_TASKS.md.
 """
 
 from __future__ import annotations
@@ -304,7 +305,7 @@ def _count(ctx: TaskContext, unit: str, minimum: Callable[[], int | None] | None
 # ----------------------------------------------------------------------------- task checkers
 
 
-def _spanning_tree(ctx: TaskContext) -> None:
+def check_spanning_tree(ctx: TaskContext) -> None:
     _nodes_preserved(ctx)
     _subgraph(ctx)
     _tree(ctx)
@@ -326,8 +327,8 @@ def _weight_table(ctx: TaskContext) -> dict[frozenset[str], float] | None:
     return None
 
 
-def _mst(ctx: TaskContext) -> None:
-    _spanning_tree(ctx)
+def check_mst(ctx: TaskContext) -> None:
+    check_spanning_tree(ctx)
     if ctx.b.is_directed():
         return
     w = _weight_table(ctx)
@@ -377,7 +378,7 @@ def _exact_edges(ctx: TaskContext, aspect: str, want: frozenset[Edge], what: str
             _where(missing_edges=missing, extra_edges=extra))
 
 
-def _complement(ctx: TaskContext) -> None:
+def check_complement(ctx: TaskContext) -> None:
     _nodes_preserved(ctx)
     if ctx.b.number_of_nodes() > MATERIALISE_MAX_NODES:
         return
@@ -412,7 +413,7 @@ def _complement(ctx: TaskContext) -> None:
             else f"{missing_count} of its edges missing, {len(extra)} extra edges", where)
 
 
-def _line_graph(ctx: TaskContext) -> None:
+def check_line_graph(ctx: TaskContext) -> None:
     want = nx.line_graph(ctx.b)
     got = nx.DiGraph(ctx.r) if ctx.r.is_directed() else nx.Graph(ctx.r)
     iso = alg.isomorphic(got, want)
@@ -434,7 +435,7 @@ def _non_iso_reason(got: nx.Graph, want: nx.Graph) -> str:
     return f"{size}, not isomorphic"
 
 
-def _transpose(ctx: TaskContext) -> None:
+def check_transpose(ctx: TaskContext) -> None:
     if ctx.b.is_directed():
         _directed_result(ctx)
     _nodes_preserved(ctx)
@@ -442,7 +443,7 @@ def _transpose(ctx: TaskContext) -> None:
     _exact_edges(ctx, "equals_transpose", want, "every base arc reversed")
 
 
-def _graph_power(ctx: TaskContext) -> None:
+def check_graph_power(ctx: TaskContext) -> None:
     _nodes_preserved(ctx)
     if ctx.b.number_of_nodes() > MATERIALISE_MAX_NODES:
         return
@@ -475,7 +476,7 @@ def _graph_power(ctx: TaskContext) -> None:
                    extra_edges=sorted_edges(ctx.re - want)))
 
 
-def _relabel(ctx: TaskContext) -> None:
+def check_relabel(ctx: TaskContext) -> None:
     iso = alg.isomorphic(nx.Graph(ctx.r) if not ctx.r.is_directed() else nx.DiGraph(ctx.r),
                          nx.Graph(ctx.b) if not ctx.b.is_directed() else nx.DiGraph(ctx.b))
     if iso is not None:
@@ -520,7 +521,7 @@ def k_of_core(ctx: TaskContext) -> int | None:
     return _int_param(ctx, "min_degree", (Op.EQ, Op.GE), tx.k_core)
 
 
-def _k_core(ctx: TaskContext) -> None:
+def check_k_core(ctx: TaskContext) -> None:
     k = k_of_core(ctx)
     if k is None:
         return
@@ -548,7 +549,7 @@ def shortest_path_union(g: nx.Graph, s: str, t: str) -> nx.Graph | None:
     return out
 
 
-def _extract_subgraph(ctx: TaskContext) -> None:
+def check_extract_subgraph(ctx: TaskContext) -> None:
     _subgraph(ctx, with_nodes=True)
     if tx.induced(ctx.text):
         want = edge_set(ctx.b.subgraph(ctx.rn & ctx.bn), ctx.directed)
@@ -582,7 +583,7 @@ def _tree_depths(g: nx.Graph, r: str) -> dict[str, int]:
     return {str(v): d for v, d in nx.single_source_shortest_path_length(g, r).items()}
 
 
-def _prune_tree(ctx: TaskContext) -> None:
+def check_prune_tree(ctx: TaskContext) -> None:
     _subgraph(ctx, with_nodes=True)
     kept = ctx.rn & ctx.bn
     want = edge_set(ctx.b.subgraph(kept), ctx.directed)
@@ -624,7 +625,7 @@ def contract(g: nx.Graph, u: str, v: str) -> nx.Graph:
     return out
 
 
-def _edge_contraction(ctx: TaskContext) -> None:
+def check_edge_contraction(ctx: TaskContext) -> None:
     got = nx.DiGraph(ctx.r) if ctx.r.is_directed() else nx.Graph(ctx.r)
     named = tx.contracted_edge(ctx.text)
     if named is not None and ctx.b.has_edge(*named):
@@ -666,7 +667,7 @@ def _edge_contraction(ctx: TaskContext) -> None:
                 "no single-edge contraction of the base")
 
 
-def _make_connected(ctx: TaskContext) -> None:
+def check_make_connected(ctx: TaskContext) -> None:
     _nodes_preserved(ctx)
     way = _apply_containment(ctx, "add")
     _connected(ctx)
@@ -724,7 +725,7 @@ def acyclic_mode(text: str) -> str:
     return next(iter(v)) if len(v) == 1 else "either"
 
 
-def _make_acyclic(ctx: TaskContext) -> None:
+def check_make_acyclic(ctx: TaskContext) -> None:
     if not ctx.b.is_directed():
         _break_cycles_forest(ctx)
         return
@@ -755,7 +756,7 @@ def _make_acyclic(ctx: TaskContext) -> None:
         _count(ctx, mode, lambda: min_fas(ctx))
 
 
-def _add_edges_dag(ctx: TaskContext) -> None:
+def check_add_edges_dag(ctx: TaskContext) -> None:
     if ctx.b.is_directed():
         _directed_result(ctx)
     _nodes_preserved(ctx)
@@ -777,7 +778,7 @@ def _break_cycles_forest(ctx: TaskContext) -> None:
     _count(ctx, "remove", lambda: min_forest_removals(ctx))
 
 
-def _break_cycles(ctx: TaskContext) -> None:
+def check_break_cycles(ctx: TaskContext) -> None:
     if not tx.mentions_triangles(ctx.text):
         _break_cycles_forest(ctx)
         return
@@ -799,7 +800,7 @@ def base_partition(ctx: TaskContext) -> tuple[frozenset[str], frozenset[str]] | 
     return sides if sides[0] | sides[1] >= ctx.bn else None
 
 
-def _make_bipartite(ctx: TaskContext) -> None:
+def check_make_bipartite(ctx: TaskContext) -> None:
     _nodes_preserved(ctx)
     way = _apply_containment(ctx, "remove")
     _bipartite(ctx)
@@ -817,7 +818,7 @@ def _make_bipartite(ctx: TaskContext) -> None:
         _count(ctx, "remove", lambda: min_bipartite_removals(ctx))
 
 
-def _make_planar(ctx: TaskContext) -> None:
+def check_make_planar(ctx: TaskContext) -> None:
     _nodes_preserved(ctx)
     way = _apply_containment(ctx, "remove")
     _planar(ctx)
@@ -831,7 +832,7 @@ def maximal_planar_edges(n: int) -> int:
     return 3 * n - 6 if n >= 3 else n * (n - 1) // 2
 
 
-def _maximize_planar(ctx: TaskContext) -> None:
+def check_maximize_planar(ctx: TaskContext) -> None:
     _nodes_preserved(ctx)
     _supergraph(ctx)
     _planar(ctx)
@@ -843,14 +844,14 @@ def _maximize_planar(ctx: TaskContext) -> None:
             f"maximal planar: {want} edges on {n} nodes", f"{m} edges")
 
 
-def _add_edges_planar(ctx: TaskContext) -> None:
+def check_add_edges_planar(ctx: TaskContext) -> None:
     _nodes_preserved(ctx)
     _supergraph(ctx)
     _planar(ctx)
     _count(ctx, "add")
 
 
-def _make_eulerian(ctx: TaskContext) -> None:
+def check_make_eulerian(ctx: TaskContext) -> None:
     _nodes_preserved(ctx)
     way = _apply_containment(ctx, "add")
     ok, odd = alg.is_eulerian(ctx.r)
@@ -871,7 +872,7 @@ def min_hamiltonian_additions(ctx: TaskContext) -> int | None:
     return alg.min_hamiltonian_completion(ctx.b)
 
 
-def _make_hamiltonian(ctx: TaskContext) -> None:
+def check_make_hamiltonian(ctx: TaskContext) -> None:
     _nodes_preserved(ctx)
     way = _apply_containment(ctx, "add")
     ham = alg.hamiltonian_cycle(ctx.r)
@@ -886,7 +887,7 @@ def _regular_degree(ctx: TaskContext) -> int | None:
     return _int_param(ctx, "degree", (Op.EQ,), tx.regular_degree)
 
 
-def _make_regular(ctx: TaskContext) -> None:
+def check_make_regular(ctx: TaskContext) -> None:
     _nodes_preserved(ctx)
     way = _apply_containment(ctx, "add")
     k = _regular_degree(ctx)
@@ -924,7 +925,7 @@ def _connectivity_target(ctx: TaskContext) -> int | None:
     return tx.edge_connectivity(ctx.text)
 
 
-def _increase_connectivity(ctx: TaskContext) -> None:
+def check_increase_connectivity(ctx: TaskContext) -> None:
     _nodes_preserved(ctx)
     way = _apply_containment(ctx, "add")
     k = _connectivity_target(ctx)
@@ -952,7 +953,7 @@ def min_connectivity_additions(ctx: TaskContext) -> int | None:
     return None
 
 
-def _reduce_diameter(ctx: TaskContext) -> None:
+def check_reduce_diameter(ctx: TaskContext) -> None:
     _nodes_preserved(ctx)
     way = _apply_containment(ctx, "add")
     c = explicit_constraint(ctx, "diameter", Op.LE, Op.LT, Op.EQ)
@@ -969,19 +970,19 @@ def _reduce_diameter(ctx: TaskContext) -> None:
         _count(ctx, "add")
 
 
-def _add_edges(ctx: TaskContext) -> None:
+def check_add_edges(ctx: TaskContext) -> None:
     _nodes_preserved(ctx)
     _supergraph(ctx)
     _count(ctx, "add")
 
 
-def _remove_edges(ctx: TaskContext) -> None:
+def check_remove_edges(ctx: TaskContext) -> None:
     _nodes_preserved(ctx)
     _subgraph(ctx)
     _count(ctx, "remove")
 
 
-def _split_graph(ctx: TaskContext) -> None:
+def check_split_graph(ctx: TaskContext) -> None:
     _nodes_preserved(ctx)
     way = _apply_containment(ctx, "remove")
     k = _int_param(ctx, "num_components", (Op.EQ,), tx.component_count)
@@ -1009,7 +1010,7 @@ def min_split_removals(ctx: TaskContext) -> int | None:
     return alg.edge_connectivity(b)
 
 
-def _modify_bipartite(ctx: TaskContext) -> None:
+def check_modify_bipartite(ctx: TaskContext) -> None:
     _nodes_preserved(ctx)
     way = _apply_containment(ctx, "add")
     if tx.not_bipartite(ctx.text):
@@ -1061,7 +1062,7 @@ def min_complete_bipartite_additions(ctx: TaskContext) -> int | None:
     return len(cross) - len(pairs) if pairs <= cross else None
 
 
-def _complete_bipartite(ctx: TaskContext) -> None:
+def check_complete_bipartite(ctx: TaskContext) -> None:
     _nodes_preserved(ctx)
     way = _apply_containment(ctx, "add")
     sides = _known_bipartition(ctx)
@@ -1094,7 +1095,7 @@ _NODE_EDIT_RE = (r"\b(?:add|adding|remove|removing|delete|deleting|merge|merging
                  r"split\w*|subdivid\w*)\s+(?:\w+\s+){0,2}?(?:nodes?|vertex|vertices)\b")
 
 
-def _graph_transform(ctx: TaskContext) -> None:
+def check_graph_transform(ctx: TaskContext) -> None:
     if re.search(_NODE_EDIT_RE, ctx.text, re.IGNORECASE) is None:
         _nodes_preserved(ctx)
     if tx.verbs(ctx.text) == {"add"}:
@@ -1115,81 +1116,3 @@ def _graph_transform(ctx: TaskContext) -> None:
                 "all present" if not missing else f"{_plural(len(missing), 'edge')} missing",
                 _where(missing_edges=missing))
     _count(ctx, "add")
-
-
-# ----------------------------------------------------------------------------- registry
-
-_CHECKERS: dict[str, Callable[[TaskContext], None]] = {
-    "spanning_tree": _spanning_tree,
-    "mst": _mst,
-    "complement": _complement,
-    "line_graph": _line_graph,
-    "transpose": _transpose,
-    "graph_power": _graph_power,
-    "relabel": _relabel,
-    "k_core": _k_core,
-    "extract_subgraph": _extract_subgraph,
-    "prune_tree": _prune_tree,
-    "edge_contraction": _edge_contraction,
-    "make_connected": _make_connected,
-    "make_acyclic": _make_acyclic,
-    "add_edges_dag": _add_edges_dag,
-    "break_cycles": _break_cycles,
-    "make_bipartite": _make_bipartite,
-    "make_planar": _make_planar,
-    "maximize_planar": _maximize_planar,
-    "add_edges_planar": _add_edges_planar,
-    "make_eulerian": _make_eulerian,
-    "make_hamiltonian": _make_hamiltonian,
-    "make_regular": _make_regular,
-    "increase_connectivity": _increase_connectivity,
-    "reduce_diameter": _reduce_diameter,
-    "add_edges": _add_edges,
-    "remove_edges": _remove_edges,
-    "split_graph": _split_graph,
-    "modify_bipartite": _modify_bipartite,
-    "complete_bipartite": _complete_bipartite,
-    "graph_transform": _graph_transform,
-}
-
-#: Task types with task verdicts (``add_edges_<x>``/``remove_edges_<x>`` variants without an
-#: entry of their own fall back to ``add_edges``/``remove_edges``).
-CHECKED_TASKS: frozenset[str] = frozenset(_CHECKERS)
-
-
-def resolve_task(task_type: str) -> str | None:
-    """The checker name for a task type (prefix fallback for ``add_edges_*``/``remove_edges_*``),
-    or ``None`` when the type is unknown."""
-    t = task_type.strip().lower()
-    if t in _CHECKERS:
-        return t
-    for prefix in ("add_edges", "remove_edges"):
-        if t.startswith(prefix + "_"):
-            return prefix
-    return None
-
-
-def check_task(
-    task_type: str,
-    *,
-    base: ParsedGraph,
-    result: ParsedGraph,
-    explicit: Sequence[Constraint],
-    text: str,
-) -> tuple[Verdict, ...]:
-    """The task-semantic verdicts of one result graph against its base (docs/L5_TASKS.md).
-
-    Promises: every verdict has ``source=Source.TASK``, ``key='task:<task_type>'`` and
-    ``constraint='task:<task_type>:<aspect>'``; ``where`` is empty when satisfied, else a
-    JSON-ready locus with lists capped at :data:`WHERE_CAP` items and a ``<name>_count``.  An
-    unknown task type yields ``()``; an aspect whose parameter is not stated (explicit
-    constraints first, then the text) or whose bounded search gave up is omitted.  Runs in
-    bounded time (see the caps in :mod:`.algorithms`).
-    """
-    name = resolve_task(task_type)
-    if name is None:
-        return ()
-    ctx = TaskContext(task=task_type.strip().lower(), base=base, result=result,
-               explicit=tuple(explicit), text=text)
-    _CHECKERS[name](ctx)
-    return tuple(ctx.out)

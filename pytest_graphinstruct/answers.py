@@ -1,0 +1,79 @@
+"""What a model exchange carries, as plain data: chat messages, token usage, and the answer.
+
+These records sit at the bottom of the package (no imports from it), so the prompts, the scores
+and the results can use them without reaching into the model layer that produces them.
+An :class:`Answer` is what came back: the text, its token usage (the provider's usage block, or
+``tiktoken``'s count when the provider sent none, with :attr:`Usage.source` saying which;
+``None`` when nothing counted it — never an estimate), how many HTTP calls it took, and an
+infrastructure ``error`` when no answer could be obtained (an error is never a model answer).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Message:
+    """One chat message."""
+
+    role: str  # "system" | "user" | "assistant"
+    content: str
+
+    def to_json(self) -> dict[str, str]:
+        return {"role": self.role, "content": self.content}
+
+
+USAGE_PROVIDER = "provider"
+USAGE_RECORDED = "recorded"
+
+
+@dataclass(frozen=True)
+class Usage:
+    """Token usage of one answer; a field is ``None`` when nothing reported or counted it.
+
+    ``source`` says where the numbers come from: ``provider`` (the response's usage block),
+    ``recorded`` (a recorded responses file), ``tiktoken:<encoding>`` (counted offline because
+    the provider sent no usage block) or ``provider+tiktoken:<encoding>`` (the provider reported
+    one of the two fields; the other was counted).
+    """
+
+    input_tokens: int | None = None
+    output_tokens: int | None = None
+    source: str = USAGE_PROVIDER
+
+    @property
+    def total(self) -> int | None:
+        if self.input_tokens is None or self.output_tokens is None:
+            return None
+        return self.input_tokens + self.output_tokens
+
+
+@dataclass(frozen=True)
+class Answer:
+    """The outcome of one request.
+
+    Exactly one of ``text`` and ``error`` is set.  ``usage`` is ``None`` when the provider sent no
+    usage block; ``calls`` counts every HTTP attempt, retries included; ``truncated`` is true when
+    the model stopped at the token limit (``finish_reason == 'length'``).
+    """
+
+    text: str | None = None
+    error: str | None = None
+    usage: Usage | None = None
+    calls: int = 1
+    finish_reason: str | None = None
+    cached: bool = False
+    latency_s: float = 0.0
+
+    def __post_init__(self) -> None:
+        if (self.text is None) == (self.error is None):
+            raise ValueError("Answer needs exactly one of text and error")
+
+    @property
+    def ok(self) -> bool:
+        return self.error is None
+
+    @property
+    def truncated(self) -> bool:
+        return self.finish_reason == "length"

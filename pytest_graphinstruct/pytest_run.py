@@ -1,0 +1,354 @@
+"""The hooks and items of an active benchmark run (loaded only when one is asked for).
+
+Each hook is a few lines that hand off to the run layer's session (:mod:`.run.session`):
+collection appends one :class:`GraphInstructItem` per (instruction, cell) to the session's items
+(so ``-k``, ``-m``, ``--lf`` and ``--co`` apply to them like to any test); right after
+collection every selected item's answers are requested in the background; each item waits for
+its answers in ``setup`` (an answer that could not be obtained is an *error*), verifies them in
+``runtest`` (violations are *failures*) and is recorded for scoring.  At session end each
+process scores what it holds in one batch (D3 trains once); xdist workers ship their typed
+results to the controller through ``workeroutput``; the controller (or the single process)
+builds the report, applies the gates (:mod:`pytest_graphinstruct.run.gates`) and prints the
+summary.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from pytest_graphinstruct.errors import GraphInstructError
+from pytest_graphinstruct.run.config import Cell, RunConfig, build_run_config
+from pytest_graphinstruct.run.evaluate import Checked
+from pytest_graphinstruct.run.results import ItemResult, RunReport
+from pytest_graphinstruct.run.session import BenchmarkSession
+from pytest_graphinstruct.suite.constraints import DOMAINS
+from pytest_graphinstruct.suite.instruction import Instruction
+from pytest_graphinstruct.vocab import PYTEST_PLUGIN_NAME as PLUGIN_NAME
+
+_OUTPUT_KEY = "graphinstruct_results"
+_LOCAL_KEY = "graphinstruct_local"  # workerinput: the embedded server the controller started
+
+
+def _usage_error(exc: GraphInstructError) -> pytest.UsageError:
+    return pytest.UsageError(f"pytest-graphinstruct: {exc}")
+
+
+def activate(config: pytest.Config, raw: dict[str, Any]) -> None:
+    """Validate the options and register the run's hooks (a bad value is a usage error)."""
+    for d in sorted(DOMAINS):
+        config.addinivalue_line("markers", f"{d}: GraphInstruct L4 domain {d}")
+    try:
+        run = build_run_config(raw, rootdir=config.rootpath)
+    except GraphInstructError as exc:
+        raise _usage_error(exc) from None
+    if run is not None:
+        config.pluginmanager.register(GraphInstructPlugin(config, run), PLUGIN_NAME)
+
+
+def _worker(config: pytest.Config) -> tuple[int, int] | None:
+    info = getattr(config, "workerinput", None)
+    if info is None:
+        return None
+    wid = str(info.get("workerid", "gw0"))
+    index = int(wid[2:]) if wid[2:].isdigit() else 0
+    return index, int(info.get("workercount", 1))
+
+
+def _is_xdist_controller(config: pytest.Config) -> bool:
+    return getattr(config, "workerinput", None) is None and bool(
+        getattr(config.option, "numprocesses", None)) and config.pluginmanager.has_plugin(
+        "dsession")
+
+
+class GraphInstructFailure(AssertionError):
+    """Raised by an item whose answers break constraints; carries the formatted verdicts."""
+
+
+class InfraError(Exception):
+    """An answer could not be obtained (the item errors; the model is not blamed)."""
+
+
+class GraphInstructItem(pytest.Item):
+    """One instruction in one cell; its assertions are the verifier's verdicts."""
+
+    def __init__(self, *, instruction: Instruction, cell: Cell, plugin: GraphInstructPlugin,
+                 **kw: Any) -> None:
+        super().__init__(**kw)
+        self.instruction = instruction
+        self.cell = cell
+        self.plugin = plugin
+        self.answers: tuple[Any, ...] = ()
+        self.checked: Checked | None = None
+        self.expected_failure = False
+
+    def setup(self) -> None:
+        from pytest_graphinstruct.models.scheduler import BUDGET_EXHAUSTED
+
+        answers = self.plugin.bench.answers(self.instruction, self.cell)
+        self.answers = answers
+        errors = [a.error for a in answers if a.error is not None]
+        if errors:
+            if all(e.startswith(BUDGET_EXHAUSTED) for e in errors):
+                pytest.skip(f"token budget exhausted before {self.instruction.id} was asked")
+            raise InfraError(f"{len(errors)} of {len(answers)} answer(s) could not be "
+                             f"obtained: {errors[0]}")
+
+    def runtest(self) -> None:
+        from pytest_graphinstruct.report.failures import format_failure
+
+        checked = self.plugin.bench.check(self.instruction, self.cell, self.answers)
+        self.checked = checked
+        self.user_properties.extend([
+            ("gi_passed_samples", checked.passing_samples),
+            ("gi_samples", len(checked.verifications)),
+            ("gi_api_calls", sum(a.calls for a in checked.answers)),
+        ])
+        if checked.passed:
+            return
+        message = format_failure(checked, self.plugin.run.pass_rule)
+        if (self.cell.label, self.instruction.id) in self.plugin.expected_failures:
+            self.expected_failure = True
+            pytest.xfail("failed in the baseline too:\n" + message)
+        if self.plugin.run.benchmark:
+            pytest.xfail("model violations (--gi-benchmark reports them, does not fail):\n"
+                         + message)
+        raise GraphInstructFailure(message)
+
+    def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException],
+                     style: Any = None) -> str | Any:
+        if isinstance(excinfo.value, GraphInstructFailure | InfraError):
+            return str(excinfo.value)
+        return super().repr_failure(excinfo, style=style)
+
+    def reportinfo(self) -> tuple[Path, int | None, str]:
+        return self.path, None, self.name
+
+
+def _first_per_level(suite: Any, n: int | None) -> list[Instruction]:
+    """The suite's instructions, or only the first ``n`` of each level (suite order)."""
+    if n is None:
+        return list(suite)
+    seen: dict[int, int] = {}
+    out = []
+    for inst in suite:
+        seen[inst.level] = seen.get(inst.level, 0) + 1
+        if seen[inst.level] <= n:
+            out.append(inst)
+    return out
+
+
+def _markers(inst: Instruction) -> list[str]:
+    marks = ["graphinstruct", f"level{inst.level}"]
+    if inst.size:
+        marks.append(inst.size)
+    if not inst.feasible:
+        marks.append("infeasible")
+    if inst.domain:
+        marks.append(inst.domain)
+    return marks
+
+
+class GraphInstructPlugin:
+    """Session-scoped state and hooks of an active benchmark run."""
+
+    def __init__(self, config: pytest.Config, run: RunConfig) -> None:
+        from pytest_graphinstruct.run.gates import baseline_failures, load_baseline
+        from pytest_graphinstruct.run.local import LocalHost
+
+        self.config = config
+        self.run = run
+        self.worker = _worker(config)
+        self.controller = _is_xdist_controller(config)
+        self._bench: BenchmarkSession | None = None
+        self.partial = False
+        self.worker_errors: list[str] = []
+        self.merged: list[ItemResult] = []
+        self.report: RunReport | None = None
+        self.verdict: Any = None
+        self.baseline = None
+        self.expected_failures: set[tuple[str, str]] = set()
+        # The embedded model: the controller (or the single process) owns the server; xdist
+        # workers get its address through workerinput.
+        self.local: LocalHost | None = None
+        self.local_info: dict[str, str] | None = None
+        try:
+            if "local" in run.models and run.replay is None:
+                if self.worker is not None:
+                    self.local_info = config.workerinput.get(_LOCAL_KEY)  # type: ignore[attr-defined]
+                else:
+                    self.local = LocalHost.find()
+            if run.baseline is not None and not run.update_baseline:
+                self.baseline = load_baseline(run.baseline)
+                self.expected_failures = baseline_failures(self.baseline)
+        except GraphInstructError as exc:
+            raise _usage_error(exc) from None
+
+    @property
+    def bench(self) -> BenchmarkSession:
+        if self._bench is None:
+            try:
+                self._bench = BenchmarkSession(self.run, worker=self.worker,
+                                               local=self.local_info)
+            except GraphInstructError as exc:
+                raise _usage_error(exc) from None
+        return self._bench
+
+    # -- fixtures' helpers -------------------------------------------------------------------
+
+    def query(self, instruction: Instruction, strategy: str = "zero-shot", sample: int = 0,
+              model: str | None = None) -> Any:
+        cell = Cell(model or self.run.models[0], strategy)
+        return self.bench.schedulers[cell.model].submit(
+            self.bench.request(instruction, cell, sample)).result()
+
+    def evaluate(self, instruction: Instruction, answers: Sequence[Any],
+                 strategy: str = "zero-shot") -> ItemResult:
+        return self.bench.evaluate(instruction, Cell(self.run.models[0], strategy),
+                                   tuple(answers))
+
+    # -- the embedded model ------------------------------------------------------------------
+
+    @pytest.hookimpl(tryfirst=True)
+    def pytest_sessionstart(self, session: pytest.Session) -> None:
+        """Start the embedded server before xdist starts its workers (one per machine)."""
+        if self.local is None or session.config.option.collectonly:
+            return
+        try:
+            self.local_info = self.local.start()
+        except GraphInstructError as exc:
+            raise _usage_error(exc) from None
+
+    @pytest.hookimpl(optionalhook=True)
+    def pytest_configure_node(self, node: Any) -> None:
+        """xdist: hand the embedded server's address to each worker."""
+        if self.local_info is not None:
+            node.workerinput[_LOCAL_KEY] = self.local_info
+
+    def pytest_unconfigure(self, config: pytest.Config) -> None:
+        if self.local is not None:
+            self.local.stop()  # already stopped at session finish, unless it never ran
+
+    # -- collection --------------------------------------------------------------------------
+
+    @pytest.hookimpl(tryfirst=True)
+    def pytest_collection_modifyitems(self, session: pytest.Session, config: pytest.Config,
+                                      items: list[pytest.Item]) -> None:
+        new: list[pytest.Item] = []
+        chosen = self.bench.select(_first_per_level(self.bench.suite, self.run.per_level))
+        for cell in self.run.cells:
+            for inst in chosen:
+                item = GraphInstructItem.from_parent(
+                    session, name=f"{inst.id}[{cell.label}]", instruction=inst, cell=cell,
+                    plugin=self, nodeid=f"{inst.id}[{cell.label}]")
+                for marker in _markers(inst):
+                    item.add_marker(marker)
+                new.append(item)
+        items.extend(new)
+        # Announce the items like a collector would, so "collected N items" counts them.
+        session.ihook.pytest_collectreport(report=pytest.CollectReport(
+            "graphinstruct", "passed", None, list(new)))
+
+    def pytest_collection_finish(self, session: pytest.Session) -> None:
+        if self.controller or session.config.option.collectonly:
+            return
+        try:
+            self.bench.prefetch([(it.instruction, it.cell) for it in session.items
+                                 if isinstance(it, GraphInstructItem)])
+        except GraphInstructError as exc:  # a backend that cannot be set up
+            raise _usage_error(exc) from None
+
+    # -- results -----------------------------------------------------------------------------
+
+    @pytest.hookimpl(wrapper=True)
+    def pytest_runtest_makereport(self, item: pytest.Item,
+                                  call: pytest.CallInfo[None]) -> Iterator[Any]:
+        report = yield
+        if isinstance(item, GraphInstructItem):
+            self._record(item, report, call)
+        return report
+
+    def _record(self, item: GraphInstructItem, report: pytest.TestReport,
+                call: pytest.CallInfo[None]) -> None:
+        bench = self.bench
+        if report.when == "setup" and report.outcome != "passed":
+            outcome = "skipped" if report.skipped else "error"
+            error = str(call.excinfo.value) if call.excinfo is not None else None
+            bench.record_error(item.instruction, item.cell, item.answers, outcome=outcome,
+                               error=error)
+        elif report.when == "call":
+            if item.checked is not None:  # passed, failed, or xfailed
+                bench.record(item.checked, expected_failure=item.expected_failure)
+            else:  # an unexpected exception inside runtest: a harness error, not the model's
+                error = str(call.excinfo.value) if call.excinfo is not None else "unknown"
+                bench.record_error(item.instruction, item.cell, item.answers,
+                                   outcome="error", error=error)
+
+    def pytest_sessionfinish(self, session: pytest.Session, exitstatus: int) -> None:
+        # The server first: a request still in flight (after -x, Ctrl+C) then fails at once
+        # instead of generating on.  An interrupted or stopped run also drops the requests not
+        # started; a finished one waits for them (xdist peers may be waiting for its answers).
+        if self.local is not None:
+            self.local.stop()
+        if self._bench is not None:
+            stopped = (exitstatus == pytest.ExitCode.INTERRUPTED or bool(session.shouldstop)
+                       or bool(session.shouldfail))
+            self._bench.close(cancel=stopped)
+        output = getattr(self.config, "workeroutput", None)
+        if output is not None:
+            results = self._bench.flush() if self._bench is not None else []
+            output[_OUTPUT_KEY] = json.dumps([r.to_json() for r in results])
+            return
+        self._finish(session)
+
+    def pytest_testnodedown(self, node: Any, error: Any) -> None:
+        output = getattr(node, "workeroutput", None) or {}
+        if error or _OUTPUT_KEY not in output:
+            self.partial = True
+            self.worker_errors.append(str(error or "worker sent no results"))
+            return
+        self.merged.extend(ItemResult.from_json(r) for r in json.loads(output[_OUTPUT_KEY]))
+
+    def _finish(self, session: pytest.Session) -> None:
+        from pytest_graphinstruct.report.writer import write_report
+        from pytest_graphinstruct.run.gates import judge
+
+        bench = self.bench
+        results = self.merged if self.controller else bench.flush()
+        model_info = {"local": self.local_info["describe"]} if self.local_info else None
+        self.report = bench.report(results, partial=self.partial, model_info=model_info)
+        if self.run.report is not None:
+            write_report(self.report, self.run.report)
+        if self.run.update_baseline and self.run.baseline is not None:
+            write_report(self.report, self.run.baseline)
+        self.verdict = judge(self.report, max_error_rate=self.run.max_error_rate,
+                             fail_under=self.run.fail_under, baseline=self.baseline,
+                             max_regression=self.run.max_regression)
+        if self.verdict.failed:
+            session.exitstatus = pytest.ExitCode.TESTS_FAILED
+
+    def pytest_terminal_summary(self, terminalreporter: Any) -> None:
+        if getattr(self.config, "workeroutput", None) is not None or self.report is None:
+            return
+        from pytest_graphinstruct.report.terminal import summary_lines
+
+        terminalreporter.section("GraphInstruct")
+        if self.local is not None and self.local.startup_s is not None:
+            terminalreporter.write_line(
+                f"local model: {self.local_info['describe'] if self.local_info else ''} "
+                f"(server ready in {self.local.startup_s:.1f} s)")
+        for line in summary_lines(self.report):
+            terminalreporter.write_line(line)
+        if self.partial:
+            terminalreporter.write_line("PARTIAL: a worker crashed; results are incomplete: "
+                                        + "; ".join(self.worker_errors), red=True)
+        for line in self.verdict.lines():
+            terminalreporter.write_line(line, red=True)
+        if self.run.update_baseline:
+            terminalreporter.write_line(f"baseline written to {self.run.baseline}")
+        if self.run.report is not None:
+            terminalreporter.write_line(f"report written to {self.run.report}")

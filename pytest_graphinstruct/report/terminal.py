@@ -1,0 +1,61 @@
+"""The terminal summary of a run report: a row per cell and level, a row per cell, notes."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from tabulate import tabulate
+
+from pytest_graphinstruct.run.results import RunReport
+from pytest_graphinstruct.vocab import DIMENSIONS
+
+
+def _fmt(x: float | None, digits: int = 3) -> str:
+    return "—" if x is None else f"{x:.{digits}f}"
+
+
+def _ci(ci: Sequence[float] | None) -> str:
+    return "—" if not ci else f"[{ci[0]:.3f}, {ci[1]:.3f}]"
+
+
+def summary_lines(report: RunReport) -> list[str]:
+    """The terminal summary: per cell and level, then per cell, then one note per caveat."""
+    rows = []
+    for c in report.cells:
+        for lv, row in sorted(c.per_level.items()):
+            rows.append([c.label, f"L{lv}", row.items, row.passed, row.failed, row.error,
+                         _fmt(row.pass_rate), *(_fmt(row.dimensions.get(d)) for d in DIMENSIONS),
+                         _fmt(row.level_score), _ci(row.level_score_ci95)])
+    lines = tabulate(rows, headers=["cell", "level", "items", "pass", "fail", "error",
+                                    "pass rate", *DIMENSIONS, "S_level", "95% CI"],
+                     tablefmt="simple").splitlines()
+    lines.append("")
+    crow = []
+    for c in report.cells:
+        s = c.summary
+        crow.append([c.label + (" *" if s.pareto_optimal else ""), _fmt(s.s_total),
+                     _fmt(s.s_total_renormalized), _ci(s.s_total_ci95), _fmt(s.s_final),
+                     _fmt(s.tpv, 1), _fmt(s.q_per_ktpv), s.infra_errors])
+    lines += tabulate(crow, headers=["cell (* Pareto-optimal)", "S_total", "S_total (levels "
+                                     "run)", "95% CI", "S_final", "TPV", "Q/kTPV",
+                                     "infra errors"], tablefmt="simple").splitlines()
+    for c in report.cells:
+        s, m = c.summary, c.metadata
+        notes = []
+        if s.levels_missing:
+            notes.append(f"levels not run: {', '.join(f'L{x}' for x in s.levels_missing)} "
+                         "(S_total counts them as 0; the renormalized column does not)")
+        if m.missing_dimensions:
+            notes.append(f"absent dimensions (level scores renormalized without them): "
+                         f"{', '.join(m.missing_dimensions)}")
+        if s.usage_missing_items:
+            notes.append(f"{s.usage_missing_items} item(s) without token usage: TPV, D5 absent")
+        counted = {k: v for k, v in s.usage_sources.items() if "tiktoken" in k}
+        if counted:
+            notes.append("token usage counted offline (the provider sent none) for " + ", ".join(
+                f"{v} sample(s) with {k}" for k, v in counted.items()))
+        if len(report.cells) == 1:
+            notes.append("one cell only: no Pareto comparison, S_final = S_total (no bonus)")
+        for n in notes:
+            lines.append(f"{c.label}: {n}")
+    return lines

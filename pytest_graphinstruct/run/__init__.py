@@ -1,0 +1,1 @@
+"""The run layer: configuration, sessions, typed results, gates and the oracle."""

@@ -1,0 +1,240 @@
+"""Run configuration of a benchmark session: options validated into one immutable object.
+
+The pytest plugin reads ``--gi-*`` options (or their ini equivalents) and hands their raw values
+to :func:`build_run_config`, which validates everything up front; any bad value raises
+:class:`~pytest_graphinstruct.errors.GraphInstructError` with one clear sentence (the plugin
+turns it into a usage error).  Nothing here imports pytest.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from pytest_graphinstruct.errors import GraphInstructError
+from pytest_graphinstruct.methods.constrained import FORMATS as CONSTRAINED_FORMATS
+from pytest_graphinstruct.methods.constrained import METHOD as CONSTRAINED
+from pytest_graphinstruct.models.base import DecodingParams
+from pytest_graphinstruct.run.results import cell_label
+from pytest_graphinstruct.vocab import LEVELS, METHOD_BASELINE, PASS_RULES, STRATEGIES
+
+
+@dataclass(frozen=True)
+class Cell:
+    """One (model, strategy, method) configuration whose items form a column of results."""
+
+    model: str
+    strategy: str
+    method: str = METHOD_BASELINE
+
+    @property
+    def label(self) -> str:
+        return cell_label(self.model, self.strategy, self.method)
+
+
+@dataclass(frozen=True)
+class RunConfig:
+    """Everything a benchmark session needs to know, validated."""
+
+    cells: tuple[Cell, ...]
+    suite: Path
+    levels: tuple[int, ...] | None
+    samples: int | None  # None: as many as recorded (--gi-replay without --gi-samples)
+    pass_rule: str
+    replay: Path | None
+    base_url: str | None
+    api_key_env: str
+    params: DecodingParams
+    concurrency: int
+    rate_limit: float | None
+    timeout_s: float | None  # None: each backend's default (120 s; the embedded model 900 s)
+    max_retries: int
+    backoff_s: float
+    max_error_rate: float
+    cache_dir: Path | None
+    report: Path | None
+    max_tokens_total: int | None
+    exemplar_seed: int
+    pools: Path | None = None
+    fail_under: float | None = None
+    baseline: Path | None = None
+    max_regression: float | None = None
+    update_baseline: bool = False
+    constrained_format: str = "auto"
+    benchmark: bool = False  #: model violations are reported (xfail), not failures
+    per_level: int | None = None  #: run only the first N instructions of each level
+
+    @property
+    def models(self) -> tuple[str, ...]:
+        return tuple(dict.fromkeys(c.model for c in self.cells))
+
+
+def _split(value: str | None) -> list[str]:
+    if value is None:
+        return []
+    return [x.strip() for x in str(value).split(",") if x.strip()]
+
+
+def _number(name: str, raw: Any, kind: type, *, low: float | None = None,
+            high: float | None = None, low_open: bool = False) -> Any:
+    if raw is None or raw == "":
+        return None
+    try:
+        value = kind(raw)
+    except (TypeError, ValueError):
+        word = "an integer" if kind is int else "a number"
+        raise GraphInstructError(f"{name} must be {word}, got {raw!r}") from None
+    if kind is float and not math.isfinite(value):
+        raise GraphInstructError(f"{name} must be finite, got {raw!r}")
+    if low is not None and (value < low or (low_open and value == low)):
+        bound = f"> {low}" if low_open else f">= {low}"
+        raise GraphInstructError(f"{name} must be {bound}, got {raw!r}")
+    if high is not None and value > high:
+        raise GraphInstructError(f"{name} must be <= {high}, got {raw!r}")
+    return value
+
+
+def _default(raw: Mapping[str, Any], key: str, default: Any) -> Any:
+    value = raw.get(key)
+    return default if value is None or value == "" else value
+
+
+def _pools(raw: Any, rootdir: Path) -> Path | None:
+    """The pools root: the option's directory, ``None`` for ``none``, else the project's own
+    ``references/pools`` under the rootdir when it exists."""
+    if not raw:
+        own = rootdir / "references" / "pools"
+        return own if own.is_dir() else None
+    if str(raw).strip().lower() == "none":
+        return None
+    path = Path(raw).expanduser()
+    if not path.is_dir():
+        raise GraphInstructError(f"--gi-pools directory not found: {path}")
+    return path
+
+
+def build_run_config(raw: Mapping[str, Any], *, rootdir: Path) -> RunConfig | None:
+    """Validate raw option values (``None`` = not given) into a :class:`RunConfig`.
+
+    Returns ``None`` when no benchmark run was asked for (neither ``model`` nor ``replay``).
+
+    Raises:
+        GraphInstructError: a value is malformed or out of range, or the suite is missing.
+    """
+    models = _split(raw.get("model"))
+    replay = raw.get("replay")
+    if not models and not replay:
+        return None
+    replay_path = None
+    if replay:
+        replay_path = Path(replay).expanduser()
+        if not replay_path.is_file():
+            raise GraphInstructError(f"--gi-replay file not found: {replay_path}")
+        if not models:
+            models = [replay_path.name.split(".")[0] or "replay"]
+    strategies = _split(raw.get("strategy")) or ["zero-shot"]
+    for s in strategies:
+        if s not in STRATEGIES:
+            raise GraphInstructError(f"unknown --gi-strategy {s!r} (choose from "
+                                     f"{', '.join(STRATEGIES)})")
+    for m in models:
+        if any(c in m for c in "[]"):
+            raise GraphInstructError(f"--gi-model name may not contain brackets: {m!r}")
+    constrained_format = (raw.get("constrained_format") or "auto").strip()
+    if constrained_format not in CONSTRAINED_FORMATS:
+        raise GraphInstructError(f"--gi-constrained-format must be one of "
+                                 f"{', '.join(CONSTRAINED_FORMATS)}, got {constrained_format!r}")
+    if raw.get("constrained") and constrained_format == "json-schema" and "local" in models:
+        raise GraphInstructError("--gi-constrained-format=json-schema cannot be used with "
+                                 "--gi-model=local (its llama.cpp server rejects json_schema "
+                                 "response formats); use auto or gbnf")
+    # With --gi-constrained every baseline cell gets a constrained twin right after it.
+    methods = (METHOD_BASELINE, CONSTRAINED) if raw.get("constrained") else (METHOD_BASELINE,)
+    cells = tuple(Cell(m, s, method) for m in dict.fromkeys(models)
+                  for s in dict.fromkeys(strategies) for method in methods)
+
+    suite_raw = raw.get("suite")
+    suite = Path(suite_raw).expanduser() if suite_raw else rootdir / "instructions"
+    if not suite.is_absolute():
+        suite = (rootdir / suite) if not suite.exists() else suite.resolve()
+    if not suite.exists() or (suite.is_dir() and not any(suite.glob("level_*.json"))):
+        raise GraphInstructError(f"no GraphInstruct suite at {suite} (pass --gi-suite=DIR with "
+                                 "level_<L>.json files)")
+
+    levels = None
+    if raw.get("levels"):
+        try:
+            levels = tuple(sorted({int(x) for x in _split(raw["levels"])}))
+        except ValueError:
+            raise GraphInstructError(f"--gi-levels must be a comma list of levels 0-5, got "
+                                     f"{raw['levels']!r}") from None
+        bad = [lv for lv in levels if lv not in LEVELS]
+        if bad or not levels:
+            raise GraphInstructError(f"--gi-levels must name levels 0-5, got {raw['levels']!r}")
+
+    pass_rule = (raw.get("pass_rule") or "all").strip()
+    if pass_rule not in PASS_RULES:
+        raise GraphInstructError(f"--gi-pass must be one of {', '.join(PASS_RULES)}, "
+                                 f"got {pass_rule!r}")
+
+    params = DecodingParams(
+        temperature=_number("--gi-temperature", raw.get("temperature"), float, low=0, high=2),
+        top_p=_number("--gi-top-p", raw.get("top_p"), float, low=0, high=1, low_open=True),
+        max_tokens=_number("--gi-max-tokens", raw.get("max_tokens"), int, low=1),
+        seed=_number("--gi-seed", raw.get("seed"), int),
+    )
+    cache_dir = None
+    if not raw.get("no_cache"):
+        cache_raw = raw.get("cache")
+        cache_dir = Path(cache_raw).expanduser() if cache_raw else (
+            rootdir / ".pytest_cache" / "graphinstruct")
+    report = Path(raw["report"]).expanduser() if raw.get("report") else None
+    baseline = Path(raw["baseline"]).expanduser() if raw.get("baseline") else None
+    update_baseline = bool(raw.get("update_baseline"))
+    if update_baseline and baseline is None:
+        raise GraphInstructError("--gi-update-baseline needs --gi-baseline=FILE (where to write)")
+    if baseline is not None and not update_baseline and not baseline.is_file():
+        raise GraphInstructError(f"--gi-baseline file not found: {baseline} (create it with "
+                                 "--gi-update-baseline)")
+    max_regression = _number("--gi-max-regression", raw.get("max_regression"), float, low=0,
+                             high=1)
+    if baseline is not None and max_regression is None:
+        max_regression = 0.02
+    return RunConfig(
+        cells=cells,
+        suite=suite,
+        levels=levels,
+        samples=_number("--gi-samples", _default(raw, "samples", None if replay_path else 1),
+                        int, low=1, high=100),
+        pass_rule=pass_rule,
+        replay=replay_path,
+        base_url=raw.get("base_url") or None,
+        api_key_env=raw.get("api_key_env") or "OPENAI_API_KEY",
+        params=params,
+        concurrency=_number("--gi-concurrency", _default(raw, "concurrency", 8), int, low=1,
+                            high=512),
+        rate_limit=_number("--gi-rate-limit", raw.get("rate_limit"), float, low=0,
+                           low_open=True),
+        timeout_s=_number("--gi-timeout", raw.get("timeout"), float, low=0, low_open=True),
+        max_retries=_number("--gi-max-retries", _default(raw, "max_retries", 5), int, low=0,
+                            high=50),
+        backoff_s=_number("--gi-backoff", _default(raw, "backoff", 1.0), float, low=0),
+        max_error_rate=_number("--gi-max-error-rate", _default(raw, "max_error_rate", 0.05),
+                               float, low=0, high=1),
+        cache_dir=cache_dir,
+        report=report,
+        max_tokens_total=_number("--gi-max-tokens-total", raw.get("max_tokens_total"), int,
+                                 low=1),
+        exemplar_seed=_number("--gi-exemplar-seed", _default(raw, "exemplar_seed", 0), int),
+        pools=_pools(raw.get("pools"), rootdir),
+        fail_under=_number("--gi-fail-under", raw.get("fail_under"), float, low=0, high=1),
+        baseline=baseline,
+        max_regression=max_regression,
+        update_baseline=update_baseline,
+        constrained_format=constrained_format,
+        benchmark=bool(raw.get("benchmark")),
+        per_level=_number("--gi-per-level", raw.get("per_level"), int, low=1),
+    )

@@ -1,0 +1,131 @@
+"""CI gates and the exit-status rules of a run: a quality floor, regressions against a saved
+baseline, and the infrastructure error budget.
+
+A baseline is a saved run report (``--gi-update-baseline`` writes one); any report
+:func:`~pytest_graphinstruct.run.reader.read_report` accepts can serve.  Cells are matched by
+label (``model-strategy``, ``-method`` appended for a method other than the baseline),
+instructions by id.
+
+* ``fail_under``: a cell whose ``S_total`` over the levels run is below the floor fails.
+* ``max_regression``: per level, the paired bootstrap of ``current − baseline`` level scores over
+  the instructions scored in both runs; the gate fails when the mean dropped by more than DELTA
+  *and* the whole 95 % interval is below 0 (the drop is real, not sampling noise).  The message
+  names the levels and the instructions whose item passed in the baseline and fails now.
+* ``max_error_rate``: more than this share of items without an answer fails the run.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+from pytest_graphinstruct.errors import GraphInstructError
+from pytest_graphinstruct.run.reader import read_report
+from pytest_graphinstruct.run.results import CellReport, ReportError, RunReport
+from pytest_graphinstruct.score.bootstrap import is_regression, paired_bootstrap
+
+
+def load_baseline(path: str | Path) -> dict[str, CellReport]:
+    """The cells of a baseline report, keyed by label.
+
+    Raises:
+        GraphInstructError: missing (the message says how to create it), or not a report.
+    """
+    p = Path(path)
+    if not p.exists():
+        raise GraphInstructError(f"baseline not found: {p} (create it with "
+                                 "--gi-update-baseline)")
+    try:
+        report = read_report(p)
+    except ReportError as exc:
+        raise GraphInstructError(f"baseline {exc}") from None
+    return {c.label: c for c in report.cells}
+
+
+def baseline_failures(baseline: Mapping[str, CellReport]) -> set[tuple[str, str]]:
+    """``(cell label, instruction id)`` of every item that failed in the baseline."""
+    return {(label, r.instruction_id) for label, c in baseline.items()
+            for r in c.per_instruction if r.outcome == "failed"}
+
+
+@dataclass(frozen=True)
+class GateFailure:
+    """One tripped gate, with its human-readable message."""
+
+    gate: str
+    cell: str
+    message: str
+
+
+def check_gates(report: RunReport, *, fail_under: float | None = None,
+                baseline: Mapping[str, CellReport] | None = None,
+                max_regression: float | None = None) -> list[GateFailure]:
+    """Every gate the report trips (empty when it passes all configured gates)."""
+    out: list[GateFailure] = []
+    for cell in report.cells:
+        label = cell.label
+        total = cell.summary.s_total_renormalized
+        if fail_under is not None and (total is None or total < fail_under):
+            shown = "none" if total is None else f"{total:.4f}"
+            out.append(GateFailure("fail_under", label, f"{label}: S_total {shown} is below "
+                                   f"--gi-fail-under={fail_under:g}"))
+        if baseline is None or max_regression is None:
+            continue
+        base = baseline.get(label)
+        if base is None:
+            continue
+        diff = paired_bootstrap(base.scored_level_scores(), cell.scored_level_scores())
+        before = {r.instruction_id: r.outcome for r in base.per_instruction}
+        for lv, d in sorted(diff.levels.items()):
+            if not is_regression(d, max_regression):
+                continue
+            newly = [r.instruction_id for r in cell.per_instruction
+                     if r.level == lv and r.outcome == "failed"
+                     and before.get(r.instruction_id) == "passed"]
+            shown = ", ".join(newly[:20]) + (f" … {len(newly) - 20} more" if len(newly) > 20
+                                             else "")
+            out.append(GateFailure(
+                "regression", label,
+                f"{label}: L{lv} quality dropped by {-d.mean_diff:.4f} (95% CI of the change "
+                f"[{d.low:.4f}, {d.high:.4f}], {d.n} instructions) > --gi-max-regression="
+                f"{max_regression:g}; newly failing: {shown or 'none (scores dropped)'}"))
+    return out
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """How a finished run ends: the tripped gates, the error rate, and whether it fails."""
+
+    gate_failures: tuple[GateFailure, ...]
+    error_rate: float
+    max_error_rate: float
+
+    @property
+    def too_many_errors(self) -> bool:
+        return self.error_rate > self.max_error_rate
+
+    @property
+    def failed(self) -> bool:
+        """Whether the run must exit non-zero because of its gates or error budget."""
+        return bool(self.gate_failures) or self.too_many_errors
+
+    def lines(self) -> list[str]:
+        """One line per reason the run fails (empty when it does not)."""
+        out = []
+        if self.too_many_errors:
+            out.append(f"FAILED: infrastructure error rate {self.error_rate:.1%} exceeds "
+                       f"--gi-max-error-rate={self.max_error_rate:g}")
+        out += [f"GATE FAILED ({g.gate}): {g.message}" for g in self.gate_failures]
+        return out
+
+
+def judge(report: RunReport, *, max_error_rate: float, fail_under: float | None = None,
+          baseline: Mapping[str, CellReport] | None = None,
+          max_regression: float | None = None) -> Verdict:
+    """Apply the run's gates and error budget to its report."""
+    errors = sum(c.summary.error for c in report.cells)
+    total = sum(c.summary.items for c in report.cells)
+    gates = check_gates(report, fail_under=fail_under, baseline=baseline,
+                        max_regression=max_regression)
+    return Verdict(tuple(gates), errors / total if total else 0.0, max_error_rate)

@@ -1,0 +1,55 @@
+"""Scoring recorded answers: a benchmark session over a raw-generation JSONL file.
+
+The ``score`` command runs exactly what ``pytest --gi-replay`` runs (same session, same
+evaluation path, same pools default), so both give identical per-instruction results and
+summaries for the same answers.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from pytest_graphinstruct.graphs.model import Limits
+from pytest_graphinstruct.run.config import RunConfig
+from pytest_graphinstruct.run.results import RunReport
+from pytest_graphinstruct.run.session import BenchmarkSession
+
+
+@dataclass(frozen=True)
+class ScoredRecording:
+    """The report of recorded answers, with what the file and the suite did not share."""
+
+    report: RunReport
+    suite_size: int
+    missing: tuple[str, ...]  #: suite instructions the file has no answers for (not scored)
+    unknown: tuple[str, ...]  #: ids in the file that the suite does not have
+    warnings: tuple[str, ...]  #: lines of the file that were skipped, and why
+
+
+def score_recorded(run: RunConfig, *, limits: Limits | None = None) -> ScoredRecording:
+    """Verify and score every recorded instruction of ``run.suite`` (``run.replay`` is set).
+
+    Raises:
+        GraphInstructError: the suite, the responses file or the pools cannot be read.
+    """
+    bench = BenchmarkSession(run, limits=limits)
+    try:
+        chosen = bench.select(list(bench.suite))
+        items = [(inst, cell) for cell in run.cells for inst in chosen]
+        bench.prefetch(items)
+        for inst, cell in items:
+            answers = bench.answers(inst, cell)
+            errors = [a.error for a in answers if a.error is not None]
+            if errors:
+                bench.record_error(inst, cell, answers, outcome="error", error=errors[0])
+            else:
+                bench.record(bench.check(inst, cell, answers))
+        report = bench.report(bench.flush())
+    finally:
+        bench.close()
+    recorded = bench.recorded_ids or frozenset()
+    return ScoredRecording(
+        report=report, suite_size=len(bench.suite),
+        missing=tuple(i.id for i in bench.suite if i.id not in recorded),
+        unknown=tuple(sorted(x for x in recorded if x not in bench.suite)),
+        warnings=bench.replay_warnings)

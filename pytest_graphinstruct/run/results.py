@@ -1,0 +1,480 @@
+"""Typed, versioned results: one item, one cell, one run.
+
+Every producer of results (the plugin, the ``score`` command, users' code) builds these frozen
+records, and every consumer (terminal summary, gates, ``pareto``, ``compare``, the baseline)
+reads them; no result travels as a loose dict.  ``to_json`` writes the report schema
+``graphinstruct-report/2`` (shipped as ``report/schema.json``; the field names of the
+GraphInstruct release's ``quality.json`` are kept, so a cell of ours is also a valid release
+score file); ``from_json`` reads it back exactly.  Older shapes and the release's own files are
+read by :mod:`pytest_graphinstruct.run.reader`.
+
+A JSON value inside a record (``details``, ``decoding``) is diagnostic data for people: code
+never reads it back by key.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+from pytest_graphinstruct.errors import GraphInstructError
+from pytest_graphinstruct.vocab import DIMENSIONS, METHOD_BASELINE, OUTCOMES, SCORED_OUTCOMES
+
+SCHEMA = "graphinstruct-report/2"
+"""The schema name (and version) written into every report."""
+
+PREVIOUS_SCHEMA = "graphinstruct-report/1"
+
+
+class ReportError(GraphInstructError, ValueError):
+    """A file that is not a report this package can read (the message names the file)."""
+
+
+def cell_label(model: str, strategy: str, method: str = METHOD_BASELINE) -> str:
+    """``model-strategy``, with ``-method`` appended unless the method is the baseline."""
+    base = f"{model}-{strategy}"
+    return base if method == METHOD_BASELINE else f"{base}-{method}"
+
+
+# -- items -------------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class SampleResult:
+    """One sample of one item: how its answer parsed, what it violated, what it cost.
+
+    ``violations`` are the instruction's constraints as written (explicit and implied by the
+    graph type); ``derived_violations`` the checks the verifier adds (no-contradiction, L5 task,
+    feasibility).  ``cached`` is true when the answer came from the answer cache; it is volatile
+    (a rerun changes it) and never written to a report.
+    """
+
+    parsed: bool
+    refusal: bool
+    violations: tuple[str, ...] = ()
+    derived_violations: tuple[str, ...] = ()
+    error: str | None = None
+    input_tokens: int | None = None
+    output_tokens: int | None = None
+    usage_source: str | None = None
+    api_calls: int = 1
+    truncated: bool = False
+    cached: bool = False
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "parsed": self.parsed, "refusal": self.refusal,
+            "violations": list(self.violations),
+            "derived_violations": list(self.derived_violations),
+            "error": self.error, "input_tokens": self.input_tokens,
+            "output_tokens": self.output_tokens, "usage_source": self.usage_source,
+            "api_calls": self.api_calls, "truncated": self.truncated,
+        }
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> SampleResult:
+        return cls(
+            parsed=bool(data["parsed"]), refusal=bool(data["refusal"]),
+            violations=tuple(data.get("violations") or ()),
+            derived_violations=tuple(data.get("derived_violations") or ()),
+            error=data.get("error"), input_tokens=data.get("input_tokens"),
+            output_tokens=data.get("output_tokens"), usage_source=data.get("usage_source"),
+            api_calls=int(data.get("api_calls", 1)), truncated=bool(data.get("truncated")),
+        )
+
+
+@dataclass(frozen=True)
+class ItemResult:
+    """One instruction in one cell: outcome, verdicts per sample, D1–D5 and the level score.
+
+    ``outcome`` is one of :data:`~pytest_graphinstruct.vocab.OUTCOMES`; only ``passed`` and
+    ``failed`` items are scored (an ``error`` means no answer could be obtained and is never
+    the model's failure).  A dimension that could not be computed is ``None`` in
+    ``dimension_scores`` with its reason in ``absent_dimensions``; ``level_score`` is the
+    quality-only level score (renormalized over the present dimensions, naming the
+    ``missing_dimensions``) and ``level_score_with_d5`` the one with D5.  ``valid_rate`` is
+    the share of valid samples (the release's ``d1_valid_rate``); ``tpv`` the tokens per valid
+    sample (the release's ``d5_tokens_per_valid``).
+    """
+
+    instruction_id: str
+    level: int
+    cell: str
+    model: str
+    strategy: str
+    method: str = METHOD_BASELINE
+    feasible: bool = True
+    size: str | None = None
+    outcome: str = "passed"
+    error: str | None = None
+    samples: tuple[SampleResult, ...] = ()
+    d4_instruction_score: float | None = None
+    valid_samples: int = 0
+    valid_rate: float | None = None
+    tokens: int | None = None
+    api_calls: int = 0
+    dimension_scores: Mapping[str, float | None] = field(
+        default_factory=lambda: dict.fromkeys(DIMENSIONS))
+    absent_dimensions: Mapping[str, str] = field(default_factory=dict)
+    level_score: float | None = None
+    level_score_with_d5: float | None = None
+    missing_dimensions: tuple[str, ...] = ()
+    tpv: float | None = None
+    api_per_valid: float | None = None
+    d5_valid: int = 0
+    details: Mapping[str, Any] = field(default_factory=dict)
+    expected_failure: bool = False
+
+    def __post_init__(self) -> None:
+        if self.outcome not in OUTCOMES:
+            raise ValueError(f"unknown outcome {self.outcome!r}")
+
+    @property
+    def scored(self) -> bool:
+        """Whether the item has scores (it passed or failed; errors and skips have none)."""
+        return self.outcome in SCORED_OUTCOMES
+
+    @property
+    def passed(self) -> bool:
+        return self.outcome == "passed"
+
+    def with_outcome(self, outcome: str, *, expected_failure: bool | None = None) -> ItemResult:
+        """This result with another outcome (e.g. a failure the baseline expected)."""
+        return replace(self, outcome=outcome, expected_failure=(
+            self.expected_failure if expected_failure is None else expected_failure))
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "instruction_id": self.instruction_id, "level": self.level, "cell": self.cell,
+            "model": self.model, "strategy": self.strategy, "method": self.method,
+            "feasible": self.feasible, "size": self.size, "outcome": self.outcome,
+            "error": self.error, "expected_failure": self.expected_failure,
+            "d1_valid_rate": self.valid_rate,
+            "d4_instruction_score": self.d4_instruction_score,
+            "d5_tokens_per_valid": self.tpv,
+            "dimension_scores": {d: self.dimension_scores.get(d) for d in DIMENSIONS},
+            "absent_dimensions": dict(self.absent_dimensions),
+            "level_score": self.level_score,
+            "level_score_with_d5": self.level_score_with_d5,
+            "missing_dimensions": list(self.missing_dimensions),
+            "valid_samples": self.valid_samples, "tokens": self.tokens,
+            "api_calls": self.api_calls, "api_per_valid": self.api_per_valid,
+            "d5_valid": self.d5_valid,
+            "samples": [s.to_json() for s in self.samples],
+            "details": dict(self.details),
+        }
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> ItemResult:
+        dims = data.get("dimension_scores") or {}
+        return cls(
+            instruction_id=str(data["instruction_id"]), level=int(data["level"]),
+            cell=str(data["cell"]), model=str(data["model"]), strategy=str(data["strategy"]),
+            method=str(data.get("method") or METHOD_BASELINE),
+            feasible=bool(data.get("feasible", True)), size=data.get("size"),
+            outcome=str(data["outcome"]), error=data.get("error"),
+            expected_failure=bool(data.get("expected_failure", False)),
+            samples=tuple(SampleResult.from_json(s) for s in data.get("samples") or ()),
+            d4_instruction_score=data.get("d4_instruction_score"),
+            valid_samples=int(data.get("valid_samples") or 0),
+            valid_rate=data.get("d1_valid_rate"),
+            tokens=data.get("tokens"), api_calls=int(data.get("api_calls") or 0),
+            dimension_scores={d: dims.get(d) for d in DIMENSIONS},
+            absent_dimensions=dict(data.get("absent_dimensions") or {}),
+            level_score=data.get("level_score"),
+            level_score_with_d5=data.get("level_score_with_d5"),
+            missing_dimensions=tuple(data.get("missing_dimensions") or ()),
+            tpv=data.get("d5_tokens_per_valid"), api_per_valid=data.get("api_per_valid"),
+            d5_valid=int(data.get("d5_valid") or 0), details=dict(data.get("details") or {}),
+        )
+
+
+# -- cells -------------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class CellMetadata:
+    """What produced a cell: model, strategy, method, suite, sampling and decoding.
+
+    ``source`` says where the cell was read from when it was not written by this version
+    (``graphinstruct-report/1``, ``release-quality-json``); ``None`` for our own reports.
+    """
+
+    model: str
+    strategy: str
+    method: str = METHOD_BASELINE
+    tool: str | None = None
+    constraint: str | None = None
+    model_info: str | None = None
+    suite: str | None = None
+    levels: tuple[int, ...] | None = None
+    samples_per_instruction: int | None = None
+    pass_rule: str | None = None
+    decoding: Mapping[str, Any] = field(default_factory=dict)
+    partial: bool = False
+    quality_only: bool = True
+    missing_dimensions: tuple[str, ...] = ()
+    source: str | None = None
+
+    @property
+    def label(self) -> str:
+        return cell_label(self.model, self.strategy, self.method)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "tool": self.tool, "model": self.model, "strategy": self.strategy,
+            "method": self.method, "constraint": self.constraint,
+            "model_info": self.model_info, "suite": self.suite,
+            "levels": None if self.levels is None else list(self.levels),
+            "samples_per_instruction": self.samples_per_instruction,
+            "pass_rule": self.pass_rule, "decoding": dict(self.decoding),
+            "partial": self.partial, "quality_only": self.quality_only,
+            "missing_dimensions": list(self.missing_dimensions), "source": self.source,
+        }
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> CellMetadata:
+        levels = data.get("levels")
+        return cls(
+            model=str(data["model"]), strategy=str(data["strategy"]),
+            method=str(data.get("method") or METHOD_BASELINE), tool=data.get("tool"),
+            constraint=data.get("constraint"), model_info=data.get("model_info"),
+            suite=data.get("suite"),
+            levels=None if levels is None else tuple(int(x) for x in levels),
+            samples_per_instruction=data.get("samples_per_instruction"),
+            pass_rule=data.get("pass_rule"), decoding=dict(data.get("decoding") or {}),
+            partial=bool(data.get("partial", False)),
+            quality_only=bool(data.get("quality_only", True)),
+            missing_dimensions=tuple(data.get("missing_dimensions") or ()),
+            source=data.get("source"),
+        )
+
+
+@dataclass(frozen=True)
+class LevelRow:
+    """One level of one cell: item counts by outcome, mean dimensions, level score and CI."""
+
+    items: int
+    passed: int
+    failed: int
+    error: int
+    skipped: int
+    pass_rate: float | None
+    dimensions: Mapping[str, float | None]
+    level_score: float | None
+    level_score_ci95: tuple[float, float] | None
+    scored_items: int
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "items": self.items, "passed": self.passed, "failed": self.failed,
+            "error": self.error, "skipped": self.skipped, "pass_rate": self.pass_rate,
+            "dimensions": {d: self.dimensions.get(d) for d in DIMENSIONS},
+            "level_score": self.level_score,
+            "level_score_ci95": None if self.level_score_ci95 is None
+            else list(self.level_score_ci95),
+            "scored_items": self.scored_items,
+        }
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> LevelRow:
+        ci = data.get("level_score_ci95")
+        dims = data.get("dimensions") or {}
+        return cls(
+            items=int(data["items"]), passed=int(data.get("passed", 0)),
+            failed=int(data.get("failed", 0)), error=int(data.get("error", 0)),
+            skipped=int(data.get("skipped", 0)), pass_rate=data.get("pass_rate"),
+            dimensions={d: dims.get(d) for d in DIMENSIONS},
+            level_score=data.get("level_score"),
+            level_score_ci95=None if not ci else (float(ci[0]), float(ci[1])),
+            scored_items=int(data.get("scored_items", 0)),
+        )
+
+
+@dataclass(frozen=True)
+class CellSummary:
+    """A cell's totals: outcomes, S_total (paper form and renormalized over the levels run)
+    with its CI, cost (tokens, TPV, calls), and — over the cells of a run — the Pareto view."""
+
+    items: int
+    passed: int
+    failed: int
+    error: int
+    skipped: int
+    s_total: float | None
+    s_total_renormalized: float | None
+    s_total_ci95: tuple[float, float] | None = None
+    levels_present: tuple[int, ...] = ()
+    levels_missing: tuple[int, ...] = ()
+    tokens_total: int | None = None
+    usage_missing_items: int = 0
+    usage_sources: Mapping[str, int] = field(default_factory=dict)
+    valid_outputs: int = 0
+    tpv: float | None = None
+    api_calls: int = 0
+    pareto_optimal: bool | None = None
+    pareto_bonus: int | None = None
+    pareto_compared_cells: int | None = None
+    s_final: float | None = None
+    q_per_ktpv: float | None = None
+    frontier_distance: float | None = None
+
+    @property
+    def infra_errors(self) -> int:
+        return self.error
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "items": self.items, "passed": self.passed, "failed": self.failed,
+            "error": self.error, "skipped": self.skipped, "infra_errors": self.error,
+            "s_total": self.s_total, "s_total_renormalized": self.s_total_renormalized,
+            "s_total_ci95": None if self.s_total_ci95 is None else list(self.s_total_ci95),
+            "levels_present": list(self.levels_present),
+            "levels_missing": list(self.levels_missing),
+            "tokens_total": self.tokens_total, "usage_missing_items": self.usage_missing_items,
+            "usage_sources": dict(self.usage_sources), "valid_outputs": self.valid_outputs,
+            "tpv": self.tpv, "api_calls": self.api_calls,
+            "pareto_optimal": self.pareto_optimal, "pareto_bonus": self.pareto_bonus,
+            "pareto_compared_cells": self.pareto_compared_cells, "s_final": self.s_final,
+            "q_per_ktpv": self.q_per_ktpv, "frontier_distance": self.frontier_distance,
+        }
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> CellSummary:
+        ci = data.get("s_total_ci95")
+        return cls(
+            items=int(data["items"]), passed=int(data.get("passed", 0)),
+            failed=int(data.get("failed", 0)), error=int(data.get("error", 0)),
+            skipped=int(data.get("skipped", 0)), s_total=data.get("s_total"),
+            s_total_renormalized=data.get("s_total_renormalized"),
+            s_total_ci95=None if not ci else (float(ci[0]), float(ci[1])),
+            levels_present=tuple(data.get("levels_present") or ()),
+            levels_missing=tuple(data.get("levels_missing") or ()),
+            tokens_total=data.get("tokens_total"),
+            usage_missing_items=int(data.get("usage_missing_items") or 0),
+            usage_sources=dict(data.get("usage_sources") or {}),
+            valid_outputs=int(data.get("valid_outputs") or 0), tpv=data.get("tpv"),
+            api_calls=int(data.get("api_calls") or 0),
+            pareto_optimal=data.get("pareto_optimal"), pareto_bonus=data.get("pareto_bonus"),
+            pareto_compared_cells=data.get("pareto_compared_cells"),
+            s_final=data.get("s_final"), q_per_ktpv=data.get("q_per_ktpv"),
+            frontier_distance=data.get("frontier_distance"),
+        )
+
+
+@dataclass(frozen=True)
+class CellReport:
+    """One cell of a run: metadata, summary, per-level rows, and every item in suite order."""
+
+    metadata: CellMetadata
+    summary: CellSummary
+    per_level: Mapping[int, LevelRow]
+    per_instruction: tuple[ItemResult, ...]
+
+    @property
+    def label(self) -> str:
+        return self.metadata.label
+
+    def scored_level_scores(self) -> dict[str, tuple[int, float]]:
+        """``{instruction id: (level, level score)}`` over the scored items with a score."""
+        return {r.instruction_id: (r.level, r.level_score) for r in self.per_instruction
+                if r.scored and r.level_score is not None}
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "metadata": self.metadata.to_json(),
+            "summary": self.summary.to_json(),
+            "per_level": {str(lv): row.to_json() for lv, row in sorted(self.per_level.items())},
+            "per_instruction": [r.to_json() for r in self.per_instruction],
+            # The GraphInstruct release's quality.json fields, so a cell is a release file too.
+            "per_level_scores": {str(lv): row.level_score
+                                 for lv, row in sorted(self.per_level.items())},
+            "total_score": self.summary.s_total,
+            "final_score": self.summary.s_final,
+        }
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> CellReport:
+        return cls(
+            metadata=CellMetadata.from_json(data["metadata"]),
+            summary=CellSummary.from_json(data["summary"]),
+            per_level={int(lv): LevelRow.from_json(row)
+                       for lv, row in data["per_level"].items()},
+            per_instruction=tuple(ItemResult.from_json(r) for r in data["per_instruction"]),
+        )
+
+
+# -- runs --------------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class ParetoSummary:
+    """The run-wide part of the Pareto view (per-cell marks live in each cell's summary)."""
+
+    excluded_unknown_cost: tuple[str, ...] = ()
+    cost_at_q08: Mapping[str, float | None] = field(default_factory=dict)
+    sigma_strat: Mapping[str, float | None] = field(default_factory=dict)
+
+    def to_json(self) -> dict[str, Any]:
+        return {"excluded_unknown_cost": list(self.excluded_unknown_cost),
+                "cost_at_q08": dict(self.cost_at_q08), "sigma_strat": dict(self.sigma_strat)}
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> ParetoSummary:
+        return cls(tuple(data.get("excluded_unknown_cost") or ()),
+                   dict(data.get("cost_at_q08") or {}), dict(data.get("sigma_strat") or {}))
+
+
+@dataclass(frozen=True)
+class RunReport:
+    """A whole run: its cells (in configured order) and the run-wide Pareto summary."""
+
+    cells: tuple[CellReport, ...]
+    pareto: ParetoSummary = field(default_factory=ParetoSummary)
+    partial: bool = False
+    tool: str | None = None
+
+    def cell(self, label: str) -> CellReport:
+        """The cell called ``label``.
+
+        Raises:
+            KeyError: no such cell (the message lists the cells there are).
+        """
+        for c in self.cells:
+            if c.label == label:
+                return c
+        raise KeyError(f"no cell {label!r} (has: {', '.join(self.labels) or 'none'})")
+
+    @property
+    def labels(self) -> tuple[str, ...]:
+        return tuple(c.label for c in self.cells)
+
+    def to_json(self) -> dict[str, Any]:
+        return {"schema": SCHEMA, "tool": self.tool, "partial": self.partial,
+                "pareto": self.pareto.to_json(), "cells": [c.to_json() for c in self.cells]}
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> RunReport:
+        """Read a ``graphinstruct-report/2`` object.
+
+        Raises:
+            ReportError: another schema, or a field missing or of the wrong type.
+        """
+        if not isinstance(data, Mapping) or data.get("schema") != SCHEMA:
+            got = data.get("schema") if isinstance(data, Mapping) else type(data).__name__
+            raise ReportError(f"not a {SCHEMA} report (schema: {got!r})")
+        try:
+            return cls(cells=tuple(CellReport.from_json(c) for c in data["cells"]),
+                       pareto=ParetoSummary.from_json(data.get("pareto") or {}),
+                       partial=bool(data.get("partial", False)), tool=data.get("tool"))
+        except (KeyError, TypeError, ValueError, AttributeError) as exc:
+            raise ReportError(f"malformed {SCHEMA} report: {_describe(exc)}") from None
+
+
+def _describe(exc: Exception) -> str:
+    if isinstance(exc, KeyError):
+        return f"missing field {exc.args[0]!r}"
+    return f"{type(exc).__name__}: {exc}"
+
+
+def items_in_order(items: Sequence[ItemResult], order: Mapping[str, int]) -> tuple[ItemResult, ...]:
+    """``items`` sorted by ``order`` (instruction id → position; unknown ids last, stable)."""
+    return tuple(sorted(items, key=lambda r: order.get(r.instruction_id, 1 << 30)))

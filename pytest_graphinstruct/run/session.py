@@ -1,0 +1,311 @@
+"""A benchmark session without pytest: requests, answers, verdicts and results per item.
+
+:class:`BenchmarkSession` owns the suite, the cells, one backend and scheduler per model, and the
+results of the items that ran in this process.  The pytest plugin and the ``score`` command
+drive it the same way: :meth:`BenchmarkSession.prefetch` every item's answers, then per item
+:meth:`answers`, :meth:`check` (verdicts and outcome) and :meth:`record`; :meth:`flush` scores
+everything recorded in one batch (D3's GCNs train together) into typed
+:class:`~pytest_graphinstruct.run.results.ItemResult` records, and :meth:`report` builds the
+:class:`~pytest_graphinstruct.run.results.RunReport`.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterable, Mapping, Sequence
+from concurrent.futures import Future
+from dataclasses import replace
+from typing import Any
+
+from pytest_graphinstruct.answers import Answer
+from pytest_graphinstruct.graphs.model import Limits
+from pytest_graphinstruct.methods.constrained import METHOD as METHOD_CONSTRAINED
+from pytest_graphinstruct.methods.constrained import request_extra, resolve_format
+from pytest_graphinstruct.models.base import Request
+from pytest_graphinstruct.run.aggregate import TOOL, build_run_report
+from pytest_graphinstruct.run.config import Cell, RunConfig
+from pytest_graphinstruct.run.evaluate import CellId, Checked, check, error_result, score
+from pytest_graphinstruct.run.results import CellMetadata, ItemResult, RunReport
+from pytest_graphinstruct.suite.instruction import Instruction
+from pytest_graphinstruct.suite.loader import Suite, load_suite
+from pytest_graphinstruct.verify.verifier import Verifier
+
+SERIAL_PEER_QUIET_S = 180.0
+"""How long a worker waits for a peer's answer from a serial endpoint after the last answer
+anyone obtained (see :meth:`BenchmarkSession._await_peer`)."""
+
+
+class BenchmarkSession:
+    """State of one benchmark run in one process (controller or xdist worker)."""
+
+    def __init__(self, config: RunConfig, *, worker: tuple[int, int] | None = None,
+                 local: Mapping[str, str] | None = None, limits: Limits | None = None) -> None:
+        """Load the suite; backends are built on first use (:attr:`schedulers`).
+
+        Args:
+            config: the validated run configuration.
+            worker: ``(index, count)`` under xdist, else ``None``.
+            local: the running embedded server (:func:`.local_server.endpoint_info`), needed
+                when ``local`` is one of the models.
+            limits: the parser's limits (default :class:`~.graphs.model.Limits`).
+
+        Raises:
+            GraphInstructError: the suite or the pools cannot be loaded.
+        """
+        from pytest_graphinstruct.models.cache import AnswerCache
+        from pytest_graphinstruct.prompts.exemplars import ExemplarPool
+
+        self.config = config
+        self.worker = worker
+        self.local = local
+        self.suite: Suite = load_suite(config.suite, levels=config.levels)
+        self.verifier = Verifier(limits=limits) if limits is not None else Verifier()
+        self.exemplars = ExemplarPool.from_suite(self.suite)
+        self._replay = None
+        if config.replay is not None:
+            from pytest_graphinstruct.models.recorded import read_responses
+
+            self._replay = read_responses(config.replay)
+        self.cache = AnswerCache(config.cache_dir) if config.cache_dir is not None else None
+        self.pools = None
+        if config.pools is not None:
+            from pytest_graphinstruct.pools import ReferencePools, default_cache_dir
+
+            # Pool features and matches are cached on disk, keyed by the pools' content hash.
+            features = (config.cache_dir / "pools") if config.cache_dir else default_cache_dir()
+            self.pools = ReferencePools.load(config.pools, cache_dir=features)
+        self._schedulers: dict[str, Any] | None = None
+        self._futures: dict[tuple[str, str, int], Future[Answer]] = {}
+        self._owned: set[tuple[str, str]] | None = None
+        self.results: list[ItemResult] = []
+        self._pending: list[tuple[Checked, bool]] = []
+        self.started = time.monotonic()
+
+    @property
+    def recorded_ids(self) -> frozenset[str] | None:
+        """The instruction ids the recorded answers hold (``None`` without ``--gi-replay``)."""
+        if self._replay is None:
+            return None
+        return frozenset(r.instruction_id for r in self._replay)
+
+    @property
+    def replay_warnings(self) -> tuple[str, ...]:
+        """Lines of the recorded answers that were skipped, and why."""
+        return tuple(self._replay.skipped) if self._replay is not None else ()
+
+    def select(self, instructions: Sequence[Instruction]) -> list[Instruction]:
+        """The instructions this run asks: with recorded answers, only those the file holds
+        (an instruction without answers is not an infrastructure error of the run)."""
+        recorded = self.recorded_ids
+        if recorded is None:
+            return list(instructions)
+        return [inst for inst in instructions if inst.id in recorded]
+
+    @property
+    def schedulers(self) -> dict[str, Any]:
+        """One scheduler per model, built on first access (a process that only merges results,
+        like the xdist controller, never builds backends).
+
+        The embedded ``local`` model answers one request at a time, so its scheduler keeps one
+        request in flight per process (and its backend's gate orders the processes); every
+        other model gets ``--gi-concurrency``.
+
+        Raises:
+            GraphInstructError: a backend cannot be set up (a missing API key, a missing
+                ``[local]`` install, ...).
+        """
+        if self._schedulers is None:
+            self._schedulers = self._build_schedulers()
+        return self._schedulers
+
+    def _build_schedulers(self) -> dict[str, Any]:
+        from pytest_graphinstruct.models.scheduler import Scheduler, TokenBudget
+        from pytest_graphinstruct.run.backends import make_backend
+
+        config = self.config
+        # One budget for every model of the run; under xdist each worker gets its share.
+        budget = None
+        if config.max_tokens_total is not None:
+            share = config.max_tokens_total // (self.worker[1] if self.worker else 1)
+            budget = TokenBudget(max(1, share))
+        schedulers: dict[str, Any] = {}
+        for model in config.models:
+            backend = make_backend(
+                model, base_url=config.base_url, api_key_env=config.api_key_env,
+                suite=self.suite, replay=self._replay, timeout_s=config.timeout_s,
+                max_retries=config.max_retries, backoff_base_s=config.backoff_s,
+                local=self.local,
+            )
+            cache = self.cache if getattr(backend, "cacheable", False) else None
+            schedulers[model] = Scheduler(
+                backend, concurrency=1 if model == "local" else config.concurrency,
+                rate_limit=config.rate_limit, cache=cache, token_budget=budget,
+            )
+        return schedulers
+
+    def samples(self, inst: Instruction) -> int:
+        """Samples per item: ``--gi-samples``, or with recorded answers and no
+        ``--gi-samples`` as many as the file holds for the instruction (at least 1)."""
+        if self.config.samples is not None:
+            return self.config.samples
+        record = self._replay.get(inst.id) if self._replay is not None else None
+        return max(1, len(record.samples)) if record is not None else 1
+
+    # -- requests ----------------------------------------------------------------------------
+
+    def request(self, instruction: Instruction, cell: Cell, sample: int) -> Request:
+        """The request for one sample of one item (deterministic; no randomness)."""
+        from pytest_graphinstruct.prompts.builder import build_messages
+
+        exemplars = ()
+        if cell.strategy.startswith("few"):
+            exemplars = self.exemplars.select(instruction, k=3, seed=self.config.exemplar_seed)
+        messages = build_messages(instruction, cell.strategy, exemplars=exemplars)
+        extra: tuple[tuple[str, Any], ...] = ()
+        if cell.method == METHOD_CONSTRAINED:
+            fmt = resolve_format(self.config.constrained_format, cell.model)
+            extra = request_extra(fmt, instruction.level)
+        return Request(model=cell.model, messages=messages, params=self.config.params,
+                       sample_index=sample, instruction_id=instruction.id, cell=cell.label,
+                       extra=extra)
+
+    def prefetch(self, items: Iterable[tuple[Instruction, Cell]]) -> int:
+        """Submit every sample of ``items`` to the schedulers; returns the number submitted.
+
+        Under xdist, ``items`` is the full selected list (identical on every worker) and each
+        worker prefetches only its share (position modulo worker count); an item that runs on a
+        worker which does not own it waits for the owner's answer in the shared cache (see
+        :meth:`answers`), so no request is made twice.
+        """
+        items = list(items)
+        if self.worker is not None:
+            index, count = self.worker
+            items = [x for n, x in enumerate(items) if n % count == index]
+            self._owned = {(inst.id, cell.label) for inst, cell in items}
+        n = 0
+        for inst, cell in items:
+            for k in range(self.samples(inst)):
+                self._future(inst, cell, k)
+                n += 1
+        return n
+
+    def _future(self, inst: Instruction, cell: Cell, k: int) -> Future[Answer]:
+        key = (inst.id, cell.label, k)
+        fut = self._futures.get(key)
+        if fut is None:
+            fut = self.schedulers[cell.model].submit(self.request(inst, cell, k))
+            self._futures[key] = fut
+        return fut
+
+    def answers(self, inst: Instruction, cell: Cell) -> tuple[Answer, ...]:
+        """Every sample's answer for one item (blocks until all are obtained or given up)."""
+        if self._owned is not None and (inst.id, cell.label) not in self._owned:
+            self._await_peer(inst, cell)
+        futures = [self._future(inst, cell, k) for k in range(self.samples(inst))]
+        return tuple(f.result() for f in futures)
+
+    def _await_peer(self, inst: Instruction, cell: Cell) -> None:
+        """Wait until the worker that owns this item has cached its answers.
+
+        The wait ends when no answer at all has arrived in the shared cache for the owner's
+        worst case for one request (every retry timing out; for a serial endpoint such as the
+        embedded model, :data:`SERIAL_PEER_QUIET_S`): while answers keep arriving the owner is
+        working through its queue, however long, so the bound scales with the queue.  It ends
+        at once when the owner noted that its answers cannot be cached (truncated, errors:
+        :meth:`AnswerCache.note_uncached`).  After it, or without a shared cache, this worker
+        asks itself.
+        """
+        scheduler = self.schedulers[cell.model]
+        cache = getattr(scheduler, "cache", None)
+        if cache is None or (inst.id, cell.label, 0) in self._futures:
+            return
+        endpoint = scheduler.backend.endpoint
+        keys = [self.request(inst, cell, k).cache_key(endpoint) for k in range(self.samples(inst))]
+        if getattr(scheduler.backend, "serial_gate", None) is not None:
+            # A serial endpoint delivers an answer every few seconds while anyone is working;
+            # three quiet minutes mean the owner's answer will not come (a truncated answer is
+            # never cached), and waiting for its worst case would stall the run for an hour.
+            quiet_s = SERIAL_PEER_QUIET_S
+        else:
+            timeout = getattr(scheduler.backend, "timeout_s", None) or self.config.timeout_s
+            quiet_s = (timeout or 120) * (self.config.max_retries + 1) + 30
+        deadline = time.monotonic() + quiet_s
+        seen = len(cache)
+        while time.monotonic() < deadline:
+            missing = {key for key in keys if cache.get(key) is None}
+            if not missing or missing <= cache.uncached():
+                return  # all cached, or the owner got answers it could not cache
+            if len(cache) > seen:  # the owner (or anyone) made progress
+                seen = len(cache)
+                deadline = time.monotonic() + quiet_s
+            time.sleep(0.1)
+
+    # -- evaluation ---------------------------------------------------------------------------
+
+    def cell_id(self, cell: Cell) -> CellId:
+        return CellId(cell.model, cell.strategy, cell.method)
+
+    def check(self, inst: Instruction, cell: Cell, answers: Sequence[Answer]) -> Checked:
+        """Verify every sample of one item and decide its outcome (no scores yet: see
+        :meth:`record` and :meth:`flush`)."""
+        return check(inst, answers, cell=self.cell_id(cell), verifier=self.verifier,
+                     pass_rule=self.config.pass_rule)
+
+    def record(self, checked: Checked, *, expected_failure: bool = False) -> None:
+        """Keep a checked item for scoring; its result appears in :attr:`results` after the
+        next :meth:`flush` (D3 trains one batch over every item held)."""
+        self._pending.append((checked, expected_failure))
+
+    def record_error(self, inst: Instruction, cell: Cell, answers: Sequence[Answer], *,
+                     outcome: str, error: str | None) -> None:
+        """Keep an item that has no scores (``error``: no answer; ``skipped``)."""
+        self.results.append(error_result(inst, self.cell_id(cell), answers, outcome=outcome,
+                                         error=error))
+
+    def flush(self) -> list[ItemResult]:
+        """Score every item recorded since the last flush (one batch) and return
+        :attr:`results`, the results of every item recorded in this process."""
+        if self._pending:
+            pending, self._pending = self._pending, []
+            scored = score([c for c, _ in pending], self.pools)
+            for (_, expected), result in zip(pending, scored, strict=True):
+                self.results.append(replace(result, expected_failure=True) if expected
+                                    else result)
+        return self.results
+
+    def evaluate(self, inst: Instruction, cell: Cell, answers: Sequence[Answer]) -> ItemResult:
+        """Verify and score one item at once (outside the plugin's batching)."""
+        return score([self.check(inst, cell, answers)], self.pools)[0]
+
+    def report(self, results: Sequence[ItemResult], *, partial: bool = False,
+               model_info: Mapping[str, str] | None = None) -> RunReport:
+        """The run report of ``results`` (from this process or merged from workers)."""
+        order = {inst.id: n for n, inst in enumerate(self.suite)}
+        cells = [(cell_metadata(self.config, cell, partial=partial, model_info=model_info),
+                  [r for r in results if r.cell == cell.label]) for cell in self.config.cells]
+        return build_run_report(cells, suite_order=order, partial=partial)
+
+    def close(self, *, cancel: bool = False) -> None:
+        """Close the schedulers (waiting for requests in flight); with ``cancel`` (an
+        interrupted or stopped run) requests not started are dropped and none is retried."""
+        for s in (self._schedulers or {}).values():
+            s.close(cancel_pending=cancel)
+        if self.pools is not None:
+            for pool in self.pools.pools.values():
+                pool.flush()
+
+    def stats(self) -> dict[str, Any]:
+        return {model: s.stats() for model, s in (self._schedulers or {}).items()}
+
+
+
+def cell_metadata(config: RunConfig, cell: Cell, *, partial: bool = False,
+                  model_info: Mapping[str, str] | None = None) -> CellMetadata:
+    """What produced a cell of this run (``model_info``: model name → what served it)."""
+    return CellMetadata(
+        model=cell.model, strategy=cell.strategy, method=cell.method, tool=TOOL,
+        constraint=(resolve_format(config.constrained_format, cell.model)
+                    if cell.method == METHOD_CONSTRAINED else None),
+        model_info=(model_info or {}).get(cell.model), suite=str(config.suite),
+        levels=config.levels, samples_per_instruction=config.samples,
+        pass_rule=config.pass_rule, decoding=config.params.to_json(), partial=partial)

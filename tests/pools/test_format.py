@@ -1,0 +1,92 @@
+"""The pool directory format: writing, loading, verifying (pools/format.py)."""
+
+from __future__ import annotations
+
+import gzip
+import hashlib
+import json
+from pathlib import Path
+
+import networkx as nx
+import pytest
+
+from pytest_graphinstruct.pools import Pool, PoolError, write_pool
+
+
+def test_write_then_load_round_trips_and_hashes_like_memory(tmp_path: Path,
+                                                           graphs: list[nx.Graph]) -> None:
+    write_pool(tmp_path / "p", graphs, name="syn", level=3, shard_size=16)
+    loaded = Pool.load(tmp_path / "p")
+    memory = Pool.from_graphs(graphs)
+    assert loaded.content_hash == memory.content_hash
+    assert len(loaded) == 41
+    manifest = json.loads((tmp_path / "p" / "manifest.json").read_text())
+    assert manifest["graphs"] == 41 and len(manifest["files"]) == 3
+    assert manifest["level"] == 3 and manifest["content_hash"] == loaded.content_hash
+    for a, b in zip(loaded.graphs, memory.graphs, strict=True):
+        assert a.id == b.id and a.subgroup == b.subgroup
+        assert nx.utils.graphs_equal(a.graph, b.graph)
+    assert loaded.graphs[-1].graph.is_directed()
+    assert all(isinstance(v, str) for v in loaded.graphs[0].graph)
+
+
+def test_uncompressed_shards_load_too(tmp_path: Path, graphs: list[nx.Graph]) -> None:
+    write_pool(tmp_path, graphs[:5], compress=False)
+    assert len(Pool.load(tmp_path)) == 5
+
+
+def _pool_dir(tmp_path: Path, graphs: list[nx.Graph]) -> Path:
+    d = tmp_path / "pool"
+    write_pool(d, graphs[:6], compress=False, shard_size=3)
+    return d
+
+
+def test_missing_manifest(tmp_path: Path) -> None:
+    with pytest.raises(PoolError, match=r"manifest\.json"):
+        Pool.load(tmp_path)
+
+
+def test_tampered_shard_is_rejected(tmp_path: Path, graphs: list[nx.Graph]) -> None:
+    d = _pool_dir(tmp_path, graphs)
+    shard = d / "part-0000.jsonl"
+    lines = shard.read_text().splitlines(keepends=True)
+    rec = json.loads(lines[0])
+    rec["edges"] = rec["edges"][1:]
+    lines[0] = json.dumps(rec) + "\n"
+    shard.write_text("".join(lines))
+    with pytest.raises(PoolError, match=r"part-0000.jsonl: sha256"):
+        Pool.load(d)
+
+
+def test_count_mismatch_and_unlisted_shard(tmp_path: Path, graphs: list[nx.Graph]) -> None:
+    d = _pool_dir(tmp_path, graphs)
+    manifest = json.loads((d / "manifest.json").read_text())
+    manifest["files"][0]["graphs"] = 4
+    (d / "manifest.json").write_text(json.dumps(manifest))
+    with pytest.raises(PoolError, match="3 graphs, manifest says 4"):
+        Pool.load(d)
+    d2 = _pool_dir(tmp_path / "b", graphs)
+    (d2 / "extra.jsonl").write_text("")
+    with pytest.raises(PoolError, match="not listed"):
+        Pool.load(d2)
+
+
+@pytest.mark.parametrize(("record", "message"), [
+    ({"id": "a", "directed": False, "nodes": [0, 1], "edges": [[0, 2]]}, "not in 'nodes'"),
+    ({"id": "a", "directed": False, "nodes": [0, 1], "edges": [[0, 1], [1, 0]]}, "twice"),
+    ({"id": "a", "directed": "no", "nodes": [], "edges": []}, "'directed'"),
+    ({"id": "a", "directed": False, "nodes": [], "edges": [], "weight": 1}, "unknown keys"),
+    ({"directed": False, "nodes": [], "edges": []}, "missing 'id'"),
+])
+def test_bad_records_name_file_and_line(tmp_path: Path, record: dict[str, object],
+                                        message: str) -> None:
+    good = {"id": "ok", "directed": False, "nodes": ["x"], "edges": []}
+    data = (json.dumps(good) + "\n" + json.dumps(record) + "\n").encode()
+    (tmp_path / "s.jsonl.gz").write_bytes(gzip.compress(data))
+    manifest = {"format": "graphinstruct-pool", "version": 1, "graphs": 2, "content_hash": "x",
+                "files": [{"path": "s.jsonl.gz", "graphs": 2,
+                           "sha256": hashlib.sha256(data).hexdigest()}]}
+    (tmp_path / "manifest.json").write_text(json.dumps(manifest))
+    with pytest.raises(PoolError, match=message) as info:
+        Pool.load(tmp_path)
+    assert "s.jsonl.gz:2" in str(info.value)

@@ -1,0 +1,57 @@
+"""RunConfig: the constrained-decoding options."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from pytest_graphinstruct.errors import GraphInstructError
+from pytest_graphinstruct.run.config import Cell, build_run_config
+from tests.plugin._suite import suite_records
+
+
+@pytest.fixture
+def suite(tmp_path: Path) -> Path:
+    for lv, recs in suite_records().items():
+        (tmp_path / f"level_{lv}.json").write_text(json.dumps(recs), encoding="utf-8")
+    return tmp_path
+
+
+def test_constrained_adds_a_twin_after_every_baseline_cell(suite: Path) -> None:
+    run = build_run_config({"model": "local,gpt-x", "strategy": "zero-shot,few-cot",
+                            "suite": str(suite), "constrained": True}, rootdir=suite)
+    assert run is not None and run.constrained_format == "auto"
+    assert [c.label for c in run.cells] == [
+        "local-zero-shot", "local-zero-shot-constrained", "local-few-cot",
+        "local-few-cot-constrained", "gpt-x-zero-shot", "gpt-x-zero-shot-constrained",
+        "gpt-x-few-cot", "gpt-x-few-cot-constrained"]
+    assert run.models == ("local", "gpt-x")
+
+
+def test_without_the_flag_only_baseline_cells(suite: Path) -> None:
+    run = build_run_config({"model": "local", "suite": str(suite),
+                            "constrained_format": "gbnf"}, rootdir=suite)
+    assert run is not None and run.cells == (Cell("local", "zero-shot"),)
+    assert run.constrained_format == "gbnf"
+
+
+def test_unknown_constrained_format_is_a_usage_error(suite: Path) -> None:
+    with pytest.raises(GraphInstructError, match="--gi-constrained-format must be one of"):
+        build_run_config({"model": "local", "suite": str(suite), "constrained": True,
+                          "constrained_format": "regex"}, rootdir=suite)
+
+
+def test_timeout_is_left_to_the_backend_unless_given(suite: Path) -> None:
+    run = build_run_config({"model": "local", "suite": str(suite)}, rootdir=suite)
+    assert run is not None and run.timeout_s is None
+    run = build_run_config({"model": "local", "suite": str(suite), "timeout": "30"},
+                           rootdir=suite)
+    assert run is not None and run.timeout_s == 30.0
+
+
+def test_json_schema_is_refused_for_the_local_model(suite: Path) -> None:
+    with pytest.raises(GraphInstructError, match="cannot be used with --gi-model=local"):
+        build_run_config({"model": "local", "suite": str(suite), "constrained": True,
+                          "constrained_format": "json-schema"}, rootdir=suite)

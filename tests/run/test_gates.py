@@ -1,0 +1,74 @@
+"""run.gates: the quality floor, baseline regressions, the error budget, baseline loading."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from pytest_graphinstruct.errors import GraphInstructError
+from pytest_graphinstruct.run.aggregate import build_cell, with_pareto
+from pytest_graphinstruct.run.gates import (
+    baseline_failures,
+    check_gates,
+    judge,
+    load_baseline,
+)
+from pytest_graphinstruct.run.results import CellMetadata, ItemResult, RunReport
+
+
+def run(scores: dict[str, float], outcomes: dict[str, str] | None = None) -> RunReport:
+    outcomes = outcomes or {}
+    items = [ItemResult(instruction_id=i, level=2, cell="m-zero-shot", model="m",
+                        strategy="zero-shot", level_score=s,
+                        outcome=outcomes.get(i, "passed" if s == 1.0 else "failed"))
+             for i, s in scores.items()]
+    return with_pareto([build_cell(CellMetadata("m", "zero-shot"), items)])
+
+
+
+def test_fail_under() -> None:
+    report = run({"a": 1.0, "b": 0.5})
+    assert check_gates(report, fail_under=0.7) == []
+    (g,) = check_gates(report, fail_under=0.8)
+    assert g.gate == "fail_under" and "0.7500" in g.message
+
+
+def test_real_regression_is_caught_and_names_instructions() -> None:
+    ids = [f"L2-{n:03d}" for n in range(60)]
+    base = {c.label: c for c in run(dict.fromkeys(ids, 1.0)).cells}
+    worse = run({i: (0.4 if n < 30 else 1.0) for n, i in enumerate(ids)})
+    (g,) = check_gates(worse, baseline=base, max_regression=0.05)
+    assert g.gate == "regression" and "L2 quality dropped by 0.3000" in g.message
+    assert "L2-000" in g.message and "L2-029" not in g.message.split("newly failing: ")[0]
+
+
+def test_noise_and_small_drops_pass() -> None:
+    ids = [f"L2-{n:03d}" for n in range(60)]
+    base = {c.label: c for c in run(dict.fromkeys(ids, 1.0)).cells}
+    one_drop = run({i: (0.0 if n == 0 else 1.0) for n, i in enumerate(ids)})
+    assert check_gates(one_drop, baseline=base, max_regression=0.0) == []  # CI reaches 0
+    small = run({i: 0.99 for i in ids})
+    assert check_gates(small, baseline=base, max_regression=0.05) == []  # below DELTA
+    assert check_gates(small, baseline=None, max_regression=0.0) == []
+
+
+def test_error_budget() -> None:
+    report = run({"a": 1.0, "b": 1.0, "c": 1.0}, outcomes={"c": "error"})
+    verdict = judge(report, max_error_rate=0.5)
+    assert not verdict.failed and verdict.error_rate == pytest.approx(1 / 3)
+    verdict = judge(report, max_error_rate=0.3)
+    assert verdict.failed and "error rate 33.3%" in verdict.lines()[0]
+
+
+def test_load_baseline_and_failures(tmp_path: Path) -> None:
+    p = tmp_path / "b.json"
+    p.write_text(json.dumps(run({"a": 1.0, "b": 0.2}).to_json()), encoding="utf-8")
+    base = load_baseline(p)
+    assert baseline_failures(base) == {("m-zero-shot", "b")}
+    with pytest.raises(GraphInstructError, match="baseline not found"):
+        load_baseline(tmp_path / "none.json")
+    p.write_text("[1, 2]", encoding="utf-8")
+    with pytest.raises(GraphInstructError, match="not a GraphInstruct report"):
+        load_baseline(p)
