@@ -132,6 +132,11 @@ def _export(args: argparse.Namespace) -> int:
     if not (Path(args.cache) / "answers.jsonl").is_file():
         raise GraphInstructError(f"no answer cache at {args.cache}")
     cache = AnswerCache(args.cache)
+    if not len(cache):  # an empty file, or nothing in it could be read
+        bad = cache.warnings
+        why = (f"{len(bad)} corrupt or torn line(s) skipped, the first: {bad[0]}" if bad
+               else "the file is empty")
+        raise GraphInstructError(f"{cache.path}: no cached answer to export ({why})")
     n = cache.export_raw(args.out, cell=args.cell)
     for w in cache.warnings:
         print(f"warning: {w}", file=sys.stderr)
@@ -203,6 +208,10 @@ def _score(args: argparse.Namespace) -> int:
     run = build_run_config(raw, rootdir=Path.cwd())
     assert run is not None  # a replay file was given
     scored = score_recorded(run, limits=limits)
+    if len(scored.missing) == scored.suite_size and not scored.unknown:  # no record read
+        why = (f"{len(scored.warnings)} line(s) skipped, the first: {scored.warnings[0]}"
+               if scored.warnings else "the file is empty")
+        raise GraphInstructError(f"{responses}: no response record to score ({why})")
     write_report(scored.report, args.report)
     for line in scored.warnings:
         print(f"warning: {line}", file=sys.stderr)
@@ -214,6 +223,12 @@ def _score(args: argparse.Namespace) -> int:
         score = "—" if row.level_score is None else f"{row.level_score:.4f}"
         print(f"  L{lv}: {row.items} instructions, {row.passed} passed, level score {score}")
     return 0
+
+
+def _one_line(message: str) -> str:
+    """A multi-line message (a suite's list of problems) as one line: ``first: a; b; c``."""
+    head, *rest = [line.strip() for line in message.splitlines() if line.strip()] or [""]
+    return " ".join([head, "; ".join(rest)]) if rest else head
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -233,7 +248,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         if args.command == "build-suite":
             return _build_suite(args)
     except GraphInstructError as exc:
-        print(f"error: {exc}", file=sys.stderr)
+        print(f"error: {_one_line(str(exc))}", file=sys.stderr)
         return 2
     except OSError as exc:  # a file that cannot be written or read, said in one line
         print(f"error: {exc.filename or ''}: {exc.strerror or exc}", file=sys.stderr)

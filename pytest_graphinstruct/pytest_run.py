@@ -15,7 +15,7 @@ summary.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator, Sequence
+from collections.abc import Generator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -163,7 +163,6 @@ class GraphInstructPlugin:
         self.config = config
         self.run = run
         self.worker = _worker(config)
-        self.controller = _is_xdist_controller(config)
         self._bench: BenchmarkSession | None = None
         self.partial = False
         self.worker_errors: list[str] = []
@@ -187,6 +186,12 @@ class GraphInstructPlugin:
                 self.expected_failures = baseline_failures(self.baseline)
         except GraphInstructError as exc:
             raise _usage_error(exc) from None
+
+    @property
+    def controller(self) -> bool:
+        """Whether this process is the xdist controller (asked late: xdist registers its
+        session plugin in its own ``pytest_configure``, which may run after ours)."""
+        return _is_xdist_controller(self.config)
 
     @property
     def bench(self) -> BenchmarkSession:
@@ -238,6 +243,10 @@ class GraphInstructPlugin:
     @pytest.hookimpl(tryfirst=True)
     def pytest_collection_modifyitems(self, session: pytest.Session, config: pytest.Config,
                                       items: list[pytest.Item]) -> None:
+        try:
+            self.bench.pools  # noqa: B018  (load now: a broken pool directory is a usage error)
+        except GraphInstructError as exc:
+            raise _usage_error(exc) from None
         new: list[pytest.Item] = []
         chosen = self.bench.select(_first_per_level(self.bench.suite, self.run.per_level))
         for cell in self.run.cells:
@@ -266,7 +275,8 @@ class GraphInstructPlugin:
 
     @pytest.hookimpl(wrapper=True)
     def pytest_runtest_makereport(self, item: pytest.Item,
-                                  call: pytest.CallInfo[None]) -> Iterator[Any]:
+                                  call: pytest.CallInfo[None],
+                                  ) -> Generator[None, pytest.TestReport, pytest.TestReport]:
         report = yield
         if isinstance(item, GraphInstructItem):
             self._record(item, report, call)

@@ -105,19 +105,25 @@ def _graph_from_record(rec: Any, where: str) -> PoolGraph:
     names = [str(v) for v in nodes]
     if len(set(names)) != len(names):
         raise PoolError(f"{where}: duplicate node ids")
-    g: nx.Graph = nx.DiGraph() if directed else nx.Graph()
-    g.add_nodes_from(names)
     if not isinstance(edges, list):
         raise PoolError(f"{where}: 'edges' must be a list of [u, v] pairs")
-    for e in edges:
-        if not (isinstance(e, list) and len(e) == 2 and all(_is_id(v) for v in e)):
+    known = set(names)
+    pairs: list[tuple[str, str]] = []
+    seen: set[tuple[str, str]] = set()
+    for e in edges:  # one pass: shape, endpoints, duplicates (a pool holds ~500k edges)
+        if not (type(e) is list and len(e) == 2 and _is_id(e[0]) and _is_id(e[1])):
             raise PoolError(f"{where}: bad edge {e!r} (want [u, v])")
         u, v = str(e[0]), str(e[1])
-        if u not in g or v not in g:
+        if u not in known or v not in known:
             raise PoolError(f"{where}: edge {e!r} names a node not in 'nodes'")
-        if g.has_edge(u, v):
+        key = (u, v) if directed or u <= v else (v, u)
+        if key in seen:
             raise PoolError(f"{where}: edge {e!r} listed twice")
-        g.add_edge(u, v)
+        seen.add(key)
+        pairs.append((u, v))
+    g: nx.Graph = nx.DiGraph() if directed else nx.Graph()
+    g.add_nodes_from(names)
+    g.add_edges_from(pairs)
     return PoolGraph(gid, g, rec.get("domain"), rec.get("subgroup"))
 
 

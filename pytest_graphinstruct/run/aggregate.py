@@ -9,6 +9,7 @@ failure.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import replace
 from statistics import fmean
 
 from pytest_graphinstruct import __version__
@@ -100,12 +101,8 @@ def build_cell(metadata: CellMetadata, items: Sequence[ItemResult]) -> CellRepor
         usage_sources=usage_sources(items), valid_outputs=cost.valid, tpv=cost.tpv,
         api_calls=sum(r.api_calls for r in items),
     )
-    meta = CellMetadata(**{**_fields(metadata), "missing_dimensions": missing})
+    meta = replace(metadata, missing_dimensions=missing)
     return CellReport(meta, summary, _level_rows(items, boot), tuple(items))
-
-
-def _fields(m: CellMetadata) -> dict[str, object]:
-    return {k: getattr(m, k) for k in m.__dataclass_fields__}
 
 
 def cell_point(cell: CellReport) -> CellPoint:
@@ -127,15 +124,12 @@ def with_pareto(cells: Sequence[CellReport], *, partial: bool = False,
     marked = []
     for c, a in zip(cells, analysis.cells, strict=True):
         alone = len(cells) == 1
-        summary = CellSummary(**{
-            **{k: getattr(c.summary, k) for k in c.summary.__dataclass_fields__},
-            "pareto_optimal": None if alone else a.on_frontier,
-            "pareto_bonus": None if alone else a.bonus,
-            "pareto_compared_cells": a.pareto_compared_cells,
-            "s_final": c.summary.s_total if alone else a.s_final,
-            "q_per_ktpv": a.q_per_ktpv, "frontier_distance": None if alone
-            else a.frontier_distance,
-        })
+        summary = replace(
+            c.summary, pareto_optimal=None if alone else a.on_frontier,
+            pareto_bonus=None if alone else a.bonus,
+            pareto_compared_cells=a.pareto_compared_cells,
+            s_final=c.summary.s_total if alone else a.s_final, q_per_ktpv=a.q_per_ktpv,
+            frontier_distance=None if alone else a.frontier_distance)
         marked.append(CellReport(c.metadata, summary, c.per_level, c.per_instruction))
     pareto = ParetoSummary(tuple(analysis.excluded), dict(analysis.cost_at_q),
                            dict(analysis.sigma_strat))

@@ -7,9 +7,9 @@
   the top), of several cells (``{"cells": [...]}``), or a ``score`` command report (no model
   or outcome: the model comes from the responses file name, the strategy is ``unknown``);
 * the GraphInstruct release's ``*.quality.json`` files (``per_instruction``,
-  ``per_level_scores``, ``total_score``, ``final_score``; ``metadata`` optional).  Missing model
-  and strategy come from the file name ``<model>-<strategy>.quality.json`` (split at the first
-  ``-``).
+  ``per_level_scores``, ``total_score``, ``final_score``; ``metadata`` optional).  Model and
+  strategy come from the file name ``<model>-<strategy>.quality.json`` (split at the first
+  ``-``), so each cell's label is its file's; from the metadata only for a file named otherwise.
 
 The release's files have no item outcome; an item counts as passed when its D4 is 1 (every
 constraint held in every sample, the ``all`` pass rule), and the same rule applies to v1
@@ -76,7 +76,7 @@ def read_report(path: str | Path) -> RunReport:
         raise ReportError(f"{p}: not JSON ({exc.msg} at line {exc.lineno}, column "
                           f"{exc.colno})") from None
     try:
-        return parse_report(data, name=p.name)
+        return _checked(parse_report(data, name=p.name))
     except ReportError as exc:
         raise ReportError(f"{p}: {exc}") from None
     except _KNOWN_ERRORS as exc:
@@ -104,6 +104,26 @@ def parse_report(data: Any, *, name: str = "") -> RunReport:
         return _release(data, name)
     raise ReportError("not a GraphInstruct report (no 'schema', and not a release "
                       "quality.json: expected 'per_instruction' and 'total_score')")
+
+
+def _checked(report: RunReport) -> RunReport:
+    """``report`` when the numbers the commands compute with are numbers (``pareto`` places
+    each cell by S_total and TPV, ``compare`` resamples the level scores); a report that only
+    looks right (a string or a negative TPV where a number belongs) would otherwise fail later,
+    far from the file.
+
+    Raises:
+        ReportError: such a value, named with its cell and field.
+    """
+    for cell in report.cells:
+        s = cell.summary
+        for field in ("s_total", "s_total_renormalized", "s_final", "tpv"):
+            value = _number(getattr(s, field), f"cell {cell.label}: summary.{field}")
+            if field == "tpv" and value is not None and value < 0:
+                raise ReportError(f"cell {cell.label}: summary.tpv is negative: {value!r}")
+        for r in cell.per_instruction:
+            _number(r.level_score, f"cell {cell.label}: {r.instruction_id}: level_score")
+    return report
 
 
 def _what(exc: BaseException) -> str:
@@ -167,11 +187,19 @@ def _v1_score(data: Mapping[str, Any]) -> RunReport:
 # -- the release's quality.json ----------------------------------------------------------------
 
 def _release_names(meta: Mapping[str, Any], name: str) -> tuple[str, str, str]:
-    """(model, strategy, method) from the metadata, else from ``<model>-<strategy>`` in the
-    file name.  The release files' "strategy" may name a method (``vgig-T5``, ``caap``); it is
+    """(model, strategy, method) from the file name ``<model>-<strategy>.quality.json``, else
+    from the metadata, else from the file's stem.
+
+    The file name comes first because it is the release's one unique, consistent key: the
+    metadata of its method runs names the base strategy (fifteen ``gpt4omini-*`` files all say
+    ``gpt-4o-mini`` / ``zero-shot``) and spells one model two ways (``QwenQwen35122BA10B``
+    beside ``qwen35122ba10b``).  The "strategy" may name a method (``vgig-T5``, ``caap``); it is
     kept as written, with the baseline method, so each cell's label is the file's own."""
-    stem = name[: -len(RELEASE_SUFFIX)] if name.endswith(RELEASE_SUFFIX) else Path(name).stem
+    release_name = name.endswith(RELEASE_SUFFIX)
+    stem = name[: -len(RELEASE_SUFFIX)] if release_name else Path(name).stem
     head, _, tail = stem.partition("-")
+    if release_name and head and tail:
+        return head, tail, "baseline"
     model = str(meta.get("model") or head or "unknown")
     strategy = str(meta.get("strategy") or tail or "unknown")
     return model, strategy, "baseline"

@@ -46,7 +46,8 @@ class SampleResult:
     ``violations`` are the instruction's constraints as written (explicit and implied by the
     graph type); ``derived_violations`` the checks the verifier adds (no-contradiction, L5 task,
     feasibility).  ``cached`` is true when the answer came from the answer cache; it is volatile
-    (a rerun changes it) and never written to a report.
+    (a rerun changes it), never written to a report, and not compared (a result read back from
+    its report equals the one written).
     """
 
     parsed: bool
@@ -59,7 +60,7 @@ class SampleResult:
     usage_source: str | None = None
     api_calls: int = 1
     truncated: bool = False
-    cached: bool = False
+    cached: bool = field(default=False, compare=False)
 
     def to_json(self) -> dict[str, Any]:
         return {

@@ -15,7 +15,7 @@ import time
 from collections.abc import Iterable, Mapping, Sequence
 from concurrent.futures import Future
 from dataclasses import replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pytest_graphinstruct.answers import Answer
 from pytest_graphinstruct.graphs.model import Limits
@@ -29,6 +29,10 @@ from pytest_graphinstruct.run.results import CellMetadata, ItemResult, RunReport
 from pytest_graphinstruct.suite.instruction import Instruction
 from pytest_graphinstruct.suite.loader import Suite, load_suite
 from pytest_graphinstruct.verify.verifier import Verifier
+
+if TYPE_CHECKING:
+    from pytest_graphinstruct.pools import ReferencePools
+    from pytest_graphinstruct.prompts.exemplars import Exemplar, ExemplarPool
 
 SERIAL_PEER_QUIET_S = 180.0
 """How long a worker waits for a peer's answer from a serial endpoint after the last answer
@@ -53,33 +57,53 @@ class BenchmarkSession:
             GraphInstructError: the suite or the pools cannot be loaded.
         """
         from pytest_graphinstruct.models.cache import AnswerCache
-        from pytest_graphinstruct.prompts.exemplars import ExemplarPool
 
         self.config = config
         self.worker = worker
         self.local = local
         self.suite: Suite = load_suite(config.suite, levels=config.levels)
         self.verifier = Verifier(limits=limits) if limits is not None else Verifier()
-        self.exemplars = ExemplarPool.from_suite(self.suite)
         self._replay = None
         if config.replay is not None:
             from pytest_graphinstruct.models.recorded import read_responses
 
             self._replay = read_responses(config.replay)
         self.cache = AnswerCache(config.cache_dir) if config.cache_dir is not None else None
-        self.pools = None
-        if config.pools is not None:
-            from pytest_graphinstruct.pools import ReferencePools, default_cache_dir
-
-            # Pool features and matches are cached on disk, keyed by the pools' content hash.
-            features = (config.cache_dir / "pools") if config.cache_dir else default_cache_dir()
-            self.pools = ReferencePools.load(config.pools, cache_dir=features)
+        self._pools: ReferencePools | None = None
+        self._exemplars: ExemplarPool | None = None
         self._schedulers: dict[str, Any] | None = None
         self._futures: dict[tuple[str, str, int], Future[Answer]] = {}
         self._owned: set[tuple[str, str]] | None = None
         self.results: list[ItemResult] = []
         self._pending: list[tuple[Checked, bool]] = []
         self.started = time.monotonic()
+
+    @property
+    def pools(self) -> ReferencePools | None:
+        """The run's reference pools, loaded on first use (a process that only merges results,
+        like the xdist controller, never loads them; the plugin touches this at collection so
+        a broken pool directory is reported before any item runs).
+
+        Raises:
+            GraphInstructError: the pools cannot be read.
+        """
+        if self._pools is None and self.config.pools is not None:
+            from pytest_graphinstruct.pools import ReferencePools, default_cache_dir
+
+            # Pool features and matches are cached on disk, keyed by the pools' content hash.
+            cache = self.config.cache_dir
+            features = (cache / "pools") if cache else default_cache_dir()
+            self._pools = ReferencePools.load(self.config.pools, cache_dir=features)
+        return self._pools
+
+    @property
+    def exemplars(self) -> ExemplarPool:
+        """The few-shot exemplar pool of the suite, built on first use."""
+        if self._exemplars is None:
+            from pytest_graphinstruct.prompts.exemplars import ExemplarPool
+
+            self._exemplars = ExemplarPool.from_suite(self.suite)
+        return self._exemplars
 
     @property
     def recorded_ids(self) -> frozenset[str] | None:
@@ -157,7 +181,7 @@ class BenchmarkSession:
         """The request for one sample of one item (deterministic; no randomness)."""
         from pytest_graphinstruct.prompts.builder import build_messages
 
-        exemplars = ()
+        exemplars: tuple[Exemplar, ...] = ()
         if cell.strategy.startswith("few"):
             exemplars = self.exemplars.select(instruction, k=3, seed=self.config.exemplar_seed)
         messages = build_messages(instruction, cell.strategy, exemplars=exemplars)
@@ -290,8 +314,8 @@ class BenchmarkSession:
         interrupted or stopped run) requests not started are dropped and none is retried."""
         for s in (self._schedulers or {}).values():
             s.close(cancel_pending=cancel)
-        if self.pools is not None:
-            for pool in self.pools.pools.values():
+        if self._pools is not None:
+            for pool in self._pools.pools.values():
                 pool.flush()
 
     def stats(self) -> dict[str, Any]:

@@ -119,8 +119,8 @@ def score_instruction(
         if d2.value is None:
             absent["D2"] = d2.reason or "not computed"
     if weighted.get("D3", 0) > 0 and instruction.feasible:
-        if d3 is None:
-            d3 = d3_results([(instruction, verifications)], pools)[0]
+        d3 = d3 or d3_results([(instruction, verifications)], pools)[0]
+        assert d3 is not None  # computed for every instruction whose level score uses D3
         dims["D3"] = d3.value
         details["d3"] = {"grassmann": d3.grassmann, "mmd": d3.mmd, "gcn": d3.gcn}
         if d3.value is None:

@@ -72,7 +72,7 @@ def test_outcomes_retries_and_cache(pytester: pytest.Pytester, suite_dir: Path,
     # and every HTTP call is accounted for in the report
     assert l0["api_calls"] == 5
     assert server.request_count == data["cells"][0]["summary"]["api_calls"] >= 3 + 5 + 1
-    assert 'name="gi_level_score"' in xml.read_text(encoding="utf-8")
+    assert 'name="gi_passed_samples"' in xml.read_text(encoding="utf-8")
     # nothing leaks the key
     for path in [report, xml, *cache.rglob("*")]:
         if path.is_file():

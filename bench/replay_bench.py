@@ -1,0 +1,83 @@
+"""The one evaluation path, end to end: ``score`` vs ``pytest --gi-replay`` on the same answers,
+and what xdist buys the oracle.
+
+1. Writes the official suite's references as recorded answers (``--k`` samples per instruction
+   cycling its references, a refusal for an infeasible one: 800 × 5 = 4,000 outputs).
+2. Times ``python -m pytest_graphinstruct score`` and ``pytest --gi-replay`` (one process) on
+   that file, both with the default pools, and checks the two reports are identical.
+3. Times the oracle over the project's own 800 instructions with ``-n 0`` and ``-n 2``.
+
+Prints wall times and the ratios the project holds itself to (replay / score ≤ 1.5;
+oracle -n 0 / -n 2 ≥ 1.6 on two cores).  Absolute times on shared machines are noisy.
+
+Usage::
+
+    python bench/replay_bench.py [--suite DIR] [--k 5] [--skip-xdist]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+DEFAULT_SUITE = ROOT.parent / "shared/official-suite/instructions"
+REFUSAL = "No such graph exists: the constraints are contradictory, so this is infeasible."
+
+
+def _timed(cmd: list[str]) -> float:
+    t = time.perf_counter()
+    proc = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, check=False)
+    elapsed = time.perf_counter() - t
+    if proc.returncode != 0:
+        sys.exit(f"failed ({proc.returncode}): {' '.join(cmd)}\n{proc.stdout[-2000:]}"
+                 f"\n{proc.stderr[-2000:]}")
+    return elapsed
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--suite", default=str(DEFAULT_SUITE))
+    ap.add_argument("--k", type=int, default=5)
+    ap.add_argument("--skip-xdist", action="store_true")
+    args = ap.parse_args()
+    from pytest_graphinstruct.suite.loader import load_suite
+
+    suite = load_suite(args.suite)
+    py = sys.executable
+    with tempfile.TemporaryDirectory() as tmp:
+        answers = Path(tmp) / "refs.jsonl"
+        with answers.open("w", encoding="utf-8") as f:
+            for inst in suite:
+                raws = list(inst.references) or [REFUSAL]
+                f.write(json.dumps({"instruction_id": inst.id, "level": inst.level, "samples": [
+                    {"raw_output": raws[i % len(raws)], "input_tokens": 400,
+                     "output_tokens": len(raws[i % len(raws)]) // 4, "api_calls": 1}
+                    for i in range(args.k)]}) + "\n")
+        a, b = Path(tmp) / "score.json", Path(tmp) / "replay.json"
+        t_score = _timed([py, "-m", "pytest_graphinstruct", "score", "--suite", args.suite,
+                          "--responses", str(answers), "--report", str(a)])
+        t_replay = _timed([py, "-m", "pytest", "instructions", f"--gi-suite={args.suite}",
+                           f"--gi-replay={answers}", f"--gi-report={b}", "--gi-benchmark",
+                           "-q", "-p", "no:cacheprovider", "-n", "0"])
+        same = a.read_bytes() == b.read_bytes()
+        n = len(suite) * args.k
+        print(f"{n} outputs: score {t_score:.1f} s, pytest --gi-replay {t_replay:.1f} s, "
+              f"ratio {t_replay / t_score:.2f} (target <= 1.5); reports identical: {same}")
+        if not args.skip_xdist:
+            base = [py, "-m", "pytest", "instructions", "--gi-model=oracle", "-q",
+                    "-p", "no:cacheprovider", "--gi-no-cache"]
+            t0 = _timed([*base, "-n", "0"])
+            t2 = _timed([*base, "-n", "2"])
+            print(f"oracle, the project's suite: -n 0 {t0:.1f} s, -n 2 {t2:.1f} s, "
+                  f"speed-up {t0 / t2:.2f} (target >= 1.6)")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,89 @@
+"""run.recorded: the ``score`` command is a session over recorded answers — the same results
+as ``pytest --gi-replay`` on the same answers."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from pytest_graphinstruct.run.config import build_run_config
+from pytest_graphinstruct.run.recorded import score_recorded
+from pytest_graphinstruct.suite.loader import load_suite
+from tests.plugin._suite import CYCLE4, TREE4, suite_records
+
+ROOT = Path(__file__).resolve().parents[2]
+REFUSAL = "No such graph exists: the constraints are infeasible."
+
+
+def write_suite(root: Path) -> Path:
+    root.mkdir(parents=True, exist_ok=True)
+    for lv, recs in suite_records().items():
+        (root / f"level_{lv}.json").write_text(json.dumps(recs), encoding="utf-8")
+    return root
+
+
+def references_as_answers(suite_dir: Path, path: Path, k: int = 2) -> Path:
+    """Every instruction answered by its references (a refusal when it has none), k samples
+    cycling them, with recorded token counts."""
+    with path.open("w", encoding="utf-8") as f:
+        for inst in load_suite(suite_dir):
+            raws = list(inst.references) or [REFUSAL]
+            f.write(json.dumps({"instruction_id": inst.id, "level": inst.level, "samples": [
+                {"raw_output": raws[i % len(raws)], "input_tokens": 300,
+                 "output_tokens": 20 + len(raws[i % len(raws)]) // 4, "api_calls": 1}
+                for i in range(k)]}) + "\n")
+    return path
+
+
+def test_only_recorded_instructions_are_scored(tmp_path: Path) -> None:
+    suite = write_suite(tmp_path / "suite")
+    answers = tmp_path / "m.jsonl"
+    answers.write_text(json.dumps({"instruction_id": "L1-001", "samples": [
+        {"raw_output": TREE4}, {"raw_output": CYCLE4}]}) + "\n" + json.dumps(
+        {"instruction_id": "L7-404", "samples": []}) + "\n", encoding="utf-8")
+    run = build_run_config({"replay": str(answers), "suite": str(suite), "pools": "none"},
+                           rootdir=tmp_path)
+    assert run is not None and run.samples is None  # as many samples as recorded
+    scored = score_recorded(run)
+    (cell,) = scored.report.cells
+    assert cell.label == "m-zero-shot"
+    (item,) = cell.per_instruction
+    assert item.instruction_id == "L1-001" and len(item.samples) == 2
+    assert item.outcome == "failed"  # the cycle sample breaks graph_type=tree
+    assert scored.missing == ("L0-001", "L1-002", "L2-001")
+    assert scored.unknown == ("L7-404",)
+
+
+def _run(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, *args], cwd=cwd, capture_output=True, text=True,
+                          check=False, timeout=1800)
+
+
+@pytest.mark.slow
+def test_score_and_replay_agree_on_the_official_suite(official_suite_dir: Path,
+                                                      tmp_path: Path) -> None:
+    """Every instruction of the official suite, its references as answers (2 samples), scored
+    by ``score`` and by ``pytest --gi-replay`` with the project's pools as the default of both:
+    identical reports, byte for byte."""
+    answers = references_as_answers(official_suite_dir, tmp_path / "refs.jsonl")
+    by_score, by_replay = tmp_path / "score.json", tmp_path / "replay.json"
+    proc = _run("-m", "pytest_graphinstruct", "score", "--suite", str(official_suite_dir),
+                "--responses", str(answers), "--report", str(by_score), cwd=ROOT)
+    assert proc.returncode == 0, proc.stderr
+    proc = _run("-m", "pytest", "instructions", f"--gi-suite={official_suite_dir}",
+                f"--gi-replay={answers}", f"--gi-report={by_replay}", "--gi-benchmark", "-q",
+                "-p", "no:cacheprovider", "-p", "no:randomly", cwd=ROOT)
+    assert proc.returncode == 0, proc.stdout[-3000:]
+    a = json.loads(by_score.read_text(encoding="utf-8"))
+    b = json.loads(by_replay.read_text(encoding="utf-8"))
+    (cell_a,), (cell_b,) = a["cells"], b["cells"]
+    assert cell_a["summary"]["items"] == len(load_suite(official_suite_dir)) == 800
+    assert {r["instruction_id"] for r in cell_a["per_instruction"] if r["level"] >= 3
+            and r["details"].get("pool_references")}, "the pools default was not applied"
+    for ra, rb in zip(cell_a["per_instruction"], cell_b["per_instruction"], strict=True):
+        assert ra == rb, ra["instruction_id"]
+    assert a == b

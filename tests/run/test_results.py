@@ -1,0 +1,149 @@
+"""The typed result records: labels, outcomes, JSON both ways, and the errors of ``from_json``."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+
+from pytest_graphinstruct.errors import GraphInstructError
+from pytest_graphinstruct.run.aggregate import build_cell, with_pareto
+from pytest_graphinstruct.run.results import (
+    SCHEMA,
+    CellMetadata,
+    CellSummary,
+    ItemResult,
+    LevelRow,
+    ParetoSummary,
+    ReportError,
+    RunReport,
+    SampleResult,
+    cell_label,
+    items_in_order,
+)
+from pytest_graphinstruct.vocab import DIMENSIONS
+
+
+def item(iid: str, **kw: Any) -> ItemResult:
+    return ItemResult(**{"instruction_id": iid, "level": int(iid[1]), "cell": "m-zero-shot",
+                         "model": "m", "strategy": "zero-shot", **kw})
+
+
+def report(*items: ItemResult) -> RunReport:
+    return with_pareto([build_cell(CellMetadata("m", "zero-shot"), list(items))])
+
+
+def test_cell_label() -> None:
+    assert cell_label("m", "zero-shot") == "m-zero-shot"
+    assert cell_label("m", "zero-shot", "baseline") == "m-zero-shot"
+    assert cell_label("m", "few-cot", "vgig") == "m-few-cot-vgig"
+    assert CellMetadata("gpt-4o", "zero-cot", "constrained").label == (
+        "gpt-4o-zero-cot-constrained")
+
+
+def test_outcomes() -> None:
+    with pytest.raises(ValueError, match="unknown outcome 'crashed'"):
+        item("L1-000", outcome="crashed")
+    passed, failed = item("L1-000"), item("L1-001", outcome="failed")
+    error, skipped = item("L1-002", outcome="error"), item("L1-003", outcome="skipped")
+    assert [r.scored for r in (passed, failed, error, skipped)] == [True, True, False, False]
+    assert [r.passed for r in (passed, failed, error, skipped)] == [True, False, False, False]
+    expected = failed.with_outcome("passed", expected_failure=True)
+    assert expected.passed and expected.expected_failure and not failed.expected_failure
+    assert expected.with_outcome("failed").expected_failure  # kept unless said
+
+
+def test_default_dimension_scores_name_all_five() -> None:
+    assert dict(item("L0-000").dimension_scores) == dict.fromkeys(DIMENSIONS)
+
+
+def test_sample_json_never_writes_the_cache_flag() -> None:
+    s = SampleResult(parsed=True, refusal=False, violations=("a",), cached=True)
+    data = s.to_json()
+    assert "cached" not in data and data["violations"] == ["a"]
+    back = SampleResult.from_json(data)
+    assert back == s and back.cached is False  # cached is volatile: not compared
+
+
+def test_item_json_uses_the_release_names() -> None:
+    r = item("L2-000", valid_rate=0.5, tpv=120.0, d4_instruction_score=1.0,
+             dimension_scores={"D1": 0.5, "D2": None, "D3": None, "D4": 1.0, "D5": None},
+             level_score=0.75, missing_dimensions=("D2", "D3"))
+    data = r.to_json()
+    assert data["d1_valid_rate"] == 0.5 and data["d5_tokens_per_valid"] == 120.0
+    assert data["d4_instruction_score"] == 1.0 and data["level_score"] == 0.75
+    assert data["missing_dimensions"] == ["D2", "D3"]
+    assert "valid_rate" not in data and "tpv" not in data
+    assert ItemResult.from_json(json.loads(json.dumps(data))) == r
+
+
+def test_item_from_json_fills_what_is_optional() -> None:
+    r = ItemResult.from_json({"instruction_id": "L1-000", "level": 1, "cell": "m-zero-shot",
+                              "model": "m", "strategy": "zero-shot", "outcome": "failed"})
+    assert r == item("L1-000", outcome="failed")
+
+
+def test_records_round_trip_one_by_one() -> None:
+    rep = report(item("L0-000", level_score=0.5, tokens=10, d5_valid=1),
+                 item("L0-001", level_score=0.9, tokens=30, d5_valid=1),
+                 item("L1-000", outcome="error", error="timeout"))
+    (cell,) = rep.cells
+    assert CellMetadata.from_json(cell.metadata.to_json()) == cell.metadata
+    assert CellSummary.from_json(cell.summary.to_json()) == cell.summary
+    for row in cell.per_level.values():
+        assert LevelRow.from_json(row.to_json()) == row
+    assert ParetoSummary.from_json(rep.pareto.to_json()) == rep.pareto
+    assert type(cell).from_json(cell.to_json()) == cell
+    assert RunReport.from_json(json.loads(json.dumps(rep.to_json()))) == rep
+
+
+def test_cell_lookup() -> None:
+    rep = report(item("L0-000"))
+    assert rep.labels == ("m-zero-shot",)
+    assert rep.cell("m-zero-shot") is rep.cells[0]
+    with pytest.raises(KeyError, match=r"no cell 'x' \(has: m-zero-shot\)"):
+        rep.cell("x")
+    with pytest.raises(KeyError, match=r"has: none"):
+        RunReport(()).cell("x")
+
+
+def test_scored_level_scores_leave_out_unscored_items() -> None:
+    (cell,) = report(item("L0-000", level_score=0.5), item("L0-001"),
+                     item("L1-000", outcome="error", level_score=0.9)).cells
+    assert cell.scored_level_scores() == {"L0-000": (0, 0.5)}
+
+
+def test_items_in_order() -> None:
+    rs = [item("L0-002"), item("L0-000"), item("L9-999"), item("L0-001")]
+    order = {"L0-000": 0, "L0-001": 1, "L0-002": 2}
+    assert [r.instruction_id for r in items_in_order(rs, order)] == [
+        "L0-000", "L0-001", "L0-002", "L9-999"]
+
+
+@pytest.mark.parametrize(
+    ("data", "fragment"),
+    [
+        ({"schema": "graphinstruct-report/1"}, "not a graphinstruct-report/2 report (schema: "
+                                               "'graphinstruct-report/1')"),
+        ({}, "(schema: None)"),
+        ([], "(schema: 'list')"),
+        ({"schema": SCHEMA}, "missing field 'cells'"),
+        ({"schema": SCHEMA, "cells": [{}]}, "missing field 'metadata'"),
+        ({"schema": SCHEMA, "cells": 3}, "TypeError"),
+        ({"schema": SCHEMA, "cells": [{"metadata": [], "summary": {}}]}, "AttributeError"),
+    ],
+)
+def test_from_json_errors_are_one_line_report_errors(data: Any, fragment: str) -> None:
+    with pytest.raises(ReportError) as info:
+        RunReport.from_json(data)
+    message = str(info.value)
+    assert fragment in message and "\n" not in message
+    assert isinstance(info.value, GraphInstructError) and isinstance(info.value, ValueError)
+
+
+def test_a_bad_outcome_in_a_report_is_a_report_error() -> None:
+    data = report(item("L0-000")).to_json()
+    data["cells"][0]["per_instruction"][0]["outcome"] = "crashed"
+    with pytest.raises(ReportError, match="unknown outcome 'crashed'"):
+        RunReport.from_json(data)
