@@ -8,8 +8,6 @@ import subprocess
 import sys
 from pathlib import Path
 
-import pytest
-
 HEAVY = ("networkx", "numpy", "scipy", "torch", "torch_geometric", "openai", "tiktoken",
          "tabulate", "pytest_graphinstruct.run", "pytest_graphinstruct.verify")
 
