@@ -5,6 +5,10 @@ so 800 instructions × k=5 gives 4,000 outputs.  Prints outputs/second, the time
 (verification = parsing + every check, then D1–D5) and peak memory (the process's max RSS;
 ``--tracemalloc`` also traces Python allocations, at a large slowdown).  Single process.
 
+Then the same answers go through the one evaluation path the plugin and the ``score`` command
+use (:func:`pytest_graphinstruct.run.evaluate.check` and ``score``: all five dimensions and
+the level scores, D3 batched) and its time is printed beside the per-dimension total.
+
 Usage::
 
     python bench/score_bench.py [--suite DIR] [--k 5] [--pools DIR]
@@ -84,6 +88,17 @@ def main() -> int:
 
     timed("D5", d5)
     total = time.perf_counter() - t_all
+    from pytest_graphinstruct.run import evaluate
+    from pytest_graphinstruct.score import d3 as d3_module
+
+    d3_module.clear_caches()  # the path must not reuse the features computed above
+    t_path = time.perf_counter()
+    checked = [evaluate.check(i, a, cell=evaluate.CellId("bench"), verifier=verifier)
+               for i, a, _ in items]
+    t_checked = time.perf_counter()
+    results = evaluate.score(checked, pools)
+    t_scored = time.perf_counter()
+    assert len(results) == len(items)
     rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     print(f"outputs: {n} ({len(items)} instructions × k={args.k}); pools: {args.pools or 'none'}")
     print(f"total (incl. suite load and imports after start): {total:.1f} s "
@@ -91,6 +106,8 @@ def main() -> int:
     for name, t in times.items():
         print(f"  {name:7s} {t:7.2f} s  ({t / total:5.1%})")
     print(f"peak memory: max RSS {rss:.0f} MiB")
+    print(f"the evaluation path (run.evaluate): {t_scored - t_path:.1f} s for {n} outputs "
+          f"(check {t_checked - t_path:.1f} s, score {t_scored - t_checked:.1f} s)")
     if args.tracemalloc:
         _, peak = tracemalloc.get_traced_memory()
         print(f"peak traced Python allocations {peak / 2**20:.0f} MiB")

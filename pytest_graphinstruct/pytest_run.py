@@ -121,8 +121,8 @@ class GraphInstructItem(pytest.Item):
 
     def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException],
                      style: Any = None) -> str | Any:
-        if isinstance(excinfo.value, GraphInstructFailure | InfraError):
-            return str(excinfo.value)
+        if isinstance(excinfo.value, GraphInstructFailure | InfraError | pytest.xfail.Exception):
+            return str(excinfo.value)  # the verdicts say it all: no Python traceback
         return super().repr_failure(excinfo, style=style)
 
     def reportinfo(self) -> tuple[Path, int | None, str]:

@@ -34,6 +34,11 @@ if TYPE_CHECKING:
     from pytest_graphinstruct.pools import ReferencePools
     from pytest_graphinstruct.prompts.exemplars import Exemplar, ExemplarPool
 
+SCORE_BATCH = 128
+"""Recorded items are scored in batches of this many (D3's GCNs train together).  Scoring as the
+run goes, not all at the end, lets pytest-xdist balance the scoring work between workers like
+any other test time (a batch of 128 costs ~5 % more than one batch of 800)."""
+
 SERIAL_PEER_QUIET_S = 180.0
 """How long a worker waits for a peer's answer from a serial endpoint after the last answer
 anyone obtained (see :meth:`BenchmarkSession._await_peer`)."""
@@ -277,8 +282,11 @@ class BenchmarkSession:
 
     def record(self, checked: Checked, *, expected_failure: bool = False) -> None:
         """Keep a checked item for scoring; its result appears in :attr:`results` after the
-        next :meth:`flush` (D3 trains one batch over every item held)."""
+        next :meth:`flush`, which happens by itself once :data:`SCORE_BATCH` items are held
+        (D3 trains one batch over them)."""
         self._pending.append((checked, expected_failure))
+        if len(self._pending) >= SCORE_BATCH:
+            self.flush()
 
     def record_error(self, inst: Instruction, cell: Cell, answers: Sequence[Answer], *,
                      outcome: str, error: str | None) -> None:

@@ -9,6 +9,7 @@ from typing import Any
 import pytest
 
 from pytest_graphinstruct.__main__ import main
+from tests.report.schema_check import load_valid_report
 
 TREE = "Graph[name='t', nodes=4] { node_list = [0, 1, 2, 3]; edge_list = [(0,1), (1,2), (1,3)]; }"
 
@@ -45,7 +46,7 @@ def test_score_writes_report(tmp_path: Path, capsys: pytest.CaptureFixture[str])
     ])
     out = tmp_path / "out" / "report.json"
     assert main(["score", "--suite", str(s), "--responses", str(r), "--report", str(out)]) == 0
-    report = json.loads(out.read_text(encoding="utf-8"))
+    report = load_valid_report(out)
     (cell,) = report["cells"]
     assert cell["metadata"]["model"] == "r" and cell["metadata"]["strategy"] == "zero-shot"
     (entry,) = cell["per_instruction"]
@@ -98,7 +99,7 @@ def test_module_entry_point(tmp_path: Path) -> None:
                            str(s), "--responses", str(r), "--report", str(out)],
                           capture_output=True, text=True, check=False)
     assert proc.returncode == 0, proc.stderr
-    assert json.loads(out.read_text(encoding="utf-8"))["cells"][0]["per_instruction"][0][
+    assert load_valid_report(out)["cells"][0]["per_instruction"][0][
         "d4_instruction_score"] == pytest.approx(1.0)
 
 
@@ -117,7 +118,7 @@ def test_official_references_as_answers_score_d4_one(
     out = tmp_path / "o.json"
     assert main(["score", "--suite", str(official_suite_dir), "--levels", "0,1,2,3,4",
                  "--responses", str(r), "--report", str(out)]) == 0
-    report = json.loads(out.read_text(encoding="utf-8"))
+    report = load_valid_report(out)
     items = report["cells"][0]["per_instruction"]
     below = {e["instruction_id"]: e["d4_instruction_score"] for e in items
              if e["d4_instruction_score"] < 1.0 - 1e-9}

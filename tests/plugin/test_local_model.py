@@ -8,7 +8,6 @@ install *fails* instead of skipping, so CI cannot go green without the real mode
 
 from __future__ import annotations
 
-import json
 import math
 import os
 from pathlib import Path
@@ -18,6 +17,7 @@ import pytest
 from pytest_graphinstruct.errors import ModelError
 from pytest_graphinstruct.models.local_server import find_local_model
 from pytest_graphinstruct.score.d5 import d5_value
+from tests.report.schema_check import load_valid_report
 
 pytest_plugins = ["pytester"]
 pytestmark = pytest.mark.local_model
@@ -47,7 +47,7 @@ def test_three_instructions_through_the_real_server(
     assert "error" not in outcomes and "errors" not in outcomes
     assert "local model: SmolLM2-135M-Instruct.Q4_1.gguf" in result.stdout.str()
 
-    data = json.loads(report.read_text(encoding="utf-8"))
+    data = load_valid_report(report)
     cells = {c["metadata"]["method"]: c for c in data["cells"]}
     assert set(cells) == {"baseline", "constrained"}
     for cell in cells.values():

@@ -18,6 +18,7 @@ import pytest
 from pytest_graphinstruct.models import local_server
 from pytest_graphinstruct.models.testserver import FakeOpenAIServer
 from tests.models.fake_local import alive, install_fake_local, requests_seen, server_pids
+from tests.report.schema_check import load_valid_report
 
 from ._suite import CYCLE4, EMPTY3, TREE4
 
@@ -65,7 +66,7 @@ def test_xdist_workers_share_one_server_which_stops_after_a_failing_session(
     seen = requests_seen(fake)
     assert len(seen) == 4  # every item asked once, none twice across workers
     assert all("grammar" not in body for body in seen)
-    data = json.loads(report.read_text())
+    data = load_valid_report(report)
     assert local_server.MODEL_FILE in data["cells"][0]["metadata"]["model_info"]
     assert data["cells"][0]["summary"]["usage_sources"] == {"provider": 4}
     assert "local model: SmolLM2-135M-Instruct.Q4_1.gguf" in result.stdout.str()
@@ -82,7 +83,7 @@ def test_constrained_cells_send_the_grammar(pytester: pytest.Pytester, suite_dir
     constrained = [b for b in seen if "grammar" in b]
     assert len(seen) == 8 and len(constrained) == 4
     assert all(b["grammar"].startswith("root ::= graph | refusal\n") for b in constrained)
-    cells = {c["metadata"]["method"]: c for c in json.loads(report.read_text())["cells"]}
+    cells = {c["metadata"]["method"]: c for c in load_valid_report(report)["cells"]}
     assert cells["constrained"]["metadata"]["constraint"] == "gbnf"
     assert cells["baseline"]["metadata"]["constraint"] is None
 

@@ -7,6 +7,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.report.schema_check import load_valid_report
+
 from ._suite import CYCLE4, EMPTY3, TREE4
 
 pytest_plugins = ["pytester"]
@@ -34,7 +36,7 @@ def test_oracle_passes_everything(pytester: pytest.Pytester, suite_dir: Path) ->
     result.assert_outcomes(passed=4)
     result.stdout.fnmatch_lines(["*L1-001?oracle-zero-shot? PASSED*",
                                  "*L2-001?oracle-zero-shot? PASSED*", "*GraphInstruct*"])
-    data = json.loads(report.read_text(encoding="utf-8"))
+    data = load_valid_report(report)
     assert data["cells"][0]["metadata"]["model"] == "oracle"
     assert [r["instruction_id"] for r in data["cells"][0]["per_instruction"]] == [
         "L0-001", "L1-001", "L1-002", "L2-001"]
@@ -75,7 +77,7 @@ def test_benchmark_mode_reports_violations_without_failing(pytester: pytest.Pyte
     assert result.ret == 0
     out = result.stdout.str()
     assert "--gi-benchmark reports them" in out and "assert graph_type=tree" in out
-    data = json.loads(report.read_text(encoding="utf-8"))
+    data = load_valid_report(report)
     outcomes = {r["instruction_id"]: r["outcome"] for r in data["cells"][0]["per_instruction"]}
     assert outcomes == {"L0-001": "passed", "L1-001": "failed", "L1-002": "failed",
                         "L2-001": "passed"}
@@ -112,7 +114,7 @@ def test_several_cells(pytester: pytest.Pytester, suite_dir: Path) -> None:
                                 "--gi-strategy=zero-shot,few-cot", f"--gi-report={report}",
                                 "-p", "no:cacheprovider")
     result.assert_outcomes(passed=8)
-    data = json.loads(report.read_text(encoding="utf-8"))
+    data = load_valid_report(report)
     assert [c["metadata"]["strategy"] for c in data["cells"]] == ["zero-shot", "few-cot"]
 
 
@@ -257,7 +259,7 @@ def test_crashed_worker_marks_the_summary_partial(pytester: pytest.Pytester,
                                            "2", f"--gi-report={report}", "-p",
                                            "no:cacheprovider")
     result.stdout.fnmatch_lines(["*PARTIAL: a worker crashed*"])
-    assert json.loads(report.read_text(encoding="utf-8"))["partial"] is True
+    assert load_valid_report(report)["partial"] is True
 
 
 def test_report_with_all_dimensions_is_identical_across_workers(
@@ -268,7 +270,7 @@ def test_report_with_all_dimensions_is_identical_across_workers(
     pytester.runpytest_subprocess(*base, "-n", "0", f"--gi-report={r0}")
     pytester.runpytest_subprocess(*base, "-n", "2", f"--gi-report={r2}")
     pytester.runpytest_subprocess(*base, "-n", "0", f"--gi-report={again}")
-    data = json.loads(r0.read_text(encoding="utf-8"))
+    data = load_valid_report(r0)
     dims = {d for r in data["cells"][0]["per_instruction"] for d, v in r["dimension_scores"].items()
             if v is not None}
     assert {"D1", "D2", "D3", "D4"} <= dims

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
@@ -10,6 +9,7 @@ import pytest
 
 import pytest_graphinstruct.models.openai_backend  # noqa: F401  (see test_plugin.py)
 from pytest_graphinstruct.models.testserver import FakeOpenAIServer, Fault
+from tests.report.schema_check import load_valid_report
 
 from ._suite import EMPTY3, TREE4
 
@@ -64,7 +64,7 @@ def test_outcomes_retries_and_cache(pytester: pytest.Pytester, suite_dir: Path,
     result.assert_outcomes(passed=2, failed=1, errors=1)
     out = result.stdout.str()
     assert "L0-001[fake-model-zero-shot] ERROR" in out
-    data = json.loads(report.read_text(encoding="utf-8"))
+    data = load_valid_report(report)
     assert data["cells"][0]["summary"]["infra_errors"] == 1
     l0 = next(r for r in data["cells"][0]["per_instruction"] if r["instruction_id"] == "L0-001")
     assert l0["outcome"] == "error" and "500" in (l0["error"] or "")

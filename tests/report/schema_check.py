@@ -49,3 +49,12 @@ def assert_valid_report(data: Any) -> None:
         more = f"\n  … and {len(errors) - 20} more" if len(errors) > 20 else ""
         raise AssertionError(f"not a valid graphinstruct-report/2 report "
                              f"({len(errors)} error(s)):\n  {shown}{more}")
+
+
+def load_valid_report(path: Any) -> Any:
+    """The JSON of the report file at ``path``, after checking it against the schema."""
+    from pathlib import Path
+
+    data = json.loads(Path(path).read_text(encoding="utf-8"))
+    assert_valid_report(data)
+    return data

@@ -14,6 +14,7 @@ from pytest_graphinstruct.run.config import build_run_config
 from pytest_graphinstruct.run.recorded import score_recorded
 from pytest_graphinstruct.suite.loader import load_suite
 from tests.plugin._suite import CYCLE4, TREE4, suite_records
+from tests.report.schema_check import load_valid_report
 
 ROOT = Path(__file__).resolve().parents[2]
 REFUSAL = "No such graph exists: the constraints are infeasible."
@@ -78,8 +79,8 @@ def test_score_and_replay_agree_on_the_official_suite(official_suite_dir: Path,
                 f"--gi-replay={answers}", f"--gi-report={by_replay}", "--gi-benchmark", "-q",
                 "-p", "no:cacheprovider", "-p", "no:randomly", cwd=ROOT)
     assert proc.returncode == 0, proc.stdout[-3000:]
-    a = json.loads(by_score.read_text(encoding="utf-8"))
-    b = json.loads(by_replay.read_text(encoding="utf-8"))
+    a = load_valid_report(by_score)
+    b = load_valid_report(by_replay)
     (cell_a,), (cell_b,) = a["cells"], b["cells"]
     assert cell_a["summary"]["items"] == len(load_suite(official_suite_dir)) == 800
     assert {r["instruction_id"] for r in cell_a["per_instruction"] if r["level"] >= 3
