@@ -14,7 +14,17 @@ LEVELS: Final[tuple[int, ...]] = (0, 1, 2, 3, 4, 5)
 """GraphInstruct's six levels: L0 format … L5 multi-step editing."""
 
 SIZE_BUCKETS: Final[tuple[str, ...]] = ("small", "medium", "large")
-"""Instruction size buckets (by node count of the asked-for graph)."""
+"""Instruction size buckets (by node count of the asked-for graph, :func:`size_bucket`)."""
+
+
+def size_bucket(num_nodes: int) -> str:
+    """The paper's size bucket: small ≤ 20 nodes, medium 21–50, large > 50.
+
+    >>> [size_bucket(n) for n in (20, 21, 50, 51)]
+    ['small', 'medium', 'medium', 'large']
+    """
+    return "small" if num_nodes <= 20 else "medium" if num_nodes <= 50 else "large"
+
 
 STRATEGIES: Final[tuple[str, ...]] = ("zero-shot", "few-shot", "zero-cot", "few-cot")
 """Prompting strategies (§4.1)."""

@@ -46,11 +46,6 @@ class TooFewDistinct(BuildError):
     The level builder then drafts that instruction again from the same seeded stream."""
 
 
-def size_bucket(n: int) -> str:
-    """``'small'`` (≤ 20 nodes), ``'medium'`` (21–50) or ``'large'`` (> 50)."""
-    return "small" if n <= 20 else "medium" if n <= 50 else "large"
-
-
 def make_record(
     iid: str,
     level: int,

@@ -52,7 +52,6 @@ from pytest_graphinstruct.build.common import (
     BuildError,
     find_references,
     make_record,
-    size_bucket,
 )
 from pytest_graphinstruct.build.domains import DIRECTED_DOMAINS, DOMAINS, L4_SIZE, MOLECULAR_SIZE
 from pytest_graphinstruct.build.pools import DEFAULT_SEED, full_pool
@@ -62,6 +61,7 @@ from pytest_graphinstruct.suite.constraints import parse_constraint
 from pytest_graphinstruct.verify.checks import check_constraint
 from pytest_graphinstruct.verify.properties import GraphFacts
 from pytest_graphinstruct.verify.verdict import Source
+from pytest_graphinstruct.vocab import size_bucket
 
 LEVEL = 4
 #: Seed of the pool the constraints are calibrated against (the committed pool's).

@@ -38,7 +38,6 @@ from pytest_graphinstruct.build.common import (
     check_reference,
     invariant,
     make_record,
-    size_bucket,
 )
 from pytest_graphinstruct.build.l5_graphs import nkey, pair_key
 from pytest_graphinstruct.build.l5_templates import TEMPLATES, Draft
@@ -49,8 +48,9 @@ from pytest_graphinstruct.suite.constraints import parse_constraint
 from pytest_graphinstruct.suite.instruction import Instruction
 from pytest_graphinstruct.verify.implicit import infer_implicit
 from pytest_graphinstruct.verify.verifier import DEFAULT_VERIFIER
+from pytest_graphinstruct.vocab import SIZE_BUCKETS, size_bucket
 
-BUCKETS: tuple[str, ...] = ("small", "medium", "large")
+BUCKETS: tuple[str, ...] = SIZE_BUCKETS
 #: Fresh constructions a record may try before the build fails.
 DRAFT_TRIES = 30
 #: Draws per answer (first answer, then a non-isomorphic second one) before re-drafting.

@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from pytest_graphinstruct.errors import GraphInstructError
+from pytest_graphinstruct.vocab import SIZE_BUCKETS
 
 DEFAULT_SEED = 0
 #: Instructions per level at the default size (the paper's counts).
@@ -62,7 +63,7 @@ def _write_atomic(path: Path, text: str) -> None:
 
 
 def _buckets(records: Iterable[dict[str, Any]]) -> dict[str, int]:
-    out = {"small": 0, "medium": 0, "large": 0}
+    out = dict.fromkeys(SIZE_BUCKETS, 0)
     for r in records:
         out[r["graph_sizes"][0]] += 1
     return out

@@ -27,11 +27,12 @@ from pytest_graphinstruct.build.common import (
 from pytest_graphinstruct.build.streams import rng_for
 from pytest_graphinstruct.suite.constraints import parse_constraint
 from pytest_graphinstruct.verify.implicit import infer_implicit
+from pytest_graphinstruct.vocab import SIZE_BUCKETS
 
 #: Default node-count range per size bucket (inclusive).
 SIZE_RANGES: dict[str, tuple[int, int]] = {"small": (5, 20), "medium": (21, 50),
                                            "large": (51, 80)}
-BUCKETS: tuple[str, ...] = ("small", "medium", "large")
+BUCKETS: tuple[str, ...] = SIZE_BUCKETS
 #: Draws of a template's parameters before the build gives up on one instruction.
 DRAFT_TRIES = 60
 

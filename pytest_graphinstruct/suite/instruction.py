@@ -15,15 +15,7 @@ from typing import Any
 
 from pytest_graphinstruct.graphs.model import ParsedGraph
 from pytest_graphinstruct.suite.constraints import Constraint, Op
-
-
-def size_bucket(num_nodes: int) -> str:
-    """The paper's size bucket: small ≤ 20 nodes, medium 21–50, large > 50."""
-    if num_nodes <= 20:
-        return "small"
-    if num_nodes <= 50:
-        return "medium"
-    return "large"
+from pytest_graphinstruct.vocab import size_bucket
 
 
 @dataclass(frozen=True)

@@ -15,7 +15,7 @@ import networkx as nx
 import pytest
 
 from pytest_graphinstruct.build import labels as vocab
-from pytest_graphinstruct.build.common import as_instruction, isomorphic, size_bucket
+from pytest_graphinstruct.build.common import as_instruction, isomorphic
 from pytest_graphinstruct.build.domains import DIRECTED_DOMAINS, DOMAINS
 from pytest_graphinstruct.build.level4 import (
     CLAUSES,
@@ -27,6 +27,7 @@ from pytest_graphinstruct.graphs.parse import parse_graph
 from pytest_graphinstruct.pools import Pool
 from pytest_graphinstruct.suite.constraints import parse_constraint
 from pytest_graphinstruct.verify.verifier import DEFAULT_VERIFIER
+from pytest_graphinstruct.vocab import size_bucket
 from tests.suite.agreement import disagreements
 
 ROOT = Path(__file__).resolve().parents[2]

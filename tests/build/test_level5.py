@@ -13,7 +13,7 @@ import networkx as nx
 import pytest
 
 from pytest_graphinstruct.build import l5_graphs as lg
-from pytest_graphinstruct.build.common import as_instruction, invariant, size_bucket
+from pytest_graphinstruct.build.common import as_instruction, invariant
 from pytest_graphinstruct.build.l5_templates import TEMPLATES
 from pytest_graphinstruct.build.level5 import (
     build_level5,
@@ -28,6 +28,7 @@ from pytest_graphinstruct.suite.loader import Suite
 from pytest_graphinstruct.verify.tasks import CHECKED_TASKS, NODE_REMOVING_TASKS
 from pytest_graphinstruct.verify.verdict import Source
 from pytest_graphinstruct.verify.verifier import DEFAULT_VERIFIER
+from pytest_graphinstruct.vocab import size_bucket
 from tests.suite.agreement import disagreements
 
 Record = dict[str, Any]

@@ -19,6 +19,8 @@ from pytest_graphinstruct.report.writer import write_report
 from pytest_graphinstruct.run.aggregate import build_cell, with_pareto
 from pytest_graphinstruct.run.results import CellMetadata, ItemResult, RunReport
 
+pytestmark = pytest.mark.slow  # subprocesses / whole-suite runs: the full tier (.ci/run)
+
 PUBLISHED = Path(__file__).resolve().parents[2].parent / "shared" / "published-results"
 QUALITY = PUBLISHED / "quality"
 

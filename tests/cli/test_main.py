@@ -11,6 +11,8 @@ import pytest
 from pytest_graphinstruct.__main__ import main
 from tests.report.schema_check import load_valid_report
 
+pytestmark = pytest.mark.slow  # subprocesses / whole-suite runs: the full tier (.ci/run)
+
 TREE = "Graph[name='t', nodes=4] { node_list = [0, 1, 2, 3]; edge_list = [(0,1), (1,2), (1,3)]; }"
 
 

@@ -24,6 +24,7 @@ def records(official_suite_dir: Path) -> list[dict[str, Any]]:
     return out
 
 
+@pytest.mark.slow
 def test_all_references_parse_and_round_trip(records: list[dict[str, Any]]) -> None:
     count = 0
     for rec in records:

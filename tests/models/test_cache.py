@@ -154,6 +154,7 @@ print("finished")
 """
 
 
+@pytest.mark.slow
 def test_rerun_after_sigkill_requests_only_the_missing_answers(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

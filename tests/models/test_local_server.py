@@ -108,6 +108,7 @@ def test_a_server_that_exits_at_start_is_reported_with_its_log(fake_root: Path) 
     assert all(not alive(p) for p in server_pids(model_dir))
 
 
+@pytest.mark.slow
 def test_a_server_that_never_answers_times_out(fake_root: Path) -> None:
     model_dir = install_fake_local(fake_root, startup_s=60)
     server = LocalServer(find_local_model(), startup_timeout_s=0.5)

@@ -12,6 +12,8 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
+import pytest
+
 from pytest_graphinstruct.models.openai_backend import OpenAIBackend
 from pytest_graphinstruct.models.serial import SerialGate, lock_path_for
 from pytest_graphinstruct.models.testserver import FakeOpenAIServer
@@ -63,6 +65,7 @@ def test_lock_path_is_shared_per_endpoint() -> None:
     assert a == lock_path_for("http://127.0.0.1:1/v1") != lock_path_for("http://127.0.0.1:2/v1")
 
 
+@pytest.mark.slow
 def test_queued_requests_do_not_time_out_behind_a_serial_server(api_key: str,
                                                                 tmp_path: Path) -> None:
     # 12 answers of 0.25 s from a one-at-a-time server: the last waits ~3 s, three times the

@@ -22,6 +22,8 @@ from tests.report.schema_check import load_valid_report
 
 from ._suite import CYCLE4, EMPTY3, TREE4
 
+pytestmark = pytest.mark.slow  # subprocesses / whole-suite runs: the full tier (.ci/run)
+
 pytest_plugins = ["pytester"]
 
 REFUSAL = "No such graph exists: 3*5 is odd, so no 3-regular graph on 5 nodes."

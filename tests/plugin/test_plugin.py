@@ -163,6 +163,7 @@ def test_ini_options(pytester: pytest.Pytester, suite_dir: Path) -> None:
     assert bad.ret == pytest.ExitCode.USAGE_ERROR and "--gi-pass" in bad.stderr.str()
 
 
+@pytest.mark.slow
 def test_xdist_report_equals_single_process(pytester: pytest.Pytester, suite_dir: Path) -> None:
     replay = replay_file(pytester.path / "a.jsonl", {
         "L0-001": [EMPTY3], "L1-001": [CYCLE4], "L1-002": [CYCLE4],
@@ -246,6 +247,7 @@ def test_fixtures_for_users_own_tests(pytester: pytest.Pytester, suite_dir: Path
     bare.assert_outcomes(skipped=1, deselected=2)
 
 
+@pytest.mark.slow
 def test_crashed_worker_marks_the_summary_partial(pytester: pytest.Pytester,
                                                   suite_dir: Path) -> None:
     pytester.makepyfile(test_crash="""
@@ -262,6 +264,7 @@ def test_crashed_worker_marks_the_summary_partial(pytester: pytest.Pytester,
     assert load_valid_report(report)["partial"] is True
 
 
+@pytest.mark.slow
 def test_report_with_all_dimensions_is_identical_across_workers(
         pytester: pytest.Pytester, official_suite_dir: Path) -> None:
     r0, r2, again = (pytester.path / n for n in ("r0.json", "r2.json", "again.json"))

@@ -13,6 +13,8 @@ from tests.report.schema_check import load_valid_report
 
 from ._suite import EMPTY3, TREE4
 
+pytestmark = pytest.mark.slow  # subprocesses / whole-suite runs: the full tier (.ci/run)
+
 pytest_plugins = ["pytester"]
 
 SECRET = "sk-test-SECRET-0123456789"

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import networkx as nx
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -20,6 +21,7 @@ CONSTRAINT_MENU = [
 ]
 
 
+@pytest.mark.slow
 @settings(max_examples=60, deadline=None)
 @given(st.lists(st.sampled_from(CONSTRAINT_MENU), min_size=0, max_size=4))
 def test_matching_equals_brute_force(texts: list[str]) -> None:

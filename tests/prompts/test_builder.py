@@ -201,6 +201,7 @@ def test_zero_shot_prompts_differ_only_where_intended() -> None:
 
 # --- the official suite ----------------------------------------------------------------------
 
+@pytest.mark.slow
 @pytest.mark.official
 def test_official_suite_all_prompts(official_suite_dir: Path) -> None:
     """All 800 × 4 prompts build; exemplars obey the rules; sizes stay bounded."""

@@ -65,6 +65,7 @@ def test_identical_prompts_of_two_instructions_are_not_merged() -> None:
         assert sched.submit(req("same", iid="L0-001")) is a
 
 
+@pytest.mark.slow
 @pytest.mark.official
 def test_oracle_passes_the_official_suite_where_its_references_allow(
     official_suite_dir: Path,
@@ -114,6 +115,7 @@ def test_oracle_synthesizes_when_no_reference_passes() -> None:
 CONTRADICTORY = {"L5-013", "L5-025", "L5-033"}
 
 
+@pytest.mark.slow
 def test_oracle_on_the_official_suite_scores_d4_one(official_suite_dir: Path) -> None:
     from pytest_graphinstruct.score.d4 import instruction_d4
 

@@ -145,6 +145,7 @@ def test_canonical_budget_is_reported() -> None:
 
 # -- invariance of D3 -----------------------------------------------------------------------------
 
+@pytest.mark.slow
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(g=graphs(), seed=st.integers(0, 2**32 - 1), directed=st.booleans())
 def test_d3_is_invariant_under_relabelling_and_reordering(g: nx.Graph, seed: int,
@@ -157,6 +158,7 @@ def test_d3_is_invariant_under_relabelling_and_reordering(g: nx.Graph, seed: int
     assert (first.value, first.renormalized) == (other.value, other.renormalized)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("seed", [11, 12, 13, 14, 15])
 def test_d3_invariance_on_structured_graphs_with_gcn(seed: int) -> None:
     rng = random.Random(seed)
@@ -171,6 +173,7 @@ def test_d3_invariance_on_structured_graphs_with_gcn(seed: int) -> None:
     assert a.samples[1].gcn is not None
 
 
+@pytest.mark.slow
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(g=graphs(), r=graphs(min_nodes=2, max_nodes=14))
 def test_every_score_lies_in_unit_interval(g: nx.Graph, r: nx.Graph) -> None:
@@ -348,6 +351,7 @@ print(json.dumps([s.value.hex(), s.grassmann.hex(), s.mmd.hex(), s.gcn.hex()]))
 """
 
 
+@pytest.mark.slow
 def test_outputs_are_identical_across_processes() -> None:
     out = subprocess.run([sys.executable, "-c", _SUBPROCESS], capture_output=True, text=True,
                          check=True, cwd=ROOT).stdout
@@ -497,6 +501,7 @@ def test_instruction_level_absences() -> None:
     assert instruction_d3(inf, []).value is None
 
 
+@pytest.mark.slow
 @pytest.mark.official
 def test_official_references_score_one_against_themselves() -> None:
     if not OFFICIAL.exists():

@@ -33,6 +33,7 @@ def test_orbit_mmd_identical_sets_score_one() -> None:
     assert far.mean < 1.0
 
 
+@pytest.mark.slow
 def test_ged_small_pair_is_exact() -> None:
     r = graph_edit_distance(nx.path_graph(4), nx.cycle_graph(4), timeout_s=30)
     assert r.exact and r.distance == 1.0 and r.lower_bound == 1 and r.error is None

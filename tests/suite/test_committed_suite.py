@@ -28,6 +28,8 @@ from tests.build.test_level1 import UNIQUE
 from tests.build.test_level2 import proof_holds
 from tests.suite.agreement import disagreements
 
+pytestmark = pytest.mark.slow  # subprocesses / whole-suite runs: the full tier (.ci/run)
+
 ROOT = Path(__file__).resolve().parents[2]
 INSTRUCTIONS = ROOT / "instructions"
 #: Rebuilt on every run (1-based indices per level); the rest only with GI_FULL_REBUILD=1.

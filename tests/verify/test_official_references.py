@@ -53,6 +53,7 @@ def _records(root: Path) -> list[dict[str, object]]:
     return out
 
 
+@pytest.mark.slow
 def test_official_references_satisfy_their_constraints(official_suite_dir: Path) -> None:
     constraint_failures: dict[tuple[str, int, str], str] = {}
     contradiction_failures: dict[tuple[str, int, str], str] = {}

@@ -1,0 +1,43 @@
+"""The layers of docs/ARCHITECTURE.md hold: the import contracts pass, and pytest stays at the
+edge."""
+
+from __future__ import annotations
+
+import ast
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+PACKAGE = ROOT / "pytest_graphinstruct"
+PYTEST_EDGE = {"plugin.py", "pytest_run.py"}
+
+
+def _imports(path: Path) -> set[str]:
+    names: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Import):
+            names.update(a.name for a in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.module:
+            names.add(node.module)
+    return names
+
+
+def test_import_contracts_hold() -> None:
+    exe = shutil.which("lint-imports", path=str(Path(sys.executable).parent))
+    if exe is None:
+        pytest.fail("import-linter is not installed (it is in the [test] extra)")
+    proc = subprocess.run([exe, "--config", str(ROOT / "pyproject.toml")], cwd=ROOT,
+                          capture_output=True, text=True, check=False)
+    assert proc.returncode == 0, proc.stdout[-3000:]
+    assert "0 broken" in proc.stdout
+
+
+def test_only_the_edge_imports_pytest() -> None:
+    offenders = [str(p.relative_to(PACKAGE)) for p in PACKAGE.rglob("*.py")
+                 if p.name not in PYTEST_EDGE
+                 and any(m == "pytest" or m.startswith("_pytest") for m in _imports(p))]
+    assert offenders == []
