@@ -116,10 +116,10 @@ def _graph_from_record(rec: Any, where: str) -> PoolGraph:
         u, v = str(e[0]), str(e[1])
         if u not in known or v not in known:
             raise PoolError(f"{where}: edge {e!r} names a node not in 'nodes'")
-        key = (u, v) if directed or u <= v else (v, u)
-        if key in seen:
+        edge_key = (u, v) if directed or u <= v else (v, u)
+        if edge_key in seen:
             raise PoolError(f"{where}: edge {e!r} listed twice")
-        seen.add(key)
+        seen.add(edge_key)
         pairs.append((u, v))
     g: nx.Graph = nx.DiGraph() if directed else nx.Graph()
     g.add_nodes_from(names)
