@@ -25,16 +25,11 @@ from pytest_graphinstruct.run.results import (
 )
 from pytest_graphinstruct.score.bootstrap import BootstrapResult, bootstrap_levels
 from pytest_graphinstruct.score.d5 import CellCost, D5Result, cell_cost
-from pytest_graphinstruct.score.levels import s_total
+from pytest_graphinstruct.score.levels import mean_present, s_total
 from pytest_graphinstruct.score.pareto import CellPoint, analyze
 from pytest_graphinstruct.vocab import DIMENSIONS, OUTCOMES
 
 TOOL = f"pytest-graphinstruct {__version__}"
-
-
-def _mean(xs: Iterable[float | None]) -> float | None:
-    vals = [x for x in xs if x is not None]
-    return fmean(vals) if vals else None
 
 
 def _counts(items: Sequence[ItemResult]) -> dict[str, int]:
@@ -54,7 +49,8 @@ def _level_rows(items: Sequence[ItemResult],
         rows[lv] = LevelRow(
             items=len(rs), passed=c["passed"], failed=c["failed"], error=c["error"],
             skipped=c["skipped"], pass_rate=c["passed"] / len(ran) if ran else None,
-            dimensions={d: _mean(r.dimension_scores.get(d) for r in ran) for d in DIMENSIONS},
+            dimensions={d: mean_present(r.dimension_scores.get(d) for r in ran)
+                        for d in DIMENSIONS},
             level_score=interval.estimate if interval else None,
             level_score_ci95=(interval.low, interval.high) if interval else None,
             scored_items=interval.n if interval else 0,

@@ -27,7 +27,6 @@ import json
 import math
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from statistics import fmean
 from typing import Any
 
 from pytest_graphinstruct.run.aggregate import build_cell, with_pareto
@@ -42,9 +41,10 @@ from pytest_graphinstruct.run.results import (
     ReportError,
     RunReport,
     cell_label,
+    describe_error,
 )
 from pytest_graphinstruct.score.d5 import mean_instruction_tpv
-from pytest_graphinstruct.score.levels import s_total
+from pytest_graphinstruct.score.levels import mean_present, s_total
 from pytest_graphinstruct.vocab import DIMENSIONS, LEVELS
 
 RELEASE_SOURCE = "release-quality-json"
@@ -80,7 +80,7 @@ def read_report(path: str | Path) -> RunReport:
     except ReportError as exc:
         raise ReportError(f"{p}: {exc}") from None
     except _KNOWN_ERRORS as exc:
-        raise ReportError(f"{p}: not a GraphInstruct report ({_what(exc)})") from None
+        raise ReportError(f"{p}: not a GraphInstruct report ({describe_error(exc)})") from None
 
 
 def parse_report(data: Any, *, name: str = "") -> RunReport:
@@ -124,12 +124,6 @@ def _checked(report: RunReport) -> RunReport:
         for r in cell.per_instruction:
             _number(r.level_score, f"cell {cell.label}: {r.instruction_id}: level_score")
     return report
-
-
-def _what(exc: BaseException) -> str:
-    if isinstance(exc, KeyError):
-        return f"missing field {exc.args[0]!r}"
-    return f"{type(exc).__name__}: {exc}"
 
 
 def _json_type(value: Any) -> str:
@@ -234,7 +228,8 @@ def _release(data: Mapping[str, Any], name: str) -> RunReport:
             items=len(rs), passed=sum(r.passed for r in rs),
             failed=sum(not r.passed for r in rs), error=0, skipped=0,
             pass_rate=sum(r.passed for r in rs) / len(rs) if rs else None,
-            dimensions={d: _mean([r.dimension_scores.get(d) for r in rs]) for d in DIMENSIONS},
+            dimensions={d: mean_present(r.dimension_scores.get(d) for r in rs)
+                        for d in DIMENSIONS},
             level_score=value, level_score_ci95=None, scored_items=len(rs))
     samples = meta.get("samples")
     summary = CellSummary(
@@ -252,11 +247,6 @@ def _release(data: Mapping[str, Any], name: str) -> RunReport:
         source=RELEASE_SOURCE)
     cell = CellReport(metadata, summary, rows, tuple(items))
     return RunReport((cell,), tool=None)
-
-
-def _mean(xs: Sequence[float | None]) -> float | None:
-    vals = [x for x in xs if x is not None]
-    return fmean(vals) if vals else None
 
 
 def _number(value: Any, name: str) -> float | None:

@@ -467,10 +467,11 @@ class RunReport:
                        pareto=ParetoSummary.from_json(data.get("pareto") or {}),
                        partial=bool(data.get("partial", False)), tool=data.get("tool"))
         except (KeyError, TypeError, ValueError, AttributeError) as exc:
-            raise ReportError(f"malformed {SCHEMA} report: {_describe(exc)}") from None
+            raise ReportError(f"malformed {SCHEMA} report: {describe_error(exc)}") from None
 
 
-def _describe(exc: Exception) -> str:
+def describe_error(exc: BaseException) -> str:
+    """What a failed read of a report object means, in a few words."""
     if isinstance(exc, KeyError):
         return f"missing field {exc.args[0]!r}"
     return f"{type(exc).__name__}: {exc}"

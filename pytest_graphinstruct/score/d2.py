@@ -58,6 +58,7 @@ from typing import Any
 import networkx as nx
 
 from pytest_graphinstruct.score.d4 import is_valid
+from pytest_graphinstruct.score.levels import mean_present
 from pytest_graphinstruct.suite.instruction import Instruction
 from pytest_graphinstruct.verify.verdict import Verification
 
@@ -358,18 +359,13 @@ def graphs_d2(generated: Sequence[nx.Graph], references: Sequence[nx.Graph], *,
         return D2Result(0.0, None, None, (), 0, "no valid sample")
     diag = None
     if diagnostics:
-        diag = TextDiagnostics(*(_mean_present(getattr(s.diagnostics, f) for s in samples)
+        diag = TextDiagnostics(*(mean_present(getattr(s.diagnostics, f) for s in samples)
                                  for f in ("text_f1", "g_bleu", "g_rouge2")))
     return D2Result(
         value=fmean(s.value for s in samples if s.value is not None),
         presence=fmean(s.presence for s in samples),
         similarity=fmean(s.similarity for s in samples if s.similarity is not None),
         samples=samples, n_valid=len(samples), diagnostics=diag)
-
-
-def _mean_present(values: Iterable[float | None]) -> float | None:
-    present = [v for v in values if v is not None]
-    return fmean(present) if present else None
 
 
 def instruction_d2(instruction: Instruction, samples: Sequence[Verification], *,

@@ -26,6 +26,16 @@ from dataclasses import dataclass
 
 from pytest_graphinstruct.vocab import DIMENSIONS, LEVELS
 
+
+def mean_present(values: Iterable[float | None]) -> float | None:
+    """The mean of the values that are present (``None`` when none is).
+
+    >>> mean_present([1.0, None, 0.0])
+    0.5
+    """
+    present = [v for v in values if v is not None]
+    return math.fsum(present) / len(present) if present else None
+
 __all__ = [
     "DIMENSIONS",
     "LEVELS",
