@@ -89,11 +89,12 @@ def main() -> int:
     timed("D5", d5)
     total = time.perf_counter() - t_all
     from pytest_graphinstruct.run import evaluate
+    from pytest_graphinstruct.run.config import Cell
     from pytest_graphinstruct.score import d3 as d3_module
 
     d3_module.clear_caches()  # the path must not reuse the features computed above
     t_path = time.perf_counter()
-    checked = [evaluate.check(i, a, cell=evaluate.CellId("bench"), verifier=verifier)
+    checked = [evaluate.check(i, a, cell=Cell("bench", "zero-shot"), verifier=verifier)
                for i, a, _ in items]
     t_checked = time.perf_counter()
     results = evaluate.score(checked, pools)

@@ -19,28 +19,16 @@ from dataclasses import dataclass, replace
 
 from pytest_graphinstruct.answers import Answer
 from pytest_graphinstruct.pools import ReferencePools
-from pytest_graphinstruct.run.results import ItemResult, SampleResult, cell_label
+from pytest_graphinstruct.run.config import Cell
+from pytest_graphinstruct.run.results import ItemResult, SampleResult
 from pytest_graphinstruct.score.d4 import is_valid
 from pytest_graphinstruct.score.instruction import InstructionScores, score_instructions
 from pytest_graphinstruct.suite.instruction import Instruction
 from pytest_graphinstruct.verify.verdict import Source, Verification
 from pytest_graphinstruct.verify.verifier import Verifier
-from pytest_graphinstruct.vocab import METHOD_BASELINE, PASS_RULES
+from pytest_graphinstruct.vocab import PASS_RULES
 
 _WRITTEN = (Source.EXPLICIT, Source.IMPLICIT)
-
-
-@dataclass(frozen=True)
-class CellId:
-    """Where an item's answers came from: model, strategy and method (the cell's label)."""
-
-    model: str
-    strategy: str = "zero-shot"
-    method: str = METHOD_BASELINE
-
-    @property
-    def label(self) -> str:
-        return cell_label(self.model, self.strategy, self.method)
 
 
 @dataclass(frozen=True)
@@ -48,7 +36,7 @@ class Checked:
     """One item after verification: every sample's verdicts and the pass-rule outcome."""
 
     instruction: Instruction
-    cell: CellId
+    cell: Cell
     answers: tuple[Answer, ...]
     verifications: tuple[Verification, ...]
     passed: bool
@@ -58,7 +46,7 @@ class Checked:
         return sum(v.passed for v in self.verifications)
 
 
-def check(instruction: Instruction, answers: Sequence[Answer], *, cell: CellId,
+def check(instruction: Instruction, answers: Sequence[Answer], *, cell: Cell,
           verifier: Verifier | None = None, pass_rule: str = "all") -> Checked:
     """Verify every answer of one item and decide its outcome with ``pass_rule``.
 
@@ -85,11 +73,11 @@ def score(items: Sequence[Checked], pools: ReferencePools | None = None) -> list
 
 
 def evaluate(instruction: Instruction, answers: Sequence[Answer], *,
-             cell: CellId | None = None, verifier: Verifier | None = None,
+             cell: Cell | None = None, verifier: Verifier | None = None,
              pools: ReferencePools | None = None, pass_rule: str = "all") -> ItemResult:
     """Verify and score one item (:func:`check` then :func:`score`)."""
-    checked = check(instruction, answers, cell=cell or CellId("model"), verifier=verifier,
-                    pass_rule=pass_rule)
+    checked = check(instruction, answers, cell=cell or Cell("model", "zero-shot"),
+                    verifier=verifier, pass_rule=pass_rule)
     return score([checked], pools)[0]
 
 
@@ -141,7 +129,7 @@ def _result(c: Checked, scores: InstructionScores | None) -> ItemResult:
     )
 
 
-def error_result(instruction: Instruction, cell: CellId, answers: Sequence[Answer], *,
+def error_result(instruction: Instruction, cell: Cell, answers: Sequence[Answer], *,
                  outcome: str, error: str | None) -> ItemResult:
     """An item that has no scores: no answer could be obtained (``error``) or it was
     ``skipped`` (e.g. the token budget ran out before it was asked)."""

@@ -24,7 +24,7 @@ from pytest_graphinstruct.methods.constrained import request_extra, resolve_form
 from pytest_graphinstruct.models.base import Request
 from pytest_graphinstruct.run.aggregate import TOOL, build_run_report
 from pytest_graphinstruct.run.config import Cell, RunConfig
-from pytest_graphinstruct.run.evaluate import CellId, Checked, check, error_result, score
+from pytest_graphinstruct.run.evaluate import Checked, check, error_result, score
 from pytest_graphinstruct.run.results import CellMetadata, ItemResult, RunReport
 from pytest_graphinstruct.suite.instruction import Instruction
 from pytest_graphinstruct.suite.loader import Suite, load_suite
@@ -271,13 +271,10 @@ class BenchmarkSession:
 
     # -- evaluation ---------------------------------------------------------------------------
 
-    def cell_id(self, cell: Cell) -> CellId:
-        return CellId(cell.model, cell.strategy, cell.method)
-
     def check(self, inst: Instruction, cell: Cell, answers: Sequence[Answer]) -> Checked:
         """Verify every sample of one item and decide its outcome (no scores yet: see
         :meth:`record` and :meth:`flush`)."""
-        return check(inst, answers, cell=self.cell_id(cell), verifier=self.verifier,
+        return check(inst, answers, cell=cell, verifier=self.verifier,
                      pass_rule=self.config.pass_rule)
 
     def record(self, checked: Checked, *, expected_failure: bool = False) -> None:
@@ -291,7 +288,7 @@ class BenchmarkSession:
     def record_error(self, inst: Instruction, cell: Cell, answers: Sequence[Answer], *,
                      outcome: str, error: str | None) -> None:
         """Keep an item that has no scores (``error``: no answer; ``skipped``)."""
-        self.results.append(error_result(inst, self.cell_id(cell), answers, outcome=outcome,
+        self.results.append(error_result(inst, cell, answers, outcome=outcome,
                                          error=error))
 
     def flush(self) -> list[ItemResult]:
