@@ -293,14 +293,31 @@ class BenchmarkSession:
 
     def flush(self) -> list[ItemResult]:
         """Score every item recorded since the last flush (one batch) and return
-        :attr:`results`, the results of every item recorded in this process."""
-        if self._pending:
-            pending, self._pending = self._pending, []
+        :attr:`results`, the results of every item recorded in this process.
+
+        A batch whose scoring raises is scored item by item; an item whose scoring still
+        raises is kept as an ``error`` naming the exception (a harness fault is never the
+        model's failure, and no other item is lost with it).
+        """
+        if not self._pending:
+            return self.results
+        pending, self._pending = self._pending, []
+        try:
             scored = score([c for c, _ in pending], self.pools)
-            for (_, expected), result in zip(pending, scored, strict=True):
-                self.results.append(replace(result, expected_failure=True) if expected
-                                    else result)
+        except Exception:
+            scored = [self._score_alone(c) for c, _ in pending]
+        for (_, expected), result in zip(pending, scored, strict=True):
+            self.results.append(replace(result, expected_failure=True) if expected
+                                else result)
         return self.results
+
+    def _score_alone(self, checked: Checked) -> ItemResult:
+        try:
+            return score([checked], self.pools)[0]
+        except Exception as exc:
+            return error_result(checked.instruction, checked.cell, checked.answers,
+                                outcome="error",
+                                error=f"scoring failed: {type(exc).__name__}: {exc}")
 
     def evaluate(self, inst: Instruction, cell: Cell, answers: Sequence[Answer]) -> ItemResult:
         """Verify and score one item at once (outside the plugin's batching)."""
