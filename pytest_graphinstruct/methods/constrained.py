@@ -28,9 +28,6 @@ import functools
 from importlib import resources
 from typing import Any, Final
 
-from pytest_graphinstruct.vocab import METHOD_CONSTRAINED
-
-METHOD: Final = METHOD_CONSTRAINED
 FORMATS: Final = ("auto", "gbnf", "json-schema")
 
 _ROOT_GRAPH: Final = "root ::= graph | refusal"

@@ -16,10 +16,15 @@ from typing import Any
 
 from pytest_graphinstruct.errors import GraphInstructError
 from pytest_graphinstruct.methods.constrained import FORMATS as CONSTRAINED_FORMATS
-from pytest_graphinstruct.methods.constrained import METHOD as CONSTRAINED
 from pytest_graphinstruct.models.base import DecodingParams
 from pytest_graphinstruct.run.results import cell_label
-from pytest_graphinstruct.vocab import LEVELS, METHOD_BASELINE, PASS_RULES, STRATEGIES
+from pytest_graphinstruct.vocab import (
+    LEVELS,
+    METHOD_BASELINE,
+    METHOD_CONSTRAINED,
+    PASS_RULES,
+    STRATEGIES,
+)
 
 
 @dataclass(frozen=True)
@@ -152,7 +157,8 @@ def build_run_config(raw: Mapping[str, Any], *, rootdir: Path) -> RunConfig | No
                                  "--gi-model=local (its llama.cpp server rejects json_schema "
                                  "response formats); use auto or gbnf")
     # With --gi-constrained every baseline cell gets a constrained twin right after it.
-    methods = (METHOD_BASELINE, CONSTRAINED) if raw.get("constrained") else (METHOD_BASELINE,)
+    methods = ((METHOD_BASELINE, METHOD_CONSTRAINED) if raw.get("constrained")
+               else (METHOD_BASELINE,))
     cells = tuple(Cell(m, s, method) for m in dict.fromkeys(models)
                   for s in dict.fromkeys(strategies) for method in methods)
 

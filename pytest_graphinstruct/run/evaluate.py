@@ -65,11 +65,9 @@ def score(items: Sequence[Checked], pools: ReferencePools | None = None) -> list
 
     The same items always give the same results, whatever their grouping or order.
     """
-    with_answers = [c for c in items if c.answers]
-    scores = dict(zip((id(c) for c in with_answers), score_instructions(
-        [(c.instruction, c.answers, c.verifications) for c in with_answers], pools),
-        strict=True))
-    return [_result(c, scores.get(id(c))) for c in items]
+    scores = iter(score_instructions(
+        [(c.instruction, c.answers, c.verifications) for c in items if c.answers], pools))
+    return [_result(c, next(scores) if c.answers else None) for c in items]
 
 
 def evaluate(instruction: Instruction, answers: Sequence[Answer], *,

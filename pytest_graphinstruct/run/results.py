@@ -15,7 +15,7 @@ never reads it back by key.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import Any
 
 from pytest_graphinstruct.errors import GraphInstructError
@@ -138,11 +138,6 @@ class ItemResult:
     @property
     def passed(self) -> bool:
         return self.outcome == "passed"
-
-    def with_outcome(self, outcome: str, *, expected_failure: bool | None = None) -> ItemResult:
-        """This result with another outcome (e.g. a failure the baseline expected)."""
-        return replace(self, outcome=outcome, expected_failure=(
-            self.expected_failure if expected_failure is None else expected_failure))
 
     def to_json(self) -> dict[str, Any]:
         return {

@@ -19,7 +19,6 @@ from typing import TYPE_CHECKING, Any
 
 from pytest_graphinstruct.answers import Answer
 from pytest_graphinstruct.graphs.model import Limits
-from pytest_graphinstruct.methods.constrained import METHOD as METHOD_CONSTRAINED
 from pytest_graphinstruct.methods.constrained import request_extra, resolve_format
 from pytest_graphinstruct.models.base import Request
 from pytest_graphinstruct.run.aggregate import TOOL, build_run_report
@@ -29,6 +28,7 @@ from pytest_graphinstruct.run.results import CellMetadata, ItemResult, RunReport
 from pytest_graphinstruct.suite.instruction import Instruction
 from pytest_graphinstruct.suite.loader import Suite, load_suite
 from pytest_graphinstruct.verify.verifier import Verifier
+from pytest_graphinstruct.vocab import METHOD_CONSTRAINED
 
 if TYPE_CHECKING:
     from pytest_graphinstruct.pools import ReferencePools
