@@ -14,21 +14,25 @@ summary.
 
 from __future__ import annotations
 
+import gc
 import json
 from collections.abc import Generator, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
 from pytest_graphinstruct.errors import GraphInstructError
 from pytest_graphinstruct.run.config import Cell, RunConfig, build_run_config
-from pytest_graphinstruct.run.evaluate import Checked
 from pytest_graphinstruct.run.results import ItemResult, RunReport
-from pytest_graphinstruct.run.session import BenchmarkSession
 from pytest_graphinstruct.suite.constraints import DOMAINS
 from pytest_graphinstruct.suite.instruction import Instruction
 from pytest_graphinstruct.vocab import PYTEST_PLUGIN_NAME as PLUGIN_NAME
+
+if TYPE_CHECKING:  # the evaluation path is imported on first use: an xdist controller that
+    # only merges results starts its workers sooner without it
+    from pytest_graphinstruct.run.evaluate import Checked
+    from pytest_graphinstruct.run.session import BenchmarkSession
 
 _OUTPUT_KEY = "graphinstruct_results"
 _LOCAL_KEY = "graphinstruct_local"  # workerinput: the embedded server the controller started
@@ -196,6 +200,8 @@ class GraphInstructPlugin:
     @property
     def bench(self) -> BenchmarkSession:
         if self._bench is None:
+            from pytest_graphinstruct.run.session import BenchmarkSession
+
             try:
                 self._bench = BenchmarkSession(self.run, worker=self.worker,
                                                local=self.local_info)
@@ -234,9 +240,14 @@ class GraphInstructPlugin:
         if self.local_info is not None:
             node.workerinput[_LOCAL_KEY] = self.local_info
 
+    @pytest.hookimpl(trylast=True)
     def pytest_unconfigure(self, config: pytest.Config) -> None:
         if self.local is not None:
             self.local.stop()  # already stopped at session finish, unless it never ran
+        # A run leaves millions of long-lived objects (pools, caches, graphs); the interpreter's
+        # final garbage collection would walk them all for seconds (an xdist run waits for
+        # every worker's exit).  Frozen objects are still freed by reference counting.
+        gc.freeze()
 
     # -- collection --------------------------------------------------------------------------
 

@@ -39,20 +39,78 @@ class PoolError(GraphInstructError, ValueError):
     """A pool directory is malformed: the message names the file (and line) and the problem."""
 
 
-@dataclass(frozen=True)
 class PoolGraph:
-    """One pool graph.  ``graph`` has ``str`` node ids and no attributes; treat it as read-only."""
+    """One pool graph.  ``graph`` has ``str`` node ids and no attributes; treat it as read-only.
 
-    id: str
-    graph: nx.Graph
-    domain: str | None = None
-    subgroup: str | None = None
+    A graph read from a pool directory keeps its node and edge lists and builds the networkx
+    graph on first use of :attr:`graph`, so a run builds only the pool graphs it scores
+    (:attr:`n`, :attr:`m`, :attr:`directed` and :meth:`record` never build it; :meth:`record`
+    keeps the stored order, which is the graph's own order for every file :func:`write_pool`
+    wrote).  Equality and hashing are by identity.
+    """
+
+    __slots__ = ("_graph", "_lists", "domain", "id", "subgroup")
+
+    def __init__(self, id: str, graph: nx.Graph, domain: str | None = None,
+                 subgroup: str | None = None) -> None:
+        self.id = id
+        self.domain = domain
+        self.subgroup = subgroup
+        self._graph: nx.Graph | None = graph
+        self._lists: tuple[bool, list[str], list[tuple[str, str]]] | None = None
+
+    @classmethod
+    def from_lists(cls, id: str, directed: bool, nodes: list[str],
+                   edges: list[tuple[str, str]], domain: str | None = None,
+                   subgroup: str | None = None) -> PoolGraph:
+        """A pool graph given as (validated) node and edge lists; the graph is built lazily."""
+        pg = cls.__new__(cls)
+        pg.id, pg.domain, pg.subgroup = id, domain, subgroup
+        pg._graph = None
+        pg._lists = (directed, nodes, edges)
+        return pg
+
+    @property
+    def graph(self) -> nx.Graph:
+        """The networkx graph (built once, on first use)."""
+        if self._graph is None:
+            assert self._lists is not None
+            directed, nodes, edges = self._lists
+            g: nx.Graph = nx.DiGraph() if directed else nx.Graph()
+            g.add_nodes_from(nodes)
+            g.add_edges_from(edges)
+            self._graph = g
+        return self._graph
+
+    @property
+    def directed(self) -> bool:
+        """Whether the graph is directed."""
+        return self._lists[0] if self._lists is not None else self.graph.is_directed()
+
+    @property
+    def n(self) -> int:
+        """The number of nodes."""
+        return len(self._lists[1]) if self._lists is not None else self.graph.number_of_nodes()
+
+    @property
+    def m(self) -> int:
+        """The number of edges."""
+        return len(self._lists[2]) if self._lists is not None else self.graph.number_of_edges()
+
+    def __repr__(self) -> str:
+        return (f"PoolGraph({self.id!r}, {self.n} nodes, {self.m} edges, "
+                f"domain={self.domain!r}, subgroup={self.subgroup!r})")
 
     def record(self) -> dict[str, Any]:
         """The JSONL record of this graph (node and edge order as stored)."""
-        rec: dict[str, Any] = {"id": self.id, "directed": self.graph.is_directed(),
-                               "nodes": list(self.graph.nodes()),
-                               "edges": [[u, v] for u, v in self.graph.edges()]}
+        if self._lists is not None:
+            directed, nodes, edges = self._lists
+            rec: dict[str, Any] = {"id": self.id, "directed": directed, "nodes": nodes,
+                                   "edges": [[u, v] for u, v in edges]}
+        else:
+            g = self.graph
+            rec = {"id": self.id, "directed": g.is_directed(), "nodes": list(g.nodes()),
+                   "edges": [[u, v] for u, v in g.edges()]}
         if self.domain is not None:
             rec["domain"] = self.domain
         if self.subgroup is not None:
@@ -100,31 +158,54 @@ def _graph_from_record(rec: Any, where: str) -> PoolGraph:
     for key in ("domain", "subgroup"):
         if rec.get(key) is not None and not isinstance(rec[key], str):
             raise PoolError(f"{where}: {key!r} must be a string")
-    if not isinstance(nodes, list) or not all(_is_id(v) for v in nodes):
+    if not isinstance(nodes, list):
         raise PoolError(f"{where}: 'nodes' must be a list of strings or integers")
-    names = [str(v) for v in nodes]
+    if set(map(type, nodes)) <= {str}:  # the common case, checked at C speed
+        names: list[str] = nodes
+    elif all(_is_id(v) for v in nodes):
+        names = [str(v) for v in nodes]
+    else:
+        raise PoolError(f"{where}: 'nodes' must be a list of strings or integers")
     if len(set(names)) != len(names):
         raise PoolError(f"{where}: duplicate node ids")
     if not isinstance(edges, list):
         raise PoolError(f"{where}: 'edges' must be a list of [u, v] pairs")
     known = set(names)
-    pairs: list[tuple[str, str]] = []
-    seen: set[tuple[str, str]] = set()
-    for e in edges:  # one pass: shape, endpoints, duplicates (a pool holds ~500k edges)
-        if not (type(e) is list and len(e) == 2 and _is_id(e[0]) and _is_id(e[1])):
-            raise PoolError(f"{where}: bad edge {e!r} (want [u, v])")
-        u, v = str(e[0]), str(e[1])
-        if u not in known or v not in known:
-            raise PoolError(f"{where}: edge {e!r} names a node not in 'nodes'")
-        edge_key = (u, v) if directed or u <= v else (v, u)
-        if edge_key in seen:
-            raise PoolError(f"{where}: edge {e!r} listed twice")
-        seen.add(edge_key)
-        pairs.append((u, v))
-    g: nx.Graph = nx.DiGraph() if directed else nx.Graph()
-    g.add_nodes_from(names)
-    g.add_edges_from(pairs)
-    return PoolGraph(gid, g, rec.get("domain"), rec.get("subgroup"))
+    pairs = _valid_str_edges(edges, known, directed)
+    if pairs is None:  # not the common case, or something is wrong: find it, edge by edge
+        pairs = []
+        seen: set[tuple[str, str]] = set()
+        for e in edges:
+            if not (type(e) is list and len(e) == 2 and _is_id(e[0]) and _is_id(e[1])):
+                raise PoolError(f"{where}: bad edge {e!r} (want [u, v])")
+            u, v = str(e[0]), str(e[1])
+            if u not in known or v not in known:
+                raise PoolError(f"{where}: edge {e!r} names a node not in 'nodes'")
+            edge_key = (u, v) if directed or u <= v else (v, u)
+            if edge_key in seen:
+                raise PoolError(f"{where}: edge {e!r} listed twice")
+            seen.add(edge_key)
+            pairs.append((u, v))
+    return PoolGraph.from_lists(gid, directed, names, pairs, rec.get("domain"),
+                                rec.get("subgroup"))
+
+
+def _valid_str_edges(edges: list[Any], known: set[str],
+                     directed: bool) -> list[tuple[str, str]] | None:
+    """``edges`` as pairs when every edge is a ``[str, str]`` list between known nodes and none
+    repeats (a pool holds ~500k edges, so this runs at C speed); ``None`` otherwise."""
+    if not set(map(type, edges)) <= {list} or not set(map(len, edges)) <= {2}:
+        return None
+    pairs: list[tuple[str, str]] = list(map(tuple, edges))
+    if not pairs:
+        return pairs
+    us, vs = zip(*pairs, strict=True)
+    if not (set(map(type, us)) | set(map(type, vs))) <= {str}:
+        return None
+    if not (known.issuperset(us) and known.issuperset(vs)):
+        return None
+    distinct = len(set(pairs)) if directed else len(set(map(frozenset, pairs)))
+    return pairs if distinct == len(pairs) else None
 
 
 def _is_id(v: Any) -> bool:

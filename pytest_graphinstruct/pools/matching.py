@@ -23,7 +23,6 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any, Protocol
 
-import networkx as nx
 import numpy as np
 
 from pytest_graphinstruct.kernels import mmd
@@ -46,10 +45,10 @@ _KEY_COST: Mapping[str, int] = MappingProxyType({
 
 
 #: Keys whose verdict is a function of one cheap graph number (see Matcher._prefilter_mask).
-_PREFILTER: Mapping[str, Callable[[nx.Graph], object]] = MappingProxyType({
-    "num_nodes": lambda g: g.number_of_nodes(),
-    "num_edges": lambda g: g.number_of_edges(),
-    "directed": lambda g: g.is_directed(),
+_PREFILTER: Mapping[str, Callable[[PoolGraph], object]] = MappingProxyType({
+    "num_nodes": lambda pg: pg.n,
+    "num_edges": lambda pg: pg.m,
+    "directed": lambda pg: pg.directed,
 })
 
 
@@ -173,7 +172,7 @@ class Matcher:
             prop = _PREFILTER[key]
             acc: dict[object, list[int]] = {}
             for i, pg in enumerate(self.graphs):
-                acc.setdefault(prop(pg.graph), []).append(i)
+                acc.setdefault(prop(pg), []).append(i)
             groups = {v: np.array(ix, dtype=np.intp) for v, ix in acc.items()}
             self._group_cache[key] = groups
         return groups

@@ -13,7 +13,6 @@ from pytest_graphinstruct.build.common import (
     edge_list_text,
     find_references,
     make_record,
-    size_bucket,
 )
 from pytest_graphinstruct.build.template import (
     Draft,
@@ -24,6 +23,7 @@ from pytest_graphinstruct.build.template import (
     round_outward,
     stratify,
 )
+from pytest_graphinstruct.vocab import size_bucket
 
 
 @pytest.mark.parametrize(("n", "bucket"), [(1, "small"), (20, "small"), (21, "medium"),

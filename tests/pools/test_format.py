@@ -90,3 +90,44 @@ def test_bad_records_name_file_and_line(tmp_path: Path, record: dict[str, object
     with pytest.raises(PoolError, match=message) as info:
         Pool.load(tmp_path)
     assert "s.jsonl.gz:2" in str(info.value)
+
+
+@pytest.mark.parametrize(("record", "message"), [
+    ({"id": "a", "directed": False, "nodes": ["0", "1"], "edges": [["0", "2"]]}, "not in 'nodes'"),
+    ({"id": "a", "directed": False, "nodes": ["0", "1"], "edges": [["0", "1"], ["1", "0"]]},
+     "twice"),
+    ({"id": "a", "directed": True, "nodes": ["0", "1"], "edges": [["0", "1"], ["0", "1"]]},
+     "twice"),
+    ({"id": "a", "directed": False, "nodes": ["0", "1"], "edges": [["0", "1", "1"]]},
+     "bad edge"),
+    ({"id": "a", "directed": False, "nodes": ["0", "1"], "edges": [["0", 1.5]]}, "bad edge"),
+    ({"id": "a", "directed": False, "nodes": ["0", "0"], "edges": []}, "duplicate node"),
+    ({"id": "a", "directed": False, "nodes": ["0", None], "edges": []}, "'nodes' must"),
+])
+def test_string_id_records_get_the_same_checks(tmp_path: Path, record: dict[str, object],
+                                               message: str) -> None:
+    """Records with string ids take the fast validation path; it rejects what the edge-by-edge
+    check rejects, with the same message."""
+    data = (json.dumps(record) + "\n").encode()
+    (tmp_path / "s.jsonl").write_bytes(data)
+    manifest = {"format": "graphinstruct-pool", "version": 1, "graphs": 1, "content_hash": "x",
+                "files": [{"path": "s.jsonl", "graphs": 1,
+                           "sha256": hashlib.sha256(data).hexdigest()}]}
+    (tmp_path / "manifest.json").write_text(json.dumps(manifest))
+    with pytest.raises(PoolError, match=message):
+        Pool.load(tmp_path)
+
+
+def test_loaded_graphs_are_built_on_first_use(tmp_path: Path, graphs: list[nx.Graph]) -> None:
+    write_pool(tmp_path, graphs[:4], compress=False)
+    loaded = Pool.load(tmp_path)
+    first = loaded.graphs[0]
+    assert first._graph is None  # size, direction and record need no networkx graph
+    assert (first.n, first.m, first.directed) == (graphs[0].number_of_nodes(),
+                                                  graphs[0].number_of_edges(),
+                                                  graphs[0].is_directed())
+    assert first.record()["id"] == first.id and first._graph is None
+    assert first.graph is first.graph  # built once
+    want = nx.relabel_nodes(graphs[0], str)
+    assert list(first.graph.nodes) == list(want.nodes)
+    assert {frozenset(e) for e in first.graph.edges} == {frozenset(e) for e in want.edges}
