@@ -10,6 +10,13 @@ Token fields may be absent or null (usage unknown); ``api_calls`` defaults to 1.
 instruction appears on several lines the last line wins (checkpoint files are appended on resume).
 A torn last line — a crash mid-write — is skipped and reported in :attr:`Responses.skipped`; a
 malformed line anywhere else is an error naming the file and line.
+
+A line whose token count is impossible (negative, not a whole number, or above
+:data:`~.tokens.MAX_TOKENS_PER_CALL` — see :func:`~.tokens.check_token_count`) is not trusted: it
+is skipped, with one line in :attr:`Responses.skipped` naming the file, line, instruction, sample,
+field and value, and does not replace an earlier line of the same instruction.  Its answers are
+then missing (an error outcome), never scored with a cost nobody can believe.  A float with an
+integral value (``120.0``, as some tools write) is read as that integer.
 """
 
 from __future__ import annotations
@@ -22,6 +29,11 @@ from pathlib import Path
 from typing import Any
 
 from pytest_graphinstruct.errors import ResponsesError
+from pytest_graphinstruct.models.tokens import check_token_count
+
+
+class _ImpossibleUsage(ResponsesError):
+    """A record whose token count cannot be true: the line is skipped, not the file."""
 
 
 @dataclass(frozen=True)
@@ -65,8 +77,10 @@ def read_responses(path: str | os.PathLike[str]) -> Responses:
     """Read a raw-generation JSONL file.
 
     Raises:
-        ResponsesError: the file cannot be read, or a line (other than a torn last line) is not a
-            valid record; the message names the file and the 1-based line number.
+        ResponsesError: the file cannot be read, or a line (other than a torn last line or a
+            line with an impossible token count, both skipped and listed in
+            :attr:`Responses.skipped`) is not a valid record; the message names the file and the
+            1-based line number.
     """
     p = Path(path)
     try:
@@ -87,7 +101,11 @@ def read_responses(path: str | os.PathLike[str]) -> Responses:
                 skipped.append(f"{p}:{no}: torn last line skipped ({exc.__class__.__name__})")
                 continue
             raise ResponsesError(f"{p}:{no}: not valid JSON: {exc}") from None
-        rec = _record(obj, f"{p}:{no}")
+        try:
+            rec = _record(obj, f"{p}:{no}")
+        except _ImpossibleUsage as exc:
+            skipped.append(f"{exc}; line skipped")
+            continue
         records.pop(rec.instruction_id, None)
         records[rec.instruction_id] = rec
     return Responses(records=records, path=str(p), skipped=tuple(skipped))
@@ -117,10 +135,10 @@ def _sample(obj: Any, where: str) -> Sample:
         raise ResponsesError(f"{where}: 'raw_output' must be a string, got {type(raw).__name__}")
     counts = {}
     for key in ("input_tokens", "output_tokens"):
-        v = obj.get(key)
-        if v is not None and (isinstance(v, bool) or not isinstance(v, int) or v < 0):
-            raise ResponsesError(f"{where}: {key!r} must be a non-negative integer or null")
-        counts[key] = v
+        count, why = check_token_count(obj.get(key))
+        if why is not None:
+            raise _ImpossibleUsage(f"{where}: {key!r} is impossible: {why}")
+        counts[key] = count
     calls = obj.get("api_calls", 1)
     if isinstance(calls, bool) or not isinstance(calls, int) or calls < 0:
         raise ResponsesError(f"{where}: 'api_calls' must be a non-negative integer")

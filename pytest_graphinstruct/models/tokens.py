@@ -18,6 +18,9 @@ Promises:
   be written raises :class:`~pytest_graphinstruct.errors.ModelError` with one sentence saying
   what to do — a count is never replaced by a guess.
 * :class:`TokenCounter` is thread-safe and loads its encoding once, on first use.
+* :func:`check_token_count` is the one rule for what a token count may be (a whole number from 0
+  to :data:`MAX_TOKENS_PER_CALL`); the provider's usage block, recorded answer files and the
+  answer cache all apply it, so an impossible count is never accepted silently.
 """
 
 from __future__ import annotations
@@ -47,8 +50,33 @@ DEFAULT_ENCODING: Final = "cl100k_base"
 TOKENS_PER_MESSAGE: Final = 3
 TOKENS_REPLY_PRIMER: Final = 3
 
+#: The most tokens one call can plausibly count (prompt or completion).  The largest context
+#: windows offered today are about 10^7 tokens; a count 10x beyond that is a broken counter.
+MAX_TOKENS_PER_CALL: Final = 100_000_000
+
 _SEED_LOCK = threading.Lock()
 _SEEDED: set[tuple[str, str]] = set()
+
+
+def check_token_count(value: object) -> tuple[int | None, str | None]:
+    """Read one token count: ``(count, None)`` when it is plausible, ``(None, None)`` when it is
+    absent (``None``), ``(None, reason)`` when it is impossible.
+
+    Plausible: an integer (a float with an integral value, as some tools write, counts as that
+    integer) from 0 to :data:`MAX_TOKENS_PER_CALL`.  ``reason`` is one short phrase naming the
+    value (``-5 (negative)``, ``1.5 (not an integer)``, ``'7' (not an integer)``, ...).
+    """
+    if value is None:
+        return None, None
+    if isinstance(value, float) and value.is_integer():
+        value = int(value)
+    if isinstance(value, bool) or not isinstance(value, int):
+        return None, f"{value!r} (not an integer)"
+    if value < 0:
+        return None, f"{value} (negative)"
+    if value > MAX_TOKENS_PER_CALL:
+        return None, f"{value} (above {MAX_TOKENS_PER_CALL} tokens for one call)"
+    return value, None
 
 
 def encoding_name_for(model: str) -> str:

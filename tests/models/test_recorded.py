@@ -54,8 +54,6 @@ def test_torn_last_line_is_skipped_and_reported(tmp_path: Path) -> None:
         (json.dumps({"instruction_id": "x", "samples": {}}) + "\n", "'samples' must be a list"),
         (json.dumps({"instruction_id": "x", "samples": [{"raw_output": 3}]}) + "\n",
          "'raw_output' must be a string"),
-        (json.dumps({"instruction_id": "x", "samples": [{"raw_output": "", "input_tokens": -1}]})
-         + "\n", "'input_tokens' must be a non-negative integer"),
         (json.dumps({"instruction_id": "x", "level": "1", "samples": []}) + "\n",
          "'level' must be an integer"),
     ],
@@ -71,3 +69,45 @@ def test_errors_name_file_and_line(tmp_path: Path, content: str, fragment: str) 
 def test_missing_file(tmp_path: Path) -> None:
     with pytest.raises(ResponsesError, match="cannot read"):
         read_responses(tmp_path / "nope.jsonl")
+
+
+# -- impossible usage (issue 11) ------------------------------------------------------------
+
+
+@pytest.mark.parametrize(("value", "why"), [
+    (-1, "-1 (negative)"),
+    (2.5, "2.5 (not an integer)"),
+    ("12", "'12' (not an integer)"),
+    (True, "True (not an integer)"),
+    (10**8 + 1, "100000001 (above 100000000 tokens for one call)"),
+], ids=["negative", "fraction", "string", "bool", "absurd"])
+def test_impossible_counts_skip_the_line_with_a_reason(tmp_path: Path, value: object,
+                                                       why: str) -> None:
+    p = tmp_path / "r.jsonl"
+    bad = {"instruction_id": "L1-002", "level": 1,
+           "samples": [{"raw_output": "x", "input_tokens": 3, "output_tokens": value}]}
+    p.write_text("\n".join([line("L1-001", "a"), json.dumps(bad), line("L1-003", "c")]) + "\n",
+                 encoding="utf-8")
+    r = read_responses(p)
+    assert list(r.records) == ["L1-001", "L1-003"]
+    assert len(r.skipped) == 1
+    note = r.skipped[0]
+    assert note.startswith(f"{p}:2: L1-002: samples[0]: 'output_tokens' is impossible: {why}")
+    assert "line skipped" in note and "\n" not in note
+
+
+def test_an_impossible_line_does_not_replace_an_earlier_good_one(tmp_path: Path) -> None:
+    p = tmp_path / "r.jsonl"
+    bad = {"instruction_id": "L1-001", "samples": [{"raw_output": "y", "input_tokens": -3}]}
+    p.write_text(line("L1-001", "a") + "\n" + json.dumps(bad) + "\n", encoding="utf-8")
+    r = read_responses(p)
+    assert r.records["L1-001"].samples[0].raw_output == "a" and len(r.skipped) == 1
+
+
+def test_integral_float_counts_are_read_as_integers(tmp_path: Path) -> None:
+    p = tmp_path / "r.jsonl"
+    p.write_text(json.dumps({"instruction_id": "L0-001", "samples": [
+        {"raw_output": "x", "input_tokens": 120.0, "output_tokens": 8}]}) + "\n",
+        encoding="utf-8")
+    s = read_responses(p).records["L0-001"].samples[0]
+    assert s.input_tokens == 120 and isinstance(s.input_tokens, int)
