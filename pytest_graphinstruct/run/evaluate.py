@@ -20,7 +20,7 @@ from dataclasses import dataclass, replace
 from pytest_graphinstruct.answers import Answer
 from pytest_graphinstruct.pools import ReferencePools
 from pytest_graphinstruct.run.config import Cell
-from pytest_graphinstruct.run.results import ItemResult, SampleResult
+from pytest_graphinstruct.run.results import ItemResult, SampleResult, bounded_answer
 from pytest_graphinstruct.score.d4 import is_valid
 from pytest_graphinstruct.score.instruction import InstructionScores, score_instructions
 from pytest_graphinstruct.suite.instruction import Instruction
@@ -80,7 +80,8 @@ def evaluate(instruction: Instruction, answers: Sequence[Answer], *,
 
 
 def sample_result(v: Verification, answer: Answer | None = None) -> SampleResult:
-    """The report entry of one sample (its answer gives usage, calls, truncation)."""
+    """The report entry of one sample (its answer gives usage, calls, truncation and the
+    raw answer, bounded by :func:`~.results.bounded_answer`)."""
     usage = answer.usage if answer is not None else None
     return SampleResult(
         parsed=v.parse.parsed, refusal=v.parse.refusal,
@@ -94,6 +95,7 @@ def sample_result(v: Verification, answer: Answer | None = None) -> SampleResult
         api_calls=answer.calls if answer is not None else 1,
         truncated=answer.truncated if answer is not None else False,
         cached=answer.cached if answer is not None else False,
+        raw_answer=bounded_answer(answer.text) if answer is not None else None,
     )
 
 

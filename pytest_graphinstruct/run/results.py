@@ -39,6 +39,25 @@ def cell_label(model: str, strategy: str, method: str = METHOD_BASELINE) -> str:
 
 # -- items -------------------------------------------------------------------------------------
 
+RAW_ANSWER_LIMIT = 2000
+"""Characters of a sample's raw answer a report keeps (:func:`bounded_answer`)."""
+
+
+def bounded_answer(text: str | None, limit: int = RAW_ANSWER_LIMIT) -> str | None:
+    """``text`` as a report keeps it: whole up to ``limit`` characters, else its first
+    ``limit`` characters and a line ``… [N more characters cut]``.  Lone surrogates (a JSON
+    ``\\ud800`` in an answer) are written as ``\\ud800`` text, so the report stays UTF-8."""
+    if text is None:
+        return None
+    if len(text) > limit:
+        text = f"{text[:limit]}\n… [{len(text) - limit} more characters cut]"
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        text = text.encode("utf-8", "backslashreplace").decode("utf-8")
+    return text
+
+
 @dataclass(frozen=True)
 class SampleResult:
     """One sample of one item: how its answer parsed, what it violated, what it cost.
@@ -47,7 +66,9 @@ class SampleResult:
     graph type); ``derived_violations`` the checks the verifier adds (no-contradiction, L5 task,
     feasibility).  ``cached`` is true when the answer came from the answer cache; it is volatile
     (a rerun changes it), never written to a report, and not compared (a result read back from
-    its report equals the one written).
+    its report equals the one written).  ``raw_answer`` is the model's answer as
+    :func:`bounded_answer` keeps it (``None``: no answer, or a report written before answers
+    were kept); it is untrusted text, to be escaped wherever it is shown.
     """
 
     parsed: bool
@@ -61,6 +82,7 @@ class SampleResult:
     api_calls: int = 1
     truncated: bool = False
     cached: bool = field(default=False, compare=False)
+    raw_answer: str | None = None
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -70,6 +92,7 @@ class SampleResult:
             "error": self.error, "input_tokens": self.input_tokens,
             "output_tokens": self.output_tokens, "usage_source": self.usage_source,
             "api_calls": self.api_calls, "truncated": self.truncated,
+            "raw_answer": self.raw_answer,
         }
 
     @classmethod
@@ -81,6 +104,7 @@ class SampleResult:
             error=data.get("error"), input_tokens=data.get("input_tokens"),
             output_tokens=data.get("output_tokens"), usage_source=data.get("usage_source"),
             api_calls=int(data.get("api_calls", 1)), truncated=bool(data.get("truncated")),
+            raw_answer=data.get("raw_answer"),
         )
 
 
