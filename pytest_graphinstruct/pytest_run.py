@@ -16,6 +16,9 @@ from __future__ import annotations
 
 import gc
 import json
+import signal
+import threading
+import time
 from collections.abc import Generator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -32,13 +35,14 @@ from pytest_graphinstruct.vocab import PYTEST_PLUGIN_NAME as PLUGIN_NAME
 if TYPE_CHECKING:  # the evaluation path is imported on first use: an xdist controller that
     # only merges results starts its workers sooner without it
     from pytest_graphinstruct.run.evaluate import Checked
+    from pytest_graphinstruct.run.results import Coverage
     from pytest_graphinstruct.run.session import BenchmarkSession
 
 _OUTPUT_KEY = "graphinstruct_results"
 _LOCAL_KEY = "graphinstruct_local"  # workerinput: the embedded server the controller started
 
 
-def _usage_error(exc: GraphInstructError) -> pytest.UsageError:
+def _usage_error(exc: GraphInstructError | str) -> pytest.UsageError:
     return pytest.UsageError(f"pytest-graphinstruct: {exc}")
 
 
@@ -67,6 +71,15 @@ def _is_xdist_controller(config: pytest.Config) -> bool:
     return getattr(config, "workerinput", None) is None and bool(
         getattr(config.option, "numprocesses", None)) and config.pluginmanager.has_plugin(
         "dsession")
+
+
+def _write(write: Any, report: RunReport, path: Path, what: str) -> str:
+    """Write ``report``; the line to show, whether it worked or not (never raises for I/O)."""
+    try:
+        write(report, path)
+    except OSError as exc:
+        return f"{what} NOT written to {path}: {exc.strerror or exc}"
+    return f"{what} written to {path}"
 
 
 class GraphInstructFailure(AssertionError):
@@ -170,9 +183,14 @@ class GraphInstructPlugin:
         self._bench: BenchmarkSession | None = None
         self.partial = False
         self.worker_errors: list[str] = []
+        self.selected: list[str] | None = None  # node ids of the selected items, once known
+        self.usage_error: str | None = None
+        self.terminated = False  # SIGTERM arrived (see _on_sigterm)
+        self._previous_sigterm: Any = None
         self.merged: list[ItemResult] = []
         self.report: RunReport | None = None
         self.verdict: Any = None
+        self.written: list[str] = []  # what was (not) written at the end, one line each
         self.baseline = None
         self.expected_failures: set[tuple[str, str]] = set()
         # The embedded model: the controller (or the single process) owns the server; xdist
@@ -189,7 +207,7 @@ class GraphInstructPlugin:
                 self.baseline = load_baseline(run.baseline)
                 self.expected_failures = baseline_failures(self.baseline)
         except GraphInstructError as exc:
-            raise _usage_error(exc) from None
+            raise self._usage(exc) from None
 
     @property
     def controller(self) -> bool:
@@ -206,7 +224,7 @@ class GraphInstructPlugin:
                 self._bench = BenchmarkSession(self.run, worker=self.worker,
                                                local=self.local_info)
             except GraphInstructError as exc:
-                raise _usage_error(exc) from None
+                raise self._usage(exc) from None
         return self._bench
 
     # -- fixtures' helpers -------------------------------------------------------------------
@@ -226,13 +244,56 @@ class GraphInstructPlugin:
 
     @pytest.hookimpl(tryfirst=True)
     def pytest_sessionstart(self, session: pytest.Session) -> None:
-        """Start the embedded server before xdist starts its workers (one per machine)."""
-        if self.local is None or session.config.option.collectonly:
+        """Before any work (and before xdist starts its workers): take SIGTERM as an
+        interruption, mark the report as a run in progress, start the embedded server."""
+        self._catch_sigterm()
+        if session.config.option.collectonly or self.worker is not None:
+            return
+        self._claim_outputs()
+        if self.local is None:
             return
         try:
             self.local_info = self.local.start()
         except GraphInstructError as exc:
-            raise _usage_error(exc) from None
+            raise self._usage(exc) from None
+
+    def _usage(self, exc: GraphInstructError | str) -> pytest.UsageError:
+        """A usage error, remembered so the report says why the run stopped."""
+        self.usage_error = str(exc)
+        return _usage_error(exc)
+
+    def _catch_sigterm(self) -> None:
+        """SIGTERM ends the run like Ctrl+C (requests not started are dropped, the report says
+        the run was terminated) instead of killing the process with nothing written."""
+        if threading.current_thread() is not threading.main_thread():
+            return
+        if signal.getsignal(signal.SIGTERM) not in (signal.SIG_DFL, None):
+            return  # someone else handles it
+        self._previous_sigterm = signal.signal(signal.SIGTERM, self._on_sigterm)
+
+    def _on_sigterm(self, signum: int, frame: Any) -> None:
+        self.terminated = True
+        raise KeyboardInterrupt("SIGTERM")
+
+    def _claim_outputs(self) -> None:
+        """Check that the report and baseline can be written, now rather than after the run;
+        replace an earlier report with one that says this run has not finished (so a run killed
+        outright never leaves an older report looking like its own)."""
+        from pytest_graphinstruct.report.writer import unwritable_reason, write_report
+        from pytest_graphinstruct.run.results import Coverage
+
+        targets = [self.run.report] if self.run.report is not None else []
+        if self.run.update_baseline and self.run.baseline is not None:
+            targets.append(self.run.baseline)
+        for path in targets:
+            reason = unwritable_reason(path)
+            if reason is not None:
+                raise self._usage(reason)
+        if self.run.report is not None:
+            started = time.strftime("%Y-%m-%d %H:%M:%S")
+            write_report(RunReport((), coverage=Coverage.partial(
+                f"the run started at {started} has not finished (or was killed)")),
+                self.run.report)
 
     @pytest.hookimpl(optionalhook=True)
     def pytest_configure_node(self, node: Any) -> None:
@@ -242,6 +303,8 @@ class GraphInstructPlugin:
 
     @pytest.hookimpl(trylast=True)
     def pytest_unconfigure(self, config: pytest.Config) -> None:
+        if self._previous_sigterm is not None:
+            signal.signal(signal.SIGTERM, self._previous_sigterm)
         if self.local is not None:
             self.local.stop()  # already stopped at session finish, unless it never ran
         # A run leaves millions of long-lived objects (pools, caches, graphs); the interpreter's
@@ -257,7 +320,7 @@ class GraphInstructPlugin:
         try:
             self.bench.pools  # noqa: B018  (load now: a broken pool directory is a usage error)
         except GraphInstructError as exc:
-            raise _usage_error(exc) from None
+            raise self._usage(exc) from None
         new: list[pytest.Item] = []
         chosen = self.bench.select(_first_per_level(self.bench.suite, self.run.per_level))
         for cell in self.run.cells:
@@ -276,11 +339,12 @@ class GraphInstructPlugin:
     def pytest_collection_finish(self, session: pytest.Session) -> None:
         if self.controller or session.config.option.collectonly:
             return
+        self.selected = [it.nodeid for it in session.items if isinstance(it, GraphInstructItem)]
         try:
             self.bench.prefetch([(it.instruction, it.cell) for it in session.items
                                  if isinstance(it, GraphInstructItem)])
         except GraphInstructError as exc:  # a backend that cannot be set up
-            raise _usage_error(exc) from None
+            raise self._usage(exc) from None
 
     # -- results -----------------------------------------------------------------------------
 
@@ -326,6 +390,13 @@ class GraphInstructPlugin:
             return
         self._finish(session)
 
+    @pytest.hookimpl(optionalhook=True)
+    def pytest_xdist_node_collection_finished(self, node: Any, ids: Sequence[str]) -> None:
+        """xdist controller: every worker collects the same items; keep their node ids."""
+        if self.selected is None:
+            ids_set = {label for label in ids if label.endswith("]") and "::" not in label}
+            self.selected = [label for label in ids if label in ids_set]
+
     def pytest_testnodedown(self, node: Any, error: Any) -> None:
         output = getattr(node, "workeroutput", None) or {}
         if error or _OUTPUT_KEY not in output:
@@ -334,6 +405,36 @@ class GraphInstructPlugin:
             return
         self.merged.extend(ItemResult.from_json(r) for r in json.loads(output[_OUTPUT_KEY]))
 
+    def _coverage(self, session: pytest.Session, results: Sequence[ItemResult]) -> Coverage:
+        """What this run covers, from how it ended and which selected items have results."""
+        from pytest_graphinstruct.run.results import Coverage
+
+        done = {f"{r.instruction_id}[{r.cell}]" for r in results}
+        selected = self.selected
+        missing = [label for label in (selected or ()) if label not in done]
+        status = session.exitstatus
+        reason = None
+        if self.usage_error is not None:
+            reason = f"usage error: {self.usage_error}"
+        elif self.terminated:
+            reason = "terminated (SIGTERM)"
+        elif status == pytest.ExitCode.INTERRUPTED:
+            reason = "interrupted (Ctrl+C)"
+        elif status in (pytest.ExitCode.INTERNAL_ERROR, pytest.ExitCode.USAGE_ERROR):
+            reason = f"pytest stopped with {pytest.ExitCode(status).name}"
+        elif self.worker_errors:
+            reason = "a worker crashed: " + "; ".join(self.worker_errors)
+        elif session.shouldstop or session.shouldfail:
+            reason = f"stopped early: {session.shouldstop or session.shouldfail}"
+        elif selected is None:
+            reason = "the run stopped before its items were collected"
+        elif missing:
+            reason = f"{len(missing)} selected item(s) have no result"
+        if reason is None:
+            return Coverage(selected=len(selected or ()))
+        return Coverage.partial(reason, selected=None if selected is None else len(selected),
+                                missing=missing)
+
     def _finish(self, session: pytest.Session) -> None:
         from pytest_graphinstruct.report.writer import write_report
         from pytest_graphinstruct.run.gates import judge
@@ -341,15 +442,22 @@ class GraphInstructPlugin:
         bench = self.bench
         results = self.merged if self.controller else bench.flush()
         model_info = {"local": self.local_info["describe"]} if self.local_info else None
-        self.report = bench.report(results, partial=self.partial, model_info=model_info)
+        coverage = self._coverage(session, results)
+        self.report = bench.report(results, coverage=coverage, model_info=model_info)
+        self.written = []
         if self.run.report is not None:
-            write_report(self.report, self.run.report)
+            self.written.append(_write(write_report, self.report, self.run.report, "report"))
         if self.run.update_baseline and self.run.baseline is not None:
-            write_report(self.report, self.run.baseline)
+            if coverage.complete:
+                self.written.append(_write(write_report, self.report, self.run.baseline,
+                                           "baseline"))
+            else:
+                self.written.append(f"baseline NOT written: the run is incomplete "
+                                    f"({coverage.describe()}); {self.run.baseline} is unchanged")
         self.verdict = judge(self.report, max_error_rate=self.run.max_error_rate,
                              fail_under=self.run.fail_under, baseline=self.baseline,
                              max_regression=self.run.max_regression)
-        if self.verdict.failed:
+        if self.verdict.failed and session.exitstatus == pytest.ExitCode.OK:
             session.exitstatus = pytest.ExitCode.TESTS_FAILED
 
     def pytest_terminal_summary(self, terminalreporter: Any) -> None:
@@ -364,12 +472,7 @@ class GraphInstructPlugin:
                 f"(server ready in {self.local.startup_s:.1f} s)")
         for line in summary_lines(self.report):
             terminalreporter.write_line(line)
-        if self.partial:
-            terminalreporter.write_line("PARTIAL: a worker crashed; results are incomplete: "
-                                        + "; ".join(self.worker_errors), red=True)
         for line in self.verdict.lines():
             terminalreporter.write_line(line, red=True)
-        if self.run.update_baseline:
-            terminalreporter.write_line(f"baseline written to {self.run.baseline}")
-        if self.run.report is not None:
-            terminalreporter.write_line(f"report written to {self.run.report}")
+        for line in getattr(self, "written", ()):
+            terminalreporter.write_line(line, red="NOT" in line)

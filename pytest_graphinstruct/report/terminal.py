@@ -19,7 +19,8 @@ def _ci(ci: Sequence[float] | None) -> str:
 
 
 def summary_lines(report: RunReport) -> list[str]:
-    """The terminal summary: per cell and level, then per cell, then one note per caveat."""
+    """The terminal summary: per cell and level, then per cell, then one note per caveat (an
+    incomplete run says so first)."""
     rows = []
     for c in report.cells:
         for lv, row in sorted(c.per_level.items()):
@@ -58,4 +59,6 @@ def summary_lines(report: RunReport) -> list[str]:
             notes.append("one cell only: no Pareto comparison, S_final = S_total (no bonus)")
         for n in notes:
             lines.append(f"{c.label}: {n}")
+    if report.partial:
+        lines.insert(0, f"INCOMPLETE RUN — {report.coverage.describe()}")
     return lines

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 from pytest_graphinstruct.run.results import RunReport
@@ -24,3 +25,21 @@ def write_report(report: RunReport, path: str | Path) -> None:
         tmp.replace(p)
     finally:
         tmp.unlink(missing_ok=True)
+
+
+def unwritable_reason(path: str | Path) -> str | None:
+    """Why a report cannot be written to ``path`` (``None`` when it can): a directory in its
+    place, a folder that cannot be created or written, or a read-only file.  Creates the folder
+    when missing, as :func:`write_report` would."""
+    p = Path(path)
+    if p.is_dir():
+        return f"cannot write a report to {p}: it is a directory"
+    try:
+        p.parent.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        return f"cannot create the folder of {p}: {exc.strerror or exc}"
+    if not os.access(p.parent, os.W_OK | os.X_OK):
+        return f"cannot write a report to {p}: its folder is not writable"
+    if p.exists() and not os.access(p, os.W_OK):
+        return f"cannot write a report to {p}: the file is read-only"
+    return None

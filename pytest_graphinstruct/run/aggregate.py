@@ -17,6 +17,7 @@ from pytest_graphinstruct.run.results import (
     CellMetadata,
     CellReport,
     CellSummary,
+    Coverage,
     ItemResult,
     LevelRow,
     ParetoSummary,
@@ -133,7 +134,10 @@ def with_pareto(cells: Sequence[CellReport], *, partial: bool = False,
 
 
 def build_run_report(cells: Sequence[tuple[CellMetadata, Sequence[ItemResult]]], *,
-                     suite_order: Mapping[str, int], partial: bool = False) -> RunReport:
-    """The run report: each cell's items put in suite order, then the Pareto view."""
+                     suite_order: Mapping[str, int],
+                     coverage: Coverage | None = None) -> RunReport:
+    """The run report: each cell's items put in suite order, then the Pareto view;
+    ``coverage`` says what the run covers (default: complete)."""
     built = [build_cell(meta, items_in_order(items, suite_order)) for meta, items in cells]
-    return with_pareto(built, partial=partial)
+    report = with_pareto(built)
+    return replace(report, coverage=coverage) if coverage is not None else report

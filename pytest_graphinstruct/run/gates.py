@@ -12,6 +12,9 @@ instructions by id.
   *and* the whole 95 % interval is below 0 (the drop is real, not sampling noise).  The message
   names the levels and the instructions whose item passed in the baseline and fails now.
 * ``max_error_rate``: more than this share of items without an answer fails the run.
+* A run that did not finish (interrupted, terminated, a usage error, a crashed worker, items
+  without results: the report's ``coverage``) fails whatever its scores, and a partial report
+  is refused as a baseline.
 """
 
 from __future__ import annotations
@@ -40,6 +43,12 @@ def load_baseline(path: str | Path) -> dict[str, CellReport]:
         report = read_report(p)
     except ReportError as exc:
         raise GraphInstructError(f"baseline {exc}") from None
+    if report.partial:
+        raise GraphInstructError(f"baseline {p} is from an incomplete run "
+                                 f"({report.coverage.describe()}); a gate needs a complete "
+                                 "one (rebuild it with --gi-update-baseline)")
+    if not report.cells:
+        raise GraphInstructError(f"baseline {p} holds no cells")
     return {c.label: c for c in report.cells}
 
 
@@ -74,6 +83,9 @@ def check_gates(report: RunReport, *, fail_under: float | None = None,
             continue
         base = baseline.get(label)
         if base is None:
+            out.append(GateFailure("regression", label, f"{label}: the baseline has no such "
+                                   f"cell (it has: {', '.join(sorted(baseline)) or 'none'}); "
+                                   "update it with --gi-update-baseline"))
             continue
         diff = paired_bootstrap(base.scored_level_scores(), cell.scored_level_scores())
         before = {r.instruction_id: r.outcome for r in base.per_instruction}
@@ -100,6 +112,7 @@ class Verdict:
     gate_failures: tuple[GateFailure, ...]
     error_rate: float
     max_error_rate: float
+    incomplete: str | None = None  #: why the run is partial (``None``: it is complete)
 
     @property
     def too_many_errors(self) -> bool:
@@ -108,11 +121,14 @@ class Verdict:
     @property
     def failed(self) -> bool:
         """Whether the run must exit non-zero because of its gates or error budget."""
-        return bool(self.gate_failures) or self.too_many_errors
+        return bool(self.gate_failures) or self.too_many_errors or self.incomplete is not None
 
     def lines(self) -> list[str]:
         """One line per reason the run fails (empty when it does not)."""
         out = []
+        if self.incomplete is not None:
+            out.append(f"FAILED: incomplete run ({self.incomplete}): no gate passes "
+                       "on a partial run")
         if self.too_many_errors:
             out.append(f"FAILED: infrastructure error rate {self.error_rate:.1%} exceeds "
                        f"--gi-max-error-rate={self.max_error_rate:g}")
@@ -128,4 +144,6 @@ def judge(report: RunReport, *, max_error_rate: float, fail_under: float | None 
     total = sum(c.summary.items for c in report.cells)
     gates = check_gates(report, fail_under=fail_under, baseline=baseline,
                         max_regression=max_regression)
-    return Verdict(tuple(gates), errors / total if total else 0.0, max_error_rate)
+    incomplete = (None if report.coverage.complete
+                  else report.coverage.describe().removeprefix("partial: "))
+    return Verdict(tuple(gates), errors / total if total else 0.0, max_error_rate, incomplete)

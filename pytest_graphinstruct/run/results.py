@@ -443,14 +443,67 @@ class ParetoSummary:
                    dict(data.get("cost_at_q08") or {}), dict(data.get("sigma_strat") or {}))
 
 
+MISSING_SHOWN = 200
+"""At most this many missing item names are written into a report's coverage."""
+
+
+@dataclass(frozen=True)
+class Coverage:
+    """What a run covers: complete, or partial with the reason and the items it lacks.
+
+    A partial report never passes a gate and never becomes a baseline.  ``selected`` is the
+    number of items the run selected (``None`` when it stopped before it knew); ``missing``
+    names items (``ID[cell]``) that have no result, at most :data:`MISSING_SHOWN` of
+    ``missing_count``.
+    """
+
+    complete: bool = True
+    reason: str | None = None
+    selected: int | None = None
+    missing: tuple[str, ...] = ()
+    missing_count: int = 0
+
+    @classmethod
+    def partial(cls, reason: str, *, selected: int | None = None,
+                missing: Sequence[str] = ()) -> Coverage:
+        """An incomplete run's coverage (``missing`` is cut to :data:`MISSING_SHOWN`)."""
+        return cls(False, reason, selected, tuple(missing[:MISSING_SHOWN]), len(missing))
+
+    def describe(self) -> str:
+        """One line: ``complete`` or ``partial: <reason> (N of M items have no result)``."""
+        if self.complete:
+            return "complete"
+        counts = ""
+        if self.missing_count:
+            of = f" of {self.selected}" if self.selected is not None else ""
+            counts = f" ({self.missing_count}{of} items have no result)"
+        return f"partial: {self.reason or 'reason unknown'}{counts}"
+
+    def to_json(self) -> dict[str, Any]:
+        return {"complete": self.complete, "reason": self.reason, "selected": self.selected,
+                "missing": list(self.missing), "missing_count": self.missing_count}
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> Coverage:
+        return cls(bool(data["complete"]), data.get("reason"), data.get("selected"),
+                   tuple(data.get("missing") or ()), int(data.get("missing_count") or 0))
+
+
 @dataclass(frozen=True)
 class RunReport:
-    """A whole run: its cells (in configured order) and the run-wide Pareto summary."""
+    """A whole run: its cells (in configured order), the run-wide Pareto summary and what the
+    run covers (``partial`` is ``not coverage.complete``, kept as the release's flag)."""
 
     cells: tuple[CellReport, ...]
     pareto: ParetoSummary = field(default_factory=ParetoSummary)
     partial: bool = False
     tool: str | None = None
+    coverage: Coverage = field(default_factory=Coverage)
+
+    def __post_init__(self) -> None:
+        if self.partial and self.coverage.complete:  # a partial flag with no coverage record
+            object.__setattr__(self, "coverage", Coverage.partial("marked partial"))
+        object.__setattr__(self, "partial", not self.coverage.complete)
 
     def cell(self, label: str) -> CellReport:
         """The cell called ``label``.
@@ -469,7 +522,8 @@ class RunReport:
 
     def to_json(self) -> dict[str, Any]:
         return {"schema": SCHEMA, "tool": self.tool, "partial": self.partial,
-                "pareto": self.pareto.to_json(), "cells": [c.to_json() for c in self.cells]}
+                "coverage": self.coverage.to_json(), "pareto": self.pareto.to_json(),
+                "cells": [c.to_json() for c in self.cells]}
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> RunReport:
@@ -484,7 +538,9 @@ class RunReport:
         try:
             return cls(cells=tuple(CellReport.from_json(c) for c in data["cells"]),
                        pareto=ParetoSummary.from_json(data.get("pareto") or {}),
-                       partial=bool(data.get("partial", False)), tool=data.get("tool"))
+                       partial=bool(data.get("partial", False)), tool=data.get("tool"),
+                       coverage=(Coverage.from_json(data["coverage"]) if "coverage" in data
+                                 else Coverage()))
         except (KeyError, TypeError, ValueError, AttributeError) as exc:
             raise ReportError(f"malformed {SCHEMA} report: {describe_error(exc)}") from None
 

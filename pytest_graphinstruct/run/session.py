@@ -24,7 +24,7 @@ from pytest_graphinstruct.models.base import Request
 from pytest_graphinstruct.run.aggregate import TOOL, build_run_report
 from pytest_graphinstruct.run.config import Cell, RunConfig
 from pytest_graphinstruct.run.evaluate import Checked, check, error_result, score
-from pytest_graphinstruct.run.results import CellMetadata, ItemResult, RunReport
+from pytest_graphinstruct.run.results import CellMetadata, Coverage, ItemResult, RunReport
 from pytest_graphinstruct.suite.instruction import Instruction
 from pytest_graphinstruct.suite.loader import Suite, load_suite
 from pytest_graphinstruct.verify.verifier import Verifier
@@ -323,13 +323,16 @@ class BenchmarkSession:
         """Verify and score one item at once (outside the plugin's batching)."""
         return score([self.check(inst, cell, answers)], self.pools)[0]
 
-    def report(self, results: Sequence[ItemResult], *, partial: bool = False,
+    def report(self, results: Sequence[ItemResult], *, coverage: Coverage | None = None,
                model_info: Mapping[str, str] | None = None) -> RunReport:
-        """The run report of ``results`` (from this process or merged from workers)."""
+        """The run report of ``results`` (from this process or merged from workers);
+        ``coverage`` says what the run covers (default: complete)."""
+        coverage = coverage or Coverage()
+        partial = not coverage.complete
         order = {inst.id: n for n, inst in enumerate(self.suite)}
         cells = [(cell_metadata(self.config, cell, partial=partial, model_info=model_info),
                   [r for r in results if r.cell == cell.label]) for cell in self.config.cells]
-        return build_run_report(cells, suite_order=order, partial=partial)
+        return build_run_report(cells, suite_order=order, coverage=coverage)
 
     def close(self, *, cancel: bool = False) -> None:
         """Close the schedulers (waiting for requests in flight); with ``cancel`` (an

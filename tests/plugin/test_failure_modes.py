@@ -1,0 +1,202 @@
+"""A run that failed never passes a gate or replaces a baseline, and its report says so."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from pytest_graphinstruct.models.testserver import FakeOpenAIServer
+from tests.report.schema_check import load_valid_report
+
+from ._suite import EMPTY3
+
+pytest_plugins = ["pytester"]
+
+
+def _oracle_baseline(pytester: pytest.Pytester, suite_dir: Path, path: Path) -> bytes:
+    result = pytester.runpytest(f"--gi-suite={suite_dir}", "--gi-model=oracle",
+                                f"--gi-baseline={path}", "--gi-update-baseline",
+                                "-p", "no:cacheprovider")
+    assert result.ret == 0
+    assert load_valid_report(path)["coverage"]["complete"] is True
+    return path.read_bytes()
+
+
+def test_a_usage_error_writes_a_partial_report_and_keeps_the_baseline(
+        pytester: pytest.Pytester, suite_dir: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    baseline = pytester.path / "base.json"
+    before = _oracle_baseline(pytester, suite_dir, baseline)
+    monkeypatch.delenv("GI_UNSET_KEY", raising=False)
+    report = pytester.path / "r.json"
+    result = pytester.runpytest(f"--gi-suite={suite_dir}", "--gi-model=fake-model",
+                                "--gi-base-url=http://127.0.0.1:9/v1",
+                                "--gi-api-key-env=GI_UNSET_KEY", f"--gi-baseline={baseline}",
+                                "--gi-update-baseline", f"--gi-report={report}",
+                                "-p", "no:cacheprovider")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    assert baseline.read_bytes() == before  # a 0-item run never becomes the baseline
+    coverage = load_valid_report(report)["coverage"]
+    assert coverage["complete"] is False and "GI_UNSET_KEY" in coverage["reason"]
+
+
+def test_a_stopped_run_is_partial_fails_its_gate_and_writes_no_baseline(
+        pytester: pytest.Pytester, suite_dir: Path) -> None:
+    baseline = pytester.path / "base.json"
+    before = _oracle_baseline(pytester, suite_dir, baseline)
+    answers = pytester.path / "a.jsonl"
+    answers.write_text("".join(json.dumps({"instruction_id": iid, "level": int(iid[1]),
+                                           "samples": [{"raw_output": EMPTY3}]}) + "\n"
+                               for iid in ("L0-001", "L1-001", "L1-002", "L2-001")))
+    report = pytester.path / "r.json"
+    result = pytester.runpytest(f"--gi-suite={suite_dir}", f"--gi-replay={answers}", "-x",
+                                f"--gi-report={report}", f"--gi-baseline={baseline}",
+                                "--gi-update-baseline", "-p", "no:cacheprovider")
+    assert result.ret == pytest.ExitCode.TESTS_FAILED
+    out = result.stdout.str()
+    assert "INCOMPLETE RUN" in out and "baseline NOT written" in out
+    data = load_valid_report(report)
+    assert data["partial"] is True and "stopped early" in data["coverage"]["reason"]
+    assert data["coverage"]["selected"] == 4 and data["coverage"]["missing_count"] == 2
+    assert baseline.read_bytes() == before
+
+
+def test_a_report_path_that_cannot_be_written_is_a_usage_error_at_start(
+        pytester: pytest.Pytester, suite_dir: Path) -> None:
+    (pytester.path / "adir").mkdir()
+    result = pytester.runpytest(f"--gi-suite={suite_dir}", "--gi-model=oracle",
+                                f"--gi-report={pytester.path / 'adir'}", "-p", "no:cacheprovider")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(["*cannot write a report to*adir: it is a directory*"])
+    assert "Traceback" not in result.stderr.str() + result.stdout.str()
+    assert not list(pytester.path.glob("*.tmp"))
+
+
+def test_a_late_write_failure_still_prints_the_summary(pytester: pytest.Pytester,
+                                                       suite_dir: Path) -> None:
+    report = pytester.path / "out" / "r.json"
+    # after the last item, something puts a directory where the report goes
+    pytester.makeconftest(f"""
+import shutil
+from pathlib import Path
+
+def pytest_runtest_logfinish(nodeid, location):
+    if nodeid.startswith("L2-001"):
+        p = Path({str(report)!r})
+        p.unlink(missing_ok=True)
+        p.mkdir()
+""")
+    result = pytester.runpytest(f"--gi-suite={suite_dir}", "--gi-model=oracle",
+                                f"--gi-report={report}", "-p", "no:cacheprovider")
+    out = result.stdout.str()
+    assert "GraphInstruct" in out and "S_total" in out
+    assert f"report NOT written to {report}" in out
+    assert "Traceback" not in out
+    assert not list(report.parent.glob("*.tmp"))
+
+
+# -- signals (subprocesses) ---------------------------------------------------------------------
+
+def _slow_server() -> FakeOpenAIServer:
+    return FakeOpenAIServer(latency_s=0.4, responder=lambda body: EMPTY3)
+
+
+def _start(cwd: Path, suite_dir: Path, server: FakeOpenAIServer, report: Path,
+           *extra: str) -> subprocess.Popen[bytes]:
+    env = {**os.environ, "GI_TEST_KEY": "sk-test"}
+    return subprocess.Popen(
+        [sys.executable, "-m", "pytest", f"--gi-suite={suite_dir}", "--gi-model=fake-model",
+         f"--gi-base-url={server.base_url}", "--gi-api-key-env=GI_TEST_KEY", "--gi-no-cache",
+         "--gi-concurrency=4", "--gi-samples=40", f"--gi-report={report}",
+         "-p", "no:cacheprovider", *extra],
+        cwd=cwd, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+
+
+def _wait_for_requests(server: FakeOpenAIServer, n: int, timeout: float = 60.0) -> None:
+    deadline = time.monotonic() + timeout
+    while server.request_count < n:
+        assert time.monotonic() < deadline, "the run never reached the server"
+        time.sleep(0.05)
+
+
+def _old_report(pytester: pytest.Pytester, suite_dir: Path, report: Path) -> None:
+    result = pytester.runpytest(f"--gi-suite={suite_dir}", "--gi-model=oracle",
+                                f"--gi-report={report}", "-p", "no:cacheprovider")
+    assert result.ret == 0 and load_valid_report(report)["coverage"]["complete"] is True
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(("sig", "reason"), [(signal.SIGINT, "interrupted"),
+                                             (signal.SIGTERM, "terminated (SIGTERM)")])
+def test_an_interrupted_run_writes_a_partial_report(pytester: pytest.Pytester, suite_dir: Path,
+                                                    sig: int, reason: str) -> None:
+    report = pytester.path / "r.json"
+    _old_report(pytester, suite_dir, report)
+    with _slow_server() as server:
+        proc = _start(pytester.path, suite_dir, server, report)
+        _wait_for_requests(server, 3)
+        proc.send_signal(sig)
+        out, _ = proc.communicate(timeout=60)
+    text = out.decode()
+    assert proc.returncode == pytest.ExitCode.INTERRUPTED, text
+    data = load_valid_report(report)
+    assert data["partial"] is True and reason in data["coverage"]["reason"], text
+    assert data["coverage"]["missing_count"] >= 1
+
+
+@pytest.mark.slow
+def test_a_killed_run_leaves_no_report_that_looks_current(pytester: pytest.Pytester,
+                                                          suite_dir: Path) -> None:
+    report = pytester.path / "r.json"
+    _old_report(pytester, suite_dir, report)
+    with _slow_server() as server:
+        proc = _start(pytester.path, suite_dir, server, report)
+        _wait_for_requests(server, 2)
+        proc.kill()
+        proc.communicate(timeout=60)
+    data = load_valid_report(report)
+    assert data["partial"] is True and data["cells"] == []
+    assert "has not finished" in data["coverage"]["reason"]
+
+
+def _children(pid: int) -> list[int]:
+    out = subprocess.run(["ps", "-o", "pid=", "--ppid", str(pid)], capture_output=True,
+                         text=True, check=False).stdout
+    return [int(x) for x in out.split()]
+
+
+@pytest.mark.slow
+def test_sigterm_under_xdist_stops_the_workers(pytester: pytest.Pytester,
+                                               suite_dir: Path) -> None:
+    report = pytester.path / "r.json"
+    with _slow_server() as server:
+        proc = _start(pytester.path, suite_dir, server, report, "-n", "2")
+        _wait_for_requests(server, 4)
+        workers = _children(proc.pid)
+        assert workers, "no xdist workers found"
+        proc.send_signal(signal.SIGTERM)
+        proc.communicate(timeout=60)
+        time.sleep(1.0)
+        settled = server.request_count
+        time.sleep(2.0)
+        assert server.request_count == settled  # nobody is still spending
+    alive = [w for w in workers if _alive(w)]
+    assert not alive, f"orphaned workers: {alive}"
+    data = load_valid_report(report)
+    assert data["partial"] is True
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    state = Path(f"/proc/{pid}/stat").read_text().split()[2] if Path(f"/proc/{pid}").exists() \
+        else "X"
+    return state not in ("Z", "X")
