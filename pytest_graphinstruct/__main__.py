@@ -4,7 +4,8 @@ Commands:
     score         verify and score recorded answers (raw-generation JSONL) against a suite.
     export-cache  write a run's cached answers in the raw-generation JSONL format.
     pareto        Pareto view over the cells of several reports: S_total, TPV, S_final, …
-    compare       paired bootstrap of the change between two reports, per level.
+    compare       paired bootstrap of the change between two reports, per level, and a verdict.
+    show          one item of a report: outcome, samples, violations, tokens, raw answers.
     build-pools   build the L3/L4 reference pools (deterministic per seed; docs/POOLS.md).
     build-suite   build a whole suite: instructions, references and pools (docs/SUITE.md).
 """
@@ -49,6 +50,12 @@ def _parser() -> argparse.ArgumentParser:
     co.add_argument("baseline", help="baseline report JSON")
     co.add_argument("candidate", help="candidate report JSON")
     co.add_argument("--cell", default=None, help="cell label when a report holds several")
+    sh = sub.add_parser("show", help="one item of a report: cell, outcome, per-sample parse "
+                        "status, violations, tokens and raw answer (escaped)")
+    sh.add_argument("id", help="instruction id, e.g. L1-001")
+    sh.add_argument("--report", required=True, help="report file (what --gi-report or score "
+                    "--report wrote)")
+    sh.add_argument("--cell", default=None, help="cell label, when several cells hold the id")
     bp = sub.add_parser("build-pools", help="build the L3/L4 reference pools (docs/POOLS.md)")
     bp.add_argument("--seed", type=int, default=0, help="pool seed (default 0: the committed "
                     "references/pools)")
@@ -121,6 +128,15 @@ def _compare(args: argparse.Namespace) -> int:
     if result.only_baseline or result.only_candidate:
         print(f"  unpaired: {len(result.only_baseline)} only in baseline, "
               f"{len(result.only_candidate)} only in candidate")
+    return 0
+
+
+def _show(args: argparse.Namespace) -> int:
+    from pytest_graphinstruct.report.show import find_item, item_lines
+    from pytest_graphinstruct.run.reader import read_report
+
+    cell, item = find_item(read_report(args.report), args.id, cell=args.cell, name=args.report)
+    print("\n".join(item_lines(cell, item, name=args.report)))
     return 0
 
 
@@ -243,6 +259,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             return _pareto(args)
         if args.command == "compare":
             return _compare(args)
+        if args.command == "show":
+            return _show(args)
         if args.command == "build-pools":
             return _build_pools(args)
         if args.command == "build-suite":
