@@ -18,6 +18,23 @@ from typing import Any, Protocol, runtime_checkable
 
 from pytest_graphinstruct.answers import Answer, Message
 
+MAX_ERROR_CHARS = 300
+"""The longest error text an :class:`Answer` of this layer carries (always one line)."""
+
+
+def one_line(message: str, note: str = "", limit: int = MAX_ERROR_CHARS) -> str:
+    """``message + note`` as one line of at most ``limit`` characters.
+
+    Whitespace runs (newlines included) become one space, and ``message`` is cut (ending in
+    ``…``) so that ``note`` — the part saying what happened to the request — always survives.
+    """
+    text = " ".join(message.split())
+    tail = (" " if note[:1].isspace() else "") + " ".join(note.split())
+    room = max(0, limit - len(tail))
+    if len(text) > room:
+        text = text[: max(0, room - 1)] + "…"
+    return (text + tail)[:limit]
+
 
 @dataclass(frozen=True)
 class DecodingParams:
@@ -78,3 +95,10 @@ class Backend(Protocol):
     cacheable: bool
 
     def complete(self, request: Request) -> Answer: ...
+
+
+# Optional backend attributes the scheduler reads with getattr (not part of the protocol, so
+# the oracle and replay backends need not define them):
+#   remote: bool      -- answers come over the network; the circuit breaker applies
+#   worst_case_s: float -- the longest one complete() can take (bounds a wait for a peer)
+#   cancel() -> None  -- stop calls in flight and retries (an interrupted run)

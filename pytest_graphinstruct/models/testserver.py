@@ -40,8 +40,11 @@ class Fault:
     (no answer for ``hang_s`` seconds, then the connection is closed), ``malformed`` (status
     200, invalid JSON), ``truncated`` (status 200, the connection closes mid-body),
     ``no_choices`` (valid JSON without ``choices``), ``no_usage`` (a normal answer without a
-    usage block), ``partial_usage`` (a usage block with ``prompt_tokens`` only) and ``length``
-    (a normal answer with ``finish_reason='length'``).
+    usage block), ``partial_usage`` (a usage block with ``prompt_tokens`` only), ``length``
+    (a normal answer with ``finish_reason='length'``), ``null_content`` (``content: null`` with
+    ``finish_reason='stop'``), ``usage`` (a normal answer whose usage block is exactly
+    ``usage``, impossible values included) and ``drip`` (a normal answer sent one byte every
+    ``hang_s`` seconds, status line and headers included, so no single read ever times out).
     """
 
     kind: str
@@ -52,6 +55,7 @@ class Fault:
     error_type: str = "server_error"
     message: str = "scripted failure"
     hang_s: float = 30.0
+    usage: dict[str, Any] | None = None
 
     @classmethod
     def rate_limited(cls, retry_after: str | None = None, *,
@@ -110,6 +114,20 @@ class Fault:
     def length(cls) -> Fault:
         return cls("length")
 
+    @classmethod
+    def null_content(cls) -> Fault:
+        return cls("null_content")
+
+    @classmethod
+    def with_usage(cls, **usage: Any) -> Fault:
+        """A normal answer whose usage block is exactly ``usage`` (e.g. ``prompt_tokens=-5``)."""
+        return cls("usage", usage=dict(usage))
+
+    @classmethod
+    def drip(cls, interval_s: float = 1.0) -> Fault:
+        """A normal answer trickled out one byte every ``interval_s`` seconds."""
+        return cls("drip", hang_s=interval_s)
+
 
 @dataclass(frozen=True)
 class RecordedRequest:
@@ -147,6 +165,8 @@ class _State:
     stop: threading.Event = field(default_factory=threading.Event)
     in_flight: int = 0
     max_in_flight: int = 0
+    models_status: int = 200  # what GET /v1/models answers (401/404 for preflight tests)
+    models_hang_s: float = 0.0  # how long GET /v1/models stalls before answering
 
 
 class _Server(ThreadingHTTPServer):
@@ -188,6 +208,12 @@ class _Handler(BaseHTTPRequestHandler):
     def do_GET(self) -> None:
         st = self.server.state
         if self.path.rstrip("/").endswith("/models"):
+            if st.models_hang_s and st.stop.wait(st.models_hang_s):
+                return
+            if st.models_status != 200:
+                self._send_json(st.models_status, {"error": {
+                    "message": "scripted", "type": "invalid_request_error", "code": None}})
+                return
             self._send_json(200, {"object": "list", "data": [
                 {"id": st.model, "object": "model", "created": 0, "owned_by": "fake"}]})
         else:
@@ -276,6 +302,13 @@ class _Handler(BaseHTTPRequestHandler):
             del completion["usage"]["total_tokens"]
         if kind == "no_choices":
             del completion["choices"]
+        if kind == "null_content":
+            completion["choices"][0]["message"]["content"] = None
+        if kind == "usage" and fault is not None:
+            completion["usage"] = dict(fault.usage or {})
+        if kind == "drip" and fault is not None:
+            self._drip(json.dumps(completion).encode("utf-8"), fault.hang_s)
+            return
         if kind == "truncated":
             data = json.dumps(completion).encode("utf-8")
             self._send_raw(200, data[: len(data) // 2], length=len(data))
@@ -285,6 +318,20 @@ class _Handler(BaseHTTPRequestHandler):
                 self.connection.shutdown(socket.SHUT_RDWR)
             return
         self._send_json(200, completion)
+
+
+    def _drip(self, body: bytes, interval_s: float) -> None:
+        """Send a whole 200 response one byte at a time (until done, the client leaves, or the
+        server stops)."""
+        st = self.server.state
+        head = (f"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n"
+                f"Content-Length: {len(body)}\r\n\r\n").encode("ascii")
+        self.close_connection = True
+        for i, byte in enumerate(head + body):
+            if i and st.stop.wait(interval_s):
+                return
+            self.wfile.write(bytes([byte]))
+            self.wfile.flush()
 
 
 class FakeOpenAIServer:
@@ -389,6 +436,24 @@ class FakeOpenAIServer:
     @serial.setter
     def serial(self, value: bool) -> None:
         self._state.serial = value
+
+    @property
+    def models_status(self) -> int:
+        """The HTTP status ``GET /v1/models`` answers with (200 = the model list)."""
+        return self._state.models_status
+
+    @models_status.setter
+    def models_status(self, value: int) -> None:
+        self._state.models_status = value
+
+    @property
+    def models_hang_s(self) -> float:
+        """Seconds ``GET /v1/models`` stalls before answering (0 = none)."""
+        return self._state.models_hang_s
+
+    @models_hang_s.setter
+    def models_hang_s(self, value: float) -> None:
+        self._state.models_hang_s = value
 
     def script(self, *faults: Fault) -> None:
         """Queue faults for the next requests, one per request, in arrival order."""

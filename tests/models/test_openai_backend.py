@@ -241,3 +241,141 @@ def test_models_route_lists_the_model(fake_openai, api_key) -> None:
     client = openai.OpenAI(base_url=fake_openai.base_url, api_key=os.environ[api_key],
                            max_retries=0)
     assert [m.id for m in client.models.list()] == ["fake-model"]
+
+
+# -- trust under failure (issue 11) ---------------------------------------------------------
+
+
+def test_null_content_with_stop_is_retried_not_an_empty_answer(fake_openai, backend_for,
+                                                              sleeps) -> None:
+    fake_openai.script(Fault.null_content(), Fault.null_content())
+    answer = backend_for().complete(req())
+    assert answer.ok and answer.text == "echo: hello world"
+    assert answer.calls == 3 == fake_openai.request_count and len(sleeps.delays) == 2
+
+
+def test_null_content_every_time_is_an_error_never_cached(fake_openai, backend_for,
+                                                         tmp_path) -> None:
+    from pytest_graphinstruct.models.cache import AnswerCache
+    from pytest_graphinstruct.models.scheduler import Scheduler
+
+    fake_openai.fault_for = lambda body: Fault.null_content()
+    cache = AnswerCache(tmp_path)
+    with Scheduler(backend_for(max_retries=2), concurrency=1, cache=cache) as sched:
+        answer = sched.answer(req())
+    assert not answer.ok and answer.text is None
+    assert "content is null" in answer.error and "gave up after 3 call(s)" in answer.error
+    assert len(cache) == 0
+
+
+def test_a_dripping_server_hits_the_whole_call_deadline(fake_openai, backend_for) -> None:
+    import time
+
+    fake_openai.script(Fault.drip(0.05))  # every single read succeeds well within the timeout
+    backend = backend_for(timeout_s=0.5, max_retries=0)
+    t0 = time.monotonic()
+    answer = backend.complete(req())
+    elapsed = time.monotonic() - t0
+    assert not answer.ok and "deadline of 0.5 s" in answer.error, answer
+    assert answer.calls == 1 and elapsed < 1.5
+
+
+def test_the_deadline_is_retried_like_a_timeout(fake_openai, backend_for, sleeps) -> None:
+    fake_openai.script(Fault.drip(0.05))
+    answer = backend_for(timeout_s=0.4, max_retries=1).complete(req())
+    assert answer.ok and answer.calls == 2 and len(sleeps.delays) == 1
+
+
+def test_cancel_ends_a_call_in_flight_at_once(fake_openai, api_key) -> None:
+    import threading
+    import time
+
+    fake_openai.script(Fault.drip(0.05))
+    backend = OpenAIBackend(fake_openai.base_url, "fake-model", api_key_env=api_key,
+                            timeout_s=30)
+    threading.Timer(0.3, backend.cancel).start()
+    t0 = time.monotonic()
+    answer = backend.complete(req())
+    assert time.monotonic() - t0 < 2.0
+    assert not answer.ok and "cancelled" in answer.error and answer.calls == 1
+
+
+@pytest.mark.parametrize("url", ["127.0.0.1:8000/v1", "localhost:8000", "ftp://example.com/v1",
+                                 "http://[::1", "http://", "https:///v1", "http://host:99999/v1"])
+def test_malformed_base_urls_are_rejected_at_construction(url, api_key) -> None:
+    with pytest.raises(ModelError) as info:
+        OpenAIBackend(url, "m", api_key_env=api_key)
+    text = str(info.value)
+    assert url in text and "\n" not in text and "base URL" in text
+
+
+def test_base_url_from_the_environment_is_checked_too(monkeypatch, api_key) -> None:
+    monkeypatch.setenv("OPENAI_BASE_URL", "ftp://example.com/v1")
+    with pytest.raises(ModelError, match="ftp"):
+        OpenAIBackend(None, "m", api_key_env=api_key)
+
+
+@pytest.mark.parametrize("status", [200, 401, 404])
+def test_preflight_any_http_answer_means_reachable(fake_openai, backend_for, status) -> None:
+    fake_openai.models_status = status
+    assert backend_for().preflight() is None
+
+
+def test_preflight_names_a_refused_connection(api_key) -> None:
+    with FakeOpenAIServer() as server:
+        url = server.base_url
+    reason = OpenAIBackend(url, "m", api_key_env=api_key).preflight()
+    assert reason is not None and url in reason and "\n" not in reason
+    assert "refused" in reason.lower() or "connect" in reason.lower()
+
+
+def test_preflight_names_a_timeout(fake_openai, backend_for) -> None:
+    import time
+
+    fake_openai.models_hang_s = 5.0
+    t0 = time.monotonic()
+    reason = backend_for().preflight(timeout_s=0.3)
+    assert time.monotonic() - t0 < 2.0
+    assert reason is not None and "timed out" in reason and "\n" not in reason
+
+
+def test_error_text_is_one_bounded_line(fake_openai, backend_for, monkeypatch) -> None:
+    backend = backend_for(max_retries=0)
+
+    def explode(request, kwargs):
+        raise RuntimeError("a traceback\n" * 400)
+
+    monkeypatch.setattr(backend, "_create", explode)
+    answer = backend.complete(req())
+    assert not answer.ok and "\n" not in answer.error and len(answer.error) <= 300
+    assert answer.error.startswith("unexpected error RuntimeError: a traceback a traceback")
+
+
+@pytest.mark.parametrize(("usage", "why"), [
+    ({"prompt_tokens": -5, "completion_tokens": 4}, "prompt_tokens=-5"),
+    ({"prompt_tokens": 2, "completion_tokens": 1.5}, "completion_tokens=1.5"),
+    ({"prompt_tokens": 10**9, "completion_tokens": 4}, "prompt_tokens=1000000000"),
+    ({"prompt_tokens": "7", "completion_tokens": 4}, "prompt_tokens='7'"),
+], ids=["negative", "fraction", "absurd", "string"])
+def test_impossible_provider_counts_are_recounted_and_marked(fake_openai, backend_for, usage,
+                                                            why) -> None:
+    fake_openai.script(Fault.with_usage(**usage))
+    backend = backend_for()
+    answer = backend.complete(req())
+    # The whole block is distrusted: both counts come from tiktoken (see the no_usage test).
+    assert answer.ok and answer.usage == Usage(9, 4, "tiktoken:cl100k_base "
+                                                     "(provider usage impossible)")
+    assert backend.usage_rejections == 1
+    assert backend.first_usage_rejection is not None and why in backend.first_usage_rejection
+
+
+def test_impossible_counts_without_a_counter_are_unknown(fake_openai, backend_for) -> None:
+    fake_openai.script(Fault.with_usage(prompt_tokens=-1, completion_tokens=-1))
+    backend = backend_for(token_counter=None)
+    assert backend.complete(req()).usage is None and backend.usage_rejections == 1
+
+
+def test_integral_float_counts_are_plausible(fake_openai, backend_for) -> None:
+    fake_openai.script(Fault.with_usage(prompt_tokens=3.0, completion_tokens=4))
+    backend = backend_for()
+    assert backend.complete(req()).usage == Usage(3, 4) and backend.usage_rejections == 0
