@@ -28,27 +28,45 @@ Guarantees:
   last scan, so workers share answers.
 * **Only real answers are cached:** errors and truncated answers (``finish_reason ==
   'length'``) are never stored.  The first record of a key wins.
+* **Failures are noticed, never fatal.**  Damaged lines (bad JSON, a torn record, a record
+  without a key or text) are skipped; each scan that finds new ones emits one
+  :class:`CacheWarning` naming the file and the count (:attr:`AnswerCache.damaged_lines`,
+  :meth:`AnswerCache.damage_summary`).  A write that fails (disk full, read-only file) is
+  counted (:attr:`AnswerCache.write_failures`, :attr:`AnswerCache.first_write_error`,
+  :meth:`AnswerCache.write_failure_summary`), the first one per cache emits one
+  :class:`CacheWarning` naming the file and the OS error, and :meth:`AnswerCache.put` returns
+  ``False`` instead of raising: the run goes on without caching that answer.
+* **In-flight requests are shared across processes.**  :meth:`AnswerCache.claim` takes an
+  exclusive ``flock`` on ``<directory>/claims/<key>.lock`` for the one process asking for a
+  key; another process asking for the same key waits (bounded) until the answer is cached or
+  the claim is released.  The kernel releases the lock of a killed owner at once, so a dead
+  claim never blocks anyone; a hung owner blocks others for at most their ``wait_s``.
 
-On platforms without ``fcntl`` (Windows) there is no inter-process locking; use one process.
+On platforms without ``fcntl`` (Windows) there is no inter-process locking (and no claims); use
+one process.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import re
+import socket
 import threading
 import time
+import warnings
 from collections import defaultdict
 from collections.abc import Iterator
 from contextlib import contextmanager, suppress
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from pytest_graphinstruct.answers import USAGE_PROVIDER, Answer, Usage
 from pytest_graphinstruct.errors import ModelError
-from pytest_graphinstruct.models.base import Request
+from pytest_graphinstruct.models.base import Request, one_line
+from pytest_graphinstruct.models.tokens import check_token_count
 
 try:  # POSIX only
     import fcntl
@@ -57,8 +75,24 @@ except ImportError:  # pragma: no cover - Windows
 
 CACHE_FILE = "answers.jsonl"
 ATTEMPTS_FILE = "attempts.jsonl"
+CLAIMS_DIR = "claims"
 FORMAT_VERSION = 1
+CLAIM_POLL_S = 0.05
 _LEVEL_RE = re.compile(r"^L(\d+)-")
+_SAFE_KEY = re.compile(r"^[0-9A-Za-z_-]{1,128}$")
+
+PutOutcome = Literal["written", "skipped", "failed"]
+
+
+class CacheWarning(UserWarning):
+    """The answer cache skipped damaged lines or could not write an answer (never fatal)."""
+
+
+def _warn(message: str) -> None:
+    # Under ``-W error`` a warning is raised; the cache's promise (never fatal) comes first, and
+    # the failure stays visible through the counters and summaries.
+    with suppress(Exception):
+        warnings.warn(message, CacheWarning, stacklevel=3)
 
 
 @dataclass(frozen=True)
@@ -93,6 +127,40 @@ def _flocked(fd: int, exclusive: bool) -> Iterator[None]:
         fcntl.flock(fd, fcntl.LOCK_UN)
 
 
+@dataclass
+class Claim:
+    """What :meth:`AnswerCache.claim` got: the key to ask for, or another process's answer.
+
+    Exactly one of these holds: ``held`` (this process asks; call :meth:`release` when the
+    answer is stored or given up on), ``answer`` is set (another process obtained it while this
+    one waited), ``cancelled`` (the wait was stopped), or none of them (no claim could be taken
+    — no ``fcntl``, an unwritable directory, or ``wait_s`` ran out while the owner still worked —
+    so this process asks unshared).  ``waited`` says whether another process held the key.
+    """
+
+    path: Path | None = None
+    fd: int | None = None
+    waited: bool = False
+    answer: Answer | None = None
+    cancelled: bool = False
+
+    @property
+    def held(self) -> bool:
+        return self.fd is not None
+
+    def release(self) -> None:
+        """Give the key back (idempotent).  The file is removed while still locked, so a process
+        that opened it meanwhile notices (:func:`_lock_claim`) and opens the new one."""
+        if self.fd is None:
+            return
+        fd, self.fd = self.fd, None
+        if self.path is not None:
+            with suppress(OSError):
+                os.unlink(self.path)
+        with suppress(OSError):
+            os.close(fd)  # releases the flock
+
+
 class AnswerCache:
     """Answers keyed by :meth:`Request.cache_key`, persisted in ``<directory>/answers.jsonl``.
 
@@ -119,6 +187,8 @@ class AnswerCache:
         self._reported: set[int] = set()  # byte offsets of bad lines already warned about
         self._warnings: list[str] = []
         self.writes = 0
+        self.write_failures = 0
+        self.first_write_error: str | None = None  #: the first failed write, one line
         try:
             self._scan()
         except OSError as exc:
@@ -140,6 +210,31 @@ class AnswerCache:
         """One message per torn or corrupt line skipped (file, byte offset, reason)."""
         with self._lock:
             return list(self._warnings)
+
+    @property
+    def damaged_lines(self) -> int:
+        """How many damaged lines (torn, bad JSON, not a record) were skipped so far."""
+        with self._lock:
+            return len(self._warnings)
+
+    def damage_summary(self) -> str | None:
+        """One line for a run summary, or ``None`` when no line was damaged:
+        ``<file>: 3 damaged line(s) skipped (the first: byte 120: corrupt record ...)``."""
+        with self._lock:
+            if not self._warnings:
+                return None
+            first = self._warnings[0].removeprefix(f"{self.path}: ")
+            return one_line(f"{self.path}: {len(self._warnings)} damaged line(s) skipped "
+                            f"(the first: {first})")
+
+    def write_failure_summary(self) -> str | None:
+        """One line for a run summary, or ``None`` when every write succeeded:
+        ``2 answer(s) not cached: cannot write <file>: [Errno 28] No space left on device``."""
+        with self._lock:
+            if not self.write_failures:
+                return None
+            return one_line(f"{self.write_failures} answer(s) not cached: "
+                            f"{self.first_write_error}")
 
     # -- reading -----------------------------------------------------------------------------
 
@@ -173,6 +268,17 @@ class AnswerCache:
             return len(self._entries) - before
 
     def _scan(self) -> None:
+        before = len(self._warnings)
+        try:
+            self._read_new()
+        finally:
+            found = self._warnings[before:]
+            if found:
+                _warn(one_line(f"answer cache {self.path}: {len(found)} damaged line(s) "
+                               f"skipped (the first: "
+                               f"{found[0].removeprefix(f'{self.path}: ')})"))
+
+    def _read_new(self) -> None:
         try:
             fd = os.open(self.path, os.O_RDONLY)
         except FileNotFoundError:
@@ -230,38 +336,35 @@ class AnswerCache:
         """Append ``answer`` for ``key`` durably; returns whether anything was written.
 
         Errors, truncated answers, answers that came from a cache, and keys already cached are
-        not written.
-
-        Raises:
-            OSError: the file cannot be written (the caller decides whether that is fatal).
+        not written.  Never raises for a failed write: see :meth:`store`.
         """
+        return self.store(key, request, answer, endpoint=endpoint) == "written"
+
+    def store(self, key: str, request: Request, answer: Answer, *,
+              endpoint: str = "") -> PutOutcome:
+        """Like :meth:`put`, saying what happened: ``written``, ``skipped`` (not cacheable or
+        already cached) or ``failed`` (the OS refused the write: counted in
+        :attr:`write_failures`, the first one warned about; the answer is simply not cached)."""
         if not answer.ok or answer.truncated or answer.cached or answer.text is None:
-            return False
-        record = {
-            "v": FORMAT_VERSION,
-            "key": key,
-            "endpoint": endpoint,
-            "model": request.model,
-            "instruction_id": request.instruction_id,
-            "level": level_of(request.instruction_id),
-            "cell": request.cell,
-            "sample_index": request.sample_index,
-            "text": answer.text,
-            "usage": None if answer.usage is None else {
-                "input_tokens": answer.usage.input_tokens,
-                "output_tokens": answer.usage.output_tokens,
-                "source": answer.usage.source},
-            "calls": answer.calls,
-            "finish_reason": answer.finish_reason,
-            "latency_s": round(answer.latency_s, 6),
-            "created": round(time.time(), 3),
-        }
+            return "skipped"
+        record = _record(key, request, answer, endpoint)
         line = json.dumps(record, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
         with self._lock:
             if key in self._entries:
-                return False
-        # Each put has its own descriptor, so flock also serialises this process's threads; the
-        # fsync happens after unlocking so concurrent writers' fsyncs can overlap.
+                return "skipped"
+        try:
+            self._append(line)
+        except OSError as exc:
+            self._note_write_failure(exc)
+            return "failed"
+        with self._lock:
+            self._entries.setdefault(key, _entry(record))
+            self.writes += 1
+        return "written"
+
+    def _append(self, line: bytes) -> None:
+        # Each append has its own descriptor, so flock also serialises this process's threads;
+        # the fsync happens after unlocking so concurrent writers' fsyncs can overlap.
         fd = os.open(self.path, os.O_RDWR | os.O_APPEND | os.O_CREAT, 0o644)
         try:
             with _flocked(fd, exclusive=True):
@@ -272,10 +375,58 @@ class AnswerCache:
             os.fsync(fd)
         finally:
             os.close(fd)
+
+    def _note_write_failure(self, exc: OSError) -> None:
         with self._lock:
-            self._entries.setdefault(key, _entry(record))
-            self.writes += 1
-        return True
+            self.write_failures += 1
+            first = self.first_write_error is None
+            if first:
+                reason = exc.strerror or str(exc)
+                code = f"[Errno {exc.errno}] " if exc.errno else ""
+                self.first_write_error = one_line(f"cannot write {self.path}: {code}{reason}")
+        if first:
+            _warn(f"answer cache {self.first_write_error}; answers are not being cached "
+                  "(the run goes on; a rerun will ask for them again)")
+
+    # -- sharing requests in flight across processes ------------------------------------------
+
+    def claim(self, key: str, *, wait_s: float, stop: threading.Event | None = None,
+              poll_s: float = CLAIM_POLL_S) -> Claim:
+        """Take the right to ask for ``key``, or wait for the process that has it.
+
+        Returns at once with a held claim when no other process is asking.  Otherwise polls
+        every ``poll_s`` until the key's answer appears in the cache (returned in
+        :attr:`Claim.answer`), the owner releases the claim (an error or a truncated answer is
+        not cached: then this process holds it and asks itself), ``stop`` is set, or
+        ``wait_s`` passes.  Never raises: whatever goes wrong, the caller asks unshared.
+        """
+        if fcntl is None:  # pragma: no cover - Windows
+            return Claim()
+        name = key if _SAFE_KEY.match(key) else hashlib.sha256(key.encode()).hexdigest()
+        path = self.directory / CLAIMS_DIR / f"{name}.lock"
+        try:
+            path.parent.mkdir(exist_ok=True)
+        except OSError:
+            return Claim()
+        deadline = time.monotonic() + wait_s
+        waited = False
+        while True:
+            try:
+                fd = _lock_claim(path)
+            except OSError:
+                return Claim(waited=waited)
+            if fd is not None:
+                return Claim(path, fd, waited)
+            waited = True
+            answer = self.get(key)
+            if answer is not None:
+                return Claim(waited=True, answer=answer)
+            if time.monotonic() >= deadline:
+                return Claim(waited=True)
+            if stop is not None and stop.wait(poll_s):
+                return Claim(waited=True, cancelled=True)
+            if stop is None:
+                time.sleep(poll_s)
 
     # -- answers that could not be cached ----------------------------------------------------
 
@@ -357,6 +508,35 @@ class AnswerCache:
         return len(groups)
 
 
+def _lock_claim(path: Path) -> int | None:
+    """A descriptor holding an exclusive flock on ``path``, or ``None`` when another process
+    (or thread) holds it.  Loops when the file was removed or replaced between open and lock
+    (its owner released it), so the lock held is always on the file the path names."""
+    while True:
+        fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            os.close(fd)
+            return None
+        except OSError:
+            os.close(fd)
+            raise
+        try:
+            st = os.stat(path)
+            mine = os.fstat(fd)
+            current = (st.st_dev, st.st_ino) == (mine.st_dev, mine.st_ino)
+        except FileNotFoundError:
+            current = False
+        if current:
+            with suppress(OSError):  # who holds it, for a human looking; best effort
+                os.ftruncate(fd, 0)
+                os.write(fd, f"{os.getpid()} {socket.gethostname()} {time.time():.3f}\n"
+                         .encode())
+            return fd
+        os.close(fd)
+
+
 def _write_all(fd: int, data: bytes) -> None:
     # One os.write suffices for a regular file; the loop only matters on a short write
     # (e.g. a nearly full disk), where finishing the line beats leaving it torn.
@@ -364,6 +544,28 @@ def _write_all(fd: int, data: bytes) -> None:
     while view:
         n = os.write(fd, view)
         view = view[n:]
+
+
+def _record(key: str, request: Request, answer: Answer, endpoint: str) -> dict[str, Any]:
+    return {
+        "v": FORMAT_VERSION,
+        "key": key,
+        "endpoint": endpoint,
+        "model": request.model,
+        "instruction_id": request.instruction_id,
+        "level": level_of(request.instruction_id),
+        "cell": request.cell,
+        "sample_index": request.sample_index,
+        "text": answer.text,
+        "usage": None if answer.usage is None else {
+            "input_tokens": answer.usage.input_tokens,
+            "output_tokens": answer.usage.output_tokens,
+            "source": answer.usage.source},
+        "calls": answer.calls,
+        "finish_reason": answer.finish_reason,
+        "latency_s": round(answer.latency_s, 6),
+        "created": round(time.time(), 3),
+    }
 
 
 def _entry(obj: Any) -> CacheEntry:
@@ -400,4 +602,4 @@ def _entry(obj: Any) -> CacheEntry:
 
 
 def _count(v: Any) -> int | None:
-    return v if isinstance(v, int) and not isinstance(v, bool) and v >= 0 else None
+    return check_token_count(v)[0]

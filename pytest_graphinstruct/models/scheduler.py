@@ -20,7 +20,18 @@ Promises:
   ``concurrency - 1`` answers).  Answers without a usage block spend nothing (unknown, never
   estimated); cached answers spend nothing.
 * Obtained answers (not errors, not truncated) of a cacheable backend are written to the cache
-  as soon as they arrive, so a killed run loses at most the requests in flight.
+  as soon as they arrive, so a killed run loses at most the requests in flight.  A write that
+  fails is counted (``cache_write_errors``) and the run goes on.
+* Requests in flight are shared across processes using one cache directory: before issuing,
+  the scheduler takes the key's claim (:meth:`AnswerCache.claim`); a process that finds the key
+  claimed waits (at most the owner's worst case, ``claim_wait_s``) for the owner's answer
+  instead of asking again (``claim_waits``, ``claim_shared`` in :meth:`Scheduler.stats`).
+* Circuit breaker: when the first ``circuit_breaker`` requests a remote backend completed all
+  failed (and none succeeded), no more are sent: every request not yet issued resolves at once
+  to ``Answer(error=CIRCUIT_OPEN + ...)`` naming the first error (``circuit_skipped``).  One
+  success before that keeps the circuit closed for good; once open it stays open.
+* Leaving a ``with Scheduler(...)`` block by ``KeyboardInterrupt`` (or ``SystemExit``) cancels:
+  requests not started are dropped and calls in flight end at once, so one Ctrl+C suffices.
 """
 
 from __future__ import annotations
@@ -33,8 +44,8 @@ from dataclasses import replace
 from typing import Any
 
 from pytest_graphinstruct.answers import Answer
-from pytest_graphinstruct.models.base import Backend, Request
-from pytest_graphinstruct.models.cache import AnswerCache
+from pytest_graphinstruct.models.base import Backend, Request, one_line
+from pytest_graphinstruct.models.cache import AnswerCache, Claim
 from pytest_graphinstruct.models.ratelimit import RateLimiter
 
 BUDGET_EXHAUSTED = "token budget exhausted"
@@ -44,6 +55,17 @@ BUDGET_EXHAUSTED = "token budget exhausted"
 def is_budget_exhausted(answer: Answer) -> bool:
     """Whether ``answer`` is a request the token budget stopped (not an infrastructure error)."""
     return answer.error is not None and answer.error.startswith(BUDGET_EXHAUSTED)
+
+
+CIRCUIT_OPEN = "circuit open"
+"""Prefix of the error of every request not sent because the circuit breaker opened."""
+DEFAULT_CIRCUIT_BREAKER = 8
+DEFAULT_CLAIM_WAIT_S = 600.0
+
+
+def is_circuit_open(answer: Answer) -> bool:
+    """Whether ``answer`` is a request the circuit breaker did not send."""
+    return answer.error is not None and answer.error.startswith(CIRCUIT_OPEN)
 
 
 class TokenBudget:
@@ -84,6 +106,12 @@ class Scheduler:
         rate_burst: requests that may start back to back under the rate limit.
         cache: the answer cache; ignored when the backend is not cacheable.
         token_budget: a token count, or a :class:`TokenBudget` shared with other schedulers.
+        circuit_breaker: how many first completed requests, all failed, open the circuit
+            (``None`` or 0 = never); applies to remote backends only (``backend.remote``).
+        share_in_flight: take the cache's per-key claims so that processes sharing the cache
+            ask for each answer once.
+        claim_wait_s: the longest wait for another process's request in flight; default the
+            backend's ``worst_case_s`` (else 600 s).
     """
 
     def __init__(
@@ -95,6 +123,9 @@ class Scheduler:
         rate_burst: int = 1,
         cache: AnswerCache | None = None,
         token_budget: int | TokenBudget | None = None,
+        circuit_breaker: int | None = DEFAULT_CIRCUIT_BREAKER,
+        share_in_flight: bool = True,
+        claim_wait_s: float | None = None,
     ) -> None:
         if concurrency < 1:
             raise ValueError(f"concurrency must be >= 1, got {concurrency!r}")
@@ -111,6 +142,15 @@ class Scheduler:
         self._lock = threading.Lock()
         self._futures: dict[str, Future[Answer]] = {}
         self._closed = False
+        self._cancel = threading.Event()  # set by close(cancel_pending=True)
+        self.circuit_breaker = circuit_breaker if getattr(backend, "remote", False) else None
+        self._circuit_failures = 0
+        self._circuit_first_error: str | None = None
+        self._circuit_settled = False  # a success came first: the circuit never opens
+        self.circuit_open_reason: str | None = None  #: the error of requests not sent, once open
+        self.share_in_flight = share_in_flight
+        self.claim_wait_s = float(claim_wait_s if claim_wait_s is not None
+                                  else getattr(backend, "worst_case_s", DEFAULT_CLAIM_WAIT_S))
         self._in_flight = 0
         self._started = time.monotonic()
         self._stats: dict[str, Any] = {
@@ -126,7 +166,10 @@ class Scheduler:
             "input_tokens": 0,
             "output_tokens": 0,
             "usage_missing": 0,     # answers without a usage block (tokens unknown)
-            "cache_write_errors": 0,
+            "cache_write_errors": 0,  # answers the cache could not write (disk full, ...)
+            "claim_waits": 0,       # requests that waited for another process asking the same
+            "claim_shared": 0,      # answers obtained by another process while this one waited
+            "circuit_skipped": 0,   # requests not sent because the circuit was open
             "max_in_flight": 0,
         }
 
@@ -138,8 +181,10 @@ class Scheduler:
     def __enter__(self) -> Scheduler:
         return self
 
-    def __exit__(self, *exc: object) -> None:
-        self.close()
+    def __exit__(self, exc_type: type[BaseException] | None, *exc: object) -> None:
+        # Ctrl+C (or sys.exit) while waiting: do not wait for calls in flight as well.
+        interrupted = exc_type is not None and not issubclass(exc_type, Exception)
+        self.close(cancel_pending=interrupted)
 
     # -- submitting --------------------------------------------------------------------------
 
@@ -204,16 +249,52 @@ class Scheduler:
         except Exception as exc:  # a backend bug must not leave an item waiting forever
             with self._lock:
                 self._stats["errors"] += 1
-            return Answer(error=f"internal error in {type(self.backend).__name__}: "
-                                f"{type(exc).__name__}: {exc}", calls=0)
+            return Answer(error=one_line(f"internal error in {type(self.backend).__name__}: "
+                                         f"{type(exc).__name__}: {exc}"), calls=0)
 
     def _obtain(self, key: str, request: Request) -> Answer:
-        if self.cache is not None:
-            cached = self.cache.get(key)  # another process may have obtained it meanwhile
-            if cached is not None:
-                with self._lock:
-                    self._stats["cache_hits"] += 1
-                return replace(cached, cached=True)
+        if self.cache is None:
+            return self._issue(key, request)
+        cached = self.cache.get(key)  # another process may have obtained it meanwhile
+        if cached is not None:
+            with self._lock:
+                self._stats["cache_hits"] += 1
+            return replace(cached, cached=True)
+        if not self.share_in_flight:
+            return self._issue(key, request)
+        claim = self.cache.claim(key, wait_s=self.claim_wait_s, stop=self._cancel)
+        try:
+            shared = self._shared_answer(key, claim)
+            return shared if shared is not None else self._issue(key, request)
+        finally:
+            claim.release()
+
+    def _shared_answer(self, key: str, claim: Claim) -> Answer | None:
+        """The answer another process obtained while this one waited for its claim, a
+        cancellation, or ``None`` (this process asks)."""
+        if not claim.waited:
+            return None
+        answer = claim.answer
+        if answer is None and not claim.cancelled and self.cache is not None:
+            answer = self.cache.get(key)  # stored just before the owner let go
+        with self._lock:
+            self._stats["claim_waits"] += 1
+            if answer is not None:
+                self._stats["claim_shared"] += 1
+        if answer is not None:
+            return replace(answer, cached=True)
+        if claim.cancelled:
+            return Answer(error="cancelled: the run was interrupted while another process was "
+                                "asking for the same answer", calls=0)
+        return None
+
+    def _issue(self, key: str, request: Request) -> Answer:
+        """Send ``request`` (unless the circuit is open or the budget spent) and store the
+        answer."""
+        with self._lock:
+            if self.circuit_open_reason is not None:
+                self._stats["circuit_skipped"] += 1
+                return Answer(error=self.circuit_open_reason, calls=0)
         if self.limiter is not None and not self._budget_exhausted():
             self.limiter.acquire()
         if self._budget_exhausted():
@@ -231,15 +312,33 @@ class Scheduler:
             with self._lock:
                 self._in_flight -= 1
         self._account(answer)
+        self._watch_circuit(answer)
         if self.cache is not None and answer.ok and not answer.truncated:
-            try:
-                self.cache.put(key, request, answer, endpoint=self.endpoint)
-            except OSError:
+            if self.cache.store(key, request, answer, endpoint=self.endpoint) == "failed":
                 with self._lock:
                     self._stats["cache_write_errors"] += 1
         elif self.cache is not None:  # peers waiting for this answer must not wait in vain
             self.cache.note_uncached(key, "truncated" if answer.ok else "error")
         return answer
+
+    def _watch_circuit(self, answer: Answer) -> None:
+        """Open the circuit when the first ``circuit_breaker`` completed requests all failed."""
+        if self.circuit_breaker is None or self.circuit_breaker <= 0 or self._cancel.is_set():
+            return
+        with self._lock:
+            if self._circuit_settled or self.circuit_open_reason is not None:
+                return
+            if answer.ok:
+                self._circuit_settled = True
+                return
+            self._circuit_failures += 1
+            if self._circuit_first_error is None:
+                self._circuit_first_error = answer.error
+            if self._circuit_failures >= self.circuit_breaker:
+                self.circuit_open_reason = one_line(
+                    f"{CIRCUIT_OPEN}: the first {self._circuit_failures} requests to "
+                    f"{self.endpoint} all failed, so no more are sent; the first error: "
+                    f"{self._circuit_first_error}")
 
     def _budget_exhausted(self) -> bool:
         return self.budget is not None and self.budget.exhausted
@@ -281,13 +380,14 @@ class Scheduler:
     def close(self, *, wait: bool = True, cancel_pending: bool = False) -> None:
         """Stop accepting requests; wait for the rest.
 
-        With ``cancel_pending`` requests not started are cancelled and the backend (when it
-        has a ``cancel()``) stops retrying those in flight, so an interrupted run ends after
-        the current HTTP attempts.
+        With ``cancel_pending`` requests not started are cancelled, waits for other processes'
+        answers stop, and the backend (when it has a ``cancel()``) ends the calls in flight and
+        stops retrying, so an interrupted run ends at once.
         """
         with self._lock:
             self._closed = True
         if cancel_pending:
+            self._cancel.set()
             cancel = getattr(self.backend, "cancel", None)
             if callable(cancel):
                 cancel()

@@ -15,7 +15,7 @@ import pytest
 
 from pytest_graphinstruct.answers import Answer, Usage
 from pytest_graphinstruct.errors import ModelError
-from pytest_graphinstruct.models.cache import CACHE_FILE, AnswerCache, level_of
+from pytest_graphinstruct.models.cache import CACHE_FILE, AnswerCache, CacheWarning, level_of
 from pytest_graphinstruct.models.openai_backend import OpenAIBackend
 from pytest_graphinstruct.models.recorded import read_responses
 from pytest_graphinstruct.models.scheduler import Scheduler
@@ -68,12 +68,14 @@ def test_torn_last_line_is_skipped_reported_and_not_glued(tmp_path: Path) -> Non
     path = tmp_path / CACHE_FILE
     with open(path, "ab") as fh:  # what a writer killed mid-write leaves behind
         fh.write(b'{"v":1,"key":"k9","text":"half an ans')
-    reopened = AnswerCache(tmp_path)
+    with pytest.warns(CacheWarning, match="torn"):
+        reopened = AnswerCache(tmp_path)
     assert len(reopened) == 3 and reopened.get("k9") is None
     assert len(reopened.warnings) == 1 and "torn" in reopened.warnings[0]
     # The next writer starts a fresh line: both the new record and the old ones stay readable.
     assert reopened.put("k5", req("q5"), ok("a5"))
-    third = AnswerCache(tmp_path)
+    with pytest.warns(CacheWarning, match="corrupt"):
+        third = AnswerCache(tmp_path)
     assert {k: third.get(k).text for k in ("k0", "k1", "k2", "k5")} == {
         "k0": "a0", "k1": "a1", "k2": "a2", "k5": "a5"}
     assert len(third.warnings) == 1 and "corrupt" in third.warnings[0]
@@ -85,7 +87,8 @@ def test_garbage_in_the_middle_is_skipped_not_fatal(tmp_path: Path) -> None:
     good = json.dumps({"key": "a", "text": "x"})
     path.write_bytes(f"{good}\nnot json at all\n[1,2]\n\xff\xfe\n{{}}\n".encode("latin-1")
                      + json.dumps({"key": "b", "text": "y"}).encode() + b"\n")
-    cache = AnswerCache(tmp_path)
+    with pytest.warns(CacheWarning, match="4 damaged line"):
+        cache = AnswerCache(tmp_path)
     assert cache.get("a").text == "x" and cache.get("b").text == "y"
     assert len(cache.warnings) == 4
 
@@ -179,7 +182,8 @@ def test_rerun_after_sigkill_requests_only_the_missing_answers(
         with open(path, "ab") as fh:  # as if it died in the middle of a write, too
             fh.write(b'{"v":1,"key":"dead","te')
 
-        cache = AnswerCache(directory)
+        with pytest.warns(CacheWarning, match="torn"):
+            cache = AnswerCache(directory)
         saved = len(cache)
         assert 8 <= saved < n
         assert len(cache.warnings) == 1
@@ -196,7 +200,8 @@ def test_rerun_after_sigkill_requests_only_the_missing_answers(
         assert [a.text for a in answers] == [f"echo: question {i}" for i in range(n)]
         assert server.request_count == n - saved
         assert stats["cache_hits"] == saved and stats["issued"] == n - saved
-        assert len(AnswerCache(directory)) == n
+        with pytest.warns(CacheWarning, match="corrupt"):  # the torn line, now terminated
+            assert len(AnswerCache(directory)) == n
 
 
 # -- export -----------------------------------------------------------------------------------
@@ -238,3 +243,84 @@ def test_export_needs_a_cell_when_several_are_cached(tmp_path: Path) -> None:
 
 def test_level_of() -> None:
     assert level_of("L5-013") == 5 and level_of("custom") is None
+
+
+# -- failures are noticed (issue 11) ----------------------------------------------------------
+
+
+def _enospc(fd: int, data: object) -> int:
+    raise OSError(28, "No space left on device")
+
+
+def test_failed_writes_are_counted_warned_once_and_never_raise(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    cache = AnswerCache(tmp_path)
+    with pytest.warns(CacheWarning) as caught, monkeypatch.context() as m:
+        m.setattr(os, "write", _enospc)
+        assert not cache.put("k1", req("q1"), ok())
+        assert not cache.put("k2", req("q2"), ok())
+    assert len(caught) == 1
+    message = str(caught[0].message)
+    assert str(cache.path) in message and "No space left on device" in message
+    assert "\n" not in message
+    assert cache.write_failures == 2 and cache.writes == 0
+    assert cache.first_write_error is not None and "No space left" in cache.first_write_error
+    assert "2 answer(s)" in (cache.write_failure_summary() or "")
+    assert cache.get("k1") is None  # nothing pretends to be cached
+    assert cache.put("k3", req("q3"), ok())  # the disk came back: writes resume
+    assert cache.write_failures == 2 and len(AnswerCache(tmp_path)) == 1
+
+
+def test_an_unopenable_cache_file_is_a_counted_failure(tmp_path: Path,
+                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    cache = AnswerCache(tmp_path)
+    real_open = os.open
+
+    def read_only(path, flags, *args):
+        if str(path) == str(cache.path) and flags & (os.O_WRONLY | os.O_RDWR):
+            raise OSError(30, "Read-only file system", str(path))
+        return real_open(path, flags, *args)
+
+    monkeypatch.setattr(os, "open", read_only)
+    with pytest.warns(UserWarning, match="Read-only file system"):
+        assert not cache.put("k", req(), ok())
+    assert cache.write_failures == 1
+    assert cache.write_failure_summary() is not None
+
+
+def test_a_scheduler_survives_a_full_disk(fake_openai, backend_for, tmp_path: Path,
+                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    cache = AnswerCache(tmp_path)
+    monkeypatch.setattr("pytest_graphinstruct.models.cache._write_all", _enospc)
+    with pytest.warns(UserWarning), Scheduler(backend_for(), concurrency=2, cache=cache) as s:
+        answers = [f.result() for f in s.submit_all([req(f"q{i}") for i in range(3)])]
+        stats = s.stats()
+    assert all(a.ok for a in answers)
+    assert stats["cache_write_errors"] == 3 == cache.write_failures
+
+
+def test_damaged_lines_are_reported_with_one_warning(tmp_path: Path) -> None:
+    path = tmp_path / CACHE_FILE
+    good = json.dumps({"key": "a", "text": "x"})
+    path.write_text(f"{good}\nnot json\n{{\"key\": 1}}\n{good[:-1]}", encoding="utf-8")
+    with pytest.warns(CacheWarning) as caught:
+        cache = AnswerCache(tmp_path)
+    assert len(caught) == 1
+    message = str(caught[0].message)
+    assert str(path) in message and "3 damaged line(s) skipped" in message
+    assert cache.damaged_lines == 3 and len(cache.warnings) == 3
+    assert cache.get("a").text == "x"
+    summary = cache.damage_summary()
+    assert summary is not None and "3 damaged line(s)" in summary and str(path) in summary
+
+
+def test_an_intact_cache_warns_nothing(tmp_path: Path) -> None:
+    import warnings
+
+    AnswerCache(tmp_path).put("k", req(), ok())
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        cache = AnswerCache(tmp_path)
+    assert cache.damaged_lines == 0 and cache.damage_summary() is None
+    assert cache.write_failures == 0 and cache.write_failure_summary() is None

@@ -5,6 +5,7 @@ from __future__ import annotations
 import threading
 import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -228,3 +229,155 @@ def test_answer_turns_cancellation_into_an_error(monkeypatch) -> None:
 def test_invalid_concurrency() -> None:
     with pytest.raises(ValueError):
         Scheduler(_Stub(), concurrency=0)
+
+
+# -- trust under failure (issue 11) ---------------------------------------------------------
+
+
+def test_circuit_opens_when_the_first_requests_all_fail(fake_openai, backend_for) -> None:
+    from pytest_graphinstruct.models.scheduler import CIRCUIT_OPEN, is_circuit_open
+
+    fake_openai.fault_for = lambda body: Fault.unauthorized()
+    with Scheduler(backend_for(), concurrency=1, circuit_breaker=4) as sched:
+        answers = [f.result() for f in sched.submit_all([req(f"q{i}") for i in range(10)])]
+        stats = sched.stats()
+    assert fake_openai.request_count == 4
+    assert not any(a.ok for a in answers)
+    assert not any(is_circuit_open(a) for a in answers[:4])
+    for a in answers[4:]:
+        assert is_circuit_open(a) and a.error.startswith(CIRCUIT_OPEN) and a.calls == 0
+        assert "authentication failed (HTTP 401" in a.error and "\n" not in a.error
+    assert stats["circuit_skipped"] == 6 and stats["issued"] == 4 and stats["errors"] == 4
+
+
+def test_the_circuit_is_on_by_default_after_eight_failures(fake_openai, backend_for) -> None:
+    fake_openai.fault_for = lambda body: Fault.bad_request("no such model")
+    with Scheduler(backend_for(), concurrency=2) as sched:
+        answers = [f.result() for f in sched.submit_all([req(f"q{i}") for i in range(12)])]
+    sent = fake_openai.request_count
+    assert 8 <= sent <= 9  # the other worker's request may already be in flight when it opens
+    assert sum(a.error is not None and "circuit open" in a.error for a in answers) == 12 - sent
+
+
+def test_one_success_among_the_first_requests_keeps_the_circuit_closed(fake_openai,
+                                                                       backend_for) -> None:
+    fake_openai.script(*[Fault.unauthorized()] * 3)
+    with Scheduler(backend_for(), concurrency=1, circuit_breaker=4) as sched:
+        answers = [f.result() for f in sched.submit_all([req(f"q{i}") for i in range(4)])]
+        fake_openai.fault_for = lambda body: Fault.unauthorized()
+        later = [f.result() for f in sched.submit_all([req(f"r{i}") for i in range(6)])]
+    assert [a.ok for a in answers] == [False, False, False, True]
+    assert fake_openai.request_count == 10
+    assert not any("circuit" in (a.error or "") for a in later)
+
+
+def test_local_backends_never_open_the_circuit() -> None:
+    class _Failing(_Stub):
+        def complete(self, request: Request) -> Answer:
+            return Answer(error="no recorded answer", calls=0)
+
+    with Scheduler(_Failing(), concurrency=1, circuit_breaker=2) as sched:
+        answers = [sched.answer(req(f"q{i}")) for i in range(5)]
+    assert all(a.error == "no recorded answer" for a in answers)
+
+
+def test_an_internal_error_is_one_line() -> None:
+    class _Bug(_Stub):
+        def complete(self, request: Request) -> Answer:
+            raise RuntimeError("line\n" * 300)
+
+    with Scheduler(_Bug(), concurrency=1) as sched:
+        answer = sched.answer(req())
+    assert not answer.ok and "\n" not in answer.error and len(answer.error) <= 300
+
+
+_CTRL_C_CHILD = """
+import sys
+from pytest_graphinstruct.models.openai_backend import OpenAIBackend
+from pytest_graphinstruct.models.scheduler import Scheduler
+from tests.models.helpers import KEY_ENV, req
+
+backend = OpenAIBackend(sys.argv[1], "fake-model", api_key_env=KEY_ENV, timeout_s=60)
+with Scheduler(backend, concurrency=1) as sched:
+    print("asking", flush=True)
+    sched.answer(req())
+"""
+
+
+def test_one_ctrl_c_ends_a_run_stuck_in_a_dripping_call(tmp_path: Path) -> None:
+    import os
+    import signal
+    import subprocess
+    import sys
+
+    root = Path(__file__).resolve().parents[2]
+    with FakeOpenAIServer(fault_for=lambda body: Fault.drip(0.05)) as server:
+        child = subprocess.Popen([sys.executable, "-c", _CTRL_C_CHILD, server.base_url],
+                                 cwd=root, env={**os.environ, "GI_TEST_API_KEY": SECRET},
+                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        try:
+            deadline = time.monotonic() + 30
+            while server.request_count == 0 and time.monotonic() < deadline:
+                assert child.poll() is None, child.communicate()
+                time.sleep(0.02)
+            time.sleep(0.2)  # the call is now dripping
+            t0 = time.monotonic()
+            child.send_signal(signal.SIGINT)
+            child.wait(timeout=5)  # raises TimeoutExpired if a second Ctrl+C were needed
+            assert time.monotonic() - t0 < 5
+            assert b"KeyboardInterrupt" in child.stderr.read()
+        finally:
+            if child.poll() is None:
+                child.kill()
+                child.wait()
+
+
+def _claiming_run(base_url: str, directory: str, barrier: Any, results: Any,
+                  share: bool) -> None:
+    from pytest_graphinstruct.models.openai_backend import OpenAIBackend
+
+    backend = OpenAIBackend(base_url, "fake-model", api_key_env="GI_TEST_API_KEY")
+    cache = AnswerCache(directory)
+    barrier.wait(10)
+    with Scheduler(backend, concurrency=3, cache=cache, share_in_flight=share) as sched:
+        answers = [f.result() for f in sched.submit_all([req(f"shared {i}") for i in range(6)])]
+        stats = sched.stats()
+    results.put((all(a.ok for a in answers), stats["issued"],
+                 stats["claim_shared"] + stats["cache_hits"]))
+
+
+def _two_runs(directory: Path, share: bool) -> tuple[list[tuple[bool, int, int]], list[str]]:
+    """Two processes asking the same six questions at once; their outcomes and what the server
+    was asked."""
+    import multiprocessing
+
+    ctx = multiprocessing.get_context("fork")
+    with FakeOpenAIServer(latency_s=0.3) as server:
+        barrier, results = ctx.Barrier(2), ctx.Queue()
+        procs = [ctx.Process(target=_claiming_run, args=(server.base_url, str(directory),
+                                                         barrier, results, share))
+                 for _ in range(2)]
+        for p in procs:
+            p.start()
+        for p in procs:
+            p.join(30)
+            assert p.exitcode == 0
+        outcomes = [results.get(timeout=5) for _ in procs]
+        bodies = [r.body["messages"][0]["content"] for r in server.requests]
+    return outcomes, bodies
+
+
+def test_two_processes_on_one_cache_ask_each_answer_once(tmp_path: Path, api_key) -> None:
+    outcomes, bodies = _two_runs(tmp_path, share=True)
+    assert all(ok for ok, _, _ in outcomes)
+    assert sorted(bodies) == [f"shared {i}" for i in range(6)]  # each answer asked once
+    assert sum(issued for _, issued, _ in outcomes) == 6
+    assert sum(reused for _, _, reused in outcomes) == 6  # the other process's answers
+    assert len(AnswerCache(tmp_path)) == 6
+
+
+def test_without_claims_two_processes_ask_twice(tmp_path: Path, api_key) -> None:
+    # What the claims prevent (and proof that the test above can see it).
+    outcomes, bodies = _two_runs(tmp_path, share=False)
+    assert all(ok for ok, _, _ in outcomes)
+    assert len(bodies) > 6 and sorted(set(bodies)) == [f"shared {i}" for i in range(6)]
