@@ -21,7 +21,10 @@ from pytest_graphinstruct.vocab import LEVELS, PYTEST_PLUGIN_NAME, SIZE_BUCKETS
 _OPTIONS: list[tuple[str, str, str]] = [
     ("model", "--gi-model", "model(s) to benchmark, comma list: a model name at an OpenAI-"
      "compatible endpoint, 'oracle', or 'local'"),
-    ("replay", "--gi-replay", "answer from a recorded raw-generation JSONL file"),
+    ("replay", "--gi-replay", "answer from a recorded raw-generation JSONL file (not with "
+     "--gi-model)"),
+    ("replay_label", "--gi-replay-label", "model name of the cell of recorded answers (default: "
+     "the --gi-replay file name up to its first dot), e.g. to match a baseline's cell"),
     ("suite", "--gi-suite", "suite directory in the GraphInstruct schema (default: the "
      "project's instructions/)"),
     ("levels", "--gi-levels", "comma list of levels to run, e.g. 0,2"),
@@ -118,6 +121,11 @@ def pytest_configure(config: pytest.Config) -> None:
         config.addinivalue_line("markers", f"{size}: GraphInstruct size bucket {size}")
     config.addinivalue_line("markers", "infeasible: a deliberately infeasible instruction")
     config.addinivalue_line("markers", "graphinstruct: a GraphInstruct benchmark item")
+    for dest in ("model", "replay"):
+        if config.getoption(f"gi_{dest}") == "":
+            raise pytest.UsageError(f"pytest-graphinstruct: --gi-{dest} was given no value "
+                                    f"(e.g. --gi-model=gpt-4o, --gi-model=oracle or "
+                                    f"--gi-replay=answers.jsonl)")
     raw = raw_options(config)
     if not (raw.get("model") or raw.get("replay")):
         return  # no benchmark run asked for: load nothing

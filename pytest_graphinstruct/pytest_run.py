@@ -14,6 +14,7 @@ summary.
 
 from __future__ import annotations
 
+import contextlib
 import gc
 import json
 import signal
@@ -249,7 +250,15 @@ class GraphInstructPlugin:
         self._catch_sigterm()
         if session.config.option.collectonly or self.worker is not None:
             return
+        from pytest_graphinstruct.run.preflight import preflight
+
         self._claim_outputs()
+        try:
+            preflight(self.run)
+        except GraphInstructError as exc:
+            error = self._usage(exc)
+            self._write_stopped(f"usage error: {exc}")  # pytest skips sessionfinish now
+            raise error from None
         if self.local is None:
             return
         try:
@@ -274,6 +283,15 @@ class GraphInstructPlugin:
     def _on_sigterm(self, signum: int, frame: Any) -> None:
         self.terminated = True
         raise KeyboardInterrupt("SIGTERM")
+
+    def _write_stopped(self, reason: str) -> None:
+        """Write the report of a run that stopped before its session began (no cells)."""
+        from pytest_graphinstruct.report.writer import write_report
+        from pytest_graphinstruct.run.results import Coverage
+
+        if self.run.report is not None:
+            with contextlib.suppress(OSError):
+                write_report(RunReport((), coverage=Coverage.partial(reason)), self.run.report)
 
     def _claim_outputs(self) -> None:
         """Check that the report and baseline can be written, now rather than after the run;
@@ -439,11 +457,16 @@ class GraphInstructPlugin:
         from pytest_graphinstruct.report.writer import write_report
         from pytest_graphinstruct.run.gates import judge
 
-        bench = self.bench
-        results = self.merged if self.controller else bench.flush()
+        results = self.merged if self.controller else (
+            self._bench.flush() if self._bench is not None else [])
         model_info = {"local": self.local_info["describe"]} if self.local_info else None
         coverage = self._coverage(session, results)
-        self.report = bench.report(results, coverage=coverage, model_info=model_info)
+        try:
+            self.report = self.bench.report(results, coverage=coverage, model_info=model_info)
+        except pytest.UsageError:  # the run never got a session (a bad suite): say only why
+            from pytest_graphinstruct.run.results import RunReport
+
+            self.report = RunReport((), coverage=coverage)
         self.written = []
         if self.run.report is not None:
             self.written.append(_write(write_report, self.report, self.run.report, "report"))

@@ -134,12 +134,20 @@ def build_run_config(raw: Mapping[str, Any], *, rootdir: Path) -> RunConfig | No
     if not models and not replay:
         return None
     replay_path = None
+    label = (raw.get("replay_label") or "").strip() or None
+    if label is not None and not replay:
+        raise GraphInstructError("--gi-replay-label names the cell of recorded answers: it "
+                                 "needs --gi-replay=FILE")
     if replay:
+        if models:
+            raise GraphInstructError(
+                f"--gi-replay and --gi-model={','.join(models)} contradict each other: the "
+                "answers come either from a recorded file or from a model; to name the cell "
+                "of recorded answers use --gi-replay-label=NAME")
         replay_path = Path(replay).expanduser()
         if not replay_path.is_file():
             raise GraphInstructError(f"--gi-replay file not found: {replay_path}")
-        if not models:
-            models = [replay_path.name.split(".")[0] or "replay"]
+        models = [label or replay_path.name.split(".")[0] or "replay"]
     strategies = _split(raw.get("strategy")) or ["zero-shot"]
     for s in strategies:
         if s not in STRATEGIES:
@@ -167,8 +175,10 @@ def build_run_config(raw: Mapping[str, Any], *, rootdir: Path) -> RunConfig | No
     if not suite.is_absolute():
         suite = (rootdir / suite) if not suite.exists() else suite.resolve()
     if not suite.exists() or (suite.is_dir() and not any(suite.glob("level_*.json"))):
-        raise GraphInstructError(f"no GraphInstruct suite at {suite} (pass --gi-suite=DIR with "
-                                 "level_<L>.json files)")
+        raise GraphInstructError(
+            f"no GraphInstruct suite at {suite}: pass --gi-suite=DIR (a folder of "
+            "level_<L>.json files, e.g. the official suite), or build the project's own with "
+            "'python -m pytest_graphinstruct build-suite --out DIR' (docs/SUITE.md)")
 
     levels = None
     if raw.get("levels"):

@@ -10,6 +10,7 @@ id and the offending value.  A suite that loads never fails later because of its
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -113,6 +114,8 @@ def load_suite(root: str | Path, levels: Iterable[int] | None = None) -> Suite:
         tail = f"\n  … and {more} more" if more else ""
         raise SuiteError(f"invalid suite {path} ({len(errors)} problem(s)):\n  "
                          + "\n  ".join(shown) + tail)
+    if not instructions:
+        raise SuiteError(f"{path}: the suite holds no instructions (its level files are empty)")
     instructions.sort(key=lambda i: i.level)  # stable: file order within a level
     return Suite(tuple(instructions), root=str(path))
 
@@ -130,11 +133,19 @@ def _load_file(f: Path, errors: list[str]) -> list[Instruction]:
         errors.append(f"{f}: expected a JSON array of instruction records, got "
                       f"{type(data).__name__}")
         return []
+    m = re.fullmatch(r"level_(\d+)\.json", f.name)
+    file_level = int(m.group(1)) if m else None
     out = []
     for pos, record in enumerate(data):
         inst = instruction_from_record(record, source=str(f), position=pos, errors=errors)
-        if inst is not None:
-            out.append(inst)
+        if inst is None:
+            continue
+        if file_level is not None and inst.level != file_level:
+            # a record in the wrong file would run under --gi-levels filters it is not part of
+            errors.append(f"{f}: {inst.id}: level {inst.level} in {f.name} (a level_"
+                          f"{file_level}.json record must have level {file_level})")
+            continue
+        out.append(inst)
     return out
 
 

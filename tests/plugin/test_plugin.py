@@ -194,7 +194,7 @@ def test_baseline_expected_failures_and_fail_under(pytester: pytest.Pytester,
     base = pytester.path / "baseline.json"
     a = replay_file(pytester.path / "a.jsonl", good)
     b = replay_file(pytester.path / "b.jsonl", worse)
-    common = [f"--gi-suite={suite_dir}", "-p", "no:cacheprovider", "--gi-model=m"]
+    common = [f"--gi-suite={suite_dir}", "-p", "no:cacheprovider", "--gi-replay-label=m"]
     first = pytester.runpytest(*common, f"--gi-replay={a}", f"--gi-baseline={base}",
                                "--gi-update-baseline")
     first.assert_outcomes(passed=3, failed=1)

@@ -1,0 +1,45 @@
+"""One check of a run's inputs before any work starts (and before xdist starts its workers).
+
+Without it each xdist worker finds a bad suite or a missing API key on its own, and pytest-xdist
+reports that as an INTERNALERROR ("Unexpectedly no active workers available") that never names
+the cause; a dead endpoint is found only after every request's retries.  :func:`preflight` finds
+them once, in the controller (or the single process), so ``-n 2`` says what ``-n 0`` says.
+"""
+
+from __future__ import annotations
+
+from pytest_graphinstruct.errors import GraphInstructError
+from pytest_graphinstruct.run.backends import make_backend
+from pytest_graphinstruct.run.config import RunConfig
+from pytest_graphinstruct.suite.loader import load_suite
+
+
+def preflight(config: RunConfig) -> None:
+    """Load the suite, read the recorded answers, build every model's backend and ask each
+    HTTP endpoint once whether it answers (``GET /models``; any HTTP status counts).
+
+    The embedded ``local`` model is not checked here: the run starts its server itself.
+
+    Raises:
+        GraphInstructError: the suite is missing, malformed or empty; the recorded answers
+            cannot be read; a backend cannot be built (an unset API key variable, a malformed
+            base URL); or an endpoint does not answer (one line saying why).
+    """
+    suite = load_suite(config.suite, levels=config.levels)
+    if config.replay is not None:
+        from pytest_graphinstruct.models.recorded import read_responses
+
+        read_responses(config.replay)
+        return
+    for model in config.models:
+        if model in ("local", "oracle"):
+            if model == "oracle":
+                make_backend(model, suite=suite)
+            continue
+        backend = make_backend(model, base_url=config.base_url, api_key_env=config.api_key_env,
+                               timeout_s=config.timeout_s, max_retries=config.max_retries)
+        check = getattr(backend, "preflight", None)
+        reason = check() if callable(check) else None
+        if reason:
+            raise GraphInstructError(f"--gi-model={model}: {reason} (checked once before the "
+                                     "run; nothing was asked)")
