@@ -46,10 +46,22 @@ def _parser() -> argparse.ArgumentParser:
                         "distance, sigma_strat) over the cells of one or more reports")
     pa.add_argument("reports", nargs="+", help="report files: ours, or the release's "
                     "*.quality.json")
-    co = sub.add_parser("compare", help="paired bootstrap of candidate - baseline per level")
+    co = sub.add_parser("compare", help="paired bootstrap of candidate - baseline per level, "
+                        "cost change, newly failing/passing items and a verdict")
     co.add_argument("baseline", help="baseline report JSON")
     co.add_argument("candidate", help="candidate report JSON")
-    co.add_argument("--cell", default=None, help="cell label when a report holds several")
+    co.add_argument("--cell", default=None, help="cell label of both sides, when a report "
+                    "holds several")
+    co.add_argument("--baseline-cell", default=None, help="cell label of the baseline "
+                    "(overrides --cell for that side)")
+    co.add_argument("--candidate-cell", default=None, help="cell label of the candidate "
+                    "(overrides --cell for that side)")
+    co.add_argument("--max-regression", type=float, default=None, help="verdict threshold: a "
+                    "level regressed (improved) when its mean change is below -DELTA (above "
+                    "+DELTA) and the whole 95%% CI is below (above) 0 (default 0.02, as "
+                    "--gi-max-regression)")
+    co.add_argument("--fail-on-regression", action="store_true", help="exit status 1 when the "
+                    "verdict is regression")
     sh = sub.add_parser("show", help="one item of a report: cell, outcome, per-sample parse "
                         "status, violations, tokens and raw answer (escaped)")
     sh.add_argument("id", help="instruction id, e.g. L1-001")
@@ -101,34 +113,35 @@ def _pareto(args: argparse.Namespace) -> int:
 
 
 def _compare(args: argparse.Namespace) -> int:
+    from pytest_graphinstruct.report.compare import (
+        DEFAULT_MAX_REGRESSION,
+        REGRESSION,
+        compare_cells,
+    )
     from pytest_graphinstruct.run.reader import read_report
     from pytest_graphinstruct.run.results import CellReport
-    from pytest_graphinstruct.score.bootstrap import paired_bootstrap
 
-    def pick(path: str) -> CellReport:
+    def pick(path: str, side: str, label: str | None) -> CellReport:
         report = read_report(path)
-        if args.cell is not None:
+        if label is not None:
             try:
-                return report.cell(args.cell)
+                return report.cell(label)
             except KeyError as exc:
                 raise GraphInstructError(f"{path}: {exc.args[0]}") from None
         if len(report.cells) != 1:
             raise GraphInstructError(f"{path} holds several cells; pass --cell "
-                                     f"({', '.join(report.labels)})")
+                                     f"({', '.join(report.labels)}) or --{side}-cell")
         return report.cells[0]
 
-    base, cand = pick(args.baseline), pick(args.candidate)
-    result = paired_bootstrap(base.scored_level_scores(), cand.scored_level_scores())
-    print(f"candidate {cand.label} - baseline {base.label} (paired bootstrap over shared "
-          "instructions, 95% CI):")
-    for lv, d in result.levels.items():
-        print(f"  L{lv}: {d.mean_diff:+.4f} [{d.low:+.4f}, {d.high:+.4f}]  n={d.n}")
-    t = result.total
-    print(f"  S_total: {t.mean_diff:+.4f} [{t.low:+.4f}, {t.high:+.4f}]  n={t.n}")
-    if result.only_baseline or result.only_candidate:
-        print(f"  unpaired: {len(result.only_baseline)} only in baseline, "
-              f"{len(result.only_candidate)} only in candidate")
-    return 0
+    base = pick(args.baseline, "baseline", args.baseline_cell or args.cell)
+    cand = pick(args.candidate, "candidate", args.candidate_cell or args.cell)
+    delta = DEFAULT_MAX_REGRESSION if args.max_regression is None else args.max_regression
+    comparison = compare_cells(base, cand, max_regression=delta)
+    warning = comparison.warning()
+    if warning:
+        print(f"warning: {warning}", file=sys.stderr)
+    print("\n".join(comparison.lines(args.baseline, args.candidate)))
+    return 1 if args.fail_on_regression and comparison.verdict == REGRESSION else 0
 
 
 def _show(args: argparse.Namespace) -> int:
