@@ -265,7 +265,15 @@ class Scheduler:
         claim = self.cache.claim(key, wait_s=self.claim_wait_s, stop=self._cancel)
         try:
             shared = self._shared_answer(key, claim)
-            return shared if shared is not None else self._issue(key, request)
+            if shared is not None:
+                return shared
+            if not claim.waited:  # an owner may have stored it and let go since the check above
+                cached = self.cache.get(key)
+                if cached is not None:
+                    with self._lock:
+                        self._stats["cache_hits"] += 1
+                    return replace(cached, cached=True)
+            return self._issue(key, request)
         finally:
             claim.release()
 

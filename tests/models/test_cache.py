@@ -324,3 +324,88 @@ def test_an_intact_cache_warns_nothing(tmp_path: Path) -> None:
         cache = AnswerCache(tmp_path)
     assert cache.damaged_lines == 0 and cache.damage_summary() is None
     assert cache.write_failures == 0 and cache.write_failure_summary() is None
+
+
+# -- claims: one process asks, the others wait for its answer ---------------------------------
+
+_CLAIM_HOLDER = """
+import sys, time
+from pytest_graphinstruct.models.cache import AnswerCache
+claim = AnswerCache(sys.argv[1]).claim("k", wait_s=0)
+print("held" if claim.held else "not held", flush=True)
+time.sleep(60)
+"""
+
+
+def test_a_killed_owner_never_blocks_a_claim(tmp_path: Path) -> None:
+    child = subprocess.Popen([sys.executable, "-c", _CLAIM_HOLDER, str(tmp_path)], cwd=ROOT,
+                             stdout=subprocess.PIPE)
+    try:
+        assert child.stdout is not None and child.stdout.readline() == b"held\n"
+        cache = AnswerCache(tmp_path)
+        busy = cache.claim("k", wait_s=0.1)
+        assert not busy.held and busy.waited and busy.answer is None
+        child.send_signal(signal.SIGKILL)
+        child.wait(10)
+        t0 = time.monotonic()
+        mine = cache.claim("k", wait_s=10)
+        assert mine.held and time.monotonic() - t0 < 1.0
+        mine.release()
+    finally:
+        if child.poll() is None:
+            child.kill()
+            child.wait()
+
+
+def test_a_waiter_gets_the_owners_answer(tmp_path: Path) -> None:
+    import threading
+
+    owner, waiter = AnswerCache(tmp_path), AnswerCache(tmp_path)
+    claim = owner.claim("k", wait_s=0)
+    assert claim.held and not claim.waited
+
+    def answer_later() -> None:
+        time.sleep(0.2)
+        owner.put("k", req(), ok("from the owner"))
+        claim.release()
+
+    threading.Thread(target=answer_later).start()
+    got = waiter.claim("k", wait_s=5)
+    assert got.waited and not got.held and got.answer is not None
+    assert got.answer.text == "from the owner" and got.answer.cached
+
+
+def test_a_released_claim_without_an_answer_passes_to_the_waiter(tmp_path: Path) -> None:
+    import threading
+
+    cache = AnswerCache(tmp_path)
+    first = cache.claim("k", wait_s=0)
+    threading.Timer(0.2, first.release).start()  # the owner's answer was an error: not cached
+    second = cache.claim("k", wait_s=5)
+    assert second.held and second.waited and second.answer is None
+    second.release()
+    second.release()  # idempotent
+    assert not (tmp_path / "claims" / "k.lock").exists()
+
+
+def test_a_hung_owner_blocks_only_for_the_wait_bound(tmp_path: Path) -> None:
+    import threading
+
+    cache = AnswerCache(tmp_path)
+    held = cache.claim("k", wait_s=0)
+    t0 = time.monotonic()
+    late = cache.claim("k", wait_s=0.3)
+    assert not late.held and late.waited and 0.3 <= time.monotonic() - t0 < 1.0
+    stop = threading.Event()
+    threading.Timer(0.1, stop.set).start()
+    cancelled = cache.claim("k", wait_s=30, stop=stop)
+    assert cancelled.cancelled and not cancelled.held
+    held.release()
+
+
+def test_no_claim_when_the_directory_cannot_hold_one(tmp_path: Path) -> None:
+    cache = AnswerCache(tmp_path)
+    (tmp_path / "claims").write_text("a file where the directory should be")
+    claim = cache.claim("k", wait_s=1)
+    assert not claim.held and not claim.waited and claim.answer is None
+    claim.release()
