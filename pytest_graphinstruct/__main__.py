@@ -154,22 +154,15 @@ def _show(args: argparse.Namespace) -> int:
 
 
 def _export(args: argparse.Namespace) -> int:
-    from pathlib import Path
+    from pytest_graphinstruct.report.export import export_cache
 
-    from pytest_graphinstruct.models.cache import AnswerCache
-
-    if not (Path(args.cache) / "answers.jsonl").is_file():
-        raise GraphInstructError(f"no answer cache at {args.cache}")
-    cache = AnswerCache(args.cache)
-    if not len(cache):  # an empty file, or nothing in it could be read
-        bad = cache.warnings
-        why = (f"{len(bad)} corrupt or torn line(s) skipped, the first: {bad[0]}" if bad
-               else "the file is empty")
-        raise GraphInstructError(f"{cache.path}: no cached answer to export ({why})")
-    n = cache.export_raw(args.out, cell=args.cell)
-    for w in cache.warnings:
+    done = export_cache(args.cache, args.out, cell=args.cell)
+    for w in done.warnings:
         print(f"warning: {w}", file=sys.stderr)
-    print(f"exported {n} instruction(s) -> {args.out}")
+    older = (f"; {done.superseded} older answer(s) of the same sample left out"
+             if done.superseded else "")
+    print(f"exported {done.instructions} instruction(s), {done.samples} sample(s) of cell "
+          f"{done.cell}{older} -> {args.out}")
     return 0
 
 

@@ -1,0 +1,126 @@
+"""One cell of the answer cache in the raw-generation JSONL format: the ``export-cache`` command.
+
+Promises:
+
+* one line per instruction (``{"instruction_id", "level", "samples": [...]}``), instructions in
+  first-cached order, samples by sample index (a missing index leaves no gap);
+* when the cell holds several answers for one sample (a changed prompt or decoding, another
+  endpoint: each is its own cache key), the **newest** is exported — the one appended last,
+  since the cache file is append-only — and the others are counted;
+* one warning when the cell's answers came from several endpoints, and one when the cache has
+  damaged lines (never a Python warning with a source line);
+* every message names the command's flags (``--cell``, ``--cache``);
+* the file is written under a temporary name, fsync-ed and renamed: readers never see half of it,
+  and nothing is written when the export fails.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import warnings
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from pytest_graphinstruct.errors import GraphInstructError
+from pytest_graphinstruct.models.cache import CACHE_FILE, AnswerCache, CacheEntry, CacheWarning
+
+
+@dataclass(frozen=True)
+class Export:
+    """What :func:`export_cache` wrote: the cell, instruction and sample counts, how many older
+    answers were left out, and the warnings (one line each)."""
+
+    cell: str
+    instructions: int
+    samples: int
+    superseded: int
+    warnings: tuple[str, ...]
+
+
+def export_cache(directory: str | os.PathLike[str], out: str | os.PathLike[str], *,
+                 cell: str | None = None) -> Export:
+    """Export one cell of the cache at ``directory`` to ``out`` (module docstring).
+
+    ``cell`` may be left out when the cache holds one cell.
+
+    Raises:
+        GraphInstructError: no cache there, no readable answer in it, several cells and no
+            ``cell``, or no answer of ``cell``.
+        OSError: ``out`` cannot be written.
+    """
+    if not (Path(directory) / CACHE_FILE).is_file():
+        raise GraphInstructError(f"no answer cache at {directory} (--cache)")
+    # The cache reports damaged lines as a Python warning too; here they are one warning line.
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", CacheWarning)
+        cache = AnswerCache(directory)
+        entries = cache.entries()
+    if not entries:  # an empty file, or nothing in it could be read
+        bad = cache.warnings
+        why = (f"{len(bad)} corrupt or torn line(s) skipped, the first: {bad[0]}" if bad
+               else "the file is empty")
+        raise GraphInstructError(f"{cache.path}: no cached answer to export ({why})")
+    label = _cell(entries, cell, cache.path)
+    chosen = [e for e in entries if e.cell == label]
+    newest: dict[tuple[str, int], CacheEntry] = {}
+    for e in chosen:  # file order is write order: a later entry replaces an earlier one
+        newest[(e.instruction_id, e.sample_index)] = e
+    by_instruction: dict[str, dict[int, CacheEntry]] = {}
+    for e in chosen:  # instructions in first-cached order
+        by_instruction.setdefault(e.instruction_id, {})
+    for (iid, k), e in newest.items():
+        by_instruction[iid][k] = e
+    _write(out, by_instruction)
+    notes = []
+    damage = cache.damage_summary()
+    if damage:
+        notes.append(damage)
+    endpoints = Counter(e.endpoint for e in chosen)
+    if len(endpoints) > 1:
+        shown = ", ".join(f"{name or '(not recorded)'}: {n}" for name, n in endpoints.items())
+        notes.append(f"cell {label} holds answers from {len(endpoints)} endpoints ({shown}); "
+                     "the export takes the newest answer of each sample, whichever endpoint "
+                     "gave it")
+    return Export(label, len(by_instruction), len(newest), len(chosen) - len(newest),
+                  tuple(notes))
+
+
+def _cell(entries: Sequence[CacheEntry], cell: str | None, path: Path) -> str:
+    cells = list(dict.fromkeys(e.cell for e in entries))
+    if cell is None:
+        if len(cells) > 1:
+            raise GraphInstructError(f"{path} holds answers of several cells; export one at a "
+                                     f"time with --cell ({', '.join(cells)})")
+        return cells[0]
+    if cell not in cells:
+        raise GraphInstructError(f"{path}: no answer of cell {cell!r} (--cell; the cache "
+                                 f"holds: {', '.join(cells)})")
+    return cell
+
+
+def _write(out: str | os.PathLike[str], groups: dict[str, dict[int, CacheEntry]]) -> None:
+    path = Path(out)
+    tmp = path.with_name(path.name + f".tmp{os.getpid()}")
+    try:
+        with open(tmp, "w", encoding="utf-8") as fh:
+            for iid, by_index in groups.items():
+                samples = []
+                for k in sorted(by_index):
+                    a = by_index[k].answer
+                    samples.append({
+                        "raw_output": a.text,
+                        "input_tokens": a.usage.input_tokens if a.usage else None,
+                        "output_tokens": a.usage.output_tokens if a.usage else None,
+                        "api_calls": a.calls,
+                    })
+                level = next(iter(by_index.values())).level
+                fh.write(json.dumps({"instruction_id": iid, "level": level,
+                                     "samples": samples}, ensure_ascii=False) + "\n")
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, path)
+    finally:
+        tmp.unlink(missing_ok=True)
