@@ -88,11 +88,13 @@ class CacheWarning(UserWarning):
     """The answer cache skipped damaged lines or could not write an answer (never fatal)."""
 
 
-def _warn(message: str) -> None:
+def _warn(message: str, path: Path, line: int) -> None:
+    """Warn at ``path:line`` (what pytest's warnings summary shows as the place), not at a line
+    of this module."""
     # Under ``-W error`` a warning is raised; the cache's promise (never fatal) comes first, and
     # the failure stays visible through the counters and summaries.
     with suppress(Exception):
-        warnings.warn(message, CacheWarning, stacklevel=3)
+        warnings.warn_explicit(message, CacheWarning, str(path), line)
 
 
 @dataclass(frozen=True)
@@ -184,6 +186,7 @@ class AnswerCache:
         self._lock = threading.RLock()
         self._entries: dict[str, CacheEntry] = {}
         self._offset = 0  # bytes of the file already parsed (always at a line start)
+        self._lines = 0  # lines of the file already parsed
         self._reported: set[int] = set()  # byte offsets of bad lines already warned about
         self._warnings: list[str] = []
         self.writes = 0
@@ -274,9 +277,10 @@ class AnswerCache:
         finally:
             found = self._warnings[before:]
             if found:
+                first = found[0].removeprefix(f"{self.path}: ")
+                line = int(first.split()[1]) if first.startswith("line ") else 0
                 _warn(one_line(f"answer cache {self.path}: {len(found)} damaged line(s) "
-                               f"skipped (the first: "
-                               f"{found[0].removeprefix(f'{self.path}: ')})"))
+                               f"skipped (the first: {first})"), self.path, line)
 
     def _read_new(self) -> None:
         try:
@@ -290,6 +294,7 @@ class AnswerCache:
                     self._entries.clear()
                     self._reported.clear()
                     self._offset = 0
+                    self._lines = 0
                 if size == self._offset:
                     return
                 chunks = []
@@ -307,17 +312,19 @@ class AnswerCache:
         complete, tail = (data[: end + 1], data[end + 1:]) if end >= 0 else (b"", data)
         start = self._offset
         for line in complete.split(b"\n")[:-1]:
-            self._ingest(line, start)
+            self._lines += 1
+            self._ingest(line, start, self._lines)
             start += len(line) + 1
         self._offset = start
         if tail.strip() and start not in self._reported:
             # Readers hold a shared lock and writers write whole lines under an exclusive one,
             # so an unterminated tail can only be left by a writer that died mid-write.
             self._reported.add(start)
-            self._warnings.append(f"{self.path}: byte {start}: torn last record skipped "
-                                  f"({len(tail)} bytes, no newline — an interrupted write)")
+            self._warnings.append(f"{self.path}: line {self._lines + 1} (byte {start}): torn "
+                                  f"last record skipped ({len(tail)} bytes, no newline — an "
+                                  "interrupted write)")
 
-    def _ingest(self, line: bytes, offset: int) -> None:
+    def _ingest(self, line: bytes, offset: int, number: int) -> None:
         if not line.strip():
             return
         try:
@@ -325,8 +332,9 @@ class AnswerCache:
         except (UnicodeDecodeError, ValueError, TypeError, KeyError) as exc:
             if offset not in self._reported:
                 self._reported.add(offset)
-                self._warnings.append(f"{self.path}: byte {offset}: corrupt record skipped "
-                                      f"({type(exc).__name__}: {str(exc)[:120]})")
+                self._warnings.append(f"{self.path}: line {number} (byte {offset}): corrupt "
+                                      f"record skipped ({type(exc).__name__}: "
+                                      f"{str(exc)[:120]})")
             return
         self._entries.setdefault(entry.key, entry)
 
@@ -386,7 +394,7 @@ class AnswerCache:
                 self.first_write_error = one_line(f"cannot write {self.path}: {code}{reason}")
         if first:
             _warn(f"answer cache {self.first_write_error}; answers are not being cached "
-                  "(the run goes on; a rerun will ask for them again)")
+                  "(the run goes on; a rerun will ask for them again)", self.path, 0)
 
     # -- sharing requests in flight across processes ------------------------------------------
 

@@ -309,6 +309,8 @@ def test_damaged_lines_are_reported_with_one_warning(tmp_path: Path) -> None:
     assert len(caught) == 1
     message = str(caught[0].message)
     assert str(path) in message and "3 damaged line(s) skipped" in message
+    assert "the first: line 2 (byte 26): corrupt record" in message
+    assert (caught[0].filename, caught[0].lineno) == (str(path), 2)  # where pytest shows it
     assert cache.damaged_lines == 3 and len(cache.warnings) == 3
     assert cache.get("a").text == "x"
     summary = cache.damage_summary()
