@@ -424,7 +424,13 @@ class AnswerCache:
             except OSError:
                 return Claim(waited=waited)
             if fd is not None:
-                return Claim(path, fd, waited)
+                claim = Claim(path, fd, waited)
+                if waited:  # the owner may have stored the answer just before letting go
+                    answer = self.get(key)
+                    if answer is not None:
+                        claim.release()
+                        return Claim(waited=True, answer=answer)
+                return claim
             waited = True
             answer = self.get(key)
             if answer is not None:

@@ -264,7 +264,7 @@ class Scheduler:
             return self._issue(key, request)
         claim = self.cache.claim(key, wait_s=self.claim_wait_s, stop=self._cancel)
         try:
-            shared = self._shared_answer(key, claim)
+            shared = self._shared_answer(claim)
             if shared is not None:
                 return shared
             if not claim.waited:  # an owner may have stored it and let go since the check above
@@ -277,14 +277,12 @@ class Scheduler:
         finally:
             claim.release()
 
-    def _shared_answer(self, key: str, claim: Claim) -> Answer | None:
+    def _shared_answer(self, claim: Claim) -> Answer | None:
         """The answer another process obtained while this one waited for its claim, a
         cancellation, or ``None`` (this process asks)."""
         if not claim.waited:
             return None
         answer = claim.answer
-        if answer is None and not claim.cancelled and self.cache is not None:
-            answer = self.cache.get(key)  # stored just before the owner let go
         with self._lock:
             self._stats["claim_waits"] += 1
             if answer is not None:
