@@ -151,10 +151,37 @@ def gi_verifier() -> Any:
     return Verifier()
 
 
-@pytest.fixture
+@pytest.fixture(scope="session")
 def gi_suite(request: pytest.FixtureRequest) -> Any:
-    """The configured suite (skips when no run is configured)."""
-    return _active(request).bench.suite
+    """The suite: the run's when a run is configured, else ``--gi-suite`` (or the ``gi_suite``
+    ini key, or ``instructions/`` under the rootdir) and ``--gi-levels`` — no model needed.
+    Skips when no suite was named and the rootdir has no ``instructions/``.
+
+    Raises:
+        pytest.UsageError: the named suite cannot be read (the message says why).
+    """
+    plugin = request.config.pluginmanager.get_plugin(PYTEST_PLUGIN_NAME)
+    if plugin is not None:
+        return plugin.bench.suite
+    from pathlib import Path
+
+    from pytest_graphinstruct.errors import GraphInstructError
+    from pytest_graphinstruct.suite.loader import load_suite
+
+    raw = raw_options(request.config)
+    root = Path(raw["suite"]).expanduser() if raw.get("suite") else (
+        request.config.rootpath / "instructions")
+    if not raw.get("suite") and not root.is_dir():
+        pytest.skip(f"no GraphInstruct suite at {root} (pass --gi-suite=DIR, or build one "
+                    "with 'python -m pytest_graphinstruct build-suite')")
+    levels = ([int(x) for x in str(raw["levels"]).split(",") if x.strip()]
+              if raw.get("levels") else None)
+    try:
+        return load_suite(root, levels=levels)
+    except (GraphInstructError, ValueError) as exc:
+        raise pytest.UsageError(f"pytest-graphinstruct: gi_suite: {exc} (pass --gi-suite=DIR, "
+                                "or build one with 'python -m pytest_graphinstruct "
+                                "build-suite')") from None
 
 
 @pytest.fixture

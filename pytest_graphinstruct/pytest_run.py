@@ -74,6 +74,25 @@ def _is_xdist_controller(config: pytest.Config) -> bool:
         "dsession")
 
 
+def _is_item_id(nodeid: str) -> bool:
+    """Whether ``nodeid`` is a GraphInstruct item's (``ID[cell]``, no file part)."""
+    return nodeid.endswith("]") and "[" in nodeid and "::" not in nodeid
+
+
+def _junit_key() -> Any:
+    """pytest's stash key of its JUnit writer (``None`` if this pytest has none)."""
+    try:
+        from _pytest.junitxml import xml_key
+    except ImportError:  # pragma: no cover - a pytest without it: JUnit keeps its default
+        return None
+    return xml_key
+
+
+def _baseline_xfail(report: pytest.TestReport) -> bool:
+    """An xfail because the item failed in the baseline too (not a benchmark violation)."""
+    return str(getattr(report, "wasxfail", "")).startswith("failed in the baseline too")
+
+
 def _write(write: Any, report: RunReport, path: Path, what: str) -> str:
     """Write ``report``; the line to show, whether it worked or not (never raises for I/O)."""
     try:
@@ -406,7 +425,26 @@ class GraphInstructPlugin:
             results = self._bench.flush() if self._bench is not None else []
             output[_OUTPUT_KEY] = json.dumps([r.to_json() for r in results])
             return
+        if session.config.option.collectonly:
+            return  # nothing ran: no report, no summary
         self._finish(session)
+
+    @pytest.hookimpl(trylast=True)
+    def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+        """In the process that reports (the controller under xdist): give JUnit a class name
+        per cell, and let ``--lf`` rerun the model violations ``--gi-benchmark`` showed as
+        xfail (pytest's last-failed cache forgets xfails)."""
+        if self.worker is not None or not _is_item_id(report.nodeid):
+            return
+        cell = report.nodeid[report.nodeid.index("[") + 1:-1]
+        xml = self.config.stash.get(_junit_key(), None) if _junit_key() else None
+        if xml is not None:
+            xml.node_reporter(report).add_attribute("classname", f"graphinstruct.{cell}")
+        if (self.run.benchmark and report.when == "call" and hasattr(report, "wasxfail")
+                and not _baseline_xfail(report)):
+            lf = self.config.pluginmanager.get_plugin("lfplugin")
+            if lf is not None and isinstance(getattr(lf, "lastfailed", None), dict):
+                lf.lastfailed[report.nodeid] = True
 
     @pytest.hookimpl(optionalhook=True)
     def pytest_xdist_node_collection_finished(self, node: Any, ids: Sequence[str]) -> None:

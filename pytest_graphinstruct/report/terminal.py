@@ -57,6 +57,13 @@ def summary_lines(report: RunReport) -> list[str]:
                 f"{v} sample(s) with {k}" for k, v in counted.items()))
         if len(report.cells) == 1:
             notes.append("one cell only: no Pareto comparison, S_final = S_total (no bonus)")
+        if m.samples_per_instruction == 1 and s.items:
+            notes.append("one sample per instruction: D1's uniqueness term is 0 by definition "
+                         "(it needs 2+ samples), so D1 is at most 0.7 and S_total stays below 1 "
+                         "even when every answer is right (the paper uses --gi-samples=5)")
+        if s.error:
+            notes.append(f"pass rate = pass / (pass + fail): the {s.error} errored item(s) "
+                         "(no answer obtained) are left out of it and counted under 'error'")
         for n in notes:
             lines.append(f"{c.label}: {n}")
     if report.partial:

@@ -260,7 +260,7 @@ def test_crashed_worker_marks_the_summary_partial(pytester: pytest.Pytester,
     result = pytester.runpytest_subprocess(f"--gi-suite={suite_dir}", "--gi-model=oracle", "-n",
                                            "2", f"--gi-report={report}", "-p",
                                            "no:cacheprovider")
-    result.stdout.fnmatch_lines(["*PARTIAL: a worker crashed*"])
+    result.stdout.fnmatch_lines(["*INCOMPLETE RUN*a worker crashed*"])
     assert load_valid_report(report)["partial"] is True
 
 
