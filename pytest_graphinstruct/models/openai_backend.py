@@ -278,6 +278,10 @@ class OpenAIBackend:
 
         with self._lock:
             self._wakers.add(waker)
+        if self._cancelled.is_set():  # cancel() ran before this waker could be woken
+            with self._lock:
+                self._wakers.discard(waker)
+            raise _Cancelled()
         try:
             threading.Thread(target=run, name="gi-http-call", daemon=True).start()
             waker.wait(deadline_s)
