@@ -147,7 +147,8 @@ class GraphInstructItem(pytest.Item):
         ])
         if checked.passed:
             return
-        message = format_failure(checked, self.plugin.run.pass_rule)
+        message = format_failure(checked, self.plugin.run.pass_rule,
+                                 raw=self.config.getoption("verbose") > 0)
         if (self.cell.label, self.instruction.id) in self.plugin.expected_failures:
             self.expected_failure = True
             pytest.xfail("failed in the baseline too:\n" + message)

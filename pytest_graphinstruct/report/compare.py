@@ -27,14 +27,12 @@ from typing import Any
 from pytest_graphinstruct.errors import GraphInstructError
 from pytest_graphinstruct.run.results import CellMetadata, CellReport
 from pytest_graphinstruct.score.bootstrap import (
+    DEFAULT_MAX_REGRESSION,
     PairedDiff,
     PairedResult,
     is_regression,
     paired_bootstrap,
 )
-
-DEFAULT_MAX_REGRESSION = 0.02
-"""The default threshold of the verdict: the default of ``--gi-max-regression`` too."""
 
 REGRESSION = "regression"
 IMPROVEMENT = "improvement"

@@ -18,6 +18,7 @@ from pytest_graphinstruct.errors import GraphInstructError
 from pytest_graphinstruct.methods.constrained import FORMATS as CONSTRAINED_FORMATS
 from pytest_graphinstruct.models.base import DecodingParams
 from pytest_graphinstruct.run.results import cell_label
+from pytest_graphinstruct.score.bootstrap import DEFAULT_MAX_REGRESSION
 from pytest_graphinstruct.vocab import (
     LEVELS,
     METHOD_BASELINE,
@@ -218,7 +219,7 @@ def build_run_config(raw: Mapping[str, Any], *, rootdir: Path) -> RunConfig | No
     max_regression = _number("--gi-max-regression", raw.get("max_regression"), float, low=0,
                              high=1)
     if baseline is not None and max_regression is None:
-        max_regression = 0.02
+        max_regression = DEFAULT_MAX_REGRESSION
     return RunConfig(
         cells=cells,
         suite=suite,

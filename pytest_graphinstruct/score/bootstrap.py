@@ -262,6 +262,10 @@ def paired_bootstrap(
     )
 
 
+DEFAULT_MAX_REGRESSION = 0.02
+"""The default DELTA of the regression rule (``--gi-max-regression``, ``compare``)."""
+
+
 def is_regression(diff: PairedDiff, delta: float) -> bool:
     """True when the mean dropped by more than ``delta`` and the whole interval is below 0."""
     if delta < 0:

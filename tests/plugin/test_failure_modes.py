@@ -200,3 +200,25 @@ def _alive(pid: int) -> bool:
     state = Path(f"/proc/{pid}/stat").read_text().split()[2] if Path(f"/proc/{pid}").exists() \
         else "X"
     return state not in ("Z", "X")
+
+
+@pytest.mark.slow
+def test_workers_of_a_killed_controller_stop(pytester: pytest.Pytester, suite_dir: Path) -> None:
+    report = pytester.path / "r.json"
+    with _slow_server() as server:
+        proc = _start(pytester.path, suite_dir, server, report, "-n", "2")
+        _wait_for_requests(server, 4)
+        workers = _children(proc.pid)
+        assert workers, "no xdist workers found"
+        proc.kill()  # no chance to clean up: the workers must notice on their own
+        proc.communicate(timeout=60)
+        deadline = time.monotonic() + 20
+        while any(_alive(w) for w in workers) and time.monotonic() < deadline:
+            time.sleep(0.2)
+        alive = [w for w in workers if _alive(w)]
+        settled = server.request_count
+        time.sleep(1.5)
+        assert server.request_count == settled  # nobody is still spending
+    for w in alive:
+        os.kill(w, signal.SIGKILL)
+    assert not alive, f"orphaned workers: {alive}"

@@ -87,3 +87,19 @@ def test_own_tests_run_beside_the_benchmark_with_a_marker(pytester: pytest.Pytes
     result = pytester.runpytest(f"--gi-suite={suite_dir}", "--gi-model=oracle",
                                 "-m", "not graphinstruct", "-p", "no:cacheprovider")
     result.assert_outcomes(passed=1, deselected=4)
+
+
+def test_verbose_failures_show_the_raw_answer_escaped(pytester: pytest.Pytester,
+                                                      suite_dir: Path) -> None:
+    answers = pytester.path / "a.jsonl"
+    raw = "Sure!\x1b[31m " + CYCLE4
+    answers.write_text(json.dumps({"instruction_id": "L1-001", "level": 1,
+                                   "samples": [{"raw_output": raw}]}) + "\n")
+    quiet = pytester.runpytest(f"--gi-suite={suite_dir}", f"--gi-replay={answers}",
+                               "-p", "no:cacheprovider")
+    assert "raw answer" not in quiet.stdout.str()
+    loud = pytester.runpytest(f"--gi-suite={suite_dir}", f"--gi-replay={answers}", "-v",
+                              "-p", "no:cacheprovider")
+    out = loud.stdout.str()
+    assert "raw answer" in out and "Sure!\\x1b[31m" in out
+    assert "\x1b[31m" not in out
