@@ -40,6 +40,7 @@ if TYPE_CHECKING:  # the evaluation path is imported on first use: an xdist cont
     from pytest_graphinstruct.run.session import BenchmarkSession
 
 _OUTPUT_KEY = "graphinstruct_results"
+_NOTES_KEY = "graphinstruct_notes"  # workeroutput: BenchmarkSession.notes() of a worker
 _LOCAL_KEY = "graphinstruct_local"  # workerinput: the embedded server the controller started
 
 
@@ -212,6 +213,7 @@ class GraphInstructPlugin:
         self.report: RunReport | None = None
         self.verdict: Any = None
         self.written: list[str] = []  # what was (not) written at the end, one line each
+        self.notes: list[str] = []  # BenchmarkSession.notes() of every process
         self.baseline = None
         self.expected_failures: set[tuple[str, str]] = set()
         # The embedded model: the controller (or the single process) owns the server; xdist
@@ -425,6 +427,7 @@ class GraphInstructPlugin:
         if output is not None:
             results = self._bench.flush() if self._bench is not None else []
             output[_OUTPUT_KEY] = json.dumps([r.to_json() for r in results])
+            output[_NOTES_KEY] = json.dumps(self._bench.notes() if self._bench else [])
             return
         if session.config.option.collectonly:
             return  # nothing ran: no report, no summary
@@ -461,6 +464,8 @@ class GraphInstructPlugin:
             self.worker_errors.append(str(error or "worker sent no results"))
             return
         self.merged.extend(ItemResult.from_json(r) for r in json.loads(output[_OUTPUT_KEY]))
+        self.notes.extend(n for n in json.loads(output.get(_NOTES_KEY, "[]"))
+                          if n not in self.notes)
 
     def _coverage(self, session: pytest.Session, results: Sequence[ItemResult]) -> Coverage:
         """What this run covers, from how it ended and which selected items have results."""
@@ -492,6 +497,23 @@ class GraphInstructPlugin:
         return Coverage.partial(reason, selected=None if selected is None else len(selected),
                                 missing=missing)
 
+    def _note_unrecorded(self) -> None:
+        """With recorded answers: say how many instructions of the suite had none (they are
+        not collected, so they are neither errors nor missing)."""
+        try:
+            bench = self.bench
+        except pytest.UsageError:
+            return
+        recorded = bench.recorded_ids
+        if recorded is None:
+            return
+        wanted = _first_per_level(bench.suite, self.run.per_level)
+        absent = sum(1 for inst in wanted if inst.id not in recorded)
+        if absent:
+            self.notes.append(f"the recorded answers cover {len(wanted) - absent} of the "
+                              f"{len(wanted)} instructions asked for; the other {absent} were "
+                              "not run")
+
     def _finish(self, session: pytest.Session) -> None:
         from pytest_graphinstruct.report.writer import write_report
         from pytest_graphinstruct.run.gates import judge
@@ -499,6 +521,9 @@ class GraphInstructPlugin:
         results = self.merged if self.controller else (
             self._bench.flush() if self._bench is not None else [])
         model_info = {"local": self.local_info["describe"]} if self.local_info else None
+        if not self.controller and self._bench is not None:
+            self.notes.extend(self._bench.notes())
+        self._note_unrecorded()
         coverage = self._coverage(session, results)
         try:
             self.report = self.bench.report(results, coverage=coverage, model_info=model_info)
@@ -534,6 +559,8 @@ class GraphInstructPlugin:
                 f"(server ready in {self.local.startup_s:.1f} s)")
         for line in summary_lines(self.report):
             terminalreporter.write_line(line)
+        for line in self.notes:
+            terminalreporter.write_line(f"WARNING: {line}", yellow=True)
         for line in self.verdict.lines():
             terminalreporter.write_line(line, red=True)
         for line in getattr(self, "written", ()):

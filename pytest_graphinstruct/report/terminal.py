@@ -51,10 +51,16 @@ def summary_lines(report: RunReport) -> list[str]:
                          f"{', '.join(m.missing_dimensions)}")
         if s.usage_missing_items:
             notes.append(f"{s.usage_missing_items} item(s) without token usage: TPV, D5 absent")
-        counted = {k: v for k, v in s.usage_sources.items() if "tiktoken" in k}
+        counted = {k: v for k, v in s.usage_sources.items()
+                   if "tiktoken" in k and "impossible" not in k}
         if counted:
             notes.append("token usage counted offline (the provider sent none) for " + ", ".join(
                 f"{v} sample(s) with {k}" for k, v in counted.items()))
+        distrusted = {k: v for k, v in s.usage_sources.items() if "impossible" in k}
+        if distrusted:
+            notes.append("token usage recounted offline (the provider's count was impossible) "
+                         "for " + ", ".join(f"{v} sample(s) with {k}"
+                                            for k, v in distrusted.items()))
         if len(report.cells) == 1:
             notes.append("one cell only: no Pareto comparison, S_final = S_total (no bonus)")
         if m.samples_per_instruction == 1 and s.items:

@@ -343,6 +343,25 @@ class BenchmarkSession:
             for pool in self._pools.pools.values():
                 pool.flush()
 
+    def notes(self) -> list[str]:
+        """One line per thing that went wrong outside the items and must not pass unseen:
+        answers that could not be cached, damaged cache lines, an open circuit breaker,
+        provider token counts that were impossible (each line names the model or cache)."""
+        out: list[str] = []
+        if self.cache is not None:
+            out += [line for line in (self.cache.write_failure_summary(),
+                                      self.cache.damage_summary()) if line]
+        for model, scheduler in (self._schedulers or {}).items():
+            if scheduler.circuit_open_reason:
+                out.append(f"{model}: {scheduler.circuit_open_reason}")
+            backend = scheduler.backend
+            rejected = getattr(backend, "usage_rejections", 0)
+            if rejected:
+                out.append(f"{model}: {rejected} answer(s) with an impossible token count from "
+                           f"the provider (first: {backend.first_usage_rejection}); recounted "
+                           "with tiktoken")
+        return out
+
     def stats(self) -> dict[str, Any]:
         return {model: s.stats() for model, s in (self._schedulers or {}).items()}
 

@@ -222,3 +222,22 @@ def test_workers_of_a_killed_controller_stop(pytester: pytest.Pytester, suite_di
     for w in alive:
         os.kill(w, signal.SIGKILL)
     assert not alive, f"orphaned workers: {alive}"
+
+
+def test_answers_that_could_not_be_cached_are_said_in_the_summary(
+        pytester: pytest.Pytester, suite_dir: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import pytest_graphinstruct.models.cache as cache_module
+
+    def full_disk(fd: int, data: bytes) -> None:
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(cache_module, "_write_all", full_disk)
+    monkeypatch.setenv("GI_TEST_KEY", "sk-test")
+    with FakeOpenAIServer(latency_s=0.0, responder=lambda body: EMPTY3) as server:
+        result = pytester.runpytest(f"--gi-suite={suite_dir}", "--gi-model=fake-model",
+                                    f"--gi-base-url={server.base_url}",
+                                    "--gi-api-key-env=GI_TEST_KEY",
+                                    f"--gi-cache={pytester.path / 'cache'}",
+                                    "-p", "no:cacheprovider", "-W", "ignore")
+    out = result.stdout.str()
+    assert "WARNING: 4 answer(s) not cached" in out and "No space left on device" in out

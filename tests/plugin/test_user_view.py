@@ -27,6 +27,7 @@ def test_one_sample_and_errors_are_explained(pytester: pytest.Pytester, suite_di
                              "--gi-samples=2", "--gi-max-error-rate=1", "-p", "no:cacheprovider")
     out = two.stdout.str()
     assert "1 errored item(s) (no answer obtained) are left out of it" in out
+    assert "the recorded answers cover 3 of the 4 instructions asked for; the other 1" in out
     assert "uniqueness term" not in out
 
 
