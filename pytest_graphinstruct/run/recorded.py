@@ -11,7 +11,7 @@ from dataclasses import dataclass
 
 from pytest_graphinstruct.graphs.model import Limits
 from pytest_graphinstruct.run.config import RunConfig
-from pytest_graphinstruct.run.results import RunReport
+from pytest_graphinstruct.run.results import Coverage, RunReport
 from pytest_graphinstruct.run.session import BenchmarkSession
 
 
@@ -44,7 +44,7 @@ def score_recorded(run: RunConfig, *, limits: Limits | None = None) -> ScoredRec
                 bench.record_error(inst, cell, answers, outcome="error", error=errors[0])
             else:
                 bench.record(bench.check(inst, cell, answers))
-        report = bench.report(bench.flush())
+        report = bench.report(bench.flush(), coverage=Coverage(selected=len(items)))
     finally:
         bench.close()
     recorded = bench.recorded_ids or frozenset()
