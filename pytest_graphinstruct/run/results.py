@@ -470,13 +470,13 @@ class Coverage:
         return cls(False, reason, selected, tuple(missing[:MISSING_SHOWN]), len(missing))
 
     def describe(self) -> str:
-        """One line: ``complete`` or ``partial: <reason> (N of M items have no result)``."""
+        """One line: ``complete`` or ``partial: <reason>; N of M items have no result``."""
         if self.complete:
             return "complete"
         counts = ""
         if self.missing_count:
             of = f" of {self.selected}" if self.selected is not None else ""
-            counts = f" ({self.missing_count}{of} items have no result)"
+            counts = f"; {self.missing_count}{of} items have no result"
         return f"partial: {self.reason or 'reason unknown'}{counts}"
 
     def to_json(self) -> dict[str, Any]:
