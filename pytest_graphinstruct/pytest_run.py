@@ -164,6 +164,14 @@ class GraphInstructItem(pytest.Item):
             return str(excinfo.value)  # the verdicts say it all: no Python traceback
         return super().repr_failure(excinfo, style=style)
 
+    def _repr_failure_py(self, excinfo: pytest.ExceptionInfo[BaseException],
+                         style: Any = None) -> Any:
+        # pytest formats errors outside ``runtest`` (our answers arrive in ``setup``) here, not
+        # in repr_failure: an answer that could not be obtained is one line, not a traceback
+        if isinstance(excinfo.value, InfraError):
+            return str(excinfo.value)
+        return super()._repr_failure_py(excinfo, style=style)
+
     def reportinfo(self) -> tuple[Path, int | None, str]:
         return self.path, None, self.name
 

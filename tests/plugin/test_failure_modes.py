@@ -241,3 +241,25 @@ def test_answers_that_could_not_be_cached_are_said_in_the_summary(
                                     "-p", "no:cacheprovider", "-W", "ignore")
     out = result.stdout.str()
     assert "WARNING: 4 answer(s) not cached" in out and "No space left on device" in out
+
+
+def test_an_endpoint_that_always_fails_costs_little_and_says_it_in_one_line_per_item(
+        pytester: pytest.Pytester, suite_dir: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from pytest_graphinstruct.models.testserver import Fault
+
+    monkeypatch.setenv("GI_TEST_KEY", "sk-test")
+    with FakeOpenAIServer(latency_s=0.0, fault_for=lambda body: Fault.server_error()) as server:
+        result = pytester.runpytest(f"--gi-suite={suite_dir}", "--gi-model=fake-model",
+                                    f"--gi-base-url={server.base_url}",
+                                    "--gi-api-key-env=GI_TEST_KEY", "--gi-no-cache",
+                                    "--gi-samples=5", "--gi-backoff=0.01", "--gi-concurrency=1",
+                                    "-p", "no:cacheprovider")
+        requests = server.request_count
+    result.assert_outcomes(errors=4)
+    out = result.stdout.str()
+    # 8 requests x (1 + 5 retries) open the circuit; the other 12 samples are never sent
+    assert requests == 8 * 6
+    assert "WARNING: fake-model: circuit open: the first 8 requests" in out
+    errors = out[out.index("= ERRORS ="):out.index("= GraphInstruct =")].splitlines()[1:-1]
+    assert len(errors) == 2 * 4, errors  # per item: its header and one line
+    assert "Traceback" not in out and "InfraError" not in out.split("short test summary")[0]
