@@ -1,0 +1,198 @@
+"""Verifier feedback for iterative methods (VGIG): what a refinement round tells the model.
+
+Built from the verifier's own verdicts, so the refinement target is exactly what is scored
+(the reference release refines against one constraint set and scores against another; this
+module has no constraint logic of its own).  Granularities (paper Tab. 11, release §4.3):
+
+* ``none`` — one sentence that some constraint failed (the binary signal);
+* ``coarse`` — the violated constraint categories, each with its keys;
+* ``fine`` — one bullet per violation: the constraint, expected and observed, for numeric
+  constraints the signed gap and which way to move, and where (offending nodes, a cycle, the
+  components), ordered structural → direction → count → degree → numeric → domain → task, at
+  most :data:`MAX_BULLETS` bullets.
+
+A passing answer gets ``""`` at every granularity (an iterative method stops on it).  Node names
+come from the model's own answer: each is cut to :data:`MAX_NAME` characters and at most
+:data:`MAX_LOCUS` are listed.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from pytest_graphinstruct.suite.constraints import Op, parse_constraint
+from pytest_graphinstruct.verify.verdict import Source, Verdict, Verification
+
+FEEDBACK_LEVELS: tuple[str, ...] = ("none", "coarse", "fine")
+"""The granularities of ``--gi-feedback``."""
+
+CATEGORIES: tuple[str, ...] = ("structural", "direction", "count", "degree", "numeric",
+                               "domain", "task")
+"""Verdict categories, in the order fine feedback lists them."""
+
+MAX_BULLETS = 8
+MAX_LOCUS = 5
+MAX_NAME = 40
+
+_KEY_CATEGORY: Mapping[str, str] = {
+    "directed": "direction",
+    "num_nodes": "count", "num_edges": "count", "num_components": "count",
+    "degree": "degree", "min_degree": "degree", "max_degree": "degree",
+    "density": "numeric", "modularity": "numeric", "clustering_coefficient": "numeric",
+    "average_path_length": "numeric", "diameter": "numeric", "edge_connectivity": "numeric",
+    "domain": "domain",
+}
+
+# which way to move a numeric property, and how (release §4.3's directional hints)
+_HINTS: Mapping[tuple[str, str], str] = {
+    ("density", "high"): "remove edges", ("density", "low"): "add edges",
+    ("clustering_coefficient", "high"): "break triangles",
+    ("clustering_coefficient", "low"): "add edges that close triangles",
+    ("average_path_length", "high"): "add shortcut edges between distant nodes",
+    ("average_path_length", "low"): "remove shortcut edges",
+    ("diameter", "high"): "add shortcut edges between the farthest nodes",
+    ("diameter", "low"): "lengthen the longest shortest path",
+    ("modularity", "high"): "add edges between the groups",
+    ("modularity", "low"): "put more edges inside groups and fewer between them",
+    ("edge_connectivity", "high"): "remove redundant edges",
+    ("edge_connectivity", "low"): "add edges so no small cut disconnects the graph",
+}
+
+_NONE_TEXT = ("Your previous graph does not satisfy every constraint of the instruction. Try "
+              "again, in the same format.")
+_CLOSING = ("Output a revised graph that fixes every problem above and keeps what already "
+            "holds, in the same format; give only the final graph.")
+
+
+def category(v: Verdict) -> str:
+    """The category of a verdict (one of :data:`CATEGORIES`, or ``parse``)."""
+    if v.source is Source.PARSE:
+        return "parse"
+    if v.source is Source.TASK:
+        return "task"
+    return _KEY_CATEGORY.get(v.key, "structural")
+
+
+@dataclass(frozen=True)
+class Gap:
+    """How far a numeric observation is from its constraint's target."""
+
+    target: float
+    observed: float
+
+    @property
+    def gap(self) -> float:
+        """``observed − target`` (signed)."""
+        return self.observed - self.target
+
+    @property
+    def direction(self) -> str:
+        """``high`` when the observation must come down, ``low`` when it must go up."""
+        return "high" if self.gap > 0 else "low"
+
+
+def numeric_gap(v: Verdict) -> Gap | None:
+    """The gap of a violated numeric verdict (``None`` for other verdicts or when the
+    observation is not a finite number)."""
+    if v.satisfied or category(v) not in ("numeric", "count", "degree"):
+        return None
+    try:
+        c = parse_constraint(v.constraint)
+        target = float(c.value)  # type: ignore[arg-type]
+        observed = float(v.observed.split()[0])
+    except (ValueError, TypeError, IndexError, AttributeError):
+        return None
+    if not (math.isfinite(target) and math.isfinite(observed)) or c.op is Op.NE:
+        return None
+    return Gap(target, observed)
+
+
+def feedback(verification: Verification, level: str) -> str:
+    """The feedback text for one verified answer at granularity ``level`` (``""`` when it
+    passes).
+
+    Raises:
+        ValueError: ``level`` is not one of :data:`FEEDBACK_LEVELS`.
+    """
+    if level not in FEEDBACK_LEVELS:
+        raise ValueError(f"feedback level must be one of {', '.join(FEEDBACK_LEVELS)}, "
+                         f"got {level!r}")
+    violations = verification.violations
+    if not violations:
+        return ""
+    if level == "none":
+        return _NONE_TEXT
+    if not verification.parse.parsed:
+        why = verification.parse.reason or "no graph found"
+        return (f"Your previous answer could not be read as a graph ({_cut(why, 200)}). Answer "
+                "again with one graph in the format the instruction asks for.")
+    ordered = sorted(violations, key=lambda v: _rank(category(v)))
+    if level == "coarse":
+        groups: dict[str, list[str]] = {}
+        for v in ordered:
+            keys = groups.setdefault(category(v), [])
+            if v.key not in keys:
+                keys.append(v.key)
+        listed = "; ".join(f"{cat} ({', '.join(keys)})" for cat, keys in groups.items())
+        return (f"Your previous graph violates constraints of these kinds: {listed}. "
+                "Regenerate the graph so that every constraint holds, in the same format.")
+    bullets = [f"- {_bullet(v)}" for v in ordered[:MAX_BULLETS]]
+    if len(ordered) > MAX_BULLETS:
+        bullets.append(f"- ... and {len(ordered) - MAX_BULLETS} more")
+    return "\n".join(["The verifier found these problems in your previous graph:", *bullets,
+                      _CLOSING])
+
+
+def _rank(cat: str) -> int:
+    return CATEGORIES.index(cat) if cat in CATEGORIES else len(CATEGORIES)
+
+
+def _bullet(v: Verdict) -> str:
+    text = f"{v.constraint}: expected {v.expected}, observed {v.observed}"
+    gap = numeric_gap(v)
+    if gap is not None:
+        text += f" (gap {gap.gap:+.4g}"
+        hint = _HINTS.get((v.key, gap.direction))
+        if category(v) == "count" and abs(gap.gap) >= 1:
+            hint = f"{'remove' if gap.direction == 'high' else 'add'} {abs(gap.gap):g}"
+        elif category(v) == "degree":
+            hint = ("remove edges at the offending nodes" if gap.direction == "high"
+                    else "add edges at the offending nodes")
+        text += f": {hint})" if hint else ")"
+    where = _where(v.where)
+    return f"{text}{'; ' + where if where else ''}"
+
+
+def _where(where: Mapping[str, Any]) -> str:
+    """A short, bounded description of a verdict's locus."""
+    parts = []
+    if where.get("cycle"):
+        cycle = list(where["cycle"])
+        if cycle and all(isinstance(e, (list, tuple)) and len(e) == 2 for e in cycle):
+            cycle = [e[0] for e in cycle] + [cycle[-1][1]]  # edges -> the node sequence
+        parts.append("a cycle: " + " -> ".join(_names(cycle)))
+    if where.get("components"):
+        comps = where["components"]
+        shown = ", ".join("{" + ", ".join(_names(c)) + "}" for c in comps[:3])
+        parts.append(f"{len(comps)} components, e.g. {shown}")
+    elif where.get("nodes"):
+        nodes = where["nodes"]
+        more = f" (of {where.get('count', len(nodes))})" if len(nodes) > MAX_LOCUS else ""
+        parts.append(f"offending nodes: {', '.join(_names(nodes))}{more}")
+    if where.get("edges"):
+        parts.append("edges: " + ", ".join(f"({_cut(str(u), MAX_NAME)}, {_cut(str(w), MAX_NAME)})"
+                                           for u, w in list(where["edges"])[:MAX_LOCUS]))
+    return "; ".join(parts)
+
+
+def _names(items: Sequence[Any]) -> list[str]:
+    names = [_cut(str(x), MAX_NAME) for x in list(items)[:MAX_LOCUS]]
+    return names + (["..."] if len(items) > MAX_LOCUS else [])
+
+
+def _cut(text: str, limit: int) -> str:
+    text = " ".join(text.split())  # one line: no newlines from the model's names
+    return text if len(text) <= limit else text[:limit - 1] + "…"

@@ -1,0 +1,125 @@
+"""Verifier feedback per granularity (methods/feedback.py), from real verdicts."""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from pytest_graphinstruct.methods.feedback import (
+    CATEGORIES,
+    FEEDBACK_LEVELS,
+    MAX_BULLETS,
+    category,
+    feedback,
+    numeric_gap,
+)
+from pytest_graphinstruct.suite.instruction import Instruction
+from pytest_graphinstruct.suite.loader import instruction_from_record
+from pytest_graphinstruct.verify.verifier import Verifier
+
+V = Verifier()
+
+
+def _inst(explicit: list[str], implicit: list[str] | None = None, level: int = 2) -> Instruction:
+    inst = instruction_from_record({
+        "id": f"L{level}-001", "level": level, "instruction": "Make a graph.",
+        "explicit_constraints": explicit, "implicit_constraints": implicit or [],
+        "graph_sizes": ["small"], "reference_solutions": []})
+    assert inst is not None
+    return inst
+
+
+def _graph(n: int, edges: list[tuple[int, int]]) -> str:
+    nodes = ", ".join(f"'{i}'" for i in range(n))
+    es = ", ".join(f"('{u}','{v}')" for u, v in edges)
+    return f"Graph[name='g', nodes={n}] {{ node_list = [{nodes}]; edge_list = [{es}]; }}"
+
+
+PATH5 = _graph(5, [(0, 1), (1, 2), (2, 3), (3, 4)])
+
+
+def test_a_passing_answer_gets_no_feedback_at_any_level() -> None:
+    v = V.verify(_inst(["num_nodes=5", "connected=true"]), PATH5)
+    assert v.passed
+    assert all(feedback(v, level) == "" for level in FEEDBACK_LEVELS)
+
+
+def test_none_is_one_binary_sentence() -> None:
+    v = V.verify(_inst(["num_nodes=6"]), PATH5)
+    text = feedback(v, "none")
+    assert "does not satisfy every constraint" in text and "num_nodes" not in text
+
+
+def test_coarse_names_categories_and_keys_in_order() -> None:
+    v = V.verify(_inst(["num_nodes=6", "min_degree=2", "directed=true", "acyclic=false"]),
+                 PATH5)
+    text = feedback(v, "coarse")
+    assert ("structural (acyclic); direction (directed); count (num_nodes); degree (min_degree)"
+            in text)
+    assert "expected" not in text
+
+
+def test_fine_gives_expected_observed_gap_hint_and_locus() -> None:
+    v = V.verify(_inst(["num_nodes=7", "density>=0.8", "min_degree=2", "connected=true"]),
+                 _graph(5, [(0, 1), (2, 3)]))
+    text = feedback(v, "fine")
+    lines = text.splitlines()
+    assert lines[0].startswith("The verifier found these problems")
+    bullets = [line for line in lines if line.startswith("- ")]
+    # structural -> count -> degree -> numeric
+    assert [b.split(":")[0] for b in bullets] == ["- connected=true", "- num_nodes=7",
+                                                 "- min_degree=2", "- density>=0.8"]
+    assert "components" in bullets[0]
+    assert "gap -2: add 2" in bullets[1]
+    assert "add edges at the offending nodes" in bullets[2]
+    assert "offending nodes: 0, 1, 2, 3, 4" in bullets[2]
+    assert "gap -0.6" in bullets[3] and "add edges" in bullets[3]
+    assert lines[-1].startswith("Output a revised graph")
+
+
+def test_fine_shows_a_cycle_as_its_nodes() -> None:
+    v = V.verify(_inst(["acyclic=true"]), _graph(4, [(0, 1), (1, 2), (2, 0), (2, 3)]))
+    assert "a cycle: 0 -> 1 -> 2 -> 0" in feedback(v, "fine")
+
+
+def test_fine_is_bounded() -> None:
+    explicit = [f"num_nodes={n}" for n in range(6, 6 + MAX_BULLETS + 3)]
+    v = V.verify(_inst(explicit), PATH5)
+    bullets = [line for line in feedback(v, "fine").splitlines() if line.startswith("- ")]
+    assert len(bullets) == MAX_BULLETS + 1 and bullets[-1] == "- ... and 3 more"
+
+
+def test_an_unparsed_answer_is_told_so() -> None:
+    v = V.verify(_inst(["num_nodes=5"]), "no graph here")
+    assert not v.parse.parsed
+    assert "could not be read as a graph" in feedback(v, "fine")
+    assert "could not be read as a graph" in feedback(v, "coarse")
+
+
+def test_numeric_gap_only_for_numbers() -> None:
+    v = V.verify(_inst(["density>=0.8", "directed=true"]), PATH5)
+    gaps = {d.key: numeric_gap(d) for d in v.violations}
+    assert gaps["directed"] is None
+    gap = gaps["density"]
+    assert gap is not None and gap.direction == "low" and gap.gap == pytest.approx(0.4 - 0.8)
+
+
+def test_every_verdict_has_a_known_category() -> None:
+    v = V.verify(_inst(["num_nodes=6", "density<=0.1", "planar=false", "max_degree=1"]), PATH5)
+    assert {category(d) for d in v.verdicts} <= {*CATEGORIES, "parse"}
+
+
+def test_unknown_level_is_an_error() -> None:
+    v = V.verify(_inst(["num_nodes=6"]), PATH5)
+    with pytest.raises(ValueError, match="feedback level"):
+        feedback(v, "verbose")
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.text(max_size=300), st.sampled_from(FEEDBACK_LEVELS))
+def test_any_answer_gets_bounded_one_line_bullets(raw: str, level: str) -> None:
+    v = V.verify(_inst(["num_nodes=5", "connected=true"]), raw)
+    text = feedback(v, level)
+    assert (text == "") == v.passed
+    assert len(text.splitlines()) <= MAX_BULLETS + 3
