@@ -27,7 +27,7 @@ import functools
 import re
 import tomllib
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
 from types import MappingProxyType
@@ -102,7 +102,7 @@ class CaapTable:
     tiers: Mapping[str, str]
     default_tier: str
     simple_graph_types: frozenset[str]
-    source: str
+    source: str = field(default="", compare=False)
 
 
 @dataclass(frozen=True)
