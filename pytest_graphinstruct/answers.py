@@ -50,12 +50,34 @@ class Usage:
 
 
 @dataclass(frozen=True)
+class MethodStep:
+    """One model call a method (VGIG, retry, self-consistency) made towards an answer.
+
+    ``source`` is ``round0``, ``retry<t>``, ``round<t>`` or ``sample<i>``; ``d4`` and ``passed``
+    grade the call's candidate (``d4`` is ``None`` when the call failed); ``kept`` marks the
+    call whose text became the answer.
+    """
+
+    round: int
+    source: str
+    temperature: float
+    input_tokens: int | None
+    output_tokens: int | None
+    calls: int
+    d4: float | None
+    passed: bool
+    kept: bool
+
+
+@dataclass(frozen=True)
 class Answer:
     """The outcome of one request.
 
     Exactly one of ``text`` and ``error`` is set.  ``usage`` is ``None`` when the provider sent no
     usage block; ``calls`` counts every HTTP attempt, retries included; ``truncated`` is true when
-    the model stopped at the token limit (``finish_reason == 'length'``).
+    the model stopped at the token limit (``finish_reason == 'length'``).  An answer a method
+    produced carries every call it made in ``steps`` (its ``usage`` and ``calls`` are their sums);
+    a plain answer has none.
     """
 
     text: str | None = None
@@ -65,6 +87,7 @@ class Answer:
     finish_reason: str | None = None
     cached: bool = False
     latency_s: float = 0.0
+    steps: tuple[MethodStep, ...] = ()
 
     def __post_init__(self) -> None:
         if (self.text is None) == (self.error is None):

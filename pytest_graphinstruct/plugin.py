@@ -64,6 +64,12 @@ _OPTIONS: list[tuple[str, str, str]] = [
      "are expected failures)"),
     ("max_regression", "--gi-max-regression", "fail when a level's quality dropped by more "
      "than this vs the baseline and the paired bootstrap says the drop is real (default 0.02)"),
+    ("method", "--gi-method", "methods, comma list: none (one call per sample; default), vgig "
+     "(verification-guided iterative generation; vgig-none / vgig-coarse / vgig-fine name its "
+     "feedback), retry, sc (self-consistency); one cell per model x strategy x method"),
+    ("vgig_rounds", "--gi-vgig-rounds", "refinement rounds T of vgig and retry (default 3)"),
+    ("feedback", "--gi-feedback", "vgig's feedback: none, coarse, fine (default)"),
+    ("chains", "--gi-chains", "samples (independent chains) of a method's cell (default 3)"),
     ("constrained_format", "--gi-constrained-format", "constraint sent by --gi-constrained: "
      "auto (default: gbnf for local, json-schema otherwise), gbnf, json-schema"),
 ]

@@ -38,6 +38,24 @@ METHOD_BASELINE: Final = "baseline"
 METHOD_CONSTRAINED: Final = "constrained"
 """Constrained decoding (a grammar or JSON schema of the answer format)."""
 
+METHOD_VGIG: Final = "vgig"
+METHOD_RETRY: Final = "retry"
+METHOD_SC: Final = "sc"
+ITERATIVE_METHODS: Final = (METHOD_VGIG, METHOD_RETRY, METHOD_SC)
+"""Methods that make several calls per sample (``methods.iterative``); ``vgig`` may carry its
+feedback granularity as ``vgig-none`` / ``vgig-coarse`` / ``vgig-fine``."""
+
+FEEDBACK_LEVELS: Final[tuple[str, ...]] = ("none", "coarse", "fine")
+"""Granularities of VGIG's verifier feedback (``--gi-feedback``)."""
+
+
+def method_parts(method: str) -> tuple[str, str | None]:
+    """``vgig-coarse`` → ``("vgig", "coarse")``; any other method → ``(method, None)``."""
+    base, _, level = method.partition("-")
+    if base == METHOD_VGIG and level in FEEDBACK_LEVELS:
+        return base, level
+    return method, None
+
 PASS_RULES: Final[dict[str, Callable[[int, int], bool]]] = {
     "all": lambda ok, k: ok == k,
     "majority": lambda ok, k: 2 * ok > k,

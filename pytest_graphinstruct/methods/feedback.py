@@ -25,9 +25,7 @@ from typing import Any
 
 from pytest_graphinstruct.suite.constraints import Op, parse_constraint
 from pytest_graphinstruct.verify.verdict import Source, Verdict, Verification
-
-FEEDBACK_LEVELS: tuple[str, ...] = ("none", "coarse", "fine")
-"""The granularities of ``--gi-feedback``."""
+from pytest_graphinstruct.vocab import FEEDBACK_LEVELS
 
 CATEGORIES: tuple[str, ...] = ("structural", "direction", "count", "degree", "numeric",
                                "domain", "task")

@@ -42,8 +42,9 @@ MIN_REFINE_TEMPERATURE, REFINE_FACTOR = 0.2, 0.6
 DEFAULT_TEMPERATURE = 0.7
 """The base temperature of methods when the run sets none (paper, release)."""
 
-Ask = Callable[[tuple[Message, ...], float], Answer]
-"""``ask(messages, temperature) -> Answer``: one model call."""
+Ask = Callable[[tuple[Message, ...], float, int], Answer]
+"""``ask(messages, temperature, call) -> Answer``: one model call; ``call`` numbers the chain's
+calls from 0 (so two identical requests of one chain, e.g. retries, stay distinct)."""
 
 
 @dataclass(frozen=True)
@@ -133,7 +134,7 @@ class _Chain:
 
     def call(self, messages: tuple[Message, ...], temperature: float, round_no: int,
              source: str) -> Call:
-        answer = self._ask(messages, temperature)
+        answer = self._ask(messages, temperature, len(self.calls))
         grade = self._grade(answer) if answer.error is None else None
         c = Call(self.index, round_no, source, temperature, answer, grade)
         self.calls.append(c)
@@ -157,73 +158,93 @@ class _Chain:
         return ChainResult(calls[keep].answer, calls, rounds)
 
 
+def vgig_chain(prompt: Sequence[Message], ask: Ask, grade: Grader, *, chain: int = 0,
+               feasible: bool = True, rounds: int = 3, feedback_level: str = "fine",
+               temperature: float = DEFAULT_TEMPERATURE) -> ChainResult:
+    """Chain ``chain`` of verification-guided iterative generation (module docstring)."""
+    if rounds < 0 or chain < 0:
+        raise ValueError("vgig needs chain >= 0 and rounds >= 0")
+    prompt = tuple(prompt)
+    tau = chain_temperature(temperature, chain)
+    run = _Chain(chain, ask, grade)
+    run.call(prompt, tau, 0, "round0")
+    used = 0
+    parse_failures = 0
+    for t in range(1, rounds + 1 if feasible else 1):
+        best = run.best_grade
+        if best is not None and best.passed:
+            break
+        if best is None or not best.verification.parse.parsed:
+            parse_failures += 1
+            if parse_failures >= 2:
+                break
+            run.call(prompt, tau, t, f"retry{t}")
+            used = t
+            continue
+        parse_failures = 0
+        notes = feedback(best.verification, feedback_level)
+        if not notes:
+            break
+        assert run.best is not None  # a best grade exists
+        previous = run.calls[run.best].answer.text or ""
+        run.call(refinement_messages(prompt, previous, notes, t), refine_temperature(tau), t,
+                 f"round{t}")
+        used = t
+    return run.result(used)
+
+
+def retry_chain(prompt: Sequence[Message], ask: Ask, grade: Grader, *, chain: int = 0,
+                rounds: int = 3, temperature: float = DEFAULT_TEMPERATURE) -> ChainResult:
+    """Up to ``1 + rounds`` fresh calls, stopping at the first that passes."""
+    if rounds < 0 or chain < 0:
+        raise ValueError("retry needs chain >= 0 and rounds >= 0")
+    prompt = tuple(prompt)
+    tau = chain_temperature(temperature, chain)
+    run = _Chain(chain, ask, grade)
+    used = 0
+    for t in range(rounds + 1):
+        run.call(prompt, tau, t, "round0" if t == 0 else f"retry{t}")
+        used = t
+        best = run.best_grade
+        if best is not None and best.passed:
+            break
+    return run.result(used)
+
+
+def sc_chain(prompt: Sequence[Message], ask: Ask, grade: Grader, *, chain: int = 0,
+             samples: int = 3, temperature: float = DEFAULT_TEMPERATURE) -> ChainResult:
+    """Self-consistency: ``samples`` fresh calls; the best graded one is kept."""
+    if samples < 1 or chain < 0:
+        raise ValueError("self-consistency needs chain >= 0 and samples >= 1")
+    prompt = tuple(prompt)
+    tau = chain_temperature(temperature, chain)
+    run = _Chain(chain, ask, grade)
+    for i in range(samples):
+        run.call(prompt, tau, i, f"sample{i}")
+    return run.result(0)
+
+
 def vgig(prompt: Sequence[Message], ask: Ask, grade: Grader, *, feasible: bool = True,
          chains: int = 3, rounds: int = 3, feedback_level: str = "fine",
          temperature: float = DEFAULT_TEMPERATURE) -> list[ChainResult]:
-    """Verification-guided iterative generation (module docstring); one result per chain."""
-    if rounds < 0 or chains < 1:
-        raise ValueError("vgig needs chains >= 1 and rounds >= 0")
-    prompt = tuple(prompt)
-    out = []
-    for k in range(chains):
-        tau = chain_temperature(temperature, k)
-        chain = _Chain(k, ask, grade)
-        chain.call(prompt, tau, 0, "round0")
-        used = 0
-        parse_failures = 0
-        for t in range(1, rounds + 1 if feasible else 1):
-            best = chain.best_grade
-            if best is not None and best.passed:
-                break
-            if best is None or not best.verification.parse.parsed:
-                parse_failures += 1
-                if parse_failures >= 2:
-                    break
-                chain.call(prompt, tau, t, f"retry{t}")
-                used = t
-                continue
-            parse_failures = 0
-            notes = feedback(best.verification, feedback_level)
-            if not notes:
-                break
-            assert chain.best is not None  # a best grade exists
-            previous = chain.calls[chain.best].answer.text or ""
-            chain.call(refinement_messages(prompt, previous, notes, t), refine_temperature(tau),
-                       t, f"round{t}")
-            used = t
-        out.append(chain.result(used))
-    return out
+    """``chains`` chains of :func:`vgig_chain`."""
+    if chains < 1:
+        raise ValueError("vgig needs chains >= 1")
+    return [vgig_chain(prompt, ask, grade, chain=k, feasible=feasible, rounds=rounds,
+                       feedback_level=feedback_level, temperature=temperature)
+            for k in range(chains)]
 
 
 def retry(prompt: Sequence[Message], ask: Ask, grade: Grader, *, chains: int = 3,
           rounds: int = 3, temperature: float = DEFAULT_TEMPERATURE) -> list[ChainResult]:
-    """Up to ``1 + rounds`` fresh calls per chain, stopping at the first that passes."""
-    prompt = tuple(prompt)
-    out = []
-    for k in range(chains):
-        tau = chain_temperature(temperature, k)
-        chain = _Chain(k, ask, grade)
-        used = 0
-        for t in range(rounds + 1):
-            chain.call(prompt, tau, t, "round0" if t == 0 else f"retry{t}")
-            used = t
-            best = chain.best_grade
-            if best is not None and best.passed:
-                break
-        out.append(chain.result(used))
-    return out
+    """``chains`` chains of :func:`retry_chain`."""
+    return [retry_chain(prompt, ask, grade, chain=k, rounds=rounds, temperature=temperature)
+            for k in range(chains)]
 
 
 def self_consistency(prompt: Sequence[Message], ask: Ask, grade: Grader, *, chains: int = 3,
                      samples: int = 3,
                      temperature: float = DEFAULT_TEMPERATURE) -> list[ChainResult]:
-    """``samples`` fresh calls per chain; the best graded one is kept."""
-    prompt = tuple(prompt)
-    out = []
-    for k in range(chains):
-        tau = chain_temperature(temperature, k)
-        chain = _Chain(k, ask, grade)
-        for i in range(samples):
-            chain.call(prompt, tau, 0, f"sample{i}")
-        out.append(chain.result(0))
-    return out
+    """``chains`` chains of :func:`sc_chain`."""
+    return [sc_chain(prompt, ask, grade, chain=k, samples=samples, temperature=temperature)
+            for k in range(chains)]

@@ -20,11 +20,14 @@ from pytest_graphinstruct.models.base import DecodingParams
 from pytest_graphinstruct.run.results import cell_label
 from pytest_graphinstruct.score.bootstrap import DEFAULT_MAX_REGRESSION
 from pytest_graphinstruct.vocab import (
+    FEEDBACK_LEVELS,
+    ITERATIVE_METHODS,
     LEVELS,
     METHOD_BASELINE,
     METHOD_CONSTRAINED,
     PASS_RULES,
     STRATEGIES,
+    method_parts,
 )
 
 
@@ -72,6 +75,9 @@ class RunConfig:
     constrained_format: str = "auto"
     benchmark: bool = False  #: model violations are reported (xfail), not failures
     per_level: int | None = None  #: run only the first N instructions of each level
+    vgig_rounds: int = 3  #: VGIG's (and retry's) rounds T after round 0
+    feedback: str = "fine"  #: VGIG's feedback granularity unless the method names one
+    chains: int = 3  #: samples (chains) of an iterative method's cell
 
     @property
     def models(self) -> tuple[str, ...]:
@@ -165,9 +171,14 @@ def build_run_config(raw: Mapping[str, Any], *, rootdir: Path) -> RunConfig | No
         raise GraphInstructError("--gi-constrained-format=json-schema cannot be used with "
                                  "--gi-model=local (its llama.cpp server rejects json_schema "
                                  "response formats); use auto or gbnf")
+    methods = _methods(raw.get("method"))
+    if replay and any(m != METHOD_BASELINE for m in methods):
+        raise GraphInstructError("--gi-method needs a model to ask; recorded answers "
+                                 "(--gi-replay) can only be scored as they are")
     # With --gi-constrained every baseline cell gets a constrained twin right after it.
-    methods = ((METHOD_BASELINE, METHOD_CONSTRAINED) if raw.get("constrained")
-               else (METHOD_BASELINE,))
+    if raw.get("constrained"):
+        methods = tuple(x for m in methods for x in (
+            (m, METHOD_CONSTRAINED) if m == METHOD_BASELINE else (m,)))
     cells = tuple(Cell(m, s, method) for m in dict.fromkeys(models)
                   for s in dict.fromkeys(strategies) for method in methods)
 
@@ -254,4 +265,31 @@ def build_run_config(raw: Mapping[str, Any], *, rootdir: Path) -> RunConfig | No
         constrained_format=constrained_format,
         benchmark=bool(raw.get("benchmark")),
         per_level=_number("--gi-per-level", raw.get("per_level"), int, low=1),
+        vgig_rounds=_number("--gi-vgig-rounds", _default(raw, "vgig_rounds", 3), int, low=0,
+                            high=50),
+        feedback=_feedback(raw.get("feedback")),
+        chains=_number("--gi-chains", _default(raw, "chains", 3), int, low=1, high=100),
     )
+
+
+def _methods(raw: Any) -> tuple[str, ...]:
+    """``--gi-method`` as cell methods (``none`` → the baseline), in the order given."""
+    names = _split(raw) or ["none"]
+    out = []
+    for name in names:
+        method = METHOD_BASELINE if name in ("none", METHOD_BASELINE) else name
+        if method != METHOD_BASELINE and method_parts(method)[0] not in ITERATIVE_METHODS:
+            raise GraphInstructError(
+                f"unknown --gi-method {name!r} (choose from none, "
+                f"{', '.join(ITERATIVE_METHODS)}, or vgig-<feedback> with feedback "
+                f"{'/'.join(FEEDBACK_LEVELS)})")
+        out.append(method)
+    return tuple(dict.fromkeys(out))
+
+
+def _feedback(raw: Any) -> str:
+    level = (raw or "fine").strip()
+    if level not in FEEDBACK_LEVELS:
+        raise GraphInstructError(f"--gi-feedback must be one of {', '.join(FEEDBACK_LEVELS)}, "
+                                 f"got {level!r}")
+    return level

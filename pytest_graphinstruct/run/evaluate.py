@@ -96,6 +96,7 @@ def sample_result(v: Verification, answer: Answer | None = None) -> SampleResult
         truncated=answer.truncated if answer is not None else False,
         cached=answer.cached if answer is not None else False,
         raw_answer=bounded_answer(answer.text) if answer is not None else None,
+        steps=answer.steps if answer is not None else (),
     )
 
 

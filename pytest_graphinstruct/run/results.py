@@ -18,6 +18,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from pytest_graphinstruct.answers import MethodStep
 from pytest_graphinstruct.errors import GraphInstructError
 from pytest_graphinstruct.vocab import DIMENSIONS, METHOD_BASELINE, OUTCOMES, SCORED_OUTCOMES
 
@@ -68,7 +69,9 @@ class SampleResult:
     (a rerun changes it), never written to a report, and not compared (a result read back from
     its report equals the one written).  ``raw_answer`` is the model's answer as
     :func:`bounded_answer` keeps it (``None``: no answer, or a report written before answers
-    were kept); it is untrusted text, to be escaped wherever it is shown.
+    were kept); it is untrusted text, to be escaped wherever it is shown.  ``steps`` are the
+    calls an iterative method made for this sample (empty for one plain call); ``api_calls`` and
+    the token counts are then their sums.
     """
 
     parsed: bool
@@ -83,6 +86,7 @@ class SampleResult:
     truncated: bool = False
     cached: bool = field(default=False, compare=False)
     raw_answer: str | None = None
+    steps: tuple[MethodStep, ...] = ()
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -93,6 +97,7 @@ class SampleResult:
             "output_tokens": self.output_tokens, "usage_source": self.usage_source,
             "api_calls": self.api_calls, "truncated": self.truncated,
             "raw_answer": self.raw_answer,
+            "steps": [_step_json(x) for x in self.steps],
         }
 
     @classmethod
@@ -105,7 +110,22 @@ class SampleResult:
             output_tokens=data.get("output_tokens"), usage_source=data.get("usage_source"),
             api_calls=int(data.get("api_calls", 1)), truncated=bool(data.get("truncated")),
             raw_answer=data.get("raw_answer"),
+            steps=tuple(_step_from_json(x) for x in data.get("steps") or ()),
         )
+
+
+def _step_json(step: MethodStep) -> dict[str, Any]:
+    return {"round": step.round, "source": step.source, "temperature": step.temperature,
+            "input_tokens": step.input_tokens, "output_tokens": step.output_tokens,
+            "api_calls": step.calls, "d4": step.d4, "passed": step.passed, "kept": step.kept}
+
+
+def _step_from_json(data: Mapping[str, Any]) -> MethodStep:
+    return MethodStep(round=int(data["round"]), source=str(data["source"]),
+                      temperature=float(data["temperature"]),
+                      input_tokens=data.get("input_tokens"),
+                      output_tokens=data.get("output_tokens"), calls=int(data["api_calls"]),
+                      d4=data.get("d4"), passed=bool(data["passed"]), kept=bool(data["kept"]))
 
 
 @dataclass(frozen=True)
@@ -234,6 +254,7 @@ class CellMetadata:
     quality_only: bool = True
     missing_dimensions: tuple[str, ...] = ()
     source: str | None = None
+    method_settings: Mapping[str, Any] = field(default_factory=dict)
 
     @property
     def label(self) -> str:
@@ -249,6 +270,7 @@ class CellMetadata:
             "pass_rule": self.pass_rule, "decoding": dict(self.decoding),
             "partial": self.partial, "quality_only": self.quality_only,
             "missing_dimensions": list(self.missing_dimensions), "source": self.source,
+            "method_settings": dict(self.method_settings),
         }
 
     @classmethod
@@ -266,6 +288,7 @@ class CellMetadata:
             quality_only=bool(data.get("quality_only", True)),
             missing_dimensions=tuple(data.get("missing_dimensions") or ()),
             source=data.get("source"),
+            method_settings=dict(data.get("method_settings") or {}),
         )
 
 

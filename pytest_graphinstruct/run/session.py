@@ -13,11 +13,11 @@ from __future__ import annotations
 
 import time
 from collections.abc import Iterable, Mapping, Sequence
-from concurrent.futures import Future
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
-from pytest_graphinstruct.answers import Answer
+from pytest_graphinstruct.answers import Answer, Message
 from pytest_graphinstruct.graphs.model import Limits
 from pytest_graphinstruct.methods.constrained import request_extra, resolve_format
 from pytest_graphinstruct.models.base import Request
@@ -28,7 +28,13 @@ from pytest_graphinstruct.run.results import CellMetadata, Coverage, ItemResult,
 from pytest_graphinstruct.suite.instruction import Instruction
 from pytest_graphinstruct.suite.loader import Suite, load_suite
 from pytest_graphinstruct.verify.verifier import Verifier
-from pytest_graphinstruct.vocab import METHOD_CONSTRAINED
+from pytest_graphinstruct.vocab import (
+    ITERATIVE_METHODS,
+    METHOD_CONSTRAINED,
+    METHOD_SC,
+    METHOD_VGIG,
+    method_parts,
+)
 
 if TYPE_CHECKING:
     from pytest_graphinstruct.pools import ReferencePools
@@ -78,6 +84,7 @@ class BenchmarkSession:
         self._exemplars: ExemplarPool | None = None
         self._schedulers: dict[str, Any] | None = None
         self._futures: dict[tuple[str, str, int], Future[Answer]] = {}
+        self._chains_pool: ThreadPoolExecutor | None = None
         self._owned: set[tuple[str, str]] | None = None
         self.results: list[ItemResult] = []
         self._pending: list[tuple[Checked, bool]] = []
@@ -172,9 +179,12 @@ class BenchmarkSession:
             )
         return schedulers
 
-    def samples(self, inst: Instruction) -> int:
-        """Samples per item: ``--gi-samples``, or with recorded answers and no
-        ``--gi-samples`` as many as the file holds for the instruction (at least 1)."""
+    def samples(self, inst: Instruction, cell: Cell | None = None) -> int:
+        """Samples per item: ``--gi-chains`` in an iterative method's cell; else
+        ``--gi-samples``, or with recorded answers and no ``--gi-samples`` as many as the file
+        holds for the instruction (at least 1)."""
+        if cell is not None and _iterative(cell):
+            return self.config.chains
         if self.config.samples is not None:
             return self.config.samples
         record = self._replay.get(inst.id) if self._replay is not None else None
@@ -213,7 +223,7 @@ class BenchmarkSession:
             self._owned = {(inst.id, cell.label) for inst, cell in items}
         n = 0
         for inst, cell in items:
-            for k in range(self.samples(inst)):
+            for k in range(self.samples(inst, cell)):
                 self._future(inst, cell, k)
                 n += 1
         return n
@@ -222,15 +232,49 @@ class BenchmarkSession:
         key = (inst.id, cell.label, k)
         fut = self._futures.get(key)
         if fut is None:
-            fut = self.schedulers[cell.model].submit(self.request(inst, cell, k))
+            if _iterative(cell):
+                fut = self._method_pool().submit(self._chain, inst, cell, k)
+            else:
+                fut = self.schedulers[cell.model].submit(self.request(inst, cell, k))
             self._futures[key] = fut
         return fut
 
+    def _method_pool(self) -> ThreadPoolExecutor:
+        """Threads that run method chains (each waits on its own calls in the scheduler, so
+        they never occupy the scheduler's workers)."""
+        if self._chains_pool is None:
+            self._chains_pool = ThreadPoolExecutor(max_workers=self.config.concurrency,
+                                                   thread_name_prefix="gi-method")
+        return self._chains_pool
+
+    def _chain(self, inst: Instruction, cell: Cell, k: int) -> Answer:
+        """Sample ``k`` of an iterative method's item: one chain (never raises: a harness
+        fault is the answer's error, an infrastructure error, not the model's failure)."""
+        from pytest_graphinstruct.methods.iterative import verifier_grader
+        from pytest_graphinstruct.run.method_runner import chain_answer, run_chain, sample_index
+
+        base = self.request(inst, cell, 0)
+        scheduler = self.schedulers[cell.model]
+
+        def ask(messages: tuple[Message, ...], temperature: float, call: int) -> Answer:
+            request = replace(base, messages=messages, sample_index=sample_index(k, call),
+                              params=replace(base.params, temperature=temperature))
+            return scheduler.submit(request).result()
+
+        try:
+            result = run_chain(cell.method, inst, base.messages, ask,
+                               verifier_grader(inst, self.verifier), chain=k,
+                               config=self.config)
+        except Exception as exc:  # a harness fault: say it in one line
+            return Answer(error=f"method {cell.method} failed: {type(exc).__name__}: {exc}")
+        return chain_answer(result)
+
     def answers(self, inst: Instruction, cell: Cell) -> tuple[Answer, ...]:
         """Every sample's answer for one item (blocks until all are obtained or given up)."""
-        if self._owned is not None and (inst.id, cell.label) not in self._owned:
+        if (self._owned is not None and (inst.id, cell.label) not in self._owned
+                and not _iterative(cell)):  # a method's calls are shared through the cache
             self._await_peer(inst, cell)
-        futures = [self._future(inst, cell, k) for k in range(self.samples(inst))]
+        futures = [self._future(inst, cell, k) for k in range(self.samples(inst, cell))]
         return tuple(f.result() for f in futures)
 
     def _await_peer(self, inst: Instruction, cell: Cell) -> None:
@@ -249,7 +293,8 @@ class BenchmarkSession:
         if cache is None or (inst.id, cell.label, 0) in self._futures:
             return
         endpoint = scheduler.backend.endpoint
-        keys = [self.request(inst, cell, k).cache_key(endpoint) for k in range(self.samples(inst))]
+        keys = [self.request(inst, cell, k).cache_key(endpoint)
+                for k in range(self.samples(inst, cell))]
         if getattr(scheduler.backend, "serial_gate", None) is not None:
             # A serial endpoint delivers an answer every few seconds while anyone is working;
             # three quiet minutes mean the owner's answer will not come (a truncated answer is
@@ -337,6 +382,8 @@ class BenchmarkSession:
     def close(self, *, cancel: bool = False) -> None:
         """Close the schedulers (waiting for requests in flight); with ``cancel`` (an
         interrupted or stopped run) requests not started are dropped and none is retried."""
+        if self._chains_pool is not None:
+            self._chains_pool.shutdown(wait=not cancel, cancel_futures=cancel)
         for s in (self._schedulers or {}).values():
             s.close(cancel_pending=cancel)
         if self._pools is not None:
@@ -375,5 +422,30 @@ def cell_metadata(config: RunConfig, cell: Cell, *, partial: bool = False,
         constraint=(resolve_format(config.constrained_format, cell.model)
                     if cell.method == METHOD_CONSTRAINED else None),
         model_info=(model_info or {}).get(cell.model), suite=str(config.suite),
-        levels=config.levels, samples_per_instruction=config.samples,
-        pass_rule=config.pass_rule, decoding=config.params.to_json(), partial=partial)
+        levels=config.levels,
+        samples_per_instruction=config.chains if _iterative(cell) else config.samples,
+        pass_rule=config.pass_rule, decoding=config.params.to_json(), partial=partial,
+        method_settings=_method_settings(config, cell))
+
+
+def _method_settings(config: RunConfig, cell: Cell) -> dict[str, Any]:
+    """What an iterative method's cell ran with (empty for other cells)."""
+    if not _iterative(cell):
+        return {}
+    from pytest_graphinstruct.methods.iterative import DEFAULT_TEMPERATURE
+
+    base, level = method_parts(cell.method)
+    out: dict[str, Any] = {"chains": config.chains, "rounds": config.vgig_rounds,
+                           "temperature": (config.params.temperature
+                                           if config.params.temperature is not None
+                                           else DEFAULT_TEMPERATURE)}
+    if base == METHOD_VGIG:
+        out["feedback"] = level or config.feedback
+    if base == METHOD_SC:
+        out["samples_per_chain"] = config.vgig_rounds + 1
+    return out
+
+
+def _iterative(cell: Cell) -> bool:
+    """Whether the cell's method makes several calls per sample (VGIG, retry, sc)."""
+    return method_parts(cell.method)[0] in ITERATIVE_METHODS

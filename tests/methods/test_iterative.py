@@ -43,9 +43,11 @@ class Scripted:
     def __init__(self, *answers: str | None) -> None:
         self.script = list(answers)
         self.calls: list[tuple[tuple[Message, ...], float]] = []
+        self.numbers: list[int] = []
 
-    def __call__(self, messages: tuple[Message, ...], temperature: float) -> Answer:
+    def __call__(self, messages: tuple[Message, ...], temperature: float, call: int) -> Answer:
         self.calls.append((messages, temperature))
+        self.numbers.append(call)
         text = self.script.pop(0)
         if text is None:
             return Answer(error="HTTP 500", calls=2)
@@ -123,6 +125,7 @@ def test_a_failed_call_is_charged_and_never_kept() -> None:
     model = Scripted(None, CYCLE4, TREE4)
     [chain] = retry(PROMPT, model, _grade(), chains=1, rounds=3)  # type: ignore[arg-type]
     assert _sources(chain) == ["round0", "retry1", "retry2"]
+    assert model.numbers == [0, 1, 2]  # identical requests of a chain stay distinct
     assert chain.calls[0].grade is None and chain.calls[0].answer.calls == 2
     assert chain.answer.text == TREE4
 

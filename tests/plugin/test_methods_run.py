@@ -1,0 +1,78 @@
+"""Methods as cells of a run, against a local OpenAI-compatible server (--gi-method)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from pytest_graphinstruct.models.testserver import FakeOpenAIServer
+from pytest_graphinstruct.suite.loader import load_suite
+from tests.report.schema_check import load_valid_report
+
+pytest_plugins = ["pytester"]
+
+ROOT = Path(__file__).resolve().parents[2]
+WRONG = "Graph[name='x', nodes=3] { node_list = ['a','b','c']; edge_list = []; }"
+
+
+def _learner() -> Any:
+    """A model that answers a first attempt wrongly and any attempt that shows it a previous
+    answer (a refinement) correctly, with the instruction's reference."""
+    suite = load_suite(ROOT / "instructions", levels=[1])
+    by_text = {inst.text: inst.references[0] for inst in suite if inst.references}
+
+    def answer(body: dict[str, Any]) -> str:
+        messages = body["messages"]
+        if not any(m["role"] == "assistant" for m in messages):
+            return WRONG
+        first_user = next(m["content"] for m in messages if m["role"] == "user")
+        return next((ref for text, ref in by_text.items() if text in first_user), WRONG)
+
+    return answer
+
+
+def test_vgig_fixes_what_zero_shot_gets_wrong_and_is_charged_every_call(
+        pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("GI_TEST_KEY", "sk-test")
+    report = pytester.path / "r.json"
+    with FakeOpenAIServer(latency_s=0.0, responder=_learner()) as server:
+        result = pytester.runpytest(
+            f"--gi-suite={ROOT / 'instructions'}", "--gi-levels=1", "--gi-per-level=6",
+            "--gi-model=fake-model", f"--gi-base-url={server.base_url}",
+            "--gi-api-key-env=GI_TEST_KEY", "--gi-no-cache", "--gi-method=none,vgig",
+            "--gi-chains=2", "--gi-samples=2", "--gi-benchmark", f"--gi-report={report}",
+            "-p", "no:cacheprovider")
+        served = server.request_count
+    assert result.ret == 0, result.stdout.str()[-3000:]
+    data = load_valid_report(report)
+    cells = {c["per_instruction"][0]["cell"]: c for c in data["cells"]}
+    zs, vgig = cells["fake-model-zero-shot"], cells["fake-model-zero-shot-vgig"]
+    assert zs["summary"]["passed"] == 0
+    assert vgig["summary"]["passed"] == vgig["summary"]["items"] == 6
+    # every call is charged: zero-shot 6 x 2, vgig 6 x 2 chains x (round 0 + one refinement)
+    calls = {label: sum(s["api_calls"] for r in c["per_instruction"] for s in r["samples"])
+             for label, c in cells.items()}
+    assert calls == {"fake-model-zero-shot": 12, "fake-model-zero-shot-vgig": 24}
+    assert sum(calls.values()) == served
+    sample = vgig["per_instruction"][0]["samples"][0]
+    assert [s["source"] for s in sample["steps"]] == ["round0", "round1"]
+    assert [s["kept"] for s in sample["steps"]] == [False, True]
+    assert sample["input_tokens"] == sum(s["input_tokens"] for s in sample["steps"])
+
+
+def test_unknown_method_and_methods_with_replay_are_usage_errors(
+        pytester: pytest.Pytester) -> None:
+    result = pytester.runpytest(f"--gi-suite={ROOT / 'instructions'}", "--gi-model=oracle",
+                                "--gi-method=magic", "-p", "no:cacheprovider")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    assert "unknown --gi-method 'magic'" in result.stderr.str()
+    answers = pytester.path / "a.jsonl"
+    answers.write_text(json.dumps({"instruction_id": "L1-001", "level": 1,
+                                   "samples": [{"raw_output": WRONG}]}) + "\n")
+    replay = pytester.runpytest(f"--gi-suite={ROOT / 'instructions'}", f"--gi-replay={answers}",
+                                "--gi-method=vgig", "-p", "no:cacheprovider")
+    assert replay.ret == pytest.ExitCode.USAGE_ERROR
+    assert "--gi-method needs a model" in replay.stderr.str()
