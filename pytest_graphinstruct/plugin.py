@@ -66,7 +66,10 @@ _OPTIONS: list[tuple[str, str, str]] = [
      "than this vs the baseline and the paired bootstrap says the drop is real (default 0.02)"),
     ("method", "--gi-method", "methods, comma list: none (one call per sample; default), vgig "
      "(verification-guided iterative generation; vgig-none / vgig-coarse / vgig-fine name its "
-     "feedback), retry, sc (self-consistency); one cell per model x strategy x method"),
+     "feedback), retry, sc (self-consistency), caap (per-instruction strategy and prompt "
+     "extras), combined (caap, then vgig); one cell per model x strategy x method"),
+    ("model_tiers", "--gi-model-tiers", "CAAP model tiers for models its table does not know, "
+     "comma list of name=tier (T1, T2-GPT, T2-open, T3)"),
     ("vgig_rounds", "--gi-vgig-rounds", "refinement rounds T of vgig and retry (default 3)"),
     ("feedback", "--gi-feedback", "vgig's feedback: none, coarse, fine (default)"),
     ("chains", "--gi-chains", "samples (independent chains) of a method's cell (default 3)"),

@@ -41,9 +41,17 @@ METHOD_CONSTRAINED: Final = "constrained"
 METHOD_VGIG: Final = "vgig"
 METHOD_RETRY: Final = "retry"
 METHOD_SC: Final = "sc"
-ITERATIVE_METHODS: Final = (METHOD_VGIG, METHOD_RETRY, METHOD_SC)
+METHOD_CAAP: Final = "caap"
+METHOD_COMBINED: Final = "combined"
+ITERATIVE_METHODS: Final = (METHOD_VGIG, METHOD_RETRY, METHOD_SC, METHOD_COMBINED)
 """Methods that make several calls per sample (``methods.iterative``); ``vgig`` may carry its
 feedback granularity as ``vgig-none`` / ``vgig-coarse`` / ``vgig-fine``."""
+
+CAAP_METHODS: Final = (METHOD_CAAP, METHOD_COMBINED)
+"""Methods whose prompt CAAP chooses per instruction (strategy and extras)."""
+
+METHODS: Final = (METHOD_VGIG, METHOD_RETRY, METHOD_SC, METHOD_CAAP, METHOD_COMBINED)
+"""Every ``--gi-method`` besides ``none``."""
 
 FEEDBACK_LEVELS: Final[tuple[str, ...]] = ("none", "coarse", "fine")
 """Granularities of VGIG's verifier feedback (``--gi-feedback``)."""

@@ -26,13 +26,14 @@ from __future__ import annotations
 import functools
 import re
 import tomllib
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
 from types import MappingProxyType
 from typing import Any, Final, NamedTuple
 
+from pytest_graphinstruct.answers import Message
 from pytest_graphinstruct.errors import GraphInstructError
 from pytest_graphinstruct.methods.priors import render_prior
 from pytest_graphinstruct.suite.instruction import Instruction
@@ -371,3 +372,16 @@ def domain_prior(instruction: Instruction) -> str:
 _EXTRA_TEXT: Final = MappingProxyType({
     "checklist": checklist, "formula": formulas, "domain": domain_prior,
 })
+
+
+def augment(messages: Sequence[Message], decision: CaapDecision) -> tuple[Message, ...]:
+    """``messages`` (a strategy's prompt) with the decision's extras in the last user message:
+    the domain prior before the prompt, formulas and the checklist after it, each set off by a
+    blank line (the release's layout)."""
+    extras = dict(decision.extras)
+    out = list(messages)
+    i = max(n for n, m in enumerate(out) if m.role == "user")
+    parts = [extras.get("domain", ""), out[i].content, extras.get("formula", ""),
+             extras.get("checklist", "")]
+    out[i] = Message("user", "\n\n".join(p for p in parts if p))
+    return tuple(out)

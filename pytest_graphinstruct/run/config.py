@@ -20,11 +20,12 @@ from pytest_graphinstruct.models.base import DecodingParams
 from pytest_graphinstruct.run.results import cell_label
 from pytest_graphinstruct.score.bootstrap import DEFAULT_MAX_REGRESSION
 from pytest_graphinstruct.vocab import (
+    CAAP_METHODS,
     FEEDBACK_LEVELS,
-    ITERATIVE_METHODS,
     LEVELS,
     METHOD_BASELINE,
     METHOD_CONSTRAINED,
+    METHODS,
     PASS_RULES,
     STRATEGIES,
     method_parts,
@@ -77,7 +78,8 @@ class RunConfig:
     per_level: int | None = None  #: run only the first N instructions of each level
     vgig_rounds: int = 3  #: VGIG's (and retry's) rounds T after round 0
     feedback: str = "fine"  #: VGIG's feedback granularity unless the method names one
-    chains: int = 3  #: samples (chains) of an iterative method's cell
+    chains: int = 3  #: samples (chains) of a method's cell
+    model_tiers: tuple[tuple[str, str], ...] = ()  #: the user's CAAP tiers (model, tier)
 
     @property
     def models(self) -> tuple[str, ...]:
@@ -179,8 +181,12 @@ def build_run_config(raw: Mapping[str, Any], *, rootdir: Path) -> RunConfig | No
     if raw.get("constrained"):
         methods = tuple(x for m in methods for x in (
             (m, METHOD_CONSTRAINED) if m == METHOD_BASELINE else (m,)))
+    # CAAP chooses the strategy per instruction: its cells are made once per model (with the
+    # first strategy in the label), not once per strategy.
+    first = strategies[0]
     cells = tuple(Cell(m, s, method) for m in dict.fromkeys(models)
-                  for s in dict.fromkeys(strategies) for method in methods)
+                  for s in dict.fromkeys(strategies) for method in methods
+                  if s == first or method_parts(method)[0] not in CAAP_METHODS)
 
     suite_raw = raw.get("suite")
     suite = Path(suite_raw).expanduser() if suite_raw else rootdir / "instructions"
@@ -269,7 +275,23 @@ def build_run_config(raw: Mapping[str, Any], *, rootdir: Path) -> RunConfig | No
                             high=50),
         feedback=_feedback(raw.get("feedback")),
         chains=_number("--gi-chains", _default(raw, "chains", 3), int, low=1, high=100),
+        model_tiers=_model_tiers(raw.get("model_tiers")),
     )
+
+
+def _model_tiers(raw: Any) -> tuple[tuple[str, str], ...]:
+    """``--gi-model-tiers=name=T3,other=T2-open`` as pairs (tiers checked)."""
+    from pytest_graphinstruct.methods.caap import canonical_tier
+
+    out = []
+    for item in _split(raw):
+        name, sep, tier = item.partition("=")
+        canonical = canonical_tier(tier.strip()) if sep else None
+        if not name.strip() or canonical is None:
+            raise GraphInstructError(f"--gi-model-tiers wants name=tier pairs with a tier of "
+                                     f"T1, T2-GPT, T2-open, T3; got {item!r}")
+        out.append((name.strip(), canonical))
+    return tuple(out)
 
 
 def _methods(raw: Any) -> tuple[str, ...]:
@@ -278,10 +300,10 @@ def _methods(raw: Any) -> tuple[str, ...]:
     out = []
     for name in names:
         method = METHOD_BASELINE if name in ("none", METHOD_BASELINE) else name
-        if method != METHOD_BASELINE and method_parts(method)[0] not in ITERATIVE_METHODS:
+        if method != METHOD_BASELINE and method_parts(method)[0] not in METHODS:
             raise GraphInstructError(
                 f"unknown --gi-method {name!r} (choose from none, "
-                f"{', '.join(ITERATIVE_METHODS)}, or vgig-<feedback> with feedback "
+                f"{', '.join(METHODS)}, or vgig-<feedback> with feedback "
                 f"{'/'.join(FEEDBACK_LEVELS)})")
         out.append(method)
     return tuple(dict.fromkeys(out))

@@ -25,7 +25,13 @@ from pytest_graphinstruct.methods.iterative import (
 )
 from pytest_graphinstruct.run.config import RunConfig
 from pytest_graphinstruct.suite.instruction import Instruction
-from pytest_graphinstruct.vocab import METHOD_RETRY, METHOD_SC, METHOD_VGIG, method_parts
+from pytest_graphinstruct.vocab import (
+    METHOD_COMBINED,
+    METHOD_RETRY,
+    METHOD_SC,
+    METHOD_VGIG,
+    method_parts,
+)
 
 CALLS_PER_CHAIN = 1000
 """Sample indexes of chain ``k`` are ``k·CALLS_PER_CHAIN + call`` (a chain makes far fewer)."""
@@ -38,7 +44,8 @@ def sample_index(chain: int, call: int) -> int:
 
 def run_chain(method: str, instruction: Instruction, prompt: tuple[Message, ...], ask: Ask,
               grade: Grader, *, chain: int, config: RunConfig) -> ChainResult:
-    """Chain ``chain`` of ``method`` (``vgig[-feedback]``, ``retry``, ``sc``).
+    """Chain ``chain`` of ``method`` (``vgig[-feedback]``, ``retry``, ``sc``, ``combined``:
+    VGIG over the CAAP prompt ``prompt``).
 
     Self-consistency draws ``1 + vgig_rounds`` samples per chain: the most calls VGIG or retry
     may make, so the sampling-only controls get the iterative method's budget.
@@ -49,7 +56,7 @@ def run_chain(method: str, instruction: Instruction, prompt: tuple[Message, ...]
     base, level = method_parts(method)
     temperature = (config.params.temperature if config.params.temperature is not None
                    else DEFAULT_TEMPERATURE)
-    if base == METHOD_VGIG:
+    if base in (METHOD_VGIG, METHOD_COMBINED):  # combined: the prompt is CAAP's already
         return vgig_chain(prompt, ask, grade, chain=chain, feasible=instruction.feasible,
                           rounds=config.vgig_rounds, feedback_level=level or config.feedback,
                           temperature=temperature)

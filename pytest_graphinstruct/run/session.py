@@ -29,7 +29,9 @@ from pytest_graphinstruct.suite.instruction import Instruction
 from pytest_graphinstruct.suite.loader import Suite, load_suite
 from pytest_graphinstruct.verify.verifier import Verifier
 from pytest_graphinstruct.vocab import (
+    CAAP_METHODS,
     ITERATIVE_METHODS,
+    METHOD_COMBINED,
     METHOD_CONSTRAINED,
     METHOD_SC,
     METHOD_VGIG,
@@ -37,6 +39,7 @@ from pytest_graphinstruct.vocab import (
 )
 
 if TYPE_CHECKING:
+    from pytest_graphinstruct.methods.caap import CaapDecision
     from pytest_graphinstruct.pools import ReferencePools
     from pytest_graphinstruct.prompts.exemplars import Exemplar, ExemplarPool
 
@@ -183,7 +186,7 @@ class BenchmarkSession:
         """Samples per item: ``--gi-chains`` in an iterative method's cell; else
         ``--gi-samples``, or with recorded answers and no ``--gi-samples`` as many as the file
         holds for the instruction (at least 1)."""
-        if cell is not None and _iterative(cell):
+        if cell is not None and _method(cell):
             return self.config.chains
         if self.config.samples is not None:
             return self.config.samples
@@ -196,10 +199,19 @@ class BenchmarkSession:
         """The request for one sample of one item (deterministic; no randomness)."""
         from pytest_graphinstruct.prompts.builder import build_messages
 
+        strategy = cell.strategy
+        decision = None
+        if method_parts(cell.method)[0] in CAAP_METHODS:
+            decision = self.caap(instruction, cell.model)
+            strategy = decision.strategy
         exemplars: tuple[Exemplar, ...] = ()
-        if cell.strategy.startswith("few"):
+        if strategy.startswith("few"):
             exemplars = self.exemplars.select(instruction, k=3, seed=self.config.exemplar_seed)
-        messages = build_messages(instruction, cell.strategy, exemplars=exemplars)
+        messages = build_messages(instruction, strategy, exemplars=exemplars)
+        if decision is not None:
+            from pytest_graphinstruct.methods.caap import augment
+
+            messages = augment(messages, decision)
         extra: tuple[tuple[str, Any], ...] = ()
         if cell.method == METHOD_CONSTRAINED:
             fmt = resolve_format(self.config.constrained_format, cell.model)
@@ -207,6 +219,13 @@ class BenchmarkSession:
         return Request(model=cell.model, messages=messages, params=self.config.params,
                        sample_index=sample, instruction_id=instruction.id, cell=cell.label,
                        extra=extra)
+
+    def caap(self, instruction: Instruction, model: str) -> CaapDecision:
+        """CAAP's decision for ``instruction`` and ``model`` (the packaged table and the run's
+        ``--gi-model-tiers``)."""
+        from pytest_graphinstruct.methods.caap import select
+
+        return select(instruction, model, tiers=dict(self.config.model_tiers))
 
     def prefetch(self, items: Iterable[tuple[Instruction, Cell]]) -> int:
         """Submit every sample of ``items`` to the schedulers; returns the number submitted.
@@ -423,15 +442,18 @@ def cell_metadata(config: RunConfig, cell: Cell, *, partial: bool = False,
                     if cell.method == METHOD_CONSTRAINED else None),
         model_info=(model_info or {}).get(cell.model), suite=str(config.suite),
         levels=config.levels,
-        samples_per_instruction=config.chains if _iterative(cell) else config.samples,
+        samples_per_instruction=config.chains if _method(cell) else config.samples,
         pass_rule=config.pass_rule, decoding=config.params.to_json(), partial=partial,
         method_settings=_method_settings(config, cell))
 
 
 def _method_settings(config: RunConfig, cell: Cell) -> dict[str, Any]:
     """What an iterative method's cell ran with (empty for other cells)."""
-    if not _iterative(cell):
+    if not _method(cell):
         return {}
+    if not _iterative(cell):  # caap: one call per sample
+        return {"chains": config.chains, "caap_table": "packaged",
+                "model_tiers": dict(config.model_tiers)}
     from pytest_graphinstruct.methods.iterative import DEFAULT_TEMPERATURE
 
     base, level = method_parts(cell.method)
@@ -439,13 +461,21 @@ def _method_settings(config: RunConfig, cell: Cell) -> dict[str, Any]:
                            "temperature": (config.params.temperature
                                            if config.params.temperature is not None
                                            else DEFAULT_TEMPERATURE)}
-    if base == METHOD_VGIG:
+    if base in (METHOD_VGIG, METHOD_COMBINED):
         out["feedback"] = level or config.feedback
+    if base == METHOD_COMBINED:
+        out["caap_table"] = "packaged"
+        out["model_tiers"] = dict(config.model_tiers)
     if base == METHOD_SC:
         out["samples_per_chain"] = config.vgig_rounds + 1
     return out
 
 
 def _iterative(cell: Cell) -> bool:
-    """Whether the cell's method makes several calls per sample (VGIG, retry, sc)."""
+    """Whether the cell's method makes several calls per sample (VGIG, retry, sc, combined)."""
     return method_parts(cell.method)[0] in ITERATIVE_METHODS
+
+
+def _method(cell: Cell) -> bool:
+    """Whether the cell runs a method (its samples are ``--gi-chains``)."""
+    return _iterative(cell) or method_parts(cell.method)[0] in CAAP_METHODS

@@ -336,3 +336,16 @@ def test_a_users_own_table_decides(tmp_path: Path, suite: Suite) -> None:
     table = load_table(path)
     assert select(suite.level(0)[0], "gpt-4o", table=table).strategy == FC
     assert select(suite.level(0)[0], "gpt-4o").strategy == ZS
+
+
+def test_augment_places_the_extras_around_the_prompt() -> None:
+    from pytest_graphinstruct.answers import Message
+    from pytest_graphinstruct.methods.caap import CaapDecision, Cell, augment
+
+    decision = CaapDecision("few-shot", (("checklist", "CHECK"), ("formula", "FORMULA"),
+                                         ("domain", "DOMAIN")), "why", Cell("L4", "T3"))
+    out = augment((Message("system", "S"), Message("user", "PROMPT")), decision)
+    assert out[0] == Message("system", "S")
+    assert out[1].content == "DOMAIN\n\nPROMPT\n\nFORMULA\n\nCHECK"
+    plain = CaapDecision("zero-shot", (), "why", Cell("L0", "T3"))
+    assert augment((Message("user", "P"),), plain) == (Message("user", "P"),)

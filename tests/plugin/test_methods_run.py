@@ -76,3 +76,37 @@ def test_unknown_method_and_methods_with_replay_are_usage_errors(
                                 "--gi-method=vgig", "-p", "no:cacheprovider")
     assert replay.ret == pytest.ExitCode.USAGE_ERROR
     assert "--gi-method needs a model" in replay.stderr.str()
+
+
+def test_caap_and_combined_prompts_carry_caap_choices(pytester: pytest.Pytester,
+                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("GI_TEST_KEY", "sk-test")
+    report = pytester.path / "r.json"
+    with FakeOpenAIServer(latency_s=0.0, responder=_learner()) as server:
+        result = pytester.runpytest(
+            f"--gi-suite={ROOT / 'instructions'}", "--gi-levels=2", "--gi-per-level=2",
+            "--gi-model=fake-model", f"--gi-base-url={server.base_url}",
+            "--gi-api-key-env=GI_TEST_KEY", "--gi-no-cache", "--gi-method=caap,combined",
+            "--gi-strategy=zero-shot,few-shot", "--gi-model-tiers=fake-model=T3",
+            "--gi-chains=1", "--gi-vgig-rounds=1", "--gi-benchmark", f"--gi-report={report}",
+            "-p", "no:cacheprovider")
+        bodies = [r.body for r in server.requests]
+    assert result.ret == 0, result.stdout.str()[-3000:]
+    data = load_valid_report(report)
+    # CAAP picks the strategy itself: one cell per model, not one per strategy
+    assert [c["per_instruction"][0]["cell"] for c in data["cells"]] == [
+        "fake-model-zero-shot-caap", "fake-model-zero-shot-combined"]
+    firsts = [b for b in bodies if not any(m["role"] == "assistant" for m in b["messages"])]
+    # L2 on a T3 model: zero-cot with the constraint checklist, in every round-0 prompt
+    assert firsts and all("1. [ ]" in b["messages"][-1]["content"] for b in firsts)
+    refinements = [b for b in bodies if any(m["role"] == "assistant" for m in b["messages"])]
+    assert refinements and all("1. [ ]" in b["messages"][1]["content"] for b in refinements)
+    meta = data["cells"][1]["metadata"]["method_settings"]
+    assert meta["model_tiers"] == {"fake-model": "T3"} and meta["feedback"] == "fine"
+
+
+def test_bad_model_tiers_are_a_usage_error(pytester: pytest.Pytester) -> None:
+    result = pytester.runpytest(f"--gi-suite={ROOT / 'instructions'}", "--gi-model=oracle",
+                                "--gi-model-tiers=x=T9", "-p", "no:cacheprovider")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    assert "--gi-model-tiers wants name=tier" in result.stderr.str()
