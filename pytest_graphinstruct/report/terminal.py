@@ -36,9 +36,9 @@ def summary_lines(report: RunReport) -> list[str]:
         s = c.summary
         crow.append([c.label + (" *" if s.pareto_optimal else ""), _fmt(s.s_total),
                      _fmt(s.s_total_renormalized), _ci(s.s_total_ci95), _fmt(s.s_final),
-                     _fmt(s.tpv, 1), _fmt(s.q_per_ktpv), s.infra_errors])
+                     _fmt(s.tpv, 1), s.api_calls, _fmt(s.q_per_ktpv), s.infra_errors])
     lines += tabulate(crow, headers=["cell (* Pareto-optimal)", "S_total", "S_total (levels "
-                                     "run)", "95% CI", "S_final", "TPV", "Q/kTPV",
+                                     "run)", "95% CI", "S_final", "TPV", "API calls", "Q/kTPV",
                                      "infra errors"], tablefmt="simple").splitlines()
     for c in report.cells:
         s, m = c.summary, c.metadata
