@@ -60,7 +60,8 @@ def test_vgig_fixes_what_zero_shot_gets_wrong_and_is_charged_every_call(
     # the summary ranks the cells with their cost beside their quality
     rows = {line.split()[0]: line.split() for line in result.stdout.lines
             if line.startswith("fake-model-zero-shot") and "[" in line and "L1" not in line}
-    assert rows["fake-model-zero-shot"][-3] == "12" and rows["fake-model-zero-shot-vgig"][-3] == "24"
+    assert rows["fake-model-zero-shot"][-3] == "12"
+    assert rows["fake-model-zero-shot-vgig"][-3] == "24"
     sample = vgig["per_instruction"][0]["samples"][0]
     assert [s["source"] for s in sample["steps"]] == ["round0", "round1"]
     assert [s["kept"] for s in sample["steps"]] == [False, True]
