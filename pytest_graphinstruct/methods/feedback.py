@@ -18,31 +18,15 @@ come from the model's own answer: each is cut to :data:`MAX_NAME` characters and
 
 from __future__ import annotations
 
-import math
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from typing import Any
 
-from pytest_graphinstruct.suite.constraints import Op, parse_constraint
-from pytest_graphinstruct.verify.verdict import Source, Verdict, Verification
+from pytest_graphinstruct.verify.verdict import CATEGORIES, Gap, Verdict, Verification
 from pytest_graphinstruct.vocab import FEEDBACK_LEVELS
-
-CATEGORIES: tuple[str, ...] = ("structural", "direction", "count", "degree", "numeric",
-                               "domain", "task")
-"""Verdict categories, in the order fine feedback lists them."""
 
 MAX_BULLETS = 8
 MAX_LOCUS = 5
 MAX_NAME = 40
-
-_KEY_CATEGORY: Mapping[str, str] = {
-    "directed": "direction",
-    "num_nodes": "count", "num_edges": "count", "num_components": "count",
-    "degree": "degree", "min_degree": "degree", "max_degree": "degree",
-    "density": "numeric", "modularity": "numeric", "clustering_coefficient": "numeric",
-    "average_path_length": "numeric", "diameter": "numeric", "edge_connectivity": "numeric",
-    "domain": "domain",
-}
 
 # which way to move a numeric property, and how (release §4.3's directional hints)
 _HINTS: Mapping[tuple[str, str], str] = {
@@ -66,46 +50,13 @@ _CLOSING = ("Output a revised graph that fixes every problem above and keeps wha
 
 
 def category(v: Verdict) -> str:
-    """The category of a verdict (one of :data:`CATEGORIES`, or ``parse``)."""
-    if v.source is Source.PARSE:
-        return "parse"
-    if v.source is Source.TASK:
-        return "task"
-    return _KEY_CATEGORY.get(v.key, "structural")
-
-
-@dataclass(frozen=True)
-class Gap:
-    """How far a numeric observation is from its constraint's target."""
-
-    target: float
-    observed: float
-
-    @property
-    def gap(self) -> float:
-        """``observed − target`` (signed)."""
-        return self.observed - self.target
-
-    @property
-    def direction(self) -> str:
-        """``high`` when the observation must come down, ``low`` when it must go up."""
-        return "high" if self.gap > 0 else "low"
+    """The category of a verdict (:attr:`Verdict.category`)."""
+    return v.category
 
 
 def numeric_gap(v: Verdict) -> Gap | None:
-    """The gap of a violated numeric verdict (``None`` for other verdicts or when the
-    observation is not a finite number)."""
-    if v.satisfied or category(v) not in ("numeric", "count", "degree"):
-        return None
-    try:
-        c = parse_constraint(v.constraint)
-        target = float(c.value)  # type: ignore[arg-type]
-        observed = float(v.observed.split()[0])
-    except (ValueError, TypeError, IndexError, AttributeError):
-        return None
-    if not (math.isfinite(target) and math.isfinite(observed)) or c.op is Op.NE:
-        return None
-    return Gap(target, observed)
+    """The gap of a violated numeric verdict (:attr:`Verdict.gap`)."""
+    return v.gap
 
 
 def feedback(verification: Verification, level: str) -> str:

@@ -1,4 +1,5 @@
-"""The text of a failing item: per sample, every violated verdict with expected vs observed."""
+"""The text of a failing item: per sample, every violated verdict with its source and category,
+expected vs observed, and for counts, degrees and numeric properties the signed gap."""
 
 from __future__ import annotations
 
@@ -34,8 +35,11 @@ def format_failure(checked: Checked, pass_rule: str, *, raw: bool = False) -> st
                 items = "; ".join(f"{escape(str(key))}={_short(val)}"
                                   for key, val in x.where.items())
                 where = f"  [where: {items}]"
-            lines.append(f"    assert {escape(x.constraint)}  ({x.source.value}): expected "
-                         f"{_clip(str(x.expected))}, observed {_clip(str(x.observed))}{where}")
+            gap = x.gap
+            shown_gap = f", gap {gap.gap:+.4g}" if gap is not None else ""
+            lines.append(f"    assert {escape(x.constraint)}  ({x.source.value}, {x.category}): "
+                         f"expected {_clip(str(x.expected))}, observed "
+                         f"{_clip(str(x.observed))}{shown_gap}{where}")
         if raw and k < len(checked.answers):
             lines += raw_answer_lines(checked.answers[k].text, indent="    ")
     return "\n".join(lines)

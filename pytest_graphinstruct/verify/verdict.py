@@ -1,19 +1,54 @@
 """Verdicts: the per-constraint outcome of verifying one answer, and their collection.
 
 A :class:`Verdict` is the unit of feedback: which constraint (as written), whether it holds,
-what was expected, what was observed, and where it fails.  A :class:`Verification` gathers the
-verdicts of one answer to one instruction together with the parse result.
+what was expected, what was observed, and where it fails; its :attr:`Verdict.category` (one of
+:data:`CATEGORIES`) and, for a violated count, degree or numeric constraint, its
+:attr:`Verdict.gap` (target, observation, signed gap, direction).  A :class:`Verification`
+gathers the verdicts of one answer to one instruction together with the parse result.
 """
 
 from __future__ import annotations
 
 import enum
+import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any
 
 from pytest_graphinstruct.graphs.model import Outcome, ParseResult
+from pytest_graphinstruct.suite.constraints import Op, parse_constraint
+
+CATEGORIES: tuple[str, ...] = ("structural", "direction", "count", "degree", "numeric",
+                               "domain", "task")
+"""Verdict categories, in the order feedback lists them (a parse failure is ``parse``)."""
+
+_KEY_CATEGORY: Mapping[str, str] = MappingProxyType({
+    "directed": "direction",
+    "num_nodes": "count", "num_edges": "count", "num_components": "count",
+    "degree": "degree", "min_degree": "degree", "max_degree": "degree",
+    "density": "numeric", "modularity": "numeric", "clustering_coefficient": "numeric",
+    "average_path_length": "numeric", "diameter": "numeric", "edge_connectivity": "numeric",
+    "domain": "domain",
+})
+
+
+@dataclass(frozen=True)
+class Gap:
+    """How far a numeric observation is from its constraint's target."""
+
+    target: float
+    observed: float
+
+    @property
+    def gap(self) -> float:
+        """``observed − target`` (signed)."""
+        return self.observed - self.target
+
+    @property
+    def direction(self) -> str:
+        """``high`` when the observation must come down, ``low`` when it must go up."""
+        return "high" if self.gap > 0 else "low"
 
 
 class Source(enum.Enum):
@@ -60,6 +95,31 @@ class Verdict:
     @property
     def inferred(self) -> bool:
         return self.source is Source.INFERRED
+
+    @property
+    def category(self) -> str:
+        """One of :data:`CATEGORIES` (``parse`` for a parse failure)."""
+        if self.source is Source.PARSE:
+            return "parse"
+        if self.source is Source.TASK:
+            return "task"
+        return _KEY_CATEGORY.get(self.key, "structural")
+
+    @property
+    def gap(self) -> Gap | None:
+        """The gap of a violated count, degree or numeric verdict (``None`` otherwise, or when
+        the observation is not a finite number)."""
+        if self.satisfied or self.category not in ("numeric", "count", "degree"):
+            return None
+        try:
+            c = parse_constraint(self.constraint)
+            target = float(c.value)  # type: ignore[arg-type]
+            observed = float(self.observed.split()[0])
+        except (ValueError, TypeError, IndexError):
+            return None
+        if not (math.isfinite(target) and math.isfinite(observed)) or c.op is Op.NE:
+            return None
+        return Gap(target, observed)
 
     def describe(self) -> str:
         """One line: ``✗ num_edges=4 [explicit]: expected = 4, observed 5 (where: …)``."""

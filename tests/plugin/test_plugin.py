@@ -57,8 +57,8 @@ def test_failing_item_lists_every_violation(pytester: pytest.Pytester, suite_dir
     # L0 sample 1 is missing from the recording: an infra error, not a model failure
     result.assert_outcomes(failed=3, errors=1)
     assert "no recorded answer" in out
-    assert "assert graph_type=tree  (explicit): expected tree" in out
-    assert "assert num_edges=3  (implicit): expected = 3, observed 4" in out
+    assert "assert graph_type=tree  (explicit, structural): expected tree" in out
+    assert "assert num_edges=3  (implicit, count): expected = 3, observed 4, gap +1" in out
     assert "sample 1: ok" in out
     assert "assert feasible=false" in out and "confabulated" in out
 
