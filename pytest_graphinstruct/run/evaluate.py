@@ -20,7 +20,12 @@ from dataclasses import dataclass, replace
 from pytest_graphinstruct.answers import Answer
 from pytest_graphinstruct.pools import ReferencePools
 from pytest_graphinstruct.run.config import Cell
-from pytest_graphinstruct.run.results import ItemResult, SampleResult, bounded_answer
+from pytest_graphinstruct.run.results import (
+    ItemResult,
+    SampleResult,
+    ViolationDetail,
+    bounded_answer,
+)
 from pytest_graphinstruct.score.d4 import is_valid
 from pytest_graphinstruct.score.instruction import InstructionScores, score_instructions
 from pytest_graphinstruct.suite.instruction import Instruction
@@ -97,6 +102,9 @@ def sample_result(v: Verification, answer: Answer | None = None) -> SampleResult
         cached=answer.cached if answer is not None else False,
         raw_answer=bounded_answer(answer.text) if answer is not None else None,
         steps=answer.steps if answer is not None else (),
+        violation_details=tuple(
+            ViolationDetail(x.constraint, x.category, None if x.gap is None else x.gap.gap)
+            for x in v.violations if x.source is not Source.PARSE),
     )
 
 

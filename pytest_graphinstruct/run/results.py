@@ -60,6 +60,25 @@ def bounded_answer(text: str | None, limit: int = RAW_ANSWER_LIMIT) -> str | Non
 
 
 @dataclass(frozen=True)
+class ViolationDetail:
+    """One violated check of a sample: the constraint (as written or derived), its category
+    (``verify.verdict.CATEGORIES``) and, for counts, degrees and numbers, ``observed − target``."""
+
+    constraint: str
+    category: str
+    gap: float | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        return {"constraint": self.constraint, "category": self.category, "gap": self.gap}
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> ViolationDetail:
+        gap = data.get("gap")
+        return cls(str(data["constraint"]), str(data["category"]),
+                   None if gap is None else float(gap))
+
+
+@dataclass(frozen=True)
 class SampleResult:
     """One sample of one item: how its answer parsed, what it violated, what it cost.
 
@@ -87,6 +106,7 @@ class SampleResult:
     cached: bool = field(default=False, compare=False)
     raw_answer: str | None = None
     steps: tuple[MethodStep, ...] = ()
+    violation_details: tuple[ViolationDetail, ...] = ()
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -98,6 +118,7 @@ class SampleResult:
             "api_calls": self.api_calls, "truncated": self.truncated,
             "raw_answer": self.raw_answer,
             "steps": [_step_json(x) for x in self.steps],
+            "violation_details": [x.to_json() for x in self.violation_details],
         }
 
     @classmethod
@@ -111,6 +132,8 @@ class SampleResult:
             api_calls=int(data.get("api_calls", 1)), truncated=bool(data.get("truncated")),
             raw_answer=data.get("raw_answer"),
             steps=tuple(_step_from_json(x) for x in data.get("steps") or ()),
+            violation_details=tuple(ViolationDetail.from_json(x)
+                                    for x in data.get("violation_details") or ()),
         )
 
 

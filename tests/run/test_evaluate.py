@@ -1,0 +1,37 @@
+"""One sample's report entry (run/evaluate.sample_result)."""
+
+from __future__ import annotations
+
+from pytest_graphinstruct.answers import Answer, Usage
+from pytest_graphinstruct.run.evaluate import sample_result
+from pytest_graphinstruct.run.results import SampleResult, ViolationDetail
+from pytest_graphinstruct.suite.loader import instruction_from_record
+from pytest_graphinstruct.verify.verifier import Verifier
+
+CYCLE4 = ("Graph[name='c', nodes=4] { node_list = ['0','1','2','3']; "
+          "edge_list = [('0','1'), ('1','2'), ('2','3'), ('3','0')]; }")
+
+
+def test_violations_carry_their_category_and_gap() -> None:
+    inst = instruction_from_record({
+        "id": "L1-001", "level": 1, "instruction": "Generate a tree with 5 nodes.",
+        "explicit_constraints": ["graph_type=tree", "num_nodes=5"],
+        "implicit_constraints": [], "graph_sizes": ["small"], "reference_solutions": []})
+    assert inst is not None
+    v = Verifier().verify(inst, CYCLE4)
+    result = sample_result(v, Answer(text=CYCLE4, usage=Usage(3, 4)))
+    details = {d.constraint: d for d in result.violation_details}
+    assert details["graph_type=tree"] == ViolationDetail("graph_type=tree", "structural", None)
+    assert details["num_nodes=5"] == ViolationDetail("num_nodes=5", "count", -1.0)
+    assert details["acyclic=true"].category == "structural"  # inferred from the tree
+    assert SampleResult.from_json(result.to_json()) == result
+
+
+def test_a_parse_failure_has_no_violation_details() -> None:
+    inst = instruction_from_record({
+        "id": "L0-001", "level": 0, "instruction": "3 nodes.", "explicit_constraints":
+        ["num_nodes=3"], "implicit_constraints": [], "graph_sizes": ["small"],
+        "reference_solutions": []})
+    assert inst is not None
+    result = sample_result(Verifier().verify(inst, "no graph"), Answer(text="no graph"))
+    assert not result.parsed and result.violation_details == ()
