@@ -370,10 +370,20 @@ class BenchmarkSession:
             scored = score([c for c, _ in pending], self.pools)
         except Exception:
             scored = [self._score_alone(c) for c, _ in pending]
-        for (_, expected), result in zip(pending, scored, strict=True):
+        for (checked, expected), result in zip(pending, scored, strict=True):
+            result = self._with_method_details(checked, result)
             self.results.append(replace(result, expected_failure=True) if expected
                                 else result)
         return self.results
+
+    def _with_method_details(self, checked: Checked, result: ItemResult) -> ItemResult:
+        """A CAAP cell's result names CAAP's decision for the item (``details.caap``)."""
+        if method_parts(checked.cell.method)[0] not in CAAP_METHODS:
+            return result
+        d = self.caap(checked.instruction, checked.cell.model)
+        caap = {"strategy": d.strategy, "cell": str(d.cell),
+                "extras": [name for name, _ in d.extras], "rationale": d.rationale}
+        return replace(result, details={**result.details, "caap": caap})
 
     def _score_alone(self, checked: Checked) -> ItemResult:
         try:

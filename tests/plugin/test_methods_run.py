@@ -106,6 +106,11 @@ def test_caap_and_combined_prompts_carry_caap_choices(pytester: pytest.Pytester,
     assert firsts and all("1. [ ]" in b["messages"][-1]["content"] for b in firsts)
     refinements = [b for b in bodies if any(m["role"] == "assistant" for m in b["messages"])]
     assert refinements and all("1. [ ]" in b["messages"][1]["content"] for b in refinements)
+    for cell in data["cells"]:  # each item names CAAP's decision
+        for item in cell["per_instruction"]:
+            assert item["details"]["caap"]["cell"] == "L2/T3"
+            assert item["details"]["caap"]["strategy"] == "zero-cot"
+            assert item["details"]["caap"]["extras"] == ["checklist"]
     meta = data["cells"][1]["metadata"]["method_settings"]
     assert meta["model_tiers"] == {"fake-model": "T3"} and meta["feedback"] == "fine"
 
