@@ -120,3 +120,28 @@ def test_bad_model_tiers_are_a_usage_error(pytester: pytest.Pytester) -> None:
                                 "--gi-model-tiers=x=T9", "-p", "no:cacheprovider")
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     assert "--gi-model-tiers wants name=tier" in result.stderr.str()
+
+
+def test_one_session_ranks_every_method_with_its_cost(pytester: pytest.Pytester,
+                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("GI_TEST_KEY", "sk-test")
+    methods = "none,vgig-none,vgig-fine,caap,combined,retry,sc"
+    with FakeOpenAIServer(latency_s=0.0, responder=_learner()) as server:
+        result = pytester.runpytest(
+            f"--gi-suite={ROOT / 'instructions'}", "--gi-levels=1", "--gi-per-level=3",
+            "--gi-model=fake-model", f"--gi-base-url={server.base_url}",
+            "--gi-api-key-env=GI_TEST_KEY", "--gi-no-cache", f"--gi-method={methods}",
+            "--gi-chains=2", "--gi-benchmark", "-p", "no:cacheprovider")
+    assert result.ret == 0
+    lines = result.stdout.lines
+    header = next(i for i, line in enumerate(lines) if line.startswith("cell (* Pareto"))
+    assert "TPV" in lines[header] and "API calls" in lines[header] and "Q/kTPV" in lines[header]
+    rows = [line.split()[0] for line in lines[header + 2:header + 9]]
+    assert rows == ["fake-model-zero-shot", "fake-model-zero-shot-vgig-none",
+                    "fake-model-zero-shot-vgig-fine", "fake-model-zero-shot-caap",
+                    "fake-model-zero-shot-combined", "fake-model-zero-shot-retry",
+                    "fake-model-zero-shot-sc"]
+    # the learner fixes answers only when shown them: the feedback methods win, at a cost
+    calls = {line.split()[0]: int(line.split()[-3]) for line in lines[header + 2:header + 9]}
+    assert calls["fake-model-zero-shot-vgig-fine"] == 3 * 2 * 2
+    assert calls["fake-model-zero-shot-retry"] == calls["fake-model-zero-shot-sc"] == 3 * 2 * 4
