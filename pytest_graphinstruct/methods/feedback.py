@@ -21,6 +21,10 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+import networkx as nx
+
+from pytest_graphinstruct.methods.priors import prior
+from pytest_graphinstruct.suite.instruction import Instruction
 from pytest_graphinstruct.verify.verdict import CATEGORIES, Gap, Verdict, Verification
 from pytest_graphinstruct.vocab import FEEDBACK_LEVELS
 
@@ -59,9 +63,13 @@ def numeric_gap(v: Verdict) -> Gap | None:
     return v.gap
 
 
-def feedback(verification: Verification, level: str) -> str:
+def feedback(verification: Verification, level: str, *,
+             instruction: Instruction | None = None) -> str:
     """The feedback text for one verified answer at granularity ``level`` (``""`` when it
-    passes).
+    passes).  With the ``instruction`` of an L4 item whose domain has a prior
+    (:mod:`.priors`), fine feedback adds the domain-baseline comparison: each of the answer's
+    average degree, clustering and density that lies outside the prior's band (a hint, not a
+    scored constraint, so it never keeps a passing answer iterating).
 
     Raises:
         ValueError: ``level`` is not one of :data:`FEEDBACK_LEVELS`.
@@ -88,11 +96,34 @@ def feedback(verification: Verification, level: str) -> str:
         listed = "; ".join(f"{cat} ({', '.join(keys)})" for cat, keys in groups.items())
         return (f"Your previous graph violates constraints of these kinds: {listed}. "
                 "Regenerate the graph so that every constraint holds, in the same format.")
-    bullets = [f"- {_bullet(v)}" for v in ordered[:MAX_BULLETS]]
-    if len(ordered) > MAX_BULLETS:
-        bullets.append(f"- ... and {len(ordered) - MAX_BULLETS} more")
+    lines = [_bullet(v) for v in ordered]
+    if instruction is not None and instruction.level == 4 and verification.parse.graph:
+        lines += _domain_lines(verification.parse.graph.graph, instruction.domain)
+    bullets = [f"- {line}" for line in lines[:MAX_BULLETS]]
+    if len(lines) > MAX_BULLETS:
+        bullets.append(f"- ... and {len(lines) - MAX_BULLETS} more")
     return "\n".join(["The verifier found these problems in your previous graph:", *bullets,
                       _CLOSING])
+
+
+def _domain_lines(graph: nx.Graph, domain: str | None) -> list[str]:
+    """The answer's structure against its domain's prior: one line per statistic outside the
+    prior's band (none when the domain has no prior or the graph has < 2 nodes)."""
+    p = prior(domain)
+    n = graph.number_of_nodes()
+    if p is None or n < 2:
+        return []
+    simple = nx.Graph(graph.to_undirected(as_view=True))
+    stats = (("average degree", 2 * simple.number_of_edges() / n, p.avg_degree),
+             ("clustering", nx.average_clustering(simple), p.clustering),
+             ("density", nx.density(simple), p.density))
+    out = []
+    for name, value, band in stats:
+        if not band.low <= value <= band.high:
+            side = "below" if value < band.low else "above"
+            out.append(f"domain ({p.label}): {name} {value:.3g} is {side} the usual "
+                       f"{band.low:g}–{band.high:g} of such networks")
+    return out
 
 
 def _rank(cat: str) -> int:

@@ -160,8 +160,10 @@ class _Chain:
 
 def vgig_chain(prompt: Sequence[Message], ask: Ask, grade: Grader, *, chain: int = 0,
                feasible: bool = True, rounds: int = 3, feedback_level: str = "fine",
-               temperature: float = DEFAULT_TEMPERATURE) -> ChainResult:
-    """Chain ``chain`` of verification-guided iterative generation (module docstring)."""
+               temperature: float = DEFAULT_TEMPERATURE,
+               instruction: Instruction | None = None) -> ChainResult:
+    """Chain ``chain`` of verification-guided iterative generation (module docstring);
+    ``instruction`` lets fine feedback compare an L4 answer with its domain's prior."""
     if rounds < 0 or chain < 0:
         raise ValueError("vgig needs chain >= 0 and rounds >= 0")
     prompt = tuple(prompt)
@@ -182,7 +184,7 @@ def vgig_chain(prompt: Sequence[Message], ask: Ask, grade: Grader, *, chain: int
             used = t
             continue
         parse_failures = 0
-        notes = feedback(best.verification, feedback_level)
+        notes = feedback(best.verification, feedback_level, instruction=instruction)
         if not notes:
             break
         assert run.best is not None  # a best grade exists

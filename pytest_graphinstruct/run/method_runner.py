@@ -59,7 +59,7 @@ def run_chain(method: str, instruction: Instruction, prompt: tuple[Message, ...]
     if base in (METHOD_VGIG, METHOD_COMBINED):  # combined: the prompt is CAAP's already
         return vgig_chain(prompt, ask, grade, chain=chain, feasible=instruction.feasible,
                           rounds=config.vgig_rounds, feedback_level=level or config.feedback,
-                          temperature=temperature)
+                          temperature=temperature, instruction=instruction)
     if base == METHOD_RETRY:
         return retry_chain(prompt, ask, grade, chain=chain, rounds=config.vgig_rounds,
                            temperature=temperature)

@@ -123,3 +123,20 @@ def test_any_answer_gets_bounded_one_line_bullets(raw: str, level: str) -> None:
     text = feedback(v, level)
     assert (text == "") == v.passed
     assert len(text.splitlines()) <= MAX_BULLETS + 3
+
+
+def test_fine_feedback_compares_an_l4_answer_with_its_domain_prior() -> None:
+    inst = instruction_from_record({
+        "id": "L4-001", "level": 4, "instruction": "A social network of 5 people.",
+        "explicit_constraints": ["num_nodes=6"], "implicit_constraints": [], "domain": "social",
+        "graph_sizes": ["small"], "reference_solutions": []})
+    assert inst is not None and inst.domain == "social"
+    v = V.verify(inst, PATH5)  # a path: sparse, no triangles
+    text = feedback(v, "fine", instruction=inst)
+    assert "domain (social): average degree 1.6 is below the usual 4–6" in text
+    assert "clustering 0 is below" in text
+    # only fine feedback, only with the instruction, and never for a passing answer
+    assert "domain (social)" not in feedback(v, "coarse", instruction=inst)
+    assert "domain (social)" not in feedback(v, "fine")
+    ok = V.verify(_inst(["num_nodes=5"], level=4), PATH5)
+    assert feedback(ok, "fine", instruction=inst) == ""
