@@ -152,8 +152,10 @@ def test_rate_limit_spaces_requests(fake_openai, backend_for) -> None:
         t, answers = _timed(sched, [req(f"r{i}") for i in range(6)])
     assert all(a.ok for a in answers)
     assert t >= 5 / 20 - 0.02
-    arrivals = [r.arrived for r in fake_openai.requests]
-    assert arrivals[-1] - arrivals[0] >= 5 / 20 - 0.03  # burst 1: one start per 50 ms
+    # burst 1: one start per 50 ms.  The first call also opens the client's connection, so it
+    # may reach the server late and crowd the second: count the spacing from the second on.
+    arrivals = sorted(r.arrived for r in fake_openai.requests)
+    assert arrivals[-1] - arrivals[1] >= 4 / 20 - 0.03
 
 
 def test_queue_wait_is_not_part_of_the_timeout(fake_openai, backend_for) -> None:
