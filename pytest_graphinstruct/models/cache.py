@@ -57,7 +57,7 @@ import threading
 import time
 import warnings
 from collections import defaultdict
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from contextlib import contextmanager, suppress
 from dataclasses import dataclass
 from pathlib import Path
@@ -497,12 +497,25 @@ class AnswerCache:
             raise ModelError(f"the cache holds answers of several cells ({', '.join(cells)}); "
                              "export one at a time with cell=...")
         groups: dict[str, dict[int, CacheEntry]] = defaultdict(dict)
-        levels: dict[str, int | None] = {}
         for e in chosen:
             groups[e.instruction_id].setdefault(e.sample_index, e)
-            levels.setdefault(e.instruction_id, e.level)
-        out = Path(path)
-        tmp = out.with_name(out.name + f".tmp{os.getpid()}")
+        write_raw(path, groups)
+        return len(groups)
+
+
+def write_raw(path: str | os.PathLike[str],
+              groups: Mapping[str, Mapping[int, CacheEntry]]) -> None:
+    """Write cached answers in the raw-generation JSONL format: one line per instruction of
+    ``groups`` (instruction id → sample index → entry, in the mapping's order), its samples by
+    sample index, its level from its first entry.  Written under a temporary name, fsync-ed and
+    renamed, so readers never see half a file and a failed write leaves none.
+
+    Raises:
+        OSError: the file cannot be written.
+    """
+    out = Path(path)
+    tmp = out.with_name(out.name + f".tmp{os.getpid()}")
+    try:
         with open(tmp, "w", encoding="utf-8") as fh:
             for iid, by_index in groups.items():
                 samples = []
@@ -514,12 +527,14 @@ class AnswerCache:
                         "output_tokens": a.usage.output_tokens if a.usage else None,
                         "api_calls": a.calls,
                     })
-                fh.write(json.dumps({"instruction_id": iid, "level": levels[iid],
+                level = next(iter(by_index.values())).level
+                fh.write(json.dumps({"instruction_id": iid, "level": level,
                                      "samples": samples}, ensure_ascii=False) + "\n")
             fh.flush()
             os.fsync(fh.fileno())
         os.replace(tmp, out)
-        return len(groups)
+    finally:
+        tmp.unlink(missing_ok=True)
 
 
 def _lock_claim(path: Path) -> int | None:

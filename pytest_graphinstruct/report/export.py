@@ -16,7 +16,6 @@ Promises:
 
 from __future__ import annotations
 
-import json
 import os
 import warnings
 from collections import Counter
@@ -25,7 +24,13 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from pytest_graphinstruct.errors import GraphInstructError
-from pytest_graphinstruct.models.cache import CACHE_FILE, AnswerCache, CacheEntry, CacheWarning
+from pytest_graphinstruct.models.cache import (
+    CACHE_FILE,
+    AnswerCache,
+    CacheEntry,
+    CacheWarning,
+    write_raw,
+)
 
 
 @dataclass(frozen=True)
@@ -73,7 +78,7 @@ def export_cache(directory: str | os.PathLike[str], out: str | os.PathLike[str],
         by_instruction.setdefault(e.instruction_id, {})
     for (iid, k), e in newest.items():
         by_instruction[iid][k] = e
-    _write(out, by_instruction)
+    write_raw(out, by_instruction)
     notes = []
     damage = cache.damage_summary()
     if damage:
@@ -99,28 +104,3 @@ def _cell(entries: Sequence[CacheEntry], cell: str | None, path: Path) -> str:
         raise GraphInstructError(f"{path}: no answer of cell {cell!r} (--cell; the cache "
                                  f"holds: {', '.join(cells)})")
     return cell
-
-
-def _write(out: str | os.PathLike[str], groups: dict[str, dict[int, CacheEntry]]) -> None:
-    path = Path(out)
-    tmp = path.with_name(path.name + f".tmp{os.getpid()}")
-    try:
-        with open(tmp, "w", encoding="utf-8") as fh:
-            for iid, by_index in groups.items():
-                samples = []
-                for k in sorted(by_index):
-                    a = by_index[k].answer
-                    samples.append({
-                        "raw_output": a.text,
-                        "input_tokens": a.usage.input_tokens if a.usage else None,
-                        "output_tokens": a.usage.output_tokens if a.usage else None,
-                        "api_calls": a.calls,
-                    })
-                level = next(iter(by_index.values())).level
-                fh.write(json.dumps({"instruction_id": iid, "level": level,
-                                     "samples": samples}, ensure_ascii=False) + "\n")
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.replace(tmp, path)
-    finally:
-        tmp.unlink(missing_ok=True)
