@@ -25,7 +25,7 @@ import networkx as nx
 
 from pytest_graphinstruct.methods.priors import prior
 from pytest_graphinstruct.suite.instruction import Instruction
-from pytest_graphinstruct.verify.verdict import CATEGORIES, Gap, Verdict, Verification
+from pytest_graphinstruct.verify.verdict import CATEGORIES, Verdict, Verification
 from pytest_graphinstruct.vocab import FEEDBACK_LEVELS
 
 MAX_BULLETS = 8
@@ -53,16 +53,6 @@ _CLOSING = ("Output a revised graph that fixes every problem above and keeps wha
             "holds, in the same format; give only the final graph.")
 
 
-def category(v: Verdict) -> str:
-    """The category of a verdict (:attr:`Verdict.category`)."""
-    return v.category
-
-
-def numeric_gap(v: Verdict) -> Gap | None:
-    """The gap of a violated numeric verdict (:attr:`Verdict.gap`)."""
-    return v.gap
-
-
 def feedback(verification: Verification, level: str, *,
              instruction: Instruction | None = None) -> str:
     """The feedback text for one verified answer at granularity ``level`` (``""`` when it
@@ -86,11 +76,11 @@ def feedback(verification: Verification, level: str, *,
         why = verification.parse.reason or "no graph found"
         return (f"Your previous answer could not be read as a graph ({_cut(why, 200)}). Answer "
                 "again with one graph in the format the instruction asks for.")
-    ordered = sorted(violations, key=lambda v: _rank(category(v)))
+    ordered = sorted(violations, key=lambda v: _rank(v.category))
     if level == "coarse":
         groups: dict[str, list[str]] = {}
         for v in ordered:
-            keys = groups.setdefault(category(v), [])
+            keys = groups.setdefault(v.category, [])
             if v.key not in keys:
                 keys.append(v.key)
         listed = "; ".join(f"{cat} ({', '.join(keys)})" for cat, keys in groups.items())
@@ -132,13 +122,13 @@ def _rank(cat: str) -> int:
 
 def _bullet(v: Verdict) -> str:
     text = f"{v.constraint}: expected {v.expected}, observed {v.observed}"
-    gap = numeric_gap(v)
+    gap = v.gap
     if gap is not None:
         text += f" (gap {gap.gap:+.4g}"
         hint = _HINTS.get((v.key, gap.direction))
-        if category(v) == "count" and abs(gap.gap) >= 1:
+        if v.category == "count" and abs(gap.gap) >= 1:
             hint = f"{'remove' if gap.direction == 'high' else 'add'} {abs(gap.gap):g}"
-        elif category(v) == "degree":
+        elif v.category == "degree":
             hint = ("remove edges at the offending nodes" if gap.direction == "high"
                     else "add edges at the offending nodes")
         text += f": {hint})" if hint else ")"

@@ -29,7 +29,7 @@ from pytest_graphinstruct.run.results import (
 from pytest_graphinstruct.score.d4 import is_valid
 from pytest_graphinstruct.score.instruction import InstructionScores, score_instructions
 from pytest_graphinstruct.suite.instruction import Instruction
-from pytest_graphinstruct.verify.verdict import Source, Verification
+from pytest_graphinstruct.verify.verdict import Source, Verdict, Verification
 from pytest_graphinstruct.verify.verifier import Verifier
 from pytest_graphinstruct.vocab import PASS_RULES
 
@@ -84,6 +84,11 @@ def evaluate(instruction: Instruction, answers: Sequence[Answer], *,
     return score([checked], pools)[0]
 
 
+def _detail(x: Verdict) -> ViolationDetail:
+    gap = x.gap
+    return ViolationDetail(x.constraint, x.category, None if gap is None else gap.gap)
+
+
 def sample_result(v: Verification, answer: Answer | None = None) -> SampleResult:
     """The report entry of one sample (its answer gives usage, calls, truncation and the
     raw answer, bounded by :func:`~.results.bounded_answer`)."""
@@ -102,9 +107,8 @@ def sample_result(v: Verification, answer: Answer | None = None) -> SampleResult
         cached=answer.cached if answer is not None else False,
         raw_answer=bounded_answer(answer.text) if answer is not None else None,
         steps=answer.steps if answer is not None else (),
-        violation_details=tuple(
-            ViolationDetail(x.constraint, x.category, None if x.gap is None else x.gap.gap)
-            for x in v.violations if x.source is not Source.PARSE),
+        violation_details=tuple(_detail(x) for x in v.violations
+                                if x.source is not Source.PARSE),
     )
 
 

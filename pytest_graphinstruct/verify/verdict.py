@@ -10,6 +10,7 @@ gathers the verdicts of one answer to one instruction together with the parse re
 from __future__ import annotations
 
 import enum
+import functools
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -105,10 +106,10 @@ class Verdict:
             return "task"
         return _KEY_CATEGORY.get(self.key, "structural")
 
-    @property
+    @functools.cached_property
     def gap(self) -> Gap | None:
         """The gap of a violated count, degree or numeric verdict (``None`` otherwise, or when
-        the observation is not a finite number)."""
+        the observation is not a finite number); parsed once per verdict."""
         if self.satisfied or self.category not in ("numeric", "count", "degree"):
             return None
         try:

@@ -10,9 +10,7 @@ from pytest_graphinstruct.methods.feedback import (
     CATEGORIES,
     FEEDBACK_LEVELS,
     MAX_BULLETS,
-    category,
     feedback,
-    numeric_gap,
 )
 from pytest_graphinstruct.suite.instruction import Instruction
 from pytest_graphinstruct.suite.loader import instruction_from_record
@@ -99,7 +97,7 @@ def test_an_unparsed_answer_is_told_so() -> None:
 
 def test_numeric_gap_only_for_numbers() -> None:
     v = V.verify(_inst(["density>=0.8", "directed=true"]), PATH5)
-    gaps = {d.key: numeric_gap(d) for d in v.violations}
+    gaps = {d.key: d.gap for d in v.violations}
     assert gaps["directed"] is None
     gap = gaps["density"]
     assert gap is not None and gap.direction == "low" and gap.gap == pytest.approx(0.4 - 0.8)
@@ -107,7 +105,7 @@ def test_numeric_gap_only_for_numbers() -> None:
 
 def test_every_verdict_has_a_known_category() -> None:
     v = V.verify(_inst(["num_nodes=6", "density<=0.1", "planar=false", "max_degree=1"]), PATH5)
-    assert {category(d) for d in v.verdicts} <= {*CATEGORIES, "parse"}
+    assert {d.category for d in v.verdicts} <= {*CATEGORIES, "parse"}
 
 
 def test_unknown_level_is_an_error() -> None:
