@@ -80,13 +80,14 @@ def _is_item_id(nodeid: str) -> bool:
     return nodeid.endswith("]") and "[" in nodeid and "::" not in nodeid
 
 
-def _junit_key() -> Any:
-    """pytest's stash key of its JUnit writer (``None`` if this pytest has none)."""
+def _junit_writer(config: pytest.Config) -> Any:
+    """pytest's JUnit writer of this run (``None`` without ``--junitxml``, or in a pytest
+    whose writer is not where this one keeps it)."""
     try:
         from _pytest.junitxml import xml_key
     except ImportError:  # pragma: no cover - a pytest without it: JUnit keeps its default
         return None
-    return xml_key
+    return config.stash.get(xml_key, None)
 
 
 def _baseline_xfail(report: pytest.TestReport) -> bool:
@@ -94,10 +95,12 @@ def _baseline_xfail(report: pytest.TestReport) -> bool:
     return str(getattr(report, "wasxfail", "")).startswith("failed in the baseline too")
 
 
-def _write(write: Any, report: RunReport, path: Path, what: str) -> str:
+def _write(report: RunReport, path: Path, what: str) -> str:
     """Write ``report``; the line to show, whether it worked or not (never raises for I/O)."""
+    from pytest_graphinstruct.report.writer import write_report
+
     try:
-        write(report, path)
+        write_report(report, path)
     except OSError as exc:
         return f"{what} NOT written to {path}: {exc.strerror or exc}"
     return f"{what} written to {path}"
@@ -211,7 +214,6 @@ class GraphInstructPlugin:
         self.run = run
         self.worker = _worker(config)
         self._bench: BenchmarkSession | None = None
-        self.partial = False
         self.worker_errors: list[str] = []
         self.selected: list[str] | None = None  # node ids of the selected items, once known
         self.usage_error: str | None = None
@@ -449,7 +451,7 @@ class GraphInstructPlugin:
         if self.worker is not None or not _is_item_id(report.nodeid):
             return
         cell = report.nodeid[report.nodeid.index("[") + 1:-1]
-        xml = self.config.stash.get(_junit_key(), None) if _junit_key() else None
+        xml = _junit_writer(self.config)
         if xml is not None:
             xml.node_reporter(report).add_attribute("classname", f"graphinstruct.{cell}")
         if (self.run.benchmark and report.when == "call" and hasattr(report, "wasxfail")
@@ -462,13 +464,11 @@ class GraphInstructPlugin:
     def pytest_xdist_node_collection_finished(self, node: Any, ids: Sequence[str]) -> None:
         """xdist controller: every worker collects the same items; keep their node ids."""
         if self.selected is None:
-            ids_set = {label for label in ids if label.endswith("]") and "::" not in label}
-            self.selected = [label for label in ids if label in ids_set]
+            self.selected = [label for label in ids if _is_item_id(label)]
 
     def pytest_testnodedown(self, node: Any, error: Any) -> None:
         output = getattr(node, "workeroutput", None) or {}
         if error or _OUTPUT_KEY not in output:
-            self.partial = True
             self.worker_errors.append(str(error or "worker sent no results"))
             return
         self.merged.extend(ItemResult.from_json(r) for r in json.loads(output[_OUTPUT_KEY]))
@@ -523,7 +523,6 @@ class GraphInstructPlugin:
                               "not run")
 
     def _finish(self, session: pytest.Session) -> None:
-        from pytest_graphinstruct.report.writer import write_report
         from pytest_graphinstruct.run.gates import judge
 
         results = self.merged if self.controller else (
@@ -536,16 +535,13 @@ class GraphInstructPlugin:
         try:
             self.report = self.bench.report(results, coverage=coverage, model_info=model_info)
         except pytest.UsageError:  # the run never got a session (a bad suite): say only why
-            from pytest_graphinstruct.run.results import RunReport
-
             self.report = RunReport((), coverage=coverage)
         self.written = []
         if self.run.report is not None:
-            self.written.append(_write(write_report, self.report, self.run.report, "report"))
+            self.written.append(_write(self.report, self.run.report, "report"))
         if self.run.update_baseline and self.run.baseline is not None:
             if coverage.complete:
-                self.written.append(_write(write_report, self.report, self.run.baseline,
-                                           "baseline"))
+                self.written.append(_write(self.report, self.run.baseline, "baseline"))
             else:
                 self.written.append(f"baseline NOT written: the run is incomplete "
                                     f"({coverage.describe()}); {self.run.baseline} is unchanged")
