@@ -36,6 +36,7 @@ from pytest_graphinstruct.vocab import PYTEST_PLUGIN_NAME as PLUGIN_NAME
 if TYPE_CHECKING:  # the evaluation path is imported on first use: an xdist controller that
     # only merges results starts its workers sooner without it
     from pytest_graphinstruct.run.evaluate import Checked
+    from pytest_graphinstruct.run.preflight import RunInputs
     from pytest_graphinstruct.run.results import Coverage
     from pytest_graphinstruct.run.session import BenchmarkSession
 
@@ -214,6 +215,7 @@ class GraphInstructPlugin:
         self.run = run
         self.worker = _worker(config)
         self._bench: BenchmarkSession | None = None
+        self._inputs: RunInputs | None = None  # what the preflight read (this process only)
         self.worker_errors: list[str] = []
         self.selected: list[str] | None = None  # node ids of the selected items, once known
         self.usage_error: str | None = None
@@ -255,7 +257,7 @@ class GraphInstructPlugin:
 
             try:
                 self._bench = BenchmarkSession(self.run, worker=self.worker,
-                                               local=self.local_info)
+                                               local=self.local_info, inputs=self._inputs)
             except GraphInstructError as exc:
                 raise self._usage(exc) from None
         return self._bench
@@ -286,7 +288,7 @@ class GraphInstructPlugin:
 
         self._claim_outputs()
         try:
-            preflight(self.run)
+            self._inputs = preflight(self.run)
         except GraphInstructError as exc:
             error = self._usage(exc)
             self._write_stopped(f"usage error: {exc}")  # pytest skips sessionfinish now

@@ -8,17 +8,35 @@ them once, in the controller (or the single process), so ``-n 2`` says what ``-n
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
 from pytest_graphinstruct.errors import GraphInstructError
 from pytest_graphinstruct.run.backends import make_backend
 from pytest_graphinstruct.run.config import RunConfig
-from pytest_graphinstruct.suite.loader import load_suite
+from pytest_graphinstruct.suite.loader import Suite, load_suite
+
+if TYPE_CHECKING:
+    from pytest_graphinstruct.models.recorded import Responses
 
 
-def preflight(config: RunConfig) -> None:
+@dataclass(frozen=True)
+class RunInputs:
+    """What :func:`preflight` read, for the session of the same process to reuse."""
+
+    suite: Suite
+    replay: Responses | None = None
+
+
+def preflight(config: RunConfig) -> RunInputs:
     """Load the suite, read the recorded answers, build every model's backend and ask each
     HTTP endpoint once whether it answers (``GET /models``; any HTTP status counts).
 
     The embedded ``local`` model is not checked here: the run starts its server itself.
+
+    Returns:
+        The suite and recorded answers read (a session of this process need not read them
+        again).
 
     Raises:
         GraphInstructError: the suite is missing, malformed or empty; the recorded answers
@@ -29,8 +47,7 @@ def preflight(config: RunConfig) -> None:
     if config.replay is not None:
         from pytest_graphinstruct.models.recorded import read_responses
 
-        read_responses(config.replay)
-        return
+        return RunInputs(suite, read_responses(config.replay))
     for model in config.models:
         if model in ("local", "oracle"):
             if model == "oracle":
@@ -43,3 +60,4 @@ def preflight(config: RunConfig) -> None:
         if reason:
             raise GraphInstructError(f"--gi-model={model}: {reason} (checked once before the "
                                      "run; nothing was asked)")
+    return RunInputs(suite)

@@ -42,6 +42,7 @@ if TYPE_CHECKING:
     from pytest_graphinstruct.methods.caap import CaapDecision
     from pytest_graphinstruct.pools import ReferencePools
     from pytest_graphinstruct.prompts.exemplars import Exemplar, ExemplarPool
+    from pytest_graphinstruct.run.preflight import RunInputs
 
 SCORE_BATCH = 128
 """Recorded items are scored in batches of this many (D3's GCNs train together).  Scoring as the
@@ -57,7 +58,8 @@ class BenchmarkSession:
     """State of one benchmark run in one process (controller or xdist worker)."""
 
     def __init__(self, config: RunConfig, *, worker: tuple[int, int] | None = None,
-                 local: Mapping[str, str] | None = None, limits: Limits | None = None) -> None:
+                 local: Mapping[str, str] | None = None, limits: Limits | None = None,
+                 inputs: RunInputs | None = None) -> None:
         """Load the suite; backends are built on first use (:attr:`schedulers`).
 
         Args:
@@ -66,6 +68,8 @@ class BenchmarkSession:
             local: the running embedded server (:func:`.local_server.endpoint_info`), needed
                 when ``local`` is one of the models.
             limits: the parser's limits (default :class:`~.graphs.model.Limits`).
+            inputs: the suite and recorded answers :func:`~.preflight.preflight` already read
+                for this ``config`` (read here when not given).
 
         Raises:
             GraphInstructError: the suite or the pools cannot be loaded.
@@ -75,10 +79,11 @@ class BenchmarkSession:
         self.config = config
         self.worker = worker
         self.local = local
-        self.suite: Suite = load_suite(config.suite, levels=config.levels)
+        self.suite: Suite = (inputs.suite if inputs is not None
+                             else load_suite(config.suite, levels=config.levels))
         self.verifier = Verifier(limits=limits) if limits is not None else Verifier()
-        self._replay = None
-        if config.replay is not None:
+        self._replay = inputs.replay if inputs is not None else None
+        if config.replay is not None and self._replay is None:
             from pytest_graphinstruct.models.recorded import read_responses
 
             self._replay = read_responses(config.replay)
