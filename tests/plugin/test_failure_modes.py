@@ -171,15 +171,22 @@ def _children(pid: int) -> list[int]:
     return [int(x) for x in out.split()]
 
 
+def _start_xdist(cwd: Path, suite_dir: Path, server: FakeOpenAIServer,
+                 report: Path) -> tuple[subprocess.Popen[bytes], list[int]]:
+    """A ``-n 2`` run that has reached the server, and the pids of its workers."""
+    proc = _start(cwd, suite_dir, server, report, "-n", "2")
+    _wait_for_requests(server, 4)
+    workers = _children(proc.pid)
+    assert workers, "no xdist workers found"
+    return proc, workers
+
+
 @pytest.mark.slow
 def test_sigterm_under_xdist_stops_the_workers(pytester: pytest.Pytester,
                                                suite_dir: Path) -> None:
     report = pytester.path / "r.json"
     with _slow_server() as server:
-        proc = _start(pytester.path, suite_dir, server, report, "-n", "2")
-        _wait_for_requests(server, 4)
-        workers = _children(proc.pid)
-        assert workers, "no xdist workers found"
+        proc, workers = _start_xdist(pytester.path, suite_dir, server, report)
         proc.send_signal(signal.SIGTERM)
         proc.communicate(timeout=60)
         time.sleep(1.0)
@@ -206,10 +213,7 @@ def _alive(pid: int) -> bool:
 def test_workers_of_a_killed_controller_stop(pytester: pytest.Pytester, suite_dir: Path) -> None:
     report = pytester.path / "r.json"
     with _slow_server() as server:
-        proc = _start(pytester.path, suite_dir, server, report, "-n", "2")
-        _wait_for_requests(server, 4)
-        workers = _children(proc.pid)
-        assert workers, "no xdist workers found"
+        proc, workers = _start_xdist(pytester.path, suite_dir, server, report)
         proc.kill()  # no chance to clean up: the workers must notice on their own
         proc.communicate(timeout=60)
         deadline = time.monotonic() + 20
