@@ -9,7 +9,9 @@ module has no constraint logic of its own).  Granularities (paper Tab. 11, relea
 * ``fine`` — one bullet per violation: the constraint, expected and observed, for numeric
   constraints the signed gap and which way to move, and where (offending nodes, a cycle, the
   components), ordered structural → direction → count → degree → numeric → domain → task, at
-  most :data:`MAX_BULLETS` bullets.
+  most :data:`MAX_BULLETS` bullets.  Level-specific additions (Tab. 11): at L4 the domain-baseline
+  comparison; at L5 the step-wise partial credit (which of the edit task's checks already hold)
+  and the intermediate state diff (what the answer changed in the base graph so far).
 
 A passing answer gets ``""`` at every granularity (an iterative method stops on it).  Node names
 come from the model's own answer: each is cut to :data:`MAX_NAME` characters and at most
@@ -25,7 +27,8 @@ import networkx as nx
 
 from pytest_graphinstruct.methods.priors import prior
 from pytest_graphinstruct.suite.instruction import Instruction
-from pytest_graphinstruct.verify.verdict import CATEGORIES, Verdict, Verification
+from pytest_graphinstruct.verify.tasks.diff import EditDiff, edit_distance
+from pytest_graphinstruct.verify.verdict import CATEGORIES, Source, Verdict, Verification
 from pytest_graphinstruct.vocab import FEEDBACK_LEVELS
 
 MAX_BULLETS = 8
@@ -87,13 +90,57 @@ def feedback(verification: Verification, level: str, *,
         return (f"Your previous graph violates constraints of these kinds: {listed}. "
                 "Regenerate the graph so that every constraint holds, in the same format.")
     lines = [_bullet(v) for v in ordered]
-    if instruction is not None and instruction.level == 4 and verification.parse.graph:
-        lines += _domain_lines(verification.parse.graph.graph, instruction.domain)
+    graph = verification.parse.graph
+    if instruction is not None and instruction.level == 4 and graph:
+        lines += _domain_lines(graph.graph, instruction.domain)
     bullets = [f"- {line}" for line in lines[:MAX_BULLETS]]
     if len(lines) > MAX_BULLETS:
         bullets.append(f"- ... and {len(lines) - MAX_BULLETS} more")
-    return "\n".join(["The verifier found these problems in your previous graph:", *bullets,
-                      _CLOSING])
+    state: list[str] = []
+    if instruction is not None and instruction.base is not None and graph is not None:
+        state = _edit_state(verification, edit_distance(instruction.base, graph))
+    return "\n".join([*state, "The verifier found these problems in your previous graph:",
+                      *bullets, _CLOSING])
+
+
+def _edit_state(verification: Verification, diff: EditDiff) -> list[str]:
+    """L5's two fine additions (Tab. 11): the step-wise partial credit — which of the edit
+    task's checks already hold — and the intermediate state diff, what the answer changed in
+    the base graph (bounded like every locus)."""
+    task = verification.of(Source.TASK)
+    out = []
+    if task:
+        held = [_step(v) for v in task if v.satisfied]
+        failing = [_step(v) for v in task if not v.satisfied]
+        out.append(f"Progress on the edit: {len(held)} of {len(task)} task checks hold"
+                   + (f" ({', '.join(held)})" if held else "")
+                   + (f"; still failing: {', '.join(failing)}." if failing else "."))
+    changes = [
+        _listed("added", "edge", [_edge(e) for e in diff.added_edges]),
+        _listed("removed", "edge", [_edge(e) for e in diff.removed_edges]),
+        _listed("added", "node", [_cut(n, MAX_NAME) for n in diff.added_nodes]),
+        _listed("removed", "node", [_cut(n, MAX_NAME) for n in diff.removed_nodes]),
+    ]
+    done = [c for c in changes if c]
+    out.append("Your graph compared with the base graph: "
+               + ("; ".join(done) if done else "no change at all") + ".")
+    return out
+
+
+def _step(v: Verdict) -> str:
+    """A task verdict's step name: ``task:break_cycles:triangle_free`` -> ``triangle_free``."""
+    return _cut(v.constraint.rsplit(":", 1)[-1], MAX_NAME)
+
+
+def _listed(verb: str, noun: str, items: Sequence[str]) -> str:
+    if not items:
+        return ""
+    shown = ", ".join(items[:MAX_LOCUS]) + (", ..." if len(items) > MAX_LOCUS else "")
+    return f"{verb} {len(items)} {noun}{'s' if len(items) != 1 else ''} ({shown})"
+
+
+def _edge(e: Sequence[Any]) -> str:
+    return f"({_cut(str(e[0]), MAX_NAME)}, {_cut(str(e[1]), MAX_NAME)})"
 
 
 def _domain_lines(graph: nx.Graph, domain: str | None) -> list[str]:
@@ -152,10 +199,40 @@ def _where(where: Mapping[str, Any]) -> str:
         nodes = where["nodes"]
         more = f" (of {where.get('count', len(nodes))})" if len(nodes) > MAX_LOCUS else ""
         parts.append(f"offending nodes: {', '.join(_names(nodes))}{more}")
-    if where.get("edges"):
-        parts.append("edges: " + ", ".join(f"({_cut(str(u), MAX_NAME)}, {_cut(str(w), MAX_NAME)})"
-                                           for u, w in list(where["edges"])[:MAX_LOCUS]))
+    for key, label in _EDGE_LOCI:
+        if where.get(key):
+            edges = list(where[key])
+            parts.append(f"{label}: " + ", ".join(_edge(e) for e in edges[:MAX_LOCUS])
+                         + _more(where, key, len(edges)))
+    for key, label in _NODE_LOCI:
+        if where.get(key):
+            nodes = list(where[key])
+            parts.append(f"{label}: {', '.join(_names(nodes))}"
+                         + _more(where, key, len(nodes), shown=False))
+    if where.get("triangles"):
+        tri = list(where["triangles"])
+        parts.append("triangles: " + ", ".join("{" + ", ".join(_names(t)) + "}"
+                                               for t in tri[:3])
+                     + _more(where, "triangles", len(tri), shown_count=3))
+    if where.get("odd_cycle"):
+        parts.append("an odd cycle: " + " -> ".join(_names(list(where["odd_cycle"]))))
     return "; ".join(parts)
+
+
+_EDGE_LOCI = (("edges", "edges"), ("missing_edges", "missing edges"),
+              ("extra_edges", "edges that should not be there"))
+_NODE_LOCI = (("missing_nodes", "missing nodes"), ("extra_nodes", "nodes that should not be there"),
+              ("unreached_nodes", "unreached nodes"))
+
+
+def _more(where: Mapping[str, Any], key: str, listed: int, *, shown: bool = True,
+          shown_count: int = MAX_LOCUS) -> str:
+    """`` ... (of N)`` when the locus holds more than is shown (the verifier's ``<key>_count``
+    is the full number; the listed items may themselves be capped)."""
+    total = where.get(f"{key}_count", listed)
+    if not isinstance(total, int) or total <= min(listed, shown_count):
+        return ""
+    return f" (of {total})" if not shown else f", ... (of {total})"
 
 
 def _names(items: Sequence[Any]) -> list[str]:

@@ -30,6 +30,7 @@ from dataclasses import dataclass
 from pytest_graphinstruct.answers import Answer, Message
 from pytest_graphinstruct.methods.feedback import feedback
 from pytest_graphinstruct.score.d4 import instruction_d4
+from pytest_graphinstruct.score.domain_fit import DomainProfile
 from pytest_graphinstruct.suite.instruction import Instruction
 from pytest_graphinstruct.verify.verdict import Verification
 from pytest_graphinstruct.verify.verifier import Verifier
@@ -63,12 +64,20 @@ class Grade:
 Grader = Callable[[Answer], Grade]
 
 
-def verifier_grader(instruction: Instruction, verifier: Verifier) -> Grader:
-    """Grade answers to ``instruction`` with the run's verifier and D4 (what is scored)."""
+def verifier_grader(instruction: Instruction, verifier: Verifier,
+                    pool: Sequence[DomainProfile] = ()) -> Grader:
+    """Grade answers to ``instruction`` with the run's verifier and D4 (what is scored).
+
+    ``pool``: the run's L4 domain-fit yardsticks for this instruction
+    (:func:`~pytest_graphinstruct.score.instruction.pool_profiles`); without them an L4
+    candidate's domain fit is measured against the instruction's references only, which is not
+    what a run with pools scores.
+    """
+    profiles = tuple(pool)
 
     def grade(answer: Answer) -> Grade:
         v = verifier.verify(instruction, answer.text or "")
-        return Grade(v, v.passed, instruction_d4(instruction, [v]))
+        return Grade(v, v.passed, instruction_d4(instruction, [v], profiles))
 
     return grade
 

@@ -276,6 +276,7 @@ class BenchmarkSession:
         fault is the answer's error, an infrastructure error, not the model's failure)."""
         from pytest_graphinstruct.methods.iterative import verifier_grader
         from pytest_graphinstruct.run.method_runner import chain_answer, run_chain, sample_index
+        from pytest_graphinstruct.score.instruction import pool_profiles
 
         base = self.request(inst, cell, 0)
         scheduler = self.schedulers[cell.model]
@@ -286,8 +287,8 @@ class BenchmarkSession:
             return scheduler.submit(request).result()
 
         try:
-            result = run_chain(cell.method, inst, base.messages, ask,
-                               verifier_grader(inst, self.verifier), chain=k,
+            grader = verifier_grader(inst, self.verifier, pool_profiles(inst, self.pools))
+            result = run_chain(cell.method, inst, base.messages, ask, grader, chain=k,
                                config=self.config)
         except Exception as exc:  # a harness fault: say it in one line
             return Answer(error=f"method {cell.method} failed: {type(exc).__name__}: {exc}")

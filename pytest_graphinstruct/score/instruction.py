@@ -42,6 +42,14 @@ def _pool_references(instruction: Instruction, pools: ReferencePools | None) -> 
     return [] if match is None else list(match.graphs[:POOL_REFERENCES])
 
 
+def pool_profiles(instruction: Instruction,
+                  pools: ReferencePools | None) -> tuple[DomainProfile, ...]:
+    """The pool yardsticks of ``instruction``'s L4 domain fit: exactly those
+    :func:`score_instruction` passes to D4, so a method grading candidates with
+    :func:`~.d4.instruction_d4` and these optimises what is scored."""
+    return tuple(_profile(g) for g in _pool_references(instruction, pools))
+
+
 def _profile(g: PoolGraph) -> DomainProfile:
     prof = _POOL_PROFILES.get(g)
     if prof is None:

@@ -138,3 +138,57 @@ def test_fine_feedback_compares_an_l4_answer_with_its_domain_prior() -> None:
     assert "domain (social)" not in feedback(v, "fine")
     ok = V.verify(_inst(["num_nodes=5"], level=4), PATH5)
     assert feedback(ok, "fine", instruction=inst) == ""
+
+
+def _l5(task: str, explicit: list[str], base: str, text: str = "Edit the graph.") -> Instruction:
+    inst = instruction_from_record({
+        "id": "L5-001", "level": 5, "instruction": text,
+        "explicit_constraints": [*explicit, f"task_type={task}"], "implicit_constraints": [],
+        "graph_sizes": ["small"], "reference_solutions": [], "base_graph": base})
+    assert inst is not None and inst.base is not None
+    return inst
+
+
+# a triangle 0-1-2 with a tail 2-3: break_cycles must remove exactly one triangle edge
+TRIANGLE_TAIL = _graph(4, [(0, 1), (1, 2), (0, 2), (2, 3)])
+TRIANGLE_FREE = "Make the graph triangle-free: remove the fewest edges possible."
+
+
+def test_fine_l5_feedback_gives_partial_credit_and_the_state_diff() -> None:
+    inst = _l5("break_cycles", ["num_nodes=4", "directed=false"], TRIANGLE_TAIL,
+              TRIANGLE_FREE)
+    # removed the tail instead of a triangle edge, and added an edge that is not in the base
+    v = V.verify(inst, _graph(4, [(0, 1), (1, 2), (0, 2), (1, 3)]))
+    text = feedback(v, "fine", instruction=inst)
+    lines = text.splitlines()
+    assert lines[0] == ("Progress on the edit: 2 of 4 task checks hold (nodes_preserved, "
+                        "minimal_removed); still failing: subgraph_of_base, triangle_free.")
+    assert lines[1] == ("Your graph compared with the base graph: added 1 edge ((1, 3)); "
+                        "removed 1 edge ((2, 3)).")
+    # the loci of task verdicts are shown: the stray edge and the triangle
+    assert "edges that should not be there: (1, 3)" in text
+    assert "triangles: {0, 1, 2}" in text
+    # only at fine granularity, only with the instruction
+    assert "Progress on the edit" not in feedback(v, "coarse", instruction=inst)
+    assert "Progress on the edit" not in feedback(v, "fine")
+
+
+def test_fine_l5_feedback_says_when_nothing_changed_and_bounds_the_diff() -> None:
+    inst = _l5("break_cycles", ["num_nodes=4", "directed=false"], TRIANGLE_TAIL,
+              TRIANGLE_FREE)
+    unchanged = feedback(V.verify(inst, TRIANGLE_TAIL), "fine", instruction=inst)
+    assert "Your graph compared with the base graph: no change at all." in unchanged
+    assert "still failing: triangle_free, minimal_removed." in unchanged
+    long = "n" * 500
+    many = _graph(4, [(0, 1), (1, 2), (0, 2), (2, 3)]).replace("'3'", f"'{long}'")
+    edited = feedback(V.verify(inst, many + ""), "fine", instruction=inst)
+    diff_line = next(x for x in edited.splitlines() if x.startswith("Your graph compared"))
+    assert long not in diff_line and "…" in diff_line
+    assert len(diff_line) < 400
+
+
+def test_fine_l5_feedback_lists_a_bounded_sample_of_missing_edges() -> None:
+    base = _graph(8, [(i, i + 1) for i in range(7)])  # a path; its square adds 6 edges
+    inst = _l5("graph_power", ["num_nodes=8", "directed=false"], base)
+    text = feedback(V.verify(inst, base), "fine", instruction=inst)
+    assert "missing edges: (0, 2), (1, 3), (2, 4), (3, 5), (4, 6), ... (of 6)" in text

@@ -154,3 +154,29 @@ def test_bad_settings_are_rejected(bad: dict[str, int]) -> None:
         vgig(PROMPT, Scripted(), _grade(), **bad)  # type: ignore[arg-type]
 
 
+
+
+def test_the_grade_of_an_l4_candidate_is_the_d4_the_run_scores_with_pools() -> None:
+    import networkx as nx
+
+    from pytest_graphinstruct.pools import Pool, PoolGraph, ReferencePools
+    from pytest_graphinstruct.score.instruction import pool_profiles, score_instruction
+
+    social = [PoolGraph(f"s{i}", nx.relabel_nodes(nx.barabasi_albert_graph(12, 3, seed=i), str),
+                        "social") for i in range(25)]
+    pools = ReferencePools({4: Pool.from_graphs(social)})
+    inst = instruction_from_record({
+        "id": "L4-001", "level": 4, "instruction": "A social network of 12 people.",
+        "explicit_constraints": ["num_nodes=12"], "implicit_constraints": [],
+        "domain": "social", "graph_sizes": ["small"], "reference_solutions": []})
+    assert inst is not None
+    ring = ("Graph[name='r', nodes=12] { node_list = [" + ", ".join(f"'{i}'" for i in range(12))
+            + "]; edge_list = [" + ", ".join(f"('{i}','{(i + 1) % 12}')" for i in range(12))
+            + "]; }")
+    answer = Answer(text=ring, usage=Usage(10, 10), calls=1)
+    scored = score_instruction(inst, [answer], [Verifier().verify(inst, ring)], pools)
+    with_pools = verifier_grader(inst, Verifier(), pool_profiles(inst, pools))(answer)
+    without = verifier_grader(inst, Verifier())(answer)
+    assert with_pools.d4 == pytest.approx(scored.dimensions["D4"], abs=1e-12)
+    # without the pools the domain-fit term is dropped and the rest renormalised: another number
+    assert without.d4 != pytest.approx(with_pools.d4, abs=1e-6)
