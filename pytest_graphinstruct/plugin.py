@@ -70,7 +70,9 @@ _OPTIONS: list[tuple[str, str, str]] = [
      "extras), combined (caap, then vgig); one cell per model x strategy x method"),
     ("model_tiers", "--gi-model-tiers", "CAAP model tiers for models its table does not know, "
      "comma list of name=tier (T1, T2-GPT, T2-open, T3)"),
-    ("vgig_rounds", "--gi-vgig-rounds", "refinement rounds T of vgig and retry (default 3)"),
+    ("vgig_rounds", "--gi-vgig-rounds",
+     "refinement rounds T of vgig, retry and sc (default 3); several (1,2,3,5) sweep them: "
+     "one cell per value, e.g. vgig@T2"),
     ("feedback", "--gi-feedback", "vgig's feedback: none, coarse, fine (default)"),
     ("chains", "--gi-chains", "samples (independent chains) of a method's cell (default 3)"),
     ("constrained_format", "--gi-constrained-format", "constraint sent by --gi-constrained: "

@@ -57,12 +57,25 @@ FEEDBACK_LEVELS: Final[tuple[str, ...]] = ("none", "coarse", "fine")
 """Granularities of VGIG's verifier feedback (``--gi-feedback``)."""
 
 
+ROUNDS_MARK: Final = "@T"
+"""An iterative method may carry its rounds ``T``: ``vgig-fine@T2`` (the E5 sweep's cells)."""
+
+
 def method_parts(method: str) -> tuple[str, str | None]:
-    """``vgig-coarse`` → ``("vgig", "coarse")``; any other method → ``(method, None)``."""
+    """``vgig-coarse@T2`` → ``("vgig", "coarse")``; any other method → ``(method, None)``
+    (without its ``@T`` rounds, see :func:`method_rounds`)."""
+    method = method.partition(ROUNDS_MARK)[0]
     base, _, level = method.partition("-")
     if base == METHOD_VGIG and level in FEEDBACK_LEVELS:
         return base, level
     return method, None
+
+
+def method_rounds(method: str) -> int | None:
+    """The rounds ``T`` a method names (``vgig@T2`` → 2); ``None`` when it names none or the
+    mark is not followed by a non-negative integer."""
+    _, mark, rounds = method.partition(ROUNDS_MARK)
+    return int(rounds) if mark and rounds.isdigit() and rounds.isascii() else None
 
 PASS_RULES: Final[dict[str, Callable[[int, int], bool]]] = {
     "all": lambda ok, k: ok == k,

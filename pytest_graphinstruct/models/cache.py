@@ -56,7 +56,6 @@ import socket
 import threading
 import time
 import warnings
-from collections import defaultdict
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager, suppress
 from dataclasses import dataclass
@@ -475,32 +474,6 @@ class AnswerCache:
     def cells(self) -> list[str]:
         """The distinct cells recorded, in first-seen order."""
         return list(dict.fromkeys(e.cell for e in self.entries()))
-
-    def export_raw(self, path: str | os.PathLike[str], *, cell: str | None = None,
-                   model: str | None = None) -> int:
-        """Write the cached answers in the raw-generation JSONL format; returns lines written.
-
-        One line per instruction (``{"instruction_id", "level", "samples": [...]}``), samples
-        ordered by sample index (a missing index leaves no gap in the list), instructions in
-        first-cached order.  ``cell``/``model`` restrict what is exported.  The file is written
-        to a temporary name and renamed, so readers never see a partial export.
-
-        Raises:
-            ModelError: the selection spans several cells (the format has no cell field, so they
-                would merge); pass ``cell=``.
-            OSError: the file cannot be written.
-        """
-        chosen = [e for e in self.entries()
-                  if (cell is None or e.cell == cell) and (model is None or e.model == model)]
-        cells = list(dict.fromkeys(e.cell for e in chosen))
-        if len(cells) > 1:
-            raise ModelError(f"the cache holds answers of several cells ({', '.join(cells)}); "
-                             "export one at a time with cell=...")
-        groups: dict[str, dict[int, CacheEntry]] = defaultdict(dict)
-        for e in chosen:
-            groups[e.instruction_id].setdefault(e.sample_index, e)
-        write_raw(path, groups)
-        return len(groups)
 
 
 def write_raw(path: str | os.PathLike[str],

@@ -31,6 +31,7 @@ from pytest_graphinstruct.models.cache import (
     CacheWarning,
     write_raw,
 )
+from pytest_graphinstruct.run.results import is_iterative_label
 
 
 @dataclass(frozen=True)
@@ -69,6 +70,11 @@ def export_cache(directory: str | os.PathLike[str], out: str | os.PathLike[str],
                else "the file is empty")
         raise GraphInstructError(f"{cache.path}: no cached answer to export ({why})")
     label = _cell(entries, cell, cache.path)
+    if is_iterative_label(label):
+        raise GraphInstructError(
+            f"cell {label} is an iterative method: its cache holds every call of its chains "
+            "(each round, each discarded candidate), not the answers it kept, so it cannot be "
+            "exported as samples; its kept answers are the samples of the run's report")
     chosen = [e for e in entries if e.cell == label]
     newest: dict[tuple[str, int], CacheEntry] = {}
     for e in chosen:  # file order is write order: a later entry replaces an earlier one

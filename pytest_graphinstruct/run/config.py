@@ -22,13 +22,16 @@ from pytest_graphinstruct.score.bootstrap import DEFAULT_MAX_REGRESSION
 from pytest_graphinstruct.vocab import (
     CAAP_METHODS,
     FEEDBACK_LEVELS,
+    ITERATIVE_METHODS,
     LEVELS,
     METHOD_BASELINE,
     METHOD_CONSTRAINED,
     METHODS,
     PASS_RULES,
+    ROUNDS_MARK,
     STRATEGIES,
     method_parts,
+    method_rounds,
 )
 
 
@@ -76,7 +79,7 @@ class RunConfig:
     constrained_format: str = "auto"
     benchmark: bool = False  #: model violations are reported (xfail), not failures
     per_level: int | None = None  #: run only the first N instructions of each level
-    vgig_rounds: int = 3  #: VGIG's (and retry's) rounds T after round 0
+    vgig_rounds: int = 3  #: VGIG's (and retry's) rounds T after round 0, unless the method names T
     feedback: str = "fine"  #: VGIG's feedback granularity unless the method names one
     chains: int = 3  #: samples (chains) of a method's cell
     model_tiers: tuple[tuple[str, str], ...] = ()  #: the user's CAAP tiers (model, tier)
@@ -84,6 +87,12 @@ class RunConfig:
     @property
     def models(self) -> tuple[str, ...]:
         return tuple(dict.fromkeys(c.model for c in self.cells))
+
+    def rounds(self, method: str) -> int:
+        """The rounds ``T`` of an iterative ``method``: those it names (``vgig@T2``), else
+        :attr:`vgig_rounds`."""
+        named = method_rounds(method)
+        return self.vgig_rounds if named is None else named
 
 
 def _split(value: str | None) -> list[str]:
@@ -173,7 +182,8 @@ def build_run_config(raw: Mapping[str, Any], *, rootdir: Path) -> RunConfig | No
         raise GraphInstructError("--gi-constrained-format=json-schema cannot be used with "
                                  "--gi-model=local (its llama.cpp server rejects json_schema "
                                  "response formats); use auto or gbnf")
-    methods = _methods(raw.get("method"))
+    rounds = _rounds(raw.get("vgig_rounds"))
+    methods = _methods(raw.get("method"), rounds)
     if replay and any(m != METHOD_BASELINE for m in methods):
         raise GraphInstructError("--gi-method needs a model to ask; recorded answers "
                                  "(--gi-replay) can only be scored as they are")
@@ -271,8 +281,7 @@ def build_run_config(raw: Mapping[str, Any], *, rootdir: Path) -> RunConfig | No
         constrained_format=constrained_format,
         benchmark=bool(raw.get("benchmark")),
         per_level=_number("--gi-per-level", raw.get("per_level"), int, low=1),
-        vgig_rounds=_number("--gi-vgig-rounds", _default(raw, "vgig_rounds", 3), int, low=0,
-                            high=50),
+        vgig_rounds=rounds[0],
         feedback=_feedback(raw.get("feedback")),
         chains=_number("--gi-chains", _default(raw, "chains", 3), int, low=1, high=100),
         model_tiers=_model_tiers(raw.get("model_tiers")),
@@ -294,8 +303,23 @@ def _model_tiers(raw: Any) -> tuple[tuple[str, str], ...]:
     return tuple(out)
 
 
-def _methods(raw: Any) -> tuple[str, ...]:
-    """``--gi-method`` as cell methods (``none`` → the baseline), in the order given."""
+MAX_ROUNDS = 50
+
+
+def _rounds(raw: Any) -> tuple[int, ...]:
+    """``--gi-vgig-rounds=T[,T2...]``: one value, or several to sweep (paper E5)."""
+    values = _split(raw) or ["3"]
+    return tuple(dict.fromkeys(
+        _number("--gi-vgig-rounds", v, int, low=0, high=MAX_ROUNDS) for v in values))
+
+
+def _methods(raw: Any, rounds: tuple[int, ...] = (3,)) -> tuple[str, ...]:
+    """``--gi-method`` as cell methods (``none`` → the baseline), in the order given.
+
+    An iterative method may name its rounds (``vgig-fine@T2``); with several
+    ``--gi-vgig-rounds`` values each iterative method that names none becomes one cell per
+    value (``vgig@T1``, ``vgig@T3``, …), the E5 sweep in one session.
+    """
     names = _split(raw) or ["none"]
     out = []
     for name in names:
@@ -304,8 +328,20 @@ def _methods(raw: Any) -> tuple[str, ...]:
             raise GraphInstructError(
                 f"unknown --gi-method {name!r} (choose from none, "
                 f"{', '.join(METHODS)}, or vgig-<feedback> with feedback "
-                f"{'/'.join(FEEDBACK_LEVELS)})")
-        out.append(method)
+                f"{'/'.join(FEEDBACK_LEVELS)}; an iterative method may end in "
+                f"{ROUNDS_MARK}<rounds>)")
+        if ROUNDS_MARK in method:
+            named = method_rounds(method)
+            if method_parts(method)[0] not in ITERATIVE_METHODS or named is None \
+                    or named > MAX_ROUNDS:
+                raise GraphInstructError(
+                    f"--gi-method {name!r}: only {', '.join(ITERATIVE_METHODS)} take rounds, "
+                    f"written {ROUNDS_MARK}<0..{MAX_ROUNDS}> (e.g. vgig-fine{ROUNDS_MARK}2)")
+            out.append(method)
+        elif len(rounds) > 1 and method_parts(method)[0] in ITERATIVE_METHODS:
+            out.extend(f"{method}{ROUNDS_MARK}{t}" for t in rounds)
+        else:
+            out.append(method)
     return tuple(dict.fromkeys(out))
 
 

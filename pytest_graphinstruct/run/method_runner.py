@@ -47,24 +47,26 @@ def run_chain(method: str, instruction: Instruction, prompt: tuple[Message, ...]
     """Chain ``chain`` of ``method`` (``vgig[-feedback]``, ``retry``, ``sc``, ``combined``:
     VGIG over the CAAP prompt ``prompt``).
 
-    Self-consistency draws ``1 + vgig_rounds`` samples per chain: the most calls VGIG or retry
+    The rounds ``T`` are :meth:`RunConfig.rounds` of ``method``.  Self-consistency draws
+    ``1 + T`` samples per chain: the most calls VGIG or retry
     may make, so the sampling-only controls get the iterative method's budget.
 
     Raises:
         ValueError: ``method`` is not an iterative method.
     """
     base, level = method_parts(method)
+    rounds = config.rounds(method)
     temperature = (config.params.temperature if config.params.temperature is not None
                    else DEFAULT_TEMPERATURE)
     if base in (METHOD_VGIG, METHOD_COMBINED):  # combined: the prompt is CAAP's already
         return vgig_chain(prompt, ask, grade, chain=chain, feasible=instruction.feasible,
-                          rounds=config.vgig_rounds, feedback_level=level or config.feedback,
+                          rounds=rounds, feedback_level=level or config.feedback,
                           temperature=temperature, instruction=instruction)
     if base == METHOD_RETRY:
-        return retry_chain(prompt, ask, grade, chain=chain, rounds=config.vgig_rounds,
+        return retry_chain(prompt, ask, grade, chain=chain, rounds=rounds,
                            temperature=temperature)
     if base == METHOD_SC:
-        return sc_chain(prompt, ask, grade, chain=chain, samples=config.vgig_rounds + 1,
+        return sc_chain(prompt, ask, grade, chain=chain, samples=rounds + 1,
                         temperature=temperature)
     raise ValueError(f"not an iterative method: {method!r}")
 

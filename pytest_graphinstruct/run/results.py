@@ -14,13 +14,22 @@ never reads it back by key.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from pytest_graphinstruct.answers import MethodStep
 from pytest_graphinstruct.errors import GraphInstructError
-from pytest_graphinstruct.vocab import DIMENSIONS, METHOD_BASELINE, OUTCOMES, SCORED_OUTCOMES
+from pytest_graphinstruct.vocab import (
+    DIMENSIONS,
+    FEEDBACK_LEVELS,
+    ITERATIVE_METHODS,
+    METHOD_BASELINE,
+    OUTCOMES,
+    SCORED_OUTCOMES,
+    STRATEGIES,
+)
 
 SCHEMA = "graphinstruct-report/2"
 """The schema name (and version) written into every report."""
@@ -36,6 +45,18 @@ def cell_label(model: str, strategy: str, method: str = METHOD_BASELINE) -> str:
     """``model-strategy``, with ``-method`` appended unless the method is the baseline."""
     base = f"{model}-{strategy}"
     return base if method == METHOD_BASELINE else f"{base}-{method}"
+
+
+_ITERATIVE_LABEL = re.compile(
+    "-(?:" + "|".join(map(re.escape, STRATEGIES)) + ")-(?:" + "|".join(ITERATIVE_METHODS)
+    + r")(?:-(?:" + "|".join(FEEDBACK_LEVELS) + ")" + r")?(?:@T\d+)?\Z")
+
+
+def is_iterative_label(label: str) -> bool:
+    """Whether a cell label (:func:`cell_label`) names an iterative method (vgig, retry, sc,
+    combined, with a feedback or ``@T`` rounds): its cached calls are the chains' every call,
+    not the kept answers."""
+    return _ITERATIVE_LABEL.search(label) is not None
 
 
 # -- items -------------------------------------------------------------------------------------

@@ -473,7 +473,7 @@ def _method_settings(config: RunConfig, cell: Cell) -> dict[str, Any]:
     from pytest_graphinstruct.methods.iterative import DEFAULT_TEMPERATURE
 
     base, level = method_parts(cell.method)
-    out: dict[str, Any] = {"chains": config.chains, "rounds": config.vgig_rounds,
+    out: dict[str, Any] = {"chains": config.chains, "rounds": config.rounds(cell.method),
                            "temperature": (config.params.temperature
                                            if config.params.temperature is not None
                                            else DEFAULT_TEMPERATURE)}
@@ -483,7 +483,7 @@ def _method_settings(config: RunConfig, cell: Cell) -> dict[str, Any]:
         out["caap_table"] = "packaged"
         out["model_tiers"] = dict(config.model_tiers)
     if base == METHOD_SC:
-        out["samples_per_chain"] = config.vgig_rounds + 1
+        out["samples_per_chain"] = config.rounds(cell.method) + 1
     return out
 
 

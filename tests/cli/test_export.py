@@ -105,3 +105,53 @@ def test_a_cache_of_garbage_is_one_error_line(tmp_path: Path,
     assert status == 2
     (line,) = err.splitlines()
     assert line.startswith("error: ") and "answers.jsonl" in line
+
+
+def test_the_export_is_the_raw_generation_format_in_sample_order(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from pytest_graphinstruct.models.recorded import read_responses
+
+    cache = AnswerCache(tmp_path / "cache")
+    for iid in ("L0-002", "L4-010"):
+        for k in (2, 0, 1):  # out of order on purpose
+            req = Request(model="m", messages=(Message("user", f"{iid}-{k}"),),
+                          instruction_id=iid, cell="m-zero-shot", sample_index=k)
+            usage = Usage(100 + k, 10 + k) if k != 1 else None
+            cache.put(req.cache_key("ep"), req,
+                      Answer(text=f"{iid} sample {k}", usage=usage, calls=k + 1))
+    out = tmp_path / "raw.jsonl"
+    status, _, err = export(capsys, tmp_path / "cache", out)
+    assert status == 0, err
+    responses = read_responses(out)
+    assert responses.skipped == ()
+    rec = responses.get("L4-010")
+    assert rec is not None and rec.level == 4
+    assert [s.raw_output for s in rec.samples] == [f"L4-010 sample {k}" for k in range(3)]
+    assert [(s.input_tokens, s.output_tokens, s.api_calls) for s in rec.samples] == [
+        (100, 10, 1), (None, None, 2), (102, 12, 3)]
+    first = responses.get("L0-002")
+    assert first is not None and first.level == 0
+
+
+@pytest.mark.parametrize("label", ["m-zero-shot-vgig", "gpt-4o-few-cot-vgig-fine@T2",
+                                   "m-zero-shot-retry", "m-zero-shot-sc@T5",
+                                   "m-zero-shot-combined"])
+def test_an_iterative_method_cell_is_refused(tmp_path: Path, label: str,
+                                             capsys: pytest.CaptureFixture[str]) -> None:
+    cache = AnswerCache(tmp_path / "cache")
+    put(cache, "round 0", cell=label)
+    put(cache, "round 1", cell=label, sample=1)
+    status, _, err = export(capsys, tmp_path / "cache", tmp_path / "raw.jsonl")
+    assert status == 2
+    assert f"cell {label} is an iterative method" in err and "Traceback" not in err
+    assert not (tmp_path / "raw.jsonl").exists()
+
+
+@pytest.mark.parametrize("label", ["m-zero-shot", "m-few-cot-caap", "sc-zero-shot",
+                                   "m-zero-shot-constrained", "vgig-few-shot"])
+def test_one_call_per_sample_cells_are_exported(tmp_path: Path, label: str,
+                                                capsys: pytest.CaptureFixture[str]) -> None:
+    cache = AnswerCache(tmp_path / "cache")
+    put(cache, "an answer", cell=label)
+    status, _, err = export(capsys, tmp_path / "cache", tmp_path / "raw.jsonl")
+    assert status == 0, err

@@ -17,7 +17,6 @@ from pytest_graphinstruct.answers import Answer, Usage
 from pytest_graphinstruct.errors import ModelError
 from pytest_graphinstruct.models.cache import CACHE_FILE, AnswerCache, CacheWarning, level_of
 from pytest_graphinstruct.models.openai_backend import OpenAIBackend
-from pytest_graphinstruct.models.recorded import read_responses
 from pytest_graphinstruct.models.scheduler import Scheduler
 from tests.models.fake_openai import FakeOpenAIServer
 from tests.models.helpers import KEY_ENV, SECRET, req
@@ -204,41 +203,7 @@ def test_rerun_after_sigkill_requests_only_the_missing_answers(
             assert len(AnswerCache(directory)) == n
 
 
-# -- export -----------------------------------------------------------------------------------
-
-
-def test_export_raw_is_readable_by_read_responses(tmp_path: Path) -> None:
-    cache = AnswerCache(tmp_path / "c")
-    cell = "m/zero-shot"
-    for iid in ("L0-002", "L4-010"):
-        for k in (2, 0, 1):  # out of order on purpose
-            r = req(f"{iid}-{k}", iid=iid, sample=k, cell=cell)
-            usage = Usage(100 + k, 10 + k) if k != 1 else None
-            cache.put(r.cache_key("ep"), r, Answer(text=f"{iid} sample {k}", usage=usage,
-                                                   calls=k + 1))
-    out = tmp_path / "raw.jsonl"
-    assert cache.export_raw(out) == 2
-    responses = read_responses(out)
-    assert responses.skipped == ()
-    rec = responses.get("L4-010")
-    assert rec is not None and rec.level == 4
-    assert [s.raw_output for s in rec.samples] == [f"L4-010 sample {k}" for k in range(3)]
-    assert [(s.input_tokens, s.output_tokens, s.api_calls) for s in rec.samples] == [
-        (100, 10, 1), (None, None, 2), (102, 12, 3)]
-    assert responses.get("L0-002").level == 0
-
-
-def test_export_needs_a_cell_when_several_are_cached(tmp_path: Path) -> None:
-    cache = AnswerCache(tmp_path)
-    for cell in ("a/zero-shot", "a/few-shot"):
-        r = req(cell, cell=cell)
-        cache.put(r.cache_key("ep"), r, ok())
-    assert cache.cells() == ["a/zero-shot", "a/few-shot"]
-    with pytest.raises(ModelError, match="several cells"):
-        cache.export_raw(tmp_path / "x.jsonl")
-    assert cache.export_raw(tmp_path / "x.jsonl", cell="a/few-shot") == 1
-    assert cache.export_raw(tmp_path / "y.jsonl", cell="nope") == 0
-    assert (tmp_path / "y.jsonl").read_text() == ""
+# -- helpers ----------------------------------------------------------------------------------
 
 
 def test_level_of() -> None:

@@ -145,3 +145,53 @@ def test_one_session_ranks_every_method_with_its_cost(pytester: pytest.Pytester,
     calls = {line.split()[0]: int(line.split()[-3]) for line in lines[header + 2:header + 9]}
     assert calls["fake-model-zero-shot-vgig-fine"] == 3 * 2 * 2
     assert calls["fake-model-zero-shot-retry"] == calls["fake-model-zero-shot-sc"] == 3 * 2 * 4
+
+
+def test_several_vgig_rounds_sweep_e5_in_one_session(pytester: pytest.Pytester,
+                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("GI_TEST_KEY", "sk-test")
+    report = pytester.path / "r.json"
+    with FakeOpenAIServer(latency_s=0.0, responder=_learner()) as server:
+        result = pytester.runpytest(
+            f"--gi-suite={ROOT / 'instructions'}", "--gi-levels=1", "--gi-per-level=3",
+            "--gi-model=fake-model", f"--gi-base-url={server.base_url}",
+            "--gi-api-key-env=GI_TEST_KEY", "--gi-no-cache", "--gi-method=vgig,retry",
+            "--gi-vgig-rounds=0,2", "--gi-chains=1", "--gi-benchmark", f"--gi-report={report}",
+            "-p", "no:cacheprovider")
+    assert result.ret == 0, result.stdout.str()[-3000:]
+    data = load_valid_report(report)
+    cells = {c["per_instruction"][0]["cell"]: c for c in data["cells"]}
+    assert list(cells) == ["fake-model-zero-shot-vgig@T0", "fake-model-zero-shot-vgig@T2",
+                           "fake-model-zero-shot-retry@T0", "fake-model-zero-shot-retry@T2"]
+    passed = {k: c["summary"]["passed"] for k, c in cells.items()}
+    # T=0 is round 0 alone (the learner's first answer is wrong); one refinement fixes it;
+    # retry never shows the model its answer, so more rounds do not help it
+    assert passed == {"fake-model-zero-shot-vgig@T0": 0, "fake-model-zero-shot-vgig@T2": 3,
+                      "fake-model-zero-shot-retry@T0": 0, "fake-model-zero-shot-retry@T2": 0}
+    calls = {k: sum(s["api_calls"] for r in c["per_instruction"] for s in r["samples"])
+             for k, c in cells.items()}
+    assert calls == {"fake-model-zero-shot-vgig@T0": 3, "fake-model-zero-shot-vgig@T2": 6,
+                     "fake-model-zero-shot-retry@T0": 3, "fake-model-zero-shot-retry@T2": 9}
+    assert [c["metadata"]["method_settings"]["rounds"] for c in cells.values()] == [0, 2, 0, 2]
+
+
+def test_with_the_cache_a_rounds_sweep_pays_for_its_longest_chains_only(
+        pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("GI_TEST_KEY", "sk-test")
+    report = pytester.path / "r.json"
+    with FakeOpenAIServer(latency_s=0.0, responder=_learner()) as server:
+        result = pytester.runpytest(
+            f"--gi-suite={ROOT / 'instructions'}", "--gi-levels=1", "--gi-per-level=3",
+            "--gi-model=fake-model", f"--gi-base-url={server.base_url}",
+            "--gi-api-key-env=GI_TEST_KEY", f"--gi-cache={pytester.path / 'cache'}",
+            "--gi-method=vgig,retry", "--gi-vgig-rounds=0,2", "--gi-chains=1",
+            "--gi-benchmark", f"--gi-report={report}", "-p", "no:cacheprovider")
+        served = server.request_count
+    assert result.ret == 0, result.stdout.str()[-3000:]
+    data = load_valid_report(report)
+    charged = sum(s["api_calls"] for c in data["cells"] for r in c["per_instruction"]
+                  for s in r["samples"])
+    # every cell is charged its chain's calls (3 + 6 + 3 + 9), but round 0 is one request for
+    # all four cells and vgig's refinement is asked once: 3 round-0 + 3 refinements + 6 retries
+    assert charged == 21
+    assert served == 12

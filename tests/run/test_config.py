@@ -1,4 +1,4 @@
-"""RunConfig: the constrained-decoding options."""
+"""RunConfig: constrained decoding, methods and their rounds."""
 
 from __future__ import annotations
 
@@ -55,3 +55,38 @@ def test_json_schema_is_refused_for_the_local_model(suite: Path) -> None:
     with pytest.raises(GraphInstructError, match="cannot be used with --gi-model=local"):
         build_run_config({"model": "local", "suite": str(suite), "constrained": True,
                           "constrained_format": "json-schema"}, rootdir=suite)
+
+
+def test_several_rounds_make_one_cell_per_value_for_iterative_methods(suite: Path) -> None:
+    run = build_run_config({"model": "m", "suite": str(suite), "method": "none,vgig-fine,caap,sc",
+                            "vgig_rounds": "1, 3,1"}, rootdir=suite)
+    assert run is not None
+    assert [c.method for c in run.cells] == [
+        "baseline", "vgig-fine@T1", "vgig-fine@T3", "caap", "sc@T1", "sc@T3"]
+    assert run.vgig_rounds == 1  # the first value: the rounds of a method that names none
+    assert [run.rounds(c.method) for c in run.cells] == [1, 1, 3, 1, 1, 3]
+    assert [c.label for c in run.cells][1] == "m-zero-shot-vgig-fine@T1"
+
+
+def test_a_method_may_name_its_rounds(suite: Path) -> None:
+    run = build_run_config({"model": "m", "suite": str(suite), "method": "vgig@T0,retry@T5,vgig",
+                            "vgig_rounds": "2"}, rootdir=suite)
+    assert run is not None
+    assert [(c.method, run.rounds(c.method)) for c in run.cells] == [
+        ("vgig@T0", 0), ("retry@T5", 5), ("vgig", 2)]
+
+
+@pytest.mark.parametrize(("method", "rounds", "message"), [
+    ("caap@T2", None, "only vgig, retry, sc, combined take rounds"),
+    ("vgig@Tx", None, "only vgig, retry, sc, combined take rounds"),
+    ("vgig@T99", None, "@T<0..50>"),
+    ("vgig", "2,-1", "--gi-vgig-rounds must be >= 0"),
+    ("vgig", "2,x", "--gi-vgig-rounds must be an integer"),
+])
+def test_bad_rounds_are_usage_errors(suite: Path, method: str, rounds: str | None,
+                                     message: str) -> None:
+    raw = {"model": "m", "suite": str(suite), "method": method}
+    if rounds is not None:
+        raw["vgig_rounds"] = rounds
+    with pytest.raises(GraphInstructError, match=message.replace("+", r"\+")):
+        build_run_config(raw, rootdir=suite)
