@@ -9,9 +9,11 @@ module has no constraint logic of its own).  Granularities (paper Tab. 11, relea
 * ``fine`` — one bullet per violation: the constraint, expected and observed, for numeric
   constraints the signed gap and which way to move, and where (offending nodes, a cycle, the
   components), ordered structural → direction → count → degree → numeric → domain → task, at
-  most :data:`MAX_BULLETS` bullets.  Level-specific additions (Tab. 11): at L4 the domain-baseline
-  comparison; at L5 the step-wise partial credit (which of the edit task's checks already hold)
-  and the intermediate state diff (what the answer changed in the base graph so far).
+  most :data:`MAX_BULLETS` bullets, then a joint-incompatibility flag when the violations
+  pull the edge count in opposite directions.  Level-specific additions (Tab. 11): at L4 the
+  domain-baseline comparison; at L5 the step-wise partial credit (which of the edit task's
+  checks already hold) and the intermediate state diff (what the answer changed in the base
+  graph so far).
 
 A passing answer gets ``""`` at every granularity (an iterative method stops on it).  Node names
 come from the model's own answer: each is cut to :data:`MAX_NAME` characters and at most
@@ -96,6 +98,9 @@ def feedback(verification: Verification, level: str, *,
     bullets = [f"- {line}" for line in lines[:MAX_BULLETS]]
     if len(lines) > MAX_BULLETS:
         bullets.append(f"- ... and {len(lines) - MAX_BULLETS} more")
+    conflict = _conflict(ordered)
+    if conflict:
+        bullets.append(conflict)
     state: list[str] = []
     if instruction is not None and instruction.base is not None and graph is not None:
         state = _edit_state(verification, edit_distance(instruction.base, graph))
@@ -161,6 +166,44 @@ def _domain_lines(graph: nx.Graph, domain: str | None) -> list[str]:
             out.append(f"domain ({p.label}): {name} {value:.3g} is {side} the usual "
                        f"{band.low:g}–{band.high:g} of such networks")
     return out
+
+
+# Which way the edge count must move to fix a violation, by (key, gap direction) for measured
+# constraints and by (key, wanted value) for structural ones: +1 more edges, -1 fewer.
+_EDGE_PULL: Mapping[tuple[str, str], int] = {
+    ("num_edges", "low"): 1, ("num_edges", "high"): -1,
+    ("density", "low"): 1, ("density", "high"): -1,
+    ("min_degree", "low"): 1, ("min_degree", "high"): -1,
+    ("max_degree", "low"): 1, ("max_degree", "high"): -1,
+    ("diameter", "high"): 1, ("diameter", "low"): -1,
+    ("average_path_length", "high"): 1, ("average_path_length", "low"): -1,
+    ("clustering_coefficient", "low"): 1, ("clustering_coefficient", "high"): -1,
+    ("edge_connectivity", "low"): 1, ("edge_connectivity", "high"): -1,
+    ("connected", "true"): 1, ("connected", "false"): -1,
+    ("acyclic", "true"): -1, ("acyclic", "false"): 1,
+}
+
+
+def _pull(v: Verdict) -> int:
+    gap = v.gap
+    if gap is not None:
+        return _EDGE_PULL.get((v.key, gap.direction), 0)
+    value = v.constraint.partition("=")[2].strip().lower()
+    return _EDGE_PULL.get((v.key, value), 0) if v.category == "structural" else 0
+
+
+def _conflict(violations: Sequence[Verdict]) -> str:
+    """Tab. 11's joint-incompatibility flag: a line when the violated constraints pull the edge
+    count in opposite directions (``""`` otherwise) — adding or removing edges alone cannot fix
+    them together."""
+    more = [_cut(v.constraint, MAX_NAME) for v in violations if _pull(v) > 0]
+    fewer = [_cut(v.constraint, MAX_NAME) for v in violations if _pull(v) < 0]
+    if not (more and fewer):
+        return ""
+    return (f"Note: these pull in opposite directions — {', '.join(_names(more))} call for "
+            f"more edges, {', '.join(_names(fewer))} for fewer; move edges (remove them where "
+            "there are too many, add them where there are too few) instead of only adding or "
+            "removing.")
 
 
 def _rank(cat: str) -> int:

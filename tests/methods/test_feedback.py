@@ -192,3 +192,33 @@ def test_fine_l5_feedback_lists_a_bounded_sample_of_missing_edges() -> None:
     inst = _l5("graph_power", ["num_nodes=8", "directed=false"], base)
     text = feedback(V.verify(inst, base), "fine", instruction=inst)
     assert "missing edges: (0, 2), (1, 3), (2, 4), (3, 5), (4, 6), ... (of 6)" in text
+
+
+STAR5 = _graph(5, [(0, 1), (0, 2), (0, 3), (0, 4)])
+
+
+def test_fine_flags_violations_that_pull_the_edge_count_both_ways() -> None:
+    inst = _inst(["num_nodes=5", "num_edges=6", "max_degree<=3"])
+    text = feedback(V.verify(inst, STAR5), "fine", instruction=inst)
+    assert ("Note: these pull in opposite directions — num_edges=6 call for more edges, "
+            "max_degree<=3 for fewer;") in text
+    assert "pull in opposite" not in feedback(V.verify(inst, STAR5), "coarse")
+    # the same way (both want more edges): no flag
+    same = _inst(["num_nodes=5", "num_edges=6", "connected=true"])
+    forest = _graph(5, [(0, 1), (2, 3)])
+    text = feedback(V.verify(same, forest), "fine", instruction=same)
+    assert "num_edges=6" in text and "connected" in text
+    assert "pull in opposite" not in text
+    # structural wants count too: a cycle to break and edges to add
+    cyc = _inst(["num_nodes=5", "num_edges=4", "acyclic=true"])
+    triangle = _graph(5, [(0, 1), (1, 2), (0, 2)])
+    text = feedback(V.verify(cyc, triangle), "fine", instruction=cyc)
+    assert "num_edges=4 call for more edges, acyclic=true for fewer" in text
+
+
+def test_fine_l3_feedback_gives_the_numeric_gap_and_tolerance_band() -> None:
+    inst = _inst(["num_nodes=5", "density>=0.8"], level=3)
+    text = feedback(V.verify(inst, PATH5), "fine", instruction=inst)
+    line = next(x for x in text.splitlines() if x.startswith("- density>=0.8"))
+    assert "expected >= 0.8 (-5% tolerance: >= 0.76)" in line
+    assert "observed 0.4" in line and "(gap -0.4: add edges)" in line
