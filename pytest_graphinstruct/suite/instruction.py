@@ -35,6 +35,8 @@ class Instruction:
         base_graph: L5 base graph text, else ``None``; ``base`` is its parsed form.
         graph_edits / reasoning_steps / solution_verification: L5 metadata, kept verbatim.
         source: the file the record came from (for error messages).
+        template: the record's ``template`` field (our suites name the template that made each
+            instruction; the official suite has none), else ``None``.
     """
 
     id: str
@@ -54,6 +56,7 @@ class Instruction:
         default_factory=lambda: MappingProxyType({})
     )
     source: str = ""
+    template: str | None = None
 
     def first(self, key: str) -> Constraint | None:
         """The first explicit constraint with ``key``, or ``None``."""

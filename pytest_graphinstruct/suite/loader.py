@@ -202,6 +202,9 @@ def _build(record: Any, source: str, position: int, problems: list[str]) -> Inst
     domain = record.get("domain")
     if domain is not None and not isinstance(domain, str):
         problems.append(f"{where}: 'domain' must be a string, got {domain!r}")
+    template = record.get("template")
+    if template is not None and (not isinstance(template, str) or not template.strip()):
+        problems.append(f"{where}: 'template' must be a non-empty string, got {template!r:.80}")
     base_text = record.get("base_graph")
     base = None
     if base_text is not None:
@@ -242,6 +245,7 @@ def _build(record: Any, source: str, position: int, problems: list[str]) -> Inst
         reasoning_steps=tuple(MappingProxyType(dict(s)) for s in steps),
         solution_verification=MappingProxyType(dict(verification)),
         source=source,
+        template=template,
     )
 
 
