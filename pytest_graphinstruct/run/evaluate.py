@@ -86,7 +86,8 @@ def evaluate(instruction: Instruction, answers: Sequence[Answer], *,
 
 def _detail(x: Verdict) -> ViolationDetail:
     gap = x.gap
-    return ViolationDetail(x.constraint, x.category, None if gap is None else gap.gap)
+    return ViolationDetail(x.constraint, x.category, None if gap is None else gap.gap,
+                           x.expected, x.observed, dict(x.where))
 
 
 def sample_result(v: Verification, answer: Answer | None = None) -> SampleResult:

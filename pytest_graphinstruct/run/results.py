@@ -83,20 +83,30 @@ def bounded_answer(text: str | None, limit: int = RAW_ANSWER_LIMIT) -> str | Non
 @dataclass(frozen=True)
 class ViolationDetail:
     """One violated check of a sample: the constraint (as written or derived), its category
-    (``verify.verdict.CATEGORIES``) and, for counts, degrees and numbers, ``observed − target``."""
+    (``verify.verdict.CATEGORIES``) and, for counts, degrees and numbers, ``observed − target``.
+
+    ``expected``, ``observed`` and ``where`` (the verdict's locus, lists already capped by the
+    verifier) are for people (the HTML report draws ``where``); ``None``/empty in reports
+    written before they were kept, and not compared."""
 
     constraint: str
     category: str
     gap: float | None = None
+    expected: str | None = field(default=None, compare=False)
+    observed: str | None = field(default=None, compare=False)
+    where: Mapping[str, Any] = field(default_factory=dict, compare=False)
 
     def to_json(self) -> dict[str, Any]:
-        return {"constraint": self.constraint, "category": self.category, "gap": self.gap}
+        return {"constraint": self.constraint, "category": self.category, "gap": self.gap,
+                "expected": self.expected, "observed": self.observed,
+                "where": dict(self.where)}
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> ViolationDetail:
         gap = data.get("gap")
         return cls(str(data["constraint"]), str(data["category"]),
-                   None if gap is None else float(gap))
+                   None if gap is None else float(gap), data.get("expected"),
+                   data.get("observed"), dict(data.get("where") or {}))
 
 
 @dataclass(frozen=True)
