@@ -8,6 +8,8 @@ Commands:
     show          one item of a report: outcome, samples, violations, tokens, raw answers.
     build-pools   build the L3/L4 reference pools (deterministic per seed; docs/POOLS.md).
     build-suite   build a whole suite: instructions, references and pools (docs/SUITE.md).
+    contamination a model on the committed suite vs a fresh seed, by template (a contamination
+                  probe; docs/CONTAMINATION.md).
 """
 
 from __future__ import annotations
@@ -84,6 +86,21 @@ def _parser() -> argparse.ArgumentParser:
                     "(default 50)")
     bs.add_argument("--levels", default=None, help="comma list of levels to build (default all)")
     bs.add_argument("--no-pools", action="store_true", help="do not rebuild references/pools")
+    ct = sub.add_parser("contamination", help="one model's scores on the committed suite (seed "
+                        "0) vs a fresh seed: paired bootstrap by template and a verdict "
+                        "(docs/CONTAMINATION.md)")
+    ct.add_argument("report_seed0", help="report of the run on the committed suite")
+    ct.add_argument("report_fresh", help="report of the run on a fresh suite (another seed)")
+    ct.add_argument("--suite-seed0", default=None, help="suite the first report ran on "
+                    "(default: the suite its cell records)")
+    ct.add_argument("--suite-fresh", default=None, help="suite the second report ran on "
+                    "(default: the suite its cell records)")
+    ct.add_argument("--cell", default=None, help="cell label, when the reports hold several")
+    ct.add_argument("--resamples", type=int, default=None, help="bootstrap resamples "
+                    "(default 2000)")
+    ct.add_argument("--seed", type=int, default=None, help="bootstrap seed (default 0)")
+    ct.add_argument("--threshold", type=float, default=None, help="smallest gap called real "
+                    "(default 0.005, the paper's stability band)")
     return p
 
 
@@ -142,6 +159,31 @@ def _compare(args: argparse.Namespace) -> int:
         print(f"warning: {warning}", file=sys.stderr)
     print("\n".join(comparison.lines(args.baseline, args.candidate)))
     return 1 if args.fail_on_regression and comparison.verdict == REGRESSION else 0
+
+
+def _contamination(args: argparse.Namespace) -> int:
+    from pytest_graphinstruct.report.contamination import (
+        NOISE_FLOOR,
+        open_side,
+        probe,
+        side_warnings,
+    )
+    from pytest_graphinstruct.run.reader import read_report
+    from pytest_graphinstruct.score.bootstrap import DEFAULT_B, DEFAULT_SEED
+
+    seed0 = open_side(read_report(args.report_seed0), args.report_seed0, args.cell,
+                      args.suite_seed0, "--suite-seed0")
+    fresh = open_side(read_report(args.report_fresh), args.report_fresh, args.cell,
+                      args.suite_fresh, "--suite-fresh")
+    result = probe(seed0.cell, fresh.cell, seed0.suite, fresh.suite,
+                   b=DEFAULT_B if args.resamples is None else args.resamples,
+                   seed=DEFAULT_SEED if args.seed is None else args.seed,
+                   threshold=NOISE_FLOOR if args.threshold is None else args.threshold,
+                   names=(args.report_seed0, args.report_fresh))
+    for warning in side_warnings(seed0, fresh):
+        print(f"warning: {warning}", file=sys.stderr)
+    print("\n".join(result.lines(seed0.describe(), fresh.describe())))
+    return 0
 
 
 def _show(args: argparse.Namespace) -> int:
@@ -271,6 +313,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             return _build_pools(args)
         if args.command == "build-suite":
             return _build_suite(args)
+        if args.command == "contamination":
+            return _contamination(args)
     except GraphInstructError as exc:
         print(f"error: {_one_line(str(exc))}", file=sys.stderr)
         return 2
