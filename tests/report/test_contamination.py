@@ -280,7 +280,7 @@ def test_open_side_uses_the_recorded_suite_or_the_given_one(tmp_path: Path) -> N
     nowhere = _report(tmp_path / "n.json", cell({"L1-001": 0.5}))
     with pytest.raises(GraphInstructError, match="records no suite; pass --suite-seed0=DIR"):
         open_side(read_report(nowhere), nowhere, None, None, "--suite-seed0")
-    with pytest.raises(GraphInstructError, match="suite not found: .*; pass --suite-fresh=DIR"):
+    with pytest.raises(GraphInstructError, match=r"suite not found: .*; pass --suite-fresh=DIR"):
         open_side(read_report(nowhere), nowhere, None, str(tmp_path / "gone"), "--suite-fresh")
 
 
