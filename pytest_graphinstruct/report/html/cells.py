@@ -1,0 +1,43 @@
+"""The cells one HTML page shows, gathered from one or more reports under unique names."""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from pytest_graphinstruct.run.results import CellReport, RunReport
+
+
+@dataclass(frozen=True)
+class NamedReport:
+    """A report and the name it is shown under (its file name, or ``this run``)."""
+
+    name: str
+    report: RunReport
+
+
+@dataclass(frozen=True)
+class PageCell:
+    """One cell of the page: ``key`` is its label, followed by ``[source]`` when several
+    reports hold a cell of that label."""
+
+    key: str
+    cell: CellReport
+    source: str
+
+
+def page_cells(reports: Sequence[NamedReport]) -> tuple[PageCell, ...]:
+    """Every cell of ``reports`` in order, each under a unique key."""
+    counts = Counter(c.label for r in reports for c in r.report.cells)
+    out: list[PageCell] = []
+    seen: set[str] = set()
+    for r in reports:
+        for c in r.report.cells:
+            key = c.label if counts[c.label] == 1 else f"{c.label} [{r.name}]"
+            base, k = key, 2
+            while key in seen:  # the same label twice in one report, or the same file twice
+                key, k = f"{base} #{k}", k + 1
+            seen.add(key)
+            out.append(PageCell(key, c, r.name))
+    return tuple(out)
