@@ -369,6 +369,39 @@ class AnswerCache:
             self.writes += 1
         return "written"
 
+    def merge_from(self, other: AnswerCache) -> int:
+        """Append every record of ``other`` whose key this cache lacks (``other``'s first
+        record of each key, in its file order; a key both hold keeps this cache's answer);
+        returns how many were added.  ``other``'s damaged lines are skipped (its
+        :attr:`warnings` say which).  The new records go in one locked append and one
+        ``fsync``.
+
+        Raises:
+            ModelError: either file cannot be read, or this cache's file cannot be written.
+        """
+        new: list[bytes] = []
+        added: list[str] = []
+        try:
+            with self._lock:
+                self._scan()
+                for record in _records(other.path):
+                    key = str(record["key"])
+                    if key in self._entries:
+                        continue
+                    self._entries[key] = _entry(record)
+                    added.append(key)
+                    new.append(json.dumps(record, ensure_ascii=False,
+                                          separators=(",", ":")).encode("utf-8"))
+                if new:
+                    self._append(b"\n".join(new))
+        except OSError as exc:
+            with self._lock:
+                for key in added:
+                    self._entries.pop(key, None)
+            raise ModelError(f"cannot merge {other.path} into {self.path}: "
+                             f"{exc.strerror or exc}") from None
+        return len(new)
+
     def _append(self, line: bytes) -> None:
         # Each append has its own descriptor, so flock also serialises this process's threads;
         # the fsync happens after unlocking so concurrent writers' fsyncs can overlap.
@@ -568,6 +601,20 @@ def _record(key: str, request: Request, answer: Answer, endpoint: str) -> dict[s
         "latency_s": round(answer.latency_s, 6),
         "created": round(time.time(), 3),
     }
+
+
+def _records(path: Path) -> Iterator[dict[str, Any]]:
+    """The valid records of a cache file in file order (damaged lines skipped)."""
+    with open(path, "rb") as fh:
+        for line in fh:
+            if not line.endswith(b"\n"):
+                return  # a torn last record
+            try:
+                obj = json.loads(line.decode("utf-8"))
+                _entry(obj)
+            except (UnicodeDecodeError, ValueError, TypeError, KeyError):
+                continue
+            yield obj
 
 
 def _entry(obj: Any) -> CacheEntry:

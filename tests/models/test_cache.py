@@ -376,3 +376,42 @@ def test_no_claim_when_the_directory_cannot_hold_one(tmp_path: Path) -> None:
     claim = cache.claim("k", wait_s=1)
     assert not claim.held and not claim.waited and claim.answer is None
     claim.release()
+
+
+# -- merging ----------------------------------------------------------------------------------
+
+
+def test_merge_from_adds_the_keys_it_lacks_once(tmp_path: Path) -> None:
+    a, b = AnswerCache(tmp_path / "a"), AnswerCache(tmp_path / "b")
+    shared = req("shared")
+    for cache, text in ((a, "from a"), (b, "from b")):
+        cache.put(shared.cache_key("ep"), shared, ok(text))
+    for i in range(3):
+        r = req(f"only b {i}", iid=f"L2-00{i}", sample=i)
+        b.put(r.cache_key("ep"), r, ok(f"b{i}"))
+    assert a.merge_from(b) == 3
+    assert a.merge_from(b) == 0  # idempotent
+    assert a.get(shared.cache_key("ep")).text == "from a"  # the target's answer stays
+    reopened = AnswerCache(tmp_path / "a")
+    assert len(reopened) == 4
+    entry = next(e for e in reopened.entries() if e.instruction_id == "L2-002")
+    assert entry.answer.text == "b2" and entry.sample_index == 2 and entry.level == 2
+
+
+def test_merge_from_skips_damaged_lines_of_the_source(tmp_path: Path) -> None:
+    a, b = AnswerCache(tmp_path / "a"), AnswerCache(tmp_path / "b")
+    r = req("q")
+    b.put(r.cache_key("ep"), r, ok("good"))
+    with open(b.path, "ab") as fh:
+        fh.write(b'{"not": "a record"}\n{"key": "torn')
+    with pytest.warns(CacheWarning):
+        damaged = AnswerCache(tmp_path / "b")
+    assert a.merge_from(damaged) == 1
+    assert AnswerCache(tmp_path / "a").path.read_bytes().count(b"\n") == 1
+
+
+def test_merge_from_a_missing_cache_is_a_model_error(tmp_path: Path) -> None:
+    a = AnswerCache(tmp_path / "a")
+    empty = AnswerCache(tmp_path / "b")  # a directory without answers.jsonl
+    with pytest.raises(ModelError, match="cannot merge"):
+        a.merge_from(empty)
