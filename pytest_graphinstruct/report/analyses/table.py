@@ -1,0 +1,129 @@
+"""Tables an analysis hands back, and how they are written (Markdown, CSV, JSON).
+
+An analysis result is a title, tables of raw values and notes; numbers are formatted only when
+written (``digits`` per column), so CSV and JSON keep full precision.  Text cells are names from
+files and are escaped for Markdown and CSV as the leaderboard does.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from pytest_graphinstruct.report.untrusted import escape
+
+Cell = str | int | float | bool | None
+
+
+@dataclass(frozen=True)
+class Table:
+    """A titled table: ``digits[i]`` is how column ``i``'s floats are shown (``None``: as is)."""
+
+    title: str
+    headers: tuple[str, ...]
+    rows: tuple[tuple[Cell, ...], ...]
+    digits: tuple[int | None, ...] = ()
+
+    def to_json(self) -> dict[str, Any]:
+        return {"title": self.title, "headers": list(self.headers),
+                "rows": [[_json_value(v) for v in r] for r in self.rows]}
+
+
+@dataclass(frozen=True)
+class AnalysisResult:
+    """What an analysis returns: its name, tables, notes and the same data as one JSON object."""
+
+    name: str
+    title: str
+    tables: tuple[Table, ...]
+    notes: tuple[str, ...] = ()
+    data: dict[str, Any] = field(default_factory=dict)
+
+    def to_json(self) -> dict[str, Any]:
+        return {"schema": "graphinstruct-analysis/1", "analysis": self.name,
+                "title": self.title, "notes": list(self.notes),
+                "tables": [t.to_json() for t in self.tables], "data": self.data}
+
+
+def _json_value(v: Cell) -> Cell:
+    if isinstance(v, float) and not math.isfinite(v):
+        return None
+    return v
+
+
+def _show(v: Cell, digits: int | None) -> str:
+    if v is None:
+        return "—"
+    if isinstance(v, bool):
+        return "yes" if v else "no"
+    if isinstance(v, float):
+        if not math.isfinite(v):
+            return "—"
+        if digits is None:
+            return f"{v:g}"
+        return f"{v:+.{-digits}f}" if digits < 0 else f"{v:.{digits}f}"
+    if isinstance(v, int):
+        return str(v)
+    out = escape(v)
+    for ch in ("\\", "|", "*", "_", "`", "<", ">", "[", "]"):
+        out = out.replace(ch, "\\" + ch)
+    return out
+
+
+def signed(digits: int) -> int:
+    """A ``digits`` entry that shows the float with its sign (``+0.012``)."""
+    return -digits
+
+
+def to_markdown(result: AnalysisResult) -> str:
+    from tabulate import tabulate
+
+    parts = [f"# {_show(result.title, None)}"]
+    for t in result.tables:
+        digits: Sequence[int | None] = t.digits or (None,) * len(t.headers)
+        rows = [[_show(v, digits[i] if i < len(digits) else None) for i, v in enumerate(r)]
+                for r in t.rows]
+        parts += ["", f"## {_show(t.title, None)}", "",
+                  str(tabulate(rows, headers=list(t.headers), tablefmt="github",
+                               disable_numparse=True))]
+    if result.notes:
+        parts += [""] + [f"- {_show(n, None)}" for n in result.notes]
+    return "\n".join(parts) + "\n"
+
+
+def _csv_value(v: Cell) -> Cell:
+    if v is None or (isinstance(v, float) and not math.isfinite(v)):
+        return ""
+    if isinstance(v, str):
+        v = escape(v)
+        if v[:1] in ("=", "+", "-", "@"):
+            return "'" + v
+    return v
+
+
+def to_csv(result: AnalysisResult) -> str:
+    """Every table, each introduced by a ``# title`` row and followed by a blank row."""
+    out = io.StringIO()
+    writer = csv.writer(out, lineterminator="\n")
+    for t in result.tables:
+        writer.writerow([f"# {t.title}"])
+        writer.writerow(t.headers)
+        for r in t.rows:
+            writer.writerow([_csv_value(v) for v in r])
+        writer.writerow([])
+    return out.getvalue()
+
+
+def render(result: AnalysisResult, fmt: str) -> str:
+    if fmt == "markdown":
+        return to_markdown(result)
+    if fmt == "csv":
+        return to_csv(result)
+    if fmt == "json":
+        return json.dumps(result.to_json(), indent=2, ensure_ascii=False, allow_nan=False) + "\n"
+    raise ValueError(f"unknown format {fmt!r} (markdown, csv, json)")

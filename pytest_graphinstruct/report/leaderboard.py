@@ -1,0 +1,275 @@
+"""The leaderboard over any set of runs: one row per cell (model, strategy or method).
+
+Every number comes from where it is defined, nothing is recomputed here: S_total, TPV and the
+per-level scores are the cell's own (the reader's, for the reference release's files), and the
+cross-cell numbers — the Pareto frontier and bonus, S_final, Q/kTPV, Frontier Distance and
+Cost@Q — are :func:`pytest_graphinstruct.score.pareto.analyze` over all the rows together
+(``scope="all"``, the paper's 45-cell comparison).  A cell whose token usage is unknown has no
+cost: it is ranked by S_total, has no S_final (so no S_final rank) and is listed as such.
+
+* ``S_total`` is the cell's quality over the levels it ran (renormalized when levels are
+  missing; equal to the paper's Eq. 2 for a full run).
+* Ranks are 1-based, by descending score, ties broken by label (a stable, reproducible order).
+* A dimension's value is the mean over the cell's scored items where the dimension is present
+  (an inactive dimension the release records as 0 counts as 0, as it does there).
+* Cost@Q (Q = 0.8) is per model: the lowest TPV among the model's rows with S_total ≥ Q.
+
+Formats: Markdown (tables), CSV (one row per cell, every column), JSON (the same, typed) and a
+self-contained HTML page (a Jinja2 template, autoescaped).  Model names and labels come from
+files and are escaped for the format they are written in.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from pytest_graphinstruct.report.analyses.runs import STRATEGY_ABBREV, Run
+from pytest_graphinstruct.report.untrusted import escape
+from pytest_graphinstruct.score.levels import mean_present
+from pytest_graphinstruct.score.pareto import COST_AT_Q_THRESHOLD, LAMBDA, analyze
+from pytest_graphinstruct.vocab import DIMENSIONS, LEVELS
+
+FORMATS = ("markdown", "csv", "json", "html")
+SCHEMA = "graphinstruct-leaderboard/1"
+
+
+@dataclass(frozen=True)
+class LeaderboardRow:
+    """One cell on the leaderboard."""
+
+    label: str
+    model: str
+    family: str | None
+    tier: str | None
+    condition: str
+    variant: str | None
+    s_total: float
+    rank_total: int
+    s_final: float | None
+    rank_final: int | None
+    pareto_optimal: bool | None
+    tpv: float | None
+    q_per_ktpv: float | None
+    frontier_distance: float | None
+    levels: Mapping[int, float | None]
+    dimensions: Mapping[str, float | None]
+    items: int
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "label": self.label, "model": self.model, "family": self.family, "tier": self.tier,
+            "condition": self.condition, "variant": self.variant,
+            "rank_total": self.rank_total, "s_total": self.s_total,
+            "rank_final": self.rank_final, "s_final": self.s_final,
+            "pareto_optimal": self.pareto_optimal, "tpv": self.tpv,
+            "q_per_ktpv": self.q_per_ktpv, "frontier_distance": self.frontier_distance,
+            "levels": {str(lv): v for lv, v in sorted(self.levels.items())},
+            "dimensions": dict(self.dimensions), "items": self.items,
+        }
+
+
+@dataclass(frozen=True)
+class CostRow:
+    """Cost@Q of one model: the cheapest of its rows reaching S_total ≥ Q (``None``: never)."""
+
+    model: str
+    cost: float | None
+    cell: str | None
+
+
+@dataclass(frozen=True)
+class Leaderboard:
+    """The rows (by S_total rank), Cost@Q per model, and the cells left without a cost or a
+    score."""
+
+    rows: tuple[LeaderboardRow, ...]
+    cost_at_q: tuple[CostRow, ...]
+    threshold: float
+    lam: float
+    unknown_cost: tuple[str, ...]
+    unscored: tuple[str, ...]
+
+    def by_final(self) -> tuple[LeaderboardRow, ...]:
+        """The rows that have an S_final, by S_final rank."""
+        ranked = [r for r in self.rows if r.rank_final is not None]
+        return tuple(sorted(ranked, key=lambda r: r.rank_final or 0))
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "schema": SCHEMA, "threshold": self.threshold, "lambda": self.lam,
+            "rows": [r.to_json() for r in self.rows],
+            "cost_at_q": [{"model": c.model, "cost": c.cost, "cell": c.cell}
+                          for c in self.cost_at_q],
+            "unknown_cost": list(self.unknown_cost), "unscored": list(self.unscored),
+        }
+
+
+def _ranks(values: Mapping[str, float]) -> dict[str, int]:
+    order = sorted(values, key=lambda label: (-values[label], label))
+    return {label: i + 1 for i, label in enumerate(order)}
+
+
+def build_leaderboard(runs: Sequence[Run], *, threshold: float = COST_AT_Q_THRESHOLD,
+                      lam: float = LAMBDA) -> Leaderboard:
+    """The leaderboard of ``runs`` (see the module docstring for every rule)."""
+    scored = [r for r in runs if r.quality is not None]
+    unscored = tuple(sorted(r.label for r in runs if r.quality is None))
+    analysis = analyze([r.point() for r in scored], lam=lam, threshold=threshold)
+    by_label = {a.point.label: a for a in analysis.cells}
+    rank_total = _ranks({r.label: r.quality for r in scored if r.quality is not None})
+    finals = {label: a.s_final for label, a in by_label.items() if a.s_final is not None}
+    rank_final = _ranks(finals)
+    rows = []
+    for run in scored:
+        a = by_label[run.label]
+        items = [i for i in run.cell.per_instruction if i.scored]
+        rows.append(LeaderboardRow(
+            label=run.label, model=run.display, family=run.info.family, tier=run.info.tier,
+            condition=run.condition, variant=run.variant, s_total=a.point.quality,
+            rank_total=rank_total[run.label], s_final=a.s_final,
+            rank_final=rank_final.get(run.label), pareto_optimal=a.on_frontier,
+            tpv=a.point.cost, q_per_ktpv=a.q_per_ktpv, frontier_distance=a.frontier_distance,
+            levels={lv: run.level_score(lv) for lv in LEVELS if lv in run.cell.per_level},
+            dimensions={d: mean_present(i.dimension_scores.get(d) for i in items)
+                        for d in DIMENSIONS},
+            items=len(items)))
+    rows.sort(key=lambda r: r.rank_total)
+    display = {r.group: r.display for r in scored}
+    costs = tuple(CostRow(display[g], analysis.cost_at_q[g], analysis.cheapest_at_q[g])
+                  for g in sorted(analysis.cost_at_q, key=lambda g: display[g]))
+    return Leaderboard(tuple(rows), costs, threshold, lam, tuple(analysis.excluded), unscored)
+
+
+# -- rendering ---------------------------------------------------------------------------------
+
+def _num(x: float | None, digits: int) -> str:
+    if x is None or (isinstance(x, float) and math.isnan(x)):
+        return "—"
+    if math.isinf(x):
+        return "∞"
+    return f"{x:.{digits}f}"
+
+
+def _md(text: str | None) -> str:
+    """Untrusted text as a Markdown table cell: one line, controls escaped, pipes and the
+    characters Markdown acts on inside a cell escaped."""
+    if text is None:
+        return "—"
+    out = escape(text)
+    for ch in ("\\", "|", "*", "_", "`", "<", ">", "[", "]"):
+        out = out.replace(ch, "\\" + ch)
+    return out
+
+
+def _strategy(row: LeaderboardRow) -> str:
+    return STRATEGY_ABBREV.get(row.condition, row.condition)
+
+
+def _table(headers: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
+    from tabulate import tabulate
+
+    return str(tabulate(rows, headers=list(headers), tablefmt="github", disable_numparse=True))
+
+
+def to_markdown(board: Leaderboard) -> str:
+    """The leaderboard as Markdown: by S_total, by S_final, per level, per dimension, Cost@Q."""
+    parts = [f"# Leaderboard ({len(board.rows)} cells)", "",
+             "## By S_total", "",
+             _table(["#", "model", "strategy/method", "S_total", "S_final", "TPV", "Q/kTPV",
+                     "FD", "Pareto"],
+                    [[str(r.rank_total), _md(r.model), _md(_strategy(r)), _num(r.s_total, 4),
+                      _num(r.s_final, 4), _num(r.tpv, 0), _num(r.q_per_ktpv, 3),
+                      _num(r.frontier_distance, 4), "✓" if r.pareto_optimal else ""]
+                     for r in board.rows]),
+             "", f"## By S_final (λ = {board.lam:g})", "",
+             _table(["S_final #", "S_total #", "Δ", "model", "strategy/method", "S_total",
+                     "TPV", "Q/kTPV", "S_final", "Pareto"],
+                    [[str(r.rank_final), str(r.rank_total),
+                      f"{r.rank_total - (r.rank_final or 0):+d}", _md(r.model),
+                      _md(_strategy(r)), _num(r.s_total, 4), _num(r.tpv, 0),
+                      _num(r.q_per_ktpv, 3), _num(r.s_final, 4),
+                      "✓" if r.pareto_optimal else ""] for r in board.by_final()]),
+             "", "## Per level", "",
+             _table(["#", "model", "strategy/method", "S_total", *(f"L{lv}" for lv in LEVELS)],
+                    [[str(r.rank_total), _md(r.model), _md(_strategy(r)), _num(r.s_total, 4),
+                      *(_num(r.levels.get(lv), 4) for lv in LEVELS)] for r in board.rows]),
+             "", "## Per dimension (mean over scored items)", "",
+             _table(["#", "model", "strategy/method", *DIMENSIONS, "items"],
+                    [[str(r.rank_total), _md(r.model), _md(_strategy(r)),
+                      *(_num(r.dimensions.get(d), 4) for d in DIMENSIONS), str(r.items)]
+                     for r in board.rows]),
+             "", f"## Cost@Q={board.threshold:g} per model", "",
+             _table(["model", f"Cost@Q={board.threshold:g} (TPV)", "cell"],
+                    [[_md(c.model), "never" if c.cost is None else _num(c.cost, 0),
+                      _md(c.cell)] for c in board.cost_at_q])]
+    if board.unknown_cost:
+        parts += ["", "Unknown cost (no token usage; no S_final, not on the frontier): "
+                  + ", ".join(_md(x) for x in board.unknown_cost)]
+    if board.unscored:
+        parts += ["", "Left out (no level score): " + ", ".join(_md(x) for x in board.unscored)]
+    return "\n".join(parts) + "\n"
+
+
+CSV_COLUMNS = ("rank_total", "rank_final", "label", "model", "family", "tier", "condition",
+               "variant", "s_total", "s_final", "pareto_optimal", "tpv", "q_per_ktpv",
+               "frontier_distance", *(f"L{lv}" for lv in LEVELS), *DIMENSIONS, "items")
+
+
+def _csv_safe(value: Any) -> Any:
+    """A text cell a spreadsheet will not run as a formula (``=``, ``+``, ``-``, ``@`` lead)."""
+    if isinstance(value, str):
+        value = escape(value)
+        if value[:1] in ("=", "+", "-", "@"):
+            return "'" + value
+    return value
+
+
+def to_csv(board: Leaderboard) -> str:
+    """One row per cell, every column (:data:`CSV_COLUMNS`), by S_total rank; absent: empty."""
+    out = io.StringIO()
+    writer = csv.writer(out, lineterminator="\n")
+    writer.writerow(CSV_COLUMNS)
+    for r in board.rows:
+        values: list[Any] = [
+            r.rank_total, r.rank_final, r.label, r.model, r.family, r.tier, r.condition,
+            r.variant, r.s_total, r.s_final, r.pareto_optimal, r.tpv, r.q_per_ktpv,
+            r.frontier_distance, *(r.levels.get(lv) for lv in LEVELS),
+            *(r.dimensions.get(d) for d in DIMENSIONS), r.items]
+        writer.writerow(["" if v is None else _csv_safe(v) for v in values])
+    return out.getvalue()
+
+
+def to_json_text(board: Leaderboard) -> str:
+    return json.dumps(board.to_json(), indent=2, ensure_ascii=False, allow_nan=False) + "\n"
+
+
+def to_html(board: Leaderboard) -> str:
+    """A self-contained HTML page (no script, no external resource) of the same tables."""
+    from jinja2 import Environment, PackageLoader, select_autoescape
+
+    env = Environment(loader=PackageLoader("pytest_graphinstruct.report",
+                                           "templates_leaderboard"),
+                      autoescape=select_autoescape(default=True, default_for_string=True))
+    env.filters["num"] = _num
+    template = env.get_template("leaderboard.html.j2")
+    return template.render(board=board, levels=LEVELS, dimensions=DIMENSIONS,
+                           abbrev=STRATEGY_ABBREV)
+
+
+def render(board: Leaderboard, fmt: str) -> str:
+    """``board`` in ``fmt`` (one of :data:`FORMATS`)."""
+    if fmt == "markdown":
+        return to_markdown(board)
+    if fmt == "csv":
+        return to_csv(board)
+    if fmt == "json":
+        return to_json_text(board)
+    if fmt == "html":
+        return to_html(board)
+    raise ValueError(f"unknown format {fmt!r} (one of {', '.join(FORMATS)})")
