@@ -8,6 +8,9 @@ Commands:
     show          one item of a report: outcome, samples, violations, tokens, raw answers.
     build-pools   build the L3/L4 reference pools (deterministic per seed; docs/POOLS.md).
     build-suite   build a whole suite: instructions, references and pools (docs/SUITE.md).
+    leaderboard   one row per cell of any set of runs, by S_total and S_final (docs/ANALYSES.md).
+    analyze       the paper's analyses (tier gap, strategy effects, CoT, scaling, frontier,
+                  methods) over any set of runs (docs/ANALYSES.md).
     contamination a model on the committed suite vs a fresh seed, by template (a contamination
                   probe; docs/CONTAMINATION.md).
 """
@@ -17,6 +20,7 @@ from __future__ import annotations
 import argparse
 import sys
 from collections.abc import Sequence
+from typing import Any
 
 from pytest_graphinstruct.errors import GraphInstructError
 from pytest_graphinstruct.graphs.model import Limits
@@ -86,6 +90,7 @@ def _parser() -> argparse.ArgumentParser:
                     "(default 50)")
     bs.add_argument("--levels", default=None, help="comma list of levels to build (default all)")
     bs.add_argument("--no-pools", action="store_true", help="do not rebuild references/pools")
+    _add_table_commands(sub)
     ct = sub.add_parser("contamination", help="one model's scores on the committed suite (seed "
                         "0) vs a fresh seed: paired bootstrap by template and a verdict "
                         "(docs/CONTAMINATION.md)")
@@ -102,6 +107,76 @@ def _parser() -> argparse.ArgumentParser:
     ct.add_argument("--threshold", type=float, default=None, help="smallest gap called real "
                     "(default 0.005, the paper's stability band)")
     return p
+
+
+def _add_table_commands(sub: Any) -> None:
+    """The ``leaderboard`` and ``analyze`` subcommands (report/leaderboard.py, report/analyses)."""
+    from pytest_graphinstruct.report.analyses.names import ANALYSES
+
+    def runs_args(cmd: argparse.ArgumentParser, formats: Sequence[str]) -> None:
+        cmd.add_argument("reports", nargs="*", help="report files: ours, or the release's "
+                         "*.quality.json")
+        cmd.add_argument("--store", nargs="?", const=".graphinstruct/runs", default=None,
+                         metavar="DIR", help="read every report of the run store instead "
+                         "(default DIR .graphinstruct/runs; the latest run of a cell counts)")
+        cmd.add_argument("--format", choices=formats, default="markdown", help="output format "
+                         "(default markdown)")
+        cmd.add_argument("--out", default=None, help="write to FILE instead of stdout")
+        cmd.add_argument("--models-table", action="append", default=[], metavar="FILE",
+                         help="a models table (TOML, as report/data/models.toml) extending or "
+                         "overriding the packaged one; may be repeated")
+
+    lb = sub.add_parser("leaderboard", help="one row per cell (model, strategy/method), ranked "
+                        "by S_total and S_final, with per-level and per-dimension tables, "
+                        "Q/kTPV, Cost@Q=0.8 and frontier distance")
+    runs_args(lb, ("markdown", "csv", "json", "html"))
+    lb.add_argument("--strategies-only", action="store_true", help="only the plain prompting "
+                    "cells (no method, no oracle): the paper's 45-cell leaderboard")
+    an = sub.add_parser("analyze", help="one of the paper's analyses over a set of runs")
+    an.add_argument("analysis", choices=sorted(ANALYSES), help="; ".join(
+        f"{k}: {v}" for k, v in sorted(ANALYSES.items())))
+    runs_args(an, ("markdown", "csv", "json"))
+    an.add_argument("--rule", default=None, help="tier-gap: how a model's level score is "
+                    "taken (best-profile, best-per-level, all-cells; default best-profile)")
+    an.add_argument("--pair", nargs=2, default=None, metavar=("A", "B"), help="scaling: "
+                    "compare model A with model B (A - B) instead of every same-family pair")
+    an.add_argument("--strategy", action="append", default=[], help="scaling: only this "
+                    "strategy (may be repeated; default every strategy both models ran)")
+    an.add_argument("--resamples", type=int, default=None, help="bootstrap resamples "
+                    "(sensitivity default 10000, scaling 1000)")
+    an.add_argument("--seed", type=int, default=0, help="bootstrap seed (default 0)")
+
+
+def _write_out(text: str, out: str | None) -> None:
+    if out is None:
+        sys.stdout.write(text)
+        return
+    from pathlib import Path
+
+    Path(out).write_text(text, encoding="utf-8")
+    print(f"wrote {out}")
+
+
+def _leaderboard(args: argparse.Namespace) -> int:
+    from pytest_graphinstruct.report.analyses.runs import load_runs
+    from pytest_graphinstruct.report.leaderboard import build_leaderboard, render
+
+    runs = load_runs(args.reports, store=args.store, models_tables=args.models_table)
+    if args.strategies_only:
+        runs = [r for r in runs if r.is_baseline]
+    if not runs:
+        raise GraphInstructError("no cells to rank")
+    _write_out(render(build_leaderboard(runs), args.format), args.out)
+    return 0
+
+
+def _analyze(args: argparse.Namespace) -> int:
+    from pytest_graphinstruct.report.analyses.names import run_analysis
+    from pytest_graphinstruct.report.analyses.runs import load_runs
+
+    runs = load_runs(args.reports, store=args.store, models_tables=args.models_table)
+    _write_out(run_analysis(args.analysis, runs, args), args.out)
+    return 0
 
 
 def _pareto(args: argparse.Namespace) -> int:
@@ -297,7 +372,15 @@ def _one_line(message: str) -> str:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; returns the process exit status (2 on bad input)."""
-    args = _parser().parse_args(argv)
+    parser = _parser()
+    args, extra = parser.parse_known_args(argv)
+    # leaderboard/analyze take report files before and after options (argparse gives files
+    # that follow an option back as unknown); anything else unknown is the usual error.
+    if extra and getattr(args, "command", None) in ("leaderboard", "analyze") \
+            and not any(x.startswith("-") for x in extra):
+        args.reports = [*args.reports, *extra]
+    elif extra:
+        parser.error(f"unrecognized arguments: {' '.join(extra)}")
     try:
         if args.command == "score":
             return _score(args)
@@ -313,6 +396,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             return _build_pools(args)
         if args.command == "build-suite":
             return _build_suite(args)
+        if args.command == "leaderboard":
+            return _leaderboard(args)
+        if args.command == "analyze":
+            return _analyze(args)
         if args.command == "contamination":
             return _contamination(args)
     except GraphInstructError as exc:
