@@ -25,8 +25,8 @@ from pathlib import Path
 
 from pytest_graphinstruct.errors import GraphInstructError
 from pytest_graphinstruct.run.reader import read_report
-from pytest_graphinstruct.run.results import CellReport, ReportError, RunReport
-from pytest_graphinstruct.score.bootstrap import is_regression, paired_bootstrap
+from pytest_graphinstruct.run.results import CellReport, ItemResult, ReportError, RunReport
+from pytest_graphinstruct.score.bootstrap import PairedResult, is_regression, paired_bootstrap
 
 
 def load_baseline(path: str | Path) -> dict[str, CellReport]:
@@ -67,11 +67,73 @@ class GateFailure:
     message: str
 
 
+@dataclass(frozen=True)
+class ItemChange:
+    """An item whose outcome changed against the baseline, with its first violation now (a
+    newly failing item) — untrusted text from the model's answer is not in it, only the
+    constraint as written."""
+
+    instruction_id: str
+    level: int
+    first_violation: str | None = None
+
+
+@dataclass(frozen=True)
+class CellComparison:
+    """One cell against its baseline cell: the paired bootstrap of ``current − baseline``
+    level scores, the levels whose drop is real and larger than ``max_regression``, and the
+    items that newly fail or newly pass."""
+
+    label: str
+    diff: PairedResult
+    regressed_levels: tuple[int, ...]
+    newly_failing: tuple[ItemChange, ...]
+    newly_passing: tuple[ItemChange, ...]
+
+
+def first_violation(item: ItemResult) -> str | None:
+    """The first violated constraint of an item's first failing sample (``None``: none)."""
+    for sample in item.samples:
+        found = (*sample.violations, *sample.derived_violations)
+        if found:
+            return found[0]
+        if sample.error:
+            return f"error: {sample.error}"
+        if not sample.parsed:
+            return "no graph parsed"
+    return None
+
+
+def compare_cell(cell: CellReport, base: CellReport, *,
+                 max_regression: float) -> CellComparison:
+    """``cell`` against ``base`` (the same label in the baseline)."""
+    diff = paired_bootstrap(base.scored_level_scores(), cell.scored_level_scores())
+    before = {r.instruction_id: r.outcome for r in base.per_instruction}
+    failing = tuple(ItemChange(r.instruction_id, r.level, first_violation(r))
+                    for r in cell.per_instruction
+                    if r.outcome == "failed" and before.get(r.instruction_id) == "passed")
+    passing = tuple(ItemChange(r.instruction_id, r.level) for r in cell.per_instruction
+                    if r.outcome == "passed" and before.get(r.instruction_id) == "failed")
+    regressed = tuple(lv for lv, d in sorted(diff.levels.items())
+                      if is_regression(d, max_regression))
+    return CellComparison(cell.label, diff, regressed, failing, passing)
+
+
+def compare_to_baseline(report: RunReport, baseline: Mapping[str, CellReport], *,
+                        max_regression: float) -> tuple[CellComparison, ...]:
+    """Every cell of ``report`` that the baseline has, compared (in the report's order)."""
+    return tuple(compare_cell(c, baseline[c.label], max_regression=max_regression)
+                 for c in report.cells if c.label in baseline)
+
+
 def check_gates(report: RunReport, *, fail_under: float | None = None,
                 baseline: Mapping[str, CellReport] | None = None,
                 max_regression: float | None = None) -> list[GateFailure]:
     """Every gate the report trips (empty when it passes all configured gates)."""
     out: list[GateFailure] = []
+    compared = ({} if baseline is None or max_regression is None else
+                {c.label: c for c in compare_to_baseline(report, baseline,
+                                                         max_regression=max_regression)})
     for cell in report.cells:
         label = cell.label
         total = cell.summary.s_total_renormalized
@@ -81,20 +143,15 @@ def check_gates(report: RunReport, *, fail_under: float | None = None,
                                    f"--gi-fail-under={fail_under:g}"))
         if baseline is None or max_regression is None:
             continue
-        base = baseline.get(label)
-        if base is None:
+        comparison = compared.get(label)
+        if comparison is None:
             out.append(GateFailure("regression", label, f"{label}: the baseline has no such "
                                    f"cell (it has: {', '.join(sorted(baseline)) or 'none'}); "
                                    "update it with --gi-update-baseline"))
             continue
-        diff = paired_bootstrap(base.scored_level_scores(), cell.scored_level_scores())
-        before = {r.instruction_id: r.outcome for r in base.per_instruction}
-        for lv, d in sorted(diff.levels.items()):
-            if not is_regression(d, max_regression):
-                continue
-            newly = [r.instruction_id for r in cell.per_instruction
-                     if r.level == lv and r.outcome == "failed"
-                     and before.get(r.instruction_id) == "passed"]
+        for lv in comparison.regressed_levels:
+            d = comparison.diff.levels[lv]
+            newly = [x.instruction_id for x in comparison.newly_failing if x.level == lv]
             shown = ", ".join(newly[:20]) + (f" … {len(newly) - 20} more" if len(newly) > 20
                                              else "")
             out.append(GateFailure(

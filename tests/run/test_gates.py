@@ -72,3 +72,28 @@ def test_load_baseline_and_failures(tmp_path: Path) -> None:
     p.write_text("[1, 2]", encoding="utf-8")
     with pytest.raises(GraphInstructError, match="not a GraphInstruct report"):
         load_baseline(p)
+
+
+def test_compare_cell_names_new_failures_with_their_first_violation() -> None:
+    from pytest_graphinstruct.run.gates import compare_cell
+    from pytest_graphinstruct.run.results import SampleResult
+
+    ids = [f"L2-{n:03d}" for n in range(40)]
+    base = run({i: (0.5 if n == 39 else 1.0) for n, i in enumerate(ids)}).cells[0]
+    items = []
+    for n, i in enumerate(ids):
+        fails = n < 20
+        sample = SampleResult(parsed=True, refusal=False,
+                              violations=("num_edges=4",) if fails else ())
+        items.append(ItemResult(instruction_id=i, level=2, cell="m-zero-shot", model="m",
+                                strategy="zero-shot", level_score=0.5 if fails else 1.0,
+                                outcome="failed" if fails else "passed", samples=(sample,)))
+    now = with_pareto([build_cell(CellMetadata("m", "zero-shot"), items)]).cells[0]
+    c = compare_cell(now, base, max_regression=0.05)
+    assert c.regressed_levels == (2,)
+    assert [x.instruction_id for x in c.newly_failing] == ids[:20]
+    assert {x.first_violation for x in c.newly_failing} == {"num_edges=4"}
+    assert [x.instruction_id for x in c.newly_passing] == ["L2-039"]
+    assert c.diff.levels[2].mean_diff == pytest.approx((20 * -0.5 + 0.5) / 40)
+    small = compare_cell(now, base, max_regression=0.5)  # a real drop, but under DELTA
+    assert small.regressed_levels == () and len(small.newly_failing) == 20
