@@ -1,0 +1,98 @@
+"""The Markdown summary (report/markdown.py): content, caps, escaping, GITHUB_STEP_SUMMARY."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from pytest_graphinstruct.report.markdown import code, md, render_markdown, write_markdown
+from pytest_graphinstruct.run.aggregate import build_cell, with_pareto
+from pytest_graphinstruct.run.gates import compare_to_baseline, judge
+from pytest_graphinstruct.run.results import CellMetadata, ItemResult, RunReport, SampleResult
+
+IDS = [f"L2-{n:03d}" for n in range(40)]
+
+
+def _run(failing: set[str], why: str = "num_edges=4", label: str = "m") -> RunReport:
+    items = []
+    for i in IDS:
+        bad = i in failing
+        sample = SampleResult(parsed=True, refusal=False, violations=(why,) if bad else ())
+        items.append(ItemResult(instruction_id=i, level=2, cell=f"{label}-zero-shot", model=label,
+                                strategy="zero-shot", level_score=0.4 if bad else 1.0,
+                                outcome="failed" if bad else "passed", samples=(sample,)))
+    return with_pareto([build_cell(CellMetadata(label, "zero-shot"), items)])
+
+
+def _summary(base: RunReport, now: RunReport, max_regression: float = 0.05,
+             **kw: object) -> str:
+    baseline = {c.label: c for c in base.cells}
+    verdict = judge(now, max_error_rate=0.05, baseline=baseline, max_regression=max_regression)
+    comparisons = compare_to_baseline(now, baseline, max_regression=max_regression)
+    return render_markdown(now, verdict, comparisons, baseline_name="ci/baselines/b.json",
+                           **kw)  # type: ignore[arg-type]
+
+
+def test_a_real_regression_fails_and_lists_new_failures_with_their_violation() -> None:
+    text = _summary(_run({"L2-039"}), _run(set(IDS[:20])))
+    assert text.startswith("## GraphInstruct: ❌ gate failed\n")
+    assert "GATE FAILED (regression)" in text
+    assert "| L2 | -0.285 |" in text and "**regressed**" in text
+    assert "Newly failing (20):" in text
+    assert "- `L2-000` (L2): num\\_edges=4" in text
+    assert "… and 5 more (HTML report)" in text  # capped at 15
+    assert "Newly passing (1): `L2-039`" in text
+    assert "| `m-zero-shot` | 0.700 (-0.285 ⚠) |" in text
+    assert "baseline: `ci/baselines/b.json`" in text
+
+
+def test_new_failures_that_are_noise_are_a_note_not_a_failure() -> None:
+    text = _summary(_run(set()), _run({"L2-003"}))
+    assert text.startswith("## GraphInstruct: ✅ passed\n")
+    assert "no significant change" in text
+    assert "> `m-zero-shot`: 1 newly failing item(s) on levels whose drop is not significant" \
+        in text
+
+
+def test_without_a_baseline_it_is_the_run_alone() -> None:
+    now = _run({"L2-001"})
+    text = render_markdown(now, judge(now, max_error_rate=0.05))
+    assert "no baseline gate configured" in text and "Newly failing" not in text
+    assert "| `m-zero-shot` |" in text
+
+
+def test_hostile_texts_cannot_inject_markdown_or_html() -> None:
+    evil = "<img src=x onerror=alert(1)> [click](http://evil) | `code` *bold*\n# heading"
+    text = _summary(_run(set()), _run(set(IDS[:30]), why=evil))
+    line = next(x for x in text.splitlines() if x.startswith("- `L2-000`"))
+    assert not re.search(r"(?<!\\)[<>\[\]|`*]", line.split(": ", 1)[1])
+    assert "\\<img" in line and "\\[click\\]" in line and "\\|" in line
+    assert code("a|b`c\nd") == "`a¦b'c d`"
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.text(max_size=400))
+def test_md_is_one_bounded_line_with_no_active_character(text: str) -> None:
+    out = md(text, 50)
+    assert "\n" not in out and "\r" not in out
+    unescaped = out.replace("\\\\", "")
+    for ch in "<>[]|`*_":
+        assert all(unescaped[i - 1] == "\\" for i, c in enumerate(unescaped) if c == ch and i)
+        assert not unescaped.startswith(ch)
+
+
+def test_write_appends_to_the_github_step_summary(tmp_path: Path,
+                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    step = tmp_path / "step.md"
+    step.write_text("earlier\n", encoding="utf-8")
+    monkeypatch.setenv("GITHUB_STEP_SUMMARY", str(step))
+    write_markdown(tmp_path / "s.md", "## hi\n")
+    assert (tmp_path / "s.md").read_text(encoding="utf-8") == "## hi\n"
+    assert step.read_text(encoding="utf-8") == "earlier\n## hi\n"
+    monkeypatch.delenv("GITHUB_STEP_SUMMARY")
+    write_markdown(tmp_path / "t.md", "x\n")
+    assert step.read_text(encoding="utf-8") == "earlier\n## hi\n"
