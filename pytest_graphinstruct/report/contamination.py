@@ -364,9 +364,36 @@ def side_warnings(seed0: Side, fresh: Side) -> list[str]:
                        replace(fresh.cell.metadata, suite=None))
     if diff:
         out.append(f"the two cells differ in {', '.join(diff)}: the gap may come from that")
+    dims = dimension_mismatch(seed0.cell, fresh.cell)
+    if dims:
+        out.append(f"the two runs scored different dimensions ({'; '.join(dims)}): did both "
+                   "use the same pools (--gi-pools, default references/pools under the "
+                   "rootdir)? The gap may come from that")
     for side in (seed0, fresh):
         if side.cell.metadata.partial:
             out.append(f"{side.report}: cell {escape(side.cell.label)} is partial; only its "
                        "scored items count")
     return out
 
+
+
+def dimension_mismatch(seed0: CellReport, fresh: CellReport) -> list[str]:
+    """``L<l>: <dims> only in the committed|fresh run`` for each level both cells scored where
+    one computed a dimension (D1–D5, on any item) that the other never did — the mark of a run
+    without the pools the other had."""
+    a, b = _dimensions(seed0), _dimensions(fresh)
+    out = []
+    for lv in sorted(set(a) & set(b)):
+        for side, only in (("committed", a[lv] - b[lv]), ("fresh", b[lv] - a[lv])):
+            if only:
+                out.append(f"L{lv}: {', '.join(sorted(only))} only in the {side} run")
+    return out
+
+
+def _dimensions(cell: CellReport) -> dict[int, set[str]]:
+    out: dict[int, set[str]] = {}
+    for item in cell.per_instruction:
+        if item.scored:
+            present = {d for d, v in item.dimension_scores.items() if v is not None}
+            out.setdefault(item.level, set()).update(present)
+    return out
