@@ -364,10 +364,10 @@ def side_warnings(seed0: Side, fresh: Side) -> list[str]:
                        replace(fresh.cell.metadata, suite=None))
     if diff:
         out.append(f"the two cells differ in {', '.join(diff)}: the gap may come from that")
-    dims = dimension_mismatch(seed0.cell, fresh.cell)
+    dims = dimension_mismatch(seed0.cell, fresh.cell) + pool_mismatch(seed0.cell, fresh.cell)
     if dims:
-        out.append(f"the two runs scored different dimensions ({'; '.join(dims)}): did both "
-                   "use the same pools (--gi-pools, default references/pools under the "
+        out.append(f"the two runs were scored differently ({'; '.join(dims)}): did both use "
+                   "the same pools (--gi-pools, default references/pools under the pytest "
                    "rootdir)? The gap may come from that")
     for side in (seed0, fresh):
         if side.cell.metadata.partial:
@@ -396,4 +396,26 @@ def _dimensions(cell: CellReport) -> dict[int, set[str]]:
         if item.scored:
             present = {d for d, v in item.dimension_scores.items() if v is not None}
             out.setdefault(item.level, set()).update(present)
+    return out
+
+
+def pool_mismatch(seed0: CellReport, fresh: CellReport) -> list[str]:
+    """``L<l>: pool references only in the committed|fresh run`` for each level both cells
+    scored where one run's items list pool graphs as yardsticks (``details["pool_references"]``,
+    set whenever the run had pools and an L3/L4 instruction matched) and the other's never do."""
+    a, b = _pooled(seed0), _pooled(fresh)
+    out = []
+    for lv in sorted(set(a) & set(b)):
+        if a[lv] != b[lv]:
+            out.append(f"L{lv}: pool references only in the {'committed' if a[lv] else 'fresh'}"
+                       " run")
+    return out
+
+
+def _pooled(cell: CellReport) -> dict[int, bool]:
+    out: dict[int, bool] = {}
+    for item in cell.per_instruction:
+        if item.scored:
+            out[item.level] = out.get(item.level, False) or bool(
+                item.details.get("pool_references"))
     return out

@@ -107,7 +107,7 @@ def test_one_suite_on_both_sides_and_unlike_runs_are_warned_about(
     write_report(with_pareto([build_cell(fresh.metadata, no_d1)]), odd)
     status, _, err = run(capsys, workflow["seed0"], odd)
     assert status == 0
-    assert "warning: the two runs scored different dimensions (L1: D1 only in the committed " \
+    assert "warning: the two runs were scored differently (L1: D1 only in the committed " \
            "run)" in err
 
 

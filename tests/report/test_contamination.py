@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping, Sequence
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -18,7 +19,9 @@ from pytest_graphinstruct.report.contamination import (
     REAL,
     REAL_REVERSED,
     UNDECIDED,
+    dimension_mismatch,
     open_side,
+    pool_mismatch,
     probe,
     side_warnings,
 )
@@ -298,3 +301,18 @@ def test_open_side_picks_a_cell(tmp_path: Path) -> None:
     s = _suite_dir(tmp_path / "s", {"L1-001": "a"}, 0)
     picked = open_side(read_report(two), two, "n-zero-shot", str(s), "--suite-seed0")
     assert picked.cell.label == "n-zero-shot"
+
+
+def test_runs_scored_with_and_without_pools_are_told_apart() -> None:
+    ids = {"L3-001": 0.9, "L3-002": 0.8, "L1-001": 1.0}
+    plain = cell(ids)
+    pooled = build_cell(plain.metadata, [
+        replace(r, details={"pool_references": ["l3-x-0001"]} if r.level == 3 else {},
+                dimension_scores={**r.dimension_scores, "D3": 0.9})
+        for r in plain.per_instruction])
+    assert pool_mismatch(pooled, plain) == ["L3: pool references only in the committed run"]
+    assert pool_mismatch(plain, pooled) == ["L3: pool references only in the fresh run"]
+    assert pool_mismatch(pooled, pooled) == []
+    assert dimension_mismatch(plain, pooled) == ["L1: D3 only in the fresh run",
+                                                 "L3: D3 only in the fresh run"]
+    assert dimension_mismatch(pooled, pooled) == []
