@@ -21,6 +21,7 @@ import signal
 import threading
 import time
 from collections.abc import Generator, Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -37,12 +38,13 @@ if TYPE_CHECKING:  # the evaluation path is imported on first use: an xdist cont
     # only merges results starts its workers sooner without it
     from pytest_graphinstruct.run.evaluate import Checked
     from pytest_graphinstruct.run.preflight import RunInputs
-    from pytest_graphinstruct.run.results import Coverage
+    from pytest_graphinstruct.run.results import Coverage, RunInfo
     from pytest_graphinstruct.run.session import BenchmarkSession
 
 _OUTPUT_KEY = "graphinstruct_results"
 _NOTES_KEY = "graphinstruct_notes"  # workeroutput: BenchmarkSession.notes() of a worker
 _LOCAL_KEY = "graphinstruct_local"  # workerinput: the embedded server the controller started
+_CACHED_KEY = "graphinstruct_cached"  # workeroutput: {cell: samples answered from the cache}
 
 
 def _usage_error(exc: GraphInstructError | str) -> pytest.UsageError:
@@ -226,6 +228,8 @@ class GraphInstructPlugin:
         self.verdict: Any = None
         self.written: list[str] = []  # what was (not) written at the end, one line each
         self.notes: list[str] = []  # BenchmarkSession.notes() of every process
+        self.started: str | None = None  # UTC ISO time the session started (run provenance)
+        self.cached: dict[str, int] = {}  # samples answered from the cache, per cell (workers)
         self.baseline = None
         self.expected_failures: set[tuple[str, str]] = set()
         # The embedded model: the controller (or the single process) owns the server; xdist
@@ -281,6 +285,9 @@ class GraphInstructPlugin:
     def pytest_sessionstart(self, session: pytest.Session) -> None:
         """Before any work (and before xdist starts its workers): take SIGTERM as an
         interruption, mark the report as a run in progress, start the embedded server."""
+        from pytest_graphinstruct.run.provenance import utc_now
+
+        self.started = utc_now()
         self._catch_sigterm()
         if session.config.option.collectonly or self.worker is not None:
             return
@@ -440,6 +447,9 @@ class GraphInstructPlugin:
             results = self._bench.flush() if self._bench is not None else []
             output[_OUTPUT_KEY] = json.dumps([r.to_json() for r in results])
             output[_NOTES_KEY] = json.dumps(self._bench.notes() if self._bench else [])
+            from pytest_graphinstruct.run.provenance import cached_samples
+
+            output[_CACHED_KEY] = json.dumps(cached_samples(results))
             return
         if session.config.option.collectonly:
             return  # nothing ran: no report, no summary
@@ -476,6 +486,8 @@ class GraphInstructPlugin:
         self.merged.extend(ItemResult.from_json(r) for r in json.loads(output[_OUTPUT_KEY]))
         self.notes.extend(n for n in json.loads(output.get(_NOTES_KEY, "[]"))
                           if n not in self.notes)
+        for cell, n in json.loads(output.get(_CACHED_KEY, "{}")).items():
+            self.cached[cell] = self.cached.get(cell, 0) + int(n)
 
     def _coverage(self, session: pytest.Session, results: Sequence[ItemResult]) -> Coverage:
         """What this run covers, from how it ended and which selected items have results."""
@@ -524,6 +536,29 @@ class GraphInstructPlugin:
                               f"{len(wanted)} instructions asked for; the other {absent} were "
                               "not run")
 
+    def _run_info(self, results: Sequence[ItemResult], coverage: Coverage) -> RunInfo:
+        """What produced this run (docs/RUNS.md), as the process that writes the report knows
+        it; under xdist the cache counts are the workers' (the controller's results are read
+        back from JSON, which does not keep them)."""
+        from pytest_graphinstruct.run import provenance as pv
+        from pytest_graphinstruct.run.results import ItemFilter, RunInfo
+
+        run, option = self.run, self.config.option
+        cached = self.cached if self.controller else pv.cached_samples(results)
+        suite_hash = None if self._bench is None else pv.suite_hash(self._bench.suite)
+        return RunInfo(
+            started=self.started, finished=pv.utc_now(), machine=pv.machine(),
+            suite=str(run.suite), suite_hash=suite_hash, git=pv.git_state(self.config.rootpath),
+            endpoints=pv.endpoints(run, self.local_info),
+            filter=ItemFilter(keyword=getattr(option, "keyword", "") or None,
+                              markers=getattr(option, "markexpr", "") or None,
+                              levels=run.levels, per_level=run.per_level,
+                              selected=coverage.selected),
+            pools=None if run.pools is None else str(run.pools),
+            replay=None if run.replay is None else str(run.replay),
+            cache_dir=None if run.cache_dir is None else str(run.cache_dir),
+            cache=pv.cache_use(results, cached))
+
     def _finish(self, session: pytest.Session) -> None:
         from pytest_graphinstruct.run.gates import judge
 
@@ -538,6 +573,7 @@ class GraphInstructPlugin:
             self.report = self.bench.report(results, coverage=coverage, model_info=model_info)
         except pytest.UsageError:  # the run never got a session (a bad suite): say only why
             self.report = RunReport((), coverage=coverage)
+        self.report = replace(self.report, run=self._run_info(results, coverage))
         self.written = []
         if self.run.report is not None:
             self.written.append(_write(self.report, self.run.report, "report"))

@@ -567,15 +567,149 @@ class Coverage:
 
 
 @dataclass(frozen=True)
+class Machine:
+    """The machine a run ran on (no user name)."""
+
+    hostname: str | None = None
+    platform: str | None = None
+    python: str | None = None
+    cpu_count: int | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        return {"hostname": self.hostname, "platform": self.platform, "python": self.python,
+                "cpu_count": self.cpu_count}
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> Machine:
+        cpus = data.get("cpu_count")
+        return cls(data.get("hostname"), data.get("platform"), data.get("python"),
+                   None if cpus is None else int(cpus))
+
+
+@dataclass(frozen=True)
+class GitState:
+    """The commit of the rootdir's git work tree and whether tracked files differed from it
+    (``dirty``: ``None`` when unknown)."""
+
+    commit: str
+    dirty: bool | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        return {"commit": self.commit, "dirty": self.dirty}
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> GitState:
+        dirty = data.get("dirty")
+        return cls(str(data["commit"]), None if dirty is None else bool(dirty))
+
+
+@dataclass(frozen=True)
+class ItemFilter:
+    """How a run chose its items: pytest's ``-k`` and ``-m``, ``--gi-levels``,
+    ``--gi-per-level``, and how many items it selected (``None``: not given / not known)."""
+
+    keyword: str | None = None
+    markers: str | None = None
+    levels: tuple[int, ...] | None = None
+    per_level: int | None = None
+    selected: int | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        return {"keyword": self.keyword, "markers": self.markers,
+                "levels": None if self.levels is None else list(self.levels),
+                "per_level": self.per_level, "selected": self.selected}
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> ItemFilter:
+        levels = data.get("levels")
+        return cls(data.get("keyword"), data.get("markers"),
+                   None if levels is None else tuple(int(x) for x in levels),
+                   data.get("per_level"), data.get("selected"))
+
+
+@dataclass(frozen=True)
+class CacheUse:
+    """A cell's samples and how many of their answers came from the answer cache."""
+
+    cached: int
+    samples: int
+
+    def to_json(self) -> dict[str, Any]:
+        return {"cached": self.cached, "samples": self.samples}
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> CacheUse:
+        return cls(int(data["cached"]), int(data["samples"]))
+
+
+@dataclass(frozen=True)
+class RunInfo:
+    """What produced a run (the report's ``run`` record; docs/RUNS.md).
+
+    Times are UTC ISO 8601.  ``suite_hash`` is ``sha256:`` of the level files used;
+    ``endpoints`` maps each model to its base URL without user, password or query (``None``:
+    no endpoint — the oracle, recorded answers); ``cache`` per cell label says how many
+    samples' answers came from the answer cache.  Any value not known is ``None``.
+    """
+
+    started: str | None = None
+    finished: str | None = None
+    machine: Machine | None = None
+    suite: str | None = None
+    suite_hash: str | None = None
+    git: GitState | None = None
+    endpoints: Mapping[str, str | None] = field(default_factory=dict)
+    filter: ItemFilter = field(default_factory=ItemFilter)
+    pools: str | None = None
+    replay: str | None = None
+    cache_dir: str | None = None
+    cache: Mapping[str, CacheUse] = field(default_factory=dict)
+
+    @property
+    def cached_samples(self) -> int:
+        """Samples of the whole run whose answer came from the cache."""
+        return sum(c.cached for c in self.cache.values())
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "started": self.started, "finished": self.finished,
+            "machine": None if self.machine is None else self.machine.to_json(),
+            "suite": self.suite, "suite_hash": self.suite_hash,
+            "git": None if self.git is None else self.git.to_json(),
+            "endpoints": dict(self.endpoints), "filter": self.filter.to_json(),
+            "pools": self.pools, "replay": self.replay, "cache_dir": self.cache_dir,
+            "cache": {label: c.to_json() for label, c in self.cache.items()},
+        }
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> RunInfo:
+        machine, git = data.get("machine"), data.get("git")
+        return cls(
+            started=data.get("started"), finished=data.get("finished"),
+            machine=None if machine is None else Machine.from_json(machine),
+            suite=data.get("suite"), suite_hash=data.get("suite_hash"),
+            git=None if git is None else GitState.from_json(git),
+            endpoints=dict(data.get("endpoints") or {}),
+            filter=ItemFilter.from_json(data.get("filter") or {}),
+            pools=data.get("pools"), replay=data.get("replay"),
+            cache_dir=data.get("cache_dir"),
+            cache={str(k): CacheUse.from_json(v) for k, v in (data.get("cache") or {}).items()},
+        )
+
+
+@dataclass(frozen=True)
 class RunReport:
-    """A whole run: its cells (in configured order), the run-wide Pareto summary and what the
-    run covers (``partial`` is ``not coverage.complete``, kept as the release's flag)."""
+    """A whole run: its cells (in configured order), the run-wide Pareto summary, what the
+    run covers (``partial`` is ``not coverage.complete``, kept as the release's flag) and what
+    produced it (``run``; ``None`` in reports written before it was kept, and for reports
+    built outside a pytest run)."""
 
     cells: tuple[CellReport, ...]
     pareto: ParetoSummary = field(default_factory=ParetoSummary)
     partial: bool = False
     tool: str | None = None
     coverage: Coverage = field(default_factory=Coverage)
+    run: RunInfo | None = None
 
     def __post_init__(self) -> None:
         if self.partial and self.coverage.complete:  # a partial flag with no coverage record
@@ -599,7 +733,9 @@ class RunReport:
 
     def to_json(self) -> dict[str, Any]:
         return {"schema": SCHEMA, "tool": self.tool, "partial": self.partial,
-                "coverage": self.coverage.to_json(), "pareto": self.pareto.to_json(),
+                "coverage": self.coverage.to_json(),
+                "run": None if self.run is None else self.run.to_json(),
+                "pareto": self.pareto.to_json(),
                 "cells": [c.to_json() for c in self.cells]}
 
     @classmethod
@@ -617,7 +753,9 @@ class RunReport:
                        pareto=ParetoSummary.from_json(data.get("pareto") or {}),
                        partial=bool(data.get("partial", False)), tool=data.get("tool"),
                        coverage=(Coverage.from_json(data["coverage"]) if "coverage" in data
-                                 else Coverage()))
+                                 else Coverage()),
+                       run=(None if data.get("run") is None
+                            else RunInfo.from_json(data["run"])))
         except (KeyError, TypeError, ValueError, AttributeError) as exc:
             raise ReportError(f"malformed {SCHEMA} report: {describe_error(exc)}") from None
 

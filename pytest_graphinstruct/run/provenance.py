@@ -1,0 +1,136 @@
+"""What produced a run, for the report's ``run`` record (:class:`~.results.RunInfo`).
+
+Each helper answers one question and never fails the run: a value it cannot find is absent
+(``None``), never guessed.  Nothing here reads a user name, an environment's secrets or an API
+key; endpoint URLs lose their user, password, query and fragment (:func:`public_url`).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import platform
+import socket
+import subprocess
+from collections.abc import Iterable, Mapping
+from datetime import UTC, datetime
+from pathlib import Path
+from urllib.parse import urlsplit, urlunsplit
+
+from pytest_graphinstruct.run.config import RunConfig
+from pytest_graphinstruct.run.results import CacheUse, GitState, ItemResult, Machine
+from pytest_graphinstruct.suite.loader import Suite
+
+GIT_TIMEOUT_S = 3.0
+"""How long each ``git`` call may take before the commit is left absent."""
+
+
+def utc_now() -> str:
+    """The current UTC time, ISO 8601 to the second (``2025-03-04T05:06:07+00:00``)."""
+    return datetime.now(UTC).isoformat(timespec="seconds")
+
+
+def machine() -> Machine:
+    """This machine: host name, platform, Python (implementation and version), CPU count."""
+    try:
+        host: str | None = socket.gethostname() or None
+    except OSError:
+        host = None
+    return Machine(hostname=host, platform=platform.platform(),
+                   python=f"{platform.python_implementation()} {platform.python_version()}",
+                   cpu_count=os.cpu_count())
+
+
+def git_state(root: Path, *, timeout_s: float = GIT_TIMEOUT_S) -> GitState | None:
+    """The commit checked out at ``root`` and whether tracked files differ from it (untracked
+    files do not count: a run store or cache under the rootdir would always count otherwise);
+    ``None`` when ``root`` is not in a git work tree, git is missing, or it takes longer than
+    ``timeout_s``.  ``dirty`` is ``None`` when the commit is known but the status is not."""
+    commit = _git(root, timeout_s, "rev-parse", "--verify", "HEAD")
+    if not commit:
+        return None
+    status = _git(root, timeout_s, "status", "--porcelain", "--untracked-files=no")
+    return GitState(commit=commit.strip(), dirty=None if status is None else bool(status.strip()))
+
+
+def _git(root: Path, timeout_s: float, *args: str) -> str | None:
+    env = {**os.environ, "GIT_OPTIONAL_LOCKS": "0"}  # status must not write the index
+    try:
+        done = subprocess.run(["git", "-C", str(root), *args], capture_output=True, text=True,
+                              timeout=timeout_s, env=env, check=False)
+    except (OSError, subprocess.SubprocessError, ValueError):
+        return None
+    return done.stdout if done.returncode == 0 else None
+
+
+def suite_hash(suite: Suite) -> str | None:
+    """``sha256:<hex>`` of the level files the suite's instructions came from (each file's
+    name and bytes, in name order), so a run on the same files has the same hash wherever they
+    lie; ``None`` when a file cannot be read any more or an instruction names none."""
+    files = sorted({inst.source for inst in suite}, key=lambda s: (Path(s).name, s))
+    if not files or not all(files):
+        return None
+    digest = hashlib.sha256()
+    for name in files:
+        try:
+            data = Path(name).read_bytes()
+        except OSError:
+            return None
+        label = Path(name).name.encode("utf-8")
+        digest.update(len(label).to_bytes(8, "big") + label)
+        digest.update(len(data).to_bytes(8, "big") + data)
+    return f"sha256:{digest.hexdigest()}"
+
+
+def public_url(url: str) -> str:
+    """``url`` without anything that may be a secret: user, password, query and fragment."""
+    try:
+        parts = urlsplit(url.strip())
+        host = parts.hostname or ""
+        port = parts.port
+    except ValueError:
+        return "<unparseable URL>"
+    if ":" in host:  # an IPv6 literal
+        host = f"[{host}]"
+    netloc = host + (f":{port}" if port is not None else "")
+    return urlunsplit((parts.scheme, netloc, parts.path, "", ""))
+
+
+def endpoints(config: RunConfig, local: Mapping[str, str] | None = None) -> dict[str, str | None]:
+    """Each model's endpoint (:func:`public_url`); ``None`` for answers that come from no
+    endpoint (the oracle, recorded answers).  An OpenAI-compatible model's is
+    ``--gi-base-url``, else ``OPENAI_BASE_URL``, else the OpenAI default, as its backend
+    chooses; the embedded model's is its server's."""
+    out: dict[str, str | None] = {}
+    for model in config.models:
+        if config.replay is not None or model == "oracle":
+            out[model] = None
+        elif model == "local":
+            url = (local or {}).get("base_url")
+            out[model] = public_url(url) if url else None
+        else:
+            from pytest_graphinstruct.models.openai_backend import DEFAULT_BASE_URL
+
+            out[model] = public_url(config.base_url or os.environ.get("OPENAI_BASE_URL")
+                                    or DEFAULT_BASE_URL)
+    return out
+
+
+def cached_samples(results: Iterable[ItemResult]) -> dict[str, int]:
+    """Samples whose answer came from the answer cache, per cell label (every cell of
+    ``results`` named, with 0 when none did).  Only the process that obtained the answers
+    knows this (:attr:`~.results.SampleResult.cached` is not written to reports)."""
+    out: dict[str, int] = {}
+    for r in results:
+        out[r.cell] = out.get(r.cell, 0) + sum(s.cached for s in r.samples)
+    return out
+
+
+def cache_use(results: Iterable[ItemResult], cached: Mapping[str, int]) -> dict[str, CacheUse]:
+    """Per cell: the samples of ``results`` and how many of them ``cached`` (cell → count,
+    summed over the processes that obtained answers) says came from the answer cache."""
+    samples: dict[str, int] = {}
+    for r in results:
+        samples[r.cell] = samples.get(r.cell, 0) + len(r.samples)
+    return {cell: CacheUse(cached=int(cached.get(cell, 0)), samples=n)
+            for cell, n in samples.items()}
