@@ -6,6 +6,7 @@ Commands:
     pareto        Pareto view over the cells of several reports: S_total, TPV, S_final, …
     compare       paired bootstrap of the change between two reports, per level, and a verdict.
     show          one item of a report: outcome, samples, violations, tokens, raw answers.
+    html          one self-contained HTML page of one or more reports (docs/REPORTS.md).
     build-pools   build the L3/L4 reference pools (deterministic per seed; docs/POOLS.md).
     build-suite   build a whole suite: instructions, references and pools (docs/SUITE.md).
     leaderboard   one row per cell of any set of runs, by S_total and S_final (docs/ANALYSES.md).
@@ -74,6 +75,16 @@ def _parser() -> argparse.ArgumentParser:
     sh.add_argument("--report", required=True, help="report file (what --gi-report or score "
                     "--report wrote)")
     sh.add_argument("--cell", default=None, help="cell label, when several cells hold the id")
+    hp = sub.add_parser("html", help="one self-contained HTML page (tables, plots, every item) "
+                        "of one or more reports (docs/REPORTS.md)")
+    hp.add_argument("reports", nargs="+", help="report files: ours, or the release's "
+                    "*.quality.json")
+    hp.add_argument("--out", required=True, help="HTML file to write")
+    hp.add_argument("--baseline", default=None, help="a report whose outcomes the page's "
+                    "'different from baseline' filter compares with")
+    hp.add_argument("--suite", default=None, help="suite directory, to show instruction texts "
+                    "and draw L5 edits on their base graphs")
+    hp.add_argument("--title", default=None, help="the page's title")
     bp = sub.add_parser("build-pools", help="build the L3/L4 reference pools (docs/POOLS.md)")
     bp.add_argument("--seed", type=int, default=0, help="pool seed (default 0: the committed "
                     "references/pools)")
@@ -261,6 +272,16 @@ def _contamination(args: argparse.Namespace) -> int:
     return 0
 
 
+def _html(args: argparse.Namespace) -> int:
+    from pytest_graphinstruct.report.html.page import page_from_files, write_page
+
+    page = page_from_files(args.reports, baseline=args.baseline, suite=args.suite,
+                           title=args.title)
+    write_page(page, args.out)
+    print(f"html report of {page.cells} cell(s), {page.items} item(s) -> {args.out}")
+    return 0
+
+
 def _show(args: argparse.Namespace) -> int:
     from pytest_graphinstruct.report.show import find_item, item_lines
     from pytest_graphinstruct.run.reader import read_report
@@ -392,6 +413,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             return _compare(args)
         if args.command == "show":
             return _show(args)
+        if args.command == "html":
+            return _html(args)
         if args.command == "build-pools":
             return _build_pools(args)
         if args.command == "build-suite":

@@ -53,6 +53,8 @@ _OPTIONS: list[tuple[str, str, str]] = [
      "items had infrastructure errors (default 0.05)"),
     ("cache", "--gi-cache", "answer cache directory (default .pytest_cache/graphinstruct)"),
     ("report", "--gi-report", "write the JSON report to this file"),
+    ("html", "--gi-html", "write the self-contained HTML report (tables, plots, every item) to "
+     "this file"),
     ("max_tokens_total", "--gi-max-tokens-total", "stop issuing requests once this many "
      "tokens were spent"),
     ("exemplar_seed", "--gi-exemplar-seed", "seed of few-shot exemplar selection (default 0)"),

@@ -72,6 +72,7 @@ class RunConfig:
     max_tokens_total: int | None
     exemplar_seed: int
     pools: Path | None = None
+    html: Path | None = None  #: the HTML report's file (--gi-html)
     fail_under: float | None = None
     baseline: Path | None = None
     max_regression: float | None = None
@@ -236,6 +237,9 @@ def build_run_config(raw: Mapping[str, Any], *, rootdir: Path) -> RunConfig | No
         cache_dir = Path(cache_raw).expanduser() if cache_raw else (
             rootdir / ".pytest_cache" / "graphinstruct")
     report = Path(raw["report"]).expanduser() if raw.get("report") else None
+    html = Path(raw["html"]).expanduser() if raw.get("html") else None
+    if html is not None and report is not None and html.resolve() == report.resolve():
+        raise GraphInstructError(f"--gi-html and --gi-report name the same file: {html}")
     baseline = Path(raw["baseline"]).expanduser() if raw.get("baseline") else None
     update_baseline = bool(raw.get("update_baseline"))
     if update_baseline and baseline is None:
@@ -270,6 +274,7 @@ def build_run_config(raw: Mapping[str, Any], *, rootdir: Path) -> RunConfig | No
                                float, low=0, high=1),
         cache_dir=cache_dir,
         report=report,
+        html=html,
         max_tokens_total=_number("--gi-max-tokens-total", raw.get("max_tokens_total"), int,
                                  low=1),
         exemplar_seed=_number("--gi-exemplar-seed", _default(raw, "exemplar_seed", 0), int),

@@ -9,7 +9,7 @@ one, and ``robust`` is added when all but at most one model agree.  The best str
 level is the one with the largest mean effect (zero-shot's is 0).
 
 The released score files give App. H.5's Tab. 36 exactly (means and every count); Tab. 13
-prints the same quantity with up to 0.0018 difference in eight of its eighteen cells (see
+prints the same quantity with up to 0.0018 difference in ten of its eighteen cells (see
 docs/ANALYSES.md).
 """
 
