@@ -41,7 +41,7 @@ from pytest_graphinstruct.score.bootstrap import (
 from pytest_graphinstruct.suite.loader import Suite, load_suite
 
 NOISE_FLOOR = 0.005
-"""The paper's practical-stability band (§4, §5.4: effects within ±0.005 are noise)."""
+"""The paper's practical-stability band (§5 and §5.4: effects within ±0.005 are noise)."""
 
 MIN_TEMPLATES = 2
 """Paired templates needed for a bootstrap interval (one template has no spread to resample)."""
