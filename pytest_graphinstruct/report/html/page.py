@@ -24,7 +24,9 @@ from pytest_graphinstruct.report.html.cells import NamedReport, page_cells
 from pytest_graphinstruct.report.html.document import document
 from pytest_graphinstruct.report.html.plots import all_plots
 from pytest_graphinstruct.report.html.taxonomy import taxonomy
+from pytest_graphinstruct.run.reader import read_report
 from pytest_graphinstruct.suite.instruction import Instruction
+from pytest_graphinstruct.suite.loader import load_suite
 from pytest_graphinstruct.vocab import DIMENSIONS
 
 _PACKAGE = "pytest_graphinstruct.report.html"
@@ -74,13 +76,31 @@ def build_page(reports: Sequence[NamedReport], *, baseline: NamedReport | None =
     """The page of every cell of ``reports`` (see :mod:`.document` for what it holds)."""
     cells = page_cells(reports)
     taxonomies = [taxonomy(pc.cell.per_instruction) for pc in cells]
-    title = title or "GraphInstruct report: " + ", ".join(r.name for r in reports)
+    if title is None:
+        title = "GraphInstruct report" + (f": {reports[0].name}" if len(reports) == 1 else "")
     doc = document(cells, taxonomies, reports=reports, baseline=baseline,
                    instructions=instructions, title=title)
     html = _environment().get_template("report.html.j2").render(
         doc=doc, plots=all_plots(cells, taxonomies), dimensions=DIMENSIONS,
         script=_static("report.js"), style=_static("report.css"))
     return Page(html, len(cells), len(doc["items"]))
+
+
+def page_from_files(reports: Sequence[str | Path], *, baseline: str | Path | None = None,
+                    suite: str | Path | None = None, title: str | None = None) -> Page:
+    """The page of report files (each read by :func:`~.reader.read_report`, shown under its
+    file name); ``suite`` gives instruction texts and L5 base graphs.
+
+    Raises:
+        GraphInstructError: a file that is not a report, or a suite that cannot be loaded (one
+            line each).
+    """
+    named = [NamedReport(Path(p).name, read_report(p)) for p in reports]
+    base = None if baseline is None else NamedReport(Path(baseline).name, read_report(baseline))
+    instructions = None
+    if suite is not None:
+        instructions = {i.id: i for i in load_suite(suite)}
+    return build_page(named, baseline=base, instructions=instructions, title=title)
 
 
 def write_page(page: Page, path: str | Path) -> None:

@@ -79,6 +79,11 @@ def _levels(cells: Sequence[PageCell]) -> list[int]:
     return sorted({lv for c in cells for lv in c.cell.per_level} & set(LEVELS))
 
 
+def _legend_below(ax: Any) -> None:
+    ax.legend(fontsize=7, ncols=3, loc="upper center", bbox_to_anchor=(0.5, -0.12),
+              frameon=False)
+
+
 def _level_score(pc: PageCell, level: int) -> float | None:
     row = pc.cell.per_level.get(level)
     return None if row is None else row.level_score
@@ -110,7 +115,7 @@ def level_bars(cells: Sequence[PageCell]) -> Plot | None:
         ax.set_xticks(range(len(levels)), [f"L{lv}" for lv in levels])
         ax.set_ylim(0, 1.05)
         ax.set_ylabel("level score (95% CI)")
-        ax.legend(fontsize=7, ncols=2, loc="upper right", frameon=False)
+        _legend_below(ax)
         return Plot("level-bars", "Quality per level", to_svg(fig), note)
 
 
@@ -131,7 +136,7 @@ def profiles(cells: Sequence[PageCell]) -> Plot | None:
         ax.set_xticks(range(len(levels)), [f"L{lv}" for lv in levels])
         ax.set_ylim(0, 1.05)
         ax.set_ylabel("level score")
-        ax.legend(fontsize=7, ncols=2, loc="lower left", frameon=False)
+        _legend_below(ax)
         return Plot("profiles", "Per-level profile of each cell", to_svg(fig), note)
 
 
