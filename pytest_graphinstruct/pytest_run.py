@@ -109,6 +109,23 @@ def _write(report: RunReport, path: Path, what: str) -> str:
     return f"{what} written to {path}"
 
 
+def _write_html(report: RunReport, path: Path, bench: BenchmarkSession | None) -> str:
+    """Write the HTML page of ``report`` (instruction texts from the run's suite); the line to
+    show.  Never raises: the JSON report is already written and the run's verdict comes next."""
+    from pytest_graphinstruct.report.html import NamedReport, build_page, write_page
+
+    try:
+        instructions = {i.id: i for i in bench.suite} if bench is not None else None
+        page = build_page([NamedReport("this run", report)], instructions=instructions)
+        write_page(page, path)
+    except OSError as exc:
+        return f"html report NOT written to {path}: {exc.strerror or exc}"
+    except Exception as exc:  # a fault of the page builder must not cost the run its verdict
+        return f"html report NOT written to {path}: {type(exc).__name__}: {exc}"
+    partial = " (partial run)" if report.partial else ""
+    return f"html report{partial} written to {path}"
+
+
 class GraphInstructFailure(AssertionError):
     """Raised by an item whose answers break constraints; carries the formatted verdicts."""
 
@@ -342,6 +359,8 @@ class GraphInstructPlugin:
         from pytest_graphinstruct.run.results import Coverage
 
         targets = [self.run.report] if self.run.report is not None else []
+        if self.run.html is not None:
+            targets.append(self.run.html)
         if self.run.update_baseline and self.run.baseline is not None:
             targets.append(self.run.baseline)
         for path in targets:
@@ -577,6 +596,8 @@ class GraphInstructPlugin:
         self.written = []
         if self.run.report is not None:
             self.written.append(_write(self.report, self.run.report, "report"))
+        if self.run.html is not None:
+            self.written.append(_write_html(self.report, self.run.html, self._bench))
         if self.run.update_baseline and self.run.baseline is not None:
             if coverage.complete:
                 self.written.append(_write(self.report, self.run.baseline, "baseline"))
