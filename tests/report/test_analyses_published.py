@@ -160,3 +160,19 @@ def test_the_per_level_oracle_is_app_h1s_full_data_oracle() -> None:
         name = cells[0].replace(" (target)", "")
         ours = per_level_oracle(by_display[table.info(name).display])
         assert ours is not None and abs(ours - float(cells[1])) <= 0.00051, name
+
+
+def test_frontier_reproduces_tab_18_cost_at_q() -> None:
+    from pytest_graphinstruct.report.analyses.frontier import frontier
+
+    result = frontier(published_runs(baseline_only=True))
+    matrix = {row[0]: row for row in result.tables[-1].rows}
+    table = load_models_table()
+    for cells in paper_table("Table 18:", "Mechanism")[1:]:
+        row = matrix[table.info(cells[0]).display]
+        assert row[1] == cells[1]
+        for ours, theirs in zip(row[2:6], cells[2:6], strict=True):
+            assert (None if theirs == "—" else int(theirs)) == \
+                (None if ours is None else round(float(ours)))
+        assert row[6] == cells[6]
+    assert result.data["median_fd"] == pytest.approx(0.062, abs=5e-4)
