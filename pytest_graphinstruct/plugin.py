@@ -55,6 +55,8 @@ _OPTIONS: list[tuple[str, str, str]] = [
     ("report", "--gi-report", "write the JSON report to this file"),
     ("html", "--gi-html", "write the self-contained HTML report (tables, plots, every item) to "
      "this file"),
+    ("store", "--gi-store", "run store folder of --gi-autosave (default .graphinstruct/runs "
+     "under the rootdir)"),
     ("max_tokens_total", "--gi-max-tokens-total", "stop issuing requests once this many "
      "tokens were spent"),
     ("exemplar_seed", "--gi-exemplar-seed", "seed of few-shot exemplar selection (default 0)"),
@@ -98,6 +100,9 @@ _FLAGS: list[tuple[str, str, str, bool]] = [
     ("update_baseline", "--gi-update-baseline", "write this run's report to --gi-baseline",
      False),
     ("no_cache", "--gi-no-cache", "do not read or write the answer cache", True),
+    ("autosave", "--gi-autosave", "save the run's JSON report as the next numbered run in the "
+     "run store (--gi-store), partial runs too; list and compare them with 'python -m "
+     "pytest_graphinstruct runs list|compare'", True),
     ("constrained", "--gi-constrained", "also run every cell with constrained decoding (a "
      "grammar or JSON schema of the answer format), as its own cell '<cell>-constrained'",
      True),

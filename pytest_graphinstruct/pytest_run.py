@@ -126,6 +126,20 @@ def _write_html(report: RunReport, path: Path, bench: BenchmarkSession | None) -
     return f"html report{partial} written to {path}"
 
 
+def _autosave(report: RunReport, store: Path) -> str:
+    """Save ``report`` as the next run of the store (its bytes are the JSON report's, whether or
+    not ``--gi-report`` also wrote it); the line to show (never raises for I/O)."""
+    from pytest_graphinstruct.report.writer import report_json
+    from pytest_graphinstruct.run.store import RunStore, StoreError
+
+    try:
+        saved = RunStore(store).save_bytes(report_json(report).encode("utf-8"))
+    except StoreError as exc:
+        return f"run NOT saved: {exc}"
+    partial = " (a partial run)" if report.partial else ""
+    return f"saved as run {saved.name} in {store}{partial}"
+
+
 class GraphInstructFailure(AssertionError):
     """Raised by an item whose answers break constraints; carries the formatted verdicts."""
 
@@ -367,6 +381,12 @@ class GraphInstructPlugin:
             reason = unwritable_reason(path)
             if reason is not None:
                 raise self._usage(reason)
+        if self.run.store is not None:
+            from pytest_graphinstruct.run.store import RunStore
+
+            reason = RunStore(self.run.store).unwritable_reason()
+            if reason is not None:
+                raise self._usage(f"--gi-autosave: {reason}")
         if self.run.report is not None:
             started = time.strftime("%Y-%m-%d %H:%M:%S")
             write_report(RunReport((), coverage=Coverage.partial(
@@ -604,6 +624,8 @@ class GraphInstructPlugin:
             else:
                 self.written.append(f"baseline NOT written: the run is incomplete "
                                     f"({coverage.describe()}); {self.run.baseline} is unchanged")
+        if self.run.store is not None:
+            self.written.append(_autosave(self.report, self.run.store))
         self.verdict = judge(self.report, max_error_rate=self.run.max_error_rate,
                              fail_under=self.run.fail_under, baseline=self.baseline,
                              max_regression=self.run.max_regression)

@@ -73,6 +73,7 @@ class RunConfig:
     exemplar_seed: int
     pools: Path | None = None
     html: Path | None = None  #: the HTML report's file (--gi-html)
+    store: Path | None = None  #: --gi-autosave: the run store's folder (None: no autosave)
     fail_under: float | None = None
     baseline: Path | None = None
     max_regression: float | None = None
@@ -238,6 +239,7 @@ def build_run_config(raw: Mapping[str, Any], *, rootdir: Path) -> RunConfig | No
             rootdir / ".pytest_cache" / "graphinstruct")
     report = Path(raw["report"]).expanduser() if raw.get("report") else None
     html = Path(raw["html"]).expanduser() if raw.get("html") else None
+    store = _store(raw, rootdir)
     if html is not None and report is not None and html.resolve() == report.resolve():
         raise GraphInstructError(f"--gi-html and --gi-report name the same file: {html}")
     baseline = Path(raw["baseline"]).expanduser() if raw.get("baseline") else None
@@ -275,6 +277,7 @@ def build_run_config(raw: Mapping[str, Any], *, rootdir: Path) -> RunConfig | No
         cache_dir=cache_dir,
         report=report,
         html=html,
+        store=store,
         max_tokens_total=_number("--gi-max-tokens-total", raw.get("max_tokens_total"), int,
                                  low=1),
         exemplar_seed=_number("--gi-exemplar-seed", _default(raw, "exemplar_seed", 0), int),
@@ -291,6 +294,21 @@ def build_run_config(raw: Mapping[str, Any], *, rootdir: Path) -> RunConfig | No
         chains=_number("--gi-chains", _default(raw, "chains", 3), int, low=1, high=100),
         model_tiers=_model_tiers(raw.get("model_tiers")),
     )
+
+
+def _store(raw: Mapping[str, Any], rootdir: Path) -> Path | None:
+    """The run store's folder when ``--gi-autosave`` is on: ``--gi-store`` (relative to the
+    rootdir), else ``.graphinstruct/runs`` under the rootdir.  Without autosave ``--gi-store``
+    is a setting nothing uses (an ini file may keep it for the runs that autosave)."""
+    if not raw.get("autosave"):
+        return None
+    from pytest_graphinstruct.run.store import default_store
+
+    named = str(raw.get("store") or "").strip()
+    if not named:
+        return default_store(rootdir)
+    path = Path(named).expanduser()
+    return path if path.is_absolute() else rootdir / path
 
 
 def _model_tiers(raw: Any) -> tuple[tuple[str, str], ...]:

@@ -105,6 +105,14 @@ class RunStore:
         except OSError as exc:
             raise StoreError(f"cannot save {report_path} in the run store {self.root}: "
                              f"{exc.strerror or exc}") from None
+        return self.save_bytes(data, now=now)
+
+    def save_bytes(self, data: bytes, *, now: datetime | None = None) -> StoredRun:
+        """Save a report's bytes as the next numbered run (as :meth:`save` does).
+
+        Raises:
+            StoreError: the store cannot be written.
+        """
         stamp = (now or datetime.now(UTC)).astimezone(UTC).strftime(_TIME)
         try:
             self.root.mkdir(parents=True, exist_ok=True)
@@ -118,6 +126,20 @@ class RunStore:
         except OSError as exc:
             raise StoreError(f"cannot save a run in the run store {self.root}: "
                              f"{exc.strerror or exc}") from None
+
+    def unwritable_reason(self) -> str | None:
+        """Why runs cannot be saved here (``None`` when they can): a file in the folder's
+        place, a folder that cannot be created, or one that is not writable.  Creates the
+        folder when missing, as a save would."""
+        if self.root.exists() and not self.root.is_dir():
+            return f"the run store {self.root} is not a folder"
+        try:
+            self.root.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            return f"cannot create the run store {self.root}: {exc.strerror or exc}"
+        if not os.access(self.root, os.W_OK | os.X_OK):
+            return f"cannot save runs in the run store {self.root}: the folder is not writable"
+        return None
 
     def _link(self, tmp: Path, stamp: str) -> StoredRun:
         """Give ``tmp`` the next free number's name (retrying when another save took it)."""

@@ -209,3 +209,26 @@ def test_resolve_any_text_is_a_path_or_a_store_error(tmp_path_factory: pytest.Te
         assert "\n" not in str(exc).replace(ref, "")
     else:
         assert got.is_file()
+
+
+def test_save_bytes_and_writability(tmp_path: Path) -> None:
+    store = RunStore(tmp_path / "new" / "store")
+    assert store.unwritable_reason() is None
+    assert store.root.is_dir()  # created, as a save would
+    run = store.save_bytes(b"{}\n", now=T0)
+    assert run.number == 1 and run.path.read_bytes() == b"{}\n"
+    blocker = tmp_path / "file"
+    blocker.write_text("x", encoding="utf-8")
+    assert RunStore(blocker).unwritable_reason() == f"the run store {blocker} is not a folder"
+    assert "cannot create" in (RunStore(blocker / "sub").unwritable_reason() or "")
+
+
+@pytest.mark.skipif(os.geteuid() == 0, reason="root writes into read-only folders")
+def test_a_read_only_store_is_unwritable(tmp_path: Path) -> None:
+    root = tmp_path / "ro"
+    root.mkdir()
+    root.chmod(0o500)
+    try:
+        assert "not writable" in (RunStore(root).unwritable_reason() or "")
+    finally:
+        root.chmod(0o700)
