@@ -604,27 +604,52 @@ class GitState:
 
 
 @dataclass(frozen=True)
+class ShardSelection:
+    """``--gi-shard=K/N``: this run is shard ``index`` of ``count``, chosen from ``universe``
+    — every ``(instruction id, level)`` the unsharded run would have selected (before ``-k`` /
+    ``-m``), in suite order — so a merge can tell which instructions a missing shard held."""
+
+    index: int
+    count: int
+    universe: tuple[tuple[str, int], ...] = ()
+
+    def to_json(self) -> dict[str, Any]:
+        return {"index": self.index, "count": self.count,
+                "universe": [[i, lv] for i, lv in self.universe]}
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> ShardSelection:
+        return cls(int(data["index"]), int(data["count"]),
+                   tuple((str(i), int(lv)) for i, lv in data.get("universe") or ()))
+
+
+@dataclass(frozen=True)
 class ItemFilter:
     """How a run chose its items: pytest's ``-k`` and ``-m``, ``--gi-levels``,
-    ``--gi-per-level``, and how many items it selected (``None``: not given / not known)."""
+    ``--gi-per-level``, ``--gi-shard``, and how many items it selected (``None``: not given /
+    not known)."""
 
     keyword: str | None = None
     markers: str | None = None
     levels: tuple[int, ...] | None = None
     per_level: int | None = None
     selected: int | None = None
+    shard: ShardSelection | None = None
 
     def to_json(self) -> dict[str, Any]:
         return {"keyword": self.keyword, "markers": self.markers,
                 "levels": None if self.levels is None else list(self.levels),
-                "per_level": self.per_level, "selected": self.selected}
+                "per_level": self.per_level, "selected": self.selected,
+                "shard": None if self.shard is None else self.shard.to_json()}
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> ItemFilter:
         levels = data.get("levels")
+        shard = data.get("shard")
         return cls(data.get("keyword"), data.get("markers"),
                    None if levels is None else tuple(int(x) for x in levels),
-                   data.get("per_level"), data.get("selected"))
+                   data.get("per_level"), data.get("selected"),
+                   None if shard is None else ShardSelection.from_json(shard))
 
 
 @dataclass(frozen=True)
