@@ -81,6 +81,9 @@ _OPTIONS: list[tuple[str, str, str]] = [
     ("chains", "--gi-chains", "samples (independent chains) of a method's cell (default 3)"),
     ("constrained_format", "--gi-constrained-format", "constraint sent by --gi-constrained: "
      "auto (default: gbnf for local, json-schema otherwise), gbnf, json-schema"),
+    ("progress", "--gi-progress", "live progress line (answers, items, rate, ETA, tokens, "
+     "errors) below pytest's output: auto (default: on an interactive terminal, not under -q "
+     "or -s), on (also when the output is not a TTY), off"),
 ]
 
 

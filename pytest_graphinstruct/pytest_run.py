@@ -44,6 +44,8 @@ if TYPE_CHECKING:  # the evaluation path is imported on first use: an xdist cont
 _OUTPUT_KEY = "graphinstruct_results"
 _NOTES_KEY = "graphinstruct_notes"  # workeroutput: BenchmarkSession.notes() of a worker
 _LOCAL_KEY = "graphinstruct_local"  # workerinput: the embedded server the controller started
+# workerinput: the controller shows the live line; report attribute: a worker's answer counts
+_PROGRESS_KEY = "graphinstruct_progress"
 _CACHED_KEY = "graphinstruct_cached"  # workeroutput: {cell: samples answered from the cache}
 
 
@@ -91,6 +93,12 @@ def _junit_writer(config: pytest.Config) -> Any:
     except ImportError:  # pragma: no cover - a pytest without it: JUnit keeps its default
         return None
     return config.stash.get(xml_key, None)
+
+
+def _item_done(report: pytest.TestReport) -> bool:
+    """Whether ``report`` is the one that decides its item's outcome (the call, or a setup
+    that did not pass: no answer, or skipped)."""
+    return report.when == "call" or (report.when == "setup" and not report.passed)
 
 
 def _baseline_xfail(report: pytest.TestReport) -> bool:
@@ -259,6 +267,8 @@ class GraphInstructPlugin:
         self.verdict: Any = None
         self.written: list[str] = []  # what was (not) written at the end, one line each
         self.notes: list[str] = []  # BenchmarkSession.notes() of every process
+        self.items_done = 0  # items with an outcome, counted where they are reported
+        self.worker_progress: dict[str, Any] = {}  # xdist controller: ProgressCounts per worker
         self.started: str | None = None  # UTC ISO time the session started (run provenance)
         self.cached: dict[str, int] = {}  # samples answered from the cache, per cell (workers)
         self.baseline = None
@@ -398,6 +408,8 @@ class GraphInstructPlugin:
         """xdist: hand the embedded server's address to each worker."""
         if self.local_info is not None:
             node.workerinput[_LOCAL_KEY] = self.local_info
+        if self._live_wanted():
+            node.workerinput[_PROGRESS_KEY] = True
 
     @pytest.hookimpl(trylast=True)
     def pytest_unconfigure(self, config: pytest.Config) -> None:
@@ -444,6 +456,59 @@ class GraphInstructPlugin:
         except GraphInstructError as exc:  # a backend that cannot be set up
             raise self._usage(exc) from None
 
+    # -- the live progress line (docs/PLUGIN.md, "Live progress") -----------------------------
+
+    def _live_wanted(self) -> bool:
+        """Whether this process shows the live line (never an xdist worker)."""
+        from pytest_graphinstruct.report.live import live_enabled
+
+        reporter = self.config.pluginmanager.get_plugin("terminalreporter")
+        if self.worker is not None or reporter is None:
+            return False
+        return live_enabled(self.run.progress, isatty=bool(reporter.isatty),
+                            hasmarkup=bool(reporter.hasmarkup),
+                            verbosity=self.config.get_verbosity(),
+                            capture_off=self.config.getoption("capture", None) == "no")
+
+    def _progress_counts(self) -> Any:
+        """The answer counts of the run so far (under xdist: the workers' latest, added)."""
+        from pytest_graphinstruct.run.tally import ProgressCounts
+
+        if self.controller:
+            return sum(self.worker_progress.values(), ProgressCounts())
+        return self._bench.progress() if self._bench is not None else ProgressCounts()
+
+    @pytest.hookimpl(wrapper=True, trylast=True)
+    def pytest_runtestloop(self, session: pytest.Session) -> Generator[None, object, object]:
+        """Show the live line while the items run (trylast: inside the terminal reporter's
+        wrapper, so the line is gone before it writes its last ``[100%]``)."""
+        if session.config.option.collectonly or not self._live_wanted() or not (
+                self.selected or self.controller):
+            return (yield)
+        from pytest_graphinstruct.report.live import LiveLine
+        from pytest_graphinstruct.report.progress import ProgressMeter, progress_line
+
+        writer = self.config.get_terminal_writer()
+        stream = getattr(writer, "_file", None)  # pytest keeps no public handle on it
+        if stream is None:
+            return (yield)
+        meter = ProgressMeter(time.monotonic())
+
+        def render(width: int) -> str:
+            selected = self.selected
+            view = meter.observe(time.monotonic(), self._progress_counts(), self.items_done,
+                                 None if selected is None else len(selected))
+            return progress_line(view, width)
+
+        live = LiveLine(stream, render, width=lambda: writer.fullwidth)
+        writer._file = live
+        live.start()
+        try:
+            return (yield)
+        finally:
+            live.stop()
+            writer._file = stream
+
     # -- results -----------------------------------------------------------------------------
 
     @pytest.hookimpl(wrapper=True)
@@ -453,6 +518,10 @@ class GraphInstructPlugin:
         report = yield
         if isinstance(item, GraphInstructItem):
             self._record(item, report, call)
+            if (_item_done(report) and self.worker is not None
+                    and getattr(self.config, "workerinput", {}).get(_PROGRESS_KEY)):
+                # travels to the controller with the report (xdist serializes its attributes)
+                setattr(report, _PROGRESS_KEY, self.bench.progress().to_json())
         return report
 
     def _record(self, item: GraphInstructItem, report: pytest.TestReport,
@@ -501,6 +570,16 @@ class GraphInstructPlugin:
         xfail (pytest's last-failed cache forgets xfails)."""
         if self.worker is not None or not _is_item_id(report.nodeid):
             return
+        if _item_done(report):
+            self.items_done += 1
+        shipped = getattr(report, _PROGRESS_KEY, None)
+        if shipped is not None:  # replace, never mutate: the live line's thread reads it
+            from pytest_graphinstruct.run.tally import ProgressCounts
+
+            node = getattr(report, "node", None)
+            worker = str(getattr(node, "workerinput", {}).get("workerid", ""))
+            self.worker_progress = {**self.worker_progress,
+                                    worker: ProgressCounts.from_json(shipped)}
         cell = report.nodeid[report.nodeid.index("[") + 1:-1]
         xml = _junit_writer(self.config)
         if xml is not None:

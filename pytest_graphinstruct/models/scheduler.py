@@ -371,6 +371,12 @@ class Scheduler:
 
     # -- lifecycle and stats -----------------------------------------------------------------
 
+    def tokens_spent(self) -> int:
+        """Input + output tokens of the answers obtained so far (their usage; cache hits
+        spend nothing)."""
+        with self._lock:
+            return int(self._stats["input_tokens"] + self._stats["output_tokens"])
+
     def stats(self) -> dict[str, Any]:
         """A snapshot of the counters (see ``__init__``) plus ``pending`` and ``elapsed_s``."""
         with self._lock:

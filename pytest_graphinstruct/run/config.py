@@ -85,6 +85,7 @@ class RunConfig:
     feedback: str = "fine"  #: VGIG's feedback granularity unless the method names one
     chains: int = 3  #: samples (chains) of a method's cell
     model_tiers: tuple[tuple[str, str], ...] = ()  #: the user's CAAP tiers (model, tier)
+    progress: str = "auto"  #: the live progress line: auto, on, off (see report.live)
 
     @property
     def models(self) -> tuple[str, ...]:
@@ -95,6 +96,9 @@ class RunConfig:
         :attr:`vgig_rounds`."""
         named = method_rounds(method)
         return self.vgig_rounds if named is None else named
+
+
+PROGRESS_MODES = ("auto", "on", "off")
 
 
 def _split(value: str | None) -> list[str]:
@@ -221,6 +225,10 @@ def build_run_config(raw: Mapping[str, Any], *, rootdir: Path) -> RunConfig | No
         if bad or not levels:
             raise GraphInstructError(f"--gi-levels must name levels 0-5, got {raw['levels']!r}")
 
+    progress = (raw.get("progress") or "auto").strip()
+    if progress not in PROGRESS_MODES:
+        raise GraphInstructError(f"--gi-progress must be one of {', '.join(PROGRESS_MODES)}, "
+                                 f"got {progress!r}")
     pass_rule = (raw.get("pass_rule") or "all").strip()
     if pass_rule not in PASS_RULES:
         raise GraphInstructError(f"--gi-pass must be one of {', '.join(PASS_RULES)}, "
@@ -293,6 +301,7 @@ def build_run_config(raw: Mapping[str, Any], *, rootdir: Path) -> RunConfig | No
         feedback=_feedback(raw.get("feedback")),
         chains=_number("--gi-chains", _default(raw, "chains", 3), int, low=1, high=100),
         model_tiers=_model_tiers(raw.get("model_tiers")),
+        progress=progress,
     )
 
 

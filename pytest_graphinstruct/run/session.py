@@ -25,6 +25,7 @@ from pytest_graphinstruct.run.aggregate import TOOL, build_run_report
 from pytest_graphinstruct.run.config import Cell, RunConfig
 from pytest_graphinstruct.run.evaluate import Checked, check, error_result, score
 from pytest_graphinstruct.run.results import CellMetadata, Coverage, ItemResult, RunReport
+from pytest_graphinstruct.run.tally import AnswerTally, ProgressCounts
 from pytest_graphinstruct.suite.instruction import Instruction
 from pytest_graphinstruct.suite.loader import Suite, load_suite
 from pytest_graphinstruct.verify.verifier import Verifier
@@ -97,6 +98,7 @@ class BenchmarkSession:
         self.results: list[ItemResult] = []
         self._pending: list[tuple[Checked, bool]] = []
         self.started = time.monotonic()
+        self.tally = AnswerTally()  # the prefetched answers as they arrive (progress line)
 
     @property
     def pools(self) -> ReferencePools | None:
@@ -248,7 +250,7 @@ class BenchmarkSession:
         n = 0
         for inst, cell in items:
             for k in range(self.samples(inst, cell)):
-                self._future(inst, cell, k)
+                self.tally.watch(self._future(inst, cell, k))
                 n += 1
         return n
 
@@ -446,6 +448,12 @@ class BenchmarkSession:
 
     def stats(self) -> dict[str, Any]:
         return {model: s.stats() for model, s in (self._schedulers or {}).items()}
+
+    def progress(self) -> ProgressCounts:
+        """The prefetched answers' counts so far and the tokens this process spent (safe to
+        call from any thread)."""
+        schedulers = self._schedulers or {}
+        return self.tally.counts(tokens=sum(s.tokens_spent() for s in schedulers.values()))
 
 
 
