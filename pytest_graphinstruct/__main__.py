@@ -14,6 +14,7 @@ Commands:
                   methods) over any set of runs (docs/ANALYSES.md).
     contamination a model on the committed suite vs a fresh seed, by template (a contamination
                   probe; docs/CONTAMINATION.md).
+    runs          the run store of --gi-autosave: list the saved runs, compare two (docs/RUNS.md).
 """
 
 from __future__ import annotations
@@ -117,7 +118,26 @@ def _parser() -> argparse.ArgumentParser:
     ct.add_argument("--seed", type=int, default=None, help="bootstrap seed (default 0)")
     ct.add_argument("--threshold", type=float, default=None, help="smallest gap called real "
                     "(default 0.005, the paper's stability band)")
+    _add_runs_command(sub)
     return p
+
+
+def _add_runs_command(sub: Any) -> None:
+    """``runs list`` and ``runs compare`` (report/runs.py; docs/RUNS.md)."""
+    ru = sub.add_parser("runs", help="the run store of --gi-autosave: list the saved runs, "
+                        "compare two (docs/RUNS.md)")
+    verbs = ru.add_subparsers(dest="runs_command", required=True)
+    store_help = "run store folder (default .graphinstruct/runs in the current folder)"
+    ls = verbs.add_parser("list", help="one row per saved run: time, cells, models, items, "
+                          "S_total per cell, partial, git commit, suite hash")
+    ls.add_argument("--store", default=".graphinstruct/runs", metavar="DIR", help=store_help)
+    cp = verbs.add_parser("compare", help="paired per-level comparison (B - A) of every cell "
+                          "of two runs, with newly failing and newly passing items")
+    cp.add_argument("a", help="run A: a number (3, 0003), latest, -1, -2, ... or a report file")
+    cp.add_argument("b", help="run B, as A")
+    cp.add_argument("--store", default=".graphinstruct/runs", metavar="DIR", help=store_help)
+    cp.add_argument("--max-regression", type=float, default=None, help="verdict threshold, as "
+                    "in compare (default 0.02)")
 
 
 def _add_table_commands(sub: Any) -> None:
@@ -269,6 +289,26 @@ def _contamination(args: argparse.Namespace) -> int:
     for warning in side_warnings(seed0, fresh):
         print(f"warning: {warning}", file=sys.stderr)
     print("\n".join(result.lines(seed0.describe(), fresh.describe())))
+    return 0
+
+
+def _runs(args: argparse.Namespace) -> int:
+    from pathlib import Path
+
+    from pytest_graphinstruct.report.compare import DEFAULT_MAX_REGRESSION
+    from pytest_graphinstruct.report.runs import compare_text, list_text, open_side
+    from pytest_graphinstruct.run.store import RunStore
+
+    store = RunStore(Path(args.store).expanduser())
+    if args.runs_command == "list":
+        sys.stdout.write(list_text(store))
+        return 0
+    delta = DEFAULT_MAX_REGRESSION if args.max_regression is None else args.max_regression
+    lines, warnings = compare_text(open_side(store, args.a), open_side(store, args.b),
+                                   max_regression=delta)
+    for warning in warnings:
+        print(f"warning: {warning}", file=sys.stderr)
+    print("\n".join(lines))
     return 0
 
 
@@ -425,6 +465,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             return _analyze(args)
         if args.command == "contamination":
             return _contamination(args)
+        if args.command == "runs":
+            return _runs(args)
     except GraphInstructError as exc:
         print(f"error: {_one_line(str(exc))}", file=sys.stderr)
         return 2

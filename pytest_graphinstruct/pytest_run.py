@@ -136,10 +136,14 @@ def _write_html(report: RunReport, path: Path, bench: BenchmarkSession | None) -
 
 def _autosave(report: RunReport, store: Path) -> str:
     """Save ``report`` as the next run of the store (its bytes are the JSON report's, whether or
-    not ``--gi-report`` also wrote it); the line to show (never raises for I/O)."""
+    not ``--gi-report`` also wrote it), unless no item has a result (a usage error, a run
+    stopped before its first item); the line to show (never raises for I/O)."""
     from pytest_graphinstruct.report.writer import report_json
     from pytest_graphinstruct.run.store import RunStore, StoreError
 
+    if not any(c.per_instruction for c in report.cells):
+        why = report.coverage.describe() if report.partial else "no item was selected"
+        return f"run NOT saved in {store}: no item has a result ({why})"
     try:
         saved = RunStore(store).save_bytes(report_json(report).encode("utf-8"))
     except StoreError as exc:

@@ -107,3 +107,10 @@ def test_store_option_without_autosave_saves_nothing(pytester: pytest.Pytester,
     assert "saved as run" not in result.stdout.str()
     assert not (pytester.path / "runs").exists()
 
+
+
+def test_a_run_without_results_is_not_saved(pytester: pytest.Pytester, suite_dir: Path) -> None:
+    result = pytester.runpytest(*_args(suite_dir, "--gi-autosave", "-k", "no-such-item"))
+    result.stdout.fnmatch_lines(["run NOT saved in *runs: no item has a result (no item was "
+                                 "selected)"])
+    assert RunStore(pytester.path / ".graphinstruct" / "runs").runs() == []
