@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import base64
 import contextlib
+import fcntl
 import json
 import os
 import queue
@@ -32,8 +33,12 @@ class Browser:
         self._from_child, from_child_w = os.pipe()
 
         def pipes() -> None:  # chromium reads commands on fd 3 and writes replies on fd 4
-            os.dup2(to_child_r, 3)
-            os.dup2(from_child_w, 4)
+            # via fds above 4 first, so neither end is overwritten by the other's dup2
+            high = [fcntl.fcntl(fd, fcntl.F_DUPFD, 10) for fd in (to_child_r, from_child_w)]
+            os.dup2(high[0], 3)
+            os.dup2(high[1], 4)
+            for fd in high:
+                os.close(fd)
 
         self._proc = subprocess.Popen(
             [CHROMIUM, "--headless=new", "--disable-gpu", "--no-sandbox",
@@ -42,7 +47,7 @@ class Browser:
              "--disable-background-networking", "--disable-component-update",
              "--disable-sync", "--hide-scrollbars", "about:blank"],
             stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-            preexec_fn=pipes, pass_fds=(3, 4))
+            preexec_fn=pipes, close_fds=False)  # the pipes' ends are not inheritable
         os.close(to_child_r)
         os.close(from_child_w)
         self._replies: queue.Queue[dict[str, Any]] = queue.Queue()
