@@ -4,6 +4,7 @@ shows the plots.  Skips when chromium is absent (.ci/run installs it)."""
 
 from __future__ import annotations
 
+import os
 import struct
 from collections.abc import Iterator
 from pathlib import Path
@@ -14,6 +15,8 @@ from pytest_graphinstruct.report.html import NamedReport, build_page, write_page
 from tests.report.html_browser import CHROMIUM, Browser
 from tests.report.html_fixtures import instructions, two_cell_report
 
+if CHROMIUM is None and os.environ.get("GI_REQUIRE_CHROMIUM") == "1":  # .ci/run sets it
+    pytest.fail("GI_REQUIRE_CHROMIUM=1 but chromium is not installed", pytrace=False)
 pytestmark = pytest.mark.skipif(CHROMIUM is None, reason="chromium not installed")
 
 COUNT = "document.getElementById('gi-count').dataset.visible"
