@@ -559,6 +559,9 @@ class GraphInstructPlugin:
             results = self._bench.flush() if self._bench is not None else []
             output[_OUTPUT_KEY] = json.dumps([r.to_json() for r in results])
             output[_NOTES_KEY] = json.dumps(self._bench.notes() if self._bench else [])
+            if self._bench is not None and getattr(self.config, "workerinput", {}).get(
+                    _PROGRESS_KEY):  # the final counts (the last report may precede answers)
+                output[_PROGRESS_KEY] = json.dumps(self._bench.progress().to_json())
             from pytest_graphinstruct.run.provenance import cached_samples
 
             output[_CACHED_KEY] = json.dumps(cached_samples(results))
@@ -608,6 +611,12 @@ class GraphInstructPlugin:
         self.merged.extend(ItemResult.from_json(r) for r in json.loads(output[_OUTPUT_KEY]))
         self.notes.extend(n for n in json.loads(output.get(_NOTES_KEY, "[]"))
                           if n not in self.notes)
+        if _PROGRESS_KEY in output:
+            from pytest_graphinstruct.run.tally import ProgressCounts
+
+            worker = str(getattr(node, "workerinput", {}).get("workerid", ""))
+            self.worker_progress = {**self.worker_progress, worker: ProgressCounts.from_json(
+                json.loads(output[_PROGRESS_KEY]))}
         for cell, n in json.loads(output.get(_CACHED_KEY, "{}")).items():
             self.cached[cell] = self.cached.get(cell, 0) + int(n)
 
