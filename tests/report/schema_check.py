@@ -58,3 +58,13 @@ def load_valid_report(path: Any) -> Any:
     data = json.loads(Path(path).read_text(encoding="utf-8"))
     assert_valid_report(data)
     return data
+
+
+def without_provenance(path: Any) -> str:
+    """The JSON text of the report file at ``path`` without its ``run`` record: when, where and
+    from which cache a run ran differ between two runs with the same results."""
+    from pathlib import Path
+
+    data = json.loads(Path(path).read_text(encoding="utf-8"))
+    data.pop("run", None)
+    return json.dumps(data, indent=2, ensure_ascii=False)
