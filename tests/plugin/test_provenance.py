@@ -52,7 +52,7 @@ def test_oracle_run_records_its_provenance(pytester: pytest.Pytester) -> None:
     assert run["git"] is None  # the pytester folder is no git work tree
     assert run["endpoints"] == {"oracle": None}
     assert run["filter"] == {"keyword": "not L1-002", "markers": "level1", "levels": [1],
-                             "per_level": 3, "selected": 2}
+                             "per_level": 3, "selected": 2, "shard": None}
     assert run["pools"] is None or Path(run["pools"]).is_dir()
     assert run["replay"] is None
     assert run["cache"] == {"oracle-zero-shot": {"cached": 0, "samples": 2}}
