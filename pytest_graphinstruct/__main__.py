@@ -15,6 +15,9 @@ Commands:
     contamination a model on the committed suite vs a fresh seed, by template (a contamination
                   probe; docs/CONTAMINATION.md).
     runs          the run store of --gi-autosave: list the saved runs, compare two (docs/RUNS.md).
+    merge         put the reports of --gi-shard runs back together (one report; ci/README.md).
+    merge-cache   put answer caches back together (the shards' caches).
+    gate          the run's gates on a saved report against a baseline (exit 1 when one fails).
 """
 
 from __future__ import annotations
@@ -119,7 +122,93 @@ def _parser() -> argparse.ArgumentParser:
     ct.add_argument("--threshold", type=float, default=None, help="smallest gap called real "
                     "(default 0.005, the paper's stability band)")
     _add_runs_command(sub)
+    _add_ci_commands(sub)
     return p
+
+
+def _add_ci_commands(sub: Any) -> None:
+    """``merge``, ``merge-cache`` and ``gate`` (report/merge.py, report/gate.py; ci/README.md)."""
+    mg = sub.add_parser("merge", help="merge the reports of --gi-shard runs (a missing shard "
+                        "makes the merged report partial)")
+    mg.add_argument("reports", nargs="+", help="shard report files")
+    mg.add_argument("--out", required=True, help="the merged report's file")
+    mc = sub.add_parser("merge-cache", help="merge answer caches (directories holding "
+                        "answers.jsonl) into one")
+    mc.add_argument("caches", nargs="+", help="cache directories")
+    mc.add_argument("--out", required=True, help="the merged cache's directory (created; "
+                    "answers it holds are kept)")
+    ga = sub.add_parser("gate", help="apply the gates to a saved report: exit 0 when all pass, "
+                        "1 when one fails, 2 on bad input")
+    ga.add_argument("report", help="a report file (e.g. merged shards)")
+    ga.add_argument("--baseline", default=None, help="the baseline report")
+    ga.add_argument("--baseline-cell", default=None, help="compare every cell with this "
+                    "baseline cell (on purpose across cells)")
+    ga.add_argument("--max-regression", type=float, default=None,
+                    help="allowed real drop of a level's quality (default 0.02)")
+    ga.add_argument("--fail-under", type=float, default=None,
+                    help="fail a cell whose S_total over the levels run is below this")
+    ga.add_argument("--max-error-rate", type=float, default=0.05,
+                    help="allowed share of items without an answer (default 0.05)")
+    ga.add_argument("--markdown", default=None, metavar="FILE", help="write the Markdown "
+                    "summary here (also appended to $GITHUB_STEP_SUMMARY when set)")
+
+
+def _merge(args: argparse.Namespace) -> int:
+    from pytest_graphinstruct.report.merge import merge_reports
+    from pytest_graphinstruct.report.writer import write_report
+    from pytest_graphinstruct.run.reader import read_report
+    from pytest_graphinstruct.run.results import ReportError
+
+    inputs = []
+    for path in args.reports:
+        try:
+            inputs.append((path, read_report(path)))
+        except ReportError as exc:
+            raise GraphInstructError(str(exc)) from None
+    merged = merge_reports(inputs)
+    write_report(merged.report, args.out)
+    shards = (f" ({len(merged.present)} of {merged.shard_count} shards)"
+              if merged.shard_count else "")
+    items = sum(len(c.per_instruction) for c in merged.report.cells)
+    print(f"merged {len(inputs)} report(s){shards}: {items} item(s) in "
+          f"{len(merged.report.cells)} cell(s) -> {args.out}")
+    for note in merged.notes:
+        print(f"WARNING: {note}", file=sys.stderr)
+    return 0
+
+
+def _merge_cache(args: argparse.Namespace) -> int:
+    from pytest_graphinstruct.report.merge import merge_caches
+
+    result = merge_caches(args.caches, args.out)
+    added = sum(n for _, n in result.added)
+    print(f"added {added} answer(s) from {len(result.added)} cache(s); {args.out} holds "
+          f"{result.total}")
+    for line in result.damaged:
+        print(f"WARNING: {line}", file=sys.stderr)
+    return 0
+
+
+def _gate(args: argparse.Namespace) -> int:
+    from pytest_graphinstruct.report.gate import gate
+    from pytest_graphinstruct.report.markdown import write_markdown
+    from pytest_graphinstruct.score.bootstrap import DEFAULT_MAX_REGRESSION
+
+    for name in ("max_regression", "fail_under", "max_error_rate"):
+        value = getattr(args, name)
+        if value is not None and not 0 <= value <= 1:
+            raise GraphInstructError(f"--{name.replace('_', '-')} must be within 0..1, "
+                                     f"got {value}")
+    result = gate(args.report, args.baseline,
+                  max_regression=(DEFAULT_MAX_REGRESSION if args.max_regression is None
+                                  else args.max_regression),
+                  fail_under=args.fail_under, max_error_rate=args.max_error_rate,
+                  baseline_cell=args.baseline_cell)
+    for line in result.lines():
+        print(line)
+    if args.markdown:
+        write_markdown(args.markdown, result.markdown)
+    return 1 if result.failed else 0
 
 
 def _add_runs_command(sub: Any) -> None:
@@ -467,6 +556,12 @@ def main(argv: Sequence[str] | None = None) -> int:
             return _contamination(args)
         if args.command == "runs":
             return _runs(args)
+        if args.command == "merge":
+            return _merge(args)
+        if args.command == "merge-cache":
+            return _merge_cache(args)
+        if args.command == "gate":
+            return _gate(args)
     except GraphInstructError as exc:
         print(f"error: {_one_line(str(exc))}", file=sys.stderr)
         return 2

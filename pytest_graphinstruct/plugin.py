@@ -81,6 +81,12 @@ _OPTIONS: list[tuple[str, str, str]] = [
     ("chains", "--gi-chains", "samples (independent chains) of a method's cell (default 3)"),
     ("constrained_format", "--gi-constrained-format", "constraint sent by --gi-constrained: "
      "auto (default: gbnf for local, json-schema otherwise), gbnf, json-schema"),
+    ("shard", "--gi-shard", "run shard K of N (K/N): a deterministic, level-stratified 1/N of "
+     "the instructions; merge the shards' reports with 'python -m pytest_graphinstruct merge'"),
+    ("markdown", "--gi-markdown", "write the Markdown summary (for a pull-request comment) to "
+     "this file; also appended to $GITHUB_STEP_SUMMARY when set"),
+    ("baseline_cell", "--gi-baseline-cell", "compare every cell with this cell of the baseline "
+     "(on purpose across cells: a candidate model against the production one)"),
     ("progress", "--gi-progress", "live progress line (answers, items, rate, ETA, tokens, "
      "errors) below pytest's output: auto (default: on an interactive terminal, not under -q "
      "or -s), on (also when the output is not a TTY), off"),
@@ -102,6 +108,9 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 _FLAGS: list[tuple[str, str, str, bool]] = [
     ("update_baseline", "--gi-update-baseline", "write this run's report to --gi-baseline",
      False),
+    ("strict", "--gi-strict", "with --gi-baseline, an item that newly fails against the "
+     "baseline fails the run too (default: only the statistical gate decides, new failures "
+     "are listed as a note)", True),
     ("no_cache", "--gi-no-cache", "do not read or write the answer cache", True),
     ("autosave", "--gi-autosave", "save the run's JSON report as the next numbered run in the "
      "run store (--gi-store), partial runs too; list and compare them with 'python -m "

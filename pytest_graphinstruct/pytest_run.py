@@ -202,6 +202,9 @@ class GraphInstructItem(pytest.Item):
         if (self.cell.label, self.instruction.id) in self.plugin.expected_failures:
             self.expected_failure = True
             pytest.xfail("failed in the baseline too:\n" + message)
+        if self.plugin.baseline is not None and not self.plugin.run.strict:
+            pytest.xfail("newly failing against the baseline (the statistical gate judges its "
+                         "level; --gi-strict fails on it):\n" + message)
         if self.plugin.run.benchmark:
             pytest.xfail("model violations (--gi-benchmark reports them, does not fail):\n"
                          + message)
@@ -253,7 +256,7 @@ class GraphInstructPlugin:
     """Session-scoped state and hooks of an active benchmark run."""
 
     def __init__(self, config: pytest.Config, run: RunConfig) -> None:
-        from pytest_graphinstruct.run.gates import baseline_failures, load_baseline
+        from pytest_graphinstruct.run.gates import baseline_failures, match_baseline, read_baseline
         from pytest_graphinstruct.run.local import LocalHost
 
         self.config = config
@@ -275,7 +278,10 @@ class GraphInstructPlugin:
         self.worker_progress: dict[str, Any] = {}  # xdist controller: ProgressCounts per worker
         self.started: str | None = None  # UTC ISO time the session started (run provenance)
         self.cached: dict[str, int] = {}  # samples answered from the cache, per cell (workers)
-        self.baseline = None
+        self.baseline: dict[str, Any] | None = None  # run cell label -> its baseline cell
+        self.baseline_report: RunReport | None = None
+        self.baseline_missing = False  # --gi-baseline names no file: this run writes it
+        self.gate_notes: list[str] = []  # new failures the statistical gate let pass, etc.
         self.expected_failures: set[tuple[str, str]] = set()
         # The embedded model: the controller (or the single process) owns the server; xdist
         # workers get its address through workerinput.
@@ -288,8 +294,14 @@ class GraphInstructPlugin:
                 else:
                     self.local = LocalHost.find()
             if run.baseline is not None and not run.update_baseline:
-                self.baseline = load_baseline(run.baseline)
-                self.expected_failures = baseline_failures(self.baseline)
+                if run.baseline.exists():
+                    self.baseline_report = read_baseline(run.baseline)
+                    self.baseline = match_baseline(
+                        [c.label for c in run.cells], self.baseline_report,
+                        name=str(run.baseline), baseline_cell=run.baseline_cell)
+                    self.expected_failures = baseline_failures(self.baseline)
+                else:
+                    self.baseline_missing = True
         except GraphInstructError as exc:
             raise self._usage(exc) from None
 
@@ -436,7 +448,22 @@ class GraphInstructPlugin:
         except GraphInstructError as exc:
             raise self._usage(exc) from None
         new: list[pytest.Item] = []
-        chosen = self.bench.select(_first_per_level(self.bench.suite, self.run.per_level))
+        chosen = self._selection()
+        if self.baseline_report is not None:
+            from pytest_graphinstruct.run.gates import match_baseline
+            from pytest_graphinstruct.run.provenance import suite_hash
+
+            try:
+                match_baseline([c.label for c in self.run.cells], self.baseline_report,
+                               name=str(self.run.baseline), baseline_cell=self.run.baseline_cell,
+                               suite_hash=suite_hash(self.bench.suite))
+            except GraphInstructError as exc:
+                raise self._usage(exc) from None
+        if self.run.shard is not None:
+            from pytest_graphinstruct.run.shard import select
+
+            mine = select({inst.id: inst.level for inst in chosen}, self.run.shard)
+            chosen = [inst for inst in chosen if inst.id in mine]
         for cell in self.run.cells:
             for inst in chosen:
                 item = GraphInstructItem.from_parent(
@@ -449,6 +476,11 @@ class GraphInstructPlugin:
         # Announce the items like a collector would, so "collected N items" counts them.
         session.ihook.pytest_collectreport(report=pytest.CollectReport(
             "graphinstruct", "passed", None, list(new)))
+
+    def _selection(self) -> list[Instruction]:
+        """The instructions this run selects before ``--gi-shard`` (and before ``-k``/``-m``):
+        the suite, cut to ``--gi-per-level``, without those the recorded answers lack."""
+        return self.bench.select(_first_per_level(self.bench.suite, self.run.per_level))
 
     def pytest_collection_finish(self, session: pytest.Session) -> None:
         if self.controller or session.config.option.collectonly:
@@ -591,8 +623,8 @@ class GraphInstructPlugin:
         xml = _junit_writer(self.config)
         if xml is not None:
             xml.node_reporter(report).add_attribute("classname", f"graphinstruct.{cell}")
-        if (self.run.benchmark and report.when == "call" and hasattr(report, "wasxfail")
-                and not _baseline_xfail(report)):
+        if ((self.run.benchmark or self.baseline is not None) and report.when == "call"
+                and hasattr(report, "wasxfail") and not _baseline_xfail(report)):
             lf = self.config.pluginmanager.get_plugin("lfplugin")
             if lf is not None and isinstance(getattr(lf, "lastfailed", None), dict):
                 lf.lastfailed[report.nodeid] = True
@@ -684,11 +716,22 @@ class GraphInstructPlugin:
             filter=ItemFilter(keyword=getattr(option, "keyword", "") or None,
                               markers=getattr(option, "markexpr", "") or None,
                               levels=run.levels, per_level=run.per_level,
-                              selected=coverage.selected),
+                              selected=coverage.selected, shard=self._shard_selection()),
             pools=None if run.pools is None else str(run.pools),
             replay=None if run.replay is None else str(run.replay),
             cache_dir=None if run.cache_dir is None else str(run.cache_dir),
             cache=pv.cache_use(results, cached))
+
+    def _shard_selection(self) -> Any:
+        """The report's record of ``--gi-shard`` (``None`` without it, or when the run never
+        got its suite)."""
+        from pytest_graphinstruct.run.results import ShardSelection
+
+        shard = self.run.shard
+        if shard is None or self._bench is None:
+            return None
+        universe = tuple((inst.id, inst.level) for inst in self._selection())
+        return ShardSelection(shard.index, shard.count, universe)
 
     def _finish(self, session: pytest.Session) -> None:
         from pytest_graphinstruct.run.gates import judge
@@ -721,8 +764,66 @@ class GraphInstructPlugin:
         self.verdict = judge(self.report, max_error_rate=self.run.max_error_rate,
                              fail_under=self.run.fail_under, baseline=self.baseline,
                              max_regression=self.run.max_regression)
+        if self.baseline_missing:
+            self.verdict = replace(self.verdict, gate_failures=(
+                *self.verdict.gate_failures, self._write_missing_baseline(coverage)))
+        comparisons = self._comparisons()
+        if self.run.markdown is not None:
+            self.written.append(self._write_markdown(comparisons))
         if self.verdict.failed and session.exitstatus == pytest.ExitCode.OK:
             session.exitstatus = pytest.ExitCode.TESTS_FAILED
+
+    def _write_missing_baseline(self, coverage: Coverage) -> Any:
+        """``--gi-baseline`` named no file: write this run as the baseline (when complete) and
+        return the gate failure that says so — a run never passes a gate it had nothing to
+        compare with (``--gi-update-baseline`` accepts a new baseline on purpose)."""
+        from pytest_graphinstruct.run.gates import GateFailure
+
+        path = self.run.baseline
+        assert path is not None and self.report is not None
+        if coverage.complete:
+            line = _write(self.report, path, "baseline")
+            done = "written from this run" if " written to " in line else line
+        else:
+            done = f"not written either: the run is incomplete ({coverage.describe()})"
+        return GateFailure("baseline", "", f"baseline {path} did not exist: {done}; review and "
+                           "commit it, or pass --gi-update-baseline to write one on purpose")
+
+    def _comparisons(self) -> tuple[Any, ...]:
+        """Each cell against its baseline cell, and the notes for new failures the statistical
+        gate lets pass (none without a baseline)."""
+        from pytest_graphinstruct.run.gates import compare_to_baseline
+
+        if self.baseline is None or self.report is None or self.run.max_regression is None:
+            return ()
+        comparisons = compare_to_baseline(self.report, self.baseline,
+                                          max_regression=self.run.max_regression)
+        for c in comparisons:
+            quiet = [x.instruction_id for x in c.newly_failing
+                     if x.level not in c.regressed_levels]
+            if quiet and not self.run.strict:
+                shown = ", ".join(quiet[:10]) + (f" … {len(quiet) - 10} more"
+                                                 if len(quiet) > 10 else "")
+                self.gate_notes.append(
+                    f"NOTE: {c.label}: {len(quiet)} item(s) newly fail against the baseline on "
+                    f"levels without a significant drop ({shown}); not a gate failure "
+                    "(--gi-strict fails on them)")
+        return comparisons
+
+    def _write_markdown(self, comparisons: Sequence[Any]) -> str:
+        """Write the Markdown summary (``--gi-markdown``); the line to show (never raises)."""
+        from pytest_graphinstruct.report.markdown import render_markdown, write_markdown
+
+        path = self.run.markdown
+        assert path is not None and self.report is not None
+        try:
+            text = render_markdown(self.report, self.verdict, comparisons,
+                                   baseline_name=None if self.run.baseline is None
+                                   else str(self.run.baseline))
+            write_markdown(path, text)
+        except OSError as exc:
+            return f"markdown summary NOT written to {path}: {exc.strerror or exc}"
+        return f"markdown summary written to {path}"
 
     def pytest_terminal_summary(self, terminalreporter: Any) -> None:
         if getattr(self.config, "workeroutput", None) is not None or self.report is None:
@@ -740,5 +841,7 @@ class GraphInstructPlugin:
             terminalreporter.write_line(f"WARNING: {line}", yellow=True)
         for line in self.verdict.lines():
             terminalreporter.write_line(line, red=True)
+        for line in self.gate_notes:
+            terminalreporter.write_line(line, yellow=True)
         for line in getattr(self, "written", ()):
             terminalreporter.write_line(line, red="NOT" in line)

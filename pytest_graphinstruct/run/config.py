@@ -18,6 +18,7 @@ from pytest_graphinstruct.errors import GraphInstructError
 from pytest_graphinstruct.methods.constrained import FORMATS as CONSTRAINED_FORMATS
 from pytest_graphinstruct.models.base import DecodingParams
 from pytest_graphinstruct.run.results import cell_label
+from pytest_graphinstruct.run.shard import Shard, parse_shard
 from pytest_graphinstruct.score.bootstrap import DEFAULT_MAX_REGRESSION
 from pytest_graphinstruct.vocab import (
     CAAP_METHODS,
@@ -86,6 +87,10 @@ class RunConfig:
     chains: int = 3  #: samples (chains) of a method's cell
     model_tiers: tuple[tuple[str, str], ...] = ()  #: the user's CAAP tiers (model, tier)
     progress: str = "auto"  #: the live progress line: auto, on, off (see report.live)
+    shard: Shard | None = None  #: --gi-shard=K/N: run only this shard's instructions
+    markdown: Path | None = None  #: --gi-markdown: the Markdown summary's file
+    baseline_cell: str | None = None  #: compare every cell with this baseline cell
+    strict: bool = False  #: with a baseline, a newly failing item fails the run too
 
     @property
     def models(self) -> tuple[str, ...]:
@@ -254,9 +259,14 @@ def build_run_config(raw: Mapping[str, Any], *, rootdir: Path) -> RunConfig | No
     update_baseline = bool(raw.get("update_baseline"))
     if update_baseline and baseline is None:
         raise GraphInstructError("--gi-update-baseline needs --gi-baseline=FILE (where to write)")
-    if baseline is not None and not update_baseline and not baseline.is_file():
-        raise GraphInstructError(f"--gi-baseline file not found: {baseline} (create it with "
-                                 "--gi-update-baseline)")
+    baseline_cell = str(raw.get("baseline_cell") or "").strip() or None
+    if baseline_cell is not None and baseline is None:
+        raise GraphInstructError("--gi-baseline-cell needs --gi-baseline=FILE")
+    if raw.get("strict") and baseline is None:
+        raise GraphInstructError("--gi-strict needs --gi-baseline=FILE (it fails the run on "
+                                 "items that newly fail against the baseline)")
+    markdown = Path(raw["markdown"]).expanduser() if raw.get("markdown") else None
+    shard = parse_shard(str(raw["shard"])) if raw.get("shard") else None
     max_regression = _number("--gi-max-regression", raw.get("max_regression"), float, low=0,
                              high=1)
     if baseline is not None and max_regression is None:
@@ -302,6 +312,10 @@ def build_run_config(raw: Mapping[str, Any], *, rootdir: Path) -> RunConfig | No
         chains=_number("--gi-chains", _default(raw, "chains", 3), int, low=1, high=100),
         model_tiers=_model_tiers(raw.get("model_tiers")),
         progress=progress,
+        shard=shard,
+        markdown=markdown,
+        baseline_cell=baseline_cell,
+        strict=bool(raw.get("strict")),
     )
 
 

@@ -19,7 +19,7 @@ instructions by id.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -30,7 +30,16 @@ from pytest_graphinstruct.score.bootstrap import PairedResult, is_regression, pa
 
 
 def load_baseline(path: str | Path) -> dict[str, CellReport]:
-    """The cells of a baseline report, keyed by label.
+    """The cells of a baseline report, keyed by label (:func:`read_baseline`).
+
+    Raises:
+        GraphInstructError: see :func:`read_baseline`.
+    """
+    return {c.label: c for c in read_baseline(path).cells}
+
+
+def read_baseline(path: str | Path) -> RunReport:
+    """A baseline report, checked: it exists, reads, is complete and has cells.
 
     Raises:
         GraphInstructError: missing (the message says how to create it), or not a report.
@@ -49,7 +58,39 @@ def load_baseline(path: str | Path) -> dict[str, CellReport]:
                                  "one (rebuild it with --gi-update-baseline)")
     if not report.cells:
         raise GraphInstructError(f"baseline {p} holds no cells")
-    return {c.label: c for c in report.cells}
+    return report
+
+
+def match_baseline(labels: Sequence[str], baseline: RunReport, *, name: str,
+                   baseline_cell: str | None = None,
+                   suite_hash: str | None = None) -> dict[str, CellReport]:
+    """The baseline cell each run cell (``labels``) is compared with, keyed by the run's
+    label.  Without ``baseline_cell`` every run cell needs a baseline cell of the same label
+    (model, strategy, method); with it, every run cell is compared with that one cell.
+
+    Raises:
+        GraphInstructError: a run cell without its baseline cell, an unknown
+            ``baseline_cell``, or a baseline of another suite (``suite_hash`` differs from the
+            one the baseline recorded) — a usage error, never a silent comparison.
+    """
+    recorded = baseline.run.suite_hash if baseline.run is not None else None
+    if suite_hash is not None and recorded is not None and recorded != suite_hash:
+        raise GraphInstructError(
+            f"baseline {name} was made on another suite ({recorded[:19]}…, this run: "
+            f"{suite_hash[:19]}…); rebuild it with --gi-update-baseline")
+    cells = {c.label: c for c in baseline.cells}
+    if baseline_cell is not None:
+        if baseline_cell not in cells:
+            raise GraphInstructError(f"baseline cell {baseline_cell!r}: baseline {name} has "
+                                     f"no such cell (it has: {', '.join(cells)})")
+        return dict.fromkeys(labels, cells[baseline_cell])
+    unmatched = [label for label in labels if label not in cells]
+    if unmatched:
+        raise GraphInstructError(
+            f"baseline {name} has no cell {', '.join(unmatched)} (it has: {', '.join(cells)}); "
+            "compare across cells on purpose with --gi-baseline-cell=LABEL, or rebuild the "
+            "baseline with --gi-update-baseline")
+    return {label: cells[label] for label in labels}
 
 
 def baseline_failures(baseline: Mapping[str, CellReport]) -> set[tuple[str, str]]:
