@@ -23,6 +23,10 @@ from pytest_graphinstruct.run.aggregate import build_cell, with_pareto
 from pytest_graphinstruct.run.reader import read_report
 from pytest_graphinstruct.run.results import CellReport
 
+# builds a fresh suite and runs the oracle on both suites in subprocesses (36-140 s): the fast
+# tier has the probe's rules in tests/report/test_contamination.py
+pytestmark = pytest.mark.slow
+
 ROOT = Path(__file__).resolve().parents[2]
 RUN = ["-p", "no:cacheprovider", "-q", "--gi-model=oracle", "--gi-levels=0,1",
        "--gi-per-level=16", "--gi-no-cache"]
