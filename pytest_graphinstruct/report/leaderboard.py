@@ -179,7 +179,11 @@ def _table(headers: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
 
 def to_markdown(board: Leaderboard) -> str:
     """The leaderboard as Markdown: by S_total, by S_final, per level, per dimension, Cost@Q."""
-    parts = [f"# Leaderboard ({len(board.rows)} cells)", "",
+    partial = [r for r in board.rows if set(r.levels) != set(LEVELS)]
+    caveat = ([f"S_total is over the levels each cell ran: {len(partial)} cell(s) did not run "
+               "every level, and their S_total is renormalized to those levels (a full run's "
+               "S_total counts a missing level as 0).", ""] if partial else [])
+    parts = [f"# Leaderboard ({len(board.rows)} cells)", "", *caveat,
              "## By S_total", "",
              _table(["#", "model", "strategy/method", "S_total", "S_final", "TPV", "Q/kTPV",
                      "FD", "Pareto"],

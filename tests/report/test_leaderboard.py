@@ -187,3 +187,14 @@ def test_reproduces_the_frontier_of_tab_16_and_s_final_of_tab_17() -> None:
     ranks = {(r.model, r.condition): (r.rank_final, r.rank_total) for r in board.rows}
     assert ranks[("GPT-4o", "zero-shot")] == (6, 24)       # the +18 climb of §5.3
     assert ranks[("Qwen3.5-397B", "few-cot")] == (7, 3)    # and the fall #3 → #7
+
+
+def test_markdown_says_when_s_total_is_over_the_levels_run(tmp_path: Path) -> None:
+    from pytest_graphinstruct.report.leaderboard import to_markdown
+
+    full = build_leaderboard(read_runs(_three(tmp_path), load_models_table()))
+    assert "renormalized to those levels" not in to_markdown(full)
+    some = write_cell(tmp_path, "gpt41", "zero-shot", {1: [0.9] * 4, 2: [0.8] * 4}, tpv=600)
+    board = build_leaderboard(read_runs([*_three(tmp_path), some], load_models_table()))
+    assert ("1 cell(s) did not run every level, and their S_total is renormalized to those "
+            "levels") in to_markdown(board)
