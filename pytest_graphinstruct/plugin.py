@@ -87,6 +87,9 @@ _OPTIONS: list[tuple[str, str, str]] = [
      "this file; also appended to $GITHUB_STEP_SUMMARY when set"),
     ("baseline_cell", "--gi-baseline-cell", "compare every cell with this cell of the baseline "
      "(on purpose across cells: a candidate model against the production one)"),
+    ("prompts", "--gi-prompts", "a folder of prompt template overrides (<name>.txt replaces "
+     "pytest_graphinstruct/prompts/templates/<name>.txt): gate a prompt change against the "
+     "same baseline"),
     ("progress", "--gi-progress", "live progress line (answers, items, rate, ETA, tokens, "
      "errors) below pytest's output: auto (default: on an interactive terminal, not under -q "
      "or -s), on (also when the output is not a TTY), off"),

@@ -13,6 +13,10 @@ Every sentence a model is shown lives in one of those files; code only picks and
 
 Files are read once per process (``importlib.resources``, so an installed wheel works) and the
 results are cached; the returned objects are immutable.
+
+:func:`use_overrides` (``--gi-prompts=DIR``) makes a folder of ``<name>.txt`` files replace the
+packaged templates of the same names for the rest of the process — the way to gate a prompt
+change in CI.  The cell's label does not change, so the run compares with the same baseline.
 """
 
 from __future__ import annotations
@@ -21,6 +25,7 @@ import re
 from collections.abc import Mapping
 from functools import cache
 from importlib import resources
+from pathlib import Path
 from string import Template
 from types import MappingProxyType
 from typing import Final
@@ -36,12 +41,59 @@ def available() -> tuple[str, ...]:
     return tuple(sorted(p.name[:-4] for p in root.iterdir() if p.name.endswith(".txt")))
 
 
+_overrides: dict[str, str] = {}
+
+
+def use_overrides(directory: str | Path | None) -> tuple[str, ...]:
+    """Read the templates in ``directory`` (``<name>.txt`` files) instead of the packaged
+    ones of the same names from now on in this process; ``None`` restores the packaged ones.
+    Returns the names overridden.  Every override is checked at once: a sectioned file must
+    parse, and a plain one is kept as written (its placeholders are checked when filled).
+
+    Raises:
+        ValueError: not a folder, a file that is no known template (the message lists the
+            known names), or a file that cannot be read as UTF-8 text.
+    """
+    found: dict[str, str] = {}
+    if directory is not None:
+        folder = Path(directory)
+        if not folder.is_dir():
+            raise ValueError(f"--gi-prompts: {folder} is not a folder")
+        for f in sorted(folder.iterdir()):
+            if f.suffix != ".txt":
+                continue
+            if f.stem not in available():
+                raise ValueError(f"--gi-prompts: {f.name} is not a prompt template (known: "
+                                 f"{', '.join(available())})")
+            try:
+                found[f.stem] = f.read_text(encoding="utf-8").replace("\r\n", "\n").rstrip()
+            except (OSError, UnicodeDecodeError) as exc:
+                raise ValueError(f"--gi-prompts: cannot read {f}: {exc}") from None
+        if not found:
+            raise ValueError(f"--gi-prompts: {folder} holds no <template>.txt file")
+    _overrides.clear()
+    _overrides.update(found)
+    _read.cache_clear()
+    template.cache_clear()
+    sections.cache_clear()
+    for name in found:  # a malformed sectioned override fails now, not mid-run
+        if _packaged(name).lstrip().startswith("==="):
+            sections(name)
+    return tuple(found)
+
+
+def _packaged(name: str) -> str:
+    path = resources.files(__package__).joinpath(_DIR, f"{name}.txt")
+    return path.read_text(encoding="utf-8").replace("\r\n", "\n").rstrip()
+
+
 @cache
 def _read(name: str) -> str:
     if name not in available():
         raise KeyError(f"no prompt template {name!r} (known: {', '.join(available())})")
-    path = resources.files(__package__).joinpath(_DIR, f"{name}.txt")
-    return path.read_text(encoding="utf-8").replace("\r\n", "\n").rstrip()
+    if name in _overrides:
+        return _overrides[name]
+    return _packaged(name)
 
 
 @cache

@@ -91,6 +91,7 @@ class RunConfig:
     markdown: Path | None = None  #: --gi-markdown: the Markdown summary's file
     baseline_cell: str | None = None  #: compare every cell with this baseline cell
     strict: bool = False  #: with a baseline, a newly failing item fails the run too
+    prompts: Path | None = None  #: --gi-prompts: a folder of template overrides
 
     @property
     def models(self) -> tuple[str, ...]:
@@ -316,7 +317,19 @@ def build_run_config(raw: Mapping[str, Any], *, rootdir: Path) -> RunConfig | No
         markdown=markdown,
         baseline_cell=baseline_cell,
         strict=bool(raw.get("strict")),
+        prompts=_prompts(raw.get("prompts"), rootdir),
     )
+
+
+def _prompts(raw: Any, rootdir: Path) -> Path | None:
+    """``--gi-prompts=DIR`` (relative to the rootdir), checked to be a folder."""
+    if not raw:
+        return None
+    folder = Path(str(raw)).expanduser()
+    folder = folder if folder.is_absolute() else rootdir / folder
+    if not folder.is_dir():
+        raise GraphInstructError(f"--gi-prompts: {folder} is not a folder")
+    return folder
 
 
 def _store(raw: Mapping[str, Any], rootdir: Path) -> Path | None:

@@ -18,6 +18,7 @@ from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from pytest_graphinstruct.answers import Answer, Message
+from pytest_graphinstruct.errors import GraphInstructError
 from pytest_graphinstruct.graphs.model import Limits
 from pytest_graphinstruct.methods.constrained import request_extra, resolve_format
 from pytest_graphinstruct.models.base import Request
@@ -76,7 +77,12 @@ class BenchmarkSession:
             GraphInstructError: the suite or the pools cannot be loaded.
         """
         from pytest_graphinstruct.models.cache import AnswerCache
+        from pytest_graphinstruct.prompts.texts import use_overrides
 
+        try:  # --gi-prompts (or the packaged texts, resetting an earlier session's overrides)
+            use_overrides(config.prompts)
+        except ValueError as exc:
+            raise GraphInstructError(str(exc)) from None
         self.config = config
         self.worker = worker
         self.local = local

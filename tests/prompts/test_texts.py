@@ -1,0 +1,42 @@
+"""Prompt texts: template overrides (prompts/texts.py, --gi-prompts)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+
+def test_overrides_replace_packaged_templates_until_reset(tmp_path: Path) -> None:
+    from pytest_graphinstruct.prompts.texts import template, use_overrides
+
+    packaged = template("system_default").template
+    (tmp_path / "system_default.txt").write_text("Be a poet.\n$format\n", encoding="utf-8")
+    try:
+        assert use_overrides(tmp_path) == ("system_default",)
+        assert template("system_default").template == "Be a poet.\n$format"
+    finally:
+        use_overrides(None)
+    assert template("system_default").template == packaged
+
+
+@pytest.mark.parametrize(("name", "text", "message"), [
+    ("nonsense.txt", "x", "is not a prompt template"),
+    ("refusal_reasons.txt", "text before a header", "text before the first section header"),
+])
+def test_bad_overrides_are_refused_at_once(tmp_path: Path, name: str, text: str,
+                                           message: str) -> None:
+    from pytest_graphinstruct.prompts.texts import template, use_overrides
+
+    (tmp_path / name).write_text(text, encoding="utf-8")
+    try:
+        with pytest.raises(ValueError, match=message):
+            use_overrides(tmp_path)
+    finally:
+        use_overrides(None)
+    assert "graph" in template("system_default").template
+    (tmp_path / "empty").mkdir()
+    with pytest.raises(ValueError, match="holds no"):
+        use_overrides(tmp_path / "empty")
+    with pytest.raises(ValueError, match="is not a folder"):
+        use_overrides(tmp_path / "missing")
