@@ -60,3 +60,11 @@ def test_a_hostile_cell_label_is_text_in_the_svg() -> None:
     plot = level_bars([hostile])
     assert plot is not None and "<script>" not in plot.svg
     assert "&lt;script&gt;" in plot.svg
+
+
+def test_heatmap_values_on_dark_cells_are_written_in_white() -> None:
+    heat = delta_heatmap(_cells())
+    assert heat is not None
+    # the largest change is at the end of the colour scale, the darkest cell: its text (not a
+    # background patch) is white
+    assert "text-anchor: middle; fill: #ffffff" in heat.svg

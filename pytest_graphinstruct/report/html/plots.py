@@ -212,8 +212,10 @@ def delta_heatmap(cells: Sequence[PageCell]) -> Plot | None:
         ax.set_yticks(range(len(rows)), [pc.key for pc in rows], fontsize=7)
         for i, line in enumerate(grid):
             for j, v in enumerate(line):
+                # white on the darkest third of the scale, where black text disappears
+                dark = not math.isnan(v) and abs(v) > span * 2 / 3
                 ax.text(j, i, "—" if math.isnan(v) else f"{v:+.3f}", ha="center",
-                        va="center", fontsize=6)
+                        va="center", fontsize=6, color="white" if dark else "black")
         fig.colorbar(image, ax=ax, label="Δ level score vs zero-shot", shrink=0.8)
         return Plot("heatmap", "Strategy/method × level: change vs zero-shot", to_svg(fig),
                     note)
