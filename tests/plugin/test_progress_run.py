@@ -78,7 +78,8 @@ def test_bad_mode_is_a_usage_error(pytester: pytest.Pytester, suite_dir: Path,
     result.stderr.fnmatch_lines(["*--gi-progress must be one of auto, on, off*"])
 
 
-@pytest.mark.parametrize("xdist", [(), ("-n", "2")], ids=["single", "xdist"])
+@pytest.mark.parametrize("xdist", [(), pytest.param(("-n", "2"), marks=pytest.mark.slow)],
+                         ids=["single", "xdist"])
 def test_counts_are_exact(pytester: pytest.Pytester, suite_dir: Path, server: FakeOpenAIServer,
                           xdist: tuple[str, ...]) -> None:
     pytester.makeconftest(COUNTS_CONFTEST)
