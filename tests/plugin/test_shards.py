@@ -56,12 +56,13 @@ def _sharded(pytester: pytest.Pytester, subset: tuple[str, ...], count: int) -> 
 def _check(pytester: pytest.Pytester, subset: tuple[str, ...]) -> None:
     whole = pytester.path / "whole.json"
     _run(pytester, whole, *subset)
-    for count in (3, 4):
+    for count in (1, 3, 4):
         merged = _sharded(pytester, subset, count)
         assert json.dumps(_without_run(merged)) == json.dumps(_without_run(whole))
 
 
-def test_three_and_four_shards_merge_to_the_unsharded_report(pytester: pytest.Pytester) -> None:
+def test_one_three_and_four_shards_merge_to_the_unsharded_report(
+        pytester: pytest.Pytester) -> None:
     _check(pytester, ("--gi-per-level=8",))
 
 
