@@ -329,21 +329,14 @@ def _compare(args: argparse.Namespace) -> int:
         DEFAULT_MAX_REGRESSION,
         REGRESSION,
         compare_cells,
+        pick_cell,
     )
     from pytest_graphinstruct.run.reader import read_report
     from pytest_graphinstruct.run.results import CellReport
 
     def pick(path: str, side: str, label: str | None) -> CellReport:
-        report = read_report(path)
-        if label is not None:
-            try:
-                return report.cell(label)
-            except KeyError as exc:
-                raise GraphInstructError(f"{path}: {exc.args[0]}") from None
-        if len(report.cells) != 1:
-            raise GraphInstructError(f"{path} holds several cells; pass --cell "
-                                     f"({', '.join(report.labels)}) or --{side}-cell")
-        return report.cells[0]
+        return pick_cell(read_report(path), path, label,
+                         hint=f"pass --cell ({{labels}}) or --{side}-cell")
 
     base = pick(args.baseline, "baseline", args.baseline_cell or args.cell)
     cand = pick(args.candidate, "candidate", args.candidate_cell or args.cell)

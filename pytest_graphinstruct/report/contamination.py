@@ -28,7 +28,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from pytest_graphinstruct.errors import GraphInstructError
-from pytest_graphinstruct.report.compare import differences
+from pytest_graphinstruct.report.compare import differences, pick_cell
 from pytest_graphinstruct.report.untrusted import escape
 from pytest_graphinstruct.run.results import CellReport, RunReport
 from pytest_graphinstruct.score.bootstrap import (
@@ -295,23 +295,6 @@ class Side:
     def describe(self) -> str:
         seed = "" if self.suite_seed is None else f" (seed {self.suite_seed})"
         return f"{self.report}, suite {self.suite.root}{seed}"
-
-
-def pick_cell(report: RunReport, path: str, label: str | None) -> CellReport:
-    """The cell called ``label``, or the report's only cell.
-
-    Raises:
-        GraphInstructError: no such cell, or several cells and no ``label`` (lists them).
-    """
-    if label is not None:
-        try:
-            return report.cell(label)
-        except KeyError as exc:
-            raise GraphInstructError(f"{path}: {exc.args[0]}") from None
-    if len(report.cells) != 1:
-        raise GraphInstructError(f"{path} holds {len(report.cells)} cells; pick one with --cell "
-                                 f"({', '.join(escape(x) for x in report.labels) or 'none'})")
-    return report.cells[0]
 
 
 def open_side(report: RunReport, path: str, label: str | None, suite: str | None,
