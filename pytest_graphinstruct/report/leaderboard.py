@@ -30,7 +30,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from pytest_graphinstruct.report.analyses.runs import STRATEGY_ABBREV, Run
-from pytest_graphinstruct.report.untrusted import escape
+from pytest_graphinstruct.report.untrusted import csv_safe, escape_markdown
 from pytest_graphinstruct.score.levels import mean_present
 from pytest_graphinstruct.score.pareto import COST_AT_Q_THRESHOLD, LAMBDA, analyze
 from pytest_graphinstruct.vocab import DIMENSIONS, LEVELS
@@ -159,12 +159,7 @@ def _num(x: float | None, digits: int) -> str:
 def _md(text: str | None) -> str:
     """Untrusted text as a Markdown table cell: one line, controls escaped, pipes and the
     characters Markdown acts on inside a cell escaped."""
-    if text is None:
-        return "—"
-    out = escape(text)
-    for ch in ("\\", "|", "*", "_", "`", "<", ">", "[", "]"):
-        out = out.replace(ch, "\\" + ch)
-    return out
+    return "—" if text is None else escape_markdown(text)
 
 
 def _strategy(row: LeaderboardRow) -> str:
@@ -225,15 +220,6 @@ CSV_COLUMNS = ("rank_total", "rank_final", "label", "model", "family", "tier", "
                "frontier_distance", *(f"L{lv}" for lv in LEVELS), *DIMENSIONS, "items")
 
 
-def _csv_safe(value: Any) -> Any:
-    """A text cell a spreadsheet will not run as a formula (``=``, ``+``, ``-``, ``@`` lead)."""
-    if isinstance(value, str):
-        value = escape(value)
-        if value[:1] in ("=", "+", "-", "@"):
-            return "'" + value
-    return value
-
-
 def to_csv(board: Leaderboard) -> str:
     """One row per cell, every column (:data:`CSV_COLUMNS`), by S_total rank; absent: empty."""
     out = io.StringIO()
@@ -245,7 +231,7 @@ def to_csv(board: Leaderboard) -> str:
             r.variant, r.s_total, r.s_final, r.pareto_optimal, r.tpv, r.q_per_ktpv,
             r.frontier_distance, *(r.levels.get(lv) for lv in LEVELS),
             *(r.dimensions.get(d) for d in DIMENSIONS), r.items]
-        writer.writerow(["" if v is None else _csv_safe(v) for v in values])
+        writer.writerow(["" if v is None else csv_safe(v) for v in values])
     return out.getvalue()
 
 

@@ -15,11 +15,10 @@ messages can quote a model's answer.
 from __future__ import annotations
 
 import os
-import re
 from collections.abc import Sequence
 from pathlib import Path
 
-from pytest_graphinstruct.report.untrusted import escape
+from pytest_graphinstruct.report.untrusted import escape, escape_markdown
 from pytest_graphinstruct.run.gates import CellComparison, Verdict
 from pytest_graphinstruct.run.results import RunReport
 from pytest_graphinstruct.vocab import LEVELS
@@ -30,12 +29,6 @@ MAX_ITEMS = 15
 MAX_TEXT = 160
 """Characters of one quoted text (a violation, an error) in the summary."""
 
-# What can act inside a line: emphasis, code, links and images ([ ]), HTML (< > &), table
-# cells (|), strikethrough (~), and the backslash itself.  Every line this module writes starts
-# with its own prefix, so line-start syntax (#, -, 1.) cannot be reached.
-_SPECIAL = re.compile(r"([\\`*_\[\]<>|&~])")
-
-
 def md(text: str, limit: int = MAX_TEXT) -> str:
     """``text`` safe inside a Markdown table cell or line: one line, controls escaped, cut to
     ``limit`` characters, and every character Markdown or HTML would act on backslash-escaped
@@ -43,7 +36,7 @@ def md(text: str, limit: int = MAX_TEXT) -> str:
     one = escape(" ".join(text.split()))
     if len(one) > limit:
         one = one[: limit - 1] + "…"
-    return _SPECIAL.sub(r"\\\1", one)
+    return escape_markdown(one)
 
 
 def code(text: str, limit: int = 80) -> str:

@@ -10,7 +10,9 @@ reversible (a literal backslash is not doubled).
 
 from __future__ import annotations
 
+import re
 import unicodedata
+from typing import Any
 
 # Cc: C0/C1 controls (ESC, CR, BEL, NUL, CSI U+009B, NEL); Cf: format characters (bidi
 # overrides, zero-width, tag characters); Cs: lone surrogates (cannot be printed at all);
@@ -32,6 +34,28 @@ def escape_block(text: str) -> list[str]:
     """``text`` as lines (split at ``\\n`` only), each escaped by :func:`escape` — so a ``\\r``
     or a separator character stays visible inside its line."""
     return [escape(line) for line in text.split("\n")]
+
+
+# What can act inside a Markdown line: emphasis, code, links and images ([ ]), HTML (< > &),
+# table cells (|), strikethrough (~), and the backslash itself.
+_MARKDOWN = re.compile(r"([\\`*_\[\]<>|&~])")
+
+
+def escape_markdown(text: str) -> str:
+    """``text`` (:func:`escape`-d) with every character Markdown or HTML would act on inside a
+    line or a table cell backslash-escaped: no link, image, tag, emphasis or cell break can be
+    injected.  Line-start syntax (``#``, ``-``) is left to the caller's prefix."""
+    return _MARKDOWN.sub(r"\\\1", escape(text))
+
+
+def csv_safe(value: Any) -> Any:
+    """A CSV cell a spreadsheet will not run as a formula: text is :func:`escape`-d and gets a
+    leading ``'`` when it starts with ``=``, ``+``, ``-`` or ``@``; other values pass."""
+    if isinstance(value, str):
+        value = escape(value)
+        if value[:1] in ("=", "+", "-", "@"):
+            return "'" + value
+    return value
 
 
 def _escaped(ch: str) -> str:

@@ -15,7 +15,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from pytest_graphinstruct.report.untrusted import escape
+from pytest_graphinstruct.report.untrusted import csv_safe, escape_markdown
 
 Cell = str | int | float | bool | None
 
@@ -69,10 +69,7 @@ def _show(v: Cell, digits: int | None) -> str:
         return f"{v:+.{-digits}f}" if digits < 0 else f"{v:.{digits}f}"
     if isinstance(v, int):
         return str(v)
-    out = escape(v)
-    for ch in ("\\", "|", "*", "_", "`", "<", ">", "[", "]"):
-        out = out.replace(ch, "\\" + ch)
-    return out
+    return escape_markdown(v)
 
 
 def signed(digits: int) -> int:
@@ -99,11 +96,7 @@ def to_markdown(result: AnalysisResult) -> str:
 def _csv_value(v: Cell) -> Cell:
     if v is None or (isinstance(v, float) and not math.isfinite(v)):
         return ""
-    if isinstance(v, str):
-        v = escape(v)
-        if v[:1] in ("=", "+", "-", "@"):
-            return "'" + v
-    return v
+    return csv_safe(v)
 
 
 def to_csv(result: AnalysisResult) -> str:
