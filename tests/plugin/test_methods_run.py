@@ -34,17 +34,30 @@ def _learner() -> Any:
     return answer
 
 
+def _fake_run(pytester: pytest.Pytester, server: FakeOpenAIServer,
+              *args: str) -> pytest.RunResult:
+    """A run of the project's suite against the fake server's ``fake-model`` (``args``: the
+    levels, methods, cache and report options of the test)."""
+    return pytester.runpytest(
+        f"--gi-suite={ROOT / 'instructions'}", "--gi-model=fake-model",
+        f"--gi-base-url={server.base_url}", "--gi-api-key-env=GI_TEST_KEY", "--gi-benchmark",
+        "-p", "no:cacheprovider", *args)
+
+
+def _calls(cells: dict[str, Any]) -> dict[str, int]:
+    """API calls charged per cell label: the sum over every item's samples."""
+    return {label: sum(s["api_calls"] for r in c["per_instruction"] for s in r["samples"])
+            for label, c in cells.items()}
+
+
 def test_vgig_fixes_what_zero_shot_gets_wrong_and_is_charged_every_call(
         pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("GI_TEST_KEY", "sk-test")
     report = pytester.path / "r.json"
     with FakeOpenAIServer(latency_s=0.0, responder=_learner()) as server:
-        result = pytester.runpytest(
-            f"--gi-suite={ROOT / 'instructions'}", "--gi-levels=1", "--gi-per-level=6",
-            "--gi-model=fake-model", f"--gi-base-url={server.base_url}",
-            "--gi-api-key-env=GI_TEST_KEY", "--gi-no-cache", "--gi-method=none,vgig",
-            "--gi-chains=2", "--gi-samples=2", "--gi-benchmark", f"--gi-report={report}",
-            "-p", "no:cacheprovider")
+        result = _fake_run(pytester, server, "--gi-levels=1", "--gi-per-level=6",
+                           "--gi-no-cache", "--gi-method=none,vgig", "--gi-chains=2",
+                           "--gi-samples=2", f"--gi-report={report}")
         served = server.request_count
     assert result.ret == 0, result.stdout.str()[-3000:]
     data = load_valid_report(report)
@@ -53,8 +66,7 @@ def test_vgig_fixes_what_zero_shot_gets_wrong_and_is_charged_every_call(
     assert zs["summary"]["passed"] == 0
     assert vgig["summary"]["passed"] == vgig["summary"]["items"] == 6
     # every call is charged: zero-shot 6 x 2, vgig 6 x 2 chains x (round 0 + one refinement)
-    calls = {label: sum(s["api_calls"] for r in c["per_instruction"] for s in r["samples"])
-             for label, c in cells.items()}
+    calls = _calls(cells)
     assert calls == {"fake-model-zero-shot": 12, "fake-model-zero-shot-vgig": 24}
     assert sum(calls.values()) == served
     # the summary ranks the cells with their cost beside their quality
@@ -88,13 +100,10 @@ def test_caap_and_combined_prompts_carry_caap_choices(pytester: pytest.Pytester,
     monkeypatch.setenv("GI_TEST_KEY", "sk-test")
     report = pytester.path / "r.json"
     with FakeOpenAIServer(latency_s=0.0, responder=_learner()) as server:
-        result = pytester.runpytest(
-            f"--gi-suite={ROOT / 'instructions'}", "--gi-levels=2", "--gi-per-level=2",
-            "--gi-model=fake-model", f"--gi-base-url={server.base_url}",
-            "--gi-api-key-env=GI_TEST_KEY", "--gi-no-cache", "--gi-method=caap,combined",
-            "--gi-strategy=zero-shot,few-shot", "--gi-model-tiers=fake-model=T3",
-            "--gi-chains=1", "--gi-vgig-rounds=1", "--gi-benchmark", f"--gi-report={report}",
-            "-p", "no:cacheprovider")
+        result = _fake_run(pytester, server, "--gi-levels=2", "--gi-per-level=2",
+                           "--gi-no-cache", "--gi-method=caap,combined",
+                           "--gi-strategy=zero-shot,few-shot", "--gi-model-tiers=fake-model=T3",
+                           "--gi-chains=1", "--gi-vgig-rounds=1", f"--gi-report={report}")
         bodies = [r.body for r in server.requests]
     assert result.ret == 0, result.stdout.str()[-3000:]
     data = load_valid_report(report)
@@ -127,11 +136,8 @@ def test_one_session_ranks_every_method_with_its_cost(pytester: pytest.Pytester,
     monkeypatch.setenv("GI_TEST_KEY", "sk-test")
     methods = "none,vgig-none,vgig-fine,caap,combined,retry,sc"
     with FakeOpenAIServer(latency_s=0.0, responder=_learner()) as server:
-        result = pytester.runpytest(
-            f"--gi-suite={ROOT / 'instructions'}", "--gi-levels=1", "--gi-per-level=3",
-            "--gi-model=fake-model", f"--gi-base-url={server.base_url}",
-            "--gi-api-key-env=GI_TEST_KEY", "--gi-no-cache", f"--gi-method={methods}",
-            "--gi-chains=2", "--gi-benchmark", "-p", "no:cacheprovider")
+        result = _fake_run(pytester, server, "--gi-levels=1", "--gi-per-level=3",
+                           "--gi-no-cache", f"--gi-method={methods}", "--gi-chains=2")
     assert result.ret == 0
     lines = result.stdout.lines
     header = next(i for i, line in enumerate(lines) if line.startswith("cell (* Pareto"))
@@ -152,12 +158,9 @@ def test_several_vgig_rounds_sweep_e5_in_one_session(pytester: pytest.Pytester,
     monkeypatch.setenv("GI_TEST_KEY", "sk-test")
     report = pytester.path / "r.json"
     with FakeOpenAIServer(latency_s=0.0, responder=_learner()) as server:
-        result = pytester.runpytest(
-            f"--gi-suite={ROOT / 'instructions'}", "--gi-levels=1", "--gi-per-level=3",
-            "--gi-model=fake-model", f"--gi-base-url={server.base_url}",
-            "--gi-api-key-env=GI_TEST_KEY", "--gi-no-cache", "--gi-method=vgig,retry",
-            "--gi-vgig-rounds=0,2", "--gi-chains=1", "--gi-benchmark", f"--gi-report={report}",
-            "-p", "no:cacheprovider")
+        result = _fake_run(pytester, server, "--gi-levels=1", "--gi-per-level=3",
+                           "--gi-no-cache", "--gi-method=vgig,retry", "--gi-vgig-rounds=0,2",
+                           "--gi-chains=1", f"--gi-report={report}")
     assert result.ret == 0, result.stdout.str()[-3000:]
     data = load_valid_report(report)
     cells = {c["per_instruction"][0]["cell"]: c for c in data["cells"]}
@@ -168,8 +171,7 @@ def test_several_vgig_rounds_sweep_e5_in_one_session(pytester: pytest.Pytester,
     # retry never shows the model its answer, so more rounds do not help it
     assert passed == {"fake-model-zero-shot-vgig@T0": 0, "fake-model-zero-shot-vgig@T2": 3,
                       "fake-model-zero-shot-retry@T0": 0, "fake-model-zero-shot-retry@T2": 0}
-    calls = {k: sum(s["api_calls"] for r in c["per_instruction"] for s in r["samples"])
-             for k, c in cells.items()}
+    calls = _calls(cells)
     assert calls == {"fake-model-zero-shot-vgig@T0": 3, "fake-model-zero-shot-vgig@T2": 6,
                      "fake-model-zero-shot-retry@T0": 3, "fake-model-zero-shot-retry@T2": 9}
     assert [c["metadata"]["method_settings"]["rounds"] for c in cells.values()] == [0, 2, 0, 2]
@@ -180,17 +182,13 @@ def test_with_the_cache_a_rounds_sweep_pays_for_its_longest_chains_only(
     monkeypatch.setenv("GI_TEST_KEY", "sk-test")
     report = pytester.path / "r.json"
     with FakeOpenAIServer(latency_s=0.0, responder=_learner()) as server:
-        result = pytester.runpytest(
-            f"--gi-suite={ROOT / 'instructions'}", "--gi-levels=1", "--gi-per-level=3",
-            "--gi-model=fake-model", f"--gi-base-url={server.base_url}",
-            "--gi-api-key-env=GI_TEST_KEY", f"--gi-cache={pytester.path / 'cache'}",
-            "--gi-method=vgig,retry", "--gi-vgig-rounds=0,2", "--gi-chains=1",
-            "--gi-benchmark", f"--gi-report={report}", "-p", "no:cacheprovider")
+        result = _fake_run(pytester, server, "--gi-levels=1", "--gi-per-level=3",
+                           f"--gi-cache={pytester.path / 'cache'}", "--gi-method=vgig,retry",
+                           "--gi-vgig-rounds=0,2", "--gi-chains=1", f"--gi-report={report}")
         served = server.request_count
     assert result.ret == 0, result.stdout.str()[-3000:]
     data = load_valid_report(report)
-    charged = sum(s["api_calls"] for c in data["cells"] for r in c["per_instruction"]
-                  for s in r["samples"])
+    charged = sum(_calls({c["per_instruction"][0]["cell"]: c for c in data["cells"]}).values())
     # every cell is charged its chain's calls (3 + 6 + 3 + 9), but round 0 is one request for
     # all four cells and vgig's refinement is asked once: 3 round-0 + 3 refinements + 6 retries
     assert charged == 21
