@@ -792,22 +792,15 @@ class GraphInstructPlugin:
     def _comparisons(self) -> tuple[Any, ...]:
         """Each cell against its baseline cell, and the notes for new failures the statistical
         gate lets pass (none without a baseline)."""
-        from pytest_graphinstruct.run.gates import compare_to_baseline
+        from pytest_graphinstruct.run.gates import compare_to_baseline, new_failure_notes
 
         if self.baseline is None or self.report is None or self.run.max_regression is None:
             return ()
         comparisons = compare_to_baseline(self.report, self.baseline,
                                           max_regression=self.run.max_regression)
-        for c in comparisons:
-            quiet = [x.instruction_id for x in c.newly_failing
-                     if x.level not in c.regressed_levels]
-            if quiet and not self.run.strict:
-                shown = ", ".join(quiet[:10]) + (f" … {len(quiet) - 10} more"
-                                                 if len(quiet) > 10 else "")
-                self.gate_notes.append(
-                    f"NOTE: {c.label}: {len(quiet)} item(s) newly fail against the baseline on "
-                    f"levels without a significant drop ({shown}); not a gate failure "
-                    "(--gi-strict fails on them)")
+        if not self.run.strict:
+            self.gate_notes.extend(new_failure_notes(comparisons,
+                                                     hint=" (--gi-strict fails on them)"))
         return comparisons
 
     def _write_markdown(self, comparisons: Sequence[Any]) -> str:

@@ -22,6 +22,7 @@ from pytest_graphinstruct.run.gates import (
     compare_to_baseline,
     judge,
     match_baseline,
+    new_failure_notes,
     read_baseline,
 )
 from pytest_graphinstruct.run.reader import read_report
@@ -73,13 +74,7 @@ def gate(report_path: str | Path, baseline_path: str | Path | None, *,
         raise GraphInstructError("--baseline-cell needs --baseline")
     verdict = judge(report, max_error_rate=max_error_rate, fail_under=fail_under,
                     baseline=baseline, max_regression=max_regression)
-    notes = []
-    for c in comparisons or ():
-        quiet = [x.instruction_id for x in c.newly_failing if x.level not in c.regressed_levels]
-        if quiet:
-            notes.append(f"NOTE: {c.label}: {len(quiet)} item(s) newly fail on levels without "
-                         f"a significant drop ({', '.join(quiet[:10])}"
-                         f"{' …' if len(quiet) > 10 else ''}); not a gate failure")
+    notes = new_failure_notes(comparisons or ())
     text = render_markdown(report, verdict, comparisons or (),
                            baseline_name=None if baseline_path is None else str(baseline_path))
     return GateResult(verdict, tuple(comparisons or ()), tuple(notes), text)

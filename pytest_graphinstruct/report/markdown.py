@@ -160,7 +160,7 @@ def _notes(report: RunReport, comparisons: Sequence[CellComparison],
            verdict: Verdict) -> list[str]:
     notes = []
     for c in comparisons:
-        quiet = [x for x in c.newly_failing if x.level not in c.regressed_levels]
+        quiet = c.unjudged_failures
         if quiet:
             notes.append(f"{code(c.label)}: {len(quiet)} newly failing item(s) on levels whose "
                          "drop is not significant (noise for a stochastic model; not a gate "

@@ -131,6 +131,27 @@ class CellComparison:
     newly_failing: tuple[ItemChange, ...]
     newly_passing: tuple[ItemChange, ...]
 
+    @property
+    def unjudged_failures(self) -> tuple[ItemChange, ...]:
+        """Newly failing items on levels without a real drop: the statistical gate lets them
+        pass (noise for a stochastic model), so they are a note, not a failure."""
+        return tuple(x for x in self.newly_failing if x.level not in self.regressed_levels)
+
+
+def new_failure_notes(comparisons: Sequence[CellComparison], *, hint: str = "") -> list[str]:
+    """One ``NOTE:`` line per cell with :attr:`~CellComparison.unjudged_failures` (the first
+    ten named); ``hint`` ends each line (e.g. the option that would fail on them)."""
+    notes = []
+    for c in comparisons:
+        quiet = [x.instruction_id for x in c.unjudged_failures]
+        if quiet:
+            shown = ", ".join(quiet[:10]) + (f" … {len(quiet) - 10} more" if len(quiet) > 10
+                                             else "")
+            notes.append(f"NOTE: {c.label}: {len(quiet)} item(s) newly fail against the "
+                         f"baseline on levels without a significant drop ({shown}); not a gate "
+                         f"failure{hint}")
+    return notes
+
 
 def first_violation(item: ItemResult) -> str | None:
     """The first violated constraint of an item's first failing sample (``None``: none)."""
