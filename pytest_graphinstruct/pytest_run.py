@@ -279,7 +279,6 @@ class GraphInstructPlugin:
         self.started: str | None = None  # UTC ISO time the session started (run provenance)
         self.cached: dict[str, int] = {}  # samples answered from the cache, per cell (workers)
         self.baseline: dict[str, Any] | None = None  # run cell label -> its baseline cell
-        self.baseline_report: RunReport | None = None
         self.baseline_missing = False  # --gi-baseline names no file: this run writes it
         self.gate_notes: list[str] = []  # new failures the statistical gate let pass, etc.
         self.expected_failures: set[tuple[str, str]] = set()
@@ -295,9 +294,8 @@ class GraphInstructPlugin:
                     self.local = LocalHost.find()
             if run.baseline is not None and not run.update_baseline:
                 if run.baseline.exists():
-                    self.baseline_report = read_baseline(run.baseline)
                     self.baseline = match_baseline(
-                        [c.label for c in run.cells], self.baseline_report,
+                        [c.label for c in run.cells], read_baseline(run.baseline),
                         name=str(run.baseline), baseline_cell=run.baseline_cell)
                     self.expected_failures = baseline_failures(self.baseline)
                 else:
@@ -449,16 +447,6 @@ class GraphInstructPlugin:
             raise self._usage(exc) from None
         new: list[pytest.Item] = []
         chosen = self._selection()
-        if self.baseline_report is not None:
-            from pytest_graphinstruct.run.gates import match_baseline
-            from pytest_graphinstruct.run.provenance import suite_hash
-
-            try:
-                match_baseline([c.label for c in self.run.cells], self.baseline_report,
-                               name=str(self.run.baseline), baseline_cell=self.run.baseline_cell,
-                               suite_hash=suite_hash(self.bench.suite))
-            except GraphInstructError as exc:
-                raise self._usage(exc) from None
         if self.run.shard is not None:
             from pytest_graphinstruct.run.shard import select
 

@@ -39,11 +39,13 @@ def preflight(config: RunConfig) -> RunInputs:
         again).
 
     Raises:
-        GraphInstructError: the suite is missing, malformed or empty; the recorded answers
+        GraphInstructError: the suite is missing, malformed or empty; the baseline is of
+            another suite or lacks a cell of the run; the recorded answers
             cannot be read; a backend cannot be built (an unset API key variable, a malformed
             base URL); or an endpoint does not answer (one line saying why).
     """
     suite = load_suite(config.suite, levels=config.levels)
+    _check_baseline(config, suite)
     if config.replay is not None:
         from pytest_graphinstruct.models.recorded import read_responses
 
@@ -61,3 +63,16 @@ def preflight(config: RunConfig) -> RunInputs:
             raise GraphInstructError(f"--gi-model={model}: {reason} (checked once before the "
                                      "run; nothing was asked)")
     return RunInputs(suite)
+
+
+def _check_baseline(config: RunConfig, suite: Suite) -> None:
+    """A ``--gi-baseline`` that exists must be of this suite and hold the run's cells
+    (:func:`~.gates.match_baseline`), checked before any work."""
+    baseline = config.baseline
+    if baseline is None or config.update_baseline or not baseline.exists():
+        return
+    from pytest_graphinstruct.run.gates import match_baseline, read_baseline
+    from pytest_graphinstruct.run.provenance import suite_hash
+
+    match_baseline([c.label for c in config.cells], read_baseline(baseline), name=str(baseline),
+                   baseline_cell=config.baseline_cell, suite_hash=suite_hash(suite))
