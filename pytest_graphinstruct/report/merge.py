@@ -25,13 +25,12 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from pytest_graphinstruct.errors import GraphInstructError
-from pytest_graphinstruct.models.cache import AnswerCache
+from pytest_graphinstruct.models.cache import CACHE_FILE, AnswerCache
 from pytest_graphinstruct.run.aggregate import build_run_report
 from pytest_graphinstruct.run.results import (
     CacheUse,
     CellMetadata,
     Coverage,
-    ItemFilter,
     ItemResult,
     RunInfo,
     RunReport,
@@ -178,7 +177,7 @@ def _run_info(inputs: Sequence[tuple[str, RunReport]], selected: int) -> RunInfo
             have = cache.get(label, CacheUse(0, 0))
             cache[label] = CacheUse(have.cached + use.cached, have.samples + use.samples)
     endpoints = {k: v for x in runs for k, v in x.endpoints.items()}
-    flt = replace(first.filter, shard=None, selected=selected) if first.filter else ItemFilter()
+    flt = replace(first.filter, shard=None, selected=selected)
     return replace(first, started=min(started) if started else None,
                    finished=max(finished) if finished else None, endpoints=endpoints,
                    filter=flt, cache=cache)
@@ -214,8 +213,8 @@ def merge_caches(sources: Sequence[str | os.PathLike[str]],
             warnings.simplefilter("ignore", CacheWarning)
             target = AnswerCache(out)
             for src in sources:
-                if not (Path(src) / "answers.jsonl").is_file():
-                    raise GraphInstructError(f"no answer cache at {src} (no answers.jsonl)")
+                if not (Path(src) / CACHE_FILE).is_file():
+                    raise GraphInstructError(f"no answer cache at {src} (no {CACHE_FILE})")
                 if Path(src).resolve() == Path(out).resolve():
                     continue
                 source = AnswerCache(src)
