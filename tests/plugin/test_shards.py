@@ -15,16 +15,6 @@ pytest_plugins = ["pytester"]
 ROOT = Path(__file__).resolve().parents[2]
 
 
-@pytest.fixture(autouse=True)
-def _d3_backend_loaded() -> None:
-    """Load torch and torch_geometric before the in-process runs: pytester restores
-    ``sys.modules`` after each run, and a C extension unloaded that way cannot be imported a
-    second time in one process ("module functions cannot set METH_CLASS")."""
-    from pytest_graphinstruct.score.gcn import unavailable_reason
-
-    assert unavailable_reason() is None
-
-
 def _run(pytester: pytest.Pytester, report: Path, *extra: str) -> None:
     result = pytester.runpytest(f"--gi-suite={ROOT / 'instructions'}", "--gi-model=oracle",
                                 "--gi-no-cache", "-p", "no:cacheprovider",

@@ -8,20 +8,11 @@ from pathlib import Path
 
 import pytest
 
-from tests.plugin._suite import EMPTY3, suite_records
+from tests.plugin._suite import EMPTY3
 
 pytest_plugins = ["pytester"]
 
 _DATA = re.compile(r'<script type="application/json" id="gi-data">(.*?)</script>', re.S)
-
-
-@pytest.fixture
-def suite_dir(pytester: pytest.Pytester) -> Path:
-    root = pytester.path / "suite"
-    root.mkdir()
-    for lv, recs in suite_records().items():
-        (root / f"level_{lv}.json").write_text(json.dumps(recs), encoding="utf-8")
-    return root
 
 
 def test_an_oracle_run_writes_the_page(pytester: pytest.Pytester, suite_dir: Path) -> None:
