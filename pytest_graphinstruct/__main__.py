@@ -489,7 +489,7 @@ def _score(args: argparse.Namespace) -> int:
            "levels": None if levels is None else ",".join(map(str, levels)), "no_cache": True}
     run = build_run_config(raw, rootdir=Path.cwd())
     assert run is not None  # a replay file was given
-    scored = score_recorded(run, limits=limits)
+    scored = score_recorded(run, limits=limits, rootdir=Path.cwd())
     if len(scored.missing) == scored.suite_size and not scored.unknown:  # no record read
         why = (f"{len(scored.warnings)} line(s) skipped, the first: {scored.warnings[0]}"
                if scored.warnings else "the file is empty")

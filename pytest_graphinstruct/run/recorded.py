@@ -7,11 +7,13 @@ summaries for the same answers.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+from pathlib import Path
 
 from pytest_graphinstruct.graphs.model import Limits
+from pytest_graphinstruct.run import provenance as pv
 from pytest_graphinstruct.run.config import RunConfig
-from pytest_graphinstruct.run.results import Coverage, RunReport
+from pytest_graphinstruct.run.results import Coverage, ItemFilter, RunInfo, RunReport
 from pytest_graphinstruct.run.session import BenchmarkSession
 
 
@@ -26,12 +28,18 @@ class ScoredRecording:
     warnings: tuple[str, ...]  #: lines of the file that were skipped, and why
 
 
-def score_recorded(run: RunConfig, *, limits: Limits | None = None) -> ScoredRecording:
+def score_recorded(run: RunConfig, *, limits: Limits | None = None,
+                   rootdir: Path | None = None) -> ScoredRecording:
     """Verify and score every recorded instruction of ``run.suite`` (``run.replay`` is set).
+
+    The report's ``run`` record says what produced it, as a replay session's does: times,
+    machine, suite and its hash, the git state of ``rootdir`` (absent without one), the
+    levels and the count of items scored, the pools and the responses file.
 
     Raises:
         GraphInstructError: the suite, the responses file or the pools cannot be read.
     """
+    started = pv.utc_now()
     bench = BenchmarkSession(run, limits=limits)
     try:
         chosen = bench.select(list(bench.suite))
@@ -44,9 +52,22 @@ def score_recorded(run: RunConfig, *, limits: Limits | None = None) -> ScoredRec
                 bench.record_error(inst, cell, answers, outcome="error", error=errors[0])
             else:
                 bench.record(bench.check(inst, cell, answers))
-        report = bench.report(bench.flush(), coverage=Coverage(selected=len(items)))
+        results = bench.flush()
+        coverage = Coverage(selected=len(items))
+        report = bench.report(results, coverage=coverage)
     finally:
         bench.close()
+    info = RunInfo(
+        started=started, finished=pv.utc_now(), machine=pv.machine(), suite=str(run.suite),
+        suite_hash=pv.suite_hash(bench.suite),
+        git=None if rootdir is None else pv.git_state(rootdir),
+        endpoints=pv.endpoints(run), filter=ItemFilter(levels=run.levels,
+                                                       per_level=run.per_level,
+                                                       selected=coverage.selected),
+        pools=None if run.pools is None else str(run.pools), replay=str(run.replay),
+        cache_dir=None if run.cache_dir is None else str(run.cache_dir),
+        cache=pv.cache_use(results, pv.cached_samples(results)))
+    report = replace(report, run=info)
     recorded = bench.recorded_ids or frozenset()
     return ScoredRecording(
         report=report, suite_size=len(bench.suite),
