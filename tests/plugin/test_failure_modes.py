@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -264,6 +265,8 @@ def test_an_endpoint_that_always_fails_costs_little_and_says_it_in_one_line_per_
     # 8 requests x (1 + 5 retries) open the circuit; the other 12 samples are never sent
     assert requests == 8 * 6
     assert "WARNING: fake-model: circuit open: the first 8 requests" in out
-    errors = out[out.index("= ERRORS ="):out.index("= GraphInstruct =")].splitlines()[1:-1]
+    # the ERRORS section runs to the next section header (warnings, or the GraphInstruct one)
+    lines = out[out.index("= ERRORS ="):].splitlines()[1:]
+    errors = lines[:next(i for i, line in enumerate(lines) if re.fullmatch(r"=+ .+ =+", line))]
     assert len(errors) == 2 * 4, errors  # per item: its header and one line
     assert "Traceback" not in out and "InfraError" not in out.split("short test summary")[0]
