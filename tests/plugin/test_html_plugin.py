@@ -30,6 +30,7 @@ def test_an_oracle_run_writes_the_page(pytester: pytest.Pytester, suite_dir: Pat
     assert doc["partial"] is False
 
 
+@pytest.mark.slow  # a whole run stopped by -x; the fast tier keeps the oracle run's page
 def test_a_stopped_run_writes_a_page_marked_partial(pytester: pytest.Pytester,
                                                     suite_dir: Path) -> None:
     answers = pytester.path / "a.jsonl"

@@ -43,23 +43,29 @@ def _sharded(pytester: pytest.Pytester, subset: tuple[str, ...], count: int) -> 
     return merged
 
 
-def _check(pytester: pytest.Pytester, subset: tuple[str, ...]) -> None:
+def _check(pytester: pytest.Pytester, subset: tuple[str, ...], counts: tuple[int, ...]) -> None:
     whole = pytester.path / "whole.json"
     _run(pytester, whole, *subset)
-    for count in (1, 3, 4):
+    for count in counts:
         merged = _sharded(pytester, subset, count)
         assert json.dumps(_without_run(merged)) == json.dumps(_without_run(whole))
 
 
+def test_three_shards_merge_to_the_unsharded_report(pytester: pytest.Pytester) -> None:
+    """The fast tier's case: 6 instructions per level in three shards."""
+    _check(pytester, ("--gi-per-level=6",), (3,))
+
+
+@pytest.mark.slow
 def test_one_three_and_four_shards_merge_to_the_unsharded_report(
         pytester: pytest.Pytester) -> None:
-    _check(pytester, ("--gi-per-level=8",))
+    _check(pytester, ("--gi-per-level=8",), (1, 3, 4))
 
 
 @pytest.mark.slow
 def test_shards_of_the_whole_suite_merge_to_the_unsharded_report(
         pytester: pytest.Pytester) -> None:
-    _check(pytester, ())
+    _check(pytester, (), (1, 3, 4))
 
 
 def test_a_missing_shard_makes_a_partial_report_that_fails_the_gate(
