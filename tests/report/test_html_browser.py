@@ -89,3 +89,32 @@ def test_a_screenshot_shows_the_plots(browser: Browser, page_url: str, tmp_path:
     width, height = struct.unpack(">II", png[16:24])
     assert (width, height) == (1200, bottom) and len(png) > 20_000
     (tmp_path / "page.png").write_bytes(png)
+
+
+def test_the_leaderboard_page_renders_hostile_names_as_text(browser: Browser,
+                                                           tmp_path: Path) -> None:
+    """``leaderboard --format html``: a model name that is markup stays text (no element, no
+    dialog), every table has a row per cell, and the page fetches nothing."""
+    from pytest_graphinstruct.report.analyses.runs import read_runs
+    from pytest_graphinstruct.report.leaderboard import build_leaderboard, render
+    from pytest_graphinstruct.report.models_table import load_models_table
+    from tests.report.analyses_data import uniform, write_cell
+
+    evil = '<img src=x onerror="alert(1)">'
+    files = [write_cell(tmp_path, "gpt4o", "zero-shot", uniform(0.8), tpv=500),
+             write_cell(tmp_path, "gpt4o", "few-shot", uniform(0.9), tpv=2000),
+             write_cell(tmp_path, evil, "zero-shot", uniform(0.5), tpv=900,
+                        name="evil.quality.json")]
+    page = tmp_path / "leaderboard.html"
+    page.write_text(render(build_leaderboard(read_runs(files, load_models_table())), "html"),
+                    encoding="utf-8")
+    browser.open(page.as_uri())
+    assert browser.js("document.querySelectorAll('img, script').length") == 0
+    rows = browser.js("[...document.querySelectorAll('table')].map("
+                      "t => t.querySelectorAll('tbody tr').length)")
+    assert rows[:3] == [3, 3, 3]  # by S_total, by S_final, per level
+    cells = browser.js("[...document.querySelectorAll('td')].map(td => td.textContent)")
+    assert evil in cells
+    assert browser.problems() == []
+    fetched = {u.split("#")[0] for u in browser.requests() if not u.startswith("data:")}
+    assert fetched <= {page.as_uri(), "about:blank"}
