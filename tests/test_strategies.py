@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import networkx as nx
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -22,6 +23,7 @@ def _edge_set(g: nx.Graph) -> set:
 
 
 @given(gis.answers())
+@pytest.mark.slow
 def test_parser_recovers_every_rendered_answer(case: tuple[str, nx.Graph]) -> None:
     text, expected = case
     result = parse_answer(text)

@@ -496,6 +496,7 @@ def _quick(text: str, limits: Limits = DEFAULT_LIMITS) -> ParseResult:
     return result
 
 
+@pytest.mark.slow
 def test_ten_megabyte_answer() -> None:
     text = "lorem ipsum it's dolor {x} [y] (z). " * 280_000
     assert _quick(text).reason == "answer exceeds max_chars limit (2000000)"
@@ -565,6 +566,7 @@ def test_nul_rtl_and_zero_width_characters() -> None:
         "dashes",
     ],
 )
+@pytest.mark.slow
 def test_pathological_inputs_finish(text: str) -> None:
     result = _quick(text)
     assert result.outcome is Outcome.FAILURE and result.reason  # garbage: a named failure

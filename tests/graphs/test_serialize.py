@@ -6,6 +6,7 @@ import math
 from typing import Any
 
 import networkx as nx
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -126,6 +127,7 @@ def _same(a: Any, b: Any) -> bool:
 
 @settings(deadline=None)
 @given(parsed_graphs())
+@pytest.mark.slow
 def test_round_trip_hostile_graphs(pg: ParsedGraph) -> None:
     text = serialize(pg)
     back = parse_graph(text)

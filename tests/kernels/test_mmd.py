@@ -93,6 +93,7 @@ def histograms(min_size: int = 1) -> st.SearchStrategy[list[np.ndarray]]:
 
 @settings(max_examples=200, deadline=None)
 @given(histograms(), histograms())
+@pytest.mark.slow
 def test_vectorised_emd_equals_naive_loop(xs: list[np.ndarray], ys: list[np.ndarray]) -> None:
     a = FeatureBlock.from_histograms(xs)
     b = FeatureBlock.from_histograms(ys)
@@ -192,6 +193,7 @@ def test_large_reference_sets_chunk_and_subsample(monkeypatch: pytest.MonkeyPatc
 @settings(max_examples=60, deadline=None)
 @given(st.lists(gnp_graphs(max_nodes=12), min_size=0, max_size=5),
        st.lists(gnp_graphs(max_nodes=12), min_size=0, max_size=8))
+@pytest.mark.slow
 def test_scores_lie_in_unit_interval(xs: list[nx.Graph], ys: list[nx.Graph]) -> None:
     r = ReferenceSet.of(FeatureTable.of_graphs(ys)).score(FeatureTable.of_graphs(xs))
     for f in FEATURES:

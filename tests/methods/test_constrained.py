@@ -54,6 +54,7 @@ def test_canonical_graphs_match(text: str) -> None:
     assert GRAPHS.matches(written) and EDITS.matches(written)
 
 
+@pytest.mark.slow
 def test_every_official_reference_written_canonically_matches(official_suite_dir: Path) -> None:
     checked = 0
     for level in range(6):

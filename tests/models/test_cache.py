@@ -254,6 +254,7 @@ def test_an_unopenable_cache_file_is_a_counted_failure(tmp_path: Path,
     assert cache.write_failure_summary() is not None
 
 
+@pytest.mark.slow
 def test_a_scheduler_survives_a_full_disk(fake_openai, backend_for, tmp_path: Path,
                                           monkeypatch: pytest.MonkeyPatch) -> None:
     cache = AnswerCache(tmp_path)

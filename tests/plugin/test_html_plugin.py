@@ -15,6 +15,7 @@ pytest_plugins = ["pytester"]
 _DATA = re.compile(r'<script type="application/json" id="gi-data">(.*?)</script>', re.S)
 
 
+@pytest.mark.slow
 def test_an_oracle_run_writes_the_page(pytester: pytest.Pytester, suite_dir: Path) -> None:
     html, report = pytester.path / "out" / "r.html", pytester.path / "r.json"
     result = pytester.runpytest_subprocess(
@@ -46,6 +47,7 @@ def test_a_stopped_run_writes_a_page_marked_partial(pytester: pytest.Pytester,
     assert "PARTIAL RUN" in page and "stopped early" in page
 
 
+@pytest.mark.slow
 def test_a_page_that_cannot_be_written_is_a_usage_error_at_start(
         pytester: pytest.Pytester, suite_dir: Path) -> None:
     folder = pytester.path / "adir"

@@ -50,6 +50,7 @@ def _calls(cells: dict[str, Any]) -> dict[str, int]:
             for label, c in cells.items()}
 
 
+@pytest.mark.slow
 def test_vgig_fixes_what_zero_shot_gets_wrong_and_is_charged_every_call(
         pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("GI_TEST_KEY", "sk-test")
@@ -131,6 +132,7 @@ def test_bad_model_tiers_are_a_usage_error(pytester: pytest.Pytester) -> None:
     assert "--gi-model-tiers wants name=tier" in result.stderr.str()
 
 
+@pytest.mark.slow
 def test_one_session_ranks_every_method_with_its_cost(pytester: pytest.Pytester,
                                                       monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("GI_TEST_KEY", "sk-test")
@@ -153,6 +155,7 @@ def test_one_session_ranks_every_method_with_its_cost(pytester: pytest.Pytester,
     assert calls["fake-model-zero-shot-retry"] == calls["fake-model-zero-shot-sc"] == 3 * 2 * 4
 
 
+@pytest.mark.slow
 def test_several_vgig_rounds_sweep_e5_in_one_session(pytester: pytest.Pytester,
                                                        monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("GI_TEST_KEY", "sk-test")
@@ -177,6 +180,7 @@ def test_several_vgig_rounds_sweep_e5_in_one_session(pytester: pytest.Pytester,
     assert [c["metadata"]["method_settings"]["rounds"] for c in cells.values()] == [0, 2, 0, 2]
 
 
+@pytest.mark.slow
 def test_with_the_cache_a_rounds_sweep_pays_for_its_longest_chains_only(
         pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("GI_TEST_KEY", "sk-test")

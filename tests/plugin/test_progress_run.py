@@ -47,6 +47,7 @@ def args(suite_dir: Path, server: FakeOpenAIServer, *extra: str) -> list[str]:
               else ("--gi-no-cache", *extra))]
 
 
+@pytest.mark.slow
 def test_quiet_when_not_a_terminal_and_under_q(pytester: pytest.Pytester, suite_dir: Path,
                                                server: FakeOpenAIServer) -> None:
     for extra in ((), ("-q",), ("-qq",), ("--gi-progress=on", "-q"), ("--gi-progress=off",)):
@@ -80,6 +81,7 @@ def test_bad_mode_is_a_usage_error(pytester: pytest.Pytester, suite_dir: Path,
 
 @pytest.mark.parametrize("xdist", [(), pytest.param(("-n", "2"), marks=pytest.mark.slow)],
                          ids=["single", "xdist"])
+@pytest.mark.slow
 def test_counts_are_exact(pytester: pytest.Pytester, suite_dir: Path, server: FakeOpenAIServer,
                           xdist: tuple[str, ...]) -> None:
     pytester.makeconftest(COUNTS_CONFTEST)

@@ -33,6 +33,7 @@ def _prompt_sensitive() -> Any:
     return answer
 
 
+@pytest.mark.slow
 def test_a_worse_prompt_fails_the_gate_with_the_newly_failing_items(
         pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("GI_TEST_KEY", "sk-test")

@@ -103,6 +103,7 @@ def _cache(report: Path) -> dict[str, Any]:
     return run["cache"]["fake-model-zero-shot"]
 
 
+@pytest.mark.slow
 def test_cache_counts_and_endpoint(pytester: pytest.Pytester, suite_dir: Path,
                                    server: FakeOpenAIServer,
                                    monkeypatch: pytest.MonkeyPatch) -> None:

@@ -68,6 +68,7 @@ def test_shards_of_the_whole_suite_merge_to_the_unsharded_report(
     _check(pytester, (), (1, 3, 4))
 
 
+@pytest.mark.slow
 def test_a_missing_shard_makes_a_partial_report_that_fails_the_gate(
         pytester: pytest.Pytester, capsys: pytest.CaptureFixture[str]) -> None:
     parts = []

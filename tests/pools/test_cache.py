@@ -58,6 +58,7 @@ def test_second_load_recomputes_nothing(tmp_path: Path, graphs: list[nx.Graph],
     assert m3.indices == brute_force(second, texts2)
 
 
+@pytest.mark.slow
 def test_seeded_facts_give_the_same_verdicts(tmp_path: Path, graphs: list[nx.Graph]) -> None:
     cache = tmp_path / "cache"
     first = Pool.from_graphs(graphs, cache_dir=cache)

@@ -232,6 +232,7 @@ def test_official_suite_all_prompts(official_suite_dir: Path) -> None:
 
 
 @pytest.mark.official
+@pytest.mark.slow
 def test_official_exemplar_answers_parse_back(official_suite_dir: Path) -> None:
     """Every exemplar answer reads back as its reference graph (L5: after applying the edit)
     or, for the 9 infeasible L2 instructions, as a refusal."""

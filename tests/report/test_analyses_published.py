@@ -22,6 +22,7 @@ HALF = 0.0005 + 1e-9  # within rounding of the paper's third decimal
 ABBREV = {"FS": "few-shot", "ZC": "zero-cot", "FC": "few-cot", "ZS": "zero-shot"}
 
 
+@pytest.mark.slow
 def test_strategy_effects_reproduce_tab_36_exactly_and_tab_13_within_0_002() -> None:
     eff = effects(published_runs(baseline_only=True))
     tab36 = [r for r in paper_table("Table 36:", "L4 FS") if r[0][1:].isdigit()]
@@ -128,6 +129,7 @@ def test_scaling_reproduces_tab_35_and_tab_15() -> None:
         assert abs(-rows[("FC", level)]["delta"] - delta) <= 0.0006, level
 
 
+@pytest.mark.slow
 def test_methods_reproduce_tab_19_where_the_files_do() -> None:
     result = methods_table(published_runs())
     rows = {r["model"].split(" (")[0]: r for r in result.data["rows"]}
@@ -162,6 +164,7 @@ def test_the_per_level_oracle_is_app_h1s_full_data_oracle() -> None:
         assert ours is not None and abs(ours - float(cells[1])) <= 0.00051, name
 
 
+@pytest.mark.slow
 def test_frontier_reproduces_tab_18_cost_at_q() -> None:
     from pytest_graphinstruct.report.analyses.frontier import frontier
 

@@ -21,6 +21,7 @@ def _doc(path: Path) -> dict:
 
 
 @pytest.mark.skipif(not QUALITY.is_dir(), reason="../shared/published-results absent")
+@pytest.mark.slow
 def test_published_score_files_make_one_page(tmp_path: Path,
                                              capsys: pytest.CaptureFixture[str]) -> None:
     files = [QUALITY / "deepseekaiDeepSeekV3-zero-shot.quality.json",

@@ -8,6 +8,7 @@ from html.parser import HTMLParser
 from pathlib import Path
 
 import jsonschema
+import pytest
 
 from pytest_graphinstruct.report.html import NamedReport, build_page, write_page
 from pytest_graphinstruct.report.html.page import json_script
@@ -95,6 +96,7 @@ def test_a_hostile_cell_label_and_title_are_escaped() -> None:
     assert "&lt;b&gt;x&lt;/b&gt;" in page
 
 
+@pytest.mark.slow
 def test_partial_runs_say_so_at_the_top() -> None:
     from dataclasses import replace
 
@@ -106,6 +108,7 @@ def test_partial_runs_say_so_at_the_top() -> None:
     assert "PARTIAL RUN" in head and "stopped early" in head
 
 
+@pytest.mark.slow
 def test_write_page_replaces_the_file_whole(tmp_path: Path) -> None:
     page = build_page([NamedReport("r.json", two_cell_report())])
     out = tmp_path / "sub" / "r.html"

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from xml.etree import ElementTree
 
+import pytest
+
 from pytest_graphinstruct.report.html.cells import NamedReport, PageCell, page_cells
 from pytest_graphinstruct.report.html.plots import (
     all_plots,
@@ -19,6 +21,7 @@ def _cells() -> tuple[PageCell, ...]:
     return page_cells([NamedReport("r.json", two_cell_report())])
 
 
+@pytest.mark.slow
 def test_every_plot_is_one_well_formed_svg_element() -> None:
     cells = _cells()
     plots = all_plots(cells, [taxonomy(c.cell.per_instruction) for c in cells])

@@ -141,6 +141,7 @@ def _key(model: str, strategy: str) -> tuple[str, str]:
             ABBREV.get(strategy, strategy.lower()))
 
 
+@pytest.mark.slow
 def test_reproduces_the_45_row_leaderboard() -> None:
     """App. G, Tab. 29: rank, model, strategy, S_total and L0–L5, to the paper's 3 decimals."""
     board = build_leaderboard([r for r in published_runs() if r.is_baseline])
@@ -154,6 +155,7 @@ def test_reproduces_the_45_row_leaderboard() -> None:
             assert abs(ours - number(theirs)) <= 0.0005 + 1e-9, (cells, ours)
 
 
+@pytest.mark.slow
 def test_reproduces_the_top_15_csv() -> None:
     """tab1_quality_top15.csv: every column to its 4 decimals; TPV to the token."""
     published_files()
@@ -174,6 +176,7 @@ def test_reproduces_the_top_15_csv() -> None:
             assert f"{row.s_final:.4f}" == ref["Final (Pareto-adj)"]
 
 
+@pytest.mark.slow
 def test_reproduces_the_frontier_of_tab_16_and_s_final_of_tab_17() -> None:
     board = build_leaderboard([r for r in published_runs() if r.is_baseline])
     front = sorted((r for r in board.rows if r.pareto_optimal), key=lambda r: r.tpv or 0)

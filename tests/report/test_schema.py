@@ -405,11 +405,13 @@ def run_reports(draw: st.DrawFn) -> RunReport:
 
 
 @given(run_reports())
+@pytest.mark.slow
 def test_any_built_report_validates_and_round_trips(report: RunReport) -> None:
     round_trips(report)
 
 
 @given(run_reports())
+@pytest.mark.slow
 def test_reading_back_keeps_the_record_types(report: RunReport) -> None:
     back = RunReport.from_json(json.loads(report_json(report)))
     assert isinstance(back.cells, tuple) and isinstance(back.pareto, ParetoSummary)

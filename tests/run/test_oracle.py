@@ -37,6 +37,7 @@ def _suite() -> Suite:
     return Suite(tuple(instruction_from_record(r) for r in records))
 
 
+@pytest.mark.slow
 def test_oracle_choices() -> None:
     suite = _suite()
     oracle = OracleBackend(suite)

@@ -71,6 +71,7 @@ def release(published: Path) -> dict[str, tuple[dict[str, Any], RunReport]]:
 # -- the release's quality.json files ----------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_the_release_folder_holds_72_files_10_without_metadata(
     release: dict[str, tuple[dict[str, Any], RunReport]],
 ) -> None:
@@ -131,12 +132,14 @@ def test_release_names(published: Path, name: str, model: str, strategy: str) ->
     assert (cell.metadata.model, cell.metadata.strategy, cell.label) == (model, strategy, name)
 
 
+@pytest.mark.slow
 def test_all_release_files_together_have_distinct_labels(published: Path) -> None:
     files = release_files(published)
     cells = read_cells(files)
     assert list(cells) == [stem(p) for p in files]
 
 
+@pytest.mark.slow
 def test_a_release_file_read_is_a_valid_report_that_round_trips(published: Path) -> None:
     for name in ("gpt4o-zero-shot", "claudesonnet420250514-zero-shot", "gpt4omini-vgig-T5"):
         report = read_report(published / "quality" / (name + SUFFIX))
@@ -187,6 +190,7 @@ def matched_rows(root: Path, name: str, quality_column: str,
         yield row, cell
 
 
+@pytest.mark.slow
 def test_tab2_pareto_efficiency_reproduces(published: Path) -> None:
     cells = baseline_cells(published)
     analysis = {a.point.label: a for a in analyze([cell_point(c) for c in cells]).cells}
@@ -206,6 +210,7 @@ def test_tab2_pareto_efficiency_reproduces(published: Path) -> None:
     assert [int(r["Sfin Rank"]) for r, _ in rows] == list(range(1, 21))
 
 
+@pytest.mark.slow
 def test_tab1_quality_top15_reproduces(published: Path) -> None:
     cells = baseline_cells(published)
     rows = list(matched_rows(published, "tab1_quality_top15.csv", "Quality (Total)", cells))

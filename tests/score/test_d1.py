@@ -181,6 +181,7 @@ LEVEL_INSTRUCTIONS = [
 @given(st.sampled_from(LEVEL_INSTRUCTIONS), st.lists(gnp_graphs(max_nodes=16), min_size=0,
                                                       max_size=5),
        st.integers(0, 3), st.integers(0, 10**6))
+@pytest.mark.slow
 def test_d1_in_unit_interval_and_invariant_under_relabelling(
         inst: object, graphs: list[nx.Graph], failures: int, seed: int) -> None:
     pools = _pools()

@@ -118,6 +118,7 @@ def test_canonical_form_is_invariant_on_symmetric_families(family: str, seed: in
         assert np.array_equal(other.adjacency, base.adjacency)
 
 
+@pytest.mark.slow
 def test_canonical_certificate_decides_isomorphism_on_small_graphs() -> None:
     rng = random.Random(5)
     for _ in range(800):
@@ -381,6 +382,7 @@ def test_gcn_runs_on_one_thread_and_restores_the_setting() -> None:
     assert all(0.0 <= s <= 1.0 for s in run.scores)
 
 
+@pytest.mark.slow
 def test_gcn_is_deterministic_and_batch_independent() -> None:
     tasks = [_task(s) for s in range(4)]
     together = gcn.soft_accuracies(tasks).scores

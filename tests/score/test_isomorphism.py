@@ -87,6 +87,7 @@ def test_size_cap_is_reported(monkeypatch: pytest.MonkeyPatch) -> None:
 
 @settings(max_examples=300, deadline=None)
 @given(gnp_graphs(max_nodes=9), gnp_graphs(max_nodes=9), st.integers(0, 10**6))
+@pytest.mark.slow
 def test_agrees_with_networkx(g: nx.Graph, h: nx.Graph, seed: int) -> None:
     h2 = h if g.is_directed() == h.is_directed() else (h.to_directed() if g.is_directed()
                                                         else h.to_undirected())

@@ -476,6 +476,7 @@ BOOL_KEYS = ["directed", "connected", "acyclic", "planar", "bipartite"]
 
 
 @given(gnp_graphs(max_nodes=14), st.data())
+@pytest.mark.slow
 def test_every_key_agrees_with_networkx(g: nx.Graph, data: st.DataObject) -> None:
     f = GraphFacts(g)
     for key in INT_KEYS + FLOAT_KEYS + BOOL_KEYS:

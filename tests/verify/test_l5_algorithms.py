@@ -6,6 +6,7 @@ import itertools
 from collections.abc import Callable
 
 import networkx as nx
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -141,6 +142,7 @@ def test_eulerian_additions_match_brute_force(g: nx.Graph) -> None:
 
 
 @given(small_graphs(max_nodes=6))
+@pytest.mark.slow
 def test_bipartization_matches_brute_force(g: nx.Graph) -> None:
     assert alg.min_bipartization_removals(g) == brute_min_removals(g, nx.is_bipartite)
 
