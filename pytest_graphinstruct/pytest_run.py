@@ -691,24 +691,18 @@ class GraphInstructPlugin:
         """What produced this run (docs/RUNS.md), as the process that writes the report knows
         it; under xdist the cache counts are the workers' (the controller's results are read
         back from JSON, which does not keep them)."""
-        from pytest_graphinstruct.run import provenance as pv
-        from pytest_graphinstruct.run.results import ItemFilter, RunInfo
+        from pytest_graphinstruct.run.provenance import run_info
+        from pytest_graphinstruct.run.results import ItemFilter
 
         run, option = self.run, self.config.option
-        cached = self.cached if self.controller else pv.cached_samples(results)
-        suite_hash = None if self._bench is None else pv.suite_hash(self._bench.suite)
-        return RunInfo(
-            started=self.started, finished=pv.utc_now(), machine=pv.machine(),
-            suite=str(run.suite), suite_hash=suite_hash, git=pv.git_state(self.config.rootpath),
-            endpoints=pv.endpoints(run, self.local_info),
-            filter=ItemFilter(keyword=getattr(option, "keyword", "") or None,
-                              markers=getattr(option, "markexpr", "") or None,
-                              levels=run.levels, per_level=run.per_level,
-                              selected=coverage.selected, shard=self._shard_selection()),
-            pools=None if run.pools is None else str(run.pools),
-            replay=None if run.replay is None else str(run.replay),
-            cache_dir=None if run.cache_dir is None else str(run.cache_dir),
-            cache=pv.cache_use(results, cached))
+        return run_info(
+            run, started=self.started, suite=None if self._bench is None else self._bench.suite,
+            rootdir=self.config.rootpath, results=results,
+            item_filter=ItemFilter(keyword=getattr(option, "keyword", "") or None,
+                                   markers=getattr(option, "markexpr", "") or None,
+                                   levels=run.levels, per_level=run.per_level,
+                                   selected=coverage.selected, shard=self._shard_selection()),
+            cached=self.cached if self.controller else None, local=self.local_info)
 
     def _shard_selection(self) -> Any:
         """The report's record of ``--gi-shard`` (``None`` without it, or when the run never

@@ -12,13 +12,20 @@ import os
 import platform
 import socket
 import subprocess
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 from urllib.parse import urlsplit, urlunsplit
 
 from pytest_graphinstruct.run.config import RunConfig
-from pytest_graphinstruct.run.results import CacheUse, GitState, ItemResult, Machine
+from pytest_graphinstruct.run.results import (
+    CacheUse,
+    GitState,
+    ItemFilter,
+    ItemResult,
+    Machine,
+    RunInfo,
+)
 from pytest_graphinstruct.suite.loader import Suite
 
 GIT_TIMEOUT_S = 3.0
@@ -134,3 +141,24 @@ def cache_use(results: Iterable[ItemResult], cached: Mapping[str, int]) -> dict[
         samples[r.cell] = samples.get(r.cell, 0) + len(r.samples)
     return {cell: CacheUse(cached=int(cached.get(cell, 0)), samples=n)
             for cell, n in samples.items()}
+
+
+def run_info(config: RunConfig, *, started: str | None, suite: Suite | None,
+             rootdir: Path | None, results: Sequence[ItemResult], item_filter: ItemFilter,
+             cached: Mapping[str, int] | None = None,
+             local: Mapping[str, str] | None = None) -> RunInfo:
+    """The ``run`` record of a run of ``config`` that started at ``started`` and ends now:
+    this machine, the suite and its hash (``suite``: what the run loaded; ``None``: never
+    loaded), the git state of ``rootdir``, each model's endpoint (``local``: the embedded
+    server's), ``item_filter``, and per cell the samples of ``results`` answered from the cache
+    (``cached``: counts from other processes; default: those ``results`` carry)."""
+    def text(value: object) -> str | None:
+        return None if value is None else str(value)
+
+    return RunInfo(
+        started=started, finished=utc_now(), machine=machine(), suite=str(config.suite),
+        suite_hash=None if suite is None else suite_hash(suite),
+        git=None if rootdir is None else git_state(rootdir),
+        endpoints=endpoints(config, local), filter=item_filter, pools=text(config.pools),
+        replay=text(config.replay), cache_dir=text(config.cache_dir),
+        cache=cache_use(results, cached_samples(results) if cached is None else cached))

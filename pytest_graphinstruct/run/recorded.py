@@ -11,9 +11,9 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from pytest_graphinstruct.graphs.model import Limits
-from pytest_graphinstruct.run import provenance as pv
 from pytest_graphinstruct.run.config import RunConfig
-from pytest_graphinstruct.run.results import Coverage, ItemFilter, RunInfo, RunReport
+from pytest_graphinstruct.run.provenance import run_info, utc_now
+from pytest_graphinstruct.run.results import Coverage, ItemFilter, RunReport
 from pytest_graphinstruct.run.session import BenchmarkSession
 
 
@@ -39,7 +39,7 @@ def score_recorded(run: RunConfig, *, limits: Limits | None = None,
     Raises:
         GraphInstructError: the suite, the responses file or the pools cannot be read.
     """
-    started = pv.utc_now()
+    started = utc_now()
     bench = BenchmarkSession(run, limits=limits)
     try:
         chosen = bench.select(list(bench.suite))
@@ -57,16 +57,9 @@ def score_recorded(run: RunConfig, *, limits: Limits | None = None,
         report = bench.report(results, coverage=coverage)
     finally:
         bench.close()
-    info = RunInfo(
-        started=started, finished=pv.utc_now(), machine=pv.machine(), suite=str(run.suite),
-        suite_hash=pv.suite_hash(bench.suite),
-        git=None if rootdir is None else pv.git_state(rootdir),
-        endpoints=pv.endpoints(run), filter=ItemFilter(levels=run.levels,
-                                                       per_level=run.per_level,
-                                                       selected=coverage.selected),
-        pools=None if run.pools is None else str(run.pools), replay=str(run.replay),
-        cache_dir=None if run.cache_dir is None else str(run.cache_dir),
-        cache=pv.cache_use(results, pv.cached_samples(results)))
+    info = run_info(run, started=started, suite=bench.suite, rootdir=rootdir, results=results,
+                    item_filter=ItemFilter(levels=run.levels, per_level=run.per_level,
+                                           selected=coverage.selected))
     report = replace(report, run=info)
     recorded = bench.recorded_ids or frozenset()
     return ScoredRecording(
