@@ -623,6 +623,7 @@ class GraphInstructPlugin:
         if self.selected is None:
             self.selected = [label for label in ids if _is_item_id(label)]
 
+    @pytest.hookimpl(optionalhook=True)  # an xdist hook: without xdist it must not be required
     def pytest_testnodedown(self, node: Any, error: Any) -> None:
         output = getattr(node, "workeroutput", None) or {}
         if error or _OUTPUT_KEY not in output:

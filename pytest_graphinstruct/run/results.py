@@ -309,6 +309,9 @@ class CellMetadata:
     missing_dimensions: tuple[str, ...] = ()
     source: str | None = None
     method_settings: Mapping[str, Any] = field(default_factory=dict)
+    #: the model version its answers came from: ``--gi-model-version``, else the snapshot the
+    #: endpoint said it served (the response's ``model`` field); ``None``: not known
+    model_version: str | None = None
 
     @property
     def label(self) -> str:
@@ -325,6 +328,7 @@ class CellMetadata:
             "partial": self.partial, "quality_only": self.quality_only,
             "missing_dimensions": list(self.missing_dimensions), "source": self.source,
             "method_settings": dict(self.method_settings),
+            "model_version": self.model_version,
         }
 
     @classmethod
@@ -343,6 +347,7 @@ class CellMetadata:
             missing_dimensions=tuple(data.get("missing_dimensions") or ()),
             source=data.get("source"),
             method_settings=dict(data.get("method_settings") or {}),
+            model_version=data.get("model_version"),
         )
 
 
@@ -689,6 +694,7 @@ class RunInfo:
     replay: str | None = None
     cache_dir: str | None = None
     cache: Mapping[str, CacheUse] = field(default_factory=dict)
+    replay_sha256: str | None = None  #: ``sha256:<hex>`` of the ``--gi-replay`` file
 
     @property
     def cached_samples(self) -> int:
@@ -704,6 +710,7 @@ class RunInfo:
             "endpoints": dict(self.endpoints), "filter": self.filter.to_json(),
             "pools": self.pools, "replay": self.replay, "cache_dir": self.cache_dir,
             "cache": {label: c.to_json() for label, c in self.cache.items()},
+            "replay_sha256": self.replay_sha256,
         }
 
     @classmethod
@@ -719,6 +726,7 @@ class RunInfo:
             pools=data.get("pools"), replay=data.get("replay"),
             cache_dir=data.get("cache_dir"),
             cache={str(k): CacheUse.from_json(v) for k, v in (data.get("cache") or {}).items()},
+            replay_sha256=data.get("replay_sha256"),
         )
 
 
