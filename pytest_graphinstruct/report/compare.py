@@ -1,12 +1,13 @@
 """Two cells compared: the ``compare`` command.
 
-The quality change is the paired bootstrap of ``candidate − baseline`` level scores over the
-instructions scored in both cells (:func:`~pytest_graphinstruct.score.bootstrap.paired_bootstrap`),
-per level and for S_total.  The verdict follows the rule of the ``--gi-max-regression`` gate, so
-``compare --fail-on-regression`` and a pytest run against the same baseline agree:
+The comparison is the one a gated run makes (:mod:`pytest_graphinstruct.run.comparison`): the
+paired bootstrap of ``candidate − baseline`` level scores over the instructions scored in both
+cells, resampling templates, per level and for S_total.  The verdict follows the rule of the
+``--gi-max-regression`` gate, so ``compare --fail-on-regression`` and a pytest run against the
+same baseline agree:
 
-* **regression** — some level's mean change is below ``−max_regression`` *and* the whole 95 %
-  interval of the change is below 0 (:func:`~pytest_graphinstruct.score.bootstrap.is_regression`);
+* **regression** — some level's drop is real (the family-wise test over the cell's levels
+  rejects "no drop") *and* its mean change is below ``−max_regression``;
 * **improvement** — no level regressed, and some level's mean change is above
   ``+max_regression`` with the whole interval above 0;
 * **no significant change** — otherwise.
@@ -20,20 +21,16 @@ only where both cells record it.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
 
 from pytest_graphinstruct.errors import GraphInstructError
 from pytest_graphinstruct.report.untrusted import escape
-from pytest_graphinstruct.run.results import CellMetadata, CellReport, RunReport
-from pytest_graphinstruct.score.bootstrap import (
-    DEFAULT_MAX_REGRESSION,
-    PairedDiff,
-    PairedResult,
-    is_regression,
-    paired_bootstrap,
-)
+from pytest_graphinstruct.run.comparison import CellComparison, differences
+from pytest_graphinstruct.run.comparison import compare_cells as run_comparison
+from pytest_graphinstruct.run.results import CellReport, RunReport
+from pytest_graphinstruct.score.bootstrap import DEFAULT_MAX_REGRESSION, PairedDiff, PairedResult
+
+__all__ = ["Comparison", "compare_cells", "differences", "pick_cell"]
 
 REGRESSION = "regression"
 IMPROVEMENT = "improvement"
@@ -54,6 +51,7 @@ class Comparison:
     newly_passing: tuple[str, ...]
     now_errors: tuple[str, ...]
     differences: tuple[str, ...]
+    cell: CellComparison | None = None  #: the run layer's comparison it was built from
 
     @property
     def verdict(self) -> str:
@@ -111,7 +109,8 @@ class Comparison:
 
 def compare_cells(baseline: CellReport, candidate: CellReport, *,
                   max_regression: float = DEFAULT_MAX_REGRESSION) -> Comparison:
-    """Compare two cells (module docstring).
+    """Compare two cells (module docstring) with the comparison a gated run uses
+    (:func:`pytest_graphinstruct.run.comparison.compare_cells`).
 
     Raises:
         GraphInstructError: ``max_regression`` is negative, no instruction is scored in both
@@ -125,47 +124,16 @@ def compare_cells(baseline: CellReport, candidate: CellReport, *,
                                  f"{len(base_scores)}, {candidate.label}: {len(cand_scores)}): "
                                  "nothing to compare")
     try:
-        result = paired_bootstrap(base_scores, cand_scores)
+        (c,) = run_comparison([(candidate, baseline)], max_regression=max_regression)
     except ValueError as exc:  # an id on different levels in the two cells
         raise GraphInstructError(str(exc)) from None
-    before = {r.instruction_id: r.outcome for r in baseline.per_instruction}
-    changed: dict[tuple[str, str], list[str]] = {}
-    for r in candidate.per_instruction:
-        changed.setdefault((before.get(r.instruction_id, ""), r.outcome), []).append(
-            r.instruction_id)
-    now_errors = [i for (was, now), ids in changed.items()
-                  if was in ("passed", "failed") and now == "error" for i in ids]
     return Comparison(
-        baseline=baseline, candidate=candidate, paired=result, max_regression=max_regression,
-        regressed=tuple(lv for lv, d in result.levels.items()
-                        if is_regression(d, max_regression)),
-        improved=tuple(lv for lv, d in result.levels.items()
-                       if d.mean_diff > max_regression and d.low > 0),
-        newly_failing=tuple(changed.get(("passed", "failed"), ())),
-        newly_passing=tuple(changed.get(("failed", "passed"), ())),
-        now_errors=tuple(now_errors),
-        differences=differences(baseline.metadata, candidate.metadata),
-    )
-
-
-def differences(a: CellMetadata, b: CellMetadata) -> tuple[str, ...]:
-    """``name (a vs b)`` for each of suite, samples per instruction and decoding that both
-    cells record and that differ.  Decoding counts as recorded only in a cell that names the
-    tool that produced it (a run's cell): elsewhere — a release file, a hand-built cell — an
-    empty decoding is unknown, not "the defaults"."""
-    out = []
-    if a.suite is not None and b.suite is not None and a.suite != b.suite:
-        out.append(f"suite ({a.suite} vs {b.suite})")
-    sa, sb = a.samples_per_instruction, b.samples_per_instruction
-    if sa is not None and sb is not None and sa != sb:
-        out.append(f"samples per instruction ({sa} vs {sb})")
-    if a.tool is not None and b.tool is not None and dict(a.decoding) != dict(b.decoding):
-        out.append(f"decoding ({_decoding(a.decoding)} vs {_decoding(b.decoding)})")
-    return tuple(out)
-
-
-def _decoding(d: Mapping[str, Any]) -> str:
-    return ", ".join(f"{k}={v}" for k, v in sorted(d.items())) or "defaults"
+        baseline=baseline, candidate=candidate, paired=c.diff, max_regression=max_regression,
+        regressed=c.regressed_levels, improved=c.improved_levels,
+        newly_failing=tuple(x.instruction_id for x in c.newly_failing),
+        newly_passing=tuple(x.instruction_id for x in c.newly_passing),
+        now_errors=tuple(x.instruction_id for x in c.now_errors),
+        differences=c.differences, cell=c)
 
 
 def _diff(d: PairedDiff) -> str:

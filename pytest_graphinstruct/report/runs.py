@@ -16,12 +16,15 @@ the runs is named.  Everything taken from a report is escaped (:mod:`.untrusted`
 
 from __future__ import annotations
 
+import contextlib
 from dataclasses import dataclass
 from pathlib import Path
 
 from pytest_graphinstruct.errors import GraphInstructError
 from pytest_graphinstruct.report.compare import DEFAULT_MAX_REGRESSION, compare_cells
 from pytest_graphinstruct.report.untrusted import escape
+from pytest_graphinstruct.run.comparison import CellComparison
+from pytest_graphinstruct.run.comparison import compare_cells as run_comparison
 from pytest_graphinstruct.run.reader import read_report
 from pytest_graphinstruct.run.results import CellReport, ItemResult, ReportError, RunReport
 from pytest_graphinstruct.run.store import RunStore, StoredRun, StoreError
@@ -189,6 +192,9 @@ def compare_text(a: Side, b: Side, *,
             comparison = compare_cells(base, cand, max_regression=max_regression)
         except GraphInstructError as exc:
             lines.append(f"no paired comparison: {exc}")
+            with contextlib.suppress(ValueError):  # still list what changed, if it can pair
+                lines += _changed_items(run_comparison([(cand, base)],
+                                                       max_regression=max_regression)[0], cand)
         else:
             warning = comparison.warning()
             if warning:
@@ -196,7 +202,8 @@ def compare_text(a: Side, b: Side, *,
             # the changed items follow with their first violation (errors included)
             lines += [line for line in comparison.lines(str(a.path), str(b.path))
                       if not line.startswith(_ITEM_LINES)]
-        lines += _changed_items(base, cand)
+            if comparison.cell is not None:
+                lines += _changed_items(comparison.cell, cand)
     return lines, warnings
 
 
@@ -211,18 +218,20 @@ def _provenance_warnings(a: Side, b: Side) -> list[str]:
     return []
 
 
-def _changed_items(base: CellReport, cand: CellReport) -> list[str]:
-    """Newly failing items (passed in A; failed or error in B) with their first violation,
-    and newly passing ones (failed or error in A; passed in B), in B's order."""
-    before = {r.instruction_id: r.outcome for r in base.per_instruction}
-    failing = [r for r in cand.per_instruction
-               if before.get(r.instruction_id) == "passed" and r.outcome in ("failed", "error")]
-    passing = [r for r in cand.per_instruction
-               if before.get(r.instruction_id) in ("failed", "error") and r.outcome == "passed"]
+def _changed_items(c: CellComparison, cand: CellReport) -> list[str]:
+    """The comparison's newly failing items (passed in A; failed in B) and items that became
+    errors (scored in A), each with its first problem, then the newly passing ones (failed or
+    error in A; passed in B), in B's order."""
+    now = {r.instruction_id: r for r in cand.per_instruction}
+    failing = [*c.newly_failing, *c.now_errors]
+    order = {r.instruction_id: n for n, r in enumerate(cand.per_instruction)}
+    failing.sort(key=lambda x: order[x.instruction_id])
     out = [f"newly failing in B ({len(failing)})" + (":" if failing else ": none")]
-    out += [f"  {escape(r.instruction_id)} {r.outcome}: {first_problem(r)}" for r in failing]
-    out.append(f"newly passing in B ({len(passing)})" + (":" if passing else ": none"))
-    out += [f"  {escape(r.instruction_id)} (was {before[r.instruction_id]})" for r in passing]
+    out += [f"  {escape(x.instruction_id)} {x.now}: {first_problem(now[x.instruction_id])}"
+            + ("" if x.was == "passed" else f" (was {x.was})") for x in failing]
+    out.append(f"newly passing in B ({len(c.newly_passing)})"
+               + (":" if c.newly_passing else ": none"))
+    out += [f"  {escape(x.instruction_id)} (was {x.was})" for x in c.newly_passing]
     return out
 
 

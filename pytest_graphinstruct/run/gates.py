@@ -1,16 +1,14 @@
-"""CI gates and the exit-status rules of a run: a quality floor, regressions against a saved
-baseline, and the infrastructure error budget.
+"""The gates of a run and its exit status: a quality floor, regressions against a saved
+baseline, what the comparison left out, and the infrastructure error budget.
 
-A baseline is a saved run report (``--gi-update-baseline`` writes one); any report
-:func:`~pytest_graphinstruct.run.reader.read_report` accepts can serve.  Cells are matched by
-label (``model-strategy``, ``-method`` appended for a method other than the baseline),
-instructions by id.
+A baseline is a saved, complete run report (``--gi-update-baseline`` writes one).  Cells are
+matched by label (``model-strategy``, ``-method`` appended for a method other than the
+baseline), instructions by id; the comparison itself is :mod:`.comparison`'s.
 
 * ``fail_under``: a cell whose ``S_total`` over the levels run is below the floor fails.
-* ``max_regression``: per level, the paired bootstrap of ``current − baseline`` level scores over
-  the instructions scored in both runs; the gate fails when the mean dropped by more than DELTA
-  *and* the whole 95 % interval is below 0 (the drop is real, not sampling noise).  The message
-  names the levels and the instructions whose item passed in the baseline and fails now.
+* ``max_regression``: a level fails when its drop is real — the family-wise test over every
+  compared (cell, level) rejects "no drop" — and larger than ``max_regression``.
+* ``strict``: also an item that newly fails, and anything of the baseline not compared.
 * ``max_error_rate``: more than this share of items without an answer fails the run.
 * A run that did not finish (interrupted, terminated, a usage error, a crashed worker, items
   without results: the report's ``coverage``) fails whatever its scores, and a partial report
@@ -24,18 +22,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from pytest_graphinstruct.errors import GraphInstructError
+from pytest_graphinstruct.run.comparison import CellComparison
 from pytest_graphinstruct.run.reader import read_report
-from pytest_graphinstruct.run.results import CellReport, ItemResult, ReportError, RunReport
-from pytest_graphinstruct.score.bootstrap import PairedResult, is_regression, paired_bootstrap
-
-
-def load_baseline(path: str | Path) -> dict[str, CellReport]:
-    """The cells of a baseline report, keyed by label (:func:`read_baseline`).
-
-    Raises:
-        GraphInstructError: see :func:`read_baseline`.
-    """
-    return {c.label: c for c in read_baseline(path).cells}
+from pytest_graphinstruct.run.results import CellReport, ReportError, RunReport
 
 
 def read_baseline(path: str | Path) -> RunReport:
@@ -61,23 +50,50 @@ def read_baseline(path: str | Path) -> RunReport:
     return report
 
 
+def load_baseline(path: str | Path) -> dict[str, CellReport]:
+    """The cells of a baseline report, keyed by label (:func:`read_baseline`)."""
+    return {c.label: c for c in read_baseline(path).cells}
+
+
+def suite_difference(run: Mapping[int, str], baseline: Mapping[int, str]) -> str | None:
+    """The first level whose suite file differs between a run and its baseline (``level →
+    file hash`` of each; levels only one of them ran are not a difference: a subset of
+    levels of the same suite is a subset), as a phrase; ``None`` when they agree."""
+    for lv in sorted(set(run) & set(baseline)):
+        if run[lv] != baseline[lv]:
+            return f"level_{lv}.json differs ({baseline[lv][7:19]}… vs {run[lv][7:19]}…)"
+    return None
+
+
 def match_baseline(labels: Sequence[str], baseline: RunReport, *, name: str,
                    baseline_cell: str | None = None,
+                   level_hashes: Mapping[int, str] | None = None,
                    suite_hash: str | None = None) -> dict[str, CellReport]:
     """The baseline cell each run cell (``labels``) is compared with, keyed by the run's
     label.  Without ``baseline_cell`` every run cell needs a baseline cell of the same label
     (model, strategy, method); with it, every run cell is compared with that one cell.
+    ``level_hashes`` are the run's suite files (level → hash); when the baseline recorded its
+    own, the levels both ran must hold the same files.  A baseline written before level
+    hashes were kept is checked by its ``suite_hash`` instead: ``suite_hash`` is then the hash
+    of the run's suite over the baseline's levels (the caller computes it).
 
     Raises:
         GraphInstructError: a run cell without its baseline cell, an unknown
-            ``baseline_cell``, or a baseline of another suite (``suite_hash`` differs from the
-            one the baseline recorded) — a usage error, never a silent comparison.
+            ``baseline_cell``, or a baseline of another suite — a usage error, never a silent
+            comparison.
     """
-    recorded = baseline.run.suite_hash if baseline.run is not None else None
-    if suite_hash is not None and recorded is not None and recorded != suite_hash:
+    recorded = baseline.run.level_hashes if baseline.run is not None else {}
+    differs = None
+    if level_hashes and recorded:
+        differs = suite_difference(level_hashes, recorded)
+    elif (suite_hash is not None and baseline.run is not None and baseline.run.suite_hash
+          and suite_hash != baseline.run.suite_hash):
+        differs = (f"its suite files hash to {baseline.run.suite_hash[7:19]}…, this "
+                   f"suite's to {suite_hash[7:19]}…")
+    if differs:
         raise GraphInstructError(
-            f"baseline {name} was made on another suite ({recorded[:19]}…, this run: "
-            f"{suite_hash[:19]}…); rebuild it with --gi-update-baseline")
+            f"baseline {name} was made on another suite ({differs}); compare runs of the "
+            "same suite, or rebuild the baseline with --gi-update-baseline")
     cells = {c.label: c for c in baseline.cells}
     if baseline_cell is not None:
         if baseline_cell not in cells:
@@ -108,34 +124,8 @@ class GateFailure:
     message: str
 
 
-@dataclass(frozen=True)
-class ItemChange:
-    """An item whose outcome changed against the baseline, with its first violation now (a
-    newly failing item) — untrusted text from the model's answer is not in it, only the
-    constraint as written."""
-
-    instruction_id: str
-    level: int
-    first_violation: str | None = None
-
-
-@dataclass(frozen=True)
-class CellComparison:
-    """One cell against its baseline cell: the paired bootstrap of ``current − baseline``
-    level scores, the levels whose drop is real and larger than ``max_regression``, and the
-    items that newly fail or newly pass."""
-
-    label: str
-    diff: PairedResult
-    regressed_levels: tuple[int, ...]
-    newly_failing: tuple[ItemChange, ...]
-    newly_passing: tuple[ItemChange, ...]
-
-    @property
-    def unjudged_failures(self) -> tuple[ItemChange, ...]:
-        """Newly failing items on levels without a real drop: the statistical gate lets them
-        pass (noise for a stochastic model), so they are a note, not a failure."""
-        return tuple(x for x in self.newly_failing if x.level not in self.regressed_levels)
+def _names(ids: Sequence[str], limit: int) -> str:
+    return ", ".join(ids[:limit]) + (f" … {len(ids) - limit} more" if len(ids) > limit else "")
 
 
 def new_failure_notes(comparisons: Sequence[CellComparison], *, hint: str = "") -> list[str]:
@@ -145,82 +135,43 @@ def new_failure_notes(comparisons: Sequence[CellComparison], *, hint: str = "") 
     for c in comparisons:
         quiet = [x.instruction_id for x in c.unjudged_failures]
         if quiet:
-            shown = ", ".join(quiet[:10]) + (f" … {len(quiet) - 10} more" if len(quiet) > 10
-                                             else "")
             notes.append(f"NOTE: {c.label}: {len(quiet)} item(s) newly fail against the "
-                         f"baseline on levels without a significant drop ({shown}); not a gate "
-                         f"failure{hint}")
+                         f"baseline on levels without a significant drop ({_names(quiet, 10)}); "
+                         f"not a gate failure{hint}")
     return notes
 
 
-def first_violation(item: ItemResult) -> str | None:
-    """The first violated constraint of an item's first failing sample (``None``: none)."""
-    for sample in item.samples:
-        found = (*sample.violations, *sample.derived_violations)
-        if found:
-            return found[0]
-        if sample.error:
-            return f"error: {sample.error}"
-        if not sample.parsed:
-            return "no graph parsed"
-    return None
-
-
-def compare_cell(cell: CellReport, base: CellReport, *,
-                 max_regression: float) -> CellComparison:
-    """``cell`` against ``base`` (the same label in the baseline)."""
-    diff = paired_bootstrap(base.scored_level_scores(), cell.scored_level_scores())
-    before = {r.instruction_id: r.outcome for r in base.per_instruction}
-    failing = tuple(ItemChange(r.instruction_id, r.level, first_violation(r))
-                    for r in cell.per_instruction
-                    if r.outcome == "failed" and before.get(r.instruction_id) == "passed")
-    passing = tuple(ItemChange(r.instruction_id, r.level) for r in cell.per_instruction
-                    if r.outcome == "passed" and before.get(r.instruction_id) == "failed")
-    regressed = tuple(lv for lv, d in sorted(diff.levels.items())
-                      if is_regression(d, max_regression))
-    return CellComparison(cell.label, diff, regressed, failing, passing)
-
-
-def compare_to_baseline(report: RunReport, baseline: Mapping[str, CellReport], *,
-                        max_regression: float) -> tuple[CellComparison, ...]:
-    """Every cell of ``report`` that the baseline has, compared (in the report's order)."""
-    return tuple(compare_cell(c, baseline[c.label], max_regression=max_regression)
-                 for c in report.cells if c.label in baseline)
-
-
-def check_gates(report: RunReport, *, fail_under: float | None = None,
-                baseline: Mapping[str, CellReport] | None = None,
-                max_regression: float | None = None) -> list[GateFailure]:
-    """Every gate the report trips (empty when it passes all configured gates)."""
+def check_gates(report: RunReport, comparisons: Sequence[CellComparison] = (), *,
+                fail_under: float | None = None, strict: bool = False) -> list[GateFailure]:
+    """Every gate the report trips (empty when it passes all configured gates), given its
+    cells' comparisons with the baseline (none: no baseline gate)."""
     out: list[GateFailure] = []
-    compared = ({} if baseline is None or max_regression is None else
-                {c.label: c for c in compare_to_baseline(report, baseline,
-                                                         max_regression=max_regression)})
     for cell in report.cells:
-        label = cell.label
         total = cell.summary.s_total_renormalized
         if fail_under is not None and (total is None or total < fail_under):
             shown = "none" if total is None else f"{total:.4f}"
-            out.append(GateFailure("fail_under", label, f"{label}: S_total {shown} is below "
-                                   f"--gi-fail-under={fail_under:g}"))
-        if baseline is None or max_regression is None:
-            continue
-        comparison = compared.get(label)
-        if comparison is None:
-            out.append(GateFailure("regression", label, f"{label}: the baseline has no such "
-                                   f"cell (it has: {', '.join(sorted(baseline)) or 'none'}); "
-                                   "update it with --gi-update-baseline"))
-            continue
-        for lv in comparison.regressed_levels:
-            d = comparison.diff.levels[lv]
-            newly = [x.instruction_id for x in comparison.newly_failing if x.level == lv]
-            shown = ", ".join(newly[:20]) + (f" … {len(newly) - 20} more" if len(newly) > 20
-                                             else "")
+            out.append(GateFailure("fail_under", cell.label, f"{cell.label}: S_total {shown} "
+                                   f"is below --gi-fail-under={fail_under:g}"))
+    for c in comparisons:
+        for lv in c.regressed_levels:
+            d = c.diff.levels[lv]
+            newly = [x.instruction_id for x in c.newly_failing if x.level == lv]
             out.append(GateFailure(
-                "regression", label,
-                f"{label}: L{lv} quality dropped by {-d.mean_diff:.4f} (95% CI of the change "
+                "regression", c.label,
+                f"{c.label}: L{lv} quality dropped by {-d.mean_diff:.4f} (95% CI of the change "
                 f"[{d.low:.4f}, {d.high:.4f}], {d.n} instructions) > --gi-max-regression="
-                f"{max_regression:g}; newly failing: {shown or 'none (scores dropped)'}"))
+                f"{c.max_regression:g}; newly failing: "
+                f"{_names(newly, 20) or 'none (scores dropped)'}"))
+        if not strict:
+            continue
+        if c.newly_failing:
+            ids = [x.instruction_id for x in c.newly_failing]
+            out.append(GateFailure("strict", c.label, f"{c.label}: {len(ids)} item(s) newly "
+                                   f"fail against the baseline ({_names(ids, 20)})"))
+        if c.not_compared:
+            out.append(GateFailure("strict", c.label, f"{c.label}: not compared with the "
+                                   "baseline: " + ", ".join(x.describe()
+                                                            for x in c.not_compared)))
     return out
 
 
@@ -232,6 +183,7 @@ class Verdict:
     error_rate: float
     max_error_rate: float
     incomplete: str | None = None  #: why the run is partial (``None``: it is complete)
+    scored: int = 0  #: items with a score (not errors, not skipped)
 
     @property
     def too_many_errors(self) -> bool:
@@ -241,6 +193,13 @@ class Verdict:
     def failed(self) -> bool:
         """Whether the run must exit non-zero because of its gates or error budget."""
         return bool(self.gate_failures) or self.too_many_errors or self.incomplete is not None
+
+    @property
+    def trusted(self) -> bool:
+        """Whether the run may become a baseline: complete, within its error budget, and with
+        at least one scored item (its gates against an older baseline do not matter: an
+        update is on purpose)."""
+        return self.incomplete is None and not self.too_many_errors and self.scored > 0
 
     def lines(self) -> list[str]:
         """One line per reason the run fails (empty when it does not)."""
@@ -255,14 +214,21 @@ class Verdict:
         return out
 
 
-def judge(report: RunReport, *, max_error_rate: float, fail_under: float | None = None,
-          baseline: Mapping[str, CellReport] | None = None,
-          max_regression: float | None = None) -> Verdict:
-    """Apply the run's gates and error budget to its report."""
+def error_rate(report: RunReport) -> float:
+    """The share of the report's items that had no answer (infrastructure errors; 0 when it
+    has no items)."""
     errors = sum(c.summary.error for c in report.cells)
     total = sum(c.summary.items for c in report.cells)
-    gates = check_gates(report, fail_under=fail_under, baseline=baseline,
-                        max_regression=max_regression)
+    return errors / total if total else 0.0
+
+
+def judge(report: RunReport, comparisons: Sequence[CellComparison] = (), *,
+          max_error_rate: float, fail_under: float | None = None,
+          strict: bool = False, extra: Sequence[GateFailure] = ()) -> Verdict:
+    """Apply the run's gates and error budget to its report and comparisons (``extra``:
+    failures decided elsewhere, e.g. a missing baseline)."""
+    gates = check_gates(report, comparisons, fail_under=fail_under, strict=strict)
     incomplete = (None if report.coverage.complete
                   else report.coverage.describe().removeprefix("partial: "))
-    return Verdict(tuple(gates), errors / total if total else 0.0, max_error_rate, incomplete)
+    scored = sum(1 for c in report.cells for r in c.per_instruction if r.scored)
+    return Verdict((*gates, *extra), error_rate(report), max_error_rate, incomplete, scored)

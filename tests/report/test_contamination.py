@@ -243,7 +243,7 @@ def test_the_loader_keeps_the_template_field() -> None:
 
 
 def _report(path: Path, *cells: CellReport) -> str:
-    from pytest_graphinstruct.report.writer import write_report
+    from pytest_graphinstruct.run.writer import write_report
 
     write_report(with_pareto(list(cells)), path)
     return str(path)

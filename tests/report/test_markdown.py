@@ -11,8 +11,8 @@ from hypothesis import strategies as st
 
 from pytest_graphinstruct.report.markdown import code, md, render_markdown, write_markdown
 from pytest_graphinstruct.run.aggregate import build_cell, with_pareto
-from pytest_graphinstruct.run.gates import compare_to_baseline, judge
 from pytest_graphinstruct.run.results import CellMetadata, ItemResult, RunReport, SampleResult
+from pytest_graphinstruct.run.verdict import BaselinePlan, GateOptions, decide
 
 IDS = [f"L2-{n:03d}" for n in range(40)]
 
@@ -30,11 +30,9 @@ def _run(failing: set[str], why: str = "num_edges=4", label: str = "m") -> RunRe
 
 def _summary(base: RunReport, now: RunReport, max_regression: float = 0.05,
              **kw: object) -> str:
-    baseline = {c.label: c for c in base.cells}
-    verdict = judge(now, max_error_rate=0.05, baseline=baseline, max_regression=max_regression)
-    comparisons = compare_to_baseline(now, baseline, max_regression=max_regression)
-    return render_markdown(now, verdict, comparisons, baseline_name="ci/baselines/b.json",
-                           **kw)  # type: ignore[arg-type]
+    plan = BaselinePlan(Path("ci/baselines/b.json"), base, {c.label: c for c in base.cells})
+    decision = decide(now, plan, GateOptions(plan.path, max_regression=max_regression))
+    return render_markdown(now, decision, **kw)  # type: ignore[arg-type]
 
 
 def test_a_real_regression_fails_and_lists_new_failures_with_their_violation() -> None:
@@ -48,6 +46,7 @@ def test_a_real_regression_fails_and_lists_new_failures_with_their_violation() -
     assert "Newly passing (1): `L2-039`" in text
     assert "| `m-zero-shot` | 0.700 (-0.285 ⚠) |" in text
     assert "baseline: `ci/baselines/b.json`" in text
+    assert "- compared: m-zero-shot: 40 instructions paired (L2 40)" in text
 
 
 def test_new_failures_that_are_noise_are_a_note_not_a_failure() -> None:
@@ -60,7 +59,7 @@ def test_new_failures_that_are_noise_are_a_note_not_a_failure() -> None:
 
 def test_without_a_baseline_it_is_the_run_alone() -> None:
     now = _run({"L2-001"})
-    text = render_markdown(now, judge(now, max_error_rate=0.05))
+    text = render_markdown(now, decide(now, BaselinePlan(), GateOptions()))
     assert "no baseline gate configured" in text and "Newly failing" not in text
     assert "| `m-zero-shot` |" in text
 

@@ -12,7 +12,6 @@ import json
 from pytest_graphinstruct.answers import Answer
 from pytest_graphinstruct.report.failures import format_failure
 from pytest_graphinstruct.report.untrusted import escape, escape_block
-from pytest_graphinstruct.report.writer import report_json
 from pytest_graphinstruct.run.aggregate import build_cell, with_pareto
 from pytest_graphinstruct.run.config import Cell
 from pytest_graphinstruct.run.evaluate import check, evaluate
@@ -24,6 +23,7 @@ from pytest_graphinstruct.run.results import (
     SampleResult,
     bounded_answer,
 )
+from pytest_graphinstruct.run.writer import report_json
 from pytest_graphinstruct.suite.instruction import Instruction
 from pytest_graphinstruct.suite.loader import instruction_from_record
 from tests.report.schema_check import assert_valid_report

@@ -12,7 +12,6 @@ import pytest
 
 from pytest_graphinstruct.__main__ import main
 from pytest_graphinstruct.report.runs import first_problem
-from pytest_graphinstruct.report.writer import report_json
 from pytest_graphinstruct.run.aggregate import build_cell, with_pareto
 from pytest_graphinstruct.run.results import (
     CellMetadata,
@@ -26,6 +25,7 @@ from pytest_graphinstruct.run.results import (
     ViolationDetail,
 )
 from pytest_graphinstruct.run.store import RunStore
+from pytest_graphinstruct.run.writer import report_json
 
 IDS = [f"L2-{n:03d}" for n in range(30)]
 T0 = datetime(2025, 3, 4, 5, 6, 7, tzinfo=UTC)

@@ -21,7 +21,6 @@ from hypothesis import given
 from hypothesis import strategies as st
 from jsonschema import Draft202012Validator
 
-from pytest_graphinstruct.report.writer import report_json
 from pytest_graphinstruct.run.aggregate import build_cell, build_run_report, with_pareto
 from pytest_graphinstruct.run.results import (
     SCHEMA,
@@ -34,6 +33,7 @@ from pytest_graphinstruct.run.results import (
     SampleResult,
     cell_label,
 )
+from pytest_graphinstruct.run.writer import report_json
 from pytest_graphinstruct.vocab import DIMENSIONS, LEVELS, OUTCOMES, PASS_RULES, SIZE_BUCKETS
 from tests.report.schema_check import assert_valid_report, report_errors, report_schema
 

@@ -9,13 +9,15 @@ import pytest
 
 from pytest_graphinstruct.errors import GraphInstructError
 from pytest_graphinstruct.run.aggregate import build_cell, with_pareto
+from pytest_graphinstruct.run.comparison import compare_cells
 from pytest_graphinstruct.run.gates import (
+    GateFailure,
     baseline_failures,
     check_gates,
     judge,
     load_baseline,
 )
-from pytest_graphinstruct.run.results import CellMetadata, ItemResult, RunReport
+from pytest_graphinstruct.run.results import CellMetadata, CellReport, ItemResult, RunReport
 
 
 def run(scores: dict[str, float], outcomes: dict[str, str] | None = None) -> RunReport:
@@ -26,6 +28,12 @@ def run(scores: dict[str, float], outcomes: dict[str, str] | None = None) -> Run
              for i, s in scores.items()]
     return with_pareto([build_cell(CellMetadata("m", "zero-shot"), items)])
 
+
+
+def gates(report: RunReport, baseline: dict[str, CellReport] | None,
+          max_regression: float) -> list[GateFailure]:
+    pairs = [(c, baseline[c.label]) for c in report.cells] if baseline else []
+    return check_gates(report, compare_cells(pairs, max_regression=max_regression))
 
 
 def test_fail_under() -> None:
@@ -39,7 +47,7 @@ def test_real_regression_is_caught_and_names_instructions() -> None:
     ids = [f"L2-{n:03d}" for n in range(60)]
     base = {c.label: c for c in run(dict.fromkeys(ids, 1.0)).cells}
     worse = run({i: (0.4 if n < 30 else 1.0) for n, i in enumerate(ids)})
-    (g,) = check_gates(worse, baseline=base, max_regression=0.05)
+    (g,) = gates(worse, base, 0.05)
     assert g.gate == "regression" and "L2 quality dropped by 0.3000" in g.message
     assert "L2-000" in g.message and "L2-029" not in g.message.split("newly failing: ")[0]
 
@@ -48,10 +56,10 @@ def test_noise_and_small_drops_pass() -> None:
     ids = [f"L2-{n:03d}" for n in range(60)]
     base = {c.label: c for c in run(dict.fromkeys(ids, 1.0)).cells}
     one_drop = run({i: (0.0 if n == 0 else 1.0) for n, i in enumerate(ids)})
-    assert check_gates(one_drop, baseline=base, max_regression=0.0) == []  # CI reaches 0
+    assert gates(one_drop, base, 0.0) == []  # CI reaches 0
     small = run({i: 0.99 for i in ids})
-    assert check_gates(small, baseline=base, max_regression=0.05) == []  # below DELTA
-    assert check_gates(small, baseline=None, max_regression=0.0) == []
+    assert gates(small, base, 0.05) == []  # below DELTA
+    assert gates(small, None, 0.0) == []
 
 
 def test_error_budget() -> None:
@@ -75,7 +83,6 @@ def test_load_baseline_and_failures(tmp_path: Path) -> None:
 
 
 def test_compare_cell_names_new_failures_with_their_first_violation() -> None:
-    from pytest_graphinstruct.run.gates import compare_cell
     from pytest_graphinstruct.run.results import SampleResult
 
     ids = [f"L2-{n:03d}" for n in range(40)]
@@ -89,11 +96,11 @@ def test_compare_cell_names_new_failures_with_their_first_violation() -> None:
                                 strategy="zero-shot", level_score=0.5 if fails else 1.0,
                                 outcome="failed" if fails else "passed", samples=(sample,)))
     now = with_pareto([build_cell(CellMetadata("m", "zero-shot"), items)]).cells[0]
-    c = compare_cell(now, base, max_regression=0.05)
+    (c,) = compare_cells([(now, base)], max_regression=0.05)
     assert c.regressed_levels == (2,)
     assert [x.instruction_id for x in c.newly_failing] == ids[:20]
     assert {x.first_violation for x in c.newly_failing} == {"num_edges=4"}
     assert [x.instruction_id for x in c.newly_passing] == ["L2-039"]
     assert c.diff.levels[2].mean_diff == pytest.approx((20 * -0.5 + 0.5) / 40)
-    small = compare_cell(now, base, max_regression=0.5)  # a real drop, but under DELTA
+    (small,) = compare_cells([(now, base)], max_regression=0.5)  # a real drop, but under DELTA
     assert small.regressed_levels == () and len(small.newly_failing) == 20

@@ -19,7 +19,6 @@ from typing import Any
 
 import pytest
 
-from pytest_graphinstruct.report.writer import report_json, write_report
 from pytest_graphinstruct.run.aggregate import build_cell, cell_point, with_pareto
 from pytest_graphinstruct.run.reader import (
     RELEASE_SOURCE,
@@ -37,6 +36,7 @@ from pytest_graphinstruct.run.results import (
     RunReport,
     SampleResult,
 )
+from pytest_graphinstruct.run.writer import report_json, write_report
 from pytest_graphinstruct.score.pareto import analyze
 from pytest_graphinstruct.vocab import DIMENSIONS, LEVELS, STRATEGIES
 from tests.report.schema_check import assert_valid_report

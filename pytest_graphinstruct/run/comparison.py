@@ -1,0 +1,264 @@
+"""A run's cells against baseline cells: the one comparison every command uses.
+
+A :class:`CellComparison` holds what was paired (instructions scored in both cells, per level),
+the paired bootstrap of ``current − baseline`` level scores over them (clusters: each
+instruction's template, so instructions made from one pattern are resampled together), the
+levels whose drop is real and larger than the allowed regression, the items whose outcome
+changed (newly failing, newly passing, now errors), and what the baseline holds that the run
+did not (levels or items not compared, with the reason the run's filter gives).
+
+Which levels regressed is decided over the whole family of (cell, level) tests of one
+comparison (:func:`compare_cells`), so that with nothing changed a gated run fails at most
+``alpha`` of the time however many levels and cells it holds
+(:func:`~pytest_graphinstruct.score.multiple.regressions`).  The pytest run, ``gate``,
+``compare`` and ``runs compare`` all call :func:`compare_cells`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+
+from pytest_graphinstruct.run.results import CellMetadata, CellReport, ItemFilter, ItemResult
+from pytest_graphinstruct.score.bootstrap import (
+    PairedDiff,
+    PairedResult,
+    is_regression,
+    paired_bootstrap,
+)
+
+FAMILY_ALPHA = 0.05
+
+
+def regressions(family: Mapping[tuple[int, int], PairedDiff], *, delta: float,
+                alpha: float) -> frozenset[tuple[int, int]]:
+    """TEMPORARY until score.multiple lands: the per-level rule."""
+    return frozenset(k for k, d in family.items() if is_regression(d, delta))
+
+__all__ = [
+    "CellComparison",
+    "ItemChange",
+    "NotCompared",
+    "compare_cells",
+    "differences",
+    "first_violation",
+    "omission_reason",
+]
+
+
+@dataclass(frozen=True)
+class ItemChange:
+    """An item whose outcome changed against the baseline (``was`` → ``now``), with its
+    first violation now for a newly failing one: the constraint as written, never text from
+    the model's answer."""
+
+    instruction_id: str
+    level: int
+    was: str = ""
+    now: str = ""
+    first_violation: str | None = None
+
+
+@dataclass(frozen=True)
+class NotCompared:
+    """Baseline items of one level that the run has no score for: ``items`` of the
+    baseline's ``of`` (a whole level when equal), and why (the run's filter, or no result)."""
+
+    level: int
+    items: int
+    of: int
+    reason: str
+
+    @property
+    def whole_level(self) -> bool:
+        return self.items == self.of
+
+    def describe(self) -> str:
+        """``L2 (left out by -k)`` or ``L1: 8 of 200 instructions (no result in this run)``."""
+        if self.whole_level:
+            return f"L{self.level} ({self.reason})"
+        return f"L{self.level}: {self.items} of {self.of} instructions ({self.reason})"
+
+
+@dataclass(frozen=True)
+class CellComparison:
+    """One run cell (``label``) against its baseline cell (``baseline_label``)."""
+
+    label: str
+    baseline_label: str
+    diff: PairedResult
+    max_regression: float
+    regressed_levels: tuple[int, ...] = ()
+    improved_levels: tuple[int, ...] = ()
+    newly_failing: tuple[ItemChange, ...] = ()
+    newly_passing: tuple[ItemChange, ...] = ()
+    now_errors: tuple[ItemChange, ...] = ()
+    not_compared: tuple[NotCompared, ...] = ()
+    #: level -> the smallest drop the gate detects there at 80 % power (levels it can tell)
+    detectable: Mapping[int, float] = field(default_factory=dict)
+    differences: tuple[str, ...] = ()
+
+    @property
+    def unjudged_failures(self) -> tuple[ItemChange, ...]:
+        """Newly failing items on levels without a real drop: the statistical gate lets them
+        pass (noise for a stochastic model), so they are a note, not a failure."""
+        return tuple(x for x in self.newly_failing if x.level not in self.regressed_levels)
+
+    @property
+    def compared_levels(self) -> tuple[int, ...]:
+        return tuple(sorted(self.diff.levels))
+
+    @property
+    def underpowered(self) -> tuple[tuple[int, float], ...]:
+        """``(level, detectable drop)`` of compared levels too small to detect a drop of
+        ``max_regression`` at 80 % power."""
+        return tuple((lv, d) for lv, d in sorted(self.detectable.items())
+                     if lv in self.diff.levels and d > self.max_regression)
+
+    def scope(self) -> str:
+        """What was compared, in one line (without the baseline's name): the cells, each
+        compared level with its paired instructions, the levels too small for the allowed
+        regression, and what the baseline has that the run did not."""
+        cells = (self.label if self.label == self.baseline_label
+                 else f"{self.label} vs baseline cell {self.baseline_label}")
+        weak = dict(self.underpowered)
+        levels = ", ".join(
+            f"L{lv} {d.n}" + (f" (detects drops ≥ {weak[lv]:.2f} only)" if lv in weak else "")
+            for lv, d in sorted(self.diff.levels.items()))
+        n = sum(d.n for d in self.diff.levels.values())
+        text = f"{cells}: {n} instructions paired ({levels or 'none'})"
+        if self.not_compared:
+            text += "; not compared: " + ", ".join(x.describe() for x in self.not_compared)
+        return text
+
+
+def first_violation(item: ItemResult) -> str | None:
+    """The first violated constraint of an item's first failing sample (``None``: none)."""
+    for sample in item.samples:
+        found = (*sample.violations, *sample.derived_violations)
+        if found:
+            return found[0]
+        if sample.error:
+            return f"error: {sample.error}"
+        if not sample.parsed:
+            return "no graph parsed"
+    return None
+
+
+def omission_reason(level: int, run_filter: ItemFilter | None, *, whole_level: bool) -> str:
+    """Why a run has no score for baseline items of ``level``, from the run's item filter."""
+    if run_filter is not None:
+        if run_filter.levels is not None and level not in run_filter.levels:
+            return "left out by --gi-levels"
+        if run_filter.shard is not None:
+            return f"not in shard {run_filter.shard.index}/{run_filter.shard.count}"
+        chosen = [f"-k {run_filter.keyword!r}" if run_filter.keyword else "",
+                  f"-m {run_filter.markers!r}" if run_filter.markers else ""]
+        if any(chosen):
+            return "left out by " + " ".join(x for x in chosen if x)
+        if run_filter.per_level is not None and not whole_level:
+            return f"left out by --gi-per-level={run_filter.per_level}"
+    return "no score in this run (errors or no result)"
+
+
+def differences(a: CellMetadata, b: CellMetadata) -> tuple[str, ...]:
+    """``name (a vs b)`` for each of suite, samples per instruction, decoding and model
+    version that both cells record and that differ.  Decoding counts as recorded only in a
+    cell that names the tool that produced it (a run's cell): elsewhere — a release file, a
+    hand-built cell — an empty decoding is unknown, not "the defaults"."""
+    out = []
+    if a.suite is not None and b.suite is not None and a.suite != b.suite:
+        out.append(f"suite ({a.suite} vs {b.suite})")
+    sa, sb = a.samples_per_instruction, b.samples_per_instruction
+    if sa is not None and sb is not None and sa != sb:
+        out.append(f"samples per instruction ({sa} vs {sb})")
+    if a.tool is not None and b.tool is not None and dict(a.decoding) != dict(b.decoding):
+        out.append(f"decoding ({_decoding(a.decoding)} vs {_decoding(b.decoding)})")
+    va, vb = a.model_version, b.model_version
+    if va is not None and vb is not None and va != vb:
+        out.append(f"model version ({va} vs {vb})")
+    return tuple(out)
+
+
+def _decoding(d: Mapping[str, object]) -> str:
+    return ", ".join(f"{k}={v}" for k, v in sorted(d.items())) or "defaults"
+
+
+def _clusters(*cells: CellReport) -> dict[str, str]:
+    """Instruction id → its cluster (template), from whichever cell records one."""
+    out: dict[str, str] = {}
+    for cell in cells:
+        for r in cell.per_instruction:
+            if getattr(r, "cluster", None) is not None:
+                out.setdefault(r.instruction_id, r.cluster)
+    return out
+
+
+def _changes(cell: CellReport, base: CellReport) -> tuple[tuple[ItemChange, ...], ...]:
+    before = {r.instruction_id: r.outcome for r in base.per_instruction}
+    failing, passing, errors = [], [], []
+    for r in cell.per_instruction:
+        was = before.get(r.instruction_id)
+        if was == "passed" and r.outcome == "failed":
+            failing.append(ItemChange(r.instruction_id, r.level, was, r.outcome,
+                                      first_violation(r)))
+        elif was in ("failed", "error") and r.outcome == "passed":
+            passing.append(ItemChange(r.instruction_id, r.level, was, r.outcome))
+        elif was in ("passed", "failed") and r.outcome == "error":
+            errors.append(ItemChange(r.instruction_id, r.level, was, r.outcome,
+                                     f"error: {r.error}" if r.error else None))
+    return tuple(failing), tuple(passing), tuple(errors)
+
+
+def _not_compared(cell: CellReport, base: CellReport,
+                  run_filter: ItemFilter | None) -> tuple[NotCompared, ...]:
+    mine = cell.scored_level_scores()
+    theirs: dict[int, list[str]] = {}
+    for iid, (lv, _) in base.scored_level_scores().items():
+        theirs.setdefault(lv, []).append(iid)
+    out = []
+    for lv, ids in sorted(theirs.items()):
+        lacking = sum(1 for i in ids if i not in mine)
+        if lacking:
+            whole = lacking == len(ids)
+            out.append(NotCompared(lv, lacking, len(ids),
+                                   omission_reason(lv, run_filter, whole_level=whole)))
+    return tuple(out)
+
+
+def compare_cells(pairs: Sequence[tuple[CellReport, CellReport]], *, max_regression: float,
+                  run_filter: ItemFilter | None = None, alpha: float = FAMILY_ALPHA,
+                  detectable: Mapping[str, Mapping[int, float]] | None = None,
+                  ) -> tuple[CellComparison, ...]:
+    """Each ``(cell, baseline cell)`` pair compared, in order; which levels regressed is
+    decided over every level of every pair together (one family: Holm at ``alpha``, and a
+    mean drop larger than ``max_regression``).  ``run_filter`` is the run's item filter (the
+    reason a level is not compared); ``detectable`` maps a cell label to its levels' smallest
+    detectable drops.
+
+    Raises:
+        ValueError: ``max_regression`` is negative, or an instruction has different levels in
+            a cell and its baseline cell.
+    """
+    if max_regression < 0:
+        raise ValueError(f"the allowed regression must be >= 0, got {max_regression:g}")
+    diffs = []
+    for cell, base in pairs:
+        diffs.append(paired_bootstrap(base.scored_level_scores(), cell.scored_level_scores()))
+    family = {(k, lv): d for k, diff in enumerate(diffs) for lv, d in diff.levels.items()}
+    down = regressions(family, delta=max_regression, alpha=alpha)
+    out = []
+    for k, ((cell, base), diff) in enumerate(zip(pairs, diffs, strict=True)):
+        failing, passing, errors = _changes(cell, base)
+        out.append(CellComparison(
+            label=cell.label, baseline_label=base.label, diff=diff,
+            max_regression=max_regression,
+            regressed_levels=tuple(lv for lv in sorted(diff.levels) if (k, lv) in down),
+            improved_levels=tuple(lv for lv, d in sorted(diff.levels.items())
+                                  if d.mean_diff > max_regression and d.low > 0),
+            newly_failing=failing, newly_passing=passing, now_errors=errors,
+            not_compared=_not_compared(cell, base, run_filter),
+            detectable=dict((detectable or {}).get(cell.label, {})),
+            differences=differences(base.metadata, cell.metadata)))
+    return tuple(out)
+

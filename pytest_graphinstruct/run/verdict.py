@@ -1,0 +1,316 @@
+"""The run driver for the verdict: which baseline a run is compared with, the comparison,
+the gates and the exit status, and whether the run may become the baseline.
+
+Every place that judges a run goes through here — the pytest session
+(:mod:`pytest_graphinstruct.pytest_run`) and the ``gate`` command (a saved or merged report) —
+and ``compare`` / ``runs compare`` use the same comparison (:mod:`.comparison`):
+
+1. :func:`plan_baseline` before the run: read and match the baseline (a usage error when it
+   cannot serve), or note that it is missing or is being updated.
+2. :func:`decide` after the run: compare each cell with its baseline cell (one family of
+   tests over every level of every cell), apply the gates, say what was compared.
+3. :func:`settle_baseline`: write the baseline — only from a run that may be trusted
+   (complete, within ``--gi-max-error-rate``, with scored items), atomically; an update says
+   how the new baseline differs from the old one.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+
+from pytest_graphinstruct.errors import GraphInstructError
+from pytest_graphinstruct.run.comparison import CellComparison, compare_cells
+from pytest_graphinstruct.run.config import RunConfig
+from pytest_graphinstruct.run.gates import (
+    GateFailure,
+    Verdict,
+    baseline_failures,
+    judge,
+    match_baseline,
+    new_failure_notes,
+    read_baseline,
+)
+from pytest_graphinstruct.run.results import (
+    CellGate,
+    CellReport,
+    GateRecord,
+    LevelChange,
+    LevelOmission,
+    RunReport,
+)
+from pytest_graphinstruct.score.bootstrap import DEFAULT_MAX_REGRESSION
+
+__all__ = [
+    "BaselinePlan",
+    "Decision",
+    "GateOptions",
+    "decide",
+    "plan_baseline",
+    "settle_baseline",
+]
+
+
+@dataclass(frozen=True)
+class GateOptions:
+    """The options that decide a verdict (``--gi-baseline``, ``--gi-update-baseline``,
+    ``--gi-baseline-cell``, ``--gi-max-regression``, ``--gi-fail-under``,
+    ``--gi-max-error-rate``, ``--gi-strict``)."""
+
+    baseline: Path | None = None
+    update_baseline: bool = False
+    baseline_cell: str | None = None
+    max_regression: float = DEFAULT_MAX_REGRESSION
+    fail_under: float | None = None
+    max_error_rate: float = 0.05
+    strict: bool = False
+
+    @classmethod
+    def of(cls, config: RunConfig) -> GateOptions:
+        """A run's gate options."""
+        return cls(config.baseline, config.update_baseline, config.baseline_cell,
+                   DEFAULT_MAX_REGRESSION if config.max_regression is None
+                   else config.max_regression, config.fail_under, config.max_error_rate,
+                   config.strict)
+
+
+@dataclass(frozen=True)
+class BaselinePlan:
+    """What a run is compared with.  ``cells`` maps a run cell to its baseline cell (the
+    cells gated — or, on an update, the cells whose change is shown); ``missing``: the
+    baseline file does not exist (this run writes it when trusted, and fails); ``update``:
+    ``--gi-update-baseline``; ``note``: what the plan had to say (an unreadable old baseline
+    that an update replaces)."""
+
+    path: Path | None = None
+    report: RunReport | None = None
+    cells: Mapping[str, CellReport] = field(default_factory=dict)
+    missing: bool = False
+    update: bool = False
+    note: str | None = None
+
+    @property
+    def gated(self) -> bool:
+        """Whether the run is gated against a baseline (not when updating one)."""
+        return self.report is not None and not self.update
+
+    @property
+    def writes(self) -> bool:
+        """Whether this run is to write the baseline file (an update, or a missing file)."""
+        return self.path is not None and (self.update or self.missing)
+
+    def expected_failures(self) -> set[tuple[str, str]]:
+        """``(cell, instruction id)`` that failed in the baseline (none unless gated)."""
+        return baseline_failures(self.cells) if self.gated else set()
+
+
+SuiteHashFor = Callable[[Sequence[int] | None], str | None]
+"""The run's suite hash over given levels (``None``: all), for baselines that recorded only
+a whole-run ``suite_hash``."""
+
+
+def plan_baseline(options: GateOptions, labels: Sequence[str], *,
+                  level_hashes: Mapping[int, str] | None = None,
+                  suite_hash_for: SuiteHashFor | None = None) -> BaselinePlan:
+    """Read and match the baseline for a run of the cells ``labels`` (``level_hashes``: its
+    suite files, checked against the baseline's when known; ``suite_hash_for``: how to hash
+    the run's suite over an older baseline's levels).
+
+    Raises:
+        GraphInstructError: a gated run's baseline cannot serve: unreadable, partial, of
+            another suite, without a cell of the run (unless ``baseline_cell``).
+    """
+    path = options.baseline
+    if path is None:
+        return BaselinePlan()
+    if not path.exists():
+        return BaselinePlan(path, missing=True, update=options.update_baseline)
+    if not options.update_baseline:
+        report = read_baseline(path)
+        cells = match_baseline(labels, report, name=str(path),
+                               baseline_cell=options.baseline_cell, level_hashes=level_hashes,
+                               suite_hash=_older_hash(report, suite_hash_for))
+        return BaselinePlan(path, report, cells)
+    try:  # an update: the old baseline only shows what changes; it need not match
+        old = read_baseline(path)
+    except GraphInstructError as exc:
+        return BaselinePlan(path, update=True, note=f"the old baseline is not shown against "
+                            f"this run: {exc}")
+    try:
+        cells = match_baseline(labels, old, name=str(path), baseline_cell=options.baseline_cell,
+                               level_hashes=level_hashes,
+                               suite_hash=_older_hash(old, suite_hash_for))
+    except GraphInstructError as exc:
+        return BaselinePlan(path, old, update=True,
+                            note=f"the old baseline is not compared with this run: {exc}")
+    return BaselinePlan(path, old, cells, update=True)
+
+
+def _older_hash(baseline: RunReport, suite_hash_for: SuiteHashFor | None) -> str | None:
+    """For a baseline that kept no level hashes: the run's suite hash over its levels."""
+    info = baseline.run
+    if info is None or info.level_hashes or not info.suite_hash or suite_hash_for is None:
+        return None
+    return suite_hash_for(info.filter.levels)
+
+
+def report_suite_hash(report: RunReport) -> SuiteHashFor:
+    """:data:`SuiteHashFor` of a saved report: its own ``suite_hash`` when asked for the
+    levels it ran (otherwise unknown: ``None``)."""
+    def hash_for(levels: Sequence[int] | None) -> str | None:
+        info = report.run
+        if info is None:
+            return None
+        ran = None if info.filter.levels is None else tuple(sorted(info.filter.levels))
+        wanted = None if levels is None else tuple(sorted(levels))
+        return info.suite_hash if ran == wanted else None
+    return hash_for
+
+
+@dataclass(frozen=True)
+class Decision:
+    """A judged run: its verdict, each gated cell's comparison (``comparisons``; on an update,
+    the change against the old baseline in ``update_change`` instead), and notes."""
+
+    verdict: Verdict
+    plan: BaselinePlan
+    comparisons: tuple[CellComparison, ...] = ()
+    update_change: tuple[CellComparison, ...] = ()
+    notes: tuple[str, ...] = ()
+
+    @property
+    def failed(self) -> bool:
+        return self.verdict.failed
+
+    @property
+    def baseline_name(self) -> str | None:
+        return None if self.plan.path is None else str(self.plan.path)
+
+    def compared_lines(self) -> list[str]:
+        """One line per gated cell naming the baseline file and what was compared (every
+        gated run prints them, passing or not)."""
+        return [f"compared with baseline {self.baseline_name}: {c.scope()}"
+                for c in self.comparisons]
+
+    def update_lines(self) -> list[str]:
+        """What an update changes against the old baseline, one line per cell."""
+        return [f"baseline update, {c.label} against the old baseline: {change_summary(c)}"
+                for c in self.update_change]
+
+    def trust_problem(self) -> str | None:
+        """Why this run may not become a baseline (``None``: it may)."""
+        v = self.verdict
+        if v.incomplete is not None:
+            return f"the run is incomplete ({v.incomplete})"
+        if v.too_many_errors:
+            return (f"infrastructure error rate {v.error_rate:.1%} exceeds "
+                    f"--gi-max-error-rate={v.max_error_rate:g}")
+        if v.scored == 0:
+            return "no item has a score"
+        return None
+
+    def record(self, baseline_update: str | None = None) -> GateRecord:
+        """The verdict as the report keeps it."""
+        return GateRecord(
+            passed=not self.failed, baseline=self.baseline_name,
+            failures=tuple(self.verdict.lines()), compared=tuple(self.compared_lines()),
+            cells=tuple(_cell_gate(c) for c in self.comparisons),
+            baseline_update=baseline_update)
+
+
+def change_summary(c: CellComparison) -> str:
+    """Per level the change with its interval (``⚠`` a real drop larger than allowed), then
+    the counts of newly failing and newly passing items."""
+    levels = "; ".join(f"L{lv} {d.mean_diff:+.3f} [{d.low:+.3f}, {d.high:+.3f}]"
+                       + (" ⚠" if lv in c.regressed_levels else "")
+                       for lv, d in sorted(c.diff.levels.items()))
+    return (f"{levels or 'no level paired'}; newly failing {len(c.newly_failing)}, newly "
+            f"passing {len(c.newly_passing)}")
+
+
+def _cell_gate(c: CellComparison) -> CellGate:
+    return CellGate(
+        cell=c.label, baseline_cell=c.baseline_label,
+        levels=tuple(LevelChange(lv, d.n, d.mean_diff, d.low, d.high, getattr(d, "p_drop", None),
+                                 lv in c.regressed_levels, c.detectable.get(lv))
+                     for lv, d in sorted(c.diff.levels.items())),
+        not_compared=tuple(LevelOmission(x.level, x.items, x.of, x.reason)
+                           for x in c.not_compared),
+        newly_failing=tuple(x.instruction_id for x in c.newly_failing),
+        newly_passing=tuple(x.instruction_id for x in c.newly_passing),
+        now_errors=tuple(x.instruction_id for x in c.now_errors))
+
+
+def _compare(report: RunReport, plan: BaselinePlan,
+             options: GateOptions) -> tuple[CellComparison, ...]:
+    """Each cell of ``report`` that the plan has a baseline cell for, compared.
+
+    Raises:
+        ValueError: an instruction on different levels in a cell and its baseline cell.
+    """
+    pairs = [(cell, plan.cells[cell.label]) for cell in report.cells if cell.label in plan.cells]
+    if not pairs:
+        return ()
+    detectable: dict[str, dict[int, float]] = {}  # TEMPORARY until score.power lands
+    return compare_cells(pairs, max_regression=options.max_regression,
+                         run_filter=report.run.filter if report.run is not None else None,
+                         detectable=detectable)
+
+
+def decide(report: RunReport, plan: BaselinePlan, options: GateOptions) -> Decision:
+    """Judge a finished run: compare, gate, and say what was compared.  A run that cannot be
+    paired with its baseline (an instruction on another level there) fails its gate."""
+    extra: list[GateFailure] = []
+    notes = [plan.note] if plan.note else []
+    comparisons: tuple[CellComparison, ...] = ()
+    update_change: tuple[CellComparison, ...] = ()
+    try:
+        if plan.gated:
+            comparisons = _compare(report, plan, options)
+        elif plan.update and plan.cells:
+            update_change = _compare(report, plan, options)
+    except ValueError as exc:
+        if plan.gated:
+            extra.append(GateFailure("baseline", "", f"baseline {plan.path} cannot be "
+                                     f"compared with this run: {exc}"))
+        else:
+            notes.append(f"the old baseline is not compared with this run: {exc}")
+    verdict = judge(report, comparisons, max_error_rate=options.max_error_rate,
+                    fail_under=options.fail_under, strict=options.strict, extra=extra)
+    if not options.strict:
+        notes += new_failure_notes(comparisons, hint=" (--gi-strict fails on them)")
+    decision = Decision(verdict, plan, comparisons, update_change, tuple(notes))
+    if plan.missing and plan.path is not None:
+        problem = decision.trust_problem()
+        done = ("it is written from this run" if problem is None
+                else f"it is not written either: {problem}")
+        missing = GateFailure("baseline", "", f"baseline {plan.path} did not exist: {done}; "
+                              "review and commit it, or pass --gi-update-baseline to write one "
+                              "on purpose")
+        if not plan.update:  # a missing baseline fails a gated run; an update creates it
+            verdict = replace(verdict, gate_failures=(*verdict.gate_failures, missing))
+            decision = replace(decision, verdict=verdict)
+    return decision
+
+
+def settle_baseline(report: RunReport, decision: Decision) -> str | None:
+    """Write ``report`` as the baseline when the run is to write one and may be trusted; the
+    line to show (``None``: the run writes no baseline).  The old file is left byte-identical
+    whenever nothing is written.  Never raises for I/O: the line says what failed."""
+    from pytest_graphinstruct.run.writer import write_report
+
+    plan = decision.plan
+    if not plan.writes or plan.path is None:
+        return None
+    problem = decision.trust_problem()
+    if problem is not None:
+        state = "is unchanged" if plan.path.exists() else "was not created"
+        return f"baseline NOT written: {problem}; {plan.path} {state}"
+    try:
+        write_report(report, plan.path)
+    except OSError as exc:
+        return f"baseline NOT written to {plan.path}: {exc.strerror or exc}"
+    if plan.update and plan.report is not None:
+        return f"baseline updated: {plan.path} (the change against the old one is shown above)"
+    return f"baseline written to {plan.path}"
