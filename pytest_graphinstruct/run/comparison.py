@@ -20,26 +20,17 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 from pytest_graphinstruct.run.results import CellMetadata, CellReport, ItemFilter, ItemResult
-from pytest_graphinstruct.score.bootstrap import (
-    PairedDiff,
-    PairedResult,
-    is_regression,
-    paired_bootstrap,
-)
-
-FAMILY_ALPHA = 0.05
-
-
-def regressions(family: Mapping[tuple[int, int], PairedDiff], *, delta: float,
-                alpha: float) -> frozenset[tuple[int, int]]:
-    """TEMPORARY until score.multiple lands: the per-level rule."""
-    return frozenset(k for k, d in family.items() if is_regression(d, delta))
+from pytest_graphinstruct.score.bootstrap import PairedResult, paired_bootstrap
+from pytest_graphinstruct.score.multiple import FAMILY_ALPHA, regressions
+from pytest_graphinstruct.score.power import ItemScore, detectable_drops
 
 __all__ = [
     "CellComparison",
     "ItemChange",
     "NotCompared",
+    "baseline_items",
     "compare_cells",
+    "detectable",
     "differences",
     "first_violation",
     "omission_reason",
@@ -123,10 +114,11 @@ class CellComparison:
                  else f"{self.label} vs baseline cell {self.baseline_label}")
         weak = dict(self.underpowered)
         levels = ", ".join(
-            f"L{lv} {d.n}" + (f" (detects drops ≥ {weak[lv]:.2f} only)" if lv in weak else "")
+            f"L{lv} {d.n}" + (f" (smallest detectable drop {weak[lv]:.2f} > "
+                              f"{self.max_regression:g})" if lv in weak else "")
             for lv, d in sorted(self.diff.levels.items()))
         n = sum(d.n for d in self.diff.levels.values())
-        text = f"{cells}: {n} instructions paired ({levels or 'none'})"
+        text = f"{cells}: {n} instructions paired" + (f": {levels}" if levels else "")
         if self.not_compared:
             text += "; not compared: " + ", ".join(x.describe() for x in self.not_compared)
         return text
@@ -184,12 +176,29 @@ def _decoding(d: Mapping[str, object]) -> str:
     return ", ".join(f"{k}={v}" for k, v in sorted(d.items())) or "defaults"
 
 
+def baseline_items(cell: CellReport) -> list[ItemScore]:
+    """A cell's scored instructions as the power model reads them (level, cluster, level
+    score, share of samples passed); an instruction without a recorded cluster is its own."""
+    return [ItemScore(r.level, r.cluster or f"instruction:{r.instruction_id}",
+                      float(r.level_score), r.pass_share)
+            for r in cell.per_instruction if r.scored and r.level_score is not None]
+
+
+def detectable(base: CellReport, *, max_regression: float, tests: int,
+               alpha: float = FAMILY_ALPHA) -> dict[int, float]:
+    """Level → the smallest drop a gate against ``base`` detects at 80 % power (``tests``:
+    how many levels the gated run tests in all, each taking its Holm share of ``alpha``)."""
+    return detectable_drops(baseline_items(base),
+                            samples=base.metadata.samples_per_instruction or 1,
+                            delta=max_regression, alpha=alpha, tests=max(tests, 1))
+
+
 def _clusters(*cells: CellReport) -> dict[str, str]:
     """Instruction id → its cluster (template), from whichever cell records one."""
     out: dict[str, str] = {}
     for cell in cells:
         for r in cell.per_instruction:
-            if getattr(r, "cluster", None) is not None:
+            if r.cluster is not None:
                 out.setdefault(r.instruction_id, r.cluster)
     return out
 
@@ -244,7 +253,8 @@ def compare_cells(pairs: Sequence[tuple[CellReport, CellReport]], *, max_regress
         raise ValueError(f"the allowed regression must be >= 0, got {max_regression:g}")
     diffs = []
     for cell, base in pairs:
-        diffs.append(paired_bootstrap(base.scored_level_scores(), cell.scored_level_scores()))
+        diffs.append(paired_bootstrap(base.scored_level_scores(), cell.scored_level_scores(),
+                                      clusters=_clusters(cell, base)))
     family = {(k, lv): d for k, diff in enumerate(diffs) for lv, d in diff.levels.items()}
     down = regressions(family, delta=max_regression, alpha=alpha)
     out = []

@@ -21,7 +21,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from pytest_graphinstruct.errors import GraphInstructError
-from pytest_graphinstruct.run.comparison import CellComparison, compare_cells
+from pytest_graphinstruct.run.comparison import CellComparison, compare_cells, detectable
 from pytest_graphinstruct.run.config import RunConfig
 from pytest_graphinstruct.run.gates import (
     GateFailure,
@@ -232,7 +232,7 @@ def change_summary(c: CellComparison) -> str:
 def _cell_gate(c: CellComparison) -> CellGate:
     return CellGate(
         cell=c.label, baseline_cell=c.baseline_label,
-        levels=tuple(LevelChange(lv, d.n, d.mean_diff, d.low, d.high, getattr(d, "p_drop", None),
+        levels=tuple(LevelChange(lv, d.n, d.mean_diff, d.low, d.high, d.p_drop,
                                  lv in c.regressed_levels, c.detectable.get(lv))
                      for lv, d in sorted(c.diff.levels.items())),
         not_compared=tuple(LevelOmission(x.level, x.items, x.of, x.reason)
@@ -252,10 +252,12 @@ def _compare(report: RunReport, plan: BaselinePlan,
     pairs = [(cell, plan.cells[cell.label]) for cell in report.cells if cell.label in plan.cells]
     if not pairs:
         return ()
-    detectable: dict[str, dict[int, float]] = {}  # TEMPORARY until score.power lands
+    tests = sum(len({lv for lv, _ in cell.scored_level_scores().values()}) for cell, _ in pairs)
+    drops = {cell.label: detectable(base, max_regression=options.max_regression, tests=tests)
+             for cell, base in pairs}
     return compare_cells(pairs, max_regression=options.max_regression,
                          run_filter=report.run.filter if report.run is not None else None,
-                         detectable=detectable)
+                         detectable=drops)
 
 
 def decide(report: RunReport, plan: BaselinePlan, options: GateOptions) -> Decision:

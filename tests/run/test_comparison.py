@@ -1,0 +1,117 @@
+"""run.comparison: what a cell comparison pairs, changes and leaves out (and why)."""
+
+from __future__ import annotations
+
+import pytest
+
+from pytest_graphinstruct.run.aggregate import build_cell
+from pytest_graphinstruct.run.comparison import NotCompared, compare_cells, omission_reason
+from pytest_graphinstruct.run.results import (
+    CellMetadata,
+    CellReport,
+    ItemFilter,
+    ItemResult,
+    SampleResult,
+    ShardSelection,
+)
+
+
+def cell(scores: dict[str, float], *, outcomes: dict[str, str] | None = None,
+         model: str = "m", version: str | None = None) -> CellReport:
+    """A cell of items ``L<level>-<n>`` with the given level scores (1.0 passes)."""
+    outcomes = outcomes or {}
+    items = []
+    for iid, s in scores.items():
+        outcome = outcomes.get(iid, "passed" if s == 1.0 else "failed")
+        sample = SampleResult(parsed=True, refusal=False,
+                              violations=() if outcome == "passed" else ("num_nodes=5",))
+        items.append(ItemResult(
+            instruction_id=iid, level=int(iid[1]), cell=f"{model}-zero-shot", model=model,
+            strategy="zero-shot", level_score=None if outcome == "error" else s,
+            outcome=outcome, samples=(sample,), error="HTTP 500" if outcome == "error" else None,
+            cluster=f"t{int(iid.split('-')[1]) % 8}"))
+    return build_cell(CellMetadata(model, "zero-shot", model_version=version), items)
+
+
+def ids(level: int, n: int) -> list[str]:
+    return [f"L{level}-{k:03d}" for k in range(n)]
+
+
+def test_a_large_drop_regresses_and_names_new_failures_errors_and_passes() -> None:
+    base = cell({**dict.fromkeys(ids(2, 80), 1.0), "L2-900": 0.3, "L2-901": 0.9})
+    now = cell({**{i: (0.2 if k < 40 else 1.0) for k, i in enumerate(ids(2, 80))},
+                "L2-900": 1.0, "L2-901": 0.0}, outcomes={"L2-901": "error"})
+    (c,) = compare_cells([(now, base)], max_regression=0.02)
+    assert c.regressed_levels == (2,)
+    assert [x.instruction_id for x in c.newly_failing] == ids(2, 40)
+    assert {x.first_violation for x in c.newly_failing} == {"num_nodes=5"}
+    assert [(x.instruction_id, x.was) for x in c.newly_passing] == [("L2-900", "failed")]
+    assert [(x.instruction_id, x.was, x.now) for x in c.now_errors] == [
+        ("L2-901", "failed", "error")]
+    # the error is not paired: 81 instructions scored in both
+    assert c.diff.levels[2].n == 81
+    assert "81 instructions paired: L2 81" in c.scope()
+
+
+def test_nothing_changed_is_no_regression_and_no_change() -> None:
+    scores = {i: (0.5 if k % 3 == 0 else 1.0) for k, i in enumerate(ids(1, 60) + ids(3, 60))}
+    (c,) = compare_cells([(cell(scores), cell(scores))], max_regression=0.02)
+    assert c.regressed_levels == () and c.improved_levels == ()
+    assert c.newly_failing == c.newly_passing == c.now_errors == ()
+    assert c.not_compared == ()
+
+
+def test_levels_the_run_left_out_are_named_with_the_filter_that_did_it() -> None:
+    base = cell(dict.fromkeys(ids(0, 10) + ids(2, 10) + ids(4, 10), 1.0))
+    now = cell(dict.fromkeys(ids(0, 10), 1.0))
+    flt = ItemFilter(keyword="not L2 and not L4")
+    (c,) = compare_cells([(now, base)], max_regression=0.02, run_filter=flt)
+    assert c.not_compared == (
+        NotCompared(2, 10, 10, "left out by -k 'not L2 and not L4'"),
+        NotCompared(4, 10, 10, "left out by -k 'not L2 and not L4'"))
+    assert c.scope().endswith("not compared: L2 (left out by -k 'not L2 and not L4'), "
+                              "L4 (left out by -k 'not L2 and not L4')")
+
+
+@pytest.mark.parametrize(("flt", "whole", "reason"), [
+    (ItemFilter(levels=(0, 1)), True, "left out by --gi-levels"),
+    (ItemFilter(shard=ShardSelection(2, 4)), False, "not in shard 2/4"),
+    (ItemFilter(markers="level0"), True, "left out by -m 'level0'"),
+    (ItemFilter(per_level=3), False, "left out by --gi-per-level=3"),
+    (ItemFilter(per_level=3), True, "no score in this run (errors or no result)"),
+    (None, True, "no score in this run (errors or no result)"),
+])
+def test_omission_reasons(flt: ItemFilter | None, whole: bool, reason: str) -> None:
+    assert omission_reason(2, flt, whole_level=whole) == reason
+
+
+def test_part_of_a_level_missing_is_counted() -> None:
+    base = cell(dict.fromkeys(ids(1, 20), 1.0))
+    now = cell(dict.fromkeys(ids(1, 12), 1.0))
+    (c,) = compare_cells([(now, base)], max_regression=0.02,
+                         run_filter=ItemFilter(per_level=12))
+    (gap,) = c.not_compared
+    assert (gap.items, gap.of, gap.whole_level) == (8, 20, False)
+    assert gap.describe() == "L1: 8 of 20 instructions (left out by --gi-per-level=12)"
+
+
+def test_model_version_difference_is_named() -> None:
+    scores = dict.fromkeys(ids(0, 5), 1.0)
+    (c,) = compare_cells([(cell(scores, version="v2"), cell(scores, version="v1"))],
+                         max_regression=0.02)
+    assert c.differences == ("model version (v1 vs v2)",)
+
+
+def test_the_family_spans_cells_and_levels() -> None:
+    """Two cells judged together: a cell's big drop is found whichever cell it is."""
+    good = {i: (0.5 if k % 2 else 1.0) for k, i in enumerate(ids(0, 60) + ids(2, 60))}
+    worse = {i: (0.0 if i.startswith("L2") else s) for i, s in good.items()}
+    a, b = cell(good, model="a"), cell(good, model="b")
+    a2, b2 = cell(good, model="a"), cell(worse, model="b")
+    out = compare_cells([(a2, a), (b2, b)], max_regression=0.02)
+    assert [c.regressed_levels for c in out] == [(), (2,)]
+
+
+def test_negative_allowed_regression_is_refused() -> None:
+    with pytest.raises(ValueError, match=">= 0"):
+        compare_cells([], max_regression=-0.1)

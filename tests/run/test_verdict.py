@@ -1,0 +1,174 @@
+"""run.verdict: the baseline plan, the decision, and writing a baseline only from a run that
+may be trusted."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+
+from pytest_graphinstruct.errors import GraphInstructError
+from pytest_graphinstruct.run.aggregate import build_cell, with_pareto
+from pytest_graphinstruct.run.results import (
+    CellMetadata,
+    Coverage,
+    ItemResult,
+    RunInfo,
+    RunReport,
+)
+from pytest_graphinstruct.run.verdict import (
+    BaselinePlan,
+    GateOptions,
+    decide,
+    plan_baseline,
+    settle_baseline,
+)
+from pytest_graphinstruct.run.writer import write_report
+
+IDS = [f"L{lv}-{k:03d}" for lv in (0, 2) for k in range(60)]
+HASHES = {0: "sha256:" + "0" * 64, 2: "sha256:" + "2" * 64}
+
+
+def report(score: float = 1.0, *, errors: int = 0, bad_levels: tuple[int, ...] = (),
+           hashes: dict[int, str] | None = None, complete: bool = True) -> RunReport:
+    items = []
+    for n, iid in enumerate(IDS):
+        lv = int(iid[1])
+        error = n < errors
+        s = 0.1 if lv in bad_levels else (score if n % 2 else 1.0)
+        items.append(ItemResult(
+            instruction_id=iid, level=lv, cell="m-zero-shot", model="m", strategy="zero-shot",
+            level_score=None if error else s, cluster=f"t{n % 6}",
+            outcome="error" if error else ("passed" if s == 1.0 else "failed"),
+            error="HTTP 500" if error else None))
+    run = with_pareto([build_cell(CellMetadata("m", "zero-shot", samples_per_instruction=1),
+                                  items)])
+    coverage = Coverage() if complete else Coverage.partial("interrupted (Ctrl+C)")
+    return replace(run, coverage=coverage, run=RunInfo(level_hashes=hashes or HASHES))
+
+
+def save(r: RunReport, path: Path) -> Path:
+    write_report(r, path)
+    return path
+
+
+def test_a_gated_run_names_what_it_compared_and_passes_when_nothing_changed(
+        tmp_path: Path) -> None:
+    base = save(report(0.8), tmp_path / "b.json")
+    options = GateOptions(base)
+    plan = plan_baseline(options, ["m-zero-shot"], level_hashes=HASHES)
+    d = decide(report(0.8), plan, options)
+    assert not d.failed
+    (line,) = d.compared_lines()
+    assert line == (f"compared with baseline {base}: m-zero-shot: 120 instructions paired: "
+                    "L0 60 (smallest detectable drop 0.06 > 0.02), L2 60 (smallest detectable "
+                    "drop 0.06 > 0.02)")
+    record = d.record()
+    assert record.passed and record.baseline == str(base) and record.compared == (line,)
+    assert [x.level for x in record.cells[0].levels] == [0, 2]
+
+
+def test_a_worse_model_fails_and_the_failure_names_the_level(tmp_path: Path) -> None:
+    base = save(report(0.8), tmp_path / "b.json")
+    options = GateOptions(base)
+    d = decide(report(0.8, bad_levels=(2,)), plan_baseline(options, ["m-zero-shot"]), options)
+    assert d.failed
+    assert any("L2 quality dropped" in line for line in d.verdict.lines())
+    assert d.record().cells[0].levels[1].regressed
+
+
+def test_a_level_subset_of_the_same_suite_is_compared_not_refused(tmp_path: Path) -> None:
+    base = save(report(), tmp_path / "b.json")
+    plan = plan_baseline(GateOptions(base), ["m-zero-shot"], level_hashes={2: HASHES[2]})
+    assert plan.gated
+    other = {2: "sha256:" + "f" * 64}
+    with pytest.raises(GraphInstructError, match="another suite .level_2.json differs"):
+        plan_baseline(GateOptions(base), ["m-zero-shot"], level_hashes=other)
+
+
+def test_an_older_baseline_is_checked_by_its_suite_hash_over_its_own_levels(
+        tmp_path: Path) -> None:
+    old = replace(report(), run=RunInfo(suite_hash="sha256:" + "a" * 64))
+    base = save(old, tmp_path / "b.json")
+    asked: list[object] = []
+
+    def hash_for(levels: object) -> str:
+        asked.append(levels)
+        return "sha256:" + "a" * 64
+
+    plan_baseline(GateOptions(base), ["m-zero-shot"], level_hashes={0: HASHES[0]},
+                  suite_hash_for=hash_for)
+    assert asked == [None]  # the baseline ran every level: hash the run's whole suite
+    with pytest.raises(GraphInstructError, match="another suite"):
+        plan_baseline(GateOptions(base), ["m-zero-shot"], level_hashes={0: HASHES[0]},
+                      suite_hash_for=lambda _: "sha256:" + "b" * 64)
+
+
+def test_strict_fails_on_anything_not_compared(tmp_path: Path) -> None:
+    base = save(report(), tmp_path / "b.json")
+    now = report()
+    cell = now.cells[0]
+    only_l0 = replace(now, cells=(build_cell(cell.metadata, [r for r in cell.per_instruction
+                                                              if r.level == 0]),))
+    lenient = GateOptions(base)
+    d = decide(only_l0, plan_baseline(lenient, ["m-zero-shot"]), lenient)
+    assert not d.failed and "not compared: L2" in d.compared_lines()[0]
+    strict = GateOptions(base, strict=True)
+    d = decide(only_l0, plan_baseline(strict, ["m-zero-shot"]), strict)
+    assert d.failed
+    assert any("not compared with the baseline: L2" in x for x in d.verdict.lines())
+
+
+@pytest.mark.parametrize(("run", "why"), [
+    (report(errors=120), "infrastructure error rate 100.0%"),
+    (report(errors=20), "infrastructure error rate 16.7%"),
+    (report(complete=False), "the run is incomplete"),
+])
+def test_an_untrusted_run_never_becomes_the_baseline(tmp_path: Path, run: RunReport,
+                                                     why: str) -> None:
+    path = save(report(0.8), tmp_path / "b.json")
+    before = path.read_bytes()
+    options = GateOptions(path, update_baseline=True)
+    d = decide(run, plan_baseline(options, ["m-zero-shot"]), options)
+    line = settle_baseline(run, d)
+    assert line is not None and line.startswith("baseline NOT written: ") and why in line
+    assert line.endswith(f"{path} is unchanged")
+    assert path.read_bytes() == before
+    missing = tmp_path / "new.json"
+    options = GateOptions(missing)
+    d = decide(run, plan_baseline(options, ["m-zero-shot"]), options)
+    assert d.failed and "it is not written either" in d.verdict.lines()[-1]
+    assert "was not created" in str(settle_baseline(run, d)) and not missing.exists()
+
+
+def test_an_update_shows_the_change_against_the_old_baseline(tmp_path: Path) -> None:
+    path = save(report(0.8), tmp_path / "b.json")
+    options = GateOptions(path, update_baseline=True)
+    worse = report(0.8, bad_levels=(0, 2))
+    d = decide(worse, plan_baseline(options, ["m-zero-shot"]), options)
+    assert not d.failed  # an update accepts the change on purpose ...
+    (line,) = d.update_lines()  # ... but says what it accepts
+    assert line.startswith("baseline update, m-zero-shot against the old baseline: L0 -")
+    assert "⚠" in line and "newly failing 60" in line
+    assert settle_baseline(worse, d) == (f"baseline updated: {path} (the change against the "
+                                         "old one is shown above)")
+    assert json.loads(path.read_text(encoding="utf-8"))["cells"][0]["summary"]["passed"] == 0
+
+
+def test_an_unreadable_old_baseline_is_replaced_by_an_update_with_a_note(
+        tmp_path: Path) -> None:
+    path = tmp_path / "b.json"
+    path.write_text("{not json", encoding="utf-8")
+    options = GateOptions(path, update_baseline=True)
+    plan = plan_baseline(options, ["m-zero-shot"])
+    assert plan.note is not None and "not shown against this run" in plan.note
+    d = decide(report(), plan, options)
+    assert settle_baseline(report(), d) == f"baseline written to {path}"
+
+
+def test_without_a_baseline_nothing_is_compared_or_written() -> None:
+    d = decide(report(), BaselinePlan(), GateOptions())
+    assert d.compared_lines() == [] and settle_baseline(report(), d) is None
+    assert d.record().baseline is None and d.record().passed
