@@ -4,13 +4,30 @@ A merged report is rebuilt from the shards' items through the same aggregation a
 (:func:`~pytest_graphinstruct.run.aggregate.build_run_report`), so it equals the unsharded run's
 report — same items, same scores, same summary — up to the run record (times, machine).
 
-Rules (each broken rule is a one-line :class:`GraphInstructError`):
+Inputs merge only when they are parts of one run.  Each broken rule is a one-line
+:class:`GraphInstructError` (the command line's exit status 2) naming the field that differs,
+both values and both files, e.g. ``cell m-zero-shot: decoding.temperature is 0.7 in
+shard-1.json but 1.7 in shard-2.json: not parts of one run``:
 
-* the inputs are our reports; sharded ones (``--gi-shard``) must agree on the shard count and on
-  the unsharded selection, and no shard may come twice;
-* a cell's metadata (model, strategy, method, samples, pass rule) must agree across inputs; an
-  item (cell, instruction) may come from one input only;
-* every input must have run on the same suite (``run.suite_hash``, where known).
+* the inputs are our reports; sharded ones (``--gi-shard``) must all be shards, agree on the
+  shard count, the unsharded selection and ``-k`` / ``-m``, hold the same cells (a shard of
+  another cell is refused, not merged as an extra cell), and no shard may come twice;
+* run-wide: the suite (``run.suite_hash``) and the replay file (``run.replay_sha256``; a run
+  without ``--gi-replay`` counts as its own value, so a replayed shard never merges with a
+  model's) must agree;
+* per cell (inputs that hold the same cell label): model, strategy, method, constraint,
+  samples, pass rule, decoding settings (``decoding``), method settings (``method_settings``),
+  the model's endpoint (``run.endpoints``; not for the embedded model, whose loopback port
+  changes every run: what served it is ``model_info``), ``model_info`` and ``model_version``;
+* an item (cell, instruction) may come from one input only.
+
+A value a report does not record (``None``: written before the field existed, no run record,
+or not known to the run, like a model version the endpoint never stated) cannot be told apart
+from any other, so it is accepted, not refused: two recorded values must be equal, and a field
+recorded by some inputs but not others adds a note naming the inputs that lack it (printed as a
+warning).  The merged report keeps the recorded value (its cells' ``model_version``, its run
+record's ``replay_sha256`` and ``suite_hash``).  ``decoding`` and ``method_settings`` are
+compared as written: a report without them reads them as empty, which is a value.
 
 A shard that is missing, or an input that is partial, makes the merged report partial: its
 coverage names the missing shards and the items without a result (``ID[cell]``), and a partial
@@ -20,12 +37,14 @@ report fails every gate.
 from __future__ import annotations
 
 import os
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
+from typing import Final
 
 from pytest_graphinstruct.errors import GraphInstructError
 from pytest_graphinstruct.models.cache import CACHE_FILE, AnswerCache
+from pytest_graphinstruct.models.local_server import ALIAS as EMBEDDED_MODEL
 from pytest_graphinstruct.run.aggregate import build_run_report
 from pytest_graphinstruct.run.results import (
     CacheUse,
@@ -39,8 +58,29 @@ from pytest_graphinstruct.run.results import (
 from pytest_graphinstruct.run.shard import assign
 from pytest_graphinstruct.vocab import natural_key
 
-# metadata that must agree for two inputs' cells to be one cell
-_SAME = ("model", "strategy", "method", "samples_per_instruction", "pass_rule")
+# metadata that must be equal for two inputs' cells to be one cell
+_SAME: Final = ("model", "strategy", "method", "constraint", "samples_per_instruction",
+                "pass_rule", "decoding", "method_settings")
+# metadata that must be equal where both inputs record it (None: not recorded)
+_SAME_WHERE_KNOWN: Final = ("model_info", "model_version")
+
+
+class _Unrecorded:
+    """A value an input does not record (see the module docstring)."""
+
+    def __repr__(self) -> str:
+        return "not recorded"
+
+
+class _Unset:
+    """A key one mapping has and the other lacks."""
+
+    def __repr__(self) -> str:
+        return "unset"
+
+
+UNRECORDED: Final = _Unrecorded()
+_UNSET: Final = _Unset()
 
 
 @dataclass(frozen=True)
@@ -58,25 +98,28 @@ def merge_reports(inputs: Sequence[tuple[str, RunReport]]) -> Merged:
     """Merge ``(name, report)`` pairs (names are for messages) into one report.
 
     Raises:
-        GraphInstructError: the inputs cannot be one run (see the module docstring).
+        GraphInstructError: the inputs are not parts of one run (see the module docstring).
     """
     if not inputs:
         raise GraphInstructError("merge needs at least one report")
     shards = [(name, r.run.filter.shard if r.run else None) for name, r in inputs]
     sharded = [(name, s) for name, s in shards if s is not None]
     count, universe = _shard_plan(sharded, len(inputs))
-    _same_suite(inputs)
-    metas: dict[str, tuple[str, CellMetadata]] = {}
-    items: dict[str, dict[str, tuple[str, ItemResult]]] = {}
+    notes: list[str] = []
+    suite_hash = _agree("suite_hash", [(n, _run_value(r, "suite_hash")) for n, r in inputs],
+                        notes)
+    replay_hash = _agree("replay_sha256", [(n, _replay_hash(r)) for n, r in inputs], notes)
+    if count is not None:
+        for attr in ("keyword", "markers"):
+            _agree(f"filter.{attr} (-{attr[0]})",
+                   [(n, UNRECORDED if r.run is None else getattr(r.run.filter, attr))
+                    for n, r in inputs], notes)
+        _same_cells(inputs)
+    metas = _cell_metadata(inputs, notes)
+    items: dict[str, dict[str, tuple[str, ItemResult]]] = {label: {} for label in metas}
     for name, report in inputs:
         for cell in report.cells:
-            seen = metas.setdefault(cell.label, (name, cell.metadata))
-            for attr in _SAME:
-                a, b = getattr(seen[1], attr), getattr(cell.metadata, attr)
-                if a != b:
-                    raise GraphInstructError(
-                        f"cell {cell.label}: {attr} is {a!r} in {seen[0]} but {b!r} in {name}")
-            bucket = items.setdefault(cell.label, {})
+            bucket = items[cell.label]
             for item in cell.per_instruction:
                 other = bucket.get(item.instruction_id)
                 if other is not None:
@@ -90,14 +133,110 @@ def merge_reports(inputs: Sequence[tuple[str, RunReport]]) -> Merged:
                if count is not None else ())
     coverage = _coverage(inputs, items, universe, count, missing)
     cells = [(meta, [item for _, item in items[label].values()])
-             for label, (_, meta) in metas.items()]
+             for label, meta in metas.items()]
     report = build_run_report(cells, suite_order=order, coverage=coverage)
-    report = replace(report, run=_run_info(inputs, sum(len(b) for b in items.values())))
-    notes = []
+    info = _run_info(inputs, sum(len(b) for b in items.values()))
+    if info is not None:
+        info = replace(info, suite_hash=_text(suite_hash),
+                       replay_sha256=_text(replay_hash))
+    report = replace(report, run=info)
     if missing:
-        notes.append(f"shard(s) {', '.join(f'{k}/{count}' for k in missing)} missing: "
-                     f"{coverage.missing_count} item(s) have no result; the report is partial")
+        notes.insert(0, f"shard(s) {', '.join(f'{k}/{count}' for k in missing)} missing: "
+                        f"{coverage.missing_count} item(s) have no result; the report is partial")
     return Merged(report, count, present, missing, tuple(notes))
+
+
+def _run_value(report: RunReport, attr: str) -> object:
+    value = None if report.run is None else getattr(report.run, attr)
+    return UNRECORDED if value is None else value
+
+
+def _replay_hash(report: RunReport) -> object:
+    """The replay file's hash; ``None`` (a value) for a run without ``--gi-replay``."""
+    if report.run is None:
+        return UNRECORDED
+    if report.run.replay is None:
+        return None
+    return report.run.replay_sha256 or UNRECORDED
+
+
+def _text(value: object) -> str | None:
+    """``value`` when it is a recorded text, else ``None``."""
+    return value if isinstance(value, str) else None
+
+
+def _agree(what: str, values: Sequence[tuple[str, object]], notes: list[str]) -> object:
+    """The value every input that records it has (:data:`UNRECORDED` when none does).
+
+    Raises:
+        GraphInstructError: two inputs record different values.
+    """
+    known = [(name, v) for name, v in values if v is not UNRECORDED]
+    if not known:
+        return UNRECORDED
+    first_name, first = known[0]
+    for name, value in known[1:]:
+        if value != first:
+            field, a, b = _difference(what, first, value)
+            raise GraphInstructError(f"{field} is {a!r} in {first_name} but {b!r} in {name}: "
+                                     "not parts of one run")
+    lacking = [name for name, v in values if v is UNRECORDED]
+    if lacking:
+        notes.append(f"{what} is not recorded in {', '.join(lacking)} ({first!r} in "
+                     f"{first_name}): merged without checking it")
+    return first
+
+
+def _difference(what: str, a: object, b: object) -> tuple[str, object, object]:
+    """The first differing key of two mappings (``decoding.temperature``), else ``what``."""
+    if isinstance(a, Mapping) and isinstance(b, Mapping):
+        for key in sorted({*a, *b}, key=str):
+            x, y = a.get(key, _UNSET), b.get(key, _UNSET)
+            if x != y:
+                return _difference(f"{what}.{key}", x, y)
+    return what, a, b
+
+
+def _same_cells(inputs: Sequence[tuple[str, RunReport]]) -> None:
+    """Every shard of a sharded run holds the same cells."""
+    first_name, first = inputs[0]
+    for name, report in inputs[1:]:
+        if set(report.labels) != set(first.labels):
+            raise GraphInstructError(
+                f"cells are {', '.join(first.labels) or 'none'} in {first_name} but "
+                f"{', '.join(report.labels) or 'none'} in {name}: every shard of a run holds "
+                "the same cells")
+
+
+def _cell_metadata(inputs: Sequence[tuple[str, RunReport]],
+                   notes: list[str]) -> dict[str, CellMetadata]:
+    """Cell label → the merged cell's metadata, in the order cells first appear."""
+    holders: dict[str, list[tuple[str, CellMetadata, RunInfo | None]]] = {}
+    for name, report in inputs:
+        for cell in report.cells:
+            holders.setdefault(cell.label, []).append((name, cell.metadata, report.run))
+    out: dict[str, CellMetadata] = {}
+    for label, held in holders.items():
+        first = held[0][1]
+        for attr in _SAME:
+            _agree(f"cell {label}: {attr}", [(n, getattr(m, attr)) for n, m, _ in held], notes)
+        found = {attr: _agree(f"cell {label}: {attr}",
+                              [(n, UNRECORDED if getattr(m, attr) is None else getattr(m, attr))
+                               for n, m, _ in held], notes)
+                 for attr in _SAME_WHERE_KNOWN}
+        if first.model != EMBEDDED_MODEL:
+            _agree(f"cell {label}: endpoint", [(n, _endpoint(run, m.model))
+                                                for n, m, run in held], notes)
+        out[label] = replace(first, model_info=_text(found["model_info"]),
+                             model_version=_text(found["model_version"]))
+    return out
+
+
+def _endpoint(run: RunInfo | None, model: str) -> object:
+    """The model's endpoint in ``run``; ``None`` (a value) for answers from no endpoint."""
+    if run is None or model not in run.endpoints:
+        return UNRECORDED
+    return run.endpoints[model]
 
 
 def _shard_plan(sharded: Sequence[tuple[str, ShardSelection]],
@@ -123,13 +262,6 @@ def _shard_plan(sharded: Sequence[tuple[str, ShardSelection]],
                                      f"and {name})")
         seen[s.index] = name
     return first.count, first.universe
-
-
-def _same_suite(inputs: Sequence[tuple[str, RunReport]]) -> None:
-    hashes = {(r.run.suite_hash if r.run else None) for _, r in inputs} - {None}
-    if len(hashes) > 1:
-        raise GraphInstructError("the reports ran on different suites (suite hashes "
-                                 f"{', '.join(sorted(h for h in hashes if h))})")
 
 
 def _suite_order(universe: Sequence[tuple[str, int]],

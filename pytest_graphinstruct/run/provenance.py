@@ -89,6 +89,18 @@ def suite_hash(suite: Suite) -> str | None:
     return f"sha256:{digest.hexdigest()}"
 
 
+def file_sha256(path: Path | None) -> str | None:
+    """``sha256:<hex>`` of the bytes of ``path`` (the ``--gi-replay`` file); ``None`` for no
+    file or one that cannot be read."""
+    if path is None:
+        return None
+    try:
+        with Path(path).open("rb") as fh:
+            return f"sha256:{hashlib.file_digest(fh, 'sha256').hexdigest()}"
+    except OSError:
+        return None
+
+
 def public_url(url: str) -> str:
     """``url`` without anything that may be a secret: user, password, query and fragment."""
     try:
@@ -160,5 +172,6 @@ def run_info(config: RunConfig, *, started: str | None, suite: Suite | None,
         suite_hash=None if suite is None else suite_hash(suite),
         git=None if rootdir is None else git_state(rootdir),
         endpoints=endpoints(config, local), filter=item_filter, pools=text(config.pools),
-        replay=text(config.replay), cache_dir=text(config.cache_dir),
+        replay=text(config.replay), replay_sha256=file_sha256(config.replay),
+        cache_dir=text(config.cache_dir),
         cache=cache_use(results, cached_samples(results) if cached is None else cached))
