@@ -18,6 +18,7 @@ Commands:
     merge         put the reports of --gi-shard runs back together (one report; ci/README.md).
     merge-cache   put answer caches back together (the shards' caches).
     gate          the run's gates on a saved report against a baseline (exit 1 when one fails).
+    plan          what the regression gate can detect with a report as baseline, per level.
 """
 
 from __future__ import annotations
@@ -123,7 +124,35 @@ def _parser() -> argparse.ArgumentParser:
                     "(default 0.005, the paper's stability band)")
     _add_runs_command(sub)
     _add_ci_commands(sub)
+    _add_plan_command(sub)
     return p
+
+
+def _add_plan_command(sub: Any) -> None:
+    """``plan`` (report/plan.py; docs/PLUGIN.md, "How much the gate can see")."""
+    pl = sub.add_parser("plan", help="per cell and level of a report used as a baseline: the "
+                        "smallest drop the regression gate detects at 80%% power, and what a "
+                        "given drop needs")
+    pl.add_argument("report", help="the (baseline) report: ours, or the release's "
+                    "*.quality.json")
+    pl.add_argument("--samples", type=int, default=None, help="samples per instruction of the "
+                    "gated runs (default: the report's)")
+    pl.add_argument("--drop", type=float, default=None, help="a drop to detect: print the "
+                    "samples per instruction and the instructions it needs")
+    pl.add_argument("--max-regression", type=float, default=None, help="the gate's allowed "
+                    "drop (default 0.02, as --gi-max-regression)")
+    pl.add_argument("--suite", default=None, help="suite directory: clusters for instructions "
+                    "the report records none for")
+
+
+def _plan(args: argparse.Namespace) -> int:
+    from pytest_graphinstruct.report.plan import plan
+    from pytest_graphinstruct.score.bootstrap import DEFAULT_MAX_REGRESSION
+
+    delta = DEFAULT_MAX_REGRESSION if args.max_regression is None else args.max_regression
+    print("\n".join(plan(args.report, samples=args.samples, drop=args.drop,
+                         max_regression=delta, suite=args.suite)))
+    return 0
 
 
 def _add_ci_commands(sub: Any) -> None:
@@ -555,6 +584,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             return _merge_cache(args)
         if args.command == "gate":
             return _gate(args)
+        if args.command == "plan":
+            return _plan(args)
     except GraphInstructError as exc:
         print(f"error: {_one_line(str(exc))}", file=sys.stderr)
         return 2

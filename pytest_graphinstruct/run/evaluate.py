@@ -28,6 +28,7 @@ from pytest_graphinstruct.run.results import (
 )
 from pytest_graphinstruct.score.d4 import is_valid
 from pytest_graphinstruct.score.instruction import InstructionScores, score_instructions
+from pytest_graphinstruct.suite.clusters import cluster_of
 from pytest_graphinstruct.suite.instruction import Instruction
 from pytest_graphinstruct.verify.verdict import Source, Verdict, Verification
 from pytest_graphinstruct.verify.verifier import Verifier
@@ -128,6 +129,7 @@ def _result(c: Checked, scores: InstructionScores | None) -> ItemResult:
     base = ItemResult(
         instruction_id=inst.id, level=inst.level, cell=cell.label, model=cell.model,
         strategy=cell.strategy, method=cell.method, feasible=inst.feasible, size=inst.size,
+        cluster=cluster_of(inst),
         outcome="passed" if c.passed else "failed", samples=samples, valid_samples=valid,
         valid_rate=valid / len(samples) if samples else None, tokens=_tokens(c.answers),
         api_calls=sum(a.calls for a in c.answers), d4_instruction_score=0.0,
@@ -151,5 +153,5 @@ def error_result(instruction: Instruction, cell: Cell, answers: Sequence[Answer]
         instruction_id=instruction.id, level=instruction.level, cell=cell.label,
         model=cell.model, strategy=cell.strategy, method=cell.method,
         feasible=instruction.feasible, size=instruction.size, outcome=outcome, error=error,
-        api_calls=sum(a.calls for a in answers),
+        api_calls=sum(a.calls for a in answers), cluster=cluster_of(instruction),
     )

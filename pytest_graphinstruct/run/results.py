@@ -193,7 +193,11 @@ class ItemResult:
     quality-only level score (renormalized over the present dimensions, naming the
     ``missing_dimensions``) and ``level_score_with_d5`` the one with D5.  ``valid_rate`` is
     the share of valid samples (the release's ``d1_valid_rate``); ``tpv`` the tokens per valid
-    sample (the release's ``d5_tokens_per_valid``).
+    sample (the release's ``d5_tokens_per_valid``).  ``cluster`` is the instruction's cluster
+    (its template, else a signature of its pattern:
+    :func:`~pytest_graphinstruct.suite.clusters.cluster_of`), which the regression gate
+    resamples together; ``None`` in reports written before it was kept and in the release's
+    files.
     """
 
     instruction_id: str
@@ -223,6 +227,7 @@ class ItemResult:
     d5_valid: int = 0
     details: Mapping[str, Any] = field(default_factory=dict)
     expected_failure: bool = False
+    cluster: str | None = None
 
     def __post_init__(self) -> None:
         if self.outcome not in OUTCOMES:
@@ -236,6 +241,16 @@ class ItemResult:
     @property
     def passed(self) -> bool:
         return self.outcome == "passed"
+
+    @property
+    def pass_share(self) -> float | None:
+        """The share of the item's samples that passed (no violation of any kind, no parse
+        error); ``None`` without samples."""
+        if not self.samples:
+            return None
+        ok = sum(1 for s in self.samples
+                 if not s.violations and not s.derived_violations and s.error is None)
+        return ok / len(self.samples)
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -256,6 +271,7 @@ class ItemResult:
             "d5_valid": self.d5_valid,
             "samples": [s.to_json() for s in self.samples],
             "details": dict(self.details),
+            "cluster": self.cluster,
         }
 
     @classmethod
@@ -280,6 +296,7 @@ class ItemResult:
             missing_dimensions=tuple(data.get("missing_dimensions") or ()),
             tpv=data.get("d5_tokens_per_valid"), api_per_valid=data.get("api_per_valid"),
             d5_valid=int(data.get("d5_valid") or 0), details=dict(data.get("details") or {}),
+            cluster=data.get("cluster"),
         )
 
 

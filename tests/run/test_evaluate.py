@@ -35,3 +35,20 @@ def test_a_parse_failure_has_no_violation_details() -> None:
     assert inst is not None
     result = sample_result(Verifier().verify(inst, "no graph"), Answer(text="no graph"))
     assert not result.parsed and result.violation_details == ()
+
+
+def test_an_item_records_its_cluster() -> None:
+    from pytest_graphinstruct.run.config import Cell
+    from pytest_graphinstruct.run.evaluate import error_result, evaluate
+
+    record = {"id": "L0-001", "level": 0, "instruction": "3 nodes.",
+              "explicit_constraints": ["num_nodes=3"], "implicit_constraints": [],
+              "graph_sizes": ["small"], "reference_solutions": []}
+    with_template = instruction_from_record({**record, "template": "nodes"})
+    without = instruction_from_record(record)
+    assert with_template is not None and without is not None
+    graph = "Graph[name='g', nodes=3] { node_list = ['0','1','2']; edge_list = [('0','1')]; }"
+    assert evaluate(with_template, [Answer(text=graph)]).cluster == "nodes"
+    assert evaluate(without, [Answer(text=graph)]).cluster == "L0|num_nodes="
+    err = error_result(with_template, Cell("m", "zero-shot"), [], outcome="error", error="x")
+    assert err.cluster == "nodes"

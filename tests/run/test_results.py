@@ -144,3 +144,21 @@ def test_a_bad_outcome_in_a_report_is_a_report_error() -> None:
     data["cells"][0]["per_instruction"][0]["outcome"] = "crashed"
     with pytest.raises(ReportError, match="unknown outcome 'crashed'"):
         RunReport.from_json(data)
+
+
+def test_item_cluster_round_trips_and_is_optional_in_old_reports() -> None:
+    r = item("L0-000", level_score=0.5, cluster="nodes_edges_directed")
+    data = json.loads(json.dumps(r.to_json()))
+    assert data["cluster"] == "nodes_edges_directed"
+    assert ItemResult.from_json(data) == r
+    del data["cluster"]  # a report written before clusters were kept
+    assert ItemResult.from_json(data).cluster is None
+
+
+def test_item_pass_share_counts_samples_without_any_violation() -> None:
+    ok = SampleResult(parsed=True, refusal=False)
+    bad = SampleResult(parsed=True, refusal=False, violations=("num_nodes=5",))
+    derived = SampleResult(parsed=True, refusal=False, derived_violations=("no_self_loops",))
+    broken = SampleResult(parsed=False, refusal=False, error="no graph found")
+    assert item("L0-000", samples=(ok, bad, derived, broken, ok)).pass_share == 0.4
+    assert item("L0-000").pass_share is None

@@ -7,6 +7,7 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from scipy import stats
 
 from pytest_graphinstruct.score import bootstrap as bs
 from pytest_graphinstruct.score.bootstrap import (
@@ -216,6 +217,149 @@ def test_paired_diff_on_sequences() -> None:
         is_regression(d, -1)
 
 
+# ---------------------------------------------------------------- clusters
+
+
+def _clustered_runs(sizes: list[int], seed: int = 0, shift: float = 0.0,
+                    level: int = 2) -> tuple[dict[str, tuple[int, float]],
+                                             dict[str, tuple[int, float]], dict[str, str]]:
+    rng = np.random.default_rng(seed)
+    base, cand, clusters = {}, {}, {}
+    for g, size in enumerate(sizes):
+        for k in range(size):
+            i = f"c{g}-{k:03d}"
+            base[i] = (level, float(rng.uniform()))
+            cand[i] = (level, float(rng.uniform()) + shift)
+            clusters[i] = f"template-{g}"
+    return base, cand, clusters
+
+
+def test_without_clusters_each_instruction_is_its_own_and_the_test_is_student_t() -> None:
+    base, cand, _ = _clustered_runs([40], seed=11, shift=-0.1)
+    d = paired_bootstrap(base, cand).levels[2]
+    diffs = np.array([cand[i][1] - base[i][1] for i in sorted(base)])
+    t = stats.ttest_1samp(diffs, 0.0, alternative="less")
+    assert (d.clusters, d.df) == (40, pytest.approx(39))
+    assert d.se == pytest.approx(diffs.std(ddof=1) / math.sqrt(40))
+    assert d.p_drop == pytest.approx(t.pvalue)
+    half = stats.t.ppf(0.975, 39) * d.se
+    assert (d.low, d.high) == (pytest.approx(d.mean_diff - half), pytest.approx(d.mean_diff + half))
+
+
+def test_equal_clusters_have_g_minus_1_degrees_of_freedom_and_the_cr1_error() -> None:
+    base, cand, clusters = _clustered_runs([10, 10, 10, 10], seed=3)
+    d = paired_bootstrap(base, cand, clusters=clusters).levels[2]
+    ids = sorted(base)
+    diffs = np.array([cand[i][1] - base[i][1] for i in ids])
+    sums = np.array([sum(diffs[k] for k, i in enumerate(ids) if clusters[i] == f"template-{g}")
+                     for g in range(4)])
+    cr1 = 4 / 3 * np.sum((sums - 10 * diffs.mean()) ** 2) / 40 ** 2
+    assert d.clusters == 4 and d.df == pytest.approx(3)
+    assert d.se == pytest.approx(math.sqrt(cr1))
+    assert d.p_drop == pytest.approx(stats.t.cdf(d.mean_diff / d.se, 3))
+
+
+def test_shared_cluster_shifts_widen_the_interval() -> None:
+    # one template moved as a whole: between instructions that is a clear change, between
+    # templates it is one observation of four
+    base, _, clusters = _clustered_runs([25, 25, 25, 25], seed=5)
+    moved = {i: (lv, s - 0.3 if clusters[i] == "template-0" else s)
+             for i, (lv, s) in base.items()}
+    alone = paired_bootstrap(base, moved).levels[2]
+    grouped = paired_bootstrap(base, moved, clusters=clusters).levels[2]
+    assert alone.high < 0 and alone.p_drop < 1e-6
+    assert grouped.contains(0.0) and grouped.p_drop > 0.1
+    assert grouped.mean_diff == alone.mean_diff
+
+
+def test_a_single_cluster_measures_nothing() -> None:
+    base, cand, clusters = _clustered_runs([30], shift=-0.5)
+    d = paired_bootstrap(base, cand, clusters=clusters).levels[2]
+    assert (d.clusters, d.df, d.p_drop) == (1, 0.0, 1.0)
+    assert (d.low, d.high) == (-1.0, 1.0)
+    assert not is_regression(d, 0.02)
+    assert paired_bootstrap(base, cand, clusters=clusters).total.contains(0.0)
+
+
+def test_a_dominant_cluster_leaves_few_degrees_of_freedom() -> None:
+    base, cand, clusters = _clustered_runs([140, 4, 3, 3])
+    d = paired_bootstrap(base, cand, clusters=clusters).levels[2]
+    assert d.df == pytest.approx(1.095, abs=1e-3)
+    assert bs.bm_df([140, 4, 3, 3]) == pytest.approx(d.df)
+    assert bs.bm_df([7]) == 0.0 and bs.bm_df([5, 0]) == 0.0
+    assert bs.bm_df([1] * 50) == pytest.approx(49)
+
+
+def test_ids_without_a_cluster_are_their_own() -> None:
+    base, cand, clusters = _clustered_runs([5, 5])
+    partial = {i: c for i, c in clusters.items() if c == "template-0"}
+    d = paired_bootstrap(base, cand, clusters=partial).levels[2]
+    assert d.clusters == 1 + 5
+    # a cluster named like an id is not that id's cluster
+    named = {"c0-000": "c1-000", "c0-001": "c1-000"}
+    assert paired_bootstrap(base, cand, clusters=named).levels[2].clusters == 9
+
+
+def test_cluster_names_and_order_do_not_matter() -> None:
+    base, cand, clusters = _clustered_runs([6, 9, 4, 7], seed=9)
+    renamed = {i: f"x{c[::-1]}" for i, c in reversed(list(clusters.items()))}
+    assert paired_bootstrap(base, cand, clusters=clusters) == \
+        paired_bootstrap(base, cand, clusters=renamed)
+
+
+def test_cluster_resamples_keep_a_cluster_together() -> None:
+    # two clusters of constant differences 0 and -1: a resample holds zero, one or both of one
+    base = {f"a{k}": (1, 0.5) for k in range(3)} | {f"b{k}": (1, 0.5) for k in range(3)}
+    cand = {f"a{k}": (1, 0.5) for k in range(3)} | {f"b{k}": (1, -0.5) for k in range(3)}
+    clusters = {i: i[0] for i in base}
+    d = paired_bootstrap(base, cand, clusters=clusters, b=4000).levels[1]
+    assert d.share_ge0 == pytest.approx(0.25, abs=0.03)  # both draws from cluster a
+    assert d.share_le0 == 1.0
+
+
+def test_a_level_does_not_depend_on_other_levels_or_their_clusters() -> None:
+    base, cand, clusters = _clustered_runs([8, 8, 8], seed=1, level=3)
+    other_b, other_c, other_cl = _clustered_runs([5, 5], seed=2, level=0)
+    alone = paired_bootstrap(base, cand, clusters=clusters).levels[3]
+    both = paired_bootstrap(base | {f"x{k}": v for k, v in other_b.items()},
+                            cand | {f"x{k}": v for k, v in other_c.items()},
+                            clusters=clusters | {f"x{k}": v for k, v in other_cl.items()})
+    assert both.levels[3] == alone
+
+
+def test_total_combines_the_levels_with_satterthwaite_df() -> None:
+    b0, c0, k0 = _clustered_runs([10, 10, 10], seed=1, level=0)
+    b5, c5, k5 = _clustered_runs([5, 5, 5, 5, 5], seed=2, level=5)
+    r = paired_bootstrap(b0 | b5, c0 | c5, clusters=k0 | k5)
+    d0, d5 = r.levels[0], r.levels[5]
+    var = (0.05 * d0.se) ** 2 + (0.25 * d5.se) ** 2
+    df = var ** 2 / ((0.05 * d0.se) ** 4 / d0.df + (0.25 * d5.se) ** 4 / d5.df)
+    assert r.total.mean_diff == pytest.approx(0.05 * d0.mean_diff + 0.25 * d5.mean_diff)
+    assert r.total.se == pytest.approx(math.sqrt(var)) and r.total.df == pytest.approx(df)
+    assert r.total.clusters == 8
+    assert r.total_renormalized is not None
+    assert r.total_renormalized.mean_diff == pytest.approx(r.total.mean_diff / 0.30)
+    assert r.total_renormalized.p_drop == pytest.approx(r.total.p_drop)
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.lists(st.tuples(st.integers(0, 4), st.floats(0, 1), st.floats(0, 1)), min_size=2,
+                max_size=40))
+def test_the_interval_and_p_drop_agree(rows: list[tuple[int, float, float]]) -> None:
+    base = {f"i{k}": (1, b) for k, (_, b, _) in enumerate(rows)}
+    cand = {f"i{k}": (1, c) for k, (_, _, c) in enumerate(rows)}
+    clusters = {f"i{k}": str(g) for k, (g, _, _) in enumerate(rows)}
+    d = paired_bootstrap(base, cand, clusters=clusters, b=50).levels[1]
+    assert 0.0 <= d.p_drop <= 1.0
+    assert -1.0 <= d.low <= d.mean_diff <= d.high <= 1.0
+    if d.df > 0 and d.se > 0:
+        assert (d.high < 0) == (d.p_drop < 0.025) or abs(d.p_drop - 0.025) < 1e-9
+    # a lower candidate never makes a drop less likely
+    lower = {i: (lv, s - 0.1) for i, (lv, s) in cand.items()}
+    assert paired_bootstrap(base, lower, clusters=clusters, b=50).levels[1].p_drop \
+        <= d.p_drop + 1e-12
+
+
 # ---------------------------------------------------------------- published results
 
 
@@ -252,8 +396,11 @@ def test_published_run_interval_contains_its_total() -> None:
 )
 def test_published_paired_l5_comparison(strategy: str, delta: float, low: float,
                                         high: float) -> None:
-    r = paired_bootstrap(_scores(f"qwen35397ba17b-{strategy}"), _scores(f"qwen3535ba3b-{strategy}"))
-    d = r.levels[5]
+    # the paper's percentile bootstrap over instructions is paired_diff's (the gate's
+    # paired_bootstrap is studentized over clusters and wider on these skewed differences)
+    base, cand = _scores(f"qwen35397ba17b-{strategy}"), _scores(f"qwen3535ba3b-{strategy}")
+    ids = sorted(i for i in base if base[i][0] == 5 and i in cand)
+    d = paired_diff([base[i][1] for i in ids], [cand[i][1] for i in ids])
     assert d.n == 50
     assert round(d.mean_diff, 3) == delta
     # different resampling streams and B (the paper used 1000): bounds agree within 0.005

@@ -1,0 +1,194 @@
+"""What the gate can detect (score/power): noise measured on a baseline, power, detectable drop,
+and the prediction against the gate itself."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from pytest_graphinstruct.score.bootstrap import paired_bootstrap
+from pytest_graphinstruct.score.multiple import regressions
+from pytest_graphinstruct.score.power import (
+    ItemScore,
+    LevelNoise,
+    detectable_drop,
+    detectable_drops,
+    gate_power,
+    instructions_needed,
+    level_noise,
+    noise_by_level,
+    samples_needed,
+)
+
+
+def noise(n: int = 100, clusters: int = 10, variance: float = 0.05, samples: int = 5,
+          uneven: float = 0.0) -> LevelNoise:
+    sizes = [n // clusters] * clusters
+    return LevelNoise(n, tuple(sizes), variance, samples, False, uneven)
+
+
+def test_the_gap_and_within_instruction_variance_with_several_samples() -> None:
+    shares = [0.0, 0.2, 0.4, 0.6, 0.8, 1.0] * 5
+    scores = [0.3 + 0.5 * p for p in shares]  # failing 0.3, passing 0.8: the gap is 0.5
+    got = level_noise(scores, [str(k % 3) for k in range(30)], samples=5, pass_shares=shares)
+    within = np.mean([p * (1 - p) for p in shares]) * 5 / 4
+    assert not got.conservative
+    assert got.sample_variance == pytest.approx(0.25 * within)
+    assert (got.instructions, got.clusters, got.samples) == (30, 3, 5)
+    assert got.mean_variance() == pytest.approx(2 * got.sample_variance / (5 * 30))
+    assert got.mean_variance(samples=10, instructions=60) == pytest.approx(
+        2 * got.sample_variance / 600)
+
+
+def test_one_sample_takes_the_spread_of_scores_as_noise() -> None:
+    scores = [0.2, 0.9, 0.5, 0.7]
+    got = level_noise(scores, ["a", "a", "b", "b"], samples=1, pass_shares=[0, 1, 0, 1])
+    assert got.conservative and got.sample_variance == pytest.approx(np.var(scores, ddof=1))
+    # no per-sample outcomes with k samples: k times the spread (an upper bound)
+    five = level_noise(scores, ["a", "a", "b", "b"], samples=5)
+    assert five.conservative and five.sample_variance == pytest.approx(5 * np.var(scores,
+                                                                                  ddof=1))
+
+
+def test_a_drop_that_follows_the_pass_rate_falls_unevenly() -> None:
+    # cluster a always passes (nothing to lose), cluster b passes half the time
+    shares = [1.0] * 10 + [0.6, 0.4] * 5
+    scores = [0.2 + 0.6 * p for p in shares]
+    got = level_noise(scores, ["a"] * 10 + ["b"] * 10, samples=5, pass_shares=shares)
+    assert got.uneven > 0
+    even = level_noise(scores, [str(k % 2) for k in range(20)], samples=5, pass_shares=shares)
+    assert even.uneven == pytest.approx(0.0, abs=1e-12)
+
+
+def test_bad_input() -> None:
+    with pytest.raises(ValueError):
+        level_noise([], [], samples=1)
+    with pytest.raises(ValueError):
+        level_noise([0.5], ["a", "b"], samples=1)
+    with pytest.raises(ValueError):
+        level_noise([0.5], ["a"], samples=0)
+    with pytest.raises(ValueError):
+        level_noise([0.5, 0.6], ["a", "a"], samples=2, pass_shares=[0.5, 1.5])
+    with pytest.raises(ValueError):
+        gate_power(noise(), 0.05, delta=-1)
+    with pytest.raises(ValueError):
+        detectable_drop(noise(), delta=0.02, power=1.0)
+
+
+def test_power_grows_with_the_drop_samples_and_instructions() -> None:
+    n = noise()
+    low, mid, high = (gate_power(n, d, delta=0.02) for d in (0.01, 0.05, 0.2))
+    assert low < mid < high and high > 0.99 and low < 0.05
+    assert gate_power(n, 0.05, delta=0.02, samples=20) > mid
+    assert gate_power(n, 0.05, delta=0.02, instructions=400) > mid
+    assert gate_power(n, 0.05, delta=0.02, tests=60) < mid  # a larger family
+    assert gate_power(n, 0.05, delta=0.04) < mid  # a larger tolerance
+
+
+def test_no_drop_is_detectable_with_one_cluster() -> None:
+    one = LevelNoise(50, (50,), 0.05, 5, False)
+    assert gate_power(one, 0.5, delta=0.02) == 0.0
+    assert detectable_drop(one, delta=0.02) == math.inf
+    assert samples_needed(one, 0.05, delta=0.02) is None
+    assert instructions_needed(one, 0.05, delta=0.02) is None
+
+
+def test_noise_free_levels_detect_anything_above_the_tolerance() -> None:
+    quiet = LevelNoise(40, (10, 10, 10, 10), 0.0, 5, False)
+    assert gate_power(quiet, 0.03, delta=0.02) == 1.0
+    assert gate_power(quiet, 0.01, delta=0.02) == 0.0
+    assert detectable_drop(quiet, delta=0.02) == pytest.approx(0.02, abs=1e-6)
+
+
+def test_detectable_drop_is_where_the_power_reaches_80_percent() -> None:
+    n = noise()
+    d = detectable_drop(n, delta=0.02)
+    assert gate_power(n, d, delta=0.02) == pytest.approx(0.8, abs=1e-3)
+    assert detectable_drop(n, delta=0.02, samples=20) < d
+    assert detectable_drop(n, delta=0.02, power=0.95) > d
+
+
+def test_samples_and_instructions_needed() -> None:
+    n = noise(variance=0.1, samples=1)
+    k = samples_needed(n, 0.05, delta=0.02)
+    assert k is not None and k > 1
+    assert gate_power(n, 0.05, delta=0.02, samples=k) >= 0.8
+    assert gate_power(n, 0.05, delta=0.02, samples=k - 1) < 0.8
+    m = instructions_needed(n, 0.05, delta=0.02)
+    assert m is not None and m > 100
+    assert gate_power(n, 0.05, delta=0.02, instructions=m) >= 0.8
+    assert gate_power(n, 0.05, delta=0.02, instructions=m - 1) < 0.8
+    assert samples_needed(n, 0.05, delta=0.02, limit=2) is None
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.floats(0.001, 0.3), st.floats(0.0, 0.2), st.integers(2, 40), st.floats(0, 5))
+def test_power_is_a_probability_rising_with_an_even_drop(variance: float, drop: float,
+                                                         clusters: int, uneven: float) -> None:
+    even = LevelNoise(clusters * 5, (5,) * clusters, variance, 3, False)
+    a = gate_power(even, drop, delta=0.02)
+    b = gate_power(even, drop + 0.05, delta=0.02)
+    assert 0.0 <= a <= b + 1e-9 <= 1.0 + 1e-9
+    # a drop that falls unevenly on the clusters is never easier to see
+    spread = LevelNoise(clusters * 5, (5,) * clusters, variance, 3, False, uneven)
+    assert gate_power(spread, drop, delta=0.02) <= a + 1e-9
+
+
+def test_a_drop_in_one_of_four_templates_is_never_seen() -> None:
+    # one of four equal templates falls: the cluster-robust t stays below 1 however far it
+    # falls (h = (75² + 3·25²) / (3/4 · 100²) = 1, so t < D / √(D²·h) = 1 < c)
+    one_of_four = LevelNoise(100, (25,) * 4, 0.01, 5, False, uneven=1.0)
+    assert max(gate_power(one_of_four, d, delta=0.02) for d in (0.05, 0.1, 0.25)) < 0.01
+    assert detectable_drop(one_of_four, delta=0.02) == math.inf
+
+
+def test_noise_by_level_and_detectable_drops() -> None:
+    items = [ItemScore(lv, f"t{k % 4}", 0.5 + 0.1 * ((k * 7) % 5) / 5, ((k * 3) % 6) / 5)
+             for lv in (0, 2) for k in range(40)]
+    per_level = noise_by_level(items, samples=5)
+    assert sorted(per_level) == [0, 2] and per_level[0].clusters == 4
+    drops = detectable_drops(items, samples=5, delta=0.02)
+    assert set(drops) == {0, 2}
+    assert drops[0] == pytest.approx(detectable_drop(per_level[0], delta=0.02))
+
+
+def test_the_prediction_matches_the_gate() -> None:
+    # a level of 12 templates × 15 instructions, 5 samples, pass probabilities spread by
+    # template and instruction; the candidate's pass probabilities are lower by an amount that
+    # lowers the expected level score by 0.05.  Measured over 300 pairs with the gate itself
+    # (paired_bootstrap with clusters + regressions over six levels, five of them unchanged).
+    rng = np.random.default_rng(7)
+    g, m, k, pairs = 12, 15, 5, 300
+    clusters = np.repeat(np.arange(g), m)
+    n = g * m
+    fail = rng.uniform(0.2, 0.5, n)
+    gap = rng.uniform(0.3, 0.6, n)
+    logit = rng.normal(0.8, 0.5, g)[clusters] + rng.normal(0, 1.0, n)
+    p = 1 / (1 + np.exp(-logit))
+    drop = 0.05
+    p_low = np.clip(p - drop * p * (1 - p) / np.mean(gap * p * (1 - p)), 0, 1)
+    ids = [f"i{j:03d}" for j in range(n)]
+    names = {i: f"t{c}" for i, c in zip(ids, clusters, strict=True)}
+    others = {f"L{lv}-{j}": (lv, 0.5) for lv in (0, 1, 3, 4, 5) for j in range(20)}
+
+    def run(prob: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        passes = rng.binomial(k, prob)
+        return fail + gap * passes / k, passes / k
+
+    flagged = 0
+    for _ in range(pairs):
+        base, _ = run(p)
+        cand, _ = run(p_low)
+        b = {i: (2, float(s)) for i, s in zip(ids, base, strict=True)} | others
+        c = {i: (2, float(s)) for i, s in zip(ids, cand, strict=True)} | others
+        diffs = paired_bootstrap(b, c, clusters=names, b=20).levels
+        flagged += 2 in regressions(diffs, delta=0.02)
+    measured = flagged / pairs
+    base, shares = run(p)
+    predicted = gate_power(level_noise(base.tolist(), [names[i] for i in ids], samples=k,
+                                       pass_shares=shares.tolist()), drop, delta=0.02, tests=6)
+    assert predicted == pytest.approx(measured, abs=0.15)
