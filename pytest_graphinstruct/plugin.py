@@ -52,6 +52,10 @@ _OPTIONS: list[tuple[str, str, str]] = [
     ("max_error_rate", "--gi-max-error-rate", "fail the session when more than this share of "
      "items had infrastructure errors (default 0.05)"),
     ("cache", "--gi-cache", "answer cache directory (default .pytest_cache/graphinstruct)"),
+    ("model_version", "--gi-model-version", "the model version you expect (e.g. "
+     "gpt-4o-2024-08-06; with several models name=version pairs): recorded in each cell's "
+     "metadata and part of the cache key, so answers cached under another version, or none, "
+     "are not reused"),
     ("report", "--gi-report", "write the JSON report to this file"),
     ("html", "--gi-html", "write the self-contained HTML report (tables, plots, every item) to "
      "this file"),
@@ -115,6 +119,9 @@ _FLAGS: list[tuple[str, str, str, bool]] = [
      "baseline fails the run too (default: only the statistical gate decides, new failures "
      "are listed as a note)", True),
     ("no_cache", "--gi-no-cache", "do not read or write the answer cache", True),
+    ("reuse_stale_cache", "--gi-reuse-stale-cache", "reuse cached answers of another model "
+     "snapshot than the one the endpoint serves now (by default they are asked again); the "
+     "run says it did", True),
     ("autosave", "--gi-autosave", "save the run's JSON report as the next numbered run in the "
      "run store (--gi-store), partial runs too; list and compare them with 'python -m "
      "pytest_graphinstruct runs list|compare'", True),

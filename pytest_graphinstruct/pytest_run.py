@@ -47,6 +47,8 @@ _LOCAL_KEY = "graphinstruct_local"  # workerinput: the embedded server the contr
 # workerinput: the controller shows the live line; report attribute: a worker's answer counts
 _PROGRESS_KEY = "graphinstruct_progress"
 _CACHED_KEY = "graphinstruct_cached"  # workeroutput: {cell: samples answered from the cache}
+_SERVED_KEY = "graphinstruct_served"  # workerinput: the preflight's preflight.Served
+_SOURCES_KEY = "graphinstruct_sources"  # workeroutput: {cell: CacheSource} of a worker
 
 
 def _usage_error(exc: GraphInstructError | str) -> pytest.UsageError:
@@ -278,6 +280,11 @@ class GraphInstructPlugin:
         self.worker_progress: dict[str, Any] = {}  # xdist controller: ProgressCounts per worker
         self.started: str | None = None  # UTC ISO time the session started (run provenance)
         self.cached: dict[str, int] = {}  # samples answered from the cache, per cell (workers)
+        self.cache_sources: dict[str, Any] = {}  # cell -> CacheSource, merged from the workers
+        # what the controller's preflight learned about the models (preflight.Served, JSON)
+        self.served_info: dict[str, Any] | None = (
+            config.workerinput.get(_SERVED_KEY) if self.worker is not None  # type: ignore[attr-defined]
+            else None)
         self.baseline: dict[str, Any] | None = None  # run cell label -> its baseline cell
         self.baseline_missing = False  # --gi-baseline names no file: this run writes it
         self.gate_notes: list[str] = []  # new failures the statistical gate let pass, etc.
@@ -312,11 +319,13 @@ class GraphInstructPlugin:
     @property
     def bench(self) -> BenchmarkSession:
         if self._bench is None:
+            from pytest_graphinstruct.run.preflight import Served
             from pytest_graphinstruct.run.session import BenchmarkSession
 
             try:
                 self._bench = BenchmarkSession(self.run, worker=self.worker,
-                                               local=self.local_info, inputs=self._inputs)
+                                               local=self.local_info, inputs=self._inputs,
+                                               served=Served.from_json(self.served_info))
             except GraphInstructError as exc:
                 raise self._usage(exc) from None
         return self._bench
@@ -355,6 +364,8 @@ class GraphInstructPlugin:
             error = self._usage(exc)
             self._write_stopped(f"usage error: {exc}")  # pytest skips sessionfinish now
             raise error from None
+        self.notes.extend(self._inputs.notes)  # stale cached answers, the snapshot served
+        self.served_info = self._inputs.served.to_json()
         if self.local is None:
             return
         try:
@@ -422,6 +433,8 @@ class GraphInstructPlugin:
         """xdist: hand the embedded server's address to each worker."""
         if self.local_info is not None:
             node.workerinput[_LOCAL_KEY] = self.local_info
+        if self.served_info is not None:
+            node.workerinput[_SERVED_KEY] = self.served_info
         if self._live_wanted():
             node.workerinput[_PROGRESS_KEY] = True
 
@@ -585,6 +598,8 @@ class GraphInstructPlugin:
             from pytest_graphinstruct.run.provenance import cached_samples
 
             output[_CACHED_KEY] = json.dumps(cached_samples(results))
+            output[_SOURCES_KEY] = json.dumps({cell: source.to_json() for cell, source in (
+                self._bench.cache_sources() if self._bench is not None else {}).items()})
             return
         if session.config.option.collectonly:
             return  # nothing ran: no report, no summary
@@ -640,6 +655,11 @@ class GraphInstructPlugin:
                 json.loads(output[_PROGRESS_KEY]))}
         for cell, n in json.loads(output.get(_CACHED_KEY, "{}")).items():
             self.cached[cell] = self.cached.get(cell, 0) + int(n)
+        from pytest_graphinstruct.models.snapshot import CacheSource, merge_sources
+
+        self.cache_sources = merge_sources(self.cache_sources, {
+            cell: CacheSource.from_json(x)
+            for cell, x in json.loads(output.get(_SOURCES_KEY, "{}")).items()})
 
     def _coverage(self, session: pytest.Session, results: Sequence[ItemResult]) -> Coverage:
         """What this run covers, from how it ended and which selected items have results."""
@@ -703,7 +723,10 @@ class GraphInstructPlugin:
                                    markers=getattr(option, "markexpr", "") or None,
                                    levels=run.levels, per_level=run.per_level,
                                    selected=coverage.selected, shard=self._shard_selection()),
-            cached=self.cached if self.controller else None, local=self.local_info)
+            cached=self.cached if self.controller else None, local=self.local_info,
+            sources=self.cache_sources if self.controller or self._bench is None
+            else self._bench.cache_sources(),
+            served=None if self._inputs is None else self._inputs.served.models())
 
     def _shard_selection(self) -> Any:
         """The report's record of ``--gi-shard`` (``None`` without it, or when the run never

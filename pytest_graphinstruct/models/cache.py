@@ -5,13 +5,18 @@ Format: one JSON object per line, appended::
     {"v": 1, "key": "<sha256>", "endpoint": "...", "model": "...", "instruction_id": "L1-001",
      "level": 1, "cell": "gpt-x/zero-shot", "sample_index": 0, "text": "...",
      "usage": {"input_tokens": 120, "output_tokens": 80, "source": "provider"} | null,
-     "calls": 1, "finish_reason": "stop", "latency_s": 1.2, "created": 1700000000.0}
+     "calls": 1, "finish_reason": "stop", "latency_s": 1.2, "created": 1700000000.0,
+     "served_model": "gpt-4o-2024-08-06" | null, "system_fingerprint": "fp_44709d6fcb" | null}
 
 ``usage.source`` is :attr:`Usage.source` (a record without it was written before sources were
-recorded, when every usage came from the provider, and reads as ``provider``).
+recorded, when every usage came from the provider, and reads as ``provider``).  ``created`` is
+when the answer was cached (Unix time).  ``served_model`` and ``system_fingerprint`` are what the
+response said served it (:class:`~.snapshot.Snapshot`; ``null`` when it said nothing; a record
+without them was written before they were recorded and reads as an unknown snapshot).
 
-The key is :meth:`Request.cache_key` of the backend's endpoint — endpoint, model, full messages,
-decoding parameters, extras and the sample index.  No API key or other secret is ever written.
+The key is :meth:`Request.cache_key` of the backend's endpoint — endpoint (with the backend's
+options and ``--gi-model-version``), model, full messages, decoding parameters, extras and the
+sample index.  No API key or other secret is ever written.
 
 Guarantees:
 
@@ -27,7 +32,13 @@ Guarantees:
   key missing from memory triggers a re-scan of the bytes other processes appended since the
   last scan, so workers share answers.
 * **Only real answers are cached:** errors and truncated answers (``finish_reason ==
-  'length'``) are never stored.  The first record of a key wins.
+  'length'``) are never stored.  The first record of a key wins, unless a later one came from
+  another snapshot and was cached later (an answer asked again because the cached one was
+  stale, :mod:`.snapshot`): that one replaces it, in memory, in :meth:`AnswerCache.store` and
+  in :meth:`AnswerCache.merge_from` alike.
+* **This run or an earlier one.**  :attr:`AnswerCache.mark` is the size of the file when the
+  run began (given by the process that began it, else the size at opening);
+  :meth:`AnswerCache.earlier` says whether an entry was cached before it.
 * **Failures are noticed, never fatal.**  Damaged lines (bad JSON, a torn record, a record
   without a key or text) are skipped; each scan that finds new ones emits one
   :class:`CacheWarning` naming the file and the count (:attr:`AnswerCache.damaged_lines`,
@@ -56,7 +67,7 @@ import socket
 import threading
 import time
 import warnings
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager, suppress
 from dataclasses import dataclass
 from pathlib import Path
@@ -65,6 +76,7 @@ from typing import Any, Literal
 from pytest_graphinstruct.answers import USAGE_PROVIDER, Answer, Usage
 from pytest_graphinstruct.errors import ModelError
 from pytest_graphinstruct.models.base import Request, one_line
+from pytest_graphinstruct.models.snapshot import Snapshot
 from pytest_graphinstruct.models.tokens import check_token_count
 
 try:  # POSIX only
@@ -108,6 +120,18 @@ class CacheEntry:
     level: int | None
     cell: str
     sample_index: int
+    created: float | None = None  #: when it was cached (Unix time; ``None``: not recorded)
+    snapshot: str | None = None  #: the response's ``model`` field (``None``: not recorded)
+    fingerprint: str | None = None  #: the response's ``system_fingerprint``
+    offset: int | None = None  #: byte offset of its line (``None``: written by this process)
+
+
+def supersedes(new: CacheEntry, kept: CacheEntry) -> bool:
+    """Whether ``new`` replaces ``kept`` (the same key): it came from another snapshot and was
+    cached later (an unknown time counts as later)."""
+    if new.snapshot == kept.snapshot:
+        return False
+    return new.created is None or kept.created is None or new.created > kept.created
 
 
 def level_of(instruction_id: str) -> int | None:
@@ -134,9 +158,10 @@ class Claim:
 
     Exactly one of these holds: ``held`` (this process asks; call :meth:`release` when the
     answer is stored or given up on), ``answer`` is set (another process obtained it while this
-    one waited), ``cancelled`` (the wait was stopped), or none of them (no claim could be taken
-    — no ``fcntl``, an unwritable directory, or ``wait_s`` ran out while the owner still worked —
-    so this process asks unshared).  ``waited`` says whether another process held the key.
+    one waited; ``entry`` is its record), ``cancelled`` (the wait was stopped), or none of them
+    (no claim could be taken — no ``fcntl``, an unwritable directory, or ``wait_s`` ran out
+    while the owner still worked — so this process asks unshared).  ``waited`` says whether
+    another process held the key.
     """
 
     path: Path | None = None
@@ -144,6 +169,7 @@ class Claim:
     waited: bool = False
     answer: Answer | None = None
     cancelled: bool = False
+    entry: CacheEntry | None = None
 
     @property
     def held(self) -> bool:
@@ -169,12 +195,13 @@ class AnswerCache:
 
     Args:
         directory: created (with parents) when missing.
+        mark: the size of the file when the run began (:attr:`mark`); default: its size now.
 
     Raises:
         ModelError: the directory cannot be created or the file cannot be read.
     """
 
-    def __init__(self, directory: str | os.PathLike[str]) -> None:
+    def __init__(self, directory: str | os.PathLike[str], *, mark: int | None = None) -> None:
         self.directory = Path(directory)
         self.path = self.directory / CACHE_FILE
         try:
@@ -196,6 +223,8 @@ class AnswerCache:
         except OSError as exc:
             raise ModelError(f"cannot read the answer cache {self.path}: "
                              f"{exc.strerror or exc}") from None
+        #: bytes of the file written before this run (see :meth:`earlier`)
+        self.mark = self._offset if mark is None else max(0, int(mark))
 
     def __repr__(self) -> str:
         return f"AnswerCache({str(self.directory)!r}, entries={len(self)})"
@@ -245,15 +274,28 @@ class AnswerCache:
 
         A miss re-scans what other processes appended since the last scan.
         """
+        entry = self.lookup(key)
+        return entry.answer if entry is not None else None
+
+    def lookup(self, key: str,
+               accept: Callable[[CacheEntry], bool] | None = None) -> CacheEntry | None:
+        """The entry of ``key`` (its answer, snapshot, time), or ``None``; like :meth:`get`.
+        An entry ``accept`` refuses (a stale one) also re-scans, since another process may
+        have appended the answer that replaces it; the entry is returned either way."""
         with self._lock:
             entry = self._entries.get(key)
-            if entry is None:
+            if entry is None or (accept is not None and not accept(entry)):
                 try:
                     self._scan()
                 except OSError:
                     return None  # a transient read problem is a miss, never a crash
                 entry = self._entries.get(key)
-            return entry.answer if entry is not None else None
+            return entry
+
+    def earlier(self, entry: CacheEntry) -> bool:
+        """Whether ``entry`` was cached before this run began (its line lies before
+        :attr:`mark`); an answer this run or another process cached since is not."""
+        return entry.offset is not None and entry.offset < self.mark
 
     def entries(self) -> list[CacheEntry]:
         """Every entry, in file order (after picking up other processes' appends)."""
@@ -327,7 +369,7 @@ class AnswerCache:
         if not line.strip():
             return
         try:
-            entry = _entry(json.loads(line.decode("utf-8")))
+            entry = _entry(json.loads(line.decode("utf-8")), offset)
         except (UnicodeDecodeError, ValueError, TypeError, KeyError) as exc:
             if offset not in self._reported:
                 self._reported.add(offset)
@@ -335,29 +377,36 @@ class AnswerCache:
                                       f"record skipped ({type(exc).__name__}: "
                                       f"{str(exc)[:120]})")
             return
-        self._entries.setdefault(entry.key, entry)
+        kept = self._entries.get(entry.key)
+        if kept is None or supersedes(entry, kept):
+            self._entries[entry.key] = entry
 
     # -- writing -----------------------------------------------------------------------------
 
-    def put(self, key: str, request: Request, answer: Answer, *, endpoint: str = "") -> bool:
+    def put(self, key: str, request: Request, answer: Answer, *, endpoint: str = "",
+            served: Snapshot | None = None) -> bool:
         """Append ``answer`` for ``key`` durably; returns whether anything was written.
 
         Errors, truncated answers, answers that came from a cache, and keys already cached are
-        not written.  Never raises for a failed write: see :meth:`store`.
+        not written (unless the new answer replaces a stale one: :func:`supersedes`).  Never
+        raises for a failed write: see :meth:`store`.
         """
-        return self.store(key, request, answer, endpoint=endpoint) == "written"
+        return self.store(key, request, answer, endpoint=endpoint, served=served) == "written"
 
-    def store(self, key: str, request: Request, answer: Answer, *,
-              endpoint: str = "") -> PutOutcome:
+    def store(self, key: str, request: Request, answer: Answer, *, endpoint: str = "",
+              served: Snapshot | None = None) -> PutOutcome:
         """Like :meth:`put`, saying what happened: ``written``, ``skipped`` (not cacheable or
         already cached) or ``failed`` (the OS refused the write: counted in
-        :attr:`write_failures`, the first one warned about; the answer is simply not cached)."""
+        :attr:`write_failures`, the first one warned about; the answer is simply not cached).
+        ``served`` is what the response said served it (recorded with the answer)."""
         if not answer.ok or answer.truncated or answer.cached or answer.text is None:
             return "skipped"
-        record = _record(key, request, answer, endpoint)
+        record = _record(key, request, answer, endpoint, served or Snapshot())
+        entry = _entry(record)
         line = json.dumps(record, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
         with self._lock:
-            if key in self._entries:
+            kept = self._entries.get(key)
+            if kept is not None and not supersedes(entry, kept):
                 return "skipped"
         try:
             self._append(line)
@@ -365,39 +414,46 @@ class AnswerCache:
             self._note_write_failure(exc)
             return "failed"
         with self._lock:
-            self._entries.setdefault(key, _entry(record))
+            kept = self._entries.get(key)
+            if kept is None or supersedes(entry, kept):
+                self._entries[key] = entry
             self.writes += 1
         return "written"
 
     def merge_from(self, other: AnswerCache) -> int:
         """Append every record of ``other`` whose key this cache lacks (``other``'s first
-        record of each key, in its file order; a key both hold keeps this cache's answer);
-        returns how many were added.  ``other``'s damaged lines are skipped (its
-        :attr:`warnings` say which).  The new records go in one locked append and one
-        ``fsync``.
+        record of each key, in its file order; a key both hold keeps this cache's answer),
+        and every record that replaces the one kept (:func:`supersedes`: an answer asked again
+        from another snapshot, later); returns how many records were appended.  ``other``'s
+        damaged lines are skipped (its :attr:`warnings` say which).  The new records go in one
+        locked append and one ``fsync``.
 
         Raises:
             ModelError: either file cannot be read, or this cache's file cannot be written.
         """
         new: list[bytes] = []
-        added: list[str] = []
+        before: dict[str, CacheEntry | None] = {}  # what each changed key held, to undo
         try:
             with self._lock:
                 self._scan()
                 for record in _records(other.path):
                     key = str(record["key"])
-                    if key in self._entries:
+                    entry, kept = _entry(record), self._entries.get(key)
+                    if kept is not None and not supersedes(entry, kept):
                         continue
-                    self._entries[key] = _entry(record)
-                    added.append(key)
+                    before.setdefault(key, kept)
+                    self._entries[key] = entry
                     new.append(json.dumps(record, ensure_ascii=False,
                                           separators=(",", ":")).encode("utf-8"))
                 if new:
                     self._append(b"\n".join(new))
         except OSError as exc:
             with self._lock:
-                for key in added:
-                    self._entries.pop(key, None)
+                for key, kept in before.items():
+                    if kept is None:
+                        self._entries.pop(key, None)
+                    else:
+                        self._entries[key] = kept
             raise ModelError(f"cannot merge {other.path} into {self.path}: "
                              f"{exc.strerror or exc}") from None
         return len(new)
@@ -431,14 +487,17 @@ class AnswerCache:
     # -- sharing requests in flight across processes ------------------------------------------
 
     def claim(self, key: str, *, wait_s: float, stop: threading.Event | None = None,
-              poll_s: float = CLAIM_POLL_S) -> Claim:
+              poll_s: float = CLAIM_POLL_S,
+              accept: Callable[[CacheEntry], bool] | None = None) -> Claim:
         """Take the right to ask for ``key``, or wait for the process that has it.
 
         Returns at once with a held claim when no other process is asking.  Otherwise polls
         every ``poll_s`` until the key's answer appears in the cache (returned in
         :attr:`Claim.answer`), the owner releases the claim (an error or a truncated answer is
         not cached: then this process holds it and asks itself), ``stop`` is set, or
-        ``wait_s`` passes.  Never raises: whatever goes wrong, the caller asks unshared.
+        ``wait_s`` passes.  ``accept`` says which entries count as the answer (default: any;
+        a scheduler refuses stale ones, which the owner is asking again).  Never raises:
+        whatever goes wrong, the caller asks unshared.
         """
         if fcntl is None:  # pragma: no cover - Windows
             return Claim()
@@ -458,21 +517,26 @@ class AnswerCache:
             if fd is not None:
                 claim = Claim(path, fd, waited)
                 if waited:  # the owner may have stored the answer just before letting go
-                    answer = self.get(key)
-                    if answer is not None:
+                    entry = self._accepted(key, accept)
+                    if entry is not None:
                         claim.release()
-                        return Claim(waited=True, answer=answer)
+                        return Claim(waited=True, answer=entry.answer, entry=entry)
                 return claim
             waited = True
-            answer = self.get(key)
-            if answer is not None:
-                return Claim(waited=True, answer=answer)
+            entry = self._accepted(key, accept)
+            if entry is not None:
+                return Claim(waited=True, answer=entry.answer, entry=entry)
             if time.monotonic() >= deadline:
                 return Claim(waited=True)
             if stop is not None and stop.wait(poll_s):
                 return Claim(waited=True, cancelled=True)
             if stop is None:
                 time.sleep(poll_s)
+
+    def _accepted(self, key: str, accept: Callable[[CacheEntry], bool] | None
+                  ) -> CacheEntry | None:
+        entry = self.lookup(key, accept)
+        return entry if entry is not None and (accept is None or accept(entry)) else None
 
     # -- answers that could not be cached ----------------------------------------------------
 
@@ -581,7 +645,8 @@ def _write_all(fd: int, data: bytes) -> None:
         view = view[n:]
 
 
-def _record(key: str, request: Request, answer: Answer, endpoint: str) -> dict[str, Any]:
+def _record(key: str, request: Request, answer: Answer, endpoint: str,
+            served: Snapshot) -> dict[str, Any]:
     return {
         "v": FORMAT_VERSION,
         "key": key,
@@ -600,6 +665,8 @@ def _record(key: str, request: Request, answer: Answer, endpoint: str) -> dict[s
         "finish_reason": answer.finish_reason,
         "latency_s": round(answer.latency_s, 6),
         "created": round(time.time(), 3),
+        "served_model": served.model,
+        "system_fingerprint": served.fingerprint,
     }
 
 
@@ -617,7 +684,7 @@ def _records(path: Path) -> Iterator[dict[str, Any]]:
             yield obj
 
 
-def _entry(obj: Any) -> CacheEntry:
+def _entry(obj: Any, offset: int | None = None) -> CacheEntry:
     if not isinstance(obj, dict):
         raise TypeError("record is not an object")
     key, text = obj["key"], obj["text"]
@@ -641,12 +708,18 @@ def _entry(obj: Any) -> CacheEntry:
     )
     level = obj.get("level")
     sample = obj.get("sample_index", 0)
+    created = obj.get("created")
+    served = Snapshot.from_json({"model": obj.get("served_model"),
+                                 "fingerprint": obj.get("system_fingerprint")})
     return CacheEntry(
         key=key, answer=answer, endpoint=str(obj.get("endpoint", "")),
         model=str(obj.get("model", "")), instruction_id=str(obj.get("instruction_id", "")),
         level=level if isinstance(level, int) and not isinstance(level, bool) else None,
         cell=str(obj.get("cell", "")),
         sample_index=sample if isinstance(sample, int) and not isinstance(sample, bool) else 0,
+        created=(float(created) if isinstance(created, (int, float))
+                 and not isinstance(created, bool) else None),
+        snapshot=served.model, fingerprint=served.fingerprint, offset=offset,
     )
 
 

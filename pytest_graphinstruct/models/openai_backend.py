@@ -20,6 +20,12 @@ Promises:
 * The base URL is checked when the backend is built (``http``/``https``, a host, a valid port):
   a malformed one is a one-line :class:`~pytest_graphinstruct.errors.ModelError`.
   :meth:`OpenAIBackend.preflight` says in one line whether the endpoint answers at all.
+* **Which snapshot serves the name.**  :meth:`OpenAIBackend.complete_served` also returns what
+  the response said served it (:class:`~.snapshot.Snapshot`: its ``model`` field, e.g.
+  ``gpt-4o-2024-08-06`` for ``gpt-4o``, and ``system_fingerprint``), which the scheduler caches
+  with the answer; :meth:`OpenAIBackend.probe_snapshot` asks for it with one 1-token chat
+  completion (sent with the header ``X-GI-Probe: snapshot``).  ``model_version`` (the user's
+  ``--gi-model-version``) is part of :attr:`OpenAIBackend.endpoint`, hence of every cache key.
 * The API key is read once, from the environment variable named by ``api_key_env``; it never
   appears in ``repr``, in an error message, or anywhere this module writes.  Error texts are
   scrubbed of the key in case a server echoes it.
@@ -59,6 +65,7 @@ from pytest_graphinstruct.errors import ModelError
 from pytest_graphinstruct.models.base import Request, one_line
 from pytest_graphinstruct.models.retry import RetryPolicy, parse_retry_after
 from pytest_graphinstruct.models.serial import SerialGate
+from pytest_graphinstruct.models.snapshot import Snapshot, snapshot_of
 from pytest_graphinstruct.models.tokens import TokenCounter, check_token_count, encoding_name_for
 
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
@@ -68,6 +75,9 @@ USAGE_IMPOSSIBLE = "provider usage impossible"
 """Said in ``Usage.source`` (``tiktoken:<enc> (provider usage impossible)``) when the provider's
 usage block held an impossible count and the tokens were counted instead."""
 PREFLIGHT_TIMEOUT_S = 10.0
+PROBE_HEADER = "X-GI-Probe"
+"""The header that marks :meth:`OpenAIBackend.probe_snapshot`'s request (value ``snapshot``)."""
+PROBE_PROMPT = "Reply with OK."
 
 _T = TypeVar("_T")
 
@@ -117,6 +127,9 @@ class OpenAIBackend:
             :mod:`.serial`); ``None`` = requests go out concurrently.
         token_counter: counts tokens the provider did not report; ``"auto"`` = ``tiktoken``
             with the model's encoding (:func:`.tokens.encoding_name_for`), ``None`` = off.
+        model_version: the version the user expects (``--gi-model-version``); part of the
+            endpoint's name in cache keys (``#version=<v>``), so answers cached under another
+            version, or none, are not reused for it.
 
     Raises:
         ModelError: the base URL is malformed (no ``http``/``https`` scheme, no host, a bad
@@ -146,6 +159,7 @@ class OpenAIBackend:
         endpoint_id: str | None = None,
         serial_gate: SerialGate | None = None,
         token_counter: TokenCounter | Literal["auto"] | None = "auto",
+        model_version: str | None = None,
     ) -> None:
         import openai
 
@@ -178,7 +192,9 @@ class OpenAIBackend:
             max_retries=0,
         )
         self.base_url = str(self._client.base_url).rstrip("/") or DEFAULT_BASE_URL
-        self.endpoint = (endpoint_id or self.base_url) + self._config_tag()
+        self.model_version = model_version or None
+        self.endpoint = ((endpoint_id or self.base_url) + self._config_tag()
+                         + (f"#version={self.model_version}" if self.model_version else ""))
         self.serial_gate = serial_gate
         self.token_counter = (TokenCounter(encoding_name_for(model)) if token_counter == "auto"
                               else token_counter)
@@ -212,26 +228,33 @@ class OpenAIBackend:
 
     def complete(self, request: Request) -> Answer:
         """Obtain one answer, retrying transient failures (see the module docstring)."""
+        return self.complete_served(request)[0]
+
+    def complete_served(self, request: Request) -> tuple[Answer, Snapshot]:
+        """:meth:`complete`, and what the successful response said served it (an empty
+        :class:`Snapshot` for an error)."""
         started = time.monotonic()
         calls = 0
         attempt = 0
+        none = Snapshot()
         while True:
             if self._cancelled.is_set():
                 return self._error(f"cancelled: the run was interrupted before call {calls + 1}",
-                                   "", calls, started)
+                                   "", calls, started), none
             calls += 1
             try:
-                answer, rejected = self._attempt(request, calls, started)
+                answer, rejected, served = self._attempt(request, calls, started)
             except _Cancelled:
                 return self._error("cancelled: the run was interrupted during call "
-                                   f"{calls}", "", calls, started)
+                                   f"{calls}", "", calls, started), none
             except Exception as exc:  # classified below; nothing escapes complete()
                 failure = self._classify(exc)
             else:
-                return self._complete_usage(request, answer, impossible=rejected is not None)
+                return self._complete_usage(request, answer,
+                                            impossible=rejected is not None), served
             if not failure.retryable or attempt >= self.policy.max_retries:
                 note = "" if not failure.retryable else f"; gave up after {calls} call(s)"
-                return self._error(failure.message, note, calls, started)
+                return self._error(failure.message, note, calls, started), none
             delay = self.policy.delay(attempt, failure.retry_after)
             if self._sleep is time.sleep:
                 self._cancelled.wait(delay)  # cut short by cancel()
@@ -239,7 +262,7 @@ class OpenAIBackend:
                 self._sleep(delay)
             if self._cancelled.is_set():
                 return self._error(failure.message, "; not retried: the run was cancelled after "
-                                   f"{calls} call(s)", calls, started)
+                                   f"{calls} call(s)", calls, started), none
             attempt += 1
 
     def _error(self, message: str, note: str, calls: int, started: float) -> Answer:
@@ -298,9 +321,9 @@ class OpenAIBackend:
         raise _DeadlineExceeded()
 
     def _attempt(self, request: Request, calls: int,
-                 started: float) -> tuple[Answer, str | None]:
-        """One HTTP call: the answer, and why its usage block was rejected (``None``: it was
-        not)."""
+                 started: float) -> tuple[Answer, str | None, Snapshot]:
+        """One HTTP call: the answer, why its usage block was rejected (``None``: it was
+        not), and what the response said served it."""
         kwargs: dict[str, Any] = dict(request.params.to_json())
         extra: dict[str, Any] = dict(self.extra_body or {})
         extra.update(dict(request.extra))
@@ -322,7 +345,7 @@ class OpenAIBackend:
         if rejected is not None:
             self._note_rejection(rejected)
         return (Answer(text=text, usage=usage, calls=calls, finish_reason=finish,
-                       latency_s=time.monotonic() - started), rejected)
+                       latency_s=time.monotonic() - started), rejected, snapshot_of(completion))
 
     def _note_rejection(self, why: str) -> None:
         with self._lock:
@@ -353,6 +376,47 @@ class OpenAIBackend:
         except Exception:  # any HTTP answer, even an unparseable one, means it is reachable
             return None
         return None
+
+    def probe_snapshot(self, timeout_s: float | None = None) -> tuple[Snapshot, str | None]:
+        """Which snapshot serves :attr:`model` now: one chat completion of at most 1 token
+        (``max_tokens=1``; an endpoint that refuses ``max_tokens`` — OpenAI's reasoning models —
+        is asked once more with ``max_completion_tokens=1``), marked with the header
+        ``X-GI-Probe: snapshot``, with the backend's ``extra_body`` but no response format.
+
+        Returns:
+            The :class:`Snapshot` the response named, and ``None``; or an empty
+            :class:`Snapshot` and one line saying why nothing is known (the call failed, or the
+            response named no model).  Never raises, never retries a failure.
+        """
+        import openai
+
+        limit = min(self.timeout_s, PREFLIGHT_TIMEOUT_S) if timeout_s is None else timeout_s
+        client = self._client.with_options(timeout=limit, max_retries=0)
+        body: dict[str, Any] = dict(self.extra_body or {})
+
+        def ask(limits: dict[str, Any]) -> Any:
+            return client.chat.completions.create(
+                model=self.model, messages=[{"role": "user", "content": PROBE_PROMPT}],
+                extra_headers={PROBE_HEADER: "snapshot"}, extra_body={**body, **limits} or None,
+                timeout=limit)
+
+        try:
+            try:
+                completion = self._bounded(lambda: ask({"max_tokens": 1}), limit)
+            except openai.BadRequestError as exc:
+                if "max_tokens" not in _error_detail(exc):
+                    raise
+                completion = self._bounded(lambda: ask({"max_completion_tokens": 1}), limit)
+        except _Cancelled:
+            return Snapshot(), "the probe was cancelled"
+        except Exception as exc:  # any failure: the snapshot is simply not known
+            failure = self._classify(exc)
+            return Snapshot(), one_line(self._scrub(f"the 1-token probe failed: "
+                                                    f"{failure.message}"), limit=200)
+        served = snapshot_of(completion)
+        if not served.known:
+            return served, "the response named no model"
+        return served, None
 
     def _create(self, request: Request, kwargs: dict[str, Any]) -> Any:
         return self._client.chat.completions.create(

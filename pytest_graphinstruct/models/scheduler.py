@@ -10,8 +10,17 @@ Promises:
   exception, unless the scheduler is closed with ``cancel_pending=True`` and the future is
   cancelled); identical requests (same cache key; for the non-cacheable oracle and replay
   backends, also the same instruction id) share one future.
-* A cache hit resolves immediately with ``Answer.cached=True``; the cache is consulted again
-  right before issuing, so an answer another process obtained meanwhile is reused.
+* A cache hit resolves immediately; the cache is consulted again right before issuing, so an
+  answer another process obtained meanwhile is reused.  ``Answer.cached`` is true when the
+  answer was cached before this run began (:meth:`AnswerCache.earlier`); one that another
+  process of this run (an xdist peer) obtained is reused with ``cached=False``, since the run
+  asked for it.
+* **Stale answers** (:mod:`.snapshot`): with ``snapshot`` (what the endpoint serves now), an
+  answer cached from another known snapshot is a miss — asked again, and the new answer
+  replaces it in the cache (``stale_skipped``) — unless ``reuse_stale`` (then it is reused,
+  ``stale_reused``).  An answer or endpoint without a known snapshot is never stale.
+  :meth:`Scheduler.cache_sources` says, per cell, which snapshots the reused answers came from
+  and when the oldest was cached.
 * Requests run in submission order (FIFO).  A request's wait in the queue is not part of its
   timeout — only the HTTP call is timed.
 * Token budget: once the tokens spent by answers obtained through the budget reach it, no new
@@ -45,8 +54,9 @@ from typing import Any
 
 from pytest_graphinstruct.answers import Answer
 from pytest_graphinstruct.models.base import Backend, Request, one_line
-from pytest_graphinstruct.models.cache import AnswerCache, Claim
+from pytest_graphinstruct.models.cache import AnswerCache, CacheEntry, Claim
 from pytest_graphinstruct.models.ratelimit import RateLimiter
+from pytest_graphinstruct.models.snapshot import CacheSource, Snapshot, is_stale
 
 BUDGET_EXHAUSTED = "token budget exhausted"
 """Prefix of the error of every request not issued because of the token budget."""
@@ -112,6 +122,9 @@ class Scheduler:
             ask for each answer once.
         claim_wait_s: the longest wait for another process's request in flight; default the
             backend's ``worst_case_s`` (else 600 s).
+        snapshot: the snapshot the endpoint serves now (``None``: not known); cached answers
+            of another snapshot are stale.
+        reuse_stale: reuse stale answers anyway (``--gi-reuse-stale-cache``).
     """
 
     def __init__(
@@ -126,6 +139,8 @@ class Scheduler:
         circuit_breaker: int | None = DEFAULT_CIRCUIT_BREAKER,
         share_in_flight: bool = True,
         claim_wait_s: float | None = None,
+        snapshot: str | None = None,
+        reuse_stale: bool = False,
     ) -> None:
         if concurrency < 1:
             raise ValueError(f"concurrency must be >= 1, got {concurrency!r}")
@@ -139,7 +154,7 @@ class Scheduler:
         self.budget = token_budget
         self._executor = ThreadPoolExecutor(max_workers=self.concurrency,
                                             thread_name_prefix="gi-model")
-        self._lock = threading.Lock()
+        self._lock = threading.RLock()  # _hit runs inside submit's lock too
         self._futures: dict[str, Future[Answer]] = {}
         self._closed = False
         self._cancel = threading.Event()  # set by close(cancel_pending=True)
@@ -151,6 +166,11 @@ class Scheduler:
         self.share_in_flight = share_in_flight
         self.claim_wait_s = float(claim_wait_s if claim_wait_s is not None
                                   else getattr(backend, "worst_case_s", DEFAULT_CLAIM_WAIT_S))
+        self.snapshot = snapshot
+        self.reuse_stale = reuse_stale
+        self._from_cache: dict[str, CacheEntry] = {}  # keys answered by an earlier run's answer
+        self._cells: dict[str, set[str]] = {}  # key -> the cells that asked for it
+        self._stale: set[str] = set()  # keys whose cached answer was stale
         self._in_flight = 0
         self._started = time.monotonic()
         self._stats: dict[str, Any] = {
@@ -170,6 +190,8 @@ class Scheduler:
             "claim_waits": 0,       # requests that waited for another process asking the same
             "claim_shared": 0,      # answers obtained by another process while this one waited
             "circuit_skipped": 0,   # requests not sent because the circuit was open
+            "stale_skipped": 0,     # cached answers of another snapshot, asked again
+            "stale_reused": 0,      # cached answers of another snapshot, reused on purpose
             "max_in_flight": 0,
         }
 
@@ -211,15 +233,16 @@ class Scheduler:
             if self._closed:
                 raise RuntimeError("scheduler is closed")
             self._stats["submitted"] += 1
+            if self.cache is not None:
+                self._cells.setdefault(key, set()).add(request.cell)
             fut = self._futures.get(slot)
             if fut is not None:
                 self._stats["deduplicated"] += 1
                 return fut
-            cached = self.cache.get(key) if self.cache is not None else None
+            cached = self._hit(key)
             if cached is not None:
-                self._stats["cache_hits"] += 1
                 fut = Future()
-                fut.set_result(replace(cached, cached=True))
+                fut.set_result(cached)
             else:
                 fut = self._executor.submit(self._run, key, request)
             self._futures[slot] = fut
@@ -252,32 +275,75 @@ class Scheduler:
             return Answer(error=one_line(f"internal error in {type(self.backend).__name__}: "
                                          f"{type(exc).__name__}: {exc}"), calls=0)
 
+    # -- the cache ---------------------------------------------------------------------------
+
+    def usable(self, entry: CacheEntry) -> bool:
+        """Whether a cached entry may answer: not stale, or stale ones are reused."""
+        return self.reuse_stale or not is_stale(entry.snapshot, self.snapshot)
+
+    def cached(self, key: str) -> bool:
+        """Whether the cache holds an answer for ``key`` that this scheduler would reuse."""
+        entry = self.cache.lookup(key, self.usable) if self.cache is not None else None
+        return entry is not None and self.usable(entry)
+
+    def _hit(self, key: str, entry: CacheEntry | None = None) -> Answer | None:
+        """The cached answer for ``key`` when one may be reused (counted), else ``None`` (a
+        stale one is counted as skipped)."""
+        if self.cache is None:
+            return None
+        entry = entry if entry is not None else self.cache.lookup(key, self.usable)
+        if entry is None:
+            return None
+        stale = is_stale(entry.snapshot, self.snapshot)
+        earlier = self.cache.earlier(entry)
+        with self._lock:
+            if stale and not self.reuse_stale:
+                if key not in self._stale:  # looked up again right before issuing
+                    self._stale.add(key)
+                    self._stats["stale_skipped"] += 1
+                return None
+            self._stats["cache_hits"] += 1
+            if stale:
+                self._stats["stale_reused"] += 1
+            if earlier:
+                self._from_cache.setdefault(key, entry)
+        return replace(entry.answer, cached=earlier)
+
+    def cache_sources(self) -> dict[str, CacheSource]:
+        """Per cell label: the snapshots of the answers reused from an earlier run's cache
+        and when the oldest was cached (cells that reused none are absent)."""
+        out: dict[str, CacheSource] = {}
+        with self._lock:
+            for key, entry in self._from_cache.items():
+                for cell in self._cells.get(key, ()):
+                    out[cell] = out.get(cell, CacheSource()).add(entry.snapshot, entry.created)
+        return out
+
     def _obtain(self, key: str, request: Request) -> Answer:
         if self.cache is None:
             return self._issue(key, request)
-        cached = self.cache.get(key)  # another process may have obtained it meanwhile
+        cached = self._hit(key)  # another process may have obtained it meanwhile
         if cached is not None:
-            with self._lock:
-                self._stats["cache_hits"] += 1
-            return replace(cached, cached=True)
+            return cached
         if not self.share_in_flight:
             return self._issue(key, request)
-        claim = self.cache.claim(key, wait_s=self.claim_wait_s, stop=self._cancel)
+        claim = self.cache.claim(key, wait_s=self.claim_wait_s, stop=self._cancel,
+                                 accept=self.usable)
         try:
-            shared = self._shared_answer(claim)
+            shared = self._shared_answer(key, claim)
             if shared is not None:
                 return shared
             if not claim.waited:  # an owner may have stored it and let go since the check above
-                cached = self.cache.get(key)
-                if cached is not None:
-                    with self._lock:
-                        self._stats["cache_hits"] += 1
-                    return replace(cached, cached=True)
+                entry = self.cache.lookup(key, self.usable)
+                if entry is not None and self.usable(entry):
+                    cached = self._hit(key, entry)
+                    if cached is not None:
+                        return cached
             return self._issue(key, request)
         finally:
             claim.release()
 
-    def _shared_answer(self, claim: Claim) -> Answer | None:
+    def _shared_answer(self, key: str, claim: Claim) -> Answer | None:
         """The answer another process obtained while this one waited for its claim, a
         cancellation, or ``None`` (this process asks)."""
         if not claim.waited:
@@ -288,7 +354,12 @@ class Scheduler:
             if answer is not None:
                 self._stats["claim_shared"] += 1
         if answer is not None:
-            return replace(answer, cached=True)
+            earlier = claim.entry is not None and self.cache is not None and \
+                self.cache.earlier(claim.entry)
+            if earlier and claim.entry is not None:
+                with self._lock:
+                    self._from_cache.setdefault(key, claim.entry)
+            return replace(answer, cached=earlier)
         if claim.cancelled:
             return Answer(error="cancelled: the run was interrupted while another process was "
                                 "asking for the same answer", calls=0)
@@ -312,15 +383,21 @@ class Scheduler:
         with self._lock:
             self._in_flight += 1
             self._stats["max_in_flight"] = max(self._stats["max_in_flight"], self._in_flight)
+        served: Snapshot | None = None
         try:
-            answer = self.backend.complete(request)
+            complete_served = getattr(self.backend, "complete_served", None)
+            if callable(complete_served):
+                answer, served = complete_served(request)
+            else:
+                answer = self.backend.complete(request)
         finally:
             with self._lock:
                 self._in_flight -= 1
         self._account(answer)
         self._watch_circuit(answer)
         if self.cache is not None and answer.ok and not answer.truncated:
-            if self.cache.store(key, request, answer, endpoint=self.endpoint) == "failed":
+            if self.cache.store(key, request, answer, endpoint=self.endpoint,
+                                served=served) == "failed":
                 with self._lock:
                     self._stats["cache_write_errors"] += 1
         elif self.cache is not None:  # peers waiting for this answer must not wait in vain

@@ -14,6 +14,16 @@ recorded (JSON body, headers, arrival time) in :attr:`FakeOpenAIServer.requests`
 
 Faults are consumed first from the FIFO :meth:`FakeOpenAIServer.script` queue (in arrival order),
 then from the optional ``fault_for(request_json)`` hook; otherwise the request succeeds.
+
+The response's ``model`` field is :attr:`FakeOpenAIServer.served_model` (default: the requested
+name, as vLLM and llama.cpp echo it) and ``system_fingerprint`` is
+:attr:`FakeOpenAIServer.system_fingerprint` (default: not sent), so a test can redeploy another
+snapshot under the same name.  A snapshot probe (the header ``X-GI-Probe: snapshot``, sent by
+:meth:`~.openai_backend.OpenAIBackend.probe_snapshot`) is answered at once ("OK", no latency,
+no faults, no responder) unless :attr:`FakeOpenAIServer.probe_status` says otherwise, and is
+recorded in :attr:`FakeOpenAIServer.probes`, not in :attr:`~FakeOpenAIServer.requests`: the
+counts of a test stay the model's answers.  With :attr:`FakeOpenAIServer.rejects_max_tokens`
+every chat request carrying ``max_tokens`` gets OpenAI's HTTP 400 for reasoning models.
 """
 
 from __future__ import annotations
@@ -167,6 +177,11 @@ class _State:
     max_in_flight: int = 0
     models_status: int = 200  # what GET /v1/models answers (401/404 for preflight tests)
     models_hang_s: float = 0.0  # how long GET /v1/models stalls before answering
+    served_model: str | None = None  # the responses' "model" (None: the requested name)
+    system_fingerprint: str | None = None  # the responses' "system_fingerprint" (None: absent)
+    probe_status: int = 200  # what a snapshot probe gets (an HTTP error status otherwise)
+    rejects_max_tokens: bool = False  # answer max_tokens with HTTP 400 (reasoning models)
+    probes: list[RecordedRequest] = field(default_factory=list)
 
 
 class _Server(ThreadingHTTPServer):
@@ -236,6 +251,16 @@ class _Handler(BaseHTTPRequestHandler):
             self._send_json(400, {"error": {"message": "request body is not a JSON object",
                                             "type": "invalid_request_error", "code": None}})
             return
+        if st.rejects_max_tokens and "max_tokens" in body:
+            self._send_json(400, {"error": {
+                "message": "Unsupported parameter: 'max_tokens' is not supported with this "
+                           "model. Use 'max_completion_tokens' instead.",
+                "type": "invalid_request_error", "param": "max_tokens",
+                "code": "unsupported_parameter"}})
+            return
+        if self.headers.get("X-GI-Probe"):
+            self._probe(body)
+            return
         with st.lock:
             fault = st.script.popleft() if st.script else None
         if fault is None and st.fault_for is not None:
@@ -256,6 +281,37 @@ class _Handler(BaseHTTPRequestHandler):
         finally:
             with st.lock:
                 st.in_flight -= 1
+
+    def _probe(self, body: dict[str, Any]) -> None:
+        st = self.server.state
+        with st.lock:
+            st.probes.append(RecordedRequest(body, dict(self.headers.items()), time.monotonic()))
+        if st.probe_status != 200:
+            self._send_json(st.probe_status, {"error": {
+                "message": "scripted probe failure", "type": "server_error", "code": None}})
+            return
+        self._send_json(200, self._completion(body, "OK", "length"))
+
+    def _completion(self, body: dict[str, Any], text: str, finish: str) -> dict[str, Any]:
+        st = self.server.state
+        completion: dict[str, Any] = {
+            "id": f"chatcmpl-{len(st.requests)}",
+            "object": "chat.completion",
+            "created": int(time.time()),
+            "model": st.served_model or body.get("model", st.model),
+            "choices": [{"index": 0, "finish_reason": finish,
+                         "message": {"role": "assistant", "content": text}}],
+            "usage": {
+                "prompt_tokens": sum(_words(m.get("content")) for m in body.get("messages", [])
+                                     if isinstance(m, dict)),
+                "completion_tokens": max(1, _words(text)),
+            },
+        }
+        if st.system_fingerprint is not None:
+            completion["system_fingerprint"] = st.system_fingerprint
+        completion["usage"]["total_tokens"] = (completion["usage"]["prompt_tokens"]
+                                               + completion["usage"]["completion_tokens"])
+        return completion
 
     def _answer(self, body: dict[str, Any], fault: Fault | None) -> None:
         st = self.server.state
@@ -280,21 +336,7 @@ class _Handler(BaseHTTPRequestHandler):
             self._send_raw(200, b'{"id": "chatcmpl-x", "object": "chat.completion", "choices": [')
             return
         text = st.responder(body)
-        completion = {
-            "id": f"chatcmpl-{len(st.requests)}",
-            "object": "chat.completion",
-            "created": int(time.time()),
-            "model": body.get("model", st.model),
-            "choices": [{"index": 0, "finish_reason": "length" if kind == "length" else "stop",
-                         "message": {"role": "assistant", "content": text}}],
-            "usage": {
-                "prompt_tokens": sum(_words(m.get("content")) for m in body.get("messages", [])
-                                     if isinstance(m, dict)),
-                "completion_tokens": max(1, _words(text)),
-            },
-        }
-        completion["usage"]["total_tokens"] = (completion["usage"]["prompt_tokens"]
-                                               + completion["usage"]["completion_tokens"])
+        completion = self._completion(body, text, "length" if kind == "length" else "stop")
         if kind == "no_usage":
             del completion["usage"]
         if kind == "partial_usage":
@@ -455,6 +497,49 @@ class FakeOpenAIServer:
     def models_hang_s(self, value: float) -> None:
         self._state.models_hang_s = value
 
+    @property
+    def served_model(self) -> str | None:
+        """The ``model`` field of every response (``None``: the requested name, echoed)."""
+        return self._state.served_model
+
+    @served_model.setter
+    def served_model(self, value: str | None) -> None:
+        self._state.served_model = value
+
+    @property
+    def system_fingerprint(self) -> str | None:
+        """The ``system_fingerprint`` of every response (``None``: not sent)."""
+        return self._state.system_fingerprint
+
+    @system_fingerprint.setter
+    def system_fingerprint(self, value: str | None) -> None:
+        self._state.system_fingerprint = value
+
+    @property
+    def probe_status(self) -> int:
+        """The HTTP status a snapshot probe gets (200: an answer naming the snapshot)."""
+        return self._state.probe_status
+
+    @probe_status.setter
+    def probe_status(self, value: int) -> None:
+        self._state.probe_status = value
+
+    @property
+    def rejects_max_tokens(self) -> bool:
+        """Whether a request with ``max_tokens`` gets HTTP 400 (like OpenAI's reasoning
+        models, which take ``max_completion_tokens`` only)."""
+        return self._state.rejects_max_tokens
+
+    @rejects_max_tokens.setter
+    def rejects_max_tokens(self, value: bool) -> None:
+        self._state.rejects_max_tokens = value
+
+    @property
+    def probes(self) -> list[RecordedRequest]:
+        """A snapshot of every snapshot probe received (not in :attr:`requests`)."""
+        with self._state.lock:
+            return list(self._state.probes)
+
     def script(self, *faults: Fault) -> None:
         """Queue faults for the next requests, one per request, in arrival order."""
         with self._state.lock:
@@ -465,6 +550,7 @@ class FakeOpenAIServer:
         with self._state.lock:
             self._state.script.clear()
             self._state.requests.clear()
+            self._state.probes.clear()
             self._state.max_in_flight = 0
 
     # -- observations ------------------------------------------------------------------------

@@ -1,7 +1,9 @@
 """The Markdown summary of a run (``--gi-markdown``, ``gate --markdown``): short enough for a
 pull-request comment, the full detail stays in the HTML report.
 
-It holds: the verdict (passed / failed and why), one row per cell (S_total with its interval,
+It holds: the verdict (passed / failed and why), what came from the answer cache (how many
+answers, from which model snapshots, how old the oldest: :func:`.terminal.cache_lines`), one row
+per cell (S_total with its interval,
 S_final, items, cost), the per-level scores, the gate evidence per cell and level (the paired
 bootstrap of ``current − baseline``), the items that newly fail against the baseline with their
 first violation and the items that newly pass (each list capped), and notes (new failures that
@@ -18,6 +20,7 @@ import os
 from collections.abc import Sequence
 from pathlib import Path
 
+from pytest_graphinstruct.report.terminal import cache_lines
 from pytest_graphinstruct.report.untrusted import escape, escape_markdown
 from pytest_graphinstruct.run.gates import CellComparison, Verdict
 from pytest_graphinstruct.run.results import RunReport
@@ -74,6 +77,7 @@ def render_markdown(report: RunReport, verdict: Verdict,
                    f"{verdict.error_rate:.1%} ≤ {verdict.max_error_rate:g})")
     if baseline_name:
         out.append(f"- baseline: {code(baseline_name, 200)}")
+    out += [f"- {md(line, 400)}" for line in cache_lines(report.run)]  # answers reused
     out.append("")
     out += _cells_table(report)
     out.append("")

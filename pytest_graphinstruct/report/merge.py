@@ -296,7 +296,8 @@ def _coverage(inputs: Sequence[tuple[str, RunReport]],
 
 def _run_info(inputs: Sequence[tuple[str, RunReport]], selected: int) -> RunInfo | None:
     """The merged run's record: the first shard's, spanning every shard's time, with the
-    cache counts summed and no shard in its filter."""
+    cache use combined (:meth:`CacheUse.combined`: counts summed, snapshots joined, the oldest
+    kept) and no shard in its filter."""
     runs = [r.run for _, r in inputs if r.run is not None]
     if not runs:
         return None
@@ -306,8 +307,7 @@ def _run_info(inputs: Sequence[tuple[str, RunReport]], selected: int) -> RunInfo
     cache: dict[str, CacheUse] = {}
     for x in runs:
         for label, use in x.cache.items():
-            have = cache.get(label, CacheUse(0, 0))
-            cache[label] = CacheUse(have.cached + use.cached, have.samples + use.samples)
+            cache[label] = cache[label].combined(use) if label in cache else use
     endpoints = {k: v for x in runs for k, v in x.endpoints.items()}
     flt = replace(first.filter, shard=None, selected=selected)
     return replace(first, started=min(started) if started else None,

@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from datetime import UTC, datetime
 
 from tabulate import tabulate
 
-from pytest_graphinstruct.run.results import RunReport
+from pytest_graphinstruct.report.untrusted import escape
+from pytest_graphinstruct.run.results import RunInfo, RunReport
 from pytest_graphinstruct.vocab import DIMENSIONS
 
 
@@ -72,6 +74,58 @@ def summary_lines(report: RunReport) -> list[str]:
                          "(no answer obtained) are left out of it and counted under 'error'")
         for n in notes:
             lines.append(f"{c.label}: {n}")
+    lines += cache_lines(report.run)
     if report.partial:
         lines.insert(0, f"INCOMPLETE RUN — {report.coverage.describe()}")
     return lines
+
+
+def cache_lines(run: RunInfo | None) -> list[str]:
+    """What the run took from the answer cache (none: no line): how many answers, from which
+    model snapshots, how old the oldest was when the run finished; and a second line when
+    answers of another snapshot than the one served were reused on purpose.  Snapshot names
+    come from the endpoint: they are :func:`escape`-d."""
+    if run is None:
+        return []
+    uses = list(run.cache.values())
+    cached, samples = sum(u.cached for u in uses), sum(u.samples for u in uses)
+    if not cached:
+        return []
+    snapshots = list(dict.fromkeys(s for u in uses if u.cached for s in u.snapshots))
+    names = ", ".join(escape(s) if s is not None else "snapshot not recorded"
+                      for s in [*sorted(x for x in snapshots if x is not None),
+                                *([None] if None in snapshots else [])])
+    oldest = min((u.oldest for u in uses if u.cached and u.oldest), default=None)
+    age = _age(oldest, run.finished)
+    detail = ", ".join(x for x in (names, f"oldest {age}" if age else "") if x)
+    share = f"all {cached}" if cached == samples else f"{cached} of {samples}"
+    lines = [f"{share} answers came from the cache" + (f" ({detail})" if detail else "")]
+    stale: dict[str, set[str]] = {}
+    for u in uses:
+        if u.cached and u.served is not None and u.stale:
+            stale.setdefault(u.served, set()).update(u.stale)
+    if stale:
+        which = "; ".join(f"cached from {', '.join(escape(x) for x in sorted(olds))}, served "
+                          f"now {escape(served)}" for served, olds in sorted(stale.items()))
+        lines.append(f"stale cached answers reused on purpose (--gi-reuse-stale-cache): {which}")
+    return lines
+
+
+def _age(oldest: str | None, finished: str | None) -> str | None:
+    """How long before ``finished`` (or now) ``oldest`` was: ``40 s``, ``12 min``, ``5 h``,
+    ``3 days``; ``None`` when a time is missing or unreadable."""
+    if oldest is None:
+        return None
+    try:
+        then = datetime.fromisoformat(oldest)
+        now = datetime.fromisoformat(finished) if finished else datetime.now(UTC)
+    except ValueError:
+        return None
+    seconds = max(0.0, (now - then).total_seconds())
+    if seconds < 90:
+        return f"{seconds:.0f} s"
+    if seconds < 90 * 60:
+        return f"{seconds / 60:.0f} min"
+    if seconds < 48 * 3600:
+        return f"{seconds / 3600:.0f} h"
+    return f"{seconds / 86400:.0f} days"

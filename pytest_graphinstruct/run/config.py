@@ -92,10 +92,17 @@ class RunConfig:
     baseline_cell: str | None = None  #: compare every cell with this baseline cell
     strict: bool = False  #: with a baseline, a newly failing item fails the run too
     prompts: Path | None = None  #: --gi-prompts: a folder of template overrides
+    #: --gi-model-version: the version each model is expected to be (model, version)
+    model_versions: tuple[tuple[str, str], ...] = ()
+    reuse_stale_cache: bool = False  #: --gi-reuse-stale-cache: reuse another snapshot's answers
 
     @property
     def models(self) -> tuple[str, ...]:
         return tuple(dict.fromkeys(c.model for c in self.cells))
+
+    def model_version(self, model: str) -> str | None:
+        """The version ``--gi-model-version`` names for ``model`` (``None``: none named)."""
+        return dict(self.model_versions).get(model)
 
     def rounds(self, method: str) -> int:
         """The rounds ``T`` of an iterative ``method``: those it names (``vgig@T2``), else
@@ -318,7 +325,51 @@ def build_run_config(raw: Mapping[str, Any], *, rootdir: Path) -> RunConfig | No
         baseline_cell=baseline_cell,
         strict=bool(raw.get("strict")),
         prompts=_prompts(raw.get("prompts"), rootdir),
+        model_versions=_model_versions(raw.get("model_version"), tuple(dict.fromkeys(models))),
+        reuse_stale_cache=bool(raw.get("reuse_stale_cache")),
     )
+
+
+MAX_VERSION_CHARS = 200
+
+
+def _model_versions(raw: Any, models: tuple[str, ...]) -> tuple[tuple[str, str], ...]:
+    """``--gi-model-version=V`` (the run's one model) or ``name=V,other=W`` (per model) as
+    (model, version) pairs.  A version is one word of printable characters without ``,`` or
+    ``=``, at most :data:`MAX_VERSION_CHARS` long."""
+    text = str(raw or "").strip()
+    if not text:
+        return ()
+    if "=" not in text:
+        if len(models) != 1:
+            raise GraphInstructError(
+                f"--gi-model-version={text} names one version for {len(models)} models "
+                f"({', '.join(models)}); name it per model: --gi-model-version="
+                + ",".join(f"{m}=VERSION" for m in models))
+        return ((models[0], _version(text)),)
+    out: dict[str, str] = {}
+    for item in _split(text):
+        name, sep, version = (x.strip() for x in item.partition("="))
+        if not sep or not name:
+            raise GraphInstructError(f"--gi-model-version wants VERSION or model=VERSION "
+                                     f"pairs, got {item!r}")
+        if name not in models:
+            raise GraphInstructError(f"--gi-model-version names {name!r}, which is not a model "
+                                     f"of this run ({', '.join(models)})")
+        if name in out:
+            raise GraphInstructError(f"--gi-model-version names {name!r} twice")
+        out[name] = _version(version)
+    return tuple(out.items())
+
+
+def _version(text: str) -> str:
+    if (not text or len(text) > MAX_VERSION_CHARS or "=" in text or "," in text
+            or not text.isprintable() or any(c.isspace() for c in text)):
+        raise GraphInstructError(
+            f"--gi-model-version: {text!r} is not a version (one word of printable "
+            f"characters without ',' or '=', at most {MAX_VERSION_CHARS} long, e.g. "
+            "gpt-4o-2024-08-06)")
+    return text
 
 
 def _prompts(raw: Any, rootdir: Path) -> Path | None:

@@ -4,14 +4,24 @@ Without it each xdist worker finds a bad suite or a missing API key on its own, 
 reports that as an INTERNALERROR ("Unexpectedly no active workers available") that never names
 the cause; a dead endpoint is found only after every request's retries.  :func:`preflight` finds
 them once, in the controller (or the single process), so ``-n 2`` says what ``-n 0`` says.
+
+It also learns, once, which model snapshot each OpenAI-compatible endpoint serves now (a 1-token
+chat completion: :meth:`~.models.openai_backend.OpenAIBackend.probe_snapshot`; the embedded
+model, the oracle and recorded answers need none) and compares it with the snapshots the answer
+cache holds for that model (:class:`Served`, handed to every process of the run; docs/PLUGIN.md
+"Cache and model snapshots").
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from collections import Counter
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
 
 from pytest_graphinstruct.errors import GraphInstructError
+from pytest_graphinstruct.models.cache import AnswerCache
+from pytest_graphinstruct.models.snapshot import Snapshot, is_stale
 from pytest_graphinstruct.run.backends import make_backend
 from pytest_graphinstruct.run.config import RunConfig
 from pytest_graphinstruct.suite.loader import Suite, load_suite
@@ -21,22 +31,61 @@ if TYPE_CHECKING:
 
 
 @dataclass(frozen=True)
+class Served:
+    """What every process of a run must agree on about its models before it begins: the
+    snapshot each probed model's endpoint serves now (model name → :class:`Snapshot`; a
+    model not probed is absent) and the size of the answer cache when the run began
+    (``cache_mark``: answers before it are an earlier run's; ``None``: no cache)."""
+
+    snapshots: Mapping[str, Snapshot] = field(default_factory=dict)
+    cache_mark: int | None = None
+
+    def snapshot(self, model: str) -> str | None:
+        """The snapshot ``model``'s endpoint serves now (``None``: not known)."""
+        served = self.snapshots.get(model)
+        return None if served is None else served.model
+
+    def models(self) -> dict[str, str | None]:
+        """Model → the snapshot its endpoint serves now (known ones only)."""
+        return {m: s.model for m, s in self.snapshots.items() if s.model is not None}
+
+    def to_json(self) -> dict[str, Any]:
+        return {"snapshots": {m: s.to_json() for m, s in self.snapshots.items()},
+                "cache_mark": self.cache_mark}
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any] | None) -> Served:
+        data = data or {}
+        mark = data.get("cache_mark")
+        return cls({str(m): Snapshot.from_json(s)
+                    for m, s in (data.get("snapshots") or {}).items()},
+                   int(mark) if isinstance(mark, int) else None)
+
+
+@dataclass(frozen=True)
 class RunInputs:
-    """What :func:`preflight` read, for the session of the same process to reuse."""
+    """What :func:`preflight` read, for the session of the same process to reuse: the suite,
+    the recorded answers, the answer cache (opened), what the endpoints serve, and one line
+    per thing about them the run must say (:func:`snapshot_notes`)."""
 
     suite: Suite
     replay: Responses | None = None
+    served: Served = field(default_factory=Served)
+    notes: tuple[str, ...] = ()
+    cache: AnswerCache | None = None
 
 
 def preflight(config: RunConfig) -> RunInputs:
-    """Load the suite, read the recorded answers, build every model's backend and ask each
-    HTTP endpoint once whether it answers (``GET /models``; any HTTP status counts).
+    """Load the suite, read the recorded answers, build every model's backend, ask each
+    HTTP endpoint once whether it answers (``GET /models``; any HTTP status counts) and which
+    snapshot it serves (a 1-token chat completion), and compare that with the snapshots of
+    the answers cached for the model.
 
     The embedded ``local`` model is not checked here: the run starts its server itself.
 
     Returns:
-        The suite and recorded answers read (a session of this process need not read them
-        again).
+        The suite, recorded answers and cache read (a session of this process need not read
+        them again), what the endpoints serve, and the lines the run must say about it.
 
     Raises:
         GraphInstructError: the suite is missing, malformed or empty; the baseline is of
@@ -50,19 +99,69 @@ def preflight(config: RunConfig) -> RunInputs:
         from pytest_graphinstruct.models.recorded import read_responses
 
         return RunInputs(suite, read_responses(config.replay))
+    cache = AnswerCache(config.cache_dir) if config.cache_dir is not None else None
+    snapshots: dict[str, Snapshot] = {}
+    notes: list[str] = []
     for model in config.models:
         if model in ("local", "oracle"):
             if model == "oracle":
                 make_backend(model, suite=suite)
             continue
         backend = make_backend(model, base_url=config.base_url, api_key_env=config.api_key_env,
-                               timeout_s=config.timeout_s, max_retries=config.max_retries)
+                               timeout_s=config.timeout_s, max_retries=config.max_retries,
+                               model_version=config.model_version(model))
         check = getattr(backend, "preflight", None)
         reason = check() if callable(check) else None
         if reason:
             raise GraphInstructError(f"--gi-model={model}: {reason} (checked once before the "
                                      "run; nothing was asked)")
-    return RunInputs(suite)
+        probe = getattr(backend, "probe_snapshot", None)
+        if not callable(probe):
+            continue
+        served, why = probe()
+        snapshots[model] = served
+        notes += snapshot_notes(config, model, served, why, cache=cache,
+                                endpoint=backend.endpoint)
+    return RunInputs(suite, served=Served(snapshots, None if cache is None else cache.mark),
+                     notes=tuple(notes), cache=cache)
+
+
+def snapshot_notes(config: RunConfig, model: str, served: Snapshot, why: str | None, *,
+                   cache: AnswerCache | None, endpoint: str) -> list[str]:
+    """The lines a run says about ``model`` before it begins: the version the user expects
+    when the endpoint serves another, and what becomes of the answers cached for the model at
+    ``endpoint`` (the cache's records of that endpoint name and model): those of another
+    snapshot are asked again (or reused with ``--gi-reuse-stale-cache``, said so); when the
+    endpoint names no snapshot, nothing is known and they are reused as before."""
+    out = []
+    expected = config.model_version(model)
+    if expected is not None and served.model is not None and served.model != expected:
+        out.append(f"{model}: --gi-model-version={expected}, but the endpoint serves "
+                   f"{served.describe()}")
+    entries = [e for e in (cache.entries() if cache is not None else ())
+               if e.endpoint == endpoint and e.model == model]
+    if not entries:
+        return out
+    if served.model is None:
+        out.append(f"{model}: the endpoint did not say which snapshot it serves ({why}); "
+                   f"nothing is known against the {len(entries)} answer(s) cached for it, "
+                   "which are reused as before")
+        return out
+    stale = Counter(e.snapshot for e in entries if is_stale(e.snapshot, served.model))
+    if not stale:
+        return out
+    olds = ", ".join(f"{n} from {name}"
+                     for name, n in sorted(stale.items(), key=lambda kv: str(kv[0])))
+    total = sum(stale.values())
+    if config.reuse_stale_cache:
+        out.append(f"{model}: reusing stale cached answers on purpose (--gi-reuse-stale-cache): "
+                   f"the cache holds {total} answer(s) of another snapshot ({olds}) than the "
+                   f"one the endpoint serves now ({served.model})")
+    else:
+        out.append(f"{model}: the cache holds {total} answer(s) of another snapshot ({olds}) "
+                   f"than the one the endpoint serves now ({served.model}): this run asks "
+                   "again for those it needs (--gi-reuse-stale-cache reuses them)")
+    return out
 
 
 def _check_baseline(config: RunConfig, suite: Suite) -> None:

@@ -17,6 +17,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from urllib.parse import urlsplit, urlunsplit
 
+from pytest_graphinstruct.models.snapshot import CacheSource, sorted_snapshots
 from pytest_graphinstruct.run.config import RunConfig
 from pytest_graphinstruct.run.results import (
     CacheUse,
@@ -145,25 +146,47 @@ def cached_samples(results: Iterable[ItemResult]) -> dict[str, int]:
     return out
 
 
-def cache_use(results: Iterable[ItemResult], cached: Mapping[str, int]) -> dict[str, CacheUse]:
+def cache_use(results: Iterable[ItemResult], cached: Mapping[str, int],
+              sources: Mapping[str, CacheSource] | None = None,
+              served: Mapping[str, str | None] | None = None) -> dict[str, CacheUse]:
     """Per cell: the samples of ``results`` and how many of them ``cached`` (cell → count,
-    summed over the processes that obtained answers) says came from the answer cache."""
+    summed over the processes that obtained answers) says came from the answer cache;
+    ``sources`` (cell → :class:`~.models.snapshot.CacheSource`, merged over the processes)
+    says which snapshots those were cached from and when the oldest was cached, ``served``
+    (cell → snapshot) what the endpoint served during the run."""
     samples: dict[str, int] = {}
     for r in results:
         samples[r.cell] = samples.get(r.cell, 0) + len(r.samples)
-    return {cell: CacheUse(cached=int(cached.get(cell, 0)), samples=n)
-            for cell, n in samples.items()}
+    out = {}
+    for cell, n in samples.items():
+        hits = int(cached.get(cell, 0))
+        source = (sources or {}).get(cell) if hits else None
+        out[cell] = CacheUse(
+            cached=hits, samples=n,
+            snapshots=() if source is None else tuple(sorted_snapshots(source.snapshots)),
+            oldest=None if source is None or source.oldest is None else utc_time(source.oldest),
+            served=(served or {}).get(cell))
+    return out
+
+
+def utc_time(unix: float) -> str:
+    """A Unix time as UTC ISO 8601 to the second."""
+    return datetime.fromtimestamp(unix, UTC).isoformat(timespec="seconds")
 
 
 def run_info(config: RunConfig, *, started: str | None, suite: Suite | None,
              rootdir: Path | None, results: Sequence[ItemResult], item_filter: ItemFilter,
              cached: Mapping[str, int] | None = None,
-             local: Mapping[str, str] | None = None) -> RunInfo:
+             local: Mapping[str, str] | None = None,
+             sources: Mapping[str, CacheSource] | None = None,
+             served: Mapping[str, str | None] | None = None) -> RunInfo:
     """The ``run`` record of a run of ``config`` that started at ``started`` and ends now:
     this machine, the suite and its hash (``suite``: what the run loaded; ``None``: never
     loaded), the git state of ``rootdir``, each model's endpoint (``local``: the embedded
     server's), ``item_filter``, and per cell the samples of ``results`` answered from the cache
-    (``cached``: counts from other processes; default: those ``results`` carry)."""
+    (``cached``: counts from other processes; default: those ``results`` carry), the
+    snapshots and age of those answers (``sources``, cell → what the processes reused) and
+    the snapshot each model's endpoint served (``served``, model → snapshot)."""
     def text(value: object) -> str | None:
         return None if value is None else str(value)
 
@@ -174,4 +197,5 @@ def run_info(config: RunConfig, *, started: str | None, suite: Suite | None,
         endpoints=endpoints(config, local), filter=item_filter, pools=text(config.pools),
         replay=text(config.replay), replay_sha256=file_sha256(config.replay),
         cache_dir=text(config.cache_dir),
-        cache=cache_use(results, cached_samples(results) if cached is None else cached))
+        cache=cache_use(results, cached_samples(results) if cached is None else cached,
+                        sources, {c.label: (served or {}).get(c.model) for c in config.cells}))

@@ -676,17 +676,44 @@ class ItemFilter:
 
 @dataclass(frozen=True)
 class CacheUse:
-    """A cell's samples and how many of their answers came from the answer cache."""
+    """A cell's samples and how many of their answers came from the answer cache (cached
+    before the run began), with where those came from: the model snapshots they were cached
+    from (``None`` in the list: not recorded), when the oldest was cached (UTC ISO 8601), and
+    the snapshot the endpoint said it served during the run (``served``; ``None``: not known,
+    or no endpoint).  Reports written before these were kept read as empty and ``None``."""
 
     cached: int
     samples: int
+    snapshots: tuple[str | None, ...] = ()
+    oldest: str | None = None
+    served: str | None = None
+
+    @property
+    def stale(self) -> tuple[str, ...]:
+        """The snapshots of cached answers other than the one served during the run (reused
+        on purpose, ``--gi-reuse-stale-cache``); empty when either side is not known."""
+        if self.served is None:
+            return ()
+        return tuple(s for s in self.snapshots if s is not None and s != self.served)
+
+    def combined(self, other: CacheUse) -> CacheUse:
+        """Both records as one (shards of one run): counts summed, snapshots joined, the
+        older ``oldest``, ``served`` when both agree (else ``None``)."""
+        snapshots = tuple(dict.fromkeys((*self.snapshots, *other.snapshots)))
+        oldest = min((t for t in (self.oldest, other.oldest) if t is not None), default=None)
+        return CacheUse(self.cached + other.cached, self.samples + other.samples, snapshots,
+                        oldest, self.served if self.served == other.served else None)
 
     def to_json(self) -> dict[str, Any]:
-        return {"cached": self.cached, "samples": self.samples}
+        return {"cached": self.cached, "samples": self.samples,
+                "snapshots": list(self.snapshots), "oldest": self.oldest,
+                "served": self.served}
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> CacheUse:
-        return cls(int(data["cached"]), int(data["samples"]))
+        return cls(int(data["cached"]), int(data["samples"]),
+                   tuple(None if s is None else str(s) for s in data.get("snapshots") or ()),
+                   data.get("oldest"), data.get("served"))
 
 
 @dataclass(frozen=True)

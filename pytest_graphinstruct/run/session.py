@@ -42,9 +42,10 @@ from pytest_graphinstruct.vocab import (
 
 if TYPE_CHECKING:
     from pytest_graphinstruct.methods.caap import CaapDecision
+    from pytest_graphinstruct.models.snapshot import CacheSource
     from pytest_graphinstruct.pools import ReferencePools
     from pytest_graphinstruct.prompts.exemplars import Exemplar, ExemplarPool
-    from pytest_graphinstruct.run.preflight import RunInputs
+    from pytest_graphinstruct.run.preflight import RunInputs, Served
 
 SCORE_BATCH = 128
 """Recorded items are scored in batches of this many (D3's GCNs train together).  Scoring as the
@@ -61,7 +62,7 @@ class BenchmarkSession:
 
     def __init__(self, config: RunConfig, *, worker: tuple[int, int] | None = None,
                  local: Mapping[str, str] | None = None, limits: Limits | None = None,
-                 inputs: RunInputs | None = None) -> None:
+                 inputs: RunInputs | None = None, served: Served | None = None) -> None:
         """Load the suite; backends are built on first use (:attr:`schedulers`).
 
         Args:
@@ -70,14 +71,18 @@ class BenchmarkSession:
             local: the running embedded server (:func:`.local_server.endpoint_info`), needed
                 when ``local`` is one of the models.
             limits: the parser's limits (default :class:`~.graphs.model.Limits`).
-            inputs: the suite and recorded answers :func:`~.preflight.preflight` already read
-                for this ``config`` (read here when not given).
+            inputs: the suite, recorded answers and cache :func:`~.preflight.preflight`
+                already read for this ``config`` (read here when not given).
+            served: what the preflight learned about the models (the snapshots served, the
+                cache's size when the run began), when ``inputs`` are another process's
+                (an xdist worker); default: ``inputs.served``, else nothing known.
 
         Raises:
             GraphInstructError: the suite or the pools cannot be loaded.
         """
         from pytest_graphinstruct.models.cache import AnswerCache
         from pytest_graphinstruct.prompts.texts import use_overrides
+        from pytest_graphinstruct.run.preflight import Served
 
         try:  # --gi-prompts (or the packaged texts, resetting an earlier session's overrides)
             use_overrides(config.prompts)
@@ -94,7 +99,11 @@ class BenchmarkSession:
             from pytest_graphinstruct.models.recorded import read_responses
 
             self._replay = read_responses(config.replay)
-        self.cache = AnswerCache(config.cache_dir) if config.cache_dir is not None else None
+        self.served: Served = (inputs.served if inputs is not None
+                               else served if served is not None else Served())
+        self.cache = (inputs.cache if inputs is not None and inputs.cache is not None
+                      else AnswerCache(config.cache_dir, mark=self.served.cache_mark)
+                      if config.cache_dir is not None else None)
         self._pools: ReferencePools | None = None
         self._exemplars: ExemplarPool | None = None
         self._schedulers: dict[str, Any] | None = None
@@ -186,12 +195,13 @@ class BenchmarkSession:
                 model, base_url=config.base_url, api_key_env=config.api_key_env,
                 suite=self.suite, replay=self._replay, timeout_s=config.timeout_s,
                 max_retries=config.max_retries, backoff_base_s=config.backoff_s,
-                local=self.local,
+                local=self.local, model_version=config.model_version(model),
             )
             cache = self.cache if getattr(backend, "cacheable", False) else None
             schedulers[model] = Scheduler(
                 backend, concurrency=1 if model == "local" else config.concurrency,
                 rate_limit=config.rate_limit, cache=cache, token_budget=budget,
+                snapshot=self.served.snapshot(model), reuse_stale=config.reuse_stale_cache,
             )
         return schedulers
 
@@ -339,7 +349,7 @@ class BenchmarkSession:
         deadline = time.monotonic() + quiet_s
         seen = len(cache)
         while time.monotonic() < deadline:
-            missing = {key for key in keys if cache.get(key) is None}
+            missing = {key for key in keys if not scheduler.cached(key)}  # stale: not yet
             if not missing or missing <= cache.uncached():
                 return  # all cached, or the owner got answers it could not cache
             if len(cache) > seen:  # the owner (or anyone) made progress
@@ -418,7 +428,9 @@ class BenchmarkSession:
         coverage = coverage or Coverage()
         partial = not coverage.complete
         order = {inst.id: n for n, inst in enumerate(self.suite)}
-        cells = [(cell_metadata(self.config, cell, partial=partial, model_info=model_info),
+        served = self.served.models()
+        cells = [(cell_metadata(self.config, cell, partial=partial, model_info=model_info,
+                                served=served),
                   [r for r in results if r.cell == cell.label]) for cell in self.config.cells]
         return build_run_report(cells, suite_order=order, coverage=coverage)
 
@@ -455,6 +467,13 @@ class BenchmarkSession:
     def stats(self) -> dict[str, Any]:
         return {model: s.stats() for model, s in (self._schedulers or {}).items()}
 
+    def cache_sources(self) -> dict[str, CacheSource]:
+        """Per cell label: the snapshots of the answers this process reused from an earlier
+        run's cache and when the oldest was cached (:meth:`.Scheduler.cache_sources`)."""
+        from pytest_graphinstruct.models.snapshot import merge_sources
+
+        return merge_sources(*(s.cache_sources() for s in (self._schedulers or {}).values()))
+
     def progress(self) -> ProgressCounts:
         """The prefetched answers' counts so far and the tokens this process spent (safe to
         call from any thread)."""
@@ -464,8 +483,11 @@ class BenchmarkSession:
 
 
 def cell_metadata(config: RunConfig, cell: Cell, *, partial: bool = False,
-                  model_info: Mapping[str, str] | None = None) -> CellMetadata:
-    """What produced a cell of this run (``model_info``: model name → what served it)."""
+                  model_info: Mapping[str, str] | None = None,
+                  served: Mapping[str, str | None] | None = None) -> CellMetadata:
+    """What produced a cell of this run (``model_info``: model name → what served it;
+    ``served``: model name → the snapshot its endpoint said it served).  Its
+    ``model_version`` is ``--gi-model-version``, else the snapshot served, else ``None``."""
     return CellMetadata(
         model=cell.model, strategy=cell.strategy, method=cell.method, tool=TOOL,
         constraint=(resolve_format(config.constrained_format, cell.model)
@@ -474,7 +496,8 @@ def cell_metadata(config: RunConfig, cell: Cell, *, partial: bool = False,
         levels=config.levels,
         samples_per_instruction=config.chains if _method(cell) else config.samples,
         pass_rule=config.pass_rule, decoding=config.params.to_json(), partial=partial,
-        method_settings=_method_settings(config, cell))
+        method_settings=_method_settings(config, cell),
+        model_version=config.model_version(cell.model) or (served or {}).get(cell.model))
 
 
 def _method_settings(config: RunConfig, cell: Cell) -> dict[str, Any]:

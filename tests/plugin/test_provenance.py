@@ -55,7 +55,8 @@ def test_oracle_run_records_its_provenance(pytester: pytest.Pytester) -> None:
                              "per_level": 3, "selected": 2, "shard": None}
     assert run["pools"] is None or Path(run["pools"]).is_dir()
     assert run["replay"] is None
-    assert run["cache"] == {"oracle-zero-shot": {"cached": 0, "samples": 2}}
+    assert run["cache"] == {"oracle-zero-shot": {"cached": 0, "samples": 2, "snapshots": [],
+                                                 "oldest": None, "served": None}}
 
 
 @needs_suite
@@ -114,9 +115,14 @@ def test_cache_counts_and_endpoint(pytester: pytest.Pytester, suite_dir: Path,
     first = load_valid_report(report)["run"]
     assert first["endpoints"] == {"fake-model": server.base_url.rstrip("/")}
     assert first["cache_dir"] == str(pytester.path / "cache")
-    assert _cache(report) == {"cached": 0, "samples": 8}  # 4 items x 2 samples
+    # 4 items x 2 samples; the fake server echoes the model name as its snapshot
+    assert _cache(report) == {"cached": 0, "samples": 8, "snapshots": [], "oldest": None,
+                              "served": "fake-model"}
     pytester.runpytest(*args)
-    assert _cache(report) == {"cached": 8, "samples": 8}
+    again = _cache(report)
+    assert again.pop("oldest") is not None
+    assert again == {"cached": 8, "samples": 8, "snapshots": ["fake-model"],
+                     "served": "fake-model"}
     assert "sk-test-SECRET" not in report.read_text(encoding="utf-8")
 
 
@@ -133,6 +139,10 @@ def test_cache_counts_under_xdist(pytester: pytest.Pytester, suite_dir: Path,
     result = pytester.runpytest_subprocess(*args, "-n", "2", "-k", "not L2")
     result.assert_outcomes(passed=2, failed=1)  # xdist counts no deselected
     run = load_valid_report(report)["run"]
-    assert run["cache"] == {"fake-model-zero-shot": {"cached": 6, "samples": 6}}
+    use = run["cache"]["fake-model-zero-shot"]
+    assert use.pop("oldest") is not None
+    assert run["cache"] == {"fake-model-zero-shot": {"cached": 6, "samples": 6,
+                                                     "snapshots": ["fake-model"],
+                                                     "served": "fake-model"}}
     assert run["filter"]["keyword"] == "not L2" and run["filter"]["selected"] == 3
     assert run["suite_hash"] == suite_hash(load_suite(suite_dir))

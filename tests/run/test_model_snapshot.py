@@ -1,0 +1,257 @@
+"""--gi-model-version, --gi-reuse-stale-cache, the preflight's snapshot check, the cells'
+model_version and the run record's cache use (issue 19: the cache knows the model)."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from pytest_graphinstruct.answers import Answer
+from pytest_graphinstruct.errors import GraphInstructError
+from pytest_graphinstruct.models.cache import AnswerCache
+from pytest_graphinstruct.models.openai_backend import OpenAIBackend
+from pytest_graphinstruct.models.snapshot import CacheSource, Snapshot
+from pytest_graphinstruct.models.testserver import FakeOpenAIServer
+from pytest_graphinstruct.report.terminal import cache_lines, summary_lines
+from pytest_graphinstruct.run.config import RunConfig, build_run_config
+from pytest_graphinstruct.run.preflight import Served, preflight, snapshot_notes
+from pytest_graphinstruct.run.provenance import cache_use
+from pytest_graphinstruct.run.results import CacheUse, ItemResult, RunInfo, RunReport, SampleResult
+from pytest_graphinstruct.run.session import BenchmarkSession, cell_metadata
+from tests.models.helpers import req
+from tests.plugin._suite import suite_records
+
+KEY = "GI_SNAPSHOT_TEST_KEY"
+
+
+@pytest.fixture
+def suite(tmp_path: Path) -> Path:
+    root = tmp_path / "suite"
+    root.mkdir()
+    for lv, recs in suite_records().items():
+        (root / f"level_{lv}.json").write_text(json.dumps(recs), encoding="utf-8")
+    return root
+
+
+def config(suite: Path, **raw: Any) -> RunConfig:
+    run = build_run_config({"model": "gpt-x", "suite": str(suite), **raw}, rootdir=suite.parent)
+    assert run is not None
+    return run
+
+
+# -- the options ------------------------------------------------------------------------------
+
+def test_one_version_for_the_one_model(suite: Path) -> None:
+    run = config(suite, model_version="gpt-x-2024-08-06")
+    assert run.model_versions == (("gpt-x", "gpt-x-2024-08-06"),)
+    assert run.model_version("gpt-x") == "gpt-x-2024-08-06"
+    assert run.model_version("other") is None
+    assert config(suite).model_versions == () and not config(suite).reuse_stale_cache
+    assert config(suite, reuse_stale_cache=True).reuse_stale_cache
+
+
+def test_versions_per_model(suite: Path) -> None:
+    run = config(suite, model="a,b", model_version="a=v1, b=v2")
+    assert run.model_versions == (("a", "v1"), ("b", "v2"))
+    assert config(suite, model="a,b", model_version="b=v2").model_version("a") is None
+
+
+@pytest.mark.parametrize(("raw", "message"), [
+    ({"model": "a,b", "model_version": "v1"}, "name it per model: --gi-model-version=a=VERSION"),
+    ({"model_version": "other=v1"}, "'other', which is not a model of this run"),
+    ({"model_version": "gpt-x=v1,gpt-x=v2"}, "names 'gpt-x' twice"),
+    ({"model_version": "gpt-x="}, "is not a version"),
+    ({"model_version": "two words"}, "is not a version"),
+    ({"model_version": "x" * 201}, "is not a version"),
+    ({"model_version": "=v1"}, "wants VERSION or model=VERSION"),
+])
+def test_bad_versions_are_usage_errors(suite: Path, raw: dict[str, Any], message: str) -> None:
+    with pytest.raises(GraphInstructError, match=message):
+        config(suite, **raw)
+
+
+# -- the cells' model_version -------------------------------------------------------------------
+
+def test_model_version_is_the_users_else_the_snapshot_served(suite: Path) -> None:
+    plain = config(suite)
+    cell = plain.cells[0]
+    assert cell_metadata(plain, cell).model_version is None
+    assert cell_metadata(plain, cell, served={"gpt-x": "gpt-x-2024-11-20"}).model_version == (
+        "gpt-x-2024-11-20")
+    named = config(suite, model_version="gpt-x-2024-08-06")
+    assert cell_metadata(named, named.cells[0],
+                         served={"gpt-x": "gpt-x-2024-11-20"}).model_version == (
+        "gpt-x-2024-08-06")
+
+
+def test_served_travels_as_json() -> None:
+    served = Served({"gpt-x": Snapshot("gpt-x-1", "fp"), "y": Snapshot()}, cache_mark=120)
+    again = Served.from_json(json.loads(json.dumps(served.to_json())))
+    assert again == served and again.snapshot("gpt-x") == "gpt-x-1"
+    assert again.snapshot("y") is None and again.models() == {"gpt-x": "gpt-x-1"}
+    assert Served.from_json(None) == Served()
+
+
+# -- the preflight ----------------------------------------------------------------------------
+
+@pytest.fixture
+def server(monkeypatch: pytest.MonkeyPatch) -> Any:
+    monkeypatch.setenv(KEY, "sk-test-snapshot")
+    with FakeOpenAIServer() as srv:
+        yield srv
+
+
+def _endpoint_config(suite: Path, server: FakeOpenAIServer, cache: Path,
+                     **raw: Any) -> RunConfig:
+    return config(suite, base_url=server.base_url, api_key_env=KEY, cache=str(cache), **raw)
+
+
+def _cache_answers(run: RunConfig, cache: Path, snapshot: str | None, n: int,
+                   prefix: str = "q") -> None:
+    backend = OpenAIBackend(run.base_url, "gpt-x", api_key_env=KEY,
+                            model_version=run.model_version("gpt-x"))
+    store = AnswerCache(cache)
+    for i in range(n):
+        r = replace(req(f"{prefix}{i}"), model="gpt-x")
+        store.put(r.cache_key(backend.endpoint), r, Answer(text="Graph[] {}"),
+                  endpoint=backend.endpoint, served=Snapshot(snapshot))
+
+
+def test_the_preflight_learns_the_snapshot_and_hands_over_the_cache(
+        suite: Path, server: FakeOpenAIServer, tmp_path: Path) -> None:
+    server.served_model, server.system_fingerprint = "gpt-x-2024-08-06", "fp_1"
+    run = _endpoint_config(suite, server, tmp_path / "c")
+    _cache_answers(run, tmp_path / "c", "gpt-x-2024-08-06", 2)
+    inputs = preflight(run)
+    assert inputs.served.snapshots == {"gpt-x": Snapshot("gpt-x-2024-08-06", "fp_1")}
+    assert inputs.cache is not None and inputs.served.cache_mark == inputs.cache.mark > 0
+    assert inputs.notes == ()  # the cached answers are of the snapshot served: nothing to say
+    assert len(server.probes) == 1 and server.request_count == 0
+    bench = BenchmarkSession(run, inputs=inputs)
+    assert bench.cache is inputs.cache
+    assert bench.schedulers["gpt-x"].snapshot == "gpt-x-2024-08-06"
+    report = bench.report([])
+    assert report.cells[0].metadata.model_version == "gpt-x-2024-08-06"
+
+
+def test_stale_answers_are_announced_in_one_line(suite: Path, server: FakeOpenAIServer,
+                                                 tmp_path: Path) -> None:
+    run = _endpoint_config(suite, server, tmp_path / "c")
+    _cache_answers(run, tmp_path / "c", "gpt-x-2024-05-13", 3)
+    _cache_answers(run, tmp_path / "c", None, 2, prefix="unknown")  # not stale: not counted
+    server.served_model = "gpt-x-2024-08-06"
+    (line,) = preflight(run).notes
+    assert line == ("gpt-x: the cache holds 3 answer(s) of another snapshot (3 from "
+                    "gpt-x-2024-05-13) than the one the endpoint serves now (gpt-x-2024-08-06): "
+                    "this run asks again for those it needs (--gi-reuse-stale-cache reuses "
+                    "them)")
+    (line,) = preflight(_endpoint_config(suite, server, tmp_path / "c",
+                                         reuse_stale_cache=True)).notes
+    assert line.startswith("gpt-x: reusing stale cached answers on purpose "
+                           "(--gi-reuse-stale-cache): the cache holds 3 answer(s)")
+
+
+def test_answers_of_another_version_are_not_counted(suite: Path, server: FakeOpenAIServer,
+                                                    tmp_path: Path) -> None:
+    plain = _endpoint_config(suite, server, tmp_path / "c")
+    _cache_answers(plain, tmp_path / "c", "gpt-x-2024-05-13", 2)
+    server.served_model = "gpt-x-2024-08-06"
+    named = _endpoint_config(suite, server, tmp_path / "c", model_version="gpt-x-2024-08-06")
+    assert preflight(named).notes == ()  # other keys: never reused for this version anyway
+
+
+def test_an_endpoint_that_names_no_snapshot(suite: Path, server: FakeOpenAIServer,
+                                            tmp_path: Path) -> None:
+    run = _endpoint_config(suite, server, tmp_path / "c")
+    assert preflight(run).notes == ()  # nothing cached: nothing to say
+    _cache_answers(run, tmp_path / "c", "gpt-x-2024-05-13", 2)
+    server.probe_status = 500
+    inputs = preflight(run)
+    assert inputs.served.snapshot("gpt-x") is None
+    (line,) = inputs.notes
+    assert line.startswith("gpt-x: the endpoint did not say which snapshot it serves (the "
+                           "1-token probe failed: HTTP 500")
+    assert line.endswith("nothing is known against the 2 answer(s) cached for it, which are "
+                         "reused as before")
+
+
+def test_a_version_the_endpoint_does_not_serve_is_said(suite: Path, tmp_path: Path) -> None:
+    run = config(suite, model_version="gpt-x-2024-08-06")
+    lines = snapshot_notes(run, "gpt-x", Snapshot("gpt-x-2024-11-20", "fp_2"), None, cache=None,
+                           endpoint="ep")
+    assert lines == ["gpt-x: --gi-model-version=gpt-x-2024-08-06, but the endpoint serves "
+                     "gpt-x-2024-11-20 (fp_2)"]
+
+
+def test_oracle_and_replay_need_no_probe(suite: Path, tmp_path: Path) -> None:
+    inputs = preflight(config(suite, model="oracle", cache=str(tmp_path / "c")))
+    assert inputs.served.snapshots == {} and inputs.notes == ()
+
+
+# -- the run record ---------------------------------------------------------------------------
+
+def _item(cell: str, *cached: bool) -> ItemResult:
+    return ItemResult(instruction_id="L1-001", level=1, cell=cell, model="m",
+                      strategy="zero-shot",
+                      samples=tuple(SampleResult(True, False, cached=c) for c in cached))
+
+
+def test_cache_use_says_where_the_cached_answers_came_from() -> None:
+    results = [_item("a", True, True), _item("b", False)]
+    sources = {"a": CacheSource(frozenset({"s1", None}), 1700000000.0),
+               "b": CacheSource(frozenset({"s9"}), 1.0)}  # no sample of b came from the cache
+    use = cache_use(results, {"a": 2}, sources, {"a": "s2", "b": "s2"})
+    assert use == {"a": CacheUse(2, 2, ("s1", None), "2023-11-14T22:13:20+00:00", "s2"),
+                   "b": CacheUse(0, 1, (), None, "s2")}
+    assert use["a"].stale == ("s1",)
+    assert cache_use(results, {"a": 2}) == {"a": CacheUse(2, 2), "b": CacheUse(0, 1)}
+
+
+def test_cache_use_reads_old_reports_and_combines() -> None:
+    assert CacheUse.from_json({"cached": 1, "samples": 2}) == CacheUse(1, 2)
+    use = CacheUse(2, 4, ("s1", None), "2025-01-02T00:00:00+00:00", "s1")
+    assert CacheUse.from_json(json.loads(json.dumps(use.to_json()))) == use
+    assert use.stale == () and CacheUse(1, 1, ("s0",)).stale == ()  # served not known
+    other = CacheUse(1, 3, ("s2",), "2025-01-01T00:00:00+00:00", "s2")
+    assert use.combined(other) == CacheUse(3, 7, ("s1", None, "s2"),
+                                           "2025-01-01T00:00:00+00:00", None)
+
+
+# -- what the summaries say ---------------------------------------------------------------------
+
+def _run(**cache: CacheUse) -> RunInfo:
+    return RunInfo(finished="2025-03-04T05:06:07+00:00", cache=cache)
+
+
+def test_an_all_cached_run_says_so_plainly() -> None:
+    run = _run(a=CacheUse(64, 64, ("gpt-4o-2024-08-06",), "2025-03-01T05:06:07+00:00",
+                          "gpt-4o-2024-08-06"),
+               b=CacheUse(32, 32, ("gpt-4o-2024-08-06", None), "2025-03-04T05:00:00+00:00",
+                          "gpt-4o-2024-08-06"))
+    assert cache_lines(run) == ["all 96 answers came from the cache (gpt-4o-2024-08-06, "
+                                "snapshot not recorded, oldest 3 days)"]
+
+
+def test_some_cached_and_stale_reused_on_purpose() -> None:
+    run = _run(a=CacheUse(3, 8, ("s1",), "2025-03-04T05:05:27+00:00", "s2"),
+               b=CacheUse(0, 8, (), None, "s2"))
+    assert cache_lines(run) == [
+        "3 of 16 answers came from the cache (s1, oldest 40 s)",
+        "stale cached answers reused on purpose (--gi-reuse-stale-cache): cached from s1, "
+        "served now s2"]
+
+
+def test_nothing_cached_nothing_said_and_names_are_escaped() -> None:
+    assert cache_lines(_run(a=CacheUse(0, 8))) == [] and cache_lines(None) == []
+    run = _run(a=CacheUse(1, 1, ("s\x1b[31m",), None, None))
+    assert cache_lines(run) == ["all 1 answers came from the cache (s\\x1b[31m)"]
+
+
+def test_the_terminal_summary_carries_the_line() -> None:
+    report = RunReport((), run=_run(a=CacheUse(2, 2, ("s1",), "2025-03-04T03:06:07+00:00",
+                                                 "s1")))
+    assert summary_lines(report)[-1] == "all 2 answers came from the cache (s1, oldest 2 h)"
