@@ -99,6 +99,7 @@ def main() -> int:
         reports = [json.loads(f.read_text(encoding="utf-8")) for f in (a, b)]
         for report in reports:  # the run records differ in their times and machine
             report.pop("run", None)
+            report.pop("gate", None)  # the run's verdict; score judges nothing
         same = reports[0] == reports[1]
         n = len(suite) * args.k
         print(f"{n} outputs: score {t_score:.1f} s, pytest --gi-replay {t_replay:.1f} s, "

@@ -180,13 +180,15 @@ def _add_ci_commands(sub: Any) -> None:
                     help="allowed share of items without an answer (default 0.05)")
     ga.add_argument("--markdown", default=None, metavar="FILE", help="write the Markdown "
                     "summary here (also appended to $GITHUB_STEP_SUMMARY when set)")
+    ga.add_argument("--strict", action="store_true", help="also fail on items that newly fail "
+                    "and on anything of the baseline not compared")
 
 
 def _merge(args: argparse.Namespace) -> int:
     from pytest_graphinstruct.report.merge import merge_reports
-    from pytest_graphinstruct.report.writer import write_report
     from pytest_graphinstruct.run.reader import read_report
     from pytest_graphinstruct.run.results import ReportError
+    from pytest_graphinstruct.run.writer import write_report
 
     inputs = []
     for path in args.reports:
@@ -232,7 +234,7 @@ def _gate(args: argparse.Namespace) -> int:
                   max_regression=(DEFAULT_MAX_REGRESSION if args.max_regression is None
                                   else args.max_regression),
                   fail_under=args.fail_under, max_error_rate=args.max_error_rate,
-                  baseline_cell=args.baseline_cell)
+                  baseline_cell=args.baseline_cell, strict=args.strict)
     for line in result.lines():
         print(line)
     if args.markdown:
@@ -495,9 +497,9 @@ def _levels(text: str | None) -> list[int] | None:
 def _score(args: argparse.Namespace) -> int:
     from pathlib import Path
 
-    from pytest_graphinstruct.report.writer import write_report
     from pytest_graphinstruct.run.config import build_run_config
     from pytest_graphinstruct.run.recorded import score_recorded
+    from pytest_graphinstruct.run.writer import write_report
 
     overrides = {k: v for k, v in (("max_nodes", args.max_nodes), ("max_edges", args.max_edges),
                                    ("max_chars", args.max_chars)) if v is not None}

@@ -110,7 +110,7 @@ def _baseline_xfail(report: pytest.TestReport) -> bool:
 
 def _write(report: RunReport, path: Path, what: str) -> str:
     """Write ``report``; the line to show, whether it worked or not (never raises for I/O)."""
-    from pytest_graphinstruct.report.writer import write_report
+    from pytest_graphinstruct.run.writer import write_report
 
     try:
         write_report(report, path)
@@ -140,8 +140,8 @@ def _autosave(report: RunReport, store: Path) -> str:
     """Save ``report`` as the next run of the store (its bytes are the JSON report's, whether or
     not ``--gi-report`` also wrote it), unless no item has a result (a usage error, a run
     stopped before its first item); the line to show (never raises for I/O)."""
-    from pytest_graphinstruct.report.writer import report_json
     from pytest_graphinstruct.run.store import RunStore, StoreError
+    from pytest_graphinstruct.run.writer import report_json
 
     if not any(c.per_instruction for c in report.cells):
         why = report.coverage.describe() if report.partial else "no item was selected"
@@ -204,7 +204,7 @@ class GraphInstructItem(pytest.Item):
         if (self.cell.label, self.instruction.id) in self.plugin.expected_failures:
             self.expected_failure = True
             pytest.xfail("failed in the baseline too:\n" + message)
-        if self.plugin.baseline is not None and not self.plugin.run.strict:
+        if self.plugin.plan.gated and not self.plugin.run.strict:
             pytest.xfail("newly failing against the baseline (the statistical gate judges its "
                          "level; --gi-strict fails on it):\n" + message)
         if self.plugin.run.benchmark:
@@ -258,8 +258,8 @@ class GraphInstructPlugin:
     """Session-scoped state and hooks of an active benchmark run."""
 
     def __init__(self, config: pytest.Config, run: RunConfig) -> None:
-        from pytest_graphinstruct.run.gates import baseline_failures, match_baseline, read_baseline
         from pytest_graphinstruct.run.local import LocalHost
+        from pytest_graphinstruct.run.verdict import BaselinePlan, GateOptions, plan_baseline
 
         self.config = config
         self.run = run
@@ -273,7 +273,6 @@ class GraphInstructPlugin:
         self._previous_sigterm: Any = None
         self.merged: list[ItemResult] = []
         self.report: RunReport | None = None
-        self.verdict: Any = None
         self.written: list[str] = []  # what was (not) written at the end, one line each
         self.notes: list[str] = []  # BenchmarkSession.notes() of every process
         self.items_done = 0  # items with an outcome, counted where they are reported
@@ -285,9 +284,9 @@ class GraphInstructPlugin:
         self.served_info: dict[str, Any] | None = (
             config.workerinput.get(_SERVED_KEY) if self.worker is not None  # type: ignore[attr-defined]
             else None)
-        self.baseline: dict[str, Any] | None = None  # run cell label -> its baseline cell
-        self.baseline_missing = False  # --gi-baseline names no file: this run writes it
-        self.gate_notes: list[str] = []  # new failures the statistical gate let pass, etc.
+        self.gate_options = GateOptions.of(run)
+        self.plan = BaselinePlan()  # what the run is compared with (run.verdict)
+        self.decision: Any = None  # the run's verdict (run.verdict.Decision), at the end
         self.expected_failures: set[tuple[str, str]] = set()
         # The embedded model: the controller (or the single process) owns the server; xdist
         # workers get its address through workerinput.
@@ -299,14 +298,8 @@ class GraphInstructPlugin:
                     self.local_info = config.workerinput.get(_LOCAL_KEY)  # type: ignore[attr-defined]
                 else:
                     self.local = LocalHost.find()
-            if run.baseline is not None and not run.update_baseline:
-                if run.baseline.exists():
-                    self.baseline = match_baseline(
-                        [c.label for c in run.cells], read_baseline(run.baseline),
-                        name=str(run.baseline), baseline_cell=run.baseline_cell)
-                    self.expected_failures = baseline_failures(self.baseline)
-                else:
-                    self.baseline_missing = True
+            self.plan = plan_baseline(self.gate_options, [c.label for c in run.cells])
+            self.expected_failures = self.plan.expected_failures()
         except GraphInstructError as exc:
             raise self._usage(exc) from None
 
@@ -393,8 +386,8 @@ class GraphInstructPlugin:
 
     def _write_stopped(self, reason: str) -> None:
         """Write the report of a run that stopped before its session began (no cells)."""
-        from pytest_graphinstruct.report.writer import write_report
         from pytest_graphinstruct.run.results import Coverage
+        from pytest_graphinstruct.run.writer import write_report
 
         if self.run.report is not None:
             with contextlib.suppress(OSError):
@@ -404,13 +397,13 @@ class GraphInstructPlugin:
         """Check that the report and baseline can be written, now rather than after the run;
         replace an earlier report with one that says this run has not finished (so a run killed
         outright never leaves an older report looking like its own)."""
-        from pytest_graphinstruct.report.writer import unwritable_reason, write_report
         from pytest_graphinstruct.run.results import Coverage
+        from pytest_graphinstruct.run.writer import unwritable_reason, write_report
 
         targets = [self.run.report] if self.run.report is not None else []
         if self.run.html is not None:
             targets.append(self.run.html)
-        if self.run.update_baseline and self.run.baseline is not None:
+        if self.plan.writes and self.run.baseline is not None:
             targets.append(self.run.baseline)
         for path in targets:
             reason = unwritable_reason(path)
@@ -626,7 +619,7 @@ class GraphInstructPlugin:
         xml = _junit_writer(self.config)
         if xml is not None:
             xml.node_reporter(report).add_attribute("classname", f"graphinstruct.{cell}")
-        if ((self.run.benchmark or self.baseline is not None) and report.when == "call"
+        if ((self.run.benchmark or self.plan.gated) and report.when == "call"
                 and hasattr(report, "wasxfail") and not _baseline_xfail(report)):
             lf = self.config.pluginmanager.get_plugin("lfplugin")
             if lf is not None and isinstance(getattr(lf, "lastfailed", None), dict):
@@ -740,7 +733,7 @@ class GraphInstructPlugin:
         return ShardSelection(shard.index, shard.count, universe)
 
     def _finish(self, session: pytest.Session) -> None:
-        from pytest_graphinstruct.run.gates import judge
+        from pytest_graphinstruct.run.verdict import decide, settle_baseline
 
         results = self.merged if self.controller else (
             self._bench.flush() if self._bench is not None else [])
@@ -754,71 +747,32 @@ class GraphInstructPlugin:
         except pytest.UsageError:  # the run never got a session (a bad suite): say only why
             self.report = RunReport((), coverage=coverage)
         self.report = replace(self.report, run=self._run_info(results, coverage))
+        self.decision = decide(self.report, self.plan, self.gate_options)
         self.written = []
+        self.report = replace(self.report, gate=self.decision.record())
+        update = settle_baseline(self.report, self.decision)
+        if update is not None:
+            self.report = replace(self.report, gate=self.decision.record(update))
+            self.written.append(update)
         if self.run.report is not None:
             self.written.append(_write(self.report, self.run.report, "report"))
         if self.run.html is not None:
             self.written.append(_write_html(self.report, self.run.html, self._bench))
-        if self.run.update_baseline and self.run.baseline is not None:
-            if coverage.complete:
-                self.written.append(_write(self.report, self.run.baseline, "baseline"))
-            else:
-                self.written.append(f"baseline NOT written: the run is incomplete "
-                                    f"({coverage.describe()}); {self.run.baseline} is unchanged")
         if self.run.store is not None:
             self.written.append(_autosave(self.report, self.run.store))
-        self.verdict = judge(self.report, max_error_rate=self.run.max_error_rate,
-                             fail_under=self.run.fail_under, baseline=self.baseline,
-                             max_regression=self.run.max_regression)
-        if self.baseline_missing:
-            self.verdict = replace(self.verdict, gate_failures=(
-                *self.verdict.gate_failures, self._write_missing_baseline(coverage)))
-        comparisons = self._comparisons()
         if self.run.markdown is not None:
-            self.written.append(self._write_markdown(comparisons))
-        if self.verdict.failed and session.exitstatus == pytest.ExitCode.OK:
+            self.written.append(self._write_markdown())
+        if self.decision.failed and session.exitstatus == pytest.ExitCode.OK:
             session.exitstatus = pytest.ExitCode.TESTS_FAILED
 
-    def _write_missing_baseline(self, coverage: Coverage) -> Any:
-        """``--gi-baseline`` named no file: write this run as the baseline (when complete) and
-        return the gate failure that says so — a run never passes a gate it had nothing to
-        compare with (``--gi-update-baseline`` accepts a new baseline on purpose)."""
-        from pytest_graphinstruct.run.gates import GateFailure
-
-        path = self.run.baseline
-        assert path is not None and self.report is not None
-        if coverage.complete:
-            line = _write(self.report, path, "baseline")
-            done = "written from this run" if " written to " in line else line
-        else:
-            done = f"not written either: the run is incomplete ({coverage.describe()})"
-        return GateFailure("baseline", "", f"baseline {path} did not exist: {done}; review and "
-                           "commit it, or pass --gi-update-baseline to write one on purpose")
-
-    def _comparisons(self) -> tuple[Any, ...]:
-        """Each cell against its baseline cell, and the notes for new failures the statistical
-        gate lets pass (none without a baseline)."""
-        from pytest_graphinstruct.run.gates import compare_to_baseline, new_failure_notes
-
-        if self.baseline is None or self.report is None or self.run.max_regression is None:
-            return ()
-        comparisons = compare_to_baseline(self.report, self.baseline,
-                                          max_regression=self.run.max_regression)
-        if not self.run.strict:
-            self.gate_notes.extend(new_failure_notes(comparisons,
-                                                     hint=" (--gi-strict fails on them)"))
-        return comparisons
-
-    def _write_markdown(self, comparisons: Sequence[Any]) -> str:
+    def _write_markdown(self) -> str:
         """Write the Markdown summary (``--gi-markdown``); the line to show (never raises)."""
         from pytest_graphinstruct.report.markdown import render_markdown, write_markdown
 
         path = self.run.markdown
         assert path is not None and self.report is not None
         try:
-            text = render_markdown(self.report, self.verdict, comparisons,
-                                   baseline_name=None if self.run.baseline is None
-                                   else str(self.run.baseline))
+            text = render_markdown(self.report, self.decision)
             write_markdown(path, text)
         except OSError as exc:
             return f"markdown summary NOT written to {path}: {exc.strerror or exc}"
@@ -838,9 +792,12 @@ class GraphInstructPlugin:
             terminalreporter.write_line(line)
         for line in self.notes:
             terminalreporter.write_line(f"WARNING: {line}", yellow=True)
-        for line in self.verdict.lines():
+        decision = self.decision
+        for line in decision.compared_lines() + decision.update_lines():
+            terminalreporter.write_line(line)
+        for line in decision.verdict.lines():
             terminalreporter.write_line(line, red=True)
-        for line in self.gate_notes:
+        for line in decision.notes:
             terminalreporter.write_line(line, yellow=True)
         for line in getattr(self, "written", ()):
             terminalreporter.write_line(line, red="NOT" in line)

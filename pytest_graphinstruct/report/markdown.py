@@ -22,8 +22,10 @@ from pathlib import Path
 
 from pytest_graphinstruct.report.terminal import cache_lines
 from pytest_graphinstruct.report.untrusted import escape, escape_markdown
-from pytest_graphinstruct.run.gates import CellComparison, Verdict
+from pytest_graphinstruct.run.comparison import CellComparison
+from pytest_graphinstruct.run.gates import Verdict
 from pytest_graphinstruct.run.results import RunReport
+from pytest_graphinstruct.run.verdict import Decision
 from pytest_graphinstruct.vocab import LEVELS
 
 MAX_ITEMS = 15
@@ -60,11 +62,12 @@ def _signed(x: float) -> str:
     return f"{x:+.3f}"
 
 
-def render_markdown(report: RunReport, verdict: Verdict,
-                    comparisons: Sequence[CellComparison] = (), *,
-                    baseline_name: str | None = None, max_items: int = MAX_ITEMS) -> str:
-    """The summary as Markdown text (ends with a newline)."""
+def render_markdown(report: RunReport, decision: Decision, *,
+                    max_items: int = MAX_ITEMS) -> str:
+    """The summary of a judged run as Markdown text (ends with a newline)."""
     out: list[str] = []
+    verdict, comparisons = decision.verdict, decision.comparisons
+    baseline_name = decision.baseline_name
     failed = verdict.failed
     out.append(f"## GraphInstruct: {'❌ gate failed' if failed else '✅ passed'}")
     out.append("")
@@ -77,6 +80,8 @@ def render_markdown(report: RunReport, verdict: Verdict,
                    f"{verdict.error_rate:.1%} ≤ {verdict.max_error_rate:g})")
     if baseline_name:
         out.append(f"- baseline: {code(baseline_name, 200)}")
+    for c in comparisons:
+        out.append(f"- compared: {md(c.scope(), 600)}")
     out += [f"- {md(line, 400)}" for line in cache_lines(report.run)]  # answers reused
     out.append("")
     out += _cells_table(report)
@@ -85,7 +90,13 @@ def render_markdown(report: RunReport, verdict: Verdict,
     for comparison in comparisons:
         out.append("")
         out += _comparison(comparison, max_items)
+    for comparison in decision.update_change:
+        out.append("")
+        out += _comparison(comparison, max_items, title="baseline update: the change against "
+                           "the old baseline (not a gate)")
     notes = _notes(report, comparisons, verdict)
+    if decision.plan.note:
+        notes.append(md(decision.plan.note, 400))
     if notes:
         out.append("")
         out += [f"> {n}" for n in notes]
@@ -131,8 +142,9 @@ def _levels_table(report: RunReport, compared: dict[str, CellComparison]) -> lis
     return rows
 
 
-def _comparison(c: CellComparison, max_items: int) -> list[str]:
-    out = [f"### {code(c.label)} against the baseline", "",
+def _comparison(c: CellComparison, max_items: int, *,
+                title: str = "against the baseline") -> list[str]:
+    out = [f"### {code(c.label)} {title}", "",
            "| level | change | 95% CI | instructions | verdict |", "|---|---:|---|---:|---|"]
     for lv, d in sorted(c.diff.levels.items()):
         if lv in c.regressed_levels:
@@ -157,6 +169,8 @@ def _comparison(c: CellComparison, max_items: int) -> list[str]:
         more = (f" … and {len(c.newly_passing) - max_items} more"
                 if len(c.newly_passing) > max_items else "")
         out += ["", f"Newly passing ({len(c.newly_passing)}): {shown}{more}"]
+    if c.not_compared:
+        out += ["", "Not compared: " + "; ".join(md(x.describe()) for x in c.not_compared)]
     return out
 
 

@@ -16,6 +16,7 @@ comparison (:func:`compare_cells`), so that with nothing changed a gated run fai
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
@@ -101,27 +102,45 @@ class CellComparison:
 
     @property
     def underpowered(self) -> tuple[tuple[int, float], ...]:
-        """``(level, detectable drop)`` of compared levels too small to detect a drop of
-        ``max_regression`` at 80 % power."""
+        """``(level, detectable drop)`` of compared levels too small for the allowed
+        regression: at 80 % power they detect only drops of more than twice
+        ``max_regression`` (a drop of exactly ``max_regression`` is never flagged by the rule
+        itself, so twice it is where "too small" starts), or none at all (``inf``)."""
         return tuple((lv, d) for lv, d in sorted(self.detectable.items())
-                     if lv in self.diff.levels and d > self.max_regression)
+                     if lv in self.diff.levels and d > WEAK_FACTOR * self.max_regression)
 
     def scope(self) -> str:
         """What was compared, in one line (without the baseline's name): the cells, each
-        compared level with its paired instructions, the levels too small for the allowed
-        regression, and what the baseline has that the run did not."""
+        compared level with its paired instructions and the smallest drop it detects at 80 %
+        power (saying so when that is too large for the allowed regression), and what the
+        baseline has that the run did not."""
         cells = (self.label if self.label == self.baseline_label
                  else f"{self.label} vs baseline cell {self.baseline_label}")
         weak = dict(self.underpowered)
-        levels = ", ".join(
-            f"L{lv} {d.n}" + (f" (smallest detectable drop {weak[lv]:.2f} > "
-                              f"{self.max_regression:g})" if lv in weak else "")
-            for lv, d in sorted(self.diff.levels.items()))
+        levels = ", ".join(f"L{lv} {d.n}" + self._power_note(lv, lv in weak)
+                           for lv, d in sorted(self.diff.levels.items()))
         n = sum(d.n for d in self.diff.levels.values())
         text = f"{cells}: {n} instructions paired" + (f": {levels}" if levels else "")
         if self.not_compared:
             text += "; not compared: " + ", ".join(x.describe() for x in self.not_compared)
         return text
+
+    def _power_note(self, level: int, weak: bool) -> str:
+        drop = self.detectable.get(level)
+        if drop is None:
+            return ""
+        if math.isinf(drop):
+            return " (too few instructions or templates to detect any drop)"
+        shown = math.ceil(drop * 100 - 1e-9) / 100  # rounded up: never promise more
+        if weak:
+            return (f" (too small for --gi-max-regression={self.max_regression:g}: detects "
+                    f"only drops ≥ {shown:.2f})")
+        return f" (detects drops ≥ {shown:.2f})"
+
+
+WEAK_FACTOR = 2.0
+"""A level whose detectable drop exceeds this multiple of the allowed regression is called
+too small for it on the ``compared`` line."""
 
 
 def first_violation(item: ItemResult) -> str | None:

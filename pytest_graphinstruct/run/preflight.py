@@ -165,13 +165,15 @@ def snapshot_notes(config: RunConfig, model: str, served: Snapshot, why: str | N
 
 
 def _check_baseline(config: RunConfig, suite: Suite) -> None:
-    """A ``--gi-baseline`` that exists must be of this suite and hold the run's cells
-    (:func:`~.gates.match_baseline`), checked before any work."""
+    """A ``--gi-baseline`` that exists must be of this suite (the levels both ran hold the
+    same files) and hold the run's cells (:func:`~.verdict.plan_baseline`), checked before
+    any work."""
     baseline = config.baseline
     if baseline is None or config.update_baseline or not baseline.exists():
         return
-    from pytest_graphinstruct.run.gates import match_baseline, read_baseline
-    from pytest_graphinstruct.run.provenance import suite_hash
+    from pytest_graphinstruct.run.provenance import level_hashes, suite_dir_hash
+    from pytest_graphinstruct.run.verdict import GateOptions, plan_baseline
 
-    match_baseline([c.label for c in config.cells], read_baseline(baseline), name=str(baseline),
-                   baseline_cell=config.baseline_cell, suite_hash=suite_hash(suite))
+    plan_baseline(GateOptions.of(config), [c.label for c in config.cells],
+                  level_hashes=level_hashes(suite),
+                  suite_hash_for=lambda levels: suite_dir_hash(config.suite, levels))

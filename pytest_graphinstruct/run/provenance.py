@@ -28,6 +28,7 @@ from pytest_graphinstruct.run.results import (
     RunInfo,
 )
 from pytest_graphinstruct.suite.loader import Suite
+from pytest_graphinstruct.vocab import LEVELS
 
 GIT_TIMEOUT_S = 3.0
 """How long each ``git`` call may take before the commit is left absent."""
@@ -78,16 +79,49 @@ def suite_hash(suite: Suite) -> str | None:
     files = sorted({inst.source for inst in suite}, key=lambda s: (Path(s).name, s))
     if not files or not all(files):
         return None
+    return files_hash([Path(f) for f in files])
+
+
+def suite_dir_hash(root: Path, levels: Sequence[int] | None) -> str | None:
+    """The :func:`suite_hash` a run of the suite at ``root`` restricted to ``levels`` (all
+    level files present: ``None``) records, from the files alone (nothing parsed)."""
+    if root.is_file():
+        return files_hash([root])
+    wanted = LEVELS if levels is None else levels
+    files = [root / f"level_{lv}.json" for lv in wanted]
+    return files_hash([f for f in files if f.is_file()]) if files else None
+
+
+def files_hash(files: Sequence[Path]) -> str | None:
+    """``sha256:<hex>`` over each file's name and bytes, in name order (``None``: no file, or
+    one cannot be read)."""
+    if not files:
+        return None
     digest = hashlib.sha256()
-    for name in files:
+    for path in sorted(files, key=lambda p: (p.name, str(p))):
         try:
-            data = Path(name).read_bytes()
+            data = path.read_bytes()
         except OSError:
             return None
-        label = Path(name).name.encode("utf-8")
+        label = path.name.encode("utf-8")
         digest.update(len(label).to_bytes(8, "big") + label)
         digest.update(len(data).to_bytes(8, "big") + data)
     return f"sha256:{digest.hexdigest()}"
+
+
+def level_hashes(suite: Suite) -> dict[int, str]:
+    """Level → ``sha256:<hex>`` of the bytes of the one file its instructions came from; a
+    level whose file cannot be read any more, or that came from several files, is left out."""
+    files: dict[int, set[str]] = {}
+    for inst in suite:
+        files.setdefault(inst.level, set()).add(inst.source)
+    out = {}
+    for lv, names in sorted(files.items()):
+        if len(names) == 1 and all(names):
+            digest = file_sha256(Path(next(iter(names))))
+            if digest is not None:
+                out[lv] = digest
+    return out
 
 
 def file_sha256(path: Path | None) -> str | None:
@@ -193,6 +227,7 @@ def run_info(config: RunConfig, *, started: str | None, suite: Suite | None,
     return RunInfo(
         started=started, finished=utc_now(), machine=machine(), suite=str(config.suite),
         suite_hash=None if suite is None else suite_hash(suite),
+        level_hashes={} if suite is None else level_hashes(suite),
         git=None if rootdir is None else git_state(rootdir),
         endpoints=endpoints(config, local), filter=item_filter, pools=text(config.pools),
         replay=text(config.replay), replay_sha256=file_sha256(config.replay),

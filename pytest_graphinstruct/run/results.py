@@ -739,6 +739,9 @@ class RunInfo:
     cache_dir: str | None = None
     cache: Mapping[str, CacheUse] = field(default_factory=dict)
     replay_sha256: str | None = None  #: ``sha256:<hex>`` of the ``--gi-replay`` file
+    #: level → ``sha256:<hex>`` of the suite file it came from (a baseline of the same suite
+    #: matches on the levels both ran; empty in reports written before it was kept)
+    level_hashes: Mapping[int, str] = field(default_factory=dict)
 
     @property
     def cached_samples(self) -> int:
@@ -755,6 +758,7 @@ class RunInfo:
             "pools": self.pools, "replay": self.replay, "cache_dir": self.cache_dir,
             "cache": {label: c.to_json() for label, c in self.cache.items()},
             "replay_sha256": self.replay_sha256,
+            "level_hashes": {str(lv): h for lv, h in sorted(self.level_hashes.items())},
         }
 
     @classmethod
@@ -771,7 +775,109 @@ class RunInfo:
             cache_dir=data.get("cache_dir"),
             cache={str(k): CacheUse.from_json(v) for k, v in (data.get("cache") or {}).items()},
             replay_sha256=data.get("replay_sha256"),
+            level_hashes={int(k): str(v) for k, v in (data.get("level_hashes") or {}).items()},
         )
+
+
+@dataclass(frozen=True)
+class LevelChange:
+    """One compared level of a gated cell: paired instructions, the change of the level score
+    (``current − baseline``) with its 95 % interval, the one-sided p-value of "no drop", whether
+    the gate called it a regression, and the smallest drop it can detect at 80 % power
+    (``None``: not estimated, or no drop at all is detectable there)."""
+
+    level: int
+    n: int
+    change: float
+    low: float
+    high: float
+    p_drop: float | None
+    regressed: bool
+    detectable: float | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        return {"level": self.level, "n": self.n, "change": self.change, "low": self.low,
+                "high": self.high, "p_drop": self.p_drop, "regressed": self.regressed,
+                "detectable": self.detectable}
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> LevelChange:
+        return cls(int(data["level"]), int(data["n"]), float(data["change"]),
+                   float(data["low"]), float(data["high"]), data.get("p_drop"),
+                   bool(data["regressed"]), data.get("detectable"))
+
+
+@dataclass(frozen=True)
+class LevelOmission:
+    """Baseline items of a level the gated run has no score for (``items`` of ``of``)."""
+
+    level: int
+    items: int
+    of: int
+    reason: str
+
+    def to_json(self) -> dict[str, Any]:
+        return {"level": self.level, "items": self.items, "of": self.of, "reason": self.reason}
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> LevelOmission:
+        return cls(int(data["level"]), int(data["items"]), int(data["of"]), str(data["reason"]))
+
+
+@dataclass(frozen=True)
+class CellGate:
+    """One cell of a gated run against its baseline cell: what was compared and changed."""
+
+    cell: str
+    baseline_cell: str
+    levels: tuple[LevelChange, ...] = ()
+    not_compared: tuple[LevelOmission, ...] = ()
+    newly_failing: tuple[str, ...] = ()
+    newly_passing: tuple[str, ...] = ()
+    now_errors: tuple[str, ...] = ()
+
+    def to_json(self) -> dict[str, Any]:
+        return {"cell": self.cell, "baseline_cell": self.baseline_cell,
+                "levels": [x.to_json() for x in self.levels],
+                "not_compared": [x.to_json() for x in self.not_compared],
+                "newly_failing": list(self.newly_failing),
+                "newly_passing": list(self.newly_passing), "now_errors": list(self.now_errors)}
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> CellGate:
+        return cls(str(data["cell"]), str(data["baseline_cell"]),
+                   tuple(LevelChange.from_json(x) for x in data.get("levels") or ()),
+                   tuple(LevelOmission.from_json(x) for x in data.get("not_compared") or ()),
+                   tuple(data.get("newly_failing") or ()), tuple(data.get("newly_passing") or ()),
+                   tuple(data.get("now_errors") or ()))
+
+
+@dataclass(frozen=True)
+class GateRecord:
+    """The verdict of a run as its report keeps it: the baseline it was compared with
+    (``None``: no baseline gate), whether it passed, one line per reason it failed, one line
+    per gated cell saying what was compared, and each cell's comparison.  ``baseline_update``
+    is what ``--gi-update-baseline`` did (``None``: not asked)."""
+
+    passed: bool
+    baseline: str | None = None
+    failures: tuple[str, ...] = ()
+    compared: tuple[str, ...] = ()
+    cells: tuple[CellGate, ...] = ()
+    baseline_update: str | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        return {"passed": self.passed, "baseline": self.baseline,
+                "failures": list(self.failures), "compared": list(self.compared),
+                "cells": [c.to_json() for c in self.cells],
+                "baseline_update": self.baseline_update}
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> GateRecord:
+        return cls(bool(data["passed"]), data.get("baseline"),
+                   tuple(data.get("failures") or ()), tuple(data.get("compared") or ()),
+                   tuple(CellGate.from_json(c) for c in data.get("cells") or ()),
+                   data.get("baseline_update"))
 
 
 @dataclass(frozen=True)
@@ -787,6 +893,7 @@ class RunReport:
     tool: str | None = None
     coverage: Coverage = field(default_factory=Coverage)
     run: RunInfo | None = None
+    gate: GateRecord | None = None  #: the run's verdict (``None``: not judged, or older)
 
     def __post_init__(self) -> None:
         if self.partial and self.coverage.complete:  # a partial flag with no coverage record
@@ -812,6 +919,7 @@ class RunReport:
         return {"schema": SCHEMA, "tool": self.tool, "partial": self.partial,
                 "coverage": self.coverage.to_json(),
                 "run": None if self.run is None else self.run.to_json(),
+                "gate": None if self.gate is None else self.gate.to_json(),
                 "pareto": self.pareto.to_json(),
                 "cells": [c.to_json() for c in self.cells]}
 
@@ -832,7 +940,9 @@ class RunReport:
                        coverage=(Coverage.from_json(data["coverage"]) if "coverage" in data
                                  else Coverage()),
                        run=(None if data.get("run") is None
-                            else RunInfo.from_json(data["run"])))
+                            else RunInfo.from_json(data["run"])),
+                       gate=(None if data.get("gate") is None
+                             else GateRecord.from_json(data["gate"])))
         except (KeyError, TypeError, ValueError, AttributeError) as exc:
             raise ReportError(f"malformed {SCHEMA} report: {describe_error(exc)}") from None
 

@@ -16,6 +16,7 @@ and ``compare`` / ``runs compare`` use the same comparison (:mod:`.comparison`):
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -229,11 +230,16 @@ def change_summary(c: CellComparison) -> str:
             f"passing {len(c.newly_passing)}")
 
 
+def _finite(x: float | None) -> float | None:
+    """``x``, or ``None`` for no detectable drop at all (JSON has no infinity)."""
+    return None if x is None or math.isinf(x) else x
+
+
 def _cell_gate(c: CellComparison) -> CellGate:
     return CellGate(
         cell=c.label, baseline_cell=c.baseline_label,
         levels=tuple(LevelChange(lv, d.n, d.mean_diff, d.low, d.high, d.p_drop,
-                                 lv in c.regressed_levels, c.detectable.get(lv))
+                                 lv in c.regressed_levels, _finite(c.detectable.get(lv)))
                      for lv, d in sorted(c.diff.levels.items())),
         not_compared=tuple(LevelOmission(x.level, x.items, x.of, x.reason)
                            for x in c.not_compared),

@@ -15,13 +15,17 @@ def report_json(report: RunReport) -> str:
 
 
 def write_report(report: RunReport, path: str | Path) -> None:
-    """Write ``report`` to ``path`` through a temporary file renamed into place; the folder is
-    created when missing."""
+    """Write ``report`` to ``path`` through a temporary file, synced and renamed into place (a
+    crash leaves the old file or the new one, never a mix); the folder is created when
+    missing."""
     p = Path(path)
     p.parent.mkdir(parents=True, exist_ok=True)
     tmp = p.with_name(p.name + ".tmp")
     try:
-        tmp.write_text(report_json(report), encoding="utf-8")
+        with tmp.open("w", encoding="utf-8") as fh:
+            fh.write(report_json(report))
+            fh.flush()
+            os.fsync(fh.fileno())  # the bytes are on disk before the name points at them
         tmp.replace(p)
     finally:
         tmp.unlink(missing_ok=True)

@@ -242,8 +242,8 @@ def test_a_missing_baseline_is_written_and_fails_the_run(pytester: pytest.Pytest
     r = pytester.runpytest(f"--gi-suite={suite_dir}", "--gi-model=oracle",
                            f"--gi-baseline={base}", "-p", "no:cacheprovider")
     assert r.ret == pytest.ExitCode.TESTS_FAILED
-    r.stdout.fnmatch_lines([f"*GATE FAILED (baseline): baseline {base} did not exist: written "
-                            "from this run; review and commit it*"])
+    r.stdout.fnmatch_lines([f"*GATE FAILED (baseline): baseline {base} did not exist: it is "
+                            "written from this run; review and commit it*"])
     assert load_valid_report(base)["cells"][0]["summary"]["items"] == 4
     again = pytester.runpytest(f"--gi-suite={suite_dir}", "--gi-model=oracle",
                                f"--gi-baseline={base}", "-p", "no:cacheprovider")

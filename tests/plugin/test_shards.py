@@ -28,6 +28,7 @@ def _run(pytester: pytest.Pytester, report: Path, *extra: str) -> None:
 def _without_run(path: Path) -> dict[str, object]:
     data = load_valid_report(path)
     data.pop("run")
+    data.pop("gate")  # how this invocation judged the run: a merged report is not judged
     return data
 
 

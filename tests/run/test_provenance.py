@@ -11,7 +11,6 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from pytest_graphinstruct.report.writer import report_json
 from pytest_graphinstruct.run.config import build_run_config
 from pytest_graphinstruct.run.provenance import (
     cache_use,
@@ -35,6 +34,7 @@ from pytest_graphinstruct.run.results import (
     RunReport,
     SampleResult,
 )
+from pytest_graphinstruct.run.writer import report_json
 from pytest_graphinstruct.suite.loader import load_suite
 from tests.report.schema_check import assert_valid_report, report_errors
 
