@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
 from typing import Any
 
 TREE4 = ("Graph[name='L1-001-ref1', nodes=4] { node_list = ['0','1','2','3']; "
@@ -30,3 +32,11 @@ def suite_records() -> dict[int, list[dict[str, Any]]]:
              "explicit_constraints": ["degree=3", "num_nodes=5"], "implicit_constraints": [],
              "graph_sizes": ["small"], "reference_solutions": [], "feasible": False}],
     }
+
+
+def write_suite(root: Path) -> Path:
+    """Write the tiny suite as level files under ``root`` (created when missing)."""
+    root.mkdir(parents=True, exist_ok=True)
+    for lv, recs in suite_records().items():
+        (root / f"level_{lv}.json").write_text(json.dumps(recs), encoding="utf-8")
+    return root

@@ -1,7 +1,6 @@
 from __future__ import annotations
 
 import importlib
-import json
 import pkgutil
 from pathlib import Path
 
@@ -9,7 +8,7 @@ import pytest
 
 import pytest_graphinstruct
 
-from ._suite import suite_records
+from ._suite import write_suite
 
 # Import the whole package before any in-process pytester run: pytester restores sys.modules
 # after each run, and a module loaded inside a run would be imported again by the next one —
@@ -25,7 +24,4 @@ importlib.import_module("pytest_graphinstruct.score.gcn").unavailable_reason()
 def suite_dir(pytester: pytest.Pytester) -> Path:
     """The tiny suite written as level files in the pytester directory."""
     root = pytester.path / "suite"
-    root.mkdir()
-    for lv, recs in suite_records().items():
-        (root / f"level_{lv}.json").write_text(json.dumps(recs), encoding="utf-8")
-    return root
+    return write_suite(root)

@@ -2,21 +2,18 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import pytest
 
 from pytest_graphinstruct.errors import GraphInstructError
 from pytest_graphinstruct.run.config import Cell, build_run_config
-from tests.plugin._suite import suite_records
+from tests.plugin._suite import write_suite
 
 
 @pytest.fixture
 def suite(tmp_path: Path) -> Path:
-    for lv, recs in suite_records().items():
-        (tmp_path / f"level_{lv}.json").write_text(json.dumps(recs), encoding="utf-8")
-    return tmp_path
+    return write_suite(tmp_path)
 
 
 def test_constrained_adds_a_twin_after_every_baseline_cell(suite: Path) -> None:

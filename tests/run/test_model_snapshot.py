@@ -23,7 +23,7 @@ from pytest_graphinstruct.run.provenance import cache_use
 from pytest_graphinstruct.run.results import CacheUse, ItemResult, RunInfo, RunReport, SampleResult
 from pytest_graphinstruct.run.session import BenchmarkSession, cell_metadata
 from tests.models.helpers import req
-from tests.plugin._suite import suite_records
+from tests.plugin._suite import write_suite
 
 KEY = "GI_SNAPSHOT_TEST_KEY"
 
@@ -31,10 +31,7 @@ KEY = "GI_SNAPSHOT_TEST_KEY"
 @pytest.fixture
 def suite(tmp_path: Path) -> Path:
     root = tmp_path / "suite"
-    root.mkdir()
-    for lv, recs in suite_records().items():
-        (root / f"level_{lv}.json").write_text(json.dumps(recs), encoding="utf-8")
-    return root
+    return write_suite(root)
 
 
 def config(suite: Path, **raw: Any) -> RunConfig:

@@ -13,18 +13,11 @@ import pytest
 from pytest_graphinstruct.run.config import build_run_config
 from pytest_graphinstruct.run.recorded import score_recorded
 from pytest_graphinstruct.suite.loader import load_suite
-from tests.plugin._suite import CYCLE4, TREE4, suite_records
+from tests.plugin._suite import CYCLE4, TREE4, write_suite
 from tests.report.schema_check import load_valid_report
 
 ROOT = Path(__file__).resolve().parents[2]
 REFUSAL = "No such graph exists: the constraints are infeasible."
-
-
-def write_suite(root: Path) -> Path:
-    root.mkdir(parents=True, exist_ok=True)
-    for lv, recs in suite_records().items():
-        (root / f"level_{lv}.json").write_text(json.dumps(recs), encoding="utf-8")
-    return root
 
 
 def references_as_answers(suite_dir: Path, path: Path, k: int = 2) -> Path:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import pytest
@@ -11,15 +10,12 @@ from pytest_graphinstruct.answers import Answer
 from pytest_graphinstruct.run import evaluate
 from pytest_graphinstruct.run.config import build_run_config
 from pytest_graphinstruct.run.session import BenchmarkSession
-from tests.plugin._suite import CYCLE4, TREE4, suite_records
+from tests.plugin._suite import CYCLE4, TREE4, write_suite
 
 
 @pytest.fixture
 def bench(tmp_path: Path) -> BenchmarkSession:
-    root = tmp_path / "suite"
-    root.mkdir()
-    for lv, recs in suite_records().items():
-        (root / f"level_{lv}.json").write_text(json.dumps(recs), encoding="utf-8")
+    root = write_suite(tmp_path / "suite")
     run = build_run_config({"model": "oracle", "suite": str(root), "no_cache": True,
                             "pools": "none"}, rootdir=tmp_path)
     assert run is not None

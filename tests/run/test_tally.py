@@ -15,7 +15,7 @@ from pytest_graphinstruct.models.testserver import FakeOpenAIServer, Fault
 from pytest_graphinstruct.run.config import build_run_config
 from pytest_graphinstruct.run.session import BenchmarkSession
 from pytest_graphinstruct.run.tally import AnswerTally, ProgressCounts
-from tests.plugin._suite import suite_records
+from tests.plugin._suite import write_suite
 
 
 def test_tally_counts_each_future_once_it_resolves() -> None:
@@ -45,10 +45,7 @@ def test_counts_add_up_and_survive_json() -> None:
 @pytest.fixture
 def suite(tmp_path: Path) -> Path:
     root = tmp_path / "suite"
-    root.mkdir()
-    for lv, recs in suite_records().items():
-        (root / f"level_{lv}.json").write_text(json.dumps(recs), encoding="utf-8")
-    return root
+    return write_suite(root)
 
 
 def _session(tmp_path: Path, suite: Path, server: FakeOpenAIServer, **extra: Any,
