@@ -664,7 +664,8 @@ def _record(key: str, request: Request, answer: Answer, endpoint: str,
         "calls": answer.calls,
         "finish_reason": answer.finish_reason,
         "latency_s": round(answer.latency_s, 6),
-        "created": round(time.time(), 3),
+        "created": round(time.time(), 6),  # to the microsecond: "later" orders two answers
+        # of one key cached within the same millisecond (supersedes)
         "served_model": served.model,
         "system_fingerprint": served.fingerprint,
     }
