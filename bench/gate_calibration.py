@@ -16,20 +16,32 @@ real scores, without a model call.
    template ``T`` in that run (:data:`SHARED_NOISE`; why 0.2: docs/PLUGIN.md).  *Lowered
    quality* shifts the candidate's logits in one level by the amount that lowers the level's
    expected score by 0.02, 0.05 or 0.10 ("n/a" where even a level that always fails cannot
-   drop that far).
+   drop that far); a *concentrated* drop shifts only the level's largest template, as far as
+   lowers the whole level by 0.05 or 0.10; the *hiding* scenario lowers L2 by 0.05 while one
+   template of L0 falls by 0.10 of the level (does a drop in one level hide another?).
 3. **The gate, as the driver calls it.**  For every (baseline, candidate) pair:
    :func:`~pytest_graphinstruct.score.bootstrap.paired_bootstrap` with the suite's clusters
    (:func:`~pytest_graphinstruct.suite.clusters.cluster_of`), then
    :func:`~pytest_graphinstruct.score.multiple.regressions` over the run's six levels at
-   ``alpha = 0.05`` with ``delta = 0.02``.  Beside it, today's rule (before issue 19): per
-   level, a percentile bootstrap over instructions (B = 2000), a level flagged when its mean
-   dropped by more than 0.02 and the 97.5 % quantile is below 0, no correction for six levels.
-4. **The procedures compared** (vectorized over pairs, on the same pairs): cluster percentile
-   bootstrap, two-stage bootstrap (clusters, then instructions within), cluster t with ``G − 1``
-   degrees of freedom (CR1), CR2 with Bell–McCaffrey degrees of freedom (the chosen one), and
-   the larger of the instruction-level and CR2 variances; all with Holm over the six levels.
-   Their false alarms are also measured with heavier shared noise (logit sd 0.4 and 0.6, k = 5):
-   a procedure honest with few clusters must not depend on the shared noise being small.
+   ``alpha = 0.05`` with ``delta = 0.02``.  Beside it, the rule before issue 19 ("today's
+   rule"): per level, a percentile bootstrap over instructions (B = 2000), a level flagged when
+   its mean dropped by more than 0.02 and the 97.5 % quantile is below 0, no correction for six
+   levels.
+4. **The procedures compared** (vectorized over pairs, on the same pairs, written apart from
+   the package's code so that they check it): cluster percentile bootstrap, two-stage bootstrap
+   (clusters, then instructions within), cluster t with ``G − 1`` degrees of freedom (CR1), CR2
+   with Bell–McCaffrey degrees of freedom (the gate until 2026-12), the larger of the
+   instruction-level and CR2 variances, the instruction-level t (clusters ignored), and the
+   pooled shared-noise tests: the ratio of shared to within-template variance estimated once
+   from every template of every level (DerSimonian–Laird moments on template means weighted by
+   their within variances), the same leaving the tested level out, the same with each
+   template's standardized deviation capped (robust to a template that really changed), and the
+   capped one with the levels' own ratios allowed to differ (random effects across levels,
+   empirical Bayes per level: the gate).  All with Holm over the six levels and delta 0.02.
+   Their false alarms are also measured with heavier shared noise (logit sd 0.4 and 0.6,
+   k = 5): a procedure honest with few clusters must not depend on the shared noise being
+   small.  A *ceiling* row tests with the true variance of each level's mean (independent
+   noise): no test that holds 5 % over six levels can see more.
 5. **The plan's prediction** (:func:`~pytest_graphinstruct.score.power.gate_power` from one
    simulated baseline run, averaged over 20 such runs) beside the measured power.
 
@@ -53,11 +65,12 @@ import sys
 import time
 from collections.abc import Callable, Sequence
 from concurrent.futures import ProcessPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
 from scipy.special import expit
+from scipy.stats import chi2, norm
 from scipy.stats import t as student_t
 from tabulate import tabulate
 
@@ -74,12 +87,18 @@ HEAVIER = (0.4, 0.6)  #: shared noise for the robustness rows (k = 5, nothing ch
 DELTA = 0.02  #: --gi-max-regression
 ALPHA = 0.05  #: the family-wise alpha of the gate
 DROPS = (0.02, 0.05, 0.10)
+CONCENTRATED = (0.05, 0.10)  #: drops of the whole level that fall on its largest template
 SAMPLES = (1, 5)
 TODAY_B = 2000  #: resamples of today's rule (its default)
 ALT_B = 1000  #: resamples of the compared bootstrap procedures
 CHUNK = 250  #: pairs simulated at once
-PROCEDURES = ("cluster percentile", "two-stage", "cluster t (G-1)", "CR2 + BM df (chosen)",
-              "max(instr, CR2)")
+CHOSEN = "pooled, capped, random effects (the gate)"
+PROCEDURES = ("cluster percentile", "two-stage", "cluster t (G-1)", "CR2 + BM df",
+              "max(instr, CR2)", "instruction t", "pooled ratio", "pooled, level left out",
+              "pooled, capped", CHOSEN, "known variance (ceiling)")
+OWN_FROM = 5  #: a template weighs by its own within variance from this many instructions on
+CAP = float(chi2.ppf(0.99, 1))
+KAPPA = float(chi2.cdf(CAP, 3) + CAP * chi2.sf(CAP, 1))
 
 
 # -- 1. real scores ---------------------------------------------------------------------------
@@ -162,11 +181,51 @@ def _bisect(f: Callable[[np.ndarray], np.ndarray], lo: float, hi: float, size: i
     return (a + b) / 2
 
 
+@dataclass(frozen=True)
+class Drop:
+    """The candidate's quality lowered: ``level`` by ``size`` (its expected score), over the
+    whole level or only its largest template (``whole=False``)."""
+
+    level: int
+    size: float
+    whole: bool = True
+
+
+@dataclass(frozen=True)
+class Runs:
+    """``pairs`` simulated (baseline, candidate) runs: per-instruction level scores ``(P, n)``,
+    the baseline's passing samples, which pairs could drop as asked, and the variance of each
+    level's mean difference given the pair's model and shared noise ``(P, levels)``."""
+
+    base: np.ndarray
+    cand: np.ndarray
+    passes: np.ndarray
+    ok: np.ndarray
+    true_var: np.ndarray
+
+
+def _lower(data: SuiteScores, eta: np.ndarray, cand: np.ndarray, drop: Drop) -> np.ndarray:
+    """Shift ``cand``'s logits so that the level's expected score falls by ``drop.size``;
+    returns which pairs could."""
+    m = data.levels == drop.level
+    moved = m.copy()
+    if not drop.whole:
+        codes = data.cluster_codes
+        moved = m & (codes == np.bincount(codes[m]).argmax())
+    sp, sf, e = data.s_pass[moved], data.s_fail[moved], eta[:, moved]
+    start = (expit(e) * (sp - sf) + sf).sum(1)
+    goal = start - drop.size * int(m.sum())
+    ok = goal > sf.sum() + 1e-9
+    shift = _bisect(lambda x: (expit(e - x[:, None]) * (sp - sf) + sf).sum(1) - goal,
+                    0.0, 40.0, eta.shape[0])
+    cand[:, moved] -= shift[:, None]
+    return np.asarray(ok)
+
+
 def simulate(data: SuiteScores, pairs: int, k: int, shared: float, rng: np.random.Generator,
-             drop_level: int | None = None, drop: float = 0.0
-             ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """``pairs`` (baseline, candidate) runs: per-instruction level scores ``(P, n)`` each, the
-    baseline's passing samples, and which pairs could drop as asked."""
+             drops: Sequence[Drop] = ()) -> Runs:
+    """``pairs`` (baseline, candidate) runs of ``k`` samples per instruction (module
+    docstring)."""
     codes, levels = data.cluster_codes, data.levels
     n, t = levels.size, int(codes.max()) + 1
     eff = rng.normal(0, TEMPLATE_SD, (pairs, t))[:, codes] + rng.normal(0, INSTRUCTION_SD,
@@ -180,21 +239,19 @@ def simulate(data: SuiteScores, pairs: int, k: int, shared: float, rng: np.rando
         eta[:, m] = mu[:, None] + e
     cand = eta.copy()
     ok = np.ones(pairs, dtype=bool)
-    if drop_level is not None:
-        m = levels == drop_level
-        sp, sf, e = data.s_pass[m], data.s_fail[m], eta[:, m]
-        start = (expit(e) * (sp - sf) + sf).mean(1)
-        goal = start - drop
-        ok = goal > sf.mean() + 1e-9
-        shift = _bisect(lambda x: (expit(e - x[:, None]) * (sp - sf) + sf).mean(1) - goal,
-                        0.0, 40.0, pairs)
-        cand[:, m] -= shift[:, None]
+    for drop in drops:
+        ok &= _lower(data, eta, cand, drop)
     noise_b = rng.normal(0, shared, (pairs, t))[:, codes] if shared else 0.0
     noise_c = rng.normal(0, shared, (pairs, t))[:, codes] if shared else 0.0
-    xb = rng.binomial(k, expit(eta + noise_b))
-    xc = rng.binomial(k, expit(cand + noise_c))
+    pb, pc = expit(eta + noise_b), expit(cand + noise_c)
+    xb = rng.binomial(k, pb)
+    xc = rng.binomial(k, pc)
     gap = data.s_pass - data.s_fail
-    return data.s_fail + xb / k * gap, data.s_fail + xc / k * gap, xb, ok
+    each = gap * gap * (pb * (1 - pb) + pc * (1 - pc)) / k
+    order = sorted({int(x) for x in levels})
+    true_var = np.stack([each[:, levels == lv].sum(1) / float((levels == lv).sum()) ** 2
+                         for lv in order], axis=1)
+    return Runs(data.s_fail + xb / k * gap, data.s_fail + xc / k * gap, xb, ok, true_var)
 
 
 # -- 3. the gate as the driver calls it -------------------------------------------------------
@@ -242,12 +299,160 @@ def _t_p(mean: np.ndarray, var: np.ndarray, df: float | np.ndarray) -> np.ndarra
     with np.errstate(divide="ignore", invalid="ignore"):
         t = np.where(se > 0, mean / np.where(se > 0, se, 1.0),
                      np.where(mean < 0, -np.inf, np.inf))
-    out = student_t.cdf(t, df)
+    out = student_t.cdf(t, np.maximum(df, 1e-300))
     return np.where(np.asarray(df) > 0, out, 1.0)
 
 
-def vector_rules(data: SuiteScores, diff: np.ndarray, rng: np.random.Generator,
-                 delta: float) -> dict[str, np.ndarray]:
+@dataclass
+class _Level:
+    """One level over all pairs: what the pooled procedures need (vectorized)."""
+
+    n: int
+    sizes: np.ndarray  # (G,)
+    mean: np.ndarray  # (P,)
+    within: np.ndarray  # W: Σ n_g s²_g / n²
+    within_df: np.ndarray
+    design: np.ndarray  # Σ n_g² s²_g / (n² W)
+    usable: bool  # two templates and within-template spread: pools
+    w: np.ndarray = field(default_factory=lambda: np.zeros(0))  # template weights (P, G)
+    v: np.ndarray = field(default_factory=lambda: np.zeros(0))  # their variances (P, G)
+    a: np.ndarray = field(default_factory=lambda: np.zeros(0))  # 1 − w/Σw
+    y: np.ndarray = field(default_factory=lambda: np.zeros(0))  # standardized deviations²
+
+    @property
+    def g(self) -> int:
+        return int(self.sizes.size)
+
+    def info(self) -> np.ndarray:
+        return (self.a * self.sizes).sum(1)
+
+    def spread(self, rho: np.ndarray) -> np.ndarray:
+        """Variance of Σ a_g y_g at ratio ``rho`` (quadratic form in the template means)."""
+        w = self.w
+        tot = w.sum(1)
+        s = self.v * (1.0 / self.sizes + rho[:, None])
+        return 2 * ((w * w * s * s).sum(1) - 2 * (w ** 3 * s * s).sum(1) / tot
+                    + ((w * w * s).sum(1) / tot) ** 2)
+
+
+def _level(d: np.ndarray, codes: np.ndarray) -> _Level:
+    pairs, n = d.shape
+    g = int(codes.max()) + 1
+    sizes = np.bincount(codes, minlength=g).astype(float)
+    member = np.zeros((n, g))
+    member[np.arange(n), codes] = 1.0
+    sums = d @ member
+    squares = np.maximum((d * d) @ member - sums * sums / sizes, 0.0)
+    mean = d.mean(axis=1)
+    pooled = squares.sum(1) / (n - g) if n > g else np.zeros(pairs)
+    multi = sizes >= 2
+    own = np.where(multi, squares / np.maximum(sizes - 1, 1), pooled[:, None])
+    terms = sizes * own
+    within = terms.sum(1) / n ** 2
+    with np.errstate(divide="ignore", invalid="ignore"):
+        den = (terms[:, multi] ** 2 / (sizes[multi] - 1)).sum(1)
+        if (~multi).any() and n > g:
+            den = den + terms[:, ~multi].sum(1) ** 2 / (n - g)
+        within_df = np.where(den > 0, terms.sum(1) ** 2 / den, 0.0)
+        design = np.where(terms.sum(1) > 0, (sizes * terms).sum(1) / terms.sum(1), 0.0)
+    lvl = _Level(n, sizes, mean, within, within_df, design, usable=g >= 2 and n > g)
+    if lvl.usable:
+        big = sizes >= OWN_FROM
+        nu = np.where(big, sizes - 1, n - g)
+        v = np.where(big, squares / np.maximum(sizes - 1, 1), pooled[:, None])
+        v = np.maximum(v, 1e-9 * pooled[:, None])
+        w = sizes * np.where(nu > 2, (nu - 2) / nu, 1.0) / np.where(v > 0, v, 1.0)
+        centre = (w * sums / sizes).sum(1, keepdims=True) / w.sum(1, keepdims=True)
+        a = np.maximum(1 - w / w.sum(1, keepdims=True), 1e-12)
+        lvl.w, lvl.v, lvl.a = w, v, a
+        lvl.y = w * (sums / sizes - centre) ** 2 / a
+    return lvl
+
+
+def _pool(levels: Sequence[_Level], capped: bool) -> tuple[np.ndarray, np.ndarray]:
+    """Pooled ratio per pair (capped: the fixed point, iterated from 0) and its variance.
+    Pairs whose levels have no within spread (``pooled = 0``) give ratio 0."""
+    y = np.concatenate([lv.y for lv in levels], 1)
+    a = np.concatenate([lv.a for lv in levels], 1)
+    n = np.concatenate([np.broadcast_to(lv.sizes, lv.y.shape) for lv in levels], 1)
+    info = (a * n).sum(1)
+    if not capped:
+        rho = np.maximum((a * (y - 1)).sum(1) / info, 0.0)
+    else:
+        rho = np.zeros(y.shape[0])
+        for _ in range(500):
+            new = np.maximum((a * (np.minimum(y, CAP * (1 + n * rho[:, None])) - KAPPA)).sum(1)
+                             / (KAPPA * info), 0.0)
+            done = np.all(np.abs(new - rho) <= 1e-13 * np.maximum(rho, 1e-12))
+            rho = new
+            if done:
+                break
+    var = sum(lv.spread(rho) for lv in levels) / info ** 2
+    return rho, var
+
+
+def _ratio_test(lv: _Level, rho: np.ndarray, var: np.ndarray) -> np.ndarray:
+    inflation = 1 + rho * lv.design
+    df = 1 / (1 / np.where(lv.within_df > 0, lv.within_df, np.inf)
+              + lv.design ** 2 * var / (2 * inflation ** 2))
+    return _t_p(lv.mean, lv.within * inflation, df)
+
+
+def pooled_p(levels: Sequence[_Level], d: Sequence[np.ndarray], cr2: np.ndarray,
+             variant: str) -> np.ndarray:
+    """p-values (pairs, levels) of a pooled shared-noise procedure."""
+    pairs = levels[0].mean.size
+    p = np.ones((pairs, len(levels)))
+    pool = [lv for lv in levels if lv.usable]
+    rho = var = np.zeros(pairs)
+    own: dict[int, tuple[np.ndarray, np.ndarray]] = {}
+    between = np.zeros(pairs)
+    if pool and variant != "left out":
+        rho, var = _pool(pool, capped=variant != "mean")
+    if pool and variant == "random effects":
+        for j, lv in enumerate(levels):
+            if lv.usable:
+                est = (lv.a * (np.minimum(lv.y, CAP * (1 + lv.sizes * rho[:, None])) - KAPPA)
+                       ).sum(1) / (KAPPA * lv.info())
+                own[j] = (est, lv.spread(rho) / lv.info() ** 2)
+        if len(own) >= 2:
+            inv = np.stack([1 / v for _, v in own.values()], 1)
+            est = np.stack([e for e, _ in own.values()], 1)
+            centre = (inv * est).sum(1, keepdims=True) / inv.sum(1, keepdims=True)
+            q = (inv * (est - centre) ** 2).sum(1)
+            s1, s2 = inv.sum(1), (inv * inv).sum(1)
+            between = np.maximum(0.0, (q - (len(own) - 1)) / (s1 - s2 / s1))
+    for j, lv in enumerate(levels):
+        if lv.n < 2:
+            continue
+        if lv.n == lv.g:  # every instruction its own template: the one-sample t
+            p[:, j] = _t_p(lv.mean, d[j].var(axis=1, ddof=1) / lv.n, lv.n - 1)
+            continue
+        r, v = rho, var
+        if variant == "left out":
+            others = [x for x in pool if x is not lv] or ([lv] if lv.usable else [])
+            if not others:
+                continue
+            r, v = _pool(others, capped=False)
+        elif not pool:
+            p[:, j] = np.where(lv.within > 0, 1.0, cr2[:, j])
+            continue
+        elif variant == "random effects":
+            if j in own:
+                est, ov = own[j]
+                with np.errstate(divide="ignore", invalid="ignore"):
+                    weight = np.where(between > 0, between / (between + ov), 0.0)
+                r = np.maximum(0.0, weight * est + (1 - weight) * rho)
+                v = weight * ov + (1 - weight) ** 2 * var
+            else:
+                v = var + between
+        test = _ratio_test(lv, r, v)
+        p[:, j] = np.where(lv.within > 0, test, cr2[:, j])
+    return p
+
+
+def vector_rules(data: SuiteScores, diff: np.ndarray, true_var: np.ndarray,
+                 rng: np.random.Generator, delta: float) -> dict[str, np.ndarray]:
     """Per pair and level, the flags of today's rule and of each compared procedure."""
     from pytest_graphinstruct.score.bootstrap import bm_df
 
@@ -257,6 +462,8 @@ def vector_rules(data: SuiteScores, diff: np.ndarray, rng: np.random.Generator,
     today = np.zeros((pairs, len(order)), dtype=bool)
     pv = {name: np.ones((pairs, len(order))) for name in PROCEDURES}
     codes_all = data.cluster_codes
+    levels: list[_Level] = []
+    parts: list[np.ndarray] = []
     for j, lv in enumerate(order):
         m = data.levels == lv
         d = diff[:, m]
@@ -286,15 +493,22 @@ def vector_rules(data: SuiteScores, diff: np.ndarray, rng: np.random.Generator,
         pv["two-stage"][:, j] = (boot2 >= 0).mean(axis=1)
         resid = sums - sizes * mean[:, None]
         v_instr = d.var(axis=1, ddof=1) / n if n > 1 else np.zeros(pairs)
+        pv["instruction t"][:, j] = _t_p(mean, v_instr, max(n - 1, 0))
+        pv["known variance (ceiling)"][:, j] = norm.cdf(mean / np.sqrt(true_var[:, j]))
         if g >= 2:
             v_cr1 = g / (g - 1) * (resid ** 2).sum(axis=1) / n ** 2
             v_cr2 = (resid ** 2 / (1 - sizes / n)).sum(axis=1) / n ** 2
             df = bm_df(sizes)
             pv["cluster t (G-1)"][:, j] = _t_p(mean, v_cr1, g - 1)
-            pv["CR2 + BM df (chosen)"][:, j] = _t_p(mean, v_cr2, df)
+            pv["CR2 + BM df"][:, j] = _t_p(mean, v_cr2, df)
             wider = v_cr2 > v_instr
             pv["max(instr, CR2)"][:, j] = np.where(
                 wider, _t_p(mean, v_cr2, df), _t_p(mean, v_instr, max(n - 1, 1)))
+        levels.append(_level(d, codes))
+        parts.append(d)
+    for name, variant in (("pooled ratio", "mean"), ("pooled, level left out", "left out"),
+                          ("pooled, capped", "capped"), (CHOSEN, "random effects")):
+        pv[name] = pooled_p(levels, parts, pv["CR2 + BM df"], variant)
     out = {"today": today}
     for name, p in pv.items():
         out[name] = _holm(p) & (means < -delta)
@@ -317,8 +531,17 @@ class Task:
     shared: float
     pairs: int
     seed: int
-    drop_level: int | None = None
-    drop: float = 0.0
+    drops: tuple[Drop, ...] = ()
+
+    @property
+    def kind(self) -> str:
+        """``null``, ``level`` (one whole level lowered), ``template`` (one template) or
+        ``hiding`` (two levels)."""
+        if not self.drops:
+            return "null"
+        if len(self.drops) > 1:
+            return "hiding"
+        return "level" if self.drops[0].whole else "template"
 
 
 @dataclass(frozen=True)
@@ -327,48 +550,59 @@ class Outcome:
     pairs: int  # pairs that could drop as asked (all of them with nothing changed)
     gate_any: int  # pairs with any level flagged by the gate
     bare_any: int  # ... by the test alone (delta 0)
-    gate_level: int  # pairs with the lowered level flagged by the gate
+    gate_levels: tuple[int, ...]  # per level: pairs with it flagged by the gate
     rules_any: dict[str, int]
-    rules_level: dict[str, int]
-    agree: int  # pairs where the API and the vectorized CR2 flag the same levels
+    rules_levels: dict[str, tuple[int, ...]]
+    agree: int  # pairs where the API and the vectorized chosen procedure flag the same levels
     seconds: float
+
+    def level(self, lv: int, name: str | None = None) -> int:
+        levels = self.gate_levels if name is None else self.rules_levels[name]
+        return levels[lv]
+
+
+def _seed(task: Task) -> list[int]:
+    key = [task.seed, list(_DATA).index(task.suite), task.k, round(task.shared * 100)]
+    if not task.drops:
+        return [*key, 99, 0]
+    first = task.drops[0]
+    key += [first.level, round(first.size * 1000)]
+    for drop in task.drops[1:]:
+        key += [drop.level, round(drop.size * 1000), int(drop.whole)]
+    return key if first.whole and len(task.drops) == 1 else [*key, 7]
 
 
 def run_task(task: Task) -> Outcome:
     t0 = time.perf_counter()
     data = _DATA[task.suite]
-    rng = np.random.default_rng([task.seed, list(_DATA).index(task.suite), task.k,
-                                 round(task.shared * 100),
-                                 99 if task.drop_level is None else task.drop_level,
-                                 round(task.drop * 1000)])
+    rng = np.random.default_rng(_seed(task))
     order = sorted({int(x) for x in data.levels})
-    col = None if task.drop_level is None else order.index(task.drop_level)
-    used = gate_any = bare_any = gate_level = agree = 0
+    used = gate_any = bare_any = agree = 0
+    gate_levels = np.zeros(len(order), dtype=int)
     rules_any: dict[str, int] = {}
-    rules_level: dict[str, int] = {}
+    rules_levels: dict[str, np.ndarray] = {}
     left = task.pairs
     while left > 0:
         size = min(CHUNK, left)
         left -= size
-        base, cand, _, ok = simulate(data, size, task.k, task.shared, rng, task.drop_level,
-                                     task.drop)
-        base, cand = base[ok], cand[ok]
+        runs = simulate(data, size, task.k, task.shared, rng, task.drops)
+        base, cand = runs.base[runs.ok], runs.cand[runs.ok]
         if not len(base):
             continue
         flags, bare, _ = api_gate(data, base, cand, DELTA)
-        rules = vector_rules(data, cand - base, rng, DELTA)
+        rules = vector_rules(data, cand - base, runs.true_var[runs.ok], rng, DELTA)
         used += len(base)
         gate_any += int(flags.any(axis=1).sum())
         bare_any += int(bare.any(axis=1).sum())
-        agree += int((rules["CR2 + BM df (chosen)"] == flags).all(axis=1).sum())
+        gate_levels += flags.sum(axis=0)
+        agree += int((rules[CHOSEN] == flags).all(axis=1).sum())
         for name, f in rules.items():
             rules_any[name] = rules_any.get(name, 0) + int(f.any(axis=1).sum())
-            if col is not None:
-                rules_level[name] = rules_level.get(name, 0) + int(f[:, col].sum())
-        if col is not None:
-            gate_level += int(flags[:, col].sum())
-    return Outcome(task, used, gate_any, bare_any, gate_level, rules_any, rules_level, agree,
-                   time.perf_counter() - t0)
+            rules_levels[name] = rules_levels.get(name, np.zeros(len(order), dtype=int)) \
+                + f.sum(axis=0)
+    return Outcome(task, used, gate_any, bare_any, tuple(int(x) for x in gate_levels),
+                   rules_any, {k: tuple(int(x) for x in v) for k, v in rules_levels.items()},
+                   agree, time.perf_counter() - t0)
 
 
 def predicted_power(data: SuiteScores, k: int, seed: int, draws: int = 20
@@ -378,12 +612,12 @@ def predicted_power(data: SuiteScores, k: int, seed: int, draws: int = 20
     from pytest_graphinstruct.score.power import ItemScore, gate_power, noise_by_level
 
     rng = np.random.default_rng([seed, 99, k])
-    base, _, passes, _ = simulate(data, draws, k, 0.0, rng)
+    runs = simulate(data, draws, k, 0.0, rng)
     out: dict[tuple[int, float], list[float]] = {}
     for row in range(draws):
         items = [ItemScore(int(lv), c, float(s), float(x) / k)
-                 for lv, c, s, x in zip(data.levels, data.clusters, base[row], passes[row],
-                                        strict=True)]
+                 for lv, c, s, x in zip(data.levels, data.clusters, runs.base[row],
+                                        runs.passes[row], strict=True)]
         for lv, noise in noise_by_level(items, samples=k).items():
             for drop in DROPS:
                 out.setdefault((lv, drop), []).append(
@@ -417,33 +651,42 @@ def _noise(shared: float) -> str:
     return f"shared {shared:g}" if shared else "independent"
 
 
+def _find(outcomes: Sequence[Outcome], suite: str, k: int, shared: float,
+          drops: tuple[Drop, ...]) -> Outcome | None:
+    o = next((x for x in outcomes if (x.task.suite, x.task.k, x.task.shared, x.task.drops)
+              == (suite, k, shared, drops)), None)
+    return None if o is None or o.pairs < 0.9 * o.task.pairs else o
+
+
 def report(outcomes: Sequence[Outcome], predictions: dict[tuple[str, int], dict[
         tuple[int, float], float]], suites: dict[str, SuiteScores]) -> None:
-    nulls = [o for o in outcomes if o.task.drop_level is None and o.task.shared not in HEAVIER]
-    heavier = [o for o in outcomes if o.task.drop_level is None and o.task.shared in HEAVIER]
+    nulls = [o for o in outcomes if o.task.kind == "null" and o.task.shared not in HEAVIER]
+    heavier = [o for o in outcomes if o.task.kind == "null" and o.task.shared in HEAVIER]
     rows = [[o.task.suite, o.task.k, _noise(o.task.shared), o.pairs,
              _rate(o.gate_any, o.pairs), _rate(o.bare_any, o.pairs),
-             _rate(o.rules_any["today"], o.pairs)] for o in nulls]
+             _rate(o.rules_any["CR2 + BM df"], o.pairs), _rate(o.rules_any["today"], o.pairs)]
+            for o in nulls]
     print("\nFalse alarms with nothing changed (any level of the run flagged; 95% Wilson "
           "interval):")
     print(tabulate(rows, headers=["suite", "k", "noise", "pairs", "gate (Holm, delta 0.02)",
-                                  "test alone (delta 0)", "today's rule"],
-                   disable_numparse=True))
-    powers = [o for o in outcomes if o.task.drop_level is not None]
-    print("\nPower: the lowered level flagged (gate / today's rule; n/a: the level cannot drop "
-          "that far):")
-    keys = sorted({(o.task.suite, o.task.k, o.task.shared, o.task.drop) for o in powers},
+                                  "test alone (delta 0)", "CR2 (until 2026-12)",
+                                  "today's rule"], disable_numparse=True))
+    powers = [o for o in outcomes if o.task.kind == "level"]
+    print("\nPower: the lowered level flagged (gate / CR2 / today's rule; n/a: the level "
+          "cannot drop that far):")
+    keys = sorted({(o.task.suite, o.task.k, o.task.shared, o.task.drops[0].size)
+                   for o in powers},
                   key=lambda x: (list(suites).index(x[0]), x[1], x[2], x[3]))
-    levels = sorted({o.task.drop_level for o in powers if o.task.drop_level is not None})
+    levels = sorted({o.task.drops[0].level for o in powers})
     rows = []
-    for suite, k, shared, drop in keys:
-        row: list[object] = [suite, k, _noise(shared), f"{drop:g}"]
+    for suite, k, shared, size in keys:
+        row: list[object] = [suite, k, _noise(shared), f"{size:g}"]
         for lv in levels:
-            o = next((x for x in powers if (x.task.suite, x.task.k, x.task.shared, x.task.drop,
-                                            x.task.drop_level) == (suite, k, shared, drop, lv)),
-                     None)
-            row.append("n/a" if o is None or o.pairs < 0.9 * o.task.pairs else
-                       f"{_pct(o.gate_level, o.pairs)} / {_pct(o.rules_level['today'], o.pairs)}")
+            o = _find(powers, suite, k, shared, (Drop(lv, size),))
+            row.append("n/a" if o is None else
+                       f"{_pct(o.level(lv), o.pairs)} / "
+                       f"{_pct(o.level(lv, 'CR2 + BM df'), o.pairs)} / "
+                       f"{_pct(o.level(lv, 'today'), o.pairs)}")
         rows.append(row)
     print(tabulate(rows, headers=["suite", "k", "noise", "drop", *[f"L{lv}" for lv in levels]],
                    disable_numparse=True))
@@ -453,16 +696,15 @@ def report(outcomes: Sequence[Outcome], predictions: dict[tuple[str, int], dict[
     for name in ("today", *PROCEDURES):
         row = [name]
         for o in nulls:
-            row.append(f"{o.rules_any[name] / o.pairs:.1%}")
+            row.append("-" if name.startswith("known") and o.task.shared
+                       else f"{o.rules_any[name] / o.pairs:.1%}")
         for suite in suites:
             for shared in sorted({o.task.shared for o in powers}):
                 cells = []
                 for lv in levels:
-                    o = next((x for x in powers if (x.task.suite, x.task.k, x.task.shared,
-                                                    x.task.drop, x.task.drop_level)
-                              == (suite, 5, shared, 0.05, lv)), None)
-                    cells.append("-" if o is None or o.pairs < 0.9 * o.task.pairs
-                                 else f"{o.rules_level[name] / o.pairs:.0%}")
+                    o = _find(powers, suite, 5, shared, (Drop(lv, 0.05),))
+                    cells.append("-" if o is None or (name.startswith("known") and shared)
+                                 else f"{o.level(lv, name) / o.pairs:.0%}")
                 row.append(" ".join(cells))
         rows.append(row)
     headers = ["procedure", *[f"FA {o.task.suite} k{o.task.k} {_noise(o.task.shared)}"
@@ -471,33 +713,49 @@ def report(outcomes: Sequence[Outcome], predictions: dict[tuple[str, int], dict[
                 for sh in sorted({o.task.shared for o in powers})]
     print(tabulate(rows, headers=headers, disable_numparse=True))
     if heavier:
-        print("\nRobustness: false alarms with heavier shared noise (k=5, nothing changed; the "
-              "gate's test alone in brackets):")
+        print("\nRobustness: false alarms with heavier shared noise (k=5, nothing changed; "
+              "95% Wilson interval for the gate, the gate's test alone in brackets):")
         rows = [[name, *[f"{o.rules_any[name] / o.pairs:.1%}" for o in heavier]]
-                for name in ("today", *PROCEDURES)]
-        rows.append(["gate (API)", *[f"{o.gate_any / o.pairs:.1%} ({o.bare_any / o.pairs:.1%})"
-                                     for o in heavier]])
+                for name in ("today", *PROCEDURES) if not name.startswith("known")]
+        rows.append(["gate (API)", *[f"{_rate(o.gate_any, o.pairs)} "
+                                     f"({o.bare_any / o.pairs:.1%})" for o in heavier]])
         print(tabulate(rows, headers=["procedure", *[f"{o.task.suite} {_noise(o.task.shared)}"
                                                      for o in heavier]],
                        disable_numparse=True))
+    concentrated = [o for o in outcomes if o.task.kind in ("template", "hiding")]
+    if concentrated:
+        print("\nConcentrated drops (k=5): the largest template of L0 carries the whole drop "
+              "of the level; hiding: L2 lowered by 0.05 while one L0 template falls by 0.10 "
+              "of the level (L2 flagged; any level flagged):")
+        names = ("CR2 + BM df", "pooled ratio", "pooled, level left out", "pooled, capped",
+                 CHOSEN)
+        rows = []
+        for o in concentrated:
+            first = o.task.drops[0]
+            what = (f"L{first.level} one template {first.size:g}" if o.task.kind == "template"
+                    else "hiding: L2 0.05 + L0 template 0.10")
+            lv = first.level
+            cells = [f"{_pct(o.level(lv, n), o.pairs)}" + (
+                f" ({_pct(o.rules_any[n], o.pairs)})" if o.task.kind == "hiding" else "")
+                for n in names]
+            rows.append([o.task.suite, _noise(o.task.shared), what, o.pairs, *cells])
+        print(tabulate(rows, headers=["suite", "noise", "drop", "pairs", *names],
+                       disable_numparse=True))
     total = sum(o.pairs for o in outcomes)
     agree = sum(o.agree for o in outcomes)
-    print(f"\nthe API (paired_bootstrap + regressions) and the vectorized CR2 flag the same "
-          f"levels in {agree} of {total} pairs")
+    print(f"\nthe API (paired_bootstrap + regressions) and the bench's vectorized "
+          f"'{CHOSEN}' flag the same levels in {agree} of {total} pairs")
     if predictions:
         print("\nThe plan's predicted power (score.power.gate_power, from one baseline run, "
               "mean of 20) vs measured, independent noise (predicted / measured):")
         rows = []
         for (suite, k), pred in predictions.items():
-            for drop in DROPS:
-                row = [suite, k, f"{drop:g}"]
+            for size in DROPS:
+                row = [suite, k, f"{size:g}"]
                 for lv in levels:
-                    o = next((x for x in powers if (x.task.suite, x.task.k, x.task.shared,
-                                                    x.task.drop, x.task.drop_level)
-                              == (suite, k, 0.0, drop, lv)), None)
-                    measured = ("n/a" if o is None or o.pairs < 0.9 * o.task.pairs
-                                else _pct(o.gate_level, o.pairs))
-                    row.append(f"{pred.get((lv, drop), float('nan')):.0%} / {measured}")
+                    o = _find(powers, suite, k, 0.0, (Drop(lv, size),))
+                    measured = "n/a" if o is None else _pct(o.level(lv), o.pairs)
+                    row.append(f"{pred.get((lv, size), float('nan')):.0%} / {measured}")
                 rows.append(row)
         print(tabulate(rows, headers=["suite", "k", "drop", *[f"L{lv}" for lv in levels]],
                        disable_numparse=True))
@@ -563,16 +821,24 @@ def main(argv: Sequence[str] | None = None) -> int:
     for s, data in suites.items():
         for k in power_k:
             for sh in power_noise:
-                for drop in DROPS:
+                for size in DROPS:
                     for lv in sorted(set(data.levels.tolist())):
-                        tasks.append(Task(s, k, sh, args.power_pairs, args.seed, lv, drop))
+                        tasks.append(Task(s, k, sh, args.power_pairs, args.seed,
+                                          (Drop(lv, size),)))
+        for sh in power_noise:
+            tasks += [Task(s, 5, sh, args.power_pairs, args.seed, (Drop(0, size, False),))
+                      for size in CONCENTRATED]
+            tasks.append(Task(s, 5, sh, args.power_pairs, args.seed,
+                              (Drop(2, 0.05), Drop(0, 0.10, False))))
     tasks.sort(key=lambda t: -t.pairs)  # the long ones first
     with ProcessPoolExecutor(args.jobs, initializer=_init, initargs=(suites,)) as pool:
         outcomes = list(pool.map(run_task, tasks))
     predictions = {(s, k): predicted_power(data, k, args.seed) for s, data in suites.items()
                    for k in power_k}
-    report(sorted(outcomes, key=lambda o: (list(suites).index(o.task.suite), o.task.k,
-                                           o.task.shared, o.task.drop_level or 0, o.task.drop)),
+    order = {"null": 0, "level": 1, "template": 2, "hiding": 3}
+    report(sorted(outcomes, key=lambda o: (order[o.task.kind], list(suites).index(o.task.suite),
+                                           o.task.k, o.task.shared,
+                                           [(d.level, d.size) for d in o.task.drops])),
            predictions, suites)
     busy = sum(o.seconds for o in outcomes)
     print(f"\nwall time {time.perf_counter() - t0:.0f} s (scoring {t_scored - t0:.0f} s, "

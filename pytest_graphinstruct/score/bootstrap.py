@@ -10,37 +10,65 @@
   ``candidate − baseline``, positive = better), per level, over the instructions scored in both
   runs (the others are left out and listed).  Instructions belong to *clusters* (their
   template, :func:`pytest_graphinstruct.suite.clusters.cluster_of`): instructions made from one
-  pattern move together between runs, so they are resampled together and the uncertainty is
-  measured between clusters, not between instructions.  Without clusters each instruction is
-  its own.
+  pattern move together between runs, so they are resampled together and the noise they share
+  is part of the standard error.  Without clusters each instruction is its own.
 
   - The estimate is the plain mean of the per-instruction differences ``d_i``.
-  - Its standard error is the cluster-robust CR2 estimate (Bell and McCaffrey 2002):
-    ``se² = Σ_g (Σ_{i∈g} (d_i − d̄))² / (1 − n_g/n) / n²`` over the ``G`` clusters of sizes
-    ``n_g``, with a Student t reference whose degrees of freedom are Bell and McCaffrey's
-    Satterthwaite approximation: ``G − 1`` for clusters of equal size, fewer when one cluster
-    dominates.  The interval is ``d̄ ± t_{df, 1−α/2}·se`` (clipped to ``[−1, 1]``) and
-    ``p_drop = F_t(d̄/se; df)`` is the one-sided p-value of "no drop" (the interval's upper end
-    is below 0 exactly when ``p_drop < α/2``).  With fewer than two clusters no spread can be
-    measured: the interval is the whole range ``[−1, 1]`` and ``p_drop`` is 1.
+  - Its standard error models ``d_i = μ + u_g + e_i``: ``e_i`` the instruction's own run-to-run
+    noise, ``u_g`` noise shared by the instructions of template ``g`` in a run (a provider's
+    drift, a sampling temperature), taken to be in proportion to the template's own noise,
+    ``Var(u_g) = ρ·σ²_g`` (a model that always passes or always fails a template moves it
+    neither way).  Then ``Var(d̄) = W·(1 + ρ·m)`` with ``W = Σ_g n_g s²_g / n²`` (``s²_g`` the
+    template's within variance, the level's pooled one for a template of one instruction;
+    Satterthwaite degrees of freedom ``f``) and ``m = Σ_g n_g² s²_g / (n² W)`` (about the
+    template size).  ``ρ`` is a property of the model and the run, not of a level, so it is
+    estimated from every template of every level of the comparison at once (71 templates in
+    our suite, 115 in the official one, where a level has 4 to 36):
+
+    1. Each template's mean ``ȳ_g`` gets the weight ``w_g = n_g / σ̂²_g`` (its own within
+       variance from :data:`OWN_VARIANCE_FROM` instructions on, corrected by ``(ν − 2)/ν``;
+       else the level's) and ``y_g = w_g (ȳ_g − ȳ_w)² / a_g``, ``a_g = 1 − w_g/Σw``, which is
+       about ``(1 + n_g ρ)·χ²₁``.
+    2. The pooled ``ρ`` solves ``Σ_g a_g (min(y_g, CAP·(1 + n_g ρ)) − κ) = κ·ρ·Σ_g a_g n_g``
+       over all templates (DerSimonian–Laird moments, each template capped at χ²₁'s 99 %
+       quantile so that one template that really changed cannot pass for shared noise;
+       ``κ = E min(χ²₁, CAP)``), the smallest root ``≥ 0``; its variance is the quadratic-form
+       variance ``Σ_l 2·tr(AΣAΣ) / (Σ a n)²`` at that ``ρ``.
+    3. The levels' own one-step estimates of ``ρ`` may differ by more than their noise
+       (DerSimonian–Laird between-level variance ``τ²_ρ``); each level's ratio is then the
+       empirical Bayes mix ``B·ρ_l + (1 − B)·ρ`` (``B = τ²_ρ / (τ²_ρ + v_l)``) with error
+       variance ``B·v_l + (1 − B)²·var(ρ)`` (a level that cannot estimate its own: the pooled
+       ``ρ`` with ``var(ρ) + τ²_ρ``).
+
+    ``se² = W·(1 + r·m)`` for the level's ratio ``r`` and error variance ``v``, with a Student
+    t reference of ``df = 1 / (1/f + m²·v / (2·(1 + r·m)²))`` (Satterthwaite).  The interval is
+    ``d̄ ± t_{df, 1−α/2}·se`` (clipped to ``[−1, 1]``) and ``p_drop = F_t(d̄/se; df)`` is the
+    one-sided p-value of "no drop" (the interval's upper end is below 0 exactly when ``p_drop
+    < α/2``).  Special cases: every instruction its own template (no clusters): the one-sample
+    t (``se² = s²/n``, ``n − 1`` df); no within-template spread at all (differences constant
+    within each template): the cluster-robust CR2 error with Bell–McCaffrey df (:func:`bm_df`);
+    one instruction, or no level of the comparison to estimate ``ρ`` from: nothing measured,
+    the interval is ``[−1, 1]`` and ``p_drop`` 1.
   - ``share_ge0``/``share_le0`` are the shares of ``B`` cluster resamples (clusters drawn with
     replacement, one draw serving both runs, each resample's mean over the instructions of the
     clusters drawn) whose mean difference is ``≥ 0``/``≤ 0``.
   - ``S_total``: ``Σ v_l·d̄_l`` with ``se² = Σ v_l²·se_l²`` and Welch–Satterthwaite degrees of
     freedom, unnormalized and renormalized over the levels present.
 
-  Why this procedure and not the percentile bootstrap: measured by ``bench/gate_calibration.py``
-  (docs/PLUGIN.md, "How much the gate can see").  A percentile bootstrap over 4–5 clusters is
-  far too narrow, the plain cluster t with ``G − 1`` degrees of freedom breaks down when one
-  cluster holds most of a level, and CR2 with Bell–McCaffrey degrees of freedom keeps the
-  family-wise false-alarm rate below 5 % in every configuration measured.
+  Why this procedure: measured by ``bench/gate_calibration.py`` (docs/PLUGIN.md, "How much the
+  gate can see").  A percentile bootstrap over 4–5 clusters is far too narrow; CR2 with
+  Bell–McCaffrey degrees of freedom (the gate until 2026-12) holds 5 % but measures each
+  level's spread from its own few templates (3 degrees of freedom at L0) and cannot tell a drop
+  in one template from noise; the pooled test holds 5 % in every configuration measured,
+  heavier shared noise included, and sees far more at levels with few templates.
 * Regression rules: :func:`is_regression` (one level on its own: the mean dropped by more than
   ``delta`` and the interval's upper end is below 0) and, for a gated run,
   :func:`pytest_graphinstruct.score.multiple.regressions` (Holm over every level of every cell).
 
-Determinism: each level draws from its own generator seeded with ``(seed, level)``, so a level's
-result does not change when other levels are added or removed, and results are identical on
-every call for a given numpy version.  Resampling is vectorized (count matrices of
+Determinism: each level draws its resamples from its own generator seeded with ``(seed,
+level)``, so a level's shares do not change when other levels are added or removed (its
+standard error does, through the pooled shared-noise ratio), and results are identical on every
+call for a given numpy version.  Resampling is vectorized (count matrices of
 ``chunk × n``, chunked to bound memory); there is no Python loop over single resamples.
 """
 
@@ -51,6 +79,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
+from scipy.stats import chi2
 from scipy.stats import t as student_t
 
 from pytest_graphinstruct.score.levels import LEVEL_WEIGHTS_V
@@ -107,10 +136,10 @@ class PairedDiff:
     """``candidate − baseline``: mean difference, its interval, the resample shares, and the
     one-sided p-value of "no drop".
 
-    ``p_drop`` is small when the drop is real (``paired_bootstrap``: studentized over
-    ``clusters`` clusters with ``df`` degrees of freedom, standard error ``se``; see the module
-    docstring).  ``clusters`` is how many clusters the level's instructions fall into (``n``
-    when each instruction is its own).
+    ``p_drop`` is small when the drop is real (``paired_bootstrap``: the pooled shared-noise t
+    with ``df`` degrees of freedom and standard error ``se``; see the module docstring).
+    ``clusters`` is how many clusters the level's instructions fall into (``n`` when each
+    instruction is its own).
     """
 
     n: int
@@ -130,7 +159,9 @@ class PairedDiff:
 
 @dataclass(frozen=True)
 class PairedResult:
-    """Paired differences per level and for ``S_total``; ids found in only one run are listed."""
+    """Paired differences per level and for ``S_total``; ids found in only one run are listed.
+    ``shared_ratio`` is the pooled ratio of template-shared to instruction noise ``ρ`` (module
+    docstring; 0 when no level could estimate it)."""
 
     levels: dict[int, PairedDiff]
     total: PairedDiff
@@ -140,6 +171,7 @@ class PairedResult:
     b: int
     seed: int
     confidence: float
+    shared_ratio: float = 0.0
 
 
 def _check(b: int, confidence: float) -> None:
@@ -258,7 +290,7 @@ class _Clustered:
     sizes: np.ndarray  # per cluster: n_g
     mean: float
     se: float
-    df: float  # 0.0: fewer than two clusters, nothing measured
+    df: float  # 0.0: nothing measured
 
 
 def bm_df(cluster_sizes: Sequence[float] | np.ndarray) -> float:
@@ -280,16 +312,257 @@ def bm_df(cluster_sizes: Sequence[float] | np.ndarray) -> float:
     return trace * trace / square
 
 
-def _clustered(d: np.ndarray, codes: np.ndarray, g: int) -> _Clustered:
-    sums = np.bincount(codes, weights=d, minlength=g)
-    sizes = np.bincount(codes, minlength=g).astype(float)
-    mean = float(d.mean())
-    if g < 2:
-        return _Clustered(sums, sizes, mean, 0.0, 0.0)
-    n = float(d.size)
+def _cr2(sums: np.ndarray, sizes: np.ndarray, mean: float) -> tuple[float, float]:
+    """CR2 standard error and Bell–McCaffrey df of a mean over clusters (0, 0 below two)."""
+    if sizes.size < 2:
+        return 0.0, 0.0
+    n = float(sizes.sum())
     resid = sums - sizes * mean
     var = float(np.sum(resid * resid / (1.0 - sizes / n))) / (n * n)
-    return _Clustered(sums, sizes, mean, math.sqrt(max(var, 0.0)), bm_df(sizes))
+    return math.sqrt(max(var, 0.0)), bm_df(sizes)
+
+
+# -- the pooled shared-noise test --------------------------------------------------------------
+
+OWN_VARIANCE_FROM = 5
+"""A template weighs its between-template deviation by its own within variance from this many
+instructions on (4 degrees of freedom); smaller ones take their level's pooled within
+variance."""
+CAP = float(chi2.ppf(0.99, 1))
+"""A template's standardized squared deviation counts at most this much (χ²₁'s 99 % quantile,
+times its expected inflation ``1 + n_g·ρ``) in the pooled shared-noise ratio."""
+KAPPA = float(chi2.cdf(CAP, 3) + CAP * chi2.sf(CAP, 1))
+"""``E min(χ²₁, CAP)``: what a capped deviation counts on average with no shared noise."""
+
+
+@dataclass(frozen=True)
+class _Split:
+    """One level's differences by template: what the pooled test needs of it."""
+
+    d: np.ndarray
+    sums: np.ndarray  # per template: Σ d_i
+    sizes: np.ndarray  # per template: n_g
+    squares: np.ndarray  # per template: Σ (d_i − ȳ_g)²
+
+    @property
+    def n(self) -> int:
+        return int(self.d.size)
+
+    @property
+    def g(self) -> int:
+        return int(self.sizes.size)
+
+    @property
+    def mean(self) -> float:
+        return float(self.d.mean())
+
+    @property
+    def pooled_within(self) -> float:
+        """The level's within-template variance (``Σ squares / (n − G)``; 0 when ``n = G``)."""
+        return float(self.squares.sum()) / (self.n - self.g) if self.n > self.g else 0.0
+
+
+def _rounding(s: _Split) -> float:
+    """A within variance of the mean this small is rounding error, not spread (differences
+    that are constant within each template)."""
+    scale = float(np.max(np.abs(s.d))) if s.d.size else 0.0
+    return (1e-9 * scale) ** 2 / max(s.n, 1)
+
+
+def _split(d: np.ndarray, codes: np.ndarray, g: int) -> _Split:
+    sums = np.bincount(codes, weights=d, minlength=g)
+    sizes = np.bincount(codes, minlength=g).astype(float)
+    means = sums / sizes
+    dev = d - means[codes]
+    return _Split(d, sums, sizes, np.bincount(codes, weights=dev * dev, minlength=g))
+
+
+@dataclass(frozen=True)
+class _Within:
+    """The within-template part of a level mean's variance: ``W = Σ_g n_g s²_g / n²`` (a
+    template's own ``s²_g`` from two instructions on, else the pooled one), its Satterthwaite
+    degrees of freedom, and ``design = Σ n_g² s²_g / (n² W)`` (the factor that turns the
+    shared-noise ratio into variance)."""
+
+    variance: float
+    df: float
+    design: float
+
+
+def _within(s: _Split) -> _Within:
+    pooled = s.pooled_within
+    multi = s.sizes >= 2
+    own = np.where(multi, s.squares / np.maximum(s.sizes - 1.0, 1.0), pooled)
+    terms = s.sizes * own
+    n = float(s.n)
+    variance = float(terms.sum()) / (n * n)
+    if variance <= _rounding(s):
+        return _Within(0.0, 0.0, 0.0)
+    unit = terms / float(terms.max())  # scale-free (no underflow for tiny differences)
+    denom = float(np.sum(unit[multi] ** 2 / (s.sizes[multi] - 1.0)))
+    single = float(unit[~multi].sum())
+    if single > 0:
+        denom += single * single / (s.n - s.g)
+    df = float(unit.sum()) ** 2 / denom
+    design = float(np.sum(s.sizes * unit)) / float(unit.sum())
+    return _Within(variance, df, design)
+
+
+@dataclass(frozen=True)
+class _Terms:
+    """One level's templates as the pooled shared-noise ratio reads them: weights ``w_g``
+    (inverse variance of the template mean with no shared noise), the variances they come
+    from, ``a_g = 1 − w_g/Σw`` and the standardized squared deviations ``y_g`` from the
+    weighted mean (``≈ (1 + n_g·ρ)·χ²₁``)."""
+
+    sizes: np.ndarray
+    variances: np.ndarray
+    weights: np.ndarray
+    a: np.ndarray
+    y: np.ndarray
+
+    @property
+    def info(self) -> float:
+        """``Σ a_g n_g``: how much the level tells about the ratio."""
+        return float(np.sum(self.a * self.sizes))
+
+    def spread(self, rho: float) -> float:
+        """Variance of ``Σ_g a_g y_g`` (a quadratic form in the template means) when the ratio
+        is ``rho``: ``2·tr(AΣAΣ)`` with ``A = diag(w) − w wᵀ/Σw``, ``Σ = diag(v_g (1/n_g +
+        rho))`` (O(G))."""
+        w = self.weights
+        total = float(w.sum())
+        s = self.variances * (1.0 / self.sizes + rho)
+        return 2.0 * float(np.sum(w * w * s * s) - 2.0 * np.sum(w ** 3 * s * s) / total
+                           + np.sum(w * w * s) ** 2 / (total * total))
+
+
+def _terms(s: _Split) -> _Terms | None:
+    """The level's templates for the pooled ratio; ``None`` when it has fewer than two
+    templates or no within-template spread to scale the shared noise by."""
+    pooled = s.pooled_within
+    if s.g < 2 or pooled <= _rounding(s) * s.n:
+        return None
+    own = s.sizes >= OWN_VARIANCE_FROM
+    nu = np.where(own, s.sizes - 1.0, float(s.n - s.g))
+    # in units of the pooled within variance: everything below is scale-free
+    variances = np.where(own, s.squares / np.maximum(s.sizes - 1.0, 1.0) / pooled, 1.0)
+    variances = np.maximum(variances, 1e-9)  # a template with no spread at all
+    unbiased = np.where(nu > 2, (nu - 2.0) / nu, 1.0)  # E[1/s²] = ν/(ν − 2)/σ²
+    weights = s.sizes * unbiased / variances
+    total = float(weights.sum())
+    means = s.sums / s.sizes / math.sqrt(pooled)
+    centre = float(np.sum(weights * means)) / total
+    a = np.maximum(1.0 - weights / total, 1e-12)
+    y = weights * (means - centre) ** 2 / a
+    return _Terms(s.sizes, variances, weights, a, y)
+
+
+def _shared_ratio(terms: Sequence[_Terms]) -> tuple[float, float]:
+    """The pooled shared-noise ratio ``ρ`` and the variance of its estimate.
+
+    ``ρ`` solves ``Σ_g a_g (min(y_g, CAP·(1 + n_g ρ)) − κ) = κ·ρ·Σ_g a_g n_g`` over every
+    template of every level given (``κ = E min(χ²₁, CAP)``), the smallest root ``≥ 0`` (0 when
+    the left side is not positive at 0).  Without the cap this is the DerSimonian–Laird moment
+    estimator pooled over levels; the cap keeps one template that really changed from passing
+    for shared noise.  The equation is piecewise linear in ``ρ``: solved exactly, interval by
+    interval between the templates' capping points.  The variance is the quadratic-form
+    variance of the uncapped estimator at ``ρ`` (the cap only lowers it).
+    """
+    if not terms:
+        return 0.0, math.inf
+    a = np.concatenate([t.a for t in terms])
+    n = np.concatenate([t.sizes for t in terms])
+    y = np.concatenate([t.y for t in terms])
+    info = float(np.sum(a * n))
+
+    def excess(rho: float) -> float:
+        return float(np.sum(a * (np.minimum(y, CAP * (1.0 + n * rho)) - KAPPA))) \
+            - KAPPA * rho * info
+
+    rho = 0.0
+    if excess(0.0) > 0:
+        breaks = np.sort(np.unique((y / CAP - 1.0) / n))
+        lo, at = 0.0, excess(0.0)
+        for hi in [*breaks[breaks > 0].tolist(), math.inf]:
+            inside = 2.0 * lo + 1.0 if math.isinf(hi) else (lo + hi) / 2  # past every break
+            capped = y > CAP * (1.0 + n * inside)
+            slope = CAP * float(np.sum(a[capped] * n[capped])) - KAPPA * info
+            end = at + slope * (hi - lo) if not math.isinf(hi) else -math.inf
+            if slope < 0 and end <= 0:
+                rho = lo - at / slope
+                break
+            lo, at = hi, end
+    variance = sum(t.spread(rho) for t in terms) / (info * info)
+    return rho, variance
+
+
+def _own(t: _Terms, rho: float) -> float:
+    """The level's own ratio, one step from the pooled ``rho`` (its capping points fixed
+    there): ``Σ a_g (min(y_g, CAP·(1 + n_g ρ)) − κ) / (κ·Σ a_g n_g)``, unbounded below."""
+    capped = np.minimum(t.y, CAP * (1.0 + t.sizes * rho))
+    return float(np.sum(t.a * (capped - KAPPA))) / (KAPPA * t.info)
+
+
+@dataclass(frozen=True)
+class _Ratios:
+    """The shared-noise ratio of a comparison: pooled, how much the levels' own ratios differ
+    beyond their noise, and each level's ratio and the variance of its error."""
+
+    pooled: float
+    pooled_var: float
+    between: float  # τ²_ρ: the variance of the levels' ratios around the pooled one
+    levels: tuple[tuple[float, float], ...]  # per level: (ratio, error variance)
+
+
+def _ratios(terms: Sequence[_Terms | None]) -> _Ratios | None:
+    """Each level's shared-noise ratio (module docstring): the pooled ratio over every level
+    with two templates and within-template spread, and the level's own one-step estimate,
+    combined by their precision once the levels are seen to differ (DerSimonian–Laird over the
+    levels' own estimates, an empirical Bayes ratio per level).  ``None``: no level to pool."""
+    pool = [t for t in terms if t is not None]
+    if not pool:
+        return None
+    rho, rho_var = _shared_ratio(pool)
+    own = [_own(t, rho) for t in pool]
+    var = [t.spread(rho) / (t.info * t.info) for t in pool]
+    between = 0.0
+    if len(pool) >= 2 and all(v > 0 for v in var):
+        inv = np.array([1.0 / v for v in var])
+        est = np.array(own)
+        centre = float(np.sum(inv * est)) / float(inv.sum())
+        q = float(np.sum(inv * (est - centre) ** 2))
+        between = max(0.0, (q - (len(pool) - 1)) / (float(inv.sum())
+                                                     - float(np.sum(inv * inv)) / float(inv.sum())))
+    out = []
+    k = 0
+    for t in terms:
+        if t is None:  # the level's own ratio is unknown: the pooled one, give or take τ_ρ
+            out.append((rho, rho_var + between))
+            continue
+        weight = between / (between + var[k]) if between > 0 else 0.0
+        out.append((max(0.0, weight * own[k] + (1.0 - weight) * rho),
+                    weight * var[k] + (1.0 - weight) ** 2 * rho_var))
+        k += 1
+    return _Ratios(rho, rho_var, between, tuple(out))
+
+
+def _pooled(s: _Split, ratio: tuple[float, float] | None) -> tuple[float, float]:
+    """The level's standard error and degrees of freedom (module docstring); ``(0, 0)``:
+    nothing measured.  ``ratio``: the level's shared-noise ratio and its error variance."""
+    if s.n < 2:
+        return 0.0, 0.0
+    if s.n == s.g:  # every instruction its own template: the one-sample t
+        return math.sqrt(float(np.var(s.d, ddof=1)) / s.n), float(s.n - 1)
+    within = _within(s)
+    if within.variance <= 0:  # no within-template spread to scale shared noise by
+        return _cr2(s.sums, s.sizes, s.mean)
+    if ratio is None:
+        return 0.0, 0.0
+    rho, rho_var = ratio
+    inflation = 1.0 + rho * within.design
+    spread = within.design * within.design * rho_var / (2.0 * inflation * inflation)
+    return math.sqrt(within.variance * inflation), 1.0 / (1.0 / within.df + spread)
 
 
 def _p_drop(mean: float, se: float, df: float) -> float:
@@ -393,18 +666,23 @@ def paired_bootstrap(
         by_level.setdefault(lb, []).append(i)
     levels = sorted(by_level)
     v, vsum = _weights(levels)
-    out: dict[int, PairedDiff] = {}
-    parts: list[_Clustered] = []
-    boots = np.zeros((len(levels), b))
-    for k, lv in enumerate(levels):
+    splits = []
+    for lv in levels:
         ids = by_level[lv]
         a = _array([baseline[i][1] for i in ids], f"baseline L{lv}")
         c = _array([candidate[i][1] for i in ids], f"candidate L{lv}")
         codes = _cluster_codes(ids, clusters)
-        part = _clustered(c - a, codes, int(codes.max()) + 1)
+        splits.append(_split(c - a, codes, int(codes.max()) + 1))
+    ratios = _ratios([_terms(split) for split in splits])
+    out: dict[int, PairedDiff] = {}
+    parts: list[_Clustered] = []
+    boots = np.zeros((len(levels), b))
+    for k, (lv, split) in enumerate(zip(levels, splits, strict=True)):
+        se, df = _pooled(split, None if ratios is None else ratios.levels[k])
+        part = _Clustered(split.sums, split.sizes, split.mean, se, df)
         boots[k] = _cluster_means(part, b, _rng(seed, lv))
         parts.append(part)
-        out[lv] = _diff(part, boots[k], len(ids), confidence)
+        out[lv] = _diff(part, boots[k], split.n, confidence)
     total_boot = v @ boots if levels else np.zeros(b)
     total = _combined(parts, v, total_boot, len(common), confidence)
     renorm = (_combined(parts, v, total_boot, len(common), confidence, scale=vsum)
@@ -418,6 +696,7 @@ def paired_bootstrap(
         b=b,
         seed=seed,
         confidence=confidence,
+        shared_ratio=0.0 if ratios is None else ratios.pooled,
     )
 
 

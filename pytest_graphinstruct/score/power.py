@@ -8,10 +8,18 @@ smallest p-value, so it is flagged when
 
     d̄ < −max(delta, c·se),   c = t⁻¹_df(1 − alpha/tests),
 
-with ``d̄ ~ N(−D, V)`` and ``se² ≈ V·χ²_df/df + D²·h`` (the cluster-robust CR2 variance with
-its Bell–McCaffrey degrees of freedom ``df``, a function of the cluster sizes only).  The power
-is the average of ``Φ((D − max(delta, c·√(V·q + D²·h)))/√V)`` over the ``χ²_df/df``
-distribution of ``q``.  Measured on a baseline (:class:`LevelNoise`):
+with ``d̄ ~ N(−D, V)``.  The gate's test (docs/SCORING.md) estimates ``se² = W·(1 + r·m)``: ``W``
+the within-template variance of the mean (``≈ V·χ²_f/f`` with ``f`` its Satterthwaite degrees
+of freedom), ``m`` the level's *design* factor (``Σ n_g² σ²_g / Σ n_g σ²_g``: about the
+template size), and ``r`` the level's shared-noise ratio, estimated from the templates of every
+level of the comparison; its error variance sets the test's degrees of freedom ``df = 1 / (1/f
++ m²·var(r) / (2·(1 + r·m)²))``.  The power is the average of ``Φ((D − max(delta, c·se))/√V)``
+over the spread of those estimates when nothing is shared between the instructions of a
+template (``ρ = 0``): a fixed set of draws (the same on every call) of ``χ²_f/f``, of each
+pooled level's own ratio estimate (normal, variance ``2·(G_k − 1)/I_k²`` with ``I_k = Σ_g a_g
+n_g``, the weights the test gives its templates), and of what the test makes of them (the
+pooled ratio, truncated at 0; the spread between the levels' own estimates; the level's
+empirical Bayes ratio and its error variance).  Measured on a baseline (:class:`LevelNoise`):
 
 * ``V = 2·σ²/(k·n)`` is the variance of the level's mean change between two runs of ``k``
   samples per instruction over ``n`` instructions; ``σ²`` is the run-to-run variance of one
@@ -22,32 +30,31 @@ distribution of ``q``.  Measured on a baseline (:class:`LevelNoise`):
   With one sample (or no per-sample outcomes): ``σ²`` is ``k`` times the variance of the level
   scores across the level's instructions — an upper bound (the run-to-run part of that spread
   is at most all of it), so the figures are conservative.
-* ``h`` is how unevenly a drop falls on the clusters.  A model that gets worse moves the
-  instructions it sometimes passes, not the ones it always passes or always fails: the drop of
-  instruction ``i`` is taken as proportional to ``p_i(1 − p_i)`` (a shift of the pass
-  probability on the logit scale), estimated per cluster from the pass shares (``p̂_g(1 − p̂_g)``
-  of the cluster's mean pass share with one sample).  The cluster-robust variance cannot tell
-  such a spread between clusters from noise, and with few clusters it costs most of the power.
-  ``h = Σ_g (n_g(w̄_g/w̄ − 1))² / (1 − n_g/n) / n²`` with ``w̄_g`` the cluster means of
-  ``p(1 − p)``; 0 without pass shares.
+* The templates' relative run-to-run variances ``σ²_g`` (the template mean of ``p̂_i(1 −
+  p̂_i)``, with ``k ≥ 2`` samples and pass shares; equal otherwise) give ``m``, ``f`` and the
+  weights.
 
-What a baseline cannot show: noise shared by the instructions of a template between runs, and a
-drop concentrated in a few templates, both of which lower the power below these figures.
+What a baseline cannot show: noise shared by the instructions of a template between runs (the
+test then estimates a larger ratio and sees less), and a drop so concentrated in one template
+that it raises the level's own ratio estimate; both lower the power below these figures.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from functools import lru_cache
+from functools import cached_property, lru_cache
 from typing import NamedTuple
 
 import numpy as np
+from scipy.integrate import quad
+from scipy.special import stdtrit
 from scipy.stats import chi2, norm
-from scipy.stats import t as student_t
+from scipy.stats import f as f_dist
 
-from pytest_graphinstruct.score.bootstrap import bm_df
+from pytest_graphinstruct.score.bootstrap import CAP, KAPPA, OWN_VARIANCE_FROM, bm_df
 from pytest_graphinstruct.score.multiple import FAMILY_ALPHA
 
 __all__ = [
@@ -67,9 +74,10 @@ __all__ = [
 POWER = 0.8
 """The power at which a drop counts as detectable."""
 
-_GRID = 256  # quantiles of χ²_df/df averaged over
+_DRAWS = 400  # draws of the test's estimates averaged over
+_SEED = 20261202  # the draws are the same on every call
 _MAX_DROP = 1.0  # level scores lie in [0, 1]
-_STEPS = 1000  # drops tried from 0 to 1 before refining
+_STEPS = 200  # drops tried from 0 to 1 before refining
 
 
 class ItemScore(NamedTuple):
@@ -89,8 +97,15 @@ class LevelNoise:
     ``sample_variance`` is the run-to-run variance of one sample's level score, averaged over
     the level's instructions; ``samples`` the samples per instruction the baseline ran;
     ``conservative`` says ``sample_variance`` is the upper bound from the spread of level
-    scores (one sample, or no per-sample outcomes); ``uneven`` is ``h``, the cluster-robust
-    variance a drop of 1 adds by falling unevenly on the clusters (module docstring).
+    scores (one sample, or no per-sample outcomes); ``cluster_variances`` the clusters'
+    relative run-to-run variances (``None``: equal); ``pool`` what each level of the comparison
+    that informs the shared-noise ratio tells about it, ``(I_k, G_k, mean, variance)`` of its own
+    estimate (module docstring), and
+    ``own`` this level's place in it (−1: not in it); ``uneven`` how much a drop of 1 raises
+    the level's own ratio estimate by falling unevenly on the clusters, per cluster with the most
+    that cluster can add (the test caps it), at the baseline's samples and instructions (module
+    docstring).  :func:`level_noise` fills ``pool`` from
+    the level alone, :func:`noise_by_level` from every level of the baseline.
     """
 
     instructions: int
@@ -98,17 +113,72 @@ class LevelNoise:
     sample_variance: float
     samples: int
     conservative: bool
-    uneven: float = 0.0
+    cluster_variances: tuple[float, ...] | None = None
+    pool: tuple[tuple[float, int, float, float], ...] | None = None
+    own: int = -1
+    uneven: tuple[tuple[float, float], ...] = ()
 
     @property
     def clusters(self) -> int:
         return len(self.cluster_sizes)
 
+    @cached_property
+    def pooled(self) -> tuple[tuple[float, int, float, float], ...]:
+        """``pool``, or this level alone when none was given."""
+        if self.pool is not None:
+            return self.pool
+        entry = _pool_entry(self._sizes, self._variances)
+        return () if entry is None else (entry,)
+
+    @property
+    def place(self) -> int:
+        """This level's index in :attr:`pooled` (−1: not in it)."""
+        if self.pool is not None:
+            return self.own
+        return 0 if self.pooled else -1
+
+    @property
+    def _sizes(self) -> np.ndarray:
+        return np.asarray(self.cluster_sizes, dtype=float)
+
+    @property
+    def _variances(self) -> np.ndarray:
+        if self.cluster_variances is None:
+            return np.ones(self.clusters)
+        return np.asarray(self.cluster_variances, dtype=float)
+
+    def design(self, instructions: int | None = None) -> float:
+        """``m = Σ n_g² σ²_g / Σ n_g σ²_g`` over ``instructions`` (default: the level's; more
+        keep the clusters' relative sizes)."""
+        sizes = self._sizes * self._scale(instructions)
+        terms = sizes * self._variances
+        return float(np.sum(sizes * terms) / terms.sum()) if terms.sum() > 0 else 0.0
+
+    def within_df(self, instructions: int | None = None) -> float:
+        """The Satterthwaite degrees of freedom of the within-template variance (0: no
+        instruction shares a template with another)."""
+        sizes = self._sizes * self._scale(instructions)
+        n, g = float(sizes.sum()), sizes.size
+        if n <= g:
+            return 0.0
+        terms = sizes * self._variances
+        multi = sizes >= 2
+        denom = float(np.sum(terms[multi] ** 2 / (sizes[multi] - 1.0)))
+        single = float(terms[~multi].sum())
+        if single > 0:
+            denom += single * single / (n - g)
+        return float(terms.sum()) ** 2 / denom if denom > 0 else 0.0
+
     @property
     def df(self) -> float:
-        """The Bell–McCaffrey degrees of freedom of the level's test (0: fewer than two
-        clusters, nothing can be detected)."""
-        return bm_df(self.cluster_sizes)
+        """The degrees of freedom of the level's test at its typical estimates (the median over
+        the draws; 0: nothing can be detected)."""
+        spread = _spread(self, np.zeros(1), np.array(self.samples),
+                         np.array(self.instructions))
+        return 0.0 if spread is None else float(np.median(spread[1]))
+
+    def _scale(self, instructions: int | None) -> float:
+        return 1.0 if instructions is None else instructions / self.instructions
 
     def mean_variance(self, samples: int | None = None, instructions: int | None = None) -> float:
         """``V``: the variance of the level's mean change between two runs of ``samples`` per
@@ -120,20 +190,295 @@ class LevelNoise:
         return 2.0 * self.sample_variance / (k * n)
 
 
-def _uneven(sizes: np.ndarray, weight: np.ndarray) -> float:
-    """``h`` from per-cluster mean weights ``w̄_g`` (module docstring)."""
+def _unbiased(nu: np.ndarray) -> np.ndarray:
+    """The weights' correction ``(ν − 2)/ν`` for a variance of ``ν`` degrees of freedom."""
+    return np.where(nu > 2, (nu - 2.0) / np.maximum(nu, 1.0), 1.0)
+
+
+@lru_cache(maxsize=1024)
+def _capped(nu: float) -> tuple[float, float]:
+    """Mean and variance of ``min(c·F(1, ν), CAP)`` (``c = (ν − 2)/ν``): what one template
+    counts in the ratio's equation when nothing is shared and its weight comes from a variance
+    of ``ν`` degrees of freedom (``χ²₁`` from 1000 on)."""
+    if nu >= 1000:
+        first = float(chi2.cdf(CAP, 3) + CAP * chi2.sf(CAP, 1))
+        second = float(3.0 * chi2.cdf(CAP, 5) + CAP * CAP * chi2.sf(CAP, 1))
+        return first, second - first * first
+    c = float(_unbiased(np.array(nu)))
+    top = CAP / c
+    dist = f_dist(1, nu)
+    first = c * quad(lambda x: x * dist.pdf(x), 0.0, top, limit=200)[0] \
+        + CAP * float(dist.sf(top))
+    second = c * c * quad(lambda x: x * x * dist.pdf(x), 0.0, top, limit=200)[0] \
+        + CAP * CAP * float(dist.sf(top))
+    return first, max(second - first * first, 0.0)
+
+
+def _pool_entry(sizes: np.ndarray, variances: np.ndarray) -> tuple[float, int, float, float] | None:
+    """What a level tells about the shared-noise ratio with nothing shared: ``(I, G, mean,
+    variance)`` of its own estimate (``I = Σ a_g n_g`` with the test's weights, a cluster of
+    fewer than :data:`OWN_VARIANCE_FROM` instructions weighed by the level's mean variance);
+    ``None`` when the level cannot inform the ratio (fewer than two clusters, or none with two
+    instructions)."""
+    n, g = float(sizes.sum()), sizes.size
+    if g < 2 or n <= g:
+        return None
+    mean = float(np.sum(sizes * variances) / n)
+    if mean <= 0:
+        return None
+    big = sizes >= OWN_VARIANCE_FROM
+    own = np.where(big, variances, mean)
+    nu = np.where(big, sizes - 1.0, n - g)
+    weights = sizes * _unbiased(nu) / np.maximum(own, 1e-9 * mean)
+    a = np.maximum(1.0 - weights / weights.sum(), 1e-12)
+    info = float(np.sum(a * sizes))
+    moments = np.array([_capped(float(v)) for v in nu])
+    scale = KAPPA * info
+    return (info, g, float(np.sum(a * (moments[:, 0] - KAPPA))) / scale,
+            float(np.sum(a * a * moments[:, 1])) / (scale * scale))
+
+
+class _Draws(NamedTuple):
+    z: np.ndarray  # (draws, levels): standard normal
+    q: np.ndarray  # (draws,): uniform in (0, 1), for χ²_f/f
+
+
+_DRAW_CACHE: dict[int, _Draws] = {}
+
+
+def _draws(levels: int) -> _Draws:
+    if levels not in _DRAW_CACHE:
+        rng = np.random.default_rng([_SEED, levels])
+        q = (rng.permutation(_DRAWS) + 0.5) / _DRAWS  # stratified
+        _DRAW_CACHE[levels] = _Draws(rng.standard_normal((_DRAWS, levels)), q)
+    return _DRAW_CACHE[levels]
+
+
+def _ratios(noise: LevelNoise, rise: np.ndarray, grow: np.ndarray
+            ) -> tuple[np.ndarray, np.ndarray] | None:
+    """Per case (leading axis: how much the drop raises the level's own estimate, ``rise``, and
+    how many times the level's instructions it has, ``grow``) and draw: the level's ratio and
+    its error variance as the test computes them when nothing is shared (``None``: no level
+    informs the ratio)."""
+    pool = noise.pooled
+    if not pool:
+        return None
+    cases = rise.size
+    info = np.tile(np.array([e[0] for e in pool]), (cases, 1))
+    groups = np.array([e[1] for e in pool], dtype=float)
+    mean = np.tile(np.array([e[2] for e in pool]), (cases, 1))
+    sd = np.tile(np.sqrt([e[3] for e in pool]), (cases, 1))
+    at = noise.place
+    if at >= 0:  # more of the same clusters: the level tells proportionally more
+        info[:, at] *= grow
+        mean[:, at] /= grow
+        sd[:, at] /= grow
+    var = 2.0 * (groups - 1.0) / (info * info)  # as the test reports it
+    d = _draws(len(pool))
+    own = mean[:, None, :] + d.z[None, :, :] * sd[:, None, :]
+    if at >= 0:
+        own[:, :, at] += rise[:, None]
+    total = info.sum(axis=1)
+    rho = np.maximum(0.0, np.einsum("cdk,ck->cd", own, info) / total[:, None])
+    rho_var = (np.sum(var * info * info, axis=1) / (total * total))[:, None]
+    between = np.zeros(rho.shape)
+    if len(pool) >= 2:
+        inv = 1.0 / var
+        s1 = inv.sum(axis=1)
+        centre = np.einsum("cdk,ck->cd", own, inv) / s1[:, None]
+        q = np.einsum("cdk,ck->cd", (own - centre[..., None]) ** 2, inv)
+        between = np.maximum(0.0, (q - (len(pool) - 1))
+                             / (s1 - np.sum(inv * inv, axis=1) / s1)[:, None])
+    if at < 0:
+        return rho, rho_var + between
+    mine = var[:, at][:, None]
+    weight = between / (between + mine)
+    return (np.maximum(0.0, weight * own[..., at] + (1.0 - weight) * rho),
+            weight * mine + (1.0 - weight) ** 2 * rho_var)
+
+
+def _spread(noise: LevelNoise, drops: np.ndarray, samples: np.ndarray,
+            instructions: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
+    """Per case (``drops``, ``samples`` and ``instructions`` broadcast to one axis) and draw:
+    ``se²/V`` and the test's degrees of freedom; ``None``: the test cannot measure anything."""
+    drops, ks, ns = (a.astype(float).ravel() for a in np.broadcast_arrays(
+        np.atleast_1d(drops), np.atleast_1d(samples), np.atleast_1d(instructions)))
+    d = _draws(max(len(noise.pooled), 1))
+    if noise.instructions == noise.clusters:  # every instruction its own: the one-sample t
+        df = ns - 1.0
+        if np.all(df <= 0):
+            return None
+        safe = np.maximum(df, 1.0)[:, None]
+        q = chi2.ppf(d.q[None, :], safe) / safe
+        return q, np.broadcast_to(df[:, None], q.shape)
+    scale = (ks / noise.samples) * (ns / noise.instructions)
+    rise = np.zeros(drops.size)
+    for per, cap in noise.uneven:
+        rise += np.minimum(drops * drops * scale * per, cap)
+    ratios = _ratios(noise, rise, ns / noise.instructions)
+    if ratios is None:
+        return None
+    rho, var = ratios
+    sizes = {n: (noise.design(round(n)), noise.within_df(round(n))) for n in np.unique(ns)}
+    m = np.array([sizes[n][0] for n in ns])[:, None]
+    f = np.array([sizes[n][1] for n in ns])[:, None]
+    if np.all(f <= 0):
+        return None
+    inflation = 1.0 + rho * m
+    df = 1.0 / (1.0 / f + m * m * var / (2.0 * inflation * inflation))
+    quantiles = {x: chi2.ppf(d.q, x) / x for x in np.unique(f)}
+    q = np.stack([quantiles[x] for x in f[:, 0]])
+    return q * inflation, df
+
+
+def _check(delta: float, alpha: float, tests: int, power: float) -> None:
+    if delta < 0:
+        raise ValueError(f"delta must be >= 0, got {delta}")
+    if not 0 < alpha < 1:
+        raise ValueError(f"alpha must be in (0, 1), got {alpha}")
+    if tests < 1:
+        raise ValueError(f"tests must be >= 1, got {tests}")
+    if not 0 < power < 1:
+        raise ValueError(f"power must be in (0, 1), got {power}")
+
+
+def _curve(noise: LevelNoise, drops: np.ndarray, samples: np.ndarray,
+           instructions: np.ndarray, delta: float, alpha: float, tests: int) -> np.ndarray:
+    """The power for each case (``drops``, ``samples``, ``instructions`` broadcast to one
+    axis): the module docstring's average over the draws (0 where nothing can be measured)."""
+    drops, ks, ns = (a.astype(float).ravel() for a in np.broadcast_arrays(
+        np.atleast_1d(drops), np.atleast_1d(samples), np.atleast_1d(instructions)))
+    same = not noise.uneven and np.all(ns == ns[0])  # the estimates do not depend on the case
+    spread = _spread(noise, drops[:1] if same else drops, ks[:1] if same else ks,
+                     ns[:1] if same else ns)
+    if spread is None:
+        return np.zeros(drops.shape)
+    ratio, df = spread
+    c = stdtrit(np.maximum(df, 1e-9), 1.0 - alpha / tests)
+    v = (2.0 * noise.sample_variance / (ks * ns))[:, None]
+    threshold = np.maximum(delta, c * np.sqrt(v * ratio))
+    sd = np.sqrt(np.maximum(v, 1e-30))
+    out = norm.cdf((drops[:, None] - threshold) / sd)
+    return np.asarray(np.where(df > 0, out, 0.0).mean(axis=-1))
+
+
+def _defaults(noise: LevelNoise, samples: int | None, instructions: int | None
+              ) -> tuple[int, int]:
+    k = noise.samples if samples is None else samples
+    n = noise.instructions if instructions is None else instructions
+    if k < 1 or n < 1:
+        raise ValueError(f"need at least one sample and one instruction, got {k} and {n}")
+    return k, n
+
+
+def gate_power(noise: LevelNoise, drop: float, *, delta: float, alpha: float = FAMILY_ALPHA,
+               tests: int = 6, samples: int | None = None,
+               instructions: int | None = None) -> float:
+    """The chance the gate flags this level when its quality drops by ``drop`` (and nothing
+    else changes), comparing runs of ``samples`` per instruction over ``instructions`` (default:
+    the baseline's; more instructions keep the clusters' relative sizes)."""
+    _check(delta, alpha, tests, 0.5)
+    k, n = _defaults(noise, samples, instructions)
+    return float(_curve(noise, np.array(drop), np.array(k), np.array(n), delta, alpha,
+                        tests)[0])
+
+
+def detectable_drop(noise: LevelNoise, *, delta: float, alpha: float = FAMILY_ALPHA,
+                    tests: int = 6, power: float = POWER, samples: int | None = None,
+                    instructions: int | None = None) -> float:
+    """The smallest drop of the level's quality the gate flags with probability ``power``
+    (``math.inf``: none up to the whole score range, e.g. a level with one cluster and no other
+    level to estimate the shared noise from)."""
+    _check(delta, alpha, tests, power)
+    k, n = _defaults(noise, samples, instructions)
+    grid = np.linspace(0.0, _MAX_DROP, _STEPS + 1)
+    ok = np.flatnonzero(_curve(noise, grid, np.array(k), np.array(n), delta, alpha,
+                               tests) >= power)
+    if not ok.size:
+        return math.inf
+    hi = float(grid[ok[0]])
+    lo = float(grid[ok[0] - 1]) if ok[0] > 0 else 0.0
+    for _ in range(16):  # refine between the grid points around the first crossing
+        mid = (lo + hi) / 2
+        at = float(_curve(noise, np.array(mid), np.array(k), np.array(n), delta, alpha,
+                          tests)[0])
+        lo, hi = (lo, mid) if at >= power else (mid, hi)
+    return hi
+
+
+def samples_needed(noise: LevelNoise, drop: float, *, delta: float,
+                   alpha: float = FAMILY_ALPHA, tests: int = 6, power: float = POWER,
+                   limit: int = 1000) -> int | None:
+    """The fewest samples per instruction at which the gate flags a drop of ``drop`` with
+    probability ``power`` over the level's instructions (``None``: not within ``limit``)."""
+    _check(delta, alpha, tests, power)
+    if limit < 1:
+        return None
+    ks = np.arange(1, limit + 1)
+    ok = np.flatnonzero(_curve(noise, np.array(drop), ks, np.array(noise.instructions), delta,
+                               alpha, tests) >= power)
+    return int(ks[ok[0]]) if ok.size else None
+
+
+def instructions_needed(noise: LevelNoise, drop: float, *, delta: float,
+                        alpha: float = FAMILY_ALPHA, tests: int = 6, power: float = POWER,
+                        samples: int | None = None, limit: int = 100_000) -> int | None:
+    """The fewest instructions (more of the same clusters, in the same proportions) at which
+    the gate flags a drop of ``drop`` with probability ``power`` (``None``: not within
+    ``limit``).  More instructions in the same clusters make the shared-noise part of the
+    variance weigh more, so the power need not keep rising with them."""
+    _check(delta, alpha, tests, power)
+    k = noise.samples if samples is None else samples
+    low = noise.clusters + 1
+    if limit < low:
+        return None
+
+    def first(ns: np.ndarray) -> int | None:
+        ok = np.flatnonzero(_curve(noise, np.array(drop), np.array(k), ns, delta, alpha,
+                                   tests) >= power)
+        return int(ok[0]) if ok.size else None
+
+    coarse = np.unique(np.round(np.geomspace(low, limit, 400)).astype(np.int64))
+    at = first(coarse)
+    if at is None:
+        return None
+    start = int(coarse[at - 1]) + 1 if at > 0 else low
+    fine = np.arange(start, int(coarse[at]) + 1)
+    found = first(fine) if fine.size <= 2000 else None
+    return int(fine[found]) if found is not None else int(coarse[at])
+
+
+def _uneven(sizes: np.ndarray, variances: np.ndarray, weight: np.ndarray | None,
+            sample_variance: float, samples: int) -> tuple[tuple[float, float], ...]:
+    """Per cluster: how much a drop of 1 raises the level's own ratio estimate through it
+    (``w_g (δ_g − δ̄_w)² / (κ·I)``) and the most it can (``a_g·CAP / (κ·I)``): ``δ_g`` is the
+    cluster's share of the drop (its mean ``p(1 − p)`` over the level's), ``w_g`` the weight of
+    its mean (``n_g`` over the run-to-run variance of an instruction's change).  Empty without
+    pass shares or run-to-run noise."""
+    entry = _pool_entry(sizes, variances)
+    if weight is None or entry is None or sample_variance <= 0:
+        return ()
     n = float(sizes.sum())
-    mean = float((weight * sizes).sum() / n)
-    if sizes.size < 2 or mean <= 0:
-        return 0.0
-    resid = sizes * (weight / mean - 1.0)
-    return float(np.sum(resid * resid / (1.0 - sizes / n)) / (n * n))
+    mean_weight = float(np.sum(sizes * weight)) / n
+    mean_variance = float(np.sum(sizes * variances)) / n
+    if mean_weight <= 0 or mean_variance <= 0:
+        return ()
+    share = weight / mean_weight
+    change = 2.0 * sample_variance * variances / mean_variance / samples
+    w = sizes / np.maximum(change, 1e-12 * float(change.max()))
+    centre = float(np.sum(w * share)) / float(w.sum())
+    a = np.maximum(1.0 - w / w.sum(), 1e-12)
+    scale = KAPPA * entry[0]
+    return tuple((float(x) / scale, float(ag) * CAP / scale)
+                 for x, ag in zip(w * (share - centre) ** 2, a, strict=True))
 
 
 def level_noise(scores: Sequence[float], clusters: Sequence[str], *, samples: int,
                 pass_shares: Sequence[float | None] | None = None) -> LevelNoise:
     """A level's :class:`LevelNoise` from its instructions' level scores and clusters (same
-    order) and, when every one is known, their shares of passing samples.
+    order) and, when every one is known, their shares of passing samples; the shared-noise
+    ratio is taken as estimated from this level alone (:func:`noise_by_level` pools every
+    level).
 
     Raises:
         ValueError: no scores, lengths differ, ``samples < 1``, or a score or share that is not
@@ -156,14 +501,17 @@ def level_noise(scores: Sequence[float], clusters: Sequence[str], *, samples: in
         shares = np.asarray(pass_shares, dtype=float)
         if shares.shape != x.shape or not np.all((shares >= 0) & (shares <= 1)):
             raise ValueError("pass shares must be one number in [0, 1] per score")
-    uneven = 0.0
-    if shares is not None and samples == 1:
-        p = np.bincount(codes, weights=shares, minlength=sizes.size) / sizes
-        uneven = _uneven(sizes, p * (1.0 - p))
+    relative = None
+    drop_weight = None  # per instruction: how much of a drop it takes, ∝ p(1 − p)
     if shares is not None and samples >= 2:
         within = shares * (1.0 - shares) * samples / (samples - 1)
-        uneven = _uneven(sizes,
-                         np.bincount(codes, weights=within, minlength=sizes.size) / sizes)
+        per = np.bincount(codes, weights=within, minlength=sizes.size) / sizes
+        if float(per.max()) > 0:
+            relative = tuple(float(v) for v in np.maximum(per, 1e-6 * float(per.max())))
+        drop_weight = per
+    elif shares is not None:
+        p = np.bincount(codes, weights=shares, minlength=sizes.size) / sizes
+        drop_weight = p * (1.0 - p)
     if shares is not None and samples >= 2 and x.size >= 2 and float(np.var(shares)) > 0:
         slope = float(np.cov(shares, x, ddof=0)[0, 1] / np.var(shares))
         gap = min(max(slope, 0.0), 1.0)
@@ -171,87 +519,35 @@ def level_noise(scores: Sequence[float], clusters: Sequence[str], *, samples: in
     else:  # all of the spread of k-sample means taken as run-to-run noise: ≤ k·spread
         variance = samples * float(np.var(x, ddof=1)) if x.size >= 2 else 0.0
         conservative = True
+    uneven = _uneven(sizes, np.ones(sizes.size) if relative is None else np.array(relative),
+                     drop_weight, variance, samples)
     return LevelNoise(int(x.size), tuple(int(s) for s in sizes), variance, samples,
-                      conservative, uneven)
+                      conservative, relative, uneven=uneven)
 
 
 def noise_by_level(items: Iterable[ItemScore], *, samples: int) -> dict[int, LevelNoise]:
-    """:func:`level_noise` of every level of a baseline (scored instructions only)."""
+    """:func:`level_noise` of every level of a baseline (scored instructions only), with the
+    shared-noise ratio pooled over all of them as the gate pools it."""
     by_level: dict[int, list[ItemScore]] = {}
     for item in items:
         by_level.setdefault(item.level, []).append(item)
-    return {lv: level_noise([r.score for r in rows], [r.cluster for r in rows],
-                            samples=samples, pass_shares=[r.pass_share for r in rows])
-            for lv, rows in sorted(by_level.items())}
-
-
-def _check(delta: float, alpha: float, tests: int, power: float) -> None:
-    if delta < 0:
-        raise ValueError(f"delta must be >= 0, got {delta}")
-    if not 0 < alpha < 1:
-        raise ValueError(f"alpha must be in (0, 1), got {alpha}")
-    if tests < 1:
-        raise ValueError(f"tests must be >= 1, got {tests}")
-    if not 0 < power < 1:
-        raise ValueError(f"power must be in (0, 1), got {power}")
-
-
-@lru_cache(maxsize=256)
-def _quantiles(df: float) -> np.ndarray:
-    """Evenly spaced quantiles of ``χ²_df/df`` (the spread of a variance estimate)."""
-    return np.asarray(chi2.ppf((np.arange(_GRID) + 0.5) / _GRID, df) / df)
-
-
-def _curve(noise: LevelNoise, drops: np.ndarray, v: np.ndarray, delta: float, alpha: float,
-           tests: int) -> np.ndarray:
-    """The power for each (drop, V) pair (broadcast): the module docstring's average over the
-    ``χ²_df/df`` quantiles."""
-    drops, v = np.broadcast_arrays(np.asarray(drops, dtype=float), np.asarray(v, dtype=float))
-    df = noise.df
-    if df <= 0:
-        return np.zeros(drops.shape)
-    c = float(student_t.ppf(1.0 - alpha / tests, df))
-    q = _quantiles(df)
-    extra = (drops * drops * noise.uneven)[..., None]
-    threshold = np.maximum(delta, c * np.sqrt(v[..., None] * q + extra))
-    sd = np.sqrt(np.maximum(v, 1e-30))[..., None]
-    return np.asarray(norm.cdf((drops[..., None] - threshold) / sd).mean(axis=-1))
-
-
-def _power(drop: float, noise: LevelNoise, v: float, delta: float, alpha: float,
-           tests: int) -> float:
-    return float(_curve(noise, np.array(drop), np.array(v), delta, alpha, tests))
-
-
-def gate_power(noise: LevelNoise, drop: float, *, delta: float, alpha: float = FAMILY_ALPHA,
-               tests: int = 6, samples: int | None = None,
-               instructions: int | None = None) -> float:
-    """The chance the gate flags this level when its quality drops by ``drop`` (and nothing
-    else changes), comparing runs of ``samples`` per instruction over ``instructions`` (default:
-    the baseline's; more instructions keep the clusters' relative sizes)."""
-    _check(delta, alpha, tests, 0.5)
-    v = noise.mean_variance(samples, instructions)
-    return _power(drop, noise, v, delta, alpha, tests)
-
-
-def detectable_drop(noise: LevelNoise, *, delta: float, alpha: float = FAMILY_ALPHA,
-                    tests: int = 6, power: float = POWER, samples: int | None = None,
-                    instructions: int | None = None) -> float:
-    """The smallest drop of the level's quality the gate flags with probability ``power``
-    (``math.inf``: none up to the whole score range, e.g. fewer than two clusters, or a drop
-    so uneven between few clusters that the cluster-robust t never gets large enough)."""
-    _check(delta, alpha, tests, power)
-    v = noise.mean_variance(samples, instructions)
-    grid = np.linspace(0.0, _MAX_DROP, _STEPS + 1)
-    ok = np.flatnonzero(_curve(noise, grid, np.array(v), delta, alpha, tests) >= power)
-    if not ok.size:
-        return math.inf
-    hi = float(grid[ok[0]])
-    lo = float(grid[ok[0] - 1]) if ok[0] > 0 else 0.0
-    for _ in range(20):  # refine between the grid points around the first crossing
-        mid = (lo + hi) / 2
-        lo, hi = (lo, mid) if _power(mid, noise, v, delta, alpha, tests) >= power else (mid, hi)
-    return hi
+    alone = {lv: level_noise([r.score for r in rows], [r.cluster for r in rows],
+                             samples=samples, pass_shares=[r.pass_share for r in rows])
+             for lv, rows in sorted(by_level.items())}
+    pool: list[tuple[float, int, float, float]] = []
+    place: dict[int, int] = {}
+    for lv, noise in alone.items():
+        entry = _pool_entry(noise._sizes, noise._variances)
+        if entry is not None:
+            place[lv] = len(pool)
+            pool.append(entry)
+    out = {}
+    for lv, noise in alone.items():
+        if noise.pooled == tuple(pool) and noise.place == place.get(lv, -1):
+            out[lv] = noise  # the level alone is the whole pool: as level_noise says
+        else:
+            out[lv] = dataclasses.replace(noise, pool=tuple(pool), own=place.get(lv, -1))
+    return out
 
 
 def detectable_drops(items: Iterable[ItemScore], *, samples: int, delta: float,
@@ -261,41 +557,3 @@ def detectable_drops(items: Iterable[ItemScore], *, samples: int, delta: float,
     compares its levels with)."""
     return {lv: detectable_drop(n, delta=delta, alpha=alpha, tests=tests, power=power)
             for lv, n in noise_by_level(items, samples=samples).items()}
-
-
-def samples_needed(noise: LevelNoise, drop: float, *, delta: float,
-                   alpha: float = FAMILY_ALPHA, tests: int = 6, power: float = POWER,
-                   limit: int = 1000) -> int | None:
-    """The fewest samples per instruction at which the gate flags a drop of ``drop`` with
-    probability ``power`` over the level's instructions (``None``: not within ``limit``)."""
-    _check(delta, alpha, tests, power)
-    ks = np.arange(1, max(limit, 0) + 1)
-    v = 2.0 * noise.sample_variance / (ks * noise.instructions)
-    ok = np.flatnonzero(_curve(noise, np.array(drop), v, delta, alpha, tests) >= power)
-    return int(ks[ok[0]]) if ok.size else None
-
-
-def instructions_needed(noise: LevelNoise, drop: float, *, delta: float,
-                        alpha: float = FAMILY_ALPHA, tests: int = 6, power: float = POWER,
-                        samples: int | None = None, limit: int = 100_000) -> int | None:
-    """The fewest instructions (more of the same clusters, in the same proportions) at which
-    the gate flags a drop of ``drop`` with probability ``power`` (``None``: not within
-    ``limit``, e.g. fewer than two clusters)."""
-    _check(delta, alpha, tests, power)
-    if limit < 1:
-        return None
-    k = noise.samples if samples is None else samples
-
-    def first(ns: np.ndarray) -> int | None:
-        v = 2.0 * noise.sample_variance / (k * ns)
-        ok = np.flatnonzero(_curve(noise, np.array(drop), v, delta, alpha, tests) >= power)
-        return int(ok[0]) if ok.size else None
-
-    coarse = np.unique(np.round(np.geomspace(1, limit, 2000)).astype(np.int64))
-    at = first(coarse)
-    if at is None:
-        return None
-    start = int(coarse[at - 1]) + 1 if at > 0 else 1
-    fine = np.arange(start, int(coarse[at]) + 1)
-    found = first(fine)
-    return int(fine[found]) if found is not None else int(coarse[at])

@@ -227,11 +227,103 @@ def _clustered_runs(sizes: list[int], seed: int = 0, shift: float = 0.0,
     base, cand, clusters = {}, {}, {}
     for g, size in enumerate(sizes):
         for k in range(size):
-            i = f"c{g}-{k:03d}"
+            i = f"L{level}-c{g}-{k:03d}"
             base[i] = (level, float(rng.uniform()))
             cand[i] = (level, float(rng.uniform()) + shift)
-            clusters[i] = f"template-{g}"
+            clusters[i] = f"L{level}-template-{g}"
     return base, cand, clusters
+
+
+def _levels(spec: dict[int, list[int]], seed: int = 0, shared: float = 0.0,
+            shifts: dict[tuple[int, int], float] | None = None,
+            ) -> tuple[dict[str, tuple[int, float]], dict[str, tuple[int, float]],
+                       dict[str, str]]:
+    """Runs over several levels: level → template sizes; differences ~ N(0, 0.1²) per
+    instruction, plus N(0, shared²) per template, plus ``shifts[(level, template)]``."""
+    rng = np.random.default_rng(seed)
+    base, cand, clusters = {}, {}, {}
+    for lv, sizes in spec.items():
+        for g, size in enumerate(sizes):
+            move = float(rng.normal(0, shared)) if shared else 0.0
+            move += (shifts or {}).get((lv, g), 0.0)
+            for k in range(size):
+                i = f"L{lv}-t{g}-{k:03d}"
+                b = float(rng.uniform(0.3, 0.7))
+                base[i] = (lv, b)
+                cand[i] = (lv, b + move + float(rng.normal(0, 0.1)))
+                clusters[i] = f"L{lv}-t{g}"
+    return base, cand, clusters
+
+
+def _reference(base: dict[str, tuple[int, float]], cand: dict[str, tuple[int, float]],
+               clusters: dict[str, str]) -> dict[int, tuple[float, float]]:
+    """Level → (se, df) of the pooled shared-noise test, written out with plain loops (the
+    module docstring's recipe; the capped ratio found by iterating from 0)."""
+    cap = stats.chi2.ppf(0.99, 1)
+    kappa = stats.chi2.cdf(cap, 3) + cap * stats.chi2.sf(cap, 1)
+    groups: dict[int, dict[str, list[float]]] = {}
+    for i in sorted(base):
+        groups.setdefault(base[i][0], {}).setdefault(clusters[i], []).append(
+            cand[i][1] - base[i][1])
+    levels = {}
+    for lv, by in sorted(groups.items()):
+        ds = [x for xs in by.values() for x in xs]
+        n, g = len(ds), len(by)
+        pooled = sum(sum((x - np.mean(xs)) ** 2 for x in xs) for xs in by.values()) / (n - g)
+        own = {c: (np.var(xs, ddof=1) if len(xs) >= 2 else pooled) for c, xs in by.items()}
+        w_var = sum(len(xs) * own[c] for c, xs in by.items()) / n ** 2
+        den = sum((len(xs) * own[c]) ** 2 / (len(xs) - 1) for c, xs in by.items()
+                  if len(xs) >= 2)
+        single = sum(len(xs) * own[c] for c, xs in by.items() if len(xs) == 1)
+        den += single ** 2 / (n - g) if single else 0.0
+        w_df = (w_var * n * n) ** 2 / den
+        design = sum(len(xs) ** 2 * own[c] for c, xs in by.items()) / (n * n * w_var)
+        terms = []
+        for xs in by.values():
+            big = len(xs) >= 5
+            nu = len(xs) - 1 if big else n - g
+            v = np.var(xs, ddof=1) if big else pooled
+            terms.append((len(xs), v, len(xs) * ((nu - 2) / nu if nu > 2 else 1) / v,
+                          float(np.mean(xs))))
+        total = sum(t[2] for t in terms)
+        centre = sum(t[2] * t[3] for t in terms) / total
+        rows = [(m, v, w, 1 - w / total, w * (y - centre) ** 2 / (1 - w / total))
+                for m, v, w, y in terms]
+        levels[lv] = (float(np.mean(ds)), w_var, w_df, design, rows)
+    everything = [r for *_, rows in levels.values() for r in rows]
+    info = sum(a * m for m, _, _, a, _ in everything)
+    rho = 0.0
+    for _ in range(10_000):
+        rho = max(0.0, sum(a * (min(y, cap * (1 + m * rho)) - kappa)
+                           for m, _, _, a, y in everything) / (kappa * info))
+
+    def spread(rows: list[tuple[float, float, float, float, float]]) -> float:
+        total = sum(w for _, _, w, _, _ in rows)
+        s = [(w, v * (1 / m + rho)) for m, v, w, _, _ in rows]
+        return 2 * (sum(w * w * x * x for w, x in s) - 2 * sum(w ** 3 * x * x for w, x in s)
+                    / total + sum(w * w * x for w, x in s) ** 2 / total ** 2)
+
+    rho_var = sum(spread(rows) for *_, rows in levels.values()) / info ** 2
+    own_est, own_var = {}, {}
+    for lv, (*_, rows) in levels.items():
+        i_l = sum(a * m for m, _, _, a, _ in rows)
+        own_est[lv] = sum(a * (min(y, cap * (1 + m * rho)) - kappa)
+                          for m, _, _, a, y in rows) / (kappa * i_l)
+        own_var[lv] = spread(rows) / i_l ** 2
+    inv = {lv: 1 / v for lv, v in own_var.items()}
+    centre = sum(inv[lv] * own_est[lv] for lv in inv) / sum(inv.values())
+    q = sum(inv[lv] * (own_est[lv] - centre) ** 2 for lv in inv)
+    s1, s2 = sum(inv.values()), sum(x * x for x in inv.values())
+    between = max(0.0, (q - (len(inv) - 1)) / (s1 - s2 / s1)) if len(inv) > 1 else 0.0
+    out = {}
+    for lv, (_, w_var, w_df, design, _) in levels.items():
+        b = between / (between + own_var[lv])
+        r = max(0.0, b * own_est[lv] + (1 - b) * rho)
+        v = b * own_var[lv] + (1 - b) ** 2 * rho_var
+        inflation = 1 + r * design
+        out[lv] = (math.sqrt(w_var * inflation),
+                   1 / (1 / w_df + design ** 2 * v / (2 * inflation ** 2)))
+    return out
 
 
 def test_without_clusters_each_instruction_is_its_own_and_the_test_is_student_t() -> None:
@@ -246,62 +338,116 @@ def test_without_clusters_each_instruction_is_its_own_and_the_test_is_student_t(
     assert (d.low, d.high) == (pytest.approx(d.mean_diff - half), pytest.approx(d.mean_diff + half))
 
 
-def test_equal_clusters_have_g_minus_1_degrees_of_freedom_and_the_cr1_error() -> None:
-    base, cand, clusters = _clustered_runs([10, 10, 10, 10], seed=3)
-    d = paired_bootstrap(base, cand, clusters=clusters).levels[2]
-    ids = sorted(base)
-    diffs = np.array([cand[i][1] - base[i][1] for i in ids])
-    sums = np.array([sum(diffs[k] for k, i in enumerate(ids) if clusters[i] == f"template-{g}")
-                     for g in range(4)])
-    cr1 = 4 / 3 * np.sum((sums - 10 * diffs.mean()) ** 2) / 40 ** 2
-    assert d.clusters == 4 and d.df == pytest.approx(3)
-    assert d.se == pytest.approx(math.sqrt(cr1))
-    assert d.p_drop == pytest.approx(stats.t.cdf(d.mean_diff / d.se, 3))
+@pytest.mark.parametrize("shared", [0.0, 0.05, 0.2])
+def test_the_pooled_test_by_hand(shared: float) -> None:
+    # templates of every size the recipe treats apart: one instruction, two to four (the
+    # level's pooled variance), five and more (their own)
+    spec = {0: [25, 25, 25, 25], 1: [3, 4, 2, 1, 6, 8], 3: [30, 12, 1, 1], 5: [5, 5, 5]}
+    base, cand, clusters = _levels(spec, seed=4, shared=shared)
+    r = paired_bootstrap(base, cand, clusters=clusters, b=20)
+    want = _reference(base, cand, clusters)
+    for lv, (se, df) in want.items():
+        d = r.levels[lv]
+        assert d.se == pytest.approx(se, rel=1e-9)
+        assert d.df == pytest.approx(df, rel=1e-9)
+        assert d.p_drop == pytest.approx(stats.t.cdf(d.mean_diff / se, df), rel=1e-9)
+        assert d.clusters == len(spec[lv])
+    # the ratio estimates τ²/σ² = (shared / 0.1)²
+    assert r.shared_ratio == pytest.approx((shared / 0.1) ** 2, abs=0.05 + shared * 20)
 
 
-def test_shared_cluster_shifts_widen_the_interval() -> None:
-    # one template moved as a whole: between instructions that is a clear change, between
-    # templates it is one observation of four
+def test_a_template_that_falls_is_seen_when_the_others_show_no_shared_noise() -> None:
+    # one template of four falls: between four templates that is one observation of four
+    # (CR2 cannot tell it from noise shared within templates, however far it falls), but the
+    # other levels' templates show no shared noise, so a large enough fall is a real drop.
+    # The level's own spread still counts for something (random effects across levels), so
+    # the fall must be clearly larger than the levels' noise
+    spec = {0: [25, 25, 25, 25], 1: [13] * 15, 2: [20] * 10, 4: [6] * 16}
+    ids = sorted(i for i in _levels(spec)[0] if i.startswith("L0"))
+    p = []
+    for fall in (0.3, 0.5, 1.0):
+        base, cand, clusters = _levels(spec, seed=2, shifts={(0, 1): -fall})
+        d = paired_bootstrap(base, cand, clusters=clusters).levels[0]
+        diffs = np.array([cand[i][1] - base[i][1] for i in ids])
+        sums = np.array([diffs[[clusters[i] == f"L0-t{g}" for i in ids]].sum()
+                         for g in range(4)])
+        cr2 = math.sqrt(np.sum((sums - 25 * diffs.mean()) ** 2) * 4 / 3) / 100
+        assert stats.t.cdf(diffs.mean() / cr2, 3) > 0.05  # CR2: nothing to see
+        assert d.mean_diff == pytest.approx(-fall / 4, abs=0.02)
+        p.append(d.p_drop)
+    assert p[0] > p[1] > p[2] and p[2] < 1e-4
+
+
+def test_shared_noise_in_every_level_widens_every_level() -> None:
+    spec = {0: [25, 25, 25, 25], 1: [13] * 15, 2: [20] * 10, 4: [6] * 16}
+    base, cand, clusters = _levels(spec, seed=5)
+    quiet = paired_bootstrap(base, cand)
+    plain = paired_bootstrap(base, cand, clusters=clusters)
+    noisy = paired_bootstrap(*_levels(spec, seed=5, shared=0.1)[:2],
+                             clusters=_levels(spec, seed=5, shared=0.1)[2])
+    assert plain.shared_ratio < 0.05 < noisy.shared_ratio
+    for lv in spec:
+        assert quiet.levels[lv].df > plain.levels[lv].df  # clusters cost degrees of freedom
+        assert noisy.levels[lv].se > plain.levels[lv].se
+        assert noisy.levels[lv].contains(0.0)
+
+
+def test_constant_shifts_per_template_fall_back_to_cr2() -> None:
+    # one template moved as a whole and no other spread: no within-template noise to scale
+    # shared noise by, so the level is tested between its templates (CR2)
     base, _, clusters = _clustered_runs([25, 25, 25, 25], seed=5)
-    moved = {i: (lv, s - 0.3 if clusters[i] == "template-0" else s)
+    moved = {i: (lv, s - 0.3 if clusters[i].endswith("template-0") else s)
              for i, (lv, s) in base.items()}
     alone = paired_bootstrap(base, moved).levels[2]
     grouped = paired_bootstrap(base, moved, clusters=clusters).levels[2]
     assert alone.high < 0 and alone.p_drop < 1e-6
     assert grouped.contains(0.0) and grouped.p_drop > 0.1
-    assert grouped.mean_diff == alone.mean_diff
+    assert grouped.df == pytest.approx(3) and grouped.mean_diff == alone.mean_diff
 
 
-def test_a_single_cluster_measures_nothing() -> None:
+def test_a_single_cluster_measures_nothing_on_its_own() -> None:
     base, cand, clusters = _clustered_runs([30], shift=-0.5)
     d = paired_bootstrap(base, cand, clusters=clusters).levels[2]
     assert (d.clusters, d.df, d.p_drop) == (1, 0.0, 1.0)
     assert (d.low, d.high) == (-1.0, 1.0)
     assert not is_regression(d, 0.02)
     assert paired_bootstrap(base, cand, clusters=clusters).total.contains(0.0)
+    # with other levels to learn the shared noise from, its drop is measured
+    b, c, k = _levels({0: [13] * 15, 4: [6] * 16}, seed=3)
+    d = paired_bootstrap(base | b, cand | c, clusters=clusters | k).levels[2]
+    assert d.df > 0 and d.p_drop < 0.01
 
 
-def test_a_dominant_cluster_leaves_few_degrees_of_freedom() -> None:
-    base, cand, clusters = _clustered_runs([140, 4, 3, 3])
-    d = paired_bootstrap(base, cand, clusters=clusters).levels[2]
-    assert d.df == pytest.approx(1.095, abs=1e-3)
-    assert bs.bm_df([140, 4, 3, 3]) == pytest.approx(d.df)
+def test_bell_mccaffrey_degrees_of_freedom() -> None:
+    assert bs.bm_df([140, 4, 3, 3]) == pytest.approx(1.095, abs=1e-3)
     assert bs.bm_df([7]) == 0.0 and bs.bm_df([5, 0]) == 0.0
     assert bs.bm_df([1] * 50) == pytest.approx(49)
+    assert bs.bm_df([10, 10, 10, 10]) == pytest.approx(3)
+
+
+def test_a_dominant_cluster_depends_on_how_well_the_shared_noise_is_known() -> None:
+    # official L3: 140 of 150 instructions in one pattern.  Its mean moves with that pattern's
+    # shared noise, known only as well as the other levels pin the ratio down
+    few = {3: [140, 4, 3, 3], 0: [37, 33, 10, 10, 10]}
+    many = {3: [140, 4, 3, 3], 0: [37, 33, 10, 10, 10], 1: [13] * 15, 2: [20] * 10,
+            4: [6] * 16}
+    d_few = paired_bootstrap(*_levels(few, seed=8)[:2], clusters=_levels(few, seed=8)[2])
+    d_many = paired_bootstrap(*_levels(many, seed=8)[:2], clusters=_levels(many, seed=8)[2])
+    assert d_few.levels[3].df < d_many.levels[3].df
 
 
 def test_ids_without_a_cluster_are_their_own() -> None:
     base, cand, clusters = _clustered_runs([5, 5])
-    partial = {i: c for i, c in clusters.items() if c == "template-0"}
+    partial = {i: c for i, c in clusters.items() if c.endswith("template-0")}
     d = paired_bootstrap(base, cand, clusters=partial).levels[2]
     assert d.clusters == 1 + 5
     # a cluster named like an id is not that id's cluster
-    named = {"c0-000": "c1-000", "c0-001": "c1-000"}
+    named = {"L2-c0-000": "L2-c1-000", "L2-c0-001": "L2-c1-000"}
     assert paired_bootstrap(base, cand, clusters=named).levels[2].clusters == 9
 
 
 def test_cluster_names_and_order_do_not_matter() -> None:
-    base, cand, clusters = _clustered_runs([6, 9, 4, 7], seed=9)
+    base, cand, clusters = _levels({0: [6, 9, 4, 7], 3: [5, 5, 12]}, seed=9)
     renamed = {i: f"x{c[::-1]}" for i, c in reversed(list(clusters.items()))}
     assert paired_bootstrap(base, cand, clusters=clusters) == \
         paired_bootstrap(base, cand, clusters=renamed)
@@ -317,14 +463,41 @@ def test_cluster_resamples_keep_a_cluster_together() -> None:
     assert d.share_le0 == 1.0
 
 
-def test_a_level_does_not_depend_on_other_levels_or_their_clusters() -> None:
-    base, cand, clusters = _clustered_runs([8, 8, 8], seed=1, level=3)
-    other_b, other_c, other_cl = _clustered_runs([5, 5], seed=2, level=0)
-    alone = paired_bootstrap(base, cand, clusters=clusters).levels[3]
-    both = paired_bootstrap(base | {f"x{k}": v for k, v in other_b.items()},
-                            cand | {f"x{k}": v for k, v in other_c.items()},
-                            clusters=clusters | {f"x{k}": v for k, v in other_cl.items()})
-    assert both.levels[3] == alone
+def test_what_a_level_shares_with_the_others_is_the_shared_noise_ratio() -> None:
+    # the mean and the resample shares are the level's own; the standard error depends on the
+    # other levels only through the pooled ratio.  A level of single instructions tells
+    # nothing about it, so adding one changes nothing
+    base, cand, clusters = _levels({3: [8, 8, 8], 1: [10, 10, 10, 10]}, seed=1)
+    alone = paired_bootstrap(base, cand, clusters=clusters)
+    other_b, other_c, _ = _clustered_runs([1] * 12, seed=2, level=0)
+    both = paired_bootstrap(base | other_b, cand | other_c, clusters=clusters)
+    assert both.levels[3] == alone.levels[3] and both.shared_ratio == alone.shared_ratio
+    # a level whose templates spread widely raises the ratio, and the other levels' errors
+    wide_b, wide_c, wide_k = _levels({5: [10] * 8}, seed=3, shared=0.3)
+    wider = paired_bootstrap(base | wide_b, cand | wide_c, clusters=clusters | wide_k)
+    assert wider.shared_ratio > alone.shared_ratio
+    assert wider.levels[3].mean_diff == alone.levels[3].mean_diff
+    assert wider.levels[3].share_ge0 == alone.levels[3].share_ge0
+    assert wider.levels[3].se > alone.levels[3].se
+
+
+def test_one_template_that_really_changed_counts_at_most_the_cap() -> None:
+    # a template far off its level (a real change, not noise) moves the pooled ratio by a
+    # bounded amount: each standardized squared deviation counts at most CAP·(1 + n·ρ), so once
+    # the level's templates are all capped, how far it fell no longer matters.  The bound is
+    # not small when the level's templates are large: the other levels then lose most of their
+    # degrees of freedom (docs/PLUGIN.md, "hiding"), while the level itself is flagged
+    spec = {0: [25, 25, 25, 25], 1: [13] * 15, 2: [20] * 10, 4: [6] * 16}
+    base, cand, clusters = _levels(spec, seed=6)
+    plain = paired_bootstrap(base, cand, clusters=clusters)
+    falls = [paired_bootstrap(*_levels(spec, seed=6, shifts={(0, 0): -x})[:2],
+                              clusters=clusters) for x in (0.3, 3.0, 30.0)]
+    ratios = [r.shared_ratio for r in falls]
+    assert plain.shared_ratio < ratios[0] <= ratios[1]
+    assert ratios[1] == pytest.approx(ratios[2], rel=1e-9)
+    assert ratios[2] < 2.0  # uncapped, a fall of 30 would count (30/0.02)² ≈ 2·10⁶
+    assert falls[1].levels[0].p_drop < 1e-6
+    assert falls[1].levels[2].df < plain.levels[2].df / 10
 
 
 def test_total_combines_the_levels_with_satterthwaite_df() -> None:
@@ -342,22 +515,60 @@ def test_total_combines_the_levels_with_satterthwaite_df() -> None:
     assert r.total_renormalized.p_drop == pytest.approx(r.total.p_drop)
 
 
-@settings(max_examples=40, deadline=None)
-@given(st.lists(st.tuples(st.integers(0, 4), st.floats(0, 1), st.floats(0, 1)), min_size=2,
-                max_size=40))
-def test_the_interval_and_p_drop_agree(rows: list[tuple[int, float, float]]) -> None:
-    base = {f"i{k}": (1, b) for k, (_, b, _) in enumerate(rows)}
-    cand = {f"i{k}": (1, c) for k, (_, _, c) in enumerate(rows)}
-    clusters = {f"i{k}": str(g) for k, (g, _, _) in enumerate(rows)}
-    d = paired_bootstrap(base, cand, clusters=clusters, b=50).levels[1]
-    assert 0.0 <= d.p_drop <= 1.0
-    assert -1.0 <= d.low <= d.mean_diff <= d.high <= 1.0
-    if d.df > 0 and d.se > 0:
-        assert (d.high < 0) == (d.p_drop < 0.025) or abs(d.p_drop - 0.025) < 1e-9
-    # a lower candidate never makes a drop less likely
-    lower = {i: (lv, s - 0.1) for i, (lv, s) in cand.items()}
-    assert paired_bootstrap(base, lower, clusters=clusters, b=50).levels[1].p_drop \
-        <= d.p_drop + 1e-12
+_ROWS = st.lists(st.tuples(st.integers(0, 1), st.integers(0, 4), st.floats(0, 1),
+                           st.floats(0, 1)), min_size=2, max_size=40)
+
+
+def _runs(rows: list[tuple[int, int, float, float]]
+          ) -> tuple[dict[str, tuple[int, float]], dict[str, tuple[int, float]], dict[str, str]]:
+    base = {f"i{k}": (2 * lv, b) for k, (lv, _, b, _) in enumerate(rows)}
+    cand = {f"i{k}": (2 * lv, c) for k, (lv, _, _, c) in enumerate(rows)}
+    clusters = {f"i{k}": f"{lv}-{g}" for k, (lv, g, _, _) in enumerate(rows)}
+    return base, cand, clusters
+
+
+@settings(max_examples=60, deadline=None)
+@given(_ROWS)
+def test_the_interval_and_p_drop_agree(rows: list[tuple[int, int, float, float]]) -> None:
+    base, cand, clusters = _runs(rows)
+    r = paired_bootstrap(base, cand, clusters=clusters, b=50)
+    for lv, d in r.levels.items():
+        assert 0.0 <= d.p_drop <= 1.0 and d.df >= 0 and d.se >= 0
+        assert -1.0 <= d.low <= d.mean_diff <= d.high <= 1.0
+        if d.df > 0 and d.se > 0:
+            assert (d.high < 0) == (d.p_drop < 0.025) or abs(d.p_drop - 0.025) < 1e-9
+        # a lower candidate never makes a drop less likely: a shift moves no spread
+        lower = {i: (x, s - 0.1) for i, (x, s) in cand.items()}
+        moved = paired_bootstrap(base, lower, clusters=clusters, b=50)
+        assert moved.shared_ratio == pytest.approx(r.shared_ratio, rel=1e-6, abs=1e-12)
+        assert moved.levels[lv].p_drop <= d.p_drop + 1e-12
+
+
+@settings(max_examples=60, deadline=None)
+@given(_ROWS, st.floats(0.1, 10))
+def test_a_level_s_scale_is_its_own(rows: list[tuple[int, int, float, float]],
+                                    factor: float) -> None:
+    # the shared-noise ratio is scale-free: stretching one level's differences stretches its
+    # standard error and changes nothing else (its p-value, the ratio, the other level)
+    base, cand, clusters = _runs(rows)
+    stretched = {i: (lv, base[i][1] + factor * (s - base[i][1]) if lv == 0 else s)
+                 for i, (lv, s) in cand.items()}
+    r = paired_bootstrap(base, cand, clusters=clusters, b=20)
+    t = paired_bootstrap(base, stretched, clusters=clusters, b=20)
+    assert t.shared_ratio == pytest.approx(r.shared_ratio, rel=1e-6, abs=1e-9)
+    for lv, d in r.levels.items():
+        e = t.levels[lv]
+        if lv == 0:
+            assert e.se == pytest.approx(factor * d.se, rel=1e-6, abs=1e-12)
+            assert e.mean_diff == pytest.approx(factor * d.mean_diff, rel=1e-9, abs=1e-12)
+            if d.se > 1e-9:
+                assert e.p_drop == pytest.approx(d.p_drop, rel=1e-6, abs=1e-9)
+            assert e.df == pytest.approx(d.df, rel=1e-6, abs=1e-9)
+        else:
+            assert (e.se, e.df, e.p_drop) == (pytest.approx(d.se, rel=1e-9, abs=1e-15),
+                                              pytest.approx(d.df, rel=1e-9, abs=1e-12),
+                                              pytest.approx(d.p_drop, rel=1e-9, abs=1e-15))
+
 
 
 # ---------------------------------------------------------------- published results

@@ -3,6 +3,7 @@ and the prediction against the gate itself."""
 
 from __future__ import annotations
 
+import dataclasses
 import math
 
 import numpy as np
@@ -25,10 +26,10 @@ from pytest_graphinstruct.score.power import (
 )
 
 
-def noise(n: int = 100, clusters: int = 10, variance: float = 0.05, samples: int = 5,
-          uneven: float = 0.0) -> LevelNoise:
+def noise(n: int = 100, clusters: int = 10, variance: float = 0.05, samples: int = 5
+          ) -> LevelNoise:
     sizes = [n // clusters] * clusters
-    return LevelNoise(n, tuple(sizes), variance, samples, False, uneven)
+    return LevelNoise(n, tuple(sizes), variance, samples, False)
 
 
 def test_the_gap_and_within_instruction_variance_with_several_samples() -> None:
@@ -55,13 +56,31 @@ def test_one_sample_takes_the_spread_of_scores_as_noise() -> None:
 
 
 def test_a_drop_that_follows_the_pass_rate_falls_unevenly() -> None:
-    # cluster a always passes (nothing to lose), cluster b passes half the time
+    # cluster a always passes (nothing to lose), cluster b passes half the time: a drop falls
+    # on b alone and raises the level's own shared-noise estimate
     shares = [1.0] * 10 + [0.6, 0.4] * 5
     scores = [0.2 + 0.6 * p for p in shares]
     got = level_noise(scores, ["a"] * 10 + ["b"] * 10, samples=5, pass_shares=shares)
-    assert got.uneven > 0
+    assert sum(per for per, _ in got.uneven) > 0
+    assert got.cluster_variances is not None
+    assert got.cluster_variances[0] < 1e-3 * got.cluster_variances[1]  # a never varies
     even = level_noise(scores, [str(k % 2) for k in range(20)], samples=5, pass_shares=shares)
-    assert even.uneven == pytest.approx(0.0, abs=1e-12)
+    assert sum(per for per, _ in even.uneven) == pytest.approx(0.0, abs=1e-12)
+    assert even.cluster_variances is not None
+    assert even.cluster_variances[0] == pytest.approx(even.cluster_variances[1])
+
+
+def test_design_and_within_degrees_of_freedom() -> None:
+    n = noise(n=100, clusters=4)
+    assert n.design() == pytest.approx(25.0)  # equal variances: the cluster size
+    assert n.within_df() == pytest.approx(96.0)  # n − G
+    assert n.design(instructions=200) == pytest.approx(50.0)
+    # unequal variances: the noisier clusters weigh more
+    tilted = LevelNoise(40, (30, 10), 0.05, 5, False, (1.0, 3.0))
+    assert tilted.design() == pytest.approx((900 * 1 + 100 * 3) / (30 + 30))
+    singles = LevelNoise(20, (1,) * 20, 0.05, 5, False)
+    assert singles.within_df() == 0.0
+    assert singles.df == pytest.approx(19.0)  # the one-sample t
 
 
 def test_bad_input() -> None:
@@ -128,22 +147,45 @@ def test_samples_and_instructions_needed() -> None:
 @settings(max_examples=40, deadline=None)
 @given(st.floats(0.001, 0.3), st.floats(0.0, 0.2), st.integers(2, 40), st.floats(0, 5))
 def test_power_is_a_probability_rising_with_an_even_drop(variance: float, drop: float,
-                                                         clusters: int, uneven: float) -> None:
+                                                         clusters: int, rise: float) -> None:
     even = LevelNoise(clusters * 5, (5,) * clusters, variance, 3, False)
     a = gate_power(even, drop, delta=0.02)
     b = gate_power(even, drop + 0.05, delta=0.02)
     assert 0.0 <= a <= b + 1e-9 <= 1.0 + 1e-9
-    # a drop that falls unevenly on the clusters is never easier to see
-    spread = LevelNoise(clusters * 5, (5,) * clusters, variance, 3, False, uneven)
-    assert gate_power(spread, drop, delta=0.02) <= a + 1e-9
+    assert gate_power(even, drop, delta=0.02) == a  # the same draws on every call
+    # a drop that raises the level's own shared-noise estimate is not easier to see (with two
+    # or three clusters the larger estimate's extra degrees of freedom can outweigh it)
+    spread = LevelNoise(clusters * 5, (5,) * clusters, variance, 3, False,
+                        uneven=((rise, 1.0),) * clusters)
+    if clusters >= 4:
+        assert gate_power(spread, drop, delta=0.02) <= a + 0.01
 
 
-def test_a_drop_in_one_of_four_templates_is_never_seen() -> None:
-    # one of four equal templates falls: the cluster-robust t stays below 1 however far it
-    # falls (h = (75² + 3·25²) / (3/4 · 100²) = 1, so t < D / √(D²·h) = 1 < c)
-    one_of_four = LevelNoise(100, (25,) * 4, 0.01, 5, False, uneven=1.0)
-    assert max(gate_power(one_of_four, d, delta=0.02) for d in (0.05, 0.1, 0.25)) < 0.01
-    assert detectable_drop(one_of_four, delta=0.02) == math.inf
+@settings(max_examples=30, deadline=None)
+@given(st.lists(st.integers(1, 30), min_size=2, max_size=12), st.floats(0.01, 0.2),
+       st.integers(1, 10))
+def test_more_samples_never_hurt(sizes: list[int], variance: float, k: int) -> None:
+    n = LevelNoise(sum(sizes), tuple(sizes), variance, k, False)
+    drops = [detectable_drop(n, delta=0.02, samples=s) for s in (k, 2 * k, 4 * k)]
+    assert drops[0] >= drops[1] - 1e-4 and drops[1] >= drops[2] - 1e-4
+    for d, s in zip(drops, (k, 2 * k, 4 * k), strict=True):
+        if math.isfinite(d):
+            assert gate_power(n, d, delta=0.02, samples=s) >= 0.8 - 1e-3
+
+
+def test_a_drop_in_one_of_four_templates_is_seen_with_other_levels_to_pool() -> None:
+    # one of four equal templates falls: the level's own spread rises (capped), but the
+    # shared-noise ratio also comes from the other levels' templates, so a large enough drop
+    # is seen (the CR2 test, before, never saw it: its t stayed below 1)
+    items = [ItemScore(0, f"t{k % 4}", 0.5, 0.5) for k in range(100)]
+    items += [ItemScore(lv, f"L{lv}-t{k % 15}", 0.5, 0.5) for lv in (1, 2, 4) for k in range(150)]
+    pooled = noise_by_level(items, samples=5)[0]
+    one_of_four = dataclasses.replace(pooled, sample_variance=0.01, uneven=(
+        (40.0, 0.02), (0.0, 0.02), (0.0, 0.02), (0.0, 0.02)))
+    assert math.isfinite(detectable_drop(one_of_four, delta=0.02))
+    assert gate_power(one_of_four, 0.25, delta=0.02) > 0.8
+    alone = dataclasses.replace(one_of_four, pool=None, own=-1)
+    assert detectable_drop(alone, delta=0.02) > detectable_drop(one_of_four, delta=0.02)
 
 
 def test_noise_by_level_and_detectable_drops() -> None:
@@ -151,9 +193,28 @@ def test_noise_by_level_and_detectable_drops() -> None:
              for lv in (0, 2) for k in range(40)]
     per_level = noise_by_level(items, samples=5)
     assert sorted(per_level) == [0, 2] and per_level[0].clusters == 4
+    # the shared-noise ratio is pooled over both levels, as the gate pools it
+    assert per_level[0].pool is not None and len(per_level[0].pool) == 2
+    assert (per_level[0].own, per_level[2].own) == (0, 1)
     drops = detectable_drops(items, samples=5, delta=0.02)
     assert set(drops) == {0, 2}
     assert drops[0] == pytest.approx(detectable_drop(per_level[0], delta=0.02))
+
+
+def test_more_levels_pin_the_shared_noise_down() -> None:
+    # a level of four templates alone knows the ratio from three degrees of freedom; with
+    # other levels' templates its test has more
+    def item(lv: int, cluster: str, k: int) -> ItemScore:
+        share = ((k * 3) % 6) / 5
+        return ItemScore(lv, cluster, 0.3 + 0.5 * share, share)
+
+    items = [item(0, f"t{k % 4}", k) for k in range(100)]
+    alone = noise_by_level(items, samples=5)[0]
+    items += [item(lv, f"L{lv}-t{k % 15}", k) for lv in (1, 2, 4) for k in range(150)]
+    pooled = noise_by_level(items, samples=5)[0]
+    assert alone.pool is None and pooled.pool is not None
+    assert pooled.df > alone.df
+    assert detectable_drop(pooled, delta=0.02) < detectable_drop(alone, delta=0.02)
 
 
 def test_the_prediction_matches_the_gate() -> None:
