@@ -145,11 +145,12 @@ def plan_lines(plans: list[LevelPlan], *, name: str, drop: float | None = None,
     tests = len(plans)
     lines.append(
         f"rule: a level regresses when Holm over the {tests} level test(s) at family-wise "
-        f"{alpha:g} rejects 'no drop' (one-sided cluster-robust t, Bell-McCaffrey df) and its "
-        f"mean drop exceeds --max-regression={max_regression:g}; detectable = the smallest drop "
-        f"of a whole level flagged in {power:.0%} of runs, for noise independent between "
-        "instructions (noise shared within a template, or a drop in a few templates, is harder "
-        "to see)")
+        f"{alpha:g} rejects 'no drop' (one-sided t, the noise shared within a template pooled "
+        f"over every level, Satterthwaite df) and its mean drop exceeds --max-regression="
+        f"{max_regression:g}; detectable = the smallest drop of a whole level flagged in "
+        f"{power:.0%} of runs, counting the spread of the answers that flip, for noise "
+        "independent between instructions (noise shared within a template, or a drop in a few "
+        "templates, is harder to see)")
     return lines
 
 

@@ -21,9 +21,13 @@ n_g``, the weights the test gives its templates), and of what the test makes of 
 pooled ratio, truncated at 0; the spread between the levels' own estimates; the level's
 empirical Bayes ratio and its error variance).  Measured on a baseline (:class:`LevelNoise`):
 
-* ``V = 2·σ²/(k·n)`` is the variance of the level's mean change between two runs of ``k``
-  samples per instruction over ``n`` instructions; ``σ²`` is the run-to-run variance of one
-  sample's level score averaged over the level's instructions.  With ``k ≥ 2`` samples and each
+* ``V = (2·σ² + D·(1 − D))/(k·n)`` is the variance of the level's mean change between two runs
+  of ``k`` samples per instruction over ``n`` instructions, the second one ``D`` worse (the
+  drop's own spread, at most ``D·(1 − D)`` per sample when answers flip from passing to
+  failing, so a baseline without run-to-run noise does not promise to see any drop above
+  ``delta``; a drop larger than the level's mean score cannot happen: none is detectable);
+  ``σ²`` is the run-to-run variance of one sample's level score averaged over the level's
+  instructions.  With ``k ≥ 2`` samples and each
   instruction's share of passing samples ``p̂_i``: the level's pass/fail score gap ``ĝ`` is the
   least-squares slope of the level scores on ``p̂_i``, and ``σ² = mean_i ĝ²·p̂_i(1 −
   p̂_i)·k/(k − 1)`` (a sample's score is about the failing score plus ``ĝ`` when it passes).
@@ -117,6 +121,7 @@ class LevelNoise:
     pool: tuple[tuple[float, int, float, float], ...] | None = None
     own: int = -1
     uneven: tuple[tuple[float, float], ...] = ()
+    mean: float | None = None  #: the level's mean score (a drop larger cannot happen)
 
     @property
     def clusters(self) -> int:
@@ -355,7 +360,11 @@ def _curve(noise: LevelNoise, drops: np.ndarray, samples: np.ndarray,
         return np.zeros(drops.shape)
     ratio, df = spread
     c = stdtrit(np.maximum(df, 1e-9), 1.0 - alpha / tests)
-    v = (2.0 * noise.sample_variance / (ks * ns))[:, None]
+    # the drop's own spread: answers that flip from passing to failing add up to D·(1 − D) to
+    # one sample's variance in the changed run (a uniform shift adds nothing): never promise
+    # more than a baseline without run-to-run noise (the oracle, greedy decoding) can show
+    alt = np.clip(drops, 0.0, 1.0) * (1.0 - np.clip(drops, 0.0, 1.0))
+    v = ((2.0 * noise.sample_variance + alt) / (ks * ns))[:, None]
     threshold = np.maximum(delta, c * np.sqrt(v * ratio))
     sd = np.sqrt(np.maximum(v, 1e-30))
     out = norm.cdf((drops[:, None] - threshold) / sd)
@@ -394,8 +403,8 @@ def detectable_drop(noise: LevelNoise, *, delta: float, alpha: float = FAMILY_AL
     grid = np.linspace(0.0, _MAX_DROP, _STEPS + 1)
     ok = np.flatnonzero(_curve(noise, grid, np.array(k), np.array(n), delta, alpha,
                                tests) >= power)
-    if not ok.size:
-        return math.inf
+    if not ok.size or (noise.mean is not None and float(grid[ok[0]]) > noise.mean + 1e-12):
+        return math.inf  # nothing up to the level's whole score can be seen
     hi = float(grid[ok[0]])
     lo = float(grid[ok[0] - 1]) if ok[0] > 0 else 0.0
     for _ in range(16):  # refine between the grid points around the first crossing
@@ -522,7 +531,7 @@ def level_noise(scores: Sequence[float], clusters: Sequence[str], *, samples: in
     uneven = _uneven(sizes, np.ones(sizes.size) if relative is None else np.array(relative),
                      drop_weight, variance, samples)
     return LevelNoise(int(x.size), tuple(int(s) for s in sizes), variance, samples,
-                      conservative, relative, uneven=uneven)
+                      conservative, relative, uneven=uneven, mean=float(x.mean()))
 
 
 def noise_by_level(items: Iterable[ItemScore], *, samples: int) -> dict[int, LevelNoise]:
