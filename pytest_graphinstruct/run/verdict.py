@@ -315,10 +315,12 @@ def settle_baseline(report: RunReport, decision: Decision) -> str | None:
     if problem is not None:
         state = "is unchanged" if plan.path.exists() else "was not created"
         return f"baseline NOT written: {problem}; {plan.path} {state}"
-    try:
-        write_report(report, plan.path)
+    if plan.update and plan.report is not None:
+        done = f"baseline updated: {plan.path} (the change against the old one is shown above)"
+    else:
+        done = f"baseline written to {plan.path}"
+    try:  # the baseline file's own gate record says it was written as the baseline
+        write_report(replace(report, gate=decision.record(done)), plan.path)
     except OSError as exc:
         return f"baseline NOT written to {plan.path}: {exc.strerror or exc}"
-    if plan.update and plan.report is not None:
-        return f"baseline updated: {plan.path} (the change against the old one is shown above)"
-    return f"baseline written to {plan.path}"
+    return done

@@ -155,7 +155,9 @@ def test_an_update_shows_the_change_against_the_old_baseline(tmp_path: Path) -> 
     assert "⚠" in line and "newly failing 60" in line
     assert settle_baseline(worse, d) == (f"baseline updated: {path} (the change against the "
                                          "old one is shown above)")
-    assert json.loads(path.read_text(encoding="utf-8"))["cells"][0]["summary"]["passed"] == 0
+    written = json.loads(path.read_text(encoding="utf-8"))
+    assert written["cells"][0]["summary"]["passed"] == 0
+    assert written["gate"]["baseline_update"].startswith("baseline updated: ")
 
 
 def test_an_unreadable_old_baseline_is_replaced_by_an_update_with_a_note(
