@@ -130,12 +130,12 @@ class CellComparison:
         if drop is None:
             return ""
         if math.isinf(drop):
-            return " (too few instructions or templates to detect any drop)"
+            return " (too few instructions or templates for 80 % power at any drop)"
         shown = math.ceil(drop * 100 - 1e-9) / 100  # rounded up: never promise more
         if weak:
-            return (f" (too small for --gi-max-regression={self.max_regression:g}: detects "
-                    f"only drops ≥ {shown:.2f})")
-        return f" (detects drops ≥ {shown:.2f})"
+            return (f" (too small for --gi-max-regression={self.max_regression:g}: 80 % power "
+                    f"only for drops ≥ {shown:.2f})")
+        return f" (80 % power for drops ≥ {shown:.2f})"
 
 
 WEAK_FACTOR = 2.0

@@ -122,7 +122,7 @@ def test_the_scope_says_how_small_a_drop_each_level_detects() -> None:
     (c,) = compare_cells([(cell(scores), cell(scores))], max_regression=0.02,
                          detectable={"m-zero-shot": {0: 0.031, 2: 0.0901, 5: float("inf")}})
     assert c.scope() == (
-        "m-zero-shot: 22 instructions paired: L0 10 (detects drops ≥ 0.04), L2 10 (too small "
-        "for --gi-max-regression=0.02: detects only drops ≥ 0.10), L5 2 (too few instructions "
-        "or templates to detect any drop)")
+        "m-zero-shot: 22 instructions paired: L0 10 (80 % power for drops ≥ 0.04), L2 10 (too "
+        "small for --gi-max-regression=0.02: 80 % power only for drops ≥ 0.10), L5 2 (too few "
+        "instructions or templates for 80 % power at any drop)")
     assert [lv for lv, _ in c.underpowered] == [2, 5]
