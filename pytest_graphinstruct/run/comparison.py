@@ -20,7 +20,13 @@ import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
-from pytest_graphinstruct.run.results import CellMetadata, CellReport, ItemFilter, ItemResult
+from pytest_graphinstruct.run.results import (
+    CellMetadata,
+    CellReport,
+    ItemFilter,
+    ItemResult,
+    LevelOmission,
+)
 from pytest_graphinstruct.score.bootstrap import PairedResult, paired_bootstrap
 from pytest_graphinstruct.score.multiple import FAMILY_ALPHA, regressions
 from pytest_graphinstruct.score.power import ItemScore, detectable_drops
@@ -28,7 +34,6 @@ from pytest_graphinstruct.score.power import ItemScore, detectable_drops
 __all__ = [
     "CellComparison",
     "ItemChange",
-    "NotCompared",
     "baseline_items",
     "compare_cells",
     "detectable",
@@ -52,27 +57,6 @@ class ItemChange:
 
 
 @dataclass(frozen=True)
-class NotCompared:
-    """Baseline items of one level that the run has no score for: ``items`` of the
-    baseline's ``of`` (a whole level when equal), and why (the run's filter, or no result)."""
-
-    level: int
-    items: int
-    of: int
-    reason: str
-
-    @property
-    def whole_level(self) -> bool:
-        return self.items == self.of
-
-    def describe(self) -> str:
-        """``L2 (left out by -k)`` or ``L1: 8 of 200 instructions (no result in this run)``."""
-        if self.whole_level:
-            return f"L{self.level} ({self.reason})"
-        return f"L{self.level}: {self.items} of {self.of} instructions ({self.reason})"
-
-
-@dataclass(frozen=True)
 class CellComparison:
     """One run cell (``label``) against its baseline cell (``baseline_label``)."""
 
@@ -85,7 +69,7 @@ class CellComparison:
     newly_failing: tuple[ItemChange, ...] = ()
     newly_passing: tuple[ItemChange, ...] = ()
     now_errors: tuple[ItemChange, ...] = ()
-    not_compared: tuple[NotCompared, ...] = ()
+    not_compared: tuple[LevelOmission, ...] = ()
     #: level -> the smallest drop the gate detects there at 80 % power (levels it can tell)
     detectable: Mapping[int, float] = field(default_factory=dict)
     differences: tuple[str, ...] = ()
@@ -239,7 +223,7 @@ def _changes(cell: CellReport, base: CellReport) -> tuple[tuple[ItemChange, ...]
 
 
 def _not_compared(cell: CellReport, base: CellReport,
-                  run_filter: ItemFilter | None) -> tuple[NotCompared, ...]:
+                  run_filter: ItemFilter | None) -> tuple[LevelOmission, ...]:
     mine = cell.scored_level_scores()
     theirs: dict[int, list[str]] = {}
     for iid, (lv, _) in base.scored_level_scores().items():
@@ -249,7 +233,7 @@ def _not_compared(cell: CellReport, base: CellReport,
         lacking = sum(1 for i in ids if i not in mine)
         if lacking:
             whole = lacking == len(ids)
-            out.append(NotCompared(lv, lacking, len(ids),
+            out.append(LevelOmission(lv, lacking, len(ids),
                                    omission_reason(lv, run_filter, whole_level=whole)))
     return tuple(out)
 

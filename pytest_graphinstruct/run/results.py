@@ -809,12 +809,23 @@ class LevelChange:
 
 @dataclass(frozen=True)
 class LevelOmission:
-    """Baseline items of a level the gated run has no score for (``items`` of ``of``)."""
+    """Baseline items of one level that a gated run has no score for: ``items`` of the
+    baseline's ``of`` (a whole level when equal), and why (the run's filter, or no result)."""
 
     level: int
     items: int
     of: int
     reason: str
+
+    @property
+    def whole_level(self) -> bool:
+        return self.items == self.of
+
+    def describe(self) -> str:
+        """``L2 (left out by -k)`` or ``L1: 8 of 200 instructions (no result in this run)``."""
+        if self.whole_level:
+            return f"L{self.level} ({self.reason})"
+        return f"L{self.level}: {self.items} of {self.of} instructions ({self.reason})"
 
     def to_json(self) -> dict[str, Any]:
         return {"level": self.level, "items": self.items, "of": self.of, "reason": self.reason}

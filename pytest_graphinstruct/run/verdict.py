@@ -38,7 +38,6 @@ from pytest_graphinstruct.run.results import (
     CellReport,
     GateRecord,
     LevelChange,
-    LevelOmission,
     RunReport,
 )
 from pytest_graphinstruct.score.bootstrap import DEFAULT_MAX_REGRESSION
@@ -241,8 +240,7 @@ def _cell_gate(c: CellComparison) -> CellGate:
         levels=tuple(LevelChange(lv, d.n, d.mean_diff, d.low, d.high, d.p_drop,
                                  lv in c.regressed_levels, _finite(c.detectable.get(lv)))
                      for lv, d in sorted(c.diff.levels.items())),
-        not_compared=tuple(LevelOmission(x.level, x.items, x.of, x.reason)
-                           for x in c.not_compared),
+        not_compared=c.not_compared,
         newly_failing=tuple(x.instruction_id for x in c.newly_failing),
         newly_passing=tuple(x.instruction_id for x in c.newly_passing),
         now_errors=tuple(x.instruction_id for x in c.now_errors))

@@ -5,12 +5,13 @@ from __future__ import annotations
 import pytest
 
 from pytest_graphinstruct.run.aggregate import build_cell
-from pytest_graphinstruct.run.comparison import NotCompared, compare_cells, omission_reason
+from pytest_graphinstruct.run.comparison import compare_cells, omission_reason
 from pytest_graphinstruct.run.results import (
     CellMetadata,
     CellReport,
     ItemFilter,
     ItemResult,
+    LevelOmission,
     SampleResult,
     ShardSelection,
 )
@@ -67,8 +68,8 @@ def test_levels_the_run_left_out_are_named_with_the_filter_that_did_it() -> None
     flt = ItemFilter(keyword="not L2 and not L4")
     (c,) = compare_cells([(now, base)], max_regression=0.02, run_filter=flt)
     assert c.not_compared == (
-        NotCompared(2, 10, 10, "left out by -k 'not L2 and not L4'"),
-        NotCompared(4, 10, 10, "left out by -k 'not L2 and not L4'"))
+        LevelOmission(2, 10, 10, "left out by -k 'not L2 and not L4'"),
+        LevelOmission(4, 10, 10, "left out by -k 'not L2 and not L4'"))
     assert c.scope().endswith("not compared: L2 (left out by -k 'not L2 and not L4'), "
                               "L4 (left out by -k 'not L2 and not L4')")
 
