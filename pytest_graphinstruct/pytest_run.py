@@ -748,12 +748,9 @@ class GraphInstructPlugin:
             self.report = RunReport((), coverage=coverage)
         self.report = replace(self.report, run=self._run_info(results, coverage))
         self.decision = decide(self.report, self.plan, self.gate_options)
-        self.written = []
-        self.report = replace(self.report, gate=self.decision.record())
         update = settle_baseline(self.report, self.decision)
-        if update is not None:
-            self.report = replace(self.report, gate=self.decision.record(update))
-            self.written.append(update)
+        self.report = replace(self.report, gate=self.decision.record(update))
+        self.written = [] if update is None else [update]
         if self.run.report is not None:
             self.written.append(_write(self.report, self.run.report, "report"))
         if self.run.html is not None:

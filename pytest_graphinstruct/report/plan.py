@@ -17,12 +17,12 @@ from pathlib import Path
 from tabulate import tabulate
 
 from pytest_graphinstruct.errors import GraphInstructError
-from pytest_graphinstruct.run.results import CellReport, ItemResult, RunReport
+from pytest_graphinstruct.run.comparison import baseline_items, baseline_samples
+from pytest_graphinstruct.run.results import RunReport
 from pytest_graphinstruct.score.bootstrap import DEFAULT_MAX_REGRESSION
 from pytest_graphinstruct.score.multiple import FAMILY_ALPHA
 from pytest_graphinstruct.score.power import (
     POWER,
-    ItemScore,
     LevelNoise,
     detectable_drop,
     instructions_needed,
@@ -47,13 +47,6 @@ class LevelPlan:
     samples_needed: int | None = None
     instructions_needed: int | None = None
     unknown_clusters: int = 0  # instructions without a recorded cluster (each its own)
-
-
-def _samples(cell: CellReport, items: list[ItemResult]) -> int:
-    if cell.metadata.samples_per_instruction:
-        return int(cell.metadata.samples_per_instruction)
-    counts = Counter(len(r.samples) for r in items if r.samples)
-    return counts.most_common(1)[0][0] if counts else 1
 
 
 def plan_report(report: RunReport, *, samples: int | None = None, drop: float | None = None,
@@ -82,18 +75,12 @@ def plan_report(report: RunReport, *, samples: int | None = None, drop: float | 
     tests = sum(len({r.level for r in items}) for _, items in cells)
     out = []
     for cell, items in cells:
-        k = _samples(cell, items)
-        unknown: Counter[int] = Counter()
-        rows = []
-        for r in items:
-            cluster = r.cluster
-            if cluster is None and suite is not None and r.instruction_id in suite:
-                cluster = cluster_of(suite[r.instruction_id])
-            if cluster is None:
-                unknown[r.level] += 1
-                cluster = f"instruction:{r.instruction_id}"
-            rows.append(ItemScore(r.level, cluster, float(r.level_score or 0.0), r.pass_share))
-        for lv, noise in noise_by_level(rows, samples=k).items():
+        k = baseline_samples(cell)
+        derived = {r.instruction_id: cluster_of(suite[r.instruction_id]) for r in items
+                   if r.cluster is None and suite is not None and r.instruction_id in suite}
+        unknown = Counter(r.level for r in items
+                          if r.cluster is None and r.instruction_id not in derived)
+        for lv, noise in noise_by_level(baseline_items(cell, derived), samples=k).items():
             at = k if samples is None else samples
             out.append(LevelPlan(
                 cell=cell.label, level=lv, noise=noise, samples=at,

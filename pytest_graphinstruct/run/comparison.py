@@ -17,6 +17,7 @@ comparison (:func:`compare_cells`), so that with nothing changed a gated run fai
 from __future__ import annotations
 
 import math
+from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
@@ -35,8 +36,8 @@ __all__ = [
     "CellComparison",
     "ItemChange",
     "baseline_items",
+    "baseline_samples",
     "compare_cells",
-    "detectable",
     "differences",
     "first_violation",
     "omission_reason",
@@ -79,10 +80,6 @@ class CellComparison:
         """Newly failing items on levels without a real drop: the statistical gate lets them
         pass (noise for a stochastic model), so they are a note, not a failure."""
         return tuple(x for x in self.newly_failing if x.level not in self.regressed_levels)
-
-    @property
-    def compared_levels(self) -> tuple[int, ...]:
-        return tuple(sorted(self.diff.levels))
 
     @property
     def underpowered(self) -> tuple[tuple[int, float], ...]:
@@ -179,21 +176,25 @@ def _decoding(d: Mapping[str, object]) -> str:
     return ", ".join(f"{k}={v}" for k, v in sorted(d.items())) or "defaults"
 
 
-def baseline_items(cell: CellReport) -> list[ItemScore]:
+def baseline_items(cell: CellReport,
+                   derived: Mapping[str, str] | None = None) -> list[ItemScore]:
     """A cell's scored instructions as the power model reads them (level, cluster, level
-    score, share of samples passed); an instruction without a recorded cluster is its own."""
-    return [ItemScore(r.level, r.cluster or f"instruction:{r.instruction_id}",
-                      float(r.level_score), r.pass_share)
+    score, share of samples passed); an instruction without a recorded cluster takes the one
+    ``derived`` gives it (instruction id → cluster), else is its own."""
+    derived = derived or {}
+    return [ItemScore(r.level, r.cluster or derived.get(r.instruction_id)
+                      or f"instruction:{r.instruction_id}", float(r.level_score), r.pass_share)
             for r in cell.per_instruction if r.scored and r.level_score is not None]
 
 
-def detectable(base: CellReport, *, max_regression: float, tests: int,
-               alpha: float = FAMILY_ALPHA) -> dict[int, float]:
-    """Level → the smallest drop a gate against ``base`` detects at 80 % power (``tests``:
-    how many levels the gated run tests in all, each taking its Holm share of ``alpha``)."""
-    return detectable_drops(baseline_items(base),
-                            samples=base.metadata.samples_per_instruction or 1,
-                            delta=max_regression, alpha=alpha, tests=max(tests, 1))
+def baseline_samples(cell: CellReport) -> int:
+    """The samples per instruction a cell ran: its metadata's, else the most common count of
+    its scored items' samples (1 when nothing says)."""
+    if cell.metadata.samples_per_instruction:
+        return int(cell.metadata.samples_per_instruction)
+    counts = Counter(len(r.samples) for r in cell.per_instruction
+                     if r.scored and r.level_score is not None and r.samples)
+    return counts.most_common(1)[0][0] if counts else 1
 
 
 def _clusters(*cells: CellReport) -> dict[str, str]:
@@ -222,11 +223,12 @@ def _changes(cell: CellReport, base: CellReport) -> tuple[tuple[ItemChange, ...]
     return tuple(failing), tuple(passing), tuple(errors)
 
 
-def _not_compared(cell: CellReport, base: CellReport,
+def _not_compared(mine: Mapping[str, tuple[int, float]],
+                  base: Mapping[str, tuple[int, float]],
                   run_filter: ItemFilter | None) -> tuple[LevelOmission, ...]:
-    mine = cell.scored_level_scores()
+    """The baseline's scored instructions (``base``) the run has no score for (``mine``)."""
     theirs: dict[int, list[str]] = {}
-    for iid, (lv, _) in base.scored_level_scores().items():
+    for iid, (lv, _) in base.items():
         theirs.setdefault(lv, []).append(iid)
     out = []
     for lv, ids in sorted(theirs.items()):
@@ -240,13 +242,13 @@ def _not_compared(cell: CellReport, base: CellReport,
 
 def compare_cells(pairs: Sequence[tuple[CellReport, CellReport]], *, max_regression: float,
                   run_filter: ItemFilter | None = None, alpha: float = FAMILY_ALPHA,
-                  detectable: Mapping[str, Mapping[int, float]] | None = None,
-                  ) -> tuple[CellComparison, ...]:
+                  power: bool = False) -> tuple[CellComparison, ...]:
     """Each ``(cell, baseline cell)`` pair compared, in order; which levels regressed is
     decided over every level of every pair together (one family: Holm at ``alpha``, and a
     mean drop larger than ``max_regression``).  ``run_filter`` is the run's item filter (the
-    reason a level is not compared); ``detectable`` maps a cell label to its levels' smallest
-    detectable drops.
+    reason a level is not compared); with ``power``, each comparison also holds the smallest
+    drop each of its levels detects at 80 % power, predicted from the baseline cell with the
+    Holm share of this family (what a gated run prints; it takes a moment per level).
 
     Raises:
         ValueError: ``max_regression`` is negative, or an instruction has different levels in
@@ -254,15 +256,18 @@ def compare_cells(pairs: Sequence[tuple[CellReport, CellReport]], *, max_regress
     """
     if max_regression < 0:
         raise ValueError(f"the allowed regression must be >= 0, got {max_regression:g}")
-    diffs = []
-    for cell, base in pairs:
-        diffs.append(paired_bootstrap(base.scored_level_scores(), cell.scored_level_scores(),
-                                      clusters=_clusters(cell, base)))
+    scores = [(cell.scored_level_scores(), base.scored_level_scores()) for cell, base in pairs]
+    diffs = [paired_bootstrap(theirs, mine, clusters=_clusters(cell, base))
+             for (cell, base), (mine, theirs) in zip(pairs, scores, strict=True)]
     family = {(k, lv): d for k, diff in enumerate(diffs) for lv, d in diff.levels.items()}
     down = regressions(family, delta=max_regression, alpha=alpha)
     out = []
     for k, ((cell, base), diff) in enumerate(zip(pairs, diffs, strict=True)):
+        mine, theirs = scores[k]
         failing, passing, errors = _changes(cell, base)
+        drops = (detectable_drops(baseline_items(base), samples=baseline_samples(base),
+                                  delta=max_regression, alpha=alpha, tests=max(len(family), 1))
+                 if power else {})
         out.append(CellComparison(
             label=cell.label, baseline_label=base.label, diff=diff,
             max_regression=max_regression,
@@ -270,8 +275,8 @@ def compare_cells(pairs: Sequence[tuple[CellReport, CellReport]], *, max_regress
             improved_levels=tuple(lv for lv, d in sorted(diff.levels.items())
                                   if d.mean_diff > max_regression and d.low > 0),
             newly_failing=failing, newly_passing=passing, now_errors=errors,
-            not_compared=_not_compared(cell, base, run_filter),
-            detectable=dict((detectable or {}).get(cell.label, {})),
+            not_compared=_not_compared(mine, theirs, run_filter),
+            detectable=drops,
             differences=differences(base.metadata, cell.metadata)))
     return tuple(out)
 

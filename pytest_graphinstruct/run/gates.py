@@ -194,12 +194,18 @@ class Verdict:
         """Whether the run must exit non-zero because of its gates or error budget."""
         return bool(self.gate_failures) or self.too_many_errors or self.incomplete is not None
 
-    @property
-    def trusted(self) -> bool:
-        """Whether the run may become a baseline: complete, within its error budget, and with
-        at least one scored item (its gates against an older baseline do not matter: an
-        update is on purpose)."""
-        return self.incomplete is None and not self.too_many_errors and self.scored > 0
+    def trust_problem(self) -> str | None:
+        """Why the run may not become a baseline (``None``: it may): incomplete, over its
+        error budget, or without a scored item.  Its gates against an older baseline do not
+        matter: an update is on purpose."""
+        if self.incomplete is not None:
+            return f"the run is incomplete ({self.incomplete})"
+        if self.too_many_errors:
+            return (f"infrastructure error rate {self.error_rate:.1%} exceeds "
+                    f"--gi-max-error-rate={self.max_error_rate:g}")
+        if self.scored == 0:
+            return "no item has a score"
+        return None
 
     def lines(self) -> list[str]:
         """One line per reason the run fails (empty when it does not)."""

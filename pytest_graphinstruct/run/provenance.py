@@ -88,8 +88,7 @@ def suite_dir_hash(root: Path, levels: Sequence[int] | None) -> str | None:
     if root.is_file():
         return files_hash([root])
     wanted = LEVELS if levels is None else levels
-    files = [root / f"level_{lv}.json" for lv in wanted]
-    return files_hash([f for f in files if f.is_file()]) if files else None
+    return files_hash([f for lv in wanted if (f := root / f"level_{lv}.json").is_file()])
 
 
 def files_hash(files: Sequence[Path]) -> str | None:

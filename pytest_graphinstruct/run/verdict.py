@@ -22,7 +22,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from pytest_graphinstruct.errors import GraphInstructError
-from pytest_graphinstruct.run.comparison import CellComparison, compare_cells, detectable
+from pytest_graphinstruct.run.comparison import CellComparison, compare_cells
 from pytest_graphinstruct.run.config import RunConfig
 from pytest_graphinstruct.run.gates import (
     GateFailure,
@@ -40,6 +40,7 @@ from pytest_graphinstruct.run.results import (
     LevelChange,
     RunReport,
 )
+from pytest_graphinstruct.run.writer import write_report
 from pytest_graphinstruct.score.bootstrap import DEFAULT_MAX_REGRESSION
 
 __all__ = [
@@ -198,18 +199,6 @@ class Decision:
         return [f"baseline update, {c.label} against the old baseline: {change_summary(c)}"
                 for c in self.update_change]
 
-    def trust_problem(self) -> str | None:
-        """Why this run may not become a baseline (``None``: it may)."""
-        v = self.verdict
-        if v.incomplete is not None:
-            return f"the run is incomplete ({v.incomplete})"
-        if v.too_many_errors:
-            return (f"infrastructure error rate {v.error_rate:.1%} exceeds "
-                    f"--gi-max-error-rate={v.max_error_rate:g}")
-        if v.scored == 0:
-            return "no item has a score"
-        return None
-
     def record(self, baseline_update: str | None = None) -> GateRecord:
         """The verdict as the report keeps it."""
         return GateRecord(
@@ -256,12 +245,9 @@ def _compare(report: RunReport, plan: BaselinePlan,
     pairs = [(cell, plan.cells[cell.label]) for cell in report.cells if cell.label in plan.cells]
     if not pairs:
         return ()
-    tests = sum(len({lv for lv, _ in cell.scored_level_scores().values()}) for cell, _ in pairs)
-    drops = {cell.label: detectable(base, max_regression=options.max_regression, tests=tests)
-             for cell, base in pairs}
     return compare_cells(pairs, max_regression=options.max_regression,
                          run_filter=report.run.filter if report.run is not None else None,
-                         detectable=drops)
+                         power=plan.gated)  # an update's change prints no power
 
 
 def decide(report: RunReport, plan: BaselinePlan, options: GateOptions) -> Decision:
@@ -288,7 +274,7 @@ def decide(report: RunReport, plan: BaselinePlan, options: GateOptions) -> Decis
         notes += new_failure_notes(comparisons, hint=" (--gi-strict fails on them)")
     decision = Decision(verdict, plan, comparisons, update_change, tuple(notes))
     if plan.missing and plan.path is not None:
-        problem = decision.trust_problem()
+        problem = decision.verdict.trust_problem()
         done = ("it is written from this run" if problem is None
                 else f"it is not written either: {problem}")
         missing = GateFailure("baseline", "", f"baseline {plan.path} did not exist: {done}; "
@@ -301,15 +287,14 @@ def decide(report: RunReport, plan: BaselinePlan, options: GateOptions) -> Decis
 
 
 def settle_baseline(report: RunReport, decision: Decision) -> str | None:
-    """Write ``report`` as the baseline when the run is to write one and may be trusted; the
-    line to show (``None``: the run writes no baseline).  The old file is left byte-identical
-    whenever nothing is written.  Never raises for I/O: the line says what failed."""
-    from pytest_graphinstruct.run.writer import write_report
-
+    """Write ``report``, with the decision's gate record, as the baseline when the run is to
+    write one and may be trusted; the line to show (``None``: the run writes no baseline).
+    The old file is left byte-identical whenever nothing is written.  Never raises for I/O:
+    the line says what failed."""
     plan = decision.plan
     if not plan.writes or plan.path is None:
         return None
-    problem = decision.trust_problem()
+    problem = decision.verdict.trust_problem()
     if problem is not None:
         state = "is unchanged" if plan.path.exists() else "was not created"
         return f"baseline NOT written: {problem}; {plan.path} {state}"

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pytest
 
 from pytest_graphinstruct.run.aggregate import build_cell
@@ -120,10 +122,22 @@ def test_negative_allowed_regression_is_refused() -> None:
 
 def test_the_scope_says_how_small_a_drop_each_level_detects() -> None:
     scores = dict.fromkeys(ids(0, 10) + ids(2, 10) + ids(5, 2), 1.0)
-    (c,) = compare_cells([(cell(scores), cell(scores))], max_regression=0.02,
-                         detectable={"m-zero-shot": {0: 0.031, 2: 0.0901, 5: float("inf")}})
+    (plain,) = compare_cells([(cell(scores), cell(scores))], max_regression=0.02)
+    assert plain.detectable == {} and "power" not in plain.scope()
+    c = replace(plain, detectable={0: 0.031, 2: 0.0901, 5: float("inf")})
     assert c.scope() == (
         "m-zero-shot: 22 instructions paired: L0 10 (80 % power for drops ≥ 0.04), L2 10 (too "
         "small for --gi-max-regression=0.02: 80 % power only for drops ≥ 0.10), L5 2 (too few "
         "instructions or templates for 80 % power at any drop)")
     assert [lv for lv, _ in c.underpowered] == [2, 5]
+
+
+def test_with_power_each_level_gets_its_prediction_over_the_whole_family() -> None:
+    scores = {i: (0.5 if k % 3 == 0 else 1.0) for k, i in enumerate(ids(0, 40) + ids(2, 40))}
+    (c,) = compare_cells([(cell(scores), cell(scores))], max_regression=0.02, power=True)
+    assert set(c.detectable) == {0, 2}
+    assert all(0.02 < d < 1 for d in c.detectable.values())
+    (one,) = compare_cells([(cell(scores), cell(scores))], max_regression=0.02, power=True)
+    (two, _) = compare_cells([(cell(scores), cell(scores))] * 2, max_regression=0.02,
+                             power=True)  # a larger family: each test gets less of alpha
+    assert all(two.detectable[lv] > one.detectable[lv] for lv in (0, 2))
