@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
 from pytest_graphinstruct.answers import Answer, Message
+from pytest_graphinstruct.escaping import escape
 
 MAX_ERROR_CHARS = 300
 """The longest error text an :class:`Answer` of this layer carries (always one line)."""
@@ -27,9 +28,11 @@ def one_line(message: str, note: str = "", limit: int = MAX_ERROR_CHARS) -> str:
 
     Whitespace runs (newlines included) become one space, and ``message`` is cut (ending in
     ``…``) so that ``note`` — the part saying what happened to the request — always survives.
+    Control, format and separator characters (an endpoint's ``ESC [2J``, a bell) are written as
+    visible escapes (:func:`pytest_graphinstruct.escaping.escape`): the text came from outside.
     """
-    text = " ".join(message.split())
-    tail = (" " if note[:1].isspace() else "") + " ".join(note.split())
+    text = escape(" ".join(message.split()))
+    tail = (" " if note[:1].isspace() else "") + escape(" ".join(note.split()))
     room = max(0, limit - len(tail))
     if len(text) > room:
         text = text[: max(0, room - 1)] + "…"

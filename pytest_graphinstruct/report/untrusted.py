@@ -5,36 +5,19 @@ carriage returns that overwrite a line, bidirectional overrides that reorder wha
 invisible format characters.  :func:`escape` writes every such character as a visible Python-style
 escape (``\\x1b``, ``\\r``, ``\\u202e``), so the text can neither act on the terminal nor forge
 lines; ordinary text, tabs and non-ASCII letters are unchanged.  The escaping is for reading, not
-reversible (a literal backslash is not doubled).
+reversible (a literal backslash is not doubled).  The escaping itself is
+:mod:`pytest_graphinstruct.escaping` (shared with ``models``, which escapes endpoint text where it
+enters); this module adds the Markdown and CSV forms.
 """
 
 from __future__ import annotations
 
 import re
-import unicodedata
 from typing import Any
 
-# Cc: C0/C1 controls (ESC, CR, BEL, NUL, CSI U+009B, NEL); Cf: format characters (bidi
-# overrides, zero-width, tag characters); Cs: lone surrogates (cannot be printed at all);
-# Zl/Zp: line and paragraph separators (a terminal or editor may break the line there).
-_UNSAFE = frozenset({"Cc", "Cf", "Cs", "Zl", "Zp"})
-_NAMED = {"\n": "\\n", "\r": "\\r"}
+from pytest_graphinstruct.escaping import escape, escape_block
 
-
-def escape(text: str) -> str:
-    """``text`` on one line: newlines and every control, format or separator character written
-    as an escape (tabs kept)."""
-    if text.isprintable():
-        return text
-    return "".join(_escaped(ch) if ch != "\t" and unicodedata.category(ch) in _UNSAFE else ch
-                   for ch in text)
-
-
-def escape_block(text: str) -> list[str]:
-    """``text`` as lines (split at ``\\n`` only), each escaped by :func:`escape` — so a ``\\r``
-    or a separator character stays visible inside its line."""
-    return [escape(line) for line in text.split("\n")]
-
+__all__ = ["csv_safe", "escape", "escape_block", "escape_markdown"]
 
 # What can act inside a Markdown line: emphasis, code, links and images ([ ]), HTML (< > &),
 # table cells (|), strikethrough (~), and the backslash itself.
@@ -56,14 +39,3 @@ def csv_safe(value: Any) -> Any:
         if value[:1] in ("=", "+", "-", "@"):
             return "'" + value
     return value
-
-
-def _escaped(ch: str) -> str:
-    if ch in _NAMED:
-        return _NAMED[ch]
-    code = ord(ch)
-    if code < 0x100:
-        return f"\\x{code:02x}"
-    if code < 0x10000:
-        return f"\\u{code:04x}"
-    return f"\\U{code:08x}"
