@@ -40,6 +40,24 @@ def one_line(message: str, note: str = "", limit: int = MAX_ERROR_CHARS) -> str:
 
 
 @dataclass(frozen=True)
+class AttemptOutcome:
+    """What one HTTP attempt said about the endpoint, for the scheduler's circuit breaker.
+
+    Attributes:
+        ok: the attempt got a usable answer.
+        endpoint_fault: a failure that says the endpoint itself is broken (5xx, a timeout or
+            deadline, a connection error, a malformed body, 401/403/404, exhausted quota) —
+            ``False`` for one that says only this request is wrong or that we are being paced
+            (429 rate limit, other 4xx), and for a cancelled call.
+        error: the failure's one-line text (``None`` when ``ok``).
+    """
+
+    ok: bool
+    endpoint_fault: bool = False
+    error: str | None = None
+
+
+@dataclass(frozen=True)
 class DecodingParams:
     """Decoding parameters sent with every request (``None`` = not sent)."""
 
