@@ -8,7 +8,13 @@ from __future__ import annotations
 
 from pytest_graphinstruct.errors import GraphInstructError
 from pytest_graphinstruct.report.untrusted import escape, escape_block
-from pytest_graphinstruct.run.results import CellReport, ItemResult, RunReport, SampleResult
+from pytest_graphinstruct.run.results import (
+    CellReport,
+    ItemResult,
+    RunReport,
+    SampleResult,
+    ViolationDetail,
+)
 from pytest_graphinstruct.vocab import DIMENSIONS
 
 
@@ -42,7 +48,9 @@ def find_item(report: RunReport, instruction_id: str, *, cell: str | None = None
 
 def item_lines(cell: CellReport, item: ItemResult, *, name: str = "") -> list[str]:
     """The ``show`` text of one item: cell, outcome and scores, tokens, then per sample its
-    parse status, violations, tokens and raw answer (as the report keeps it, escaped)."""
+    parse status, violations (each violated constraint with its expected value, observed value
+    and gap where the report holds them), tokens and raw answer (as the report keeps it,
+    escaped)."""
     source = f" ({name})" if name else ""
     lines = [f"{escape(item.instruction_id)} in cell {escape(cell.label)}{source}"]
     head = f"  level {item.level}, outcome {item.outcome}"
@@ -78,6 +86,7 @@ def _sample_lines(k: int, s: SampleResult) -> list[str]:
         lines.append(f"    violations: {escape(', '.join(s.violations))}")
     if s.derived_violations:
         lines.append(f"    derived violations: {escape(', '.join(s.derived_violations))}")
+    lines += [f"      {_detail(d)}" for d in s.violation_details]
     if not (s.violations or s.derived_violations) and (s.parsed or s.refusal):
         lines.append("    no violation")
     source = f" ({escape(s.usage_source)})" if s.usage_source else ""
@@ -90,6 +99,20 @@ def _sample_lines(k: int, s: SampleResult) -> list[str]:
         lines.append("    raw answer:")
         lines += [f"      | {line}" for line in escape_block(str(s.raw_answer))]
     return lines
+
+
+def _detail(d: ViolationDetail) -> str:
+    """One violated constraint as ``constraint (category): expected E, observed O, gap G``
+    (escaped; parts the report does not hold are left out)."""
+    parts = []
+    if d.expected is not None:
+        parts.append(f"expected {escape(str(d.expected))}")
+    if d.observed is not None:
+        parts.append(f"observed {escape(str(d.observed))}")
+    if d.gap is not None:
+        parts.append(f"gap {d.gap:+g}")
+    text = f"{escape(d.constraint)} ({escape(d.category)})"
+    return f"{text}: {', '.join(parts)}" if parts else text
 
 
 def _num(x: float | None) -> str:

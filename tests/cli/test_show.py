@@ -13,7 +13,12 @@ import pytest
 
 from pytest_graphinstruct.__main__ import main
 from pytest_graphinstruct.run.aggregate import build_cell, with_pareto
-from pytest_graphinstruct.run.results import CellMetadata, ItemResult, SampleResult
+from pytest_graphinstruct.run.results import (
+    CellMetadata,
+    ItemResult,
+    SampleResult,
+    ViolationDetail,
+)
 from pytest_graphinstruct.run.writer import write_report
 
 HOSTILE = "\x1b[2J\x1b[32mPASSED\x1b[0m\r\nline two\u202e"
@@ -130,3 +135,20 @@ def test_show_as_a_command_writes_no_control_bytes(tmp_path: Path) -> None:
     assert proc.returncode == 0 and proc.stderr == b"", proc.stderr
     assert b"\x1b" not in proc.stdout and b"\r" not in proc.stdout
     assert json.loads(report.read_text(encoding="utf-8"))  # the report itself is untouched
+
+
+def test_show_prints_expected_observed_and_gap_of_each_violated_constraint(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    details = (ViolationDetail("num_edges=3", "count", 2.0, expected="3", observed="5"),
+               ViolationDetail("graph_type=tree", "structure", None, expected="a tree",
+                               observed="a cycle 1-2-3\x1b[2J"))
+    sample = SampleResult(parsed=True, refusal=False,
+                          violations=("graph_type=tree", "num_edges=3"),
+                          violation_details=details)
+    report = write(tmp_path / "r.json",
+                   [item("m", "zero-shot", "L1-001", outcome="failed", samples=(sample,))])
+    assert main(["show", "L1-001", "--report", str(report)]) == 0
+    out = capsys.readouterr().out
+    assert "num_edges=3 (count): expected 3, observed 5, gap +2" in out
+    assert "graph_type=tree (structure): expected a tree, observed a cycle 1-2-3\\x1b[2J" in out
+    assert "\x1b" not in out
