@@ -258,6 +258,9 @@ def _add_runs_command(sub: Any) -> None:
     cp.add_argument("--store", default=".graphinstruct/runs", metavar="DIR", help=store_help)
     cp.add_argument("--max-regression", type=float, default=None, help="verdict threshold, as "
                     "in compare (default 0.02)")
+    cp.add_argument("--fail-on-regression", action="store_true", help="exit status 1 when "
+                    "the verdict of any shared cell is regression (default: 0 for any "
+                    "comparison; 2 for an error)")
 
 
 def _add_table_commands(sub: Any) -> None:
@@ -409,7 +412,7 @@ def _runs(args: argparse.Namespace) -> int:
     from pathlib import Path
 
     from pytest_graphinstruct.report.compare import DEFAULT_MAX_REGRESSION
-    from pytest_graphinstruct.report.runs import compare_text, list_text, open_side
+    from pytest_graphinstruct.report.runs import compare_runs, list_text, open_side
     from pytest_graphinstruct.run.store import RunStore
 
     store = RunStore(Path(args.store).expanduser())
@@ -417,12 +420,12 @@ def _runs(args: argparse.Namespace) -> int:
         sys.stdout.write(list_text(store))
         return 0
     delta = DEFAULT_MAX_REGRESSION if args.max_regression is None else args.max_regression
-    lines, warnings = compare_text(open_side(store, args.a), open_side(store, args.b),
-                                   max_regression=delta)
-    for warning in warnings:
+    result = compare_runs(open_side(store, args.a), open_side(store, args.b),
+                          max_regression=delta)
+    for warning in result.warnings:
         print(f"warning: {warning}", file=sys.stderr)
-    print("\n".join(lines))
-    return 0
+    print("\n".join(result.lines))
+    return result.exit_status(fail_on_regression=args.fail_on_regression)
 
 
 def _html(args: argparse.Namespace) -> int:

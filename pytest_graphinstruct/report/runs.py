@@ -11,7 +11,9 @@ file) and, for each cell label present in both runs, prints the paired per-level
 the ``compare`` command (:func:`~pytest_graphinstruct.report.compare.compare_cells`, B − A) and
 then the items that changed: newly failing (passed in A; failed or error in B) with their first
 violation or error, and newly passing (failed or error in A; passed in B).  A cell in only one of
-the runs is named.  Everything taken from a report is escaped (:mod:`.untrusted`).
+the runs is named.  Everything taken from a report is escaped (:mod:`.untrusted`).  With
+``--fail-on-regression`` the command exits 1 when some shared cell's verdict is ``regression``
+(:meth:`RunsComparison.exit_status`); without it a comparison exits 0 whatever it found.
 """
 
 from __future__ import annotations
@@ -21,7 +23,11 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from pytest_graphinstruct.errors import GraphInstructError
-from pytest_graphinstruct.report.compare import DEFAULT_MAX_REGRESSION, compare_cells
+from pytest_graphinstruct.report.compare import (
+    DEFAULT_MAX_REGRESSION,
+    REGRESSION,
+    compare_cells,
+)
 from pytest_graphinstruct.report.untrusted import escape
 from pytest_graphinstruct.run.comparison import CellComparison
 from pytest_graphinstruct.run.comparison import compare_cells as run_comparison
@@ -162,9 +168,23 @@ def open_side(store: RunStore, ref: str) -> Side:
     return Side(ref, path, stored, read_report(path))
 
 
-def compare_text(a: Side, b: Side, *,
-                 max_regression: float = DEFAULT_MAX_REGRESSION) -> tuple[list[str], list[str]]:
-    """The ``runs compare`` output (B − A) and its warnings, one line each.
+@dataclass(frozen=True)
+class RunsComparison:
+    """What ``runs compare`` says: its ``lines`` (stdout), ``warnings`` (stderr, one line
+    each) and the ``regressed`` cells (labels whose verdict is ``regression``)."""
+
+    lines: list[str]
+    warnings: list[str]
+    regressed: tuple[str, ...] = ()
+
+    def exit_status(self, *, fail_on_regression: bool) -> int:
+        """1 when ``fail_on_regression`` and some shared cell regressed, else 0."""
+        return 1 if fail_on_regression and self.regressed else 0
+
+
+def compare_runs(a: Side, b: Side, *,
+                 max_regression: float = DEFAULT_MAX_REGRESSION) -> RunsComparison:
+    """The ``runs compare`` output (B − A), its warnings and the cells that regressed.
 
     Raises:
         GraphInstructError: the two runs share no cell, or ``max_regression`` is negative.
@@ -179,6 +199,7 @@ def compare_text(a: Side, b: Side, *,
             f"{', '.join(labels_b) or 'none'})")
     lines = [f"A: {a.describe()}", f"B: {b.describe()}"]
     warnings = _provenance_warnings(a, b)
+    regressed: list[str] = []
     only_a = [label for label in labels_a if label not in labels_b]
     only_b = [label for label in labels_b if label not in labels_a]
     if only_a:
@@ -204,7 +225,12 @@ def compare_text(a: Side, b: Side, *,
                       if not line.startswith(_ITEM_LINES)]
             if comparison.cell is not None:
                 lines += _changed_items(comparison.cell, cand)
-    return lines, warnings
+            if comparison.verdict == REGRESSION:
+                regressed.append(label)
+    if len(shared) > 1:
+        lines += ["", f"regressed cells: {escape(', '.join(regressed)) or 'none'} "
+                  f"(of {len(shared)} compared)"]
+    return RunsComparison(lines, warnings, tuple(regressed))
 
 
 def _provenance_warnings(a: Side, b: Side) -> list[str]:

@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from pytest_graphinstruct.__main__ import main
-from pytest_graphinstruct.report.runs import first_problem
+from pytest_graphinstruct.report.runs import Side, compare_runs, first_problem
 from pytest_graphinstruct.run.aggregate import build_cell, with_pareto
 from pytest_graphinstruct.run.results import (
     CellMetadata,
@@ -234,3 +234,38 @@ def test_first_problem_order_and_bounds() -> None:
     shown = first_problem(long)
     assert len(shown) == 160 and shown.endswith("…") and "\r" not in shown
     assert first_problem(ItemResult(**base)) == "no violation recorded"
+
+
+@pytest.mark.parametrize(("flag", "status"), [((), 0), (("--fail-on-regression",), 1)])
+def test_runs_compare_exits_1_on_a_regression_only_with_fail_on_regression(
+        store: RunStore, capsys: pytest.CaptureFixture[str], flag: tuple[str, ...],
+        status: int) -> None:
+    got, out, err = cli(capsys, "compare", "1", "2", "--store", str(store.root), *flag)
+    assert got == status, err
+    assert any(line.startswith("verdict: regression") for line in out.splitlines())
+
+
+def test_runs_compare_fail_on_regression_exits_0_without_a_regression(
+        store: RunStore, capsys: pytest.CaptureFixture[str]) -> None:
+    got, out, err = cli(capsys, "compare", "2", "1", "--store", str(store.root),
+                        "--fail-on-regression")
+    assert got == 0, err
+    assert any(line.startswith("verdict: improvement") for line in out.splitlines())
+    assert not any(line.startswith("verdict: regression") for line in out.splitlines())
+
+
+def test_runs_compare_names_the_regressed_cells_when_several_are_compared(
+        tmp_path: Path) -> None:
+    a = run_report(cell("m", "zero-shot", 0.9), cell("m", "few-shot", 0.8))
+    b = run_report(cell("m", "zero-shot", 0.6, outcomes={"L2-003": "failed"}),
+                   cell("m", "few-shot", 0.8))
+    sides = []
+    for name, report in (("a", a), ("b", b)):
+        path = tmp_path / f"{name}.json"
+        path.write_text(report_json(report), encoding="utf-8")
+        sides.append(Side(name, path, None, report))
+    result = compare_runs(*sides)
+    assert result.regressed == ("m-zero-shot",)
+    assert result.lines[-1] == "regressed cells: m-zero-shot (of 2 compared)"
+    assert result.exit_status(fail_on_regression=True) == 1
+    assert result.exit_status(fail_on_regression=False) == 0
