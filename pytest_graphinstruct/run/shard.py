@@ -11,6 +11,11 @@ alone leaves a shard without a level now and then when a level is small (8 instr
 shards: about one run in three); then, deterministically, the instruction with the smallest hash
 of the level's largest shard moves to the empty shard, until no shard is empty.  Only small
 levels are ever repaired, so stability holds for the rest.
+
+Bounded: ``N`` is at most :data:`MAX_SHARDS`, checked when the option is read (before anything is
+allocated), and at most the number of instructions the run selects (:func:`check_selection`,
+once the suite is read); the table of :func:`assign` holds the instructions' shards only, so its
+size never depends on ``N``.
 """
 
 from __future__ import annotations
@@ -23,6 +28,10 @@ from dataclasses import dataclass
 from pytest_graphinstruct.errors import GraphInstructError
 
 _SPEC = re.compile(r"\s*(\d+)\s*/\s*(\d+)\s*\Z")
+
+#: The most shards a run may be split into (far more than any job runner starts; a larger N
+#: could only leave shards empty, see :func:`check_selection`).
+MAX_SHARDS = 100_000
 
 
 @dataclass(frozen=True)
@@ -44,12 +53,22 @@ def parse_shard(text: str) -> Shard:
     """``"2/4"`` → ``Shard(2, 4)``.
 
     Raises:
-        GraphInstructError: not ``K/N`` with ``1 <= K <= N``.
+        GraphInstructError: not ``K/N`` with ``1 <= K <= N <= MAX_SHARDS`` (decided from the
+            digits' length first, so an absurd ``N`` costs nothing).
     """
     m = _SPEC.match(text)
     if m is None:
         raise GraphInstructError(f"--gi-shard must be K/N (e.g. 1/4), got {text!r}")
-    return Shard(int(m.group(1)), int(m.group(2)))
+    digits = m.group(2).lstrip("0") or "0"
+    if len(digits) > len(str(MAX_SHARDS)) or int(digits) > MAX_SHARDS:
+        shown = digits if len(digits) <= 30 else f"a {len(digits)}-digit number"
+        raise GraphInstructError(f"--gi-shard: N may be at most {MAX_SHARDS:,} (and at most the "
+                                 f"number of instructions the run selects), got {shown}")
+    index = m.group(1).lstrip("0") or "0"
+    if len(index) > len(digits):  # K > N, without converting a huge K
+        raise GraphInstructError(f"--gi-shard={index[:30]}/{digits}: K must be between 1 "
+                                 "and N")
+    return Shard(int(index), int(digits))
 
 
 def _hash(instruction_id: str) -> int:
@@ -58,23 +77,25 @@ def _hash(instruction_id: str) -> int:
 
 def assign(levels: Mapping[str, int], count: int) -> dict[str, int]:
     """The shard (1-based) of every instruction id in ``levels`` (id → level) for ``count``
-    shards; see the module docstring for the rule."""
+    shards; see the module docstring for the rule.  Time and memory are O(instructions),
+    whatever ``count`` is."""
     out: dict[str, int] = {}
     by_level: dict[int, list[str]] = {}
     for iid, level in levels.items():
         by_level.setdefault(level, []).append(iid)
     for ids in by_level.values():
-        shards: dict[int, list[str]] = {k: [] for k in range(1, count + 1)}
+        shards: dict[int, list[str]] = {}  # only the shards that hold one of the level's ids
         for iid in ids:
-            shards[_hash(iid) % count + 1].append(iid)
-        if len(ids) >= count:
+            shards.setdefault(_hash(iid) % count + 1, []).append(iid)
+        if len(ids) >= count:  # count <= len(ids): this loop is O(instructions) too
             for empty in range(1, count + 1):
-                if shards[empty]:
+                if shards.get(empty):
                     continue
+                # an empty shard never donates: the level has ids and a shard with two or more
                 donor = max(shards, key=lambda k: (len(shards[k]), -k))
                 moved = min(shards[donor], key=lambda i: (_hash(i), i))
                 shards[donor].remove(moved)
-                shards[empty].append(moved)
+                shards[empty] = [moved]
         for k, members in shards.items():
             for iid in members:
                 out[iid] = k
@@ -85,3 +106,26 @@ def select(levels: Mapping[str, int], shard: Shard) -> set[str]:
     """The instruction ids of ``levels`` (id → level) that ``shard`` runs."""
     return {iid for iid, k in assign(levels, shard.count).items() if k == shard.index}
 
+
+
+def check_selection(levels: Mapping[str, int], shard: Shard) -> None:
+    """Refuse a shard count the run's instructions cannot fill, before any work.
+
+    ``levels`` (id → level) are the instructions the run selects before sharding (the suite
+    cut by ``--gi-levels`` and ``--gi-per-level``, and to the recorded answers).
+
+    Raises:
+        GraphInstructError: ``N`` is larger than the number of those instructions (some shards
+            would be empty), or shard ``K`` holds none of them (a level smaller than ``N`` is
+            placed by hashing alone); the one line names the counts.
+    """
+    total = len(levels)
+    what = f"{total} instruction{'s' if total != 1 else ''}"
+    if shard.count > total:
+        raise GraphInstructError(
+            f"--gi-shard={shard}: {shard.count} shards of the {what} this run selects would "
+            f"leave shards empty; N may be at most {total}")
+    if not select(levels, shard):
+        raise GraphInstructError(
+            f"--gi-shard={shard}: shard {shard.index} of {shard.count} shards holds none of the "
+            f"{what} this run selects (small levels are placed by hashing); use fewer shards")

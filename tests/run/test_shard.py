@@ -2,12 +2,23 @@
 
 from __future__ import annotations
 
+import time
+import tracemalloc
+
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from pytest_graphinstruct.errors import GraphInstructError
-from pytest_graphinstruct.run.shard import Shard, assign, parse_shard, select
+from pytest_graphinstruct.run.shard import (
+    MAX_SHARDS,
+    Shard,
+    _hash,
+    assign,
+    check_selection,
+    parse_shard,
+    select,
+)
 
 
 def _suite(per_level: dict[int, int]) -> dict[str, int]:
@@ -58,3 +69,74 @@ def test_depends_on_ids_not_on_their_order() -> None:
     suite = _suite({0: 30, 5: 9})
     reversed_suite = dict(reversed(list(suite.items())))
     assert assign(suite, 3) == assign(reversed_suite, 3)
+
+
+@pytest.mark.parametrize("text", [f"1/{10**20}", f"1/{MAX_SHARDS + 1}", "1/" + "9" * 5000,
+                                  "9" * 5000 + "/4"])
+def test_an_absurd_count_is_refused_when_parsed(text: str) -> None:
+    started = time.monotonic()
+    with pytest.raises(GraphInstructError, match="--gi-shard") as info:
+        parse_shard(text)
+    assert "\n" not in str(info.value) and len(str(info.value)) < 200
+    assert time.monotonic() - started < 1.0  # measured well under 1 ms; 1 s is generous
+    assert parse_shard(f"{MAX_SHARDS}/{MAX_SHARDS}") == Shard(MAX_SHARDS, MAX_SHARDS)
+
+
+def test_the_table_does_not_grow_with_the_shard_count() -> None:
+    suite = _suite({0: 20, 1: 20})
+    tracemalloc.start()
+    try:
+        shards = assign(suite, 2_000_000)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert set(shards) == set(suite)
+    assert all(k == _hash(i) % 2_000_000 + 1 for i, k in shards.items())
+    assert peak < 1_000_000  # measured ~10 kB; a table per shard would take ~200 MB
+
+
+def _reference_assign(levels: dict[str, int], count: int) -> dict[str, int]:
+    """The rule of the module docstring, written the direct way (a table of every shard)."""
+    out: dict[str, int] = {}
+    for level in set(levels.values()):
+        ids = [i for i, lv in levels.items() if lv == level]
+        table: dict[int, list[str]] = {k: [] for k in range(1, count + 1)}
+        for iid in ids:
+            table[_hash(iid) % count + 1].append(iid)
+        if len(ids) >= count:
+            for empty in (k for k in range(1, count + 1) if not table[k]):
+                donor = max(table, key=lambda k: (len(table[k]), -k))
+                moved = min(table[donor], key=lambda i: (_hash(i), i))
+                table[donor].remove(moved)
+                table[empty].append(moved)
+        out.update({iid: k for k, members in table.items() for iid in members})
+    return out
+
+
+@settings(max_examples=80, deadline=None)
+@given(st.dictionaries(st.integers(0, 5), st.integers(0, 15), min_size=1),
+       st.integers(1, 20))
+def test_the_assignment_is_the_rule_of_the_docstring(sizes: dict[int, int],
+                                                     count: int) -> None:
+    suite = _suite(sizes)
+    assert assign(suite, count) == _reference_assign(suite, count)
+
+
+def test_a_count_larger_than_the_selection_is_refused() -> None:
+    suite = _suite({0: 1, 1: 2, 2: 1})
+    with pytest.raises(GraphInstructError,
+                       match=r"--gi-shard=1/1000: 1000 shards of the 4 instructions .*at most 4"):
+        check_selection(suite, Shard(1, 1000))
+    with pytest.raises(GraphInstructError, match="1 instruction this run"):
+        check_selection(_suite({0: 1}), Shard(1, 2))
+
+
+def test_an_empty_shard_is_refused_and_a_full_one_accepted() -> None:
+    suite = _suite({0: 1, 1: 2, 2: 1})  # no level holds 4: placed by hashing alone
+    shards = assign(suite, 4)
+    empty = [k for k in range(1, 5) if k not in shards.values()]
+    assert empty  # this suite leaves a shard of four empty (the test's premise)
+    with pytest.raises(GraphInstructError, match=f"shard {empty[0]} of 4 shards holds none"):
+        check_selection(suite, Shard(empty[0], 4))
+    for k in set(shards.values()):
+        check_selection(suite, Shard(k, 4))  # raises nothing
