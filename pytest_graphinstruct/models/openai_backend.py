@@ -13,13 +13,32 @@ Promises:
 * An error text is one line of at most :data:`~.base.MAX_ERROR_CHARS` characters.
 * **Deadline**: ``timeout_s`` bounds each HTTP call as a whole (connect, send, wait, and read),
   not only the gap between two bytes: a server that trickles its answer is abandoned at the
-  deadline.  The call runs in a daemon thread, so an abandoned call never blocks the caller, a
-  :meth:`OpenAIBackend.cancel`, or interpreter exit.
+  deadline.  The call runs in a daemon thread named ``gi-http-call``, so an abandoned call never
+  blocks the caller, a :meth:`OpenAIBackend.cancel`, or interpreter exit.
+* **Owned connections**: an abandoned call (deadline or :meth:`OpenAIBackend.cancel`) has its
+  socket shut down at once, which wakes its thread out of ``recv``; the thread closes its
+  client and ends.  No connection and no thread outlives its call, so a process never holds
+  more connections than calls in flight (the scheduler's concurrency).  How, and why so: see
+  *Connections* below.
 * :meth:`OpenAIBackend.cancel` ends calls in flight at once (their answers are errors saying
-  so) and stops every retry.
+  so, or the reason given to it) and stops every retry.
+* :attr:`OpenAIBackend.attempt_listener` hears every HTTP attempt of :meth:`~OpenAIBackend.
+  complete` (:class:`~.base.AttemptOutcome`: usable, a fault of the endpoint, or neither), from
+  the attempt's calling thread — the scheduler's circuit breaker listens.
 * The base URL is checked when the backend is built (``http``/``https``, a host, a valid port):
-  a malformed one is a one-line :class:`~pytest_graphinstruct.errors.ModelError`.
+  a malformed one is a one-line :class:`~pytest_graphinstruct.errors.ModelError`.  **A base URL
+  carrying credentials is refused**: userinfo (``user:pass@``, ``user@``) or a query parameter
+  whose name looks like a credential (:data:`CREDENTIAL_WORDS`: ``api_key``, ``access_token``,
+  ``sig``, ...), from ``base_url`` or ``$OPENAI_BASE_URL``; the one line shows the URL with the
+  secret parts as ``***`` and says to use the variable named by ``api_key_env``.  The URL names
+  the endpoint in every cache key and report, so a secret in it would be written everywhere
+  (and httpx sends userinfo as ``Authorization: Basic``, replacing the Bearer key).  Other query
+  parameters (``api-version=2024-02-01``) are sent with every request and are part of
+  :attr:`OpenAIBackend.endpoint`.
   :meth:`OpenAIBackend.preflight` says in one line whether the endpoint answers at all.
+* Every text that came from the endpoint (error details, connection errors, preflight and probe
+  lines, served model names) is escaped (:func:`~.base.one_line`,
+  :func:`pytest_graphinstruct.escaping.escape`): no raw control character reaches a terminal.
 * **Which snapshot serves the name.**  :meth:`OpenAIBackend.complete_served` also returns what
   the response said served it (:class:`~.snapshot.Snapshot`: its ``model`` field, e.g.
   ``gpt-4o-2024-08-06`` for ``gpt-4o``, and ``system_fingerprint``), which the scheduler caches
@@ -46,13 +65,37 @@ Promises:
 The client's own retries are disabled (``max_retries=0``) so every HTTP attempt is counted and
 paced here.  Timeouts apply to one HTTP call; time spent waiting in a scheduler queue is not
 part of it.
+
+Connections
+-----------
+Each HTTP call gets its own ``httpx2.Client`` (passed to the ``openai`` client through
+``with_options(http_client=...)``), closed when the call ends, and all of them share the
+backend's one SSL context (certificates are loaded once, not per call).  The call's client
+installs httpcore's documented ``trace`` request extension (from an httpx ``request`` event
+hook); httpcore reports every connection it opens (``connection.connect_tcp.complete``, and
+``connection.start_tls.complete`` for https) with its network stream, whose public
+``get_extra_info("socket")`` is the socket.  Abandoning the call shuts those sockets down
+(``shutdown(SHUT_RDWR)``: on Linux this wakes a thread blocked in ``recv``; ``close()`` alone
+does not, and closing a descriptor another thread uses could close a reused one) and the call's
+thread then closes its client.  A connection opened after the call was abandoned (the abandon
+came while it was connecting) is shut down as soon as httpcore reports it.
+
+Why a client per call and not one shared pool: httpcore reports a connection to the trace of
+the request that *opened* it; a pooled connection reused by a later request is not reported
+again, so a shared pool could not say which socket a given call is reading.  The cost is
+keep-alive: every HTTP call opens a new TCP connection (and, for https, makes a full TLS
+handshake), one or two round trips per call — small beside a model's answer, which takes
+seconds — and building the client takes about 0.3 ms.  Private httpcore hooks (a custom network
+backend, the pool's connection list) would keep keep-alive but break with any httpcore release.
 """
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import os
+import socket
 import threading
 import time
 import urllib.parse
@@ -62,7 +105,8 @@ from typing import Any, Literal, TypeVar
 
 from pytest_graphinstruct.answers import Answer, Usage
 from pytest_graphinstruct.errors import ModelError
-from pytest_graphinstruct.models.base import Request, one_line
+from pytest_graphinstruct.escaping import escape
+from pytest_graphinstruct.models.base import AttemptOutcome, Request, one_line
 from pytest_graphinstruct.models.retry import RetryPolicy, parse_retry_after
 from pytest_graphinstruct.models.serial import SerialGate
 from pytest_graphinstruct.models.snapshot import Snapshot, snapshot_of
@@ -78,17 +122,23 @@ PREFLIGHT_TIMEOUT_S = 10.0
 PROBE_HEADER = "X-GI-Probe"
 """The header that marks :meth:`OpenAIBackend.probe_snapshot`'s request (value ``snapshot``)."""
 PROBE_PROMPT = "Reply with OK."
+CALL_THREAD_NAME = "gi-http-call"
+"""The name of the thread each HTTP call runs in (it ends with its call, abandoned or not)."""
+CREDENTIAL_WORDS = ("key", "token", "secret", "password", "passwd", "pass", "auth", "sig",
+                    "credential")
+"""A base URL's query parameter whose name contains one of these (any case) is a credential."""
 
 _T = TypeVar("_T")
 
 
 @dataclass(frozen=True)
 class _Failure:
-    """One failed attempt, classified."""
+    """One failed attempt, classified; ``endpoint_fault`` as in :class:`~.base.AttemptOutcome`."""
 
     message: str
     retryable: bool
     retry_after: float | None = None
+    endpoint_fault: bool = False
 
 
 class _Malformed(Exception):
@@ -101,6 +151,53 @@ class _DeadlineExceeded(Exception):
 
 class _Cancelled(Exception):
     """:meth:`OpenAIBackend.cancel` was called while the HTTP call was in flight."""
+
+
+def _shut(sock: socket.socket) -> None:
+    """Shut ``sock`` down both ways (wakes a thread blocked reading it); never raises.
+
+    The plain ``socket.socket`` method, also for an ``SSLSocket``: its own ``shutdown`` drops the
+    TLS object under the reading thread's feet."""
+    with contextlib.suppress(OSError):
+        socket.socket.shutdown(sock, socket.SHUT_RDWR)
+
+
+class _OwnedCall:
+    """The sockets one HTTP call opened, so that abandoning the call closes its connections.
+
+    :meth:`attach` is an httpx ``request`` event hook: it installs :meth:`_trace` as the
+    request's httpcore ``trace`` extension, which hears of every connection httpcore opens for
+    it.  :meth:`abort` shuts every such socket down, and any opened later at once.
+    """
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._sockets: list[socket.socket] = []
+        self.aborted = False
+
+    def attach(self, request: Any) -> None:
+        request.extensions["trace"] = self._trace
+
+    def _trace(self, event: str, info: Mapping[str, Any]) -> None:
+        if not event.endswith((".connect_tcp.complete", ".start_tls.complete")):
+            return
+        stream = info.get("return_value")
+        sock = stream.get_extra_info("socket") if stream is not None else None
+        if not isinstance(sock, socket.socket):
+            return
+        with self._lock:
+            self._sockets.append(sock)
+            aborted = self.aborted
+        if aborted:  # abandoned while connecting: this connection must not live either
+            _shut(sock)
+
+    def abort(self) -> None:
+        """Shut down every connection of the call, now and when one is opened later."""
+        with self._lock:
+            self.aborted = True
+            sockets = list(self._sockets)
+        for sock in sockets:
+            _shut(sock)
 
 
 class OpenAIBackend:
@@ -131,14 +228,22 @@ class OpenAIBackend:
             endpoint's name in cache keys (``#version=<v>``), so answers cached under another
             version, or none, are not reused for it.
 
+    Attributes:
+        attempt_listener: called with an :class:`~.base.AttemptOutcome` after every HTTP
+            attempt of :meth:`complete` (also a cancelled one), from the thread that called
+            :meth:`complete`, never under this backend's lock; what it raises is ignored.
+            Set by the scheduler (its circuit breaker); ``None`` = nobody listens.
+
     Raises:
         ModelError: the base URL is malformed (no ``http``/``https`` scheme, no host, a bad
-            port), the API key variable is unset or empty (the message names the variable), or
-            tiktoken's files cannot be made available offline.
+            port) or carries credentials (userinfo, a query parameter named like a key), the
+            API key variable is unset or empty (the message names the variable), or tiktoken's
+            files cannot be made available offline.
     """
 
     cacheable = True
     remote = True  # answers come over the network: the scheduler's circuit breaker applies
+    attempt_listener: Callable[[AttemptOutcome], None] | None = None
 
     def __init__(
         self,
@@ -161,9 +266,13 @@ class OpenAIBackend:
         token_counter: TokenCounter | Literal["auto"] | None = "auto",
         model_version: str | None = None,
     ) -> None:
+        import httpx2
         import openai
 
-        _check_base_url(base_url or os.environ.get("OPENAI_BASE_URL") or DEFAULT_BASE_URL)
+        if base_url:
+            _check_base_url(base_url, api_key_env)
+        elif os.environ.get("OPENAI_BASE_URL"):
+            _check_base_url(os.environ["OPENAI_BASE_URL"], api_key_env, "$OPENAI_BASE_URL")
         key = api_key if api_key is not None else os.environ.get(api_key_env, "")
         if not key.strip():
             raise ModelError(
@@ -181,17 +290,30 @@ class OpenAIBackend:
             retry_after_cap_s=retry_after_cap_s)
         self._sleep = sleep
         self._cancelled = threading.Event()
+        self._cancel_reason: str | None = None
         self._lock = threading.Lock()
-        self._wakers: set[threading.Event] = set()  # one per call in flight; cancel() sets them
+        # One per call in flight, with the event its caller waits on; cancel() aborts and sets them.
+        self._calls: dict[_OwnedCall, threading.Event] = {}
         self.usage_rejections = 0
         self.first_usage_rejection: str | None = None
+        # One SSL context for every call's client: certificates are loaded once per backend.
+        self._ssl_context = httpx2.create_ssl_context()
+        root, query = _split_query(base_url) if base_url else (None, "")
         self._client = openai.OpenAI(
             api_key=key,
-            base_url=base_url if base_url else None,
+            base_url=root,
             timeout=self.timeout_s,
             max_retries=0,
+            # The base URL's query (api-version=...) goes with every request: the client would
+            # otherwise glue the request path after it.
+            default_query=dict(urllib.parse.parse_qsl(query, keep_blank_values=True)) or None,
+            http_client=httpx2.Client(verify=self._ssl_context),  # never sends: see _bounded
         )
-        self.base_url = str(self._client.base_url).rstrip("/") or DEFAULT_BASE_URL
+        self.base_url = ((str(self._client.base_url).rstrip("/") or DEFAULT_BASE_URL)
+                         + (f"?{query}" if query else ""))
+        # The client imports its chat resources on first use (~0.1 s): do it here, once, not
+        # inside the first call's deadline.
+        self._client.chat.completions  # noqa: B018
         self.model_version = model_version or None
         self.endpoint = ((endpoint_id or self.base_url) + self._config_tag()
                          + (f"#version={self.model_version}" if self.model_version else ""))
@@ -239,17 +361,23 @@ class OpenAIBackend:
         none = Snapshot()
         while True:
             if self._cancelled.is_set():
-                return self._error(f"cancelled: the run was interrupted before call {calls + 1}",
-                                   "", calls, started), none
+                return self._cancelled_answer(
+                    f"cancelled: the run was interrupted before call {calls + 1}", calls,
+                    started), none
             calls += 1
             try:
                 answer, rejected, served = self._attempt(request, calls, started)
             except _Cancelled:
-                return self._error("cancelled: the run was interrupted during call "
-                                   f"{calls}", "", calls, started), none
+                cancelled = self._cancelled_answer(
+                    f"cancelled: the run was interrupted during call {calls}", calls, started)
+                self._tell(AttemptOutcome(ok=False, error=cancelled.error))
+                return cancelled, none
             except Exception as exc:  # classified below; nothing escapes complete()
                 failure = self._classify(exc)
+                self._tell(AttemptOutcome(ok=False, endpoint_fault=failure.endpoint_fault,
+                                          error=one_line(self._scrub(failure.message))))
             else:
+                self._tell(AttemptOutcome(ok=True))
                 return self._complete_usage(request, answer,
                                             impossible=rejected is not None), served
             if not failure.retryable or attempt >= self.policy.max_retries:
@@ -261,6 +389,8 @@ class OpenAIBackend:
             else:
                 self._sleep(delay)
             if self._cancelled.is_set():
+                if self._cancel_reason is not None:
+                    return self._cancelled_answer("", calls, started), none
                 return self._error(failure.message, "; not retried: the run was cancelled after "
                                    f"{calls} call(s)", calls, started), none
             attempt += 1
@@ -269,53 +399,83 @@ class OpenAIBackend:
         return Answer(error=one_line(self._scrub(message), note), calls=calls,
                       latency_s=time.monotonic() - started)
 
-    def cancel(self) -> None:
-        """Stop: calls in flight end at once (their answers are errors saying so; the abandoned
-        HTTP calls finish in daemon threads nobody waits for) and nothing is retried.  Used
-        when a run is interrupted; irreversible."""
-        self._cancelled.set()
+    def _cancelled_answer(self, default: str, calls: int, started: float) -> Answer:
+        """The answer of a call ended by :meth:`cancel`: its reason when one was given."""
+        reason = self._cancel_reason
+        return self._error(default if reason is None else reason, "", calls, started)
+
+    def _tell(self, outcome: AttemptOutcome) -> None:
+        """Hand one attempt's outcome to :attr:`attempt_listener` (what it raises is ignored:
+        a listener must not break the call)."""
+        listener = self.attempt_listener
+        if listener is None:
+            return
+        with contextlib.suppress(Exception):
+            listener(outcome)
+
+    def cancel(self, reason: str | None = None) -> None:
+        """Stop: every call in flight ends at once — its socket is shut down, which ends its
+        thread too — and nothing is retried.  The answers of the calls so ended, and of every
+        call after, are errors saying ``reason`` (one line; e.g. the circuit breaker's) when
+        given, else saying the run was cancelled.  Irreversible; the first reason given stays.
+        """
         with self._lock:
-            wakers = list(self._wakers)
-        for waker in wakers:
+            if reason is not None and self._cancel_reason is None:
+                self._cancel_reason = " ".join(reason.split()) or "cancelled"
+            self._cancelled.set()
+            calls = list(self._calls.items())
+        for call, waker in calls:
+            call.abort()
             waker.set()
 
-    def _bounded(self, fn: Callable[[], _T], deadline_s: float) -> _T:
-        """``fn()``, run in a daemon thread and abandoned after ``deadline_s`` seconds or at
-        :meth:`cancel`.
+    def _bounded(self, fn: Callable[[Any], _T], deadline_s: float) -> _T:
+        """``fn(client)`` with an ``openai`` client of its own (see *Connections* in the module
+        docstring), run in a daemon thread and abandoned — its connection shut down — after
+        ``deadline_s`` seconds or at :meth:`cancel`.
 
         Raises:
             _DeadlineExceeded: the deadline passed first.
             _Cancelled: :meth:`cancel` was called first.
             Exception: whatever ``fn`` raised.
         """
+        import httpx2
+
+        call = _OwnedCall()
         waker = threading.Event()
         outcome: list[tuple[bool, Any]] = []
 
         def run() -> None:
             try:
-                outcome.append((True, fn()))
+                http = httpx2.Client(verify=self._ssl_context, timeout=deadline_s,
+                                     follow_redirects=True,
+                                     event_hooks={"request": [call.attach]})
+                try:
+                    client = self._client.with_options(http_client=http, timeout=deadline_s)
+                    outcome.append((True, fn(client)))
+                finally:
+                    http.close()  # closes the call's connection, if any is left
             except BaseException as exc:  # handed to the waiting thread
                 outcome.append((False, exc))
             finally:
                 waker.set()
 
         with self._lock:
-            self._wakers.add(waker)
-        if self._cancelled.is_set():  # cancel() ran before this waker could be woken
-            with self._lock:
-                self._wakers.discard(waker)
-            raise _Cancelled()
+            if self._cancelled.is_set():
+                raise _Cancelled()
+            self._calls[call] = waker
         try:
-            threading.Thread(target=run, name="gi-http-call", daemon=True).start()
+            threading.Thread(target=run, name=CALL_THREAD_NAME, daemon=True).start()
             waker.wait(deadline_s)
         finally:
             with self._lock:
-                self._wakers.discard(waker)
+                self._calls.pop(call, None)
         if outcome:
             ok, value = outcome[0]
             if ok:
                 return value
-            raise value
+            if not call.aborted:  # aborted: cancel() broke the connection; that is the story
+                raise value
+        call.abort()
         if self._cancelled.is_set():
             raise _Cancelled()
         raise _DeadlineExceeded()
@@ -332,8 +492,8 @@ class OpenAIBackend:
         if self.response_format:
             kwargs["response_format"] = self.response_format
 
-        def call() -> Any:
-            return self._create(request, kwargs)
+        def call(client: Any) -> Any:
+            return self._create(client, request, kwargs)
 
         if self.serial_gate is None:
             completion = self._bounded(call, self.timeout_s)
@@ -348,6 +508,7 @@ class OpenAIBackend:
                        latency_s=time.monotonic() - started), rejected, snapshot_of(completion))
 
     def _note_rejection(self, why: str) -> None:
+        why = one_line(why, limit=200)  # it quotes the server's value
         with self._lock:
             self.usage_rejections += 1
             if self.first_usage_rejection is None:
@@ -363,10 +524,9 @@ class OpenAIBackend:
         import openai
 
         limit = min(self.timeout_s, PREFLIGHT_TIMEOUT_S) if timeout_s is None else timeout_s
-        client = self._client.with_options(timeout=limit, max_retries=0)
         where = f"cannot reach {self.base_url}"
         try:
-            self._bounded(lambda: client.models.with_raw_response.list(), limit)
+            self._bounded(lambda client: client.models.with_raw_response.list(), limit)
         except (_DeadlineExceeded, openai.APITimeoutError):
             return one_line(f"{where}: GET /models timed out (no answer within {limit:g} s)")
         except _Cancelled:
@@ -391,10 +551,9 @@ class OpenAIBackend:
         import openai
 
         limit = min(self.timeout_s, PREFLIGHT_TIMEOUT_S) if timeout_s is None else timeout_s
-        client = self._client.with_options(timeout=limit, max_retries=0)
         body: dict[str, Any] = dict(self.extra_body or {})
 
-        def ask(limits: dict[str, Any]) -> Any:
+        def ask(client: Any, limits: dict[str, Any]) -> Any:
             return client.chat.completions.create(
                 model=self.model, messages=[{"role": "user", "content": PROBE_PROMPT}],
                 extra_headers={PROBE_HEADER: "snapshot"}, extra_body={**body, **limits} or None,
@@ -402,11 +561,12 @@ class OpenAIBackend:
 
         try:
             try:
-                completion = self._bounded(lambda: ask({"max_tokens": 1}), limit)
+                completion = self._bounded(lambda c: ask(c, {"max_tokens": 1}), limit)
             except openai.BadRequestError as exc:
                 if "max_tokens" not in _error_detail(exc):
                     raise
-                completion = self._bounded(lambda: ask({"max_completion_tokens": 1}), limit)
+                completion = self._bounded(lambda c: ask(c, {"max_completion_tokens": 1}),
+                                           limit)
         except _Cancelled:
             return Snapshot(), "the probe was cancelled"
         except Exception as exc:  # any failure: the snapshot is simply not known
@@ -418,10 +578,10 @@ class OpenAIBackend:
             return served, "the response named no model"
         return served, None
 
-    def _create(self, request: Request, kwargs: dict[str, Any]) -> Any:
-        return self._client.chat.completions.create(
+    def _create(self, client: Any, request: Request, kwargs: dict[str, Any]) -> Any:
+        return client.chat.completions.create(
             model=request.model or self.model,
-            messages=[m.to_json() for m in request.messages],  # type: ignore[misc]
+            messages=[m.to_json() for m in request.messages],
             timeout=self.timeout_s,
             **kwargs,
         )
@@ -448,42 +608,51 @@ class OpenAIBackend:
         return replace(answer, usage=Usage(inp, out, source))
 
     def _classify(self, exc: BaseException) -> _Failure:
+        """What a failed attempt means: its text, whether to retry, and whether it is the
+        endpoint's fault (a timeout, a broken connection or body, a 5xx: see
+        :meth:`_classify_status` for the other statuses)."""
         import openai
 
         if isinstance(exc, _Malformed):
-            return _Failure(f"malformed response body: {exc}", retryable=True)
+            return _Failure(f"malformed response body: {exc}", retryable=True, endpoint_fault=True)
         if isinstance(exc, _DeadlineExceeded):
             return _Failure(f"request timed out: the whole call exceeded its deadline of "
-                            f"{self.timeout_s:g} s", retryable=True)
+                            f"{self.timeout_s:g} s", retryable=True, endpoint_fault=True)
         if isinstance(exc, openai.APIStatusError):
             return self._classify_status(exc)
         if isinstance(exc, openai.APITimeoutError):
-            return _Failure(f"request timed out after {self.timeout_s:g} s", retryable=True)
+            return _Failure(f"request timed out after {self.timeout_s:g} s", retryable=True,
+                            endpoint_fault=True)
         if isinstance(exc, openai.APIConnectionError):
-            return _Failure(_connection_detail(exc), retryable=True)
+            return _Failure(_connection_detail(exc), retryable=True, endpoint_fault=True)
         if isinstance(exc, openai.APIResponseValidationError):
-            return _Failure(f"malformed response body: {exc.message}", retryable=True)
+            return _Failure(f"malformed response body: {exc.message}", retryable=True,
+                            endpoint_fault=True)
         if isinstance(exc, (ValueError, TypeError, KeyError, AttributeError)):
             # json.JSONDecodeError and pydantic's ValidationError are ValueErrors.
             return _Failure(f"malformed response body: {type(exc).__name__}: {exc}",
-                            retryable=True)
+                            retryable=True, endpoint_fault=True)
         if isinstance(exc, openai.OpenAIError):
             return _Failure(f"{type(exc).__name__}: {exc}", retryable=False)
         return _Failure(f"unexpected error {type(exc).__name__}: {exc}", retryable=False)
 
     def _classify_status(self, exc: Any) -> _Failure:
+        """An HTTP error status.  The endpoint's fault: 5xx, 401/403 (it refuses this key),
+        404 (no such route or model there), an exhausted quota.  Not its fault: a 429 rate
+        limit (we are being paced) and every other 4xx (this request is wrong)."""
         status = int(exc.status_code)
         detail = _error_detail(exc)
         if status in (401, 403):
             return _Failure(f"authentication failed (HTTP {status}; check {self.api_key_env}): "
-                            f"{detail}", retryable=False)
+                            f"{detail}", retryable=False, endpoint_fault=True)
         if status == 429 and _is_quota(exc):
             return _Failure(f"quota exhausted (HTTP 429 insufficient_quota): {detail}",
-                            retryable=False)
+                            retryable=False, endpoint_fault=True)
         if status in (408, 409, 429) or status >= 500:
             return _Failure(f"HTTP {status}: {detail}", retryable=True,
-                            retry_after=_retry_after(exc))
-        return _Failure(f"HTTP {status} (not retried): {detail}", retryable=False)
+                            retry_after=_retry_after(exc), endpoint_fault=status >= 500)
+        return _Failure(f"HTTP {status} (not retried): {detail}", retryable=False,
+                        endpoint_fault=status == 404)
 
     def _scrub(self, text: str) -> str:
         secret = self._client.api_key
@@ -541,21 +710,75 @@ def _connection_detail(exc: Any) -> str:
         "connection error")
 
 
-def _check_base_url(url: str) -> None:
-    """Raise a one-line :class:`ModelError` unless ``url`` is ``http(s)://host[:port]/...``."""
-    shown = " ".join(url.split())
+def _check_base_url(url: str, api_key_env: str = "OPENAI_API_KEY",
+                    source: str = "base URL") -> None:
+    """Raise a one-line :class:`ModelError` unless ``url`` is ``http(s)://host[:port]/...``
+    without credentials (no userinfo, no query parameter named like a key: see
+    :func:`_is_credential_name`).  The message never shows a secret: userinfo and credential
+    values are ``***`` (:func:`redact_url`).  ``source`` names where the URL came from."""
+    shown = escape(" ".join(redact_url(url).split()))
+    where = "base URL" if source == "base URL" else f"base URL from {source}"
     hint = "expected http://host[:port]/v1 or https://..."
     try:
         parts = urllib.parse.urlsplit(url)
         parts.port  # noqa: B018 - raises ValueError for a port out of range or not a number
     except ValueError as exc:
-        raise ModelError(f"invalid base URL {shown!r}: {exc} ({hint})") from None
+        why = str(exc) if "@" not in url else "unparseable host part"  # never quote userinfo
+        raise ModelError(f"invalid {where} {shown!r}: {why} ({hint})") from None
     if parts.scheme not in ("http", "https"):
         what = (f"unsupported scheme {parts.scheme!r}" if "://" in url
                 else "no http:// or https:// scheme")
-        raise ModelError(f"invalid base URL {shown!r}: {what} ({hint})")
+        raise ModelError(f"invalid {where} {shown!r}: {what} ({hint})")
     if not parts.hostname:
-        raise ModelError(f"invalid base URL {shown!r}: no host ({hint})")
+        raise ModelError(f"invalid {where} {shown!r}: no host ({hint})")
+    found = [*(["user:password@" if parts.password is not None else "user@"]
+               if "@" in parts.netloc else []),
+             *(f"query parameter {name!r}" for name, _ in
+               urllib.parse.parse_qsl(parts.query, keep_blank_values=True)
+               if _is_credential_name(name))]
+    if found:
+        raise ModelError(
+            f"the {where} {shown!r} carries credentials ({', '.join(found)}): they would be "
+            f"written into the answer cache and reports; remove them and put the API key in the "
+            f"environment variable named by --gi-api-key-env (now {api_key_env})")
+
+
+def _is_credential_name(name: str) -> bool:
+    """Whether a query parameter's name looks like a credential (:data:`CREDENTIAL_WORDS`)."""
+    lowered = name.lower()
+    return any(word in lowered for word in CREDENTIAL_WORDS)
+
+
+def redact_url(url: str) -> str:
+    """``url`` with its userinfo and the values of credential-named query parameters written
+    ``***`` — safe to show.  Plain string work, so a malformed URL is redacted too; everything
+    between ``//`` and the last ``@`` before the query counts as userinfo (a password holding
+    a raw ``/`` included: better one path character too many hidden than a secret shown)."""
+    start = url.find("//")
+    if start >= 0:
+        stop = min((i for i in (url.find("?", start), url.find("#", start)) if i >= 0),
+                   default=len(url))
+        at = url.rfind("@", start + 2, stop)
+        if at >= 0:
+            url = url[: start + 2] + "***" + url[at:]
+    head, sep, tail = url.partition("?")
+    if not sep:
+        return url
+    query, hash_sep, fragment = tail.partition("#")
+    pieces = []
+    for piece in query.split("&"):
+        name, eq, _ = piece.partition("=")
+        if not _is_credential_name(urllib.parse.unquote_plus(name)):
+            pieces.append(piece)
+        else:
+            pieces.append(f"{name}=***" if eq else "***")
+    return head + sep + "&".join(pieces) + hash_sep + fragment
+
+
+def _split_query(url: str) -> tuple[str, str]:
+    """``url`` without its query (and fragment), and the query."""
+    parts = urllib.parse.urlsplit(url)
+    return urllib.parse.urlunsplit(parts._replace(query="", fragment="")), parts.query
 
 
 def _error_body(exc: Any) -> Mapping[str, Any]:

@@ -344,7 +344,7 @@ def test_preflight_names_a_timeout(fake_openai, backend_for) -> None:
 def test_error_text_is_one_bounded_line(fake_openai, backend_for, monkeypatch) -> None:
     backend = backend_for(max_retries=0)
 
-    def explode(request, kwargs):
+    def explode(client, request, kwargs):
         raise RuntimeError("a traceback\n" * 400)
 
     monkeypatch.setattr(backend, "_create", explode)
