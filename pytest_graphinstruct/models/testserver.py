@@ -147,6 +147,7 @@ class RecordedRequest:
     headers: dict[str, str]
     arrived: float  # time.monotonic() at arrival
     fault: Fault | None = None
+    path: str = ""  # the request target as sent (path and query)
 
 
 def default_responder(body: dict[str, Any]) -> str:
@@ -267,7 +268,7 @@ class _Handler(BaseHTTPRequestHandler):
             fault = st.fault_for(body)
         with st.lock:
             st.requests.append(RecordedRequest(body, dict(self.headers.items()),
-                                               time.monotonic(), fault))
+                                               time.monotonic(), fault, self.path))
             st.in_flight += 1
             st.max_in_flight = max(st.max_in_flight, st.in_flight)
         try:
