@@ -13,6 +13,8 @@ cost: it is ranked by S_total, has no S_final (so no S_final rank) and is listed
 * A dimension's value is the mean over the cell's scored items where the dimension is present
   (an inactive dimension the release records as 0 counts as 0, as it does there).
 * Cost@Q (Q = 0.8) is per model: the lowest TPV among the model's rows with S_total ≥ Q.
+* A cell of a partial run (its report's coverage is not complete: interrupted, budget spent)
+  is ranked like any other but marked in every format (:data:`PARTIAL_MEANS`).
 
 Formats: Markdown (tables), CSV (one row per cell, every column), JSON (the same, typed) and a
 self-contained HTML page (a Jinja2 template, autoescaped).  Model names and labels come from
@@ -37,6 +39,10 @@ from pytest_graphinstruct.vocab import DIMENSIONS, LEVELS
 
 FORMATS = ("markdown", "csv", "json", "html")
 SCHEMA = "graphinstruct-leaderboard/1"
+PARTIAL_MEANS = ("partial = the run stopped before every selected item had a result "
+                 "(interrupted, budget spent, stopped by an error): its scores cover only the "
+                 "items that finished, so its rank is not comparable with a complete run's")
+"""The one line every format says about partial rows."""
 
 
 @dataclass(frozen=True)
@@ -60,6 +66,7 @@ class LeaderboardRow:
     levels: Mapping[int, float | None]
     dimensions: Mapping[str, float | None]
     items: int
+    partial: str | None = None  #: the coverage line of a partial run (:data:`PARTIAL_MEANS`)
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -71,6 +78,7 @@ class LeaderboardRow:
             "q_per_ktpv": self.q_per_ktpv, "frontier_distance": self.frontier_distance,
             "levels": {str(lv): v for lv, v in sorted(self.levels.items())},
             "dimensions": dict(self.dimensions), "items": self.items,
+            "partial": self.partial,
         }
 
 
@@ -138,7 +146,7 @@ def build_leaderboard(runs: Sequence[Run], *, threshold: float = COST_AT_Q_THRES
             levels={lv: run.level_score(lv) for lv in LEVELS if lv in run.cell.per_level},
             dimensions={d: mean_present(i.dimension_scores.get(d) for i in items)
                         for d in DIMENSIONS},
-            items=len(items)))
+            items=len(items), partial=run.partial))
     rows.sort(key=lambda r: r.rank_total)
     display = {r.group: r.display for r in scored}
     costs = tuple(CostRow(display[g], analysis.cost_at_q[g], analysis.cheapest_at_q[g])
@@ -162,6 +170,20 @@ def _md(text: str | None) -> str:
     return "—" if text is None else escape_markdown(text)
 
 
+def _model(row: LeaderboardRow) -> str:
+    """The row's model as a Markdown cell, `` (partial)`` added for a partial run's cell."""
+    return _md(row.model) + (" (partial)" if row.partial else "")
+
+
+def _partial_note(board: Leaderboard) -> list[str]:
+    """What ``partial`` means and each partial row's coverage line (Markdown)."""
+    rows = [r for r in board.rows if r.partial]
+    if not rows:
+        return []
+    return ["", f"Partial: {PARTIAL_MEANS}. "
+            + "; ".join(f"{_md(r.label)}: {_md(r.partial)}" for r in rows)]
+
+
 def _strategy(row: LeaderboardRow) -> str:
     return STRATEGY_ABBREV.get(row.condition, row.condition)
 
@@ -182,7 +204,7 @@ def to_markdown(board: Leaderboard) -> str:
              "## By S_total", "",
              _table(["#", "model", "strategy/method", "S_total", "S_final", "TPV", "Q/kTPV",
                      "FD", "Pareto"],
-                    [[str(r.rank_total), _md(r.model), _md(_strategy(r)), _num(r.s_total, 4),
+                    [[str(r.rank_total), _model(r), _md(_strategy(r)), _num(r.s_total, 4),
                       _num(r.s_final, 4), _num(r.tpv, 0), _num(r.q_per_ktpv, 3),
                       _num(r.frontier_distance, 4), "✓" if r.pareto_optimal else ""]
                      for r in board.rows]),
@@ -190,23 +212,24 @@ def to_markdown(board: Leaderboard) -> str:
              _table(["S_final #", "S_total #", "Δ", "model", "strategy/method", "S_total",
                      "TPV", "Q/kTPV", "S_final", "Pareto"],
                     [[str(r.rank_final), str(r.rank_total),
-                      f"{r.rank_total - (r.rank_final or 0):+d}", _md(r.model),
+                      f"{r.rank_total - (r.rank_final or 0):+d}", _model(r),
                       _md(_strategy(r)), _num(r.s_total, 4), _num(r.tpv, 0),
                       _num(r.q_per_ktpv, 3), _num(r.s_final, 4),
                       "✓" if r.pareto_optimal else ""] for r in board.by_final()]),
              "", "## Per level", "",
              _table(["#", "model", "strategy/method", "S_total", *(f"L{lv}" for lv in LEVELS)],
-                    [[str(r.rank_total), _md(r.model), _md(_strategy(r)), _num(r.s_total, 4),
+                    [[str(r.rank_total), _model(r), _md(_strategy(r)), _num(r.s_total, 4),
                       *(_num(r.levels.get(lv), 4) for lv in LEVELS)] for r in board.rows]),
              "", "## Per dimension (mean over scored items)", "",
              _table(["#", "model", "strategy/method", *DIMENSIONS, "items"],
-                    [[str(r.rank_total), _md(r.model), _md(_strategy(r)),
+                    [[str(r.rank_total), _model(r), _md(_strategy(r)),
                       *(_num(r.dimensions.get(d), 4) for d in DIMENSIONS), str(r.items)]
                      for r in board.rows]),
              "", f"## Cost@Q={board.threshold:g} per model", "",
              _table(["model", f"Cost@Q={board.threshold:g} (TPV)", "cell"],
                     [[_md(c.model), "never" if c.cost is None else _num(c.cost, 0),
                       _md(c.cell)] for c in board.cost_at_q])]
+    parts += _partial_note(board)
     if board.unknown_cost:
         parts += ["", "Unknown cost (no token usage; no S_final, not on the frontier): "
                   + ", ".join(_md(x) for x in board.unknown_cost)]
@@ -217,11 +240,13 @@ def to_markdown(board: Leaderboard) -> str:
 
 CSV_COLUMNS = ("rank_total", "rank_final", "label", "model", "family", "tier", "condition",
                "variant", "s_total", "s_final", "pareto_optimal", "tpv", "q_per_ktpv",
-               "frontier_distance", *(f"L{lv}" for lv in LEVELS), *DIMENSIONS, "items")
+               "frontier_distance", *(f"L{lv}" for lv in LEVELS), *DIMENSIONS, "items",
+               "partial")
 
 
 def to_csv(board: Leaderboard) -> str:
-    """One row per cell, every column (:data:`CSV_COLUMNS`), by S_total rank; absent: empty."""
+    """One row per cell, every column (:data:`CSV_COLUMNS`), by S_total rank; absent: empty
+    (``partial``: a partial run's coverage line, empty for a complete run)."""
     out = io.StringIO()
     writer = csv.writer(out, lineterminator="\n")
     writer.writerow(CSV_COLUMNS)
@@ -230,7 +255,7 @@ def to_csv(board: Leaderboard) -> str:
             r.rank_total, r.rank_final, r.label, r.model, r.family, r.tier, r.condition,
             r.variant, r.s_total, r.s_final, r.pareto_optimal, r.tpv, r.q_per_ktpv,
             r.frontier_distance, *(r.levels.get(lv) for lv in LEVELS),
-            *(r.dimensions.get(d) for d in DIMENSIONS), r.items]
+            *(r.dimensions.get(d) for d in DIMENSIONS), r.items, r.partial]
         writer.writerow(["" if v is None else csv_safe(v) for v in values])
     return out.getvalue()
 
@@ -249,7 +274,7 @@ def to_html(board: Leaderboard) -> str:
     env.filters["num"] = _num
     template = env.get_template("leaderboard.html.j2")
     return template.render(board=board, levels=LEVELS, dimensions=DIMENSIONS,
-                           abbrev=STRATEGY_ABBREV)
+                           abbrev=STRATEGY_ABBREV, partial_means=PARTIAL_MEANS)
 
 
 def render(board: Leaderboard, fmt: str) -> str:

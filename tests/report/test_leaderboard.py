@@ -201,3 +201,46 @@ def test_markdown_says_when_s_total_is_over_the_levels_run(tmp_path: Path) -> No
     board = build_leaderboard(read_runs([*_three(tmp_path), some], load_models_table()))
     assert ("1 cell(s) did not run every level, and their S_total is renormalized to those "
             "levels") in to_markdown(board)
+
+
+def _interrupted_one_item_run(folder: Path) -> Path:
+    """Our report of a run interrupted after one item (coverage partial), scoring 0.95."""
+    from dataclasses import replace
+
+    from pytest_graphinstruct.run.aggregate import build_cell, with_pareto
+    from pytest_graphinstruct.run.results import CellMetadata, Coverage, ItemResult
+    from pytest_graphinstruct.run.writer import report_json
+
+    item = ItemResult(instruction_id="L1-001", level=1, cell="gpt41-zero-shot", model="gpt41",
+                      strategy="zero-shot", outcome="passed", level_score=0.95, tokens=100,
+                      d5_valid=1, api_calls=1)
+    report = replace(with_pareto([build_cell(CellMetadata("gpt41", "zero-shot"), [item])]),
+                     coverage=Coverage.partial("interrupted (Ctrl+C)", selected=30,
+                                               missing=[f"L1-{n:03d}" for n in range(2, 31)]))
+    path = folder / "interrupted.json"
+    path.write_text(report_json(report), encoding="utf-8")
+    return path
+
+
+def test_a_partial_run_is_marked_in_every_format(tmp_path: Path,
+                                                 capsys: pytest.CaptureFixture[str]) -> None:
+    store = RunStore(tmp_path / "runs")
+    src = tmp_path / "src"
+    src.mkdir()
+    store.save(write_cell(src, "gpt4o", "zero-shot", uniform(0.8), name="a.json"))
+    store.save(_interrupted_one_item_run(src))
+    outputs = {}
+    for fmt in ("markdown", "csv", "json", "html"):
+        assert main(["leaderboard", "--store", str(tmp_path / "runs"), "--format", fmt]) == 0
+        outputs[fmt] = capsys.readouterr().out
+    md = outputs["markdown"].splitlines()
+    ranked = [line for line in md if "gpt-4.1" in line or "GPT-4.1" in line]
+    assert ranked and all("partial" in line for line in ranked[:2])
+    assert any(line.startswith("Partial: ") and "interrupted (Ctrl+C); 29 of 30 items have no "
+               "result" in line for line in md)
+    rows = list(csv.DictReader(io.StringIO(outputs["csv"])))
+    assert [r["partial"] for r in rows] == ["partial: interrupted (Ctrl+C); 29 of 30 items "
+                                            "have no result", ""]
+    data = json.loads(outputs["json"])
+    assert [r["partial"] for r in data["rows"]] == [rows[0]["partial"], None]
+    assert "partial run" in outputs["html"] and "29 of 30 items have no result" in outputs["html"]

@@ -17,15 +17,15 @@ label read twice is an error for files, while a store keeps the latest run's cel
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from pytest_graphinstruct.errors import GraphInstructError
 from pytest_graphinstruct.report.models_table import ModelInfo, ModelsTable
 from pytest_graphinstruct.run.aggregate import cell_point
-from pytest_graphinstruct.run.reader import read_cells, read_report
-from pytest_graphinstruct.run.results import CellReport
+from pytest_graphinstruct.run.reader import read_report
+from pytest_graphinstruct.run.results import CellReport, ReportError
 from pytest_graphinstruct.score.pareto import CellPoint
 from pytest_graphinstruct.vocab import (
     METHOD_BASELINE,
@@ -76,6 +76,8 @@ class Run:
     info: ModelInfo
     variant: str | None
     condition: str
+    partial: str | None = None  #: the coverage line of the partial run it came from
+
 
     @property
     def label(self) -> str:
@@ -163,19 +165,24 @@ def read_runs(paths: Sequence[str | Path], table: ModelsTable, *,
     With ``store`` the files are a run store's, oldest first: a later run's cell replaces an
     earlier cell of the same label.  Otherwise a label found in two files is an error.
 
+    A cell of a partial report (an interrupted run) carries the report's coverage line in
+    :attr:`Run.partial`.
+
     Raises:
         ReportError: a file cannot be read (or, without ``store``, a label repeats).
     """
-    if store:
-        cells: dict[str, CellReport] = {}
-        for path in paths:
-            for cell in read_report(path).cells:
-                cells.pop(cell.label, None)
-                cells[cell.label] = cell
-        found: Iterable[CellReport] = cells.values()
-    else:
-        found = read_cells(paths).values()
-    return [classify(c, table) for c in found]
+    runs: dict[str, Run] = {}
+    where: dict[str, str] = {}
+    for path in paths:
+        report = read_report(path)
+        partial = None if report.coverage.complete else report.coverage.describe()
+        for cell in report.cells:
+            if not store and cell.label in runs:
+                raise ReportError(f"{path}: cell {cell.label} is also in {where[cell.label]}")
+            runs.pop(cell.label, None)
+            runs[cell.label] = replace(classify(cell, table), partial=partial)
+            where[cell.label] = str(path)
+    return list(runs.values())
 
 
 def load_runs(reports: Sequence[str | Path], *, store: str | Path | None = None,
