@@ -37,8 +37,18 @@ Guarantees:
   stale, :mod:`.snapshot`): that one replaces it, in memory, in :meth:`AnswerCache.store` and
   in :meth:`AnswerCache.merge_from` alike.
 * **This run or an earlier one.**  :attr:`AnswerCache.mark` is the size of the file when the
-  run began (given by the process that began it, else the size at opening);
-  :meth:`AnswerCache.earlier` says whether an entry was cached before it.
+  run began (given by the process that began it, else the size at opening), and
+  :attr:`AnswerCache.run` names the run (every process of one xdist run gives the same id;
+  each record written carries it as ``"run"``): :meth:`AnswerCache.earlier` says whether an
+  entry was cached before the run began — a record of this run, written by any of its
+  processes, never is, whatever the byte offsets say.
+* **Peers are told what will not come.**  :meth:`AnswerCache.note_uncached` records that a
+  process will not cache a key's answer (an error, a truncated answer, the circuit open, the
+  budget spent, stopped, cancelled, a failed write) in ``<directory>/attempts.jsonl``; when the
+  cache folder cannot be written (read-only) the note goes to a file in the system's temporary
+  folder named after the cache folder (:func:`notes_fallback`), which every process of the run
+  reads too, so a waiting peer learns of it at once either way.  :meth:`AnswerCache.uncached`
+  returns the keys noted by this run (notes carry the run id; notes of other runs are ignored).
 * **Failures are noticed, never fatal.**  Damaged lines (bad JSON, a torn record, a record
   without a key or text) are skipped; each scan that finds new ones emits one
   :class:`CacheWarning` naming the file and the count (:attr:`AnswerCache.damaged_lines`,
@@ -64,6 +74,7 @@ import json
 import os
 import re
 import socket
+import tempfile
 import threading
 import time
 import warnings
@@ -124,6 +135,7 @@ class CacheEntry:
     snapshot: str | None = None  #: the response's ``model`` field (``None``: not recorded)
     fingerprint: str | None = None  #: the response's ``system_fingerprint``
     offset: int | None = None  #: byte offset of its line (``None``: written by this process)
+    run: str | None = None  #: the run that cached it (``None``: not recorded)
 
 
 def supersedes(new: CacheEntry, kept: CacheEntry) -> bool:
@@ -196,13 +208,18 @@ class AnswerCache:
     Args:
         directory: created (with parents) when missing.
         mark: the size of the file when the run began (:attr:`mark`); default: its size now.
+        run: the run's id (:attr:`run`); processes of one run give the same one.
 
     Raises:
         ModelError: the directory cannot be created or the file cannot be read.
     """
 
-    def __init__(self, directory: str | os.PathLike[str], *, mark: int | None = None) -> None:
+    def __init__(self, directory: str | os.PathLike[str], *, mark: int | None = None,
+                 run: str | None = None) -> None:
         self.directory = Path(directory)
+        #: the id of the run using the cache (shared by its processes), written with each
+        #: answer and note; ``None``: not known (byte offsets alone tell this run's answers)
+        self.run = run or None
         self.path = self.directory / CACHE_FILE
         try:
             self.directory.mkdir(parents=True, exist_ok=True)
@@ -294,7 +311,10 @@ class AnswerCache:
 
     def earlier(self, entry: CacheEntry) -> bool:
         """Whether ``entry`` was cached before this run began (its line lies before
-        :attr:`mark`); an answer this run or another process cached since is not."""
+        :attr:`mark`, and it does not carry this run's id); an answer this run or another
+        process cached since is not."""
+        if self.run is not None and entry.run == self.run:
+            return False
         return entry.offset is not None and entry.offset < self.mark
 
     def entries(self) -> list[CacheEntry]:
@@ -402,6 +422,8 @@ class AnswerCache:
         if not answer.ok or answer.truncated or answer.cached or answer.text is None:
             return "skipped"
         record = _record(key, request, answer, endpoint, served or Snapshot())
+        if self.run is not None:
+            record["run"] = self.run
         entry = _entry(record)
         line = json.dumps(record, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
         with self._lock:
@@ -541,29 +563,39 @@ class AnswerCache:
     # -- answers that could not be cached ----------------------------------------------------
 
     def note_uncached(self, key: str, reason: str) -> None:
-        """Record (in ``<directory>/attempts.jsonl``) that a request was answered but its answer
-        cannot be cached (``truncated``, ``error``), so an xdist worker waiting for another
-        worker's answer stops waiting and asks itself.  Best effort: a write failure is
-        ignored (the waiting worker then waits for its bound, as before)."""
-        line = json.dumps({"key": key, "reason": reason}, separators=(",", ":")) + "\n"
-        with suppress(OSError):
-            fd = os.open(self.directory / ATTEMPTS_FILE, os.O_WRONLY | os.O_APPEND | os.O_CREAT,
-                         0o644)
+        """Record that this process will not cache ``key``'s answer (``truncated``,
+        ``error``, ``circuit open``, ``budget``, ``stopped``, ``cancelled``, ``not cacheable:
+        write failed``), so an xdist peer waiting for it stops waiting at once.
+
+        Written to ``<directory>/attempts.jsonl``; when that cannot be written (a read-only
+        cache folder, a full disk) to :func:`notes_fallback` instead, which
+        :meth:`uncached` reads too.  Never raises: when neither can be written the peer waits
+        for its bound, as without the note."""
+        record = {"key": key, "reason": reason}
+        if self.run is not None:
+            record["run"] = self.run
+        line = (json.dumps(record, separators=(",", ":")) + "\n").encode("utf-8")
+        for path in (self.directory / ATTEMPTS_FILE, notes_fallback(self.directory)):
             try:
-                _write_all(fd, line.encode("utf-8"))
-            finally:
-                os.close(fd)
+                _append_note(path, line)
+                return
+            except OSError:
+                continue
 
     def uncached(self) -> set[str]:
-        """Keys some process noted with :meth:`note_uncached` (in any run)."""
-        try:
-            text = (self.directory / ATTEMPTS_FILE).read_text(encoding="utf-8", errors="replace")
-        except OSError:
-            return set()
-        keys = set()
-        for line in text.splitlines():
-            with suppress(ValueError, TypeError, AttributeError):
-                keys.add(str(json.loads(line)["key"]))
+        """Keys noted with :meth:`note_uncached` by this run (any of its processes; with no
+        :attr:`run` id, by any run), from the cache folder and :func:`notes_fallback`."""
+        keys: set[str] = set()
+        for path in (self.directory / ATTEMPTS_FILE, notes_fallback(self.directory)):
+            try:
+                text = path.read_text(encoding="utf-8", errors="replace")
+            except OSError:
+                continue
+            for line in text.splitlines():
+                with suppress(ValueError, TypeError, AttributeError, KeyError):
+                    note = json.loads(line)
+                    if self.run is None or note.get("run") == self.run:
+                        keys.add(str(note["key"]))
         return keys
 
     # -- export ------------------------------------------------------------------------------
@@ -605,6 +637,31 @@ def write_raw(path: str | os.PathLike[str],
         os.replace(tmp, out)
     finally:
         tmp.unlink(missing_ok=True)
+
+
+def notes_fallback(directory: Path) -> Path:
+    """Where :meth:`AnswerCache.note_uncached` writes when the cache folder cannot be written:
+    ``<temp>/graphinstruct-notes-<hash of the folder's absolute path>.jsonl`` — the same file
+    for every process using that folder, writable when the folder is not."""
+    try:
+        where = str(directory.resolve())
+    except OSError:
+        where = str(directory.absolute())
+    digest = hashlib.sha256(where.encode("utf-8", "surrogateescape")).hexdigest()[:16]
+    return Path(tempfile.gettempdir()) / f"graphinstruct-notes-{digest}.jsonl"
+
+
+def _append_note(path: Path, line: bytes) -> None:
+    """Append one whole line to ``path`` (one ``write`` on an ``O_APPEND`` descriptor).
+
+    Raises:
+        OSError: it cannot be written.
+    """
+    fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+    try:
+        _write_all(fd, line)
+    finally:
+        os.close(fd)
 
 
 def _lock_claim(path: Path) -> int | None:
@@ -710,6 +767,7 @@ def _entry(obj: Any, offset: int | None = None) -> CacheEntry:
     level = obj.get("level")
     sample = obj.get("sample_index", 0)
     created = obj.get("created")
+    run = obj.get("run")
     served = Snapshot.from_json({"model": obj.get("served_model"),
                                  "fingerprint": obj.get("system_fingerprint")})
     return CacheEntry(
@@ -721,6 +779,7 @@ def _entry(obj: Any, offset: int | None = None) -> CacheEntry:
         created=(float(created) if isinstance(created, (int, float))
                  and not isinstance(created, bool) else None),
         snapshot=served.model, fingerprint=served.fingerprint, offset=offset,
+        run=run if isinstance(run, str) and run else None,
     )
 
 

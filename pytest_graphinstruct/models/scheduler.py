@@ -35,16 +35,28 @@ Promises:
   the scheduler takes the key's claim (:meth:`AnswerCache.claim`); a process that finds the key
   claimed waits (at most the owner's worst case, ``claim_wait_s``) for the owner's answer
   instead of asking again (``claim_waits``, ``claim_shared`` in :meth:`Scheduler.stats`).
-* Circuit breaker: when the first ``circuit_breaker`` requests a remote backend completed all
-  failed (and none succeeded), no more are sent: every request not yet issued resolves at once
-  to ``Answer(error=CIRCUIT_OPEN + ...)`` naming the first error (``circuit_skipped``).  One
-  success before that keeps the circuit closed for good; once open it stays open.
+* Circuit breaker (:mod:`.circuit`, remote backends only): fed what every HTTP attempt said
+  (the backend's ``attempt_listener``; a backend without one feeds one outcome per completed
+  request, an error counting as an endpoint fault), it opens after ``circuit_breaker``
+  consecutive endpoint faults or when 80 % of the last ``5 × circuit_breaker`` counted attempts
+  were faults.  Once open (for good): every request not yet issued resolves at once to
+  ``Answer(error=CIRCUIT_OPEN + ...)`` naming the rule and the first error
+  (``circuit_skipped``), calls in flight and their retries stop (``backend.cancel(reason)``),
+  and a call that still fails after the opening carries the same one line.
+* :meth:`Scheduler.stop_issuing` (an interrupted run): no new request is issued; those not
+  issued resolve at once to ``Answer(error=reason, calls=0)``; calls in flight complete and are
+  cached.
+* **Peers are told.**  Every answer this process will not obtain for a key it was asked for —
+  circuit open, budget spent, stopped, cancelled, not cacheable (an error, a truncated answer,
+  a failed cache write) — is published at once (:meth:`AnswerCache.note_uncached`), so an
+  xdist peer waiting for it (``BenchmarkSession._await_peer``) stops waiting.
 * Leaving a ``with Scheduler(...)`` block by ``KeyboardInterrupt`` (or ``SystemExit``) cancels:
   requests not started are dropped and calls in flight end at once, so one Ctrl+C suffices.
 """
 
 from __future__ import annotations
 
+import inspect
 import threading
 import time
 from collections.abc import Iterable
@@ -53,8 +65,9 @@ from dataclasses import replace
 from typing import Any
 
 from pytest_graphinstruct.answers import Answer
-from pytest_graphinstruct.models.base import Backend, Request, one_line
+from pytest_graphinstruct.models.base import AttemptOutcome, Backend, Request, one_line
 from pytest_graphinstruct.models.cache import AnswerCache, CacheEntry, Claim
+from pytest_graphinstruct.models.circuit import CIRCUIT_OPEN, CircuitBreaker
 from pytest_graphinstruct.models.ratelimit import RateLimiter
 from pytest_graphinstruct.models.snapshot import CacheSource, Snapshot, is_stale
 
@@ -67,8 +80,6 @@ def is_budget_exhausted(answer: Answer) -> bool:
     return answer.error is not None and answer.error.startswith(BUDGET_EXHAUSTED)
 
 
-CIRCUIT_OPEN = "circuit open"
-"""Prefix of the error of every request not sent because the circuit breaker opened."""
 DEFAULT_CIRCUIT_BREAKER = 8
 DEFAULT_CLAIM_WAIT_S = 600.0
 
@@ -116,8 +127,9 @@ class Scheduler:
         rate_burst: requests that may start back to back under the rate limit.
         cache: the answer cache; ignored when the backend is not cacheable.
         token_budget: a token count, or a :class:`TokenBudget` shared with other schedulers.
-        circuit_breaker: how many first completed requests, all failed, open the circuit
-            (``None`` or 0 = never); applies to remote backends only (``backend.remote``).
+        circuit_breaker: the breaker's threshold (:class:`~.circuit.CircuitBreaker`: this many
+            consecutive endpoint faults, or 80 % of the last five times as many, open it;
+            ``None`` or 0 = never); applies to remote backends only (``backend.remote``).
         share_in_flight: take the cache's per-key claims so that processes sharing the cache
             ask for each answer once.
         claim_wait_s: the longest wait for another process's request in flight; default the
@@ -156,13 +168,21 @@ class Scheduler:
                                             thread_name_prefix="gi-model")
         self._lock = threading.RLock()  # _hit runs inside submit's lock too
         self._futures: dict[str, Future[Answer]] = {}
+        self._queued: dict[str, tuple[str, Future[Answer]]] = {}  # slot -> key, future: not started
         self._closed = False
         self._cancel = threading.Event()  # set by close(cancel_pending=True)
-        self.circuit_breaker = circuit_breaker if getattr(backend, "remote", False) else None
-        self._circuit_failures = 0
-        self._circuit_first_error: str | None = None
-        self._circuit_settled = False  # a success came first: the circuit never opens
+        remote = bool(getattr(backend, "remote", False))
+        self.circuit_breaker = circuit_breaker if remote and circuit_breaker else None
+        self._breaker = (CircuitBreaker(self.endpoint, self.circuit_breaker)
+                         if self.circuit_breaker else None)
         self.circuit_open_reason: str | None = None  #: the error of requests not sent, once open
+        self.stopped_reason: str | None = None  #: why no new request is issued (stop_issuing)
+        self._halt = threading.Event()  # set when no new request may be issued (any reason)
+        # A backend that reports each HTTP attempt feeds the breaker per attempt; others (test
+        # fakes, backends without retries) per completed request (see _issue).
+        self._attempt_feed = self._breaker is not None and hasattr(backend, "attempt_listener")
+        if self._attempt_feed:
+            backend.attempt_listener = self._on_attempt  # type: ignore[attr-defined]
         self.share_in_flight = share_in_flight
         self.claim_wait_s = float(claim_wait_s if claim_wait_s is not None
                                   else getattr(backend, "worst_case_s", DEFAULT_CLAIM_WAIT_S))
@@ -190,6 +210,8 @@ class Scheduler:
             "claim_waits": 0,       # requests that waited for another process asking the same
             "claim_shared": 0,      # answers obtained by another process while this one waited
             "circuit_skipped": 0,   # requests not sent because the circuit was open
+            "stop_skipped": 0,      # requests not sent because of stop_issuing()
+            "published": 0,         # keys peers were told this process will not cache
             "stale_skipped": 0,     # cached answers of another snapshot, asked again
             "stale_reused": 0,      # cached answers of another snapshot, reused on purpose
             "max_in_flight": 0,
@@ -239,14 +261,15 @@ class Scheduler:
             if fut is not None:
                 self._stats["deduplicated"] += 1
                 return fut
-            cached = self._hit(key)
-            if cached is not None:
-                fut = Future()
-                fut.set_result(cached)
-            else:
-                fut = self._executor.submit(self._run, key, request)
+            fut = Future()
             self._futures[slot] = fut
-            return fut
+            done = self._hit(key) or self._refusal(key)
+            if done is None:
+                self._queued[slot] = (key, fut)
+                self._executor.submit(self._work, slot, key, request, fut)
+        if done is not None:
+            fut.set_result(done)
+        return fut
 
     def submit_all(self, requests: Iterable[Request]) -> list[Future[Answer]]:
         """Submit every request (in order); returns their futures in the same order."""
@@ -265,6 +288,14 @@ class Scheduler:
                           calls=0)
 
     # -- the worker --------------------------------------------------------------------------
+
+    def _work(self, slot: str, key: str, request: Request, fut: Future[Answer]) -> None:
+        """A worker thread's turn for one queued request, unless it was resolved meanwhile
+        (circuit open, stopped, cancelled)."""
+        with self._lock:
+            if self._queued.pop(slot, None) is None or not fut.set_running_or_notify_cancel():
+                return
+        fut.set_result(self._run(key, request))
 
     def _run(self, key: str, request: Request) -> Answer:
         try:
@@ -327,7 +358,7 @@ class Scheduler:
             return cached
         if not self.share_in_flight:
             return self._issue(key, request)
-        claim = self.cache.claim(key, wait_s=self.claim_wait_s, stop=self._cancel,
+        claim = self.cache.claim(key, wait_s=self.claim_wait_s, stop=self._halt,
                                  accept=self.usable)
         try:
             shared = self._shared_answer(key, claim)
@@ -360,26 +391,30 @@ class Scheduler:
                 with self._lock:
                     self._from_cache.setdefault(key, claim.entry)
             return replace(answer, cached=earlier)
-        if claim.cancelled:
-            return Answer(error="cancelled: the run was interrupted while another process was "
-                                "asking for the same answer", calls=0)
-        return None
+        if claim.cancelled and self._cancel.is_set():
+            return self._publish(key, Answer(
+                error="cancelled: the run was interrupted while another process was asking "
+                      "for the same answer", calls=0), "cancelled")
+        return None  # asks itself (_issue refuses when the circuit opened or it was stopped)
 
     def _issue(self, key: str, request: Request) -> Answer:
         """Send ``request`` (unless the circuit is open or the budget spent) and store the
         answer."""
-        with self._lock:
-            if self.circuit_open_reason is not None:
-                self._stats["circuit_skipped"] += 1
-                return Answer(error=self.circuit_open_reason, calls=0)
+        refused = self._refusal(key)
+        if refused is not None:
+            return refused
         if self.limiter is not None and not self._budget_exhausted():
             self.limiter.acquire()
+        refused = self._refusal(key)  # the circuit may have opened during the pacing wait
+        if refused is not None:
+            return refused
         if self._budget_exhausted():
             assert self.budget is not None
             with self._lock:
                 self._stats["budget_skipped"] += 1
-            return Answer(error=f"{BUDGET_EXHAUSTED}: {self.budget.spent} of {self.budget.limit} "
-                                f"tokens spent; request not issued", calls=0)
+            return self._publish(key, Answer(
+                error=f"{BUDGET_EXHAUSTED}: {self.budget.spent} of {self.budget.limit} tokens "
+                      "spent; request not issued", calls=0), "budget")
         with self._lock:
             self._in_flight += 1
             self._stats["max_in_flight"] = max(self._stats["max_in_flight"], self._in_flight)
@@ -393,35 +428,122 @@ class Scheduler:
         finally:
             with self._lock:
                 self._in_flight -= 1
+        if not self._attempt_feed:
+            self._feed_request(answer)
+        reason = self.circuit_open_reason
+        if reason is not None and (answer.error or "").startswith("cancelled"):
+            # a call the opening circuit stopped (a backend whose cancel() takes no reason):
+            # the one summary line, not an interruption message
+            answer = replace(answer, error=reason)
         self._account(answer)
-        self._watch_circuit(answer)
         if self.cache is not None and answer.ok and not answer.truncated:
             if self.cache.store(key, request, answer, endpoint=self.endpoint,
                                 served=served) == "failed":
                 with self._lock:
                     self._stats["cache_write_errors"] += 1
+                self._publish(key, answer, "not cacheable: write failed")
         elif self.cache is not None:  # peers waiting for this answer must not wait in vain
-            self.cache.note_uncached(key, "truncated" if answer.ok else "error")
+            self._publish(key, answer, "truncated" if answer.ok else "error")
         return answer
 
-    def _watch_circuit(self, answer: Answer) -> None:
-        """Open the circuit when the first ``circuit_breaker`` completed requests all failed."""
-        if self.circuit_breaker is None or self.circuit_breaker <= 0 or self._cancel.is_set():
+    # -- the circuit breaker, stopping, and telling peers ---------------------------------------
+
+    def is_circuit_open(self) -> bool:
+        """Whether the circuit breaker opened (no more requests are sent to the endpoint)."""
+        return self.circuit_open_reason is not None
+
+    @property
+    def halted(self) -> bool:
+        """Whether this scheduler issues no new request (circuit open, stopped, cancelled)."""
+        return self._halt.is_set()
+
+    def _on_attempt(self, outcome: AttemptOutcome) -> None:
+        """The backend's ``attempt_listener``: one HTTP attempt's outcome, from its thread."""
+        if self._breaker is None or self._cancel.is_set():
+            return  # an interrupted run's cancelled calls say nothing about the endpoint
+        reason = self._breaker.record(outcome)
+        if reason is not None:
+            self._open_circuit(reason)
+
+    def _feed_request(self, answer: Answer) -> None:
+        """The request-level feed of a backend without ``attempt_listener``: a completed
+        request is one outcome, an error an endpoint fault."""
+        if self._breaker is None or self._cancel.is_set() or self.stopped_reason is not None:
             return
+        self._on_attempt(AttemptOutcome(ok=answer.ok, endpoint_fault=not answer.ok,
+                                        error=answer.error))
+
+    def _open_circuit(self, reason: str) -> None:
+        """Open the circuit for good: requests not issued resolve now, calls in flight stop."""
         with self._lock:
-            if self._circuit_settled or self.circuit_open_reason is not None:
+            if self.circuit_open_reason is not None:
                 return
-            if answer.ok:
-                self._circuit_settled = True
+            self.circuit_open_reason = reason
+        self._halt.set()
+        self._resolve_queued()
+        self._cancel_backend(reason)
+
+    def stop_issuing(self, reason: str) -> None:
+        """Issue no new request from now on (an interrupted run): requests not yet issued
+        resolve at once to ``Answer(error=reason, calls=0)`` (and peers are told), calls
+        already in flight complete normally and their answers are cached.  Safe from any
+        thread; a second call changes nothing."""
+        with self._lock:
+            if self.stopped_reason is not None:
                 return
-            self._circuit_failures += 1
-            if self._circuit_first_error is None:
-                self._circuit_first_error = answer.error
-            if self._circuit_failures >= self.circuit_breaker:
-                self.circuit_open_reason = one_line(
-                    f"{CIRCUIT_OPEN}: the first {self._circuit_failures} requests to "
-                    f"{self.endpoint} all failed, so no more are sent; the first error: "
-                    f"{self._circuit_first_error}")
+            self.stopped_reason = one_line(reason) or "stopped"
+        self._halt.set()
+        self._resolve_queued()
+
+    def _refusal(self, key: str) -> Answer | None:
+        """The answer of a request that will not be issued (circuit open, stopped), published
+        to peers; ``None`` when it may be issued."""
+        with self._lock:
+            if self.circuit_open_reason is not None:
+                self._stats["circuit_skipped"] += 1
+                answer, note = Answer(error=self.circuit_open_reason, calls=0), CIRCUIT_OPEN
+            elif self.stopped_reason is not None:
+                self._stats["stop_skipped"] += 1
+                answer, note = Answer(error=self.stopped_reason, calls=0), "stopped"
+            else:
+                return None
+        return self._publish(key, answer, note)
+
+    def _resolve_queued(self) -> None:
+        """Resolve every request not yet started (a cached answer if there is one, else the
+        refusal), without waiting for a worker thread."""
+        with self._lock:
+            queued, self._queued = list(self._queued.values()), {}
+        for key, fut in queued:
+            if fut.done():
+                continue
+            answer = self._hit(key) or self._refusal(key)
+            if answer is not None and not fut.done():
+                fut.set_result(answer)
+
+    def _publish(self, key: str, answer: Answer, reason: str) -> Answer:
+        """Tell peers sharing the cache that this process will not cache ``key``'s answer
+        (:meth:`AnswerCache.note_uncached`); returns ``answer``."""
+        if self.cache is not None:
+            self.cache.note_uncached(key, reason)
+            with self._lock:
+                self._stats["published"] += 1
+        return answer
+
+    def _cancel_backend(self, reason: str | None) -> None:
+        """End the backend's calls in flight and its retries (``cancel(reason)``, or the
+        older ``cancel()``), when it can."""
+        cancel = getattr(self.backend, "cancel", None)
+        if not callable(cancel):
+            return
+        try:
+            takes_reason = bool(inspect.signature(cancel).parameters)
+        except (TypeError, ValueError):
+            takes_reason = False
+        if takes_reason:
+            cancel(reason)
+        else:
+            cancel()
 
     def _budget_exhausted(self) -> bool:
         return self.budget is not None and self.budget.exhausted
@@ -477,7 +599,11 @@ class Scheduler:
             self._closed = True
         if cancel_pending:
             self._cancel.set()
-            cancel = getattr(self.backend, "cancel", None)
-            if callable(cancel):
-                cancel()
+            self._halt.set()
+            with self._lock:
+                queued, self._queued = list(self._queued.values()), {}
+            for key, fut in queued:
+                if fut.cancel():  # peers must not wait for what will never be asked
+                    self._publish(key, Answer(error="cancelled", calls=0), "cancelled")
+            self._cancel_backend(None)
         self._executor.shutdown(wait=wait, cancel_futures=cancel_pending)

@@ -102,7 +102,8 @@ class BenchmarkSession:
         self.served: Served = (inputs.served if inputs is not None
                                else served if served is not None else Served())
         self.cache = (inputs.cache if inputs is not None and inputs.cache is not None
-                      else AnswerCache(config.cache_dir, mark=self.served.cache_mark)
+                      else AnswerCache(config.cache_dir, mark=self.served.cache_mark,
+                                       run=_run_id(worker))
                       if config.cache_dir is not None else None)
         self._pools: ReferencePools | None = None
         self._exemplars: ExemplarPool | None = None
@@ -327,8 +328,11 @@ class BenchmarkSession:
         worst case for one request (every retry timing out; for a serial endpoint such as the
         embedded model, :data:`SERIAL_PEER_QUIET_S`): while answers keep arriving the owner is
         working through its queue, however long, so the bound scales with the queue.  It ends
-        at once when the owner noted that its answers cannot be cached (truncated, errors:
-        :meth:`AnswerCache.note_uncached`).  After it, or without a shared cache, this worker
+        at once when the owner published that it will not cache them (truncated, errors, its
+        circuit open, its budget spent, stopped, cancelled, a failed cache write:
+        :meth:`AnswerCache.note_uncached`, which works for a read-only cache folder too), or
+        when this worker's own scheduler issues no more requests (its circuit open, stopped):
+        its request then resolves at once.  After it, or without a shared cache, this worker
         asks itself.
         """
         scheduler = self.schedulers[cell.model]
@@ -349,6 +353,8 @@ class BenchmarkSession:
         deadline = time.monotonic() + quiet_s
         seen = len(cache)
         while time.monotonic() < deadline:
+            if getattr(scheduler, "halted", False):
+                return  # this process issues nothing more: its answer is the refusal
             missing = {key for key in keys if not scheduler.cached(key)}  # stale: not yet
             if not missing or missing <= cache.uncached():
                 return  # all cached, or the owner got answers it could not cache
@@ -522,6 +528,16 @@ def _method_settings(config: RunConfig, cell: Cell) -> dict[str, Any]:
     if base == METHOD_SC:
         out["samples_per_chain"] = config.rounds(cell.method) + 1
     return out
+
+
+def _run_id(worker: tuple[int, int] | None) -> str | None:
+    """The id every process of this run shares, for the answer cache to tell this run's
+    answers and notes from earlier runs' (:attr:`AnswerCache.run`): under xdist, the test run's
+    uid that pytest-xdist gives each worker; ``None`` for a single process (the cache's byte
+    mark suffices there)."""
+    import os
+
+    return os.environ.get("PYTEST_XDIST_TESTRUNUID") if worker is not None else None
 
 
 def _iterative(cell: Cell) -> bool:
