@@ -14,16 +14,16 @@ from pytest_graphinstruct.run.results import bounded_answer
 def format_failure(checked: Checked, pass_rule: str, *, raw: bool = False) -> str:
     """The failure message of one item.
 
-    The instruction text is cut at 300 characters and every shown value at 120, so a hostile
-    answer cannot flood the terminal; every value is escaped (:mod:`.untrusted`), so it cannot
-    act on it either.  With ``raw`` (pytest's ``-v``), each sample that did not pass also shows
-    its raw answer, bounded as the report keeps it (:func:`~.results.bounded_answer`) and
-    escaped line by line behind a ``|`` gutter.
+    The instruction text is cut at 300 characters (a cut text ends with ``…``) and every shown
+    value at 120, so a hostile answer cannot flood the terminal; every value is escaped
+    (:mod:`.untrusted`), so it cannot act on it either.  With ``raw`` (pytest's ``-v``), each
+    sample that did not pass also shows its raw answer, bounded as the report keeps it
+    (:func:`~.results.bounded_answer`) and escaped line by line behind a ``|`` gutter.
     """
     inst = checked.instruction
     vs = checked.verifications
     lines = [f"{inst.id} [{checked.cell.label}]: {checked.passing_samples}/{len(vs)} sample(s) "
-             f"pass (--gi-pass={pass_rule})", f"  instruction: {escape(inst.text[:300])}"]
+             f"pass (--gi-pass={pass_rule})", f"  instruction: {_cut(inst.text, 300)}"]
     for k, v in enumerate(vs):
         if v.passed:
             lines.append(f"  sample {k}: ok")
@@ -60,6 +60,12 @@ def raw_answer_lines(text: str | None, *, indent: str) -> list[str]:
 def _short(value: Any) -> str:
     return _clip(value if isinstance(value, str) else json.dumps(value, ensure_ascii=False,
                                                                  default=str))
+
+
+def _cut(text: str, limit: int) -> str:
+    """``text`` escaped, or, when longer than ``limit`` characters, its first ``limit - 1``
+    escaped and ``…`` (cut before escaping, so an escape is never split)."""
+    return escape(text) if len(text) <= limit else escape(text[: limit - 1]) + "…"
 
 
 def _clip(text: str, limit: int = 120) -> str:
