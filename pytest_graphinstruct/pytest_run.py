@@ -758,18 +758,20 @@ class GraphInstructPlugin:
         if self.run.store is not None:
             self.written.append(_autosave(self.report, self.run.store))
         if self.run.markdown is not None:
-            self.written.append(self._write_markdown())
+            self.written.append(self._write_markdown(session.testsfailed))
         if self.decision.failed and session.exitstatus == pytest.ExitCode.OK:
             session.exitstatus = pytest.ExitCode.TESTS_FAILED
 
-    def _write_markdown(self) -> str:
-        """Write the Markdown summary (``--gi-markdown``); the line to show (never raises)."""
+    def _write_markdown(self, failed_tests: int) -> str:
+        """Write the Markdown summary (``--gi-markdown``); the line to show (never raises).
+        ``failed_tests`` (pytest's count) makes its heading agree with the exit status."""
         from pytest_graphinstruct.report.markdown import render_markdown, write_markdown
 
         path = self.run.markdown
         assert path is not None and self.report is not None
         try:
-            text = render_markdown(self.report, self.decision)
+            text = render_markdown(self.report, self.decision, failed_tests=failed_tests,
+                                   benchmark=self.run.benchmark)
             write_markdown(path, text)
         except OSError as exc:
             return f"markdown summary NOT written to {path}: {exc.strerror or exc}"

@@ -1,11 +1,12 @@
 """The Markdown summary of a run (``--gi-markdown``, ``gate --markdown``): short enough for a
 pull-request comment, the full detail stays in the HTML report.
 
-It holds: the verdict (passed / failed and why), what came from the answer cache (how many
-answers, from which model snapshots, how old the oldest: :func:`.terminal.cache_lines`), one row
-per cell (S_total with its interval,
-S_final, items, cost), the per-level scores, the gate evidence per cell and level (the paired
-bootstrap of ``current − baseline``), the items that newly fail against the baseline with their
+It holds: the verdict (passed / failed and why — the gates', and pytest's own failed tests, so
+the heading agrees with the exit status of the run that wrote it), what came from the answer
+cache (how many answers, from which model snapshots, how old the oldest:
+:func:`.terminal.cache_lines`), one row per cell (S_total with its interval, S_final, items,
+cost), the per-level scores, the gate evidence per cell and level (the paired bootstrap of
+``current − baseline``), the items that newly fail against the baseline with their
 first violation and the items that newly pass (each list capped), and notes (new failures that
 are not a significant drop, levels not run).
 
@@ -63,14 +64,23 @@ def _signed(x: float) -> str:
 
 
 def render_markdown(report: RunReport, decision: Decision, *,
-                    max_items: int = MAX_ITEMS) -> str:
-    """The summary of a judged run as Markdown text (ends with a newline)."""
+                    max_items: int = MAX_ITEMS, failed_tests: int = 0,
+                    benchmark: bool = True) -> str:
+    """The summary of a judged run as Markdown text (ends with a newline).
+
+    ``failed_tests`` is the number of items pytest counted as failed (a pytest run passes it;
+    ``gate --markdown`` has none): with any, the heading says failed, as pytest's exit status
+    1 does, and a line says why — without ``--gi-benchmark`` (``benchmark=False``) every model
+    violation fails its test."""
     out: list[str] = []
     verdict, comparisons = decision.verdict, decision.comparisons
     baseline_name = decision.baseline_name
     failed = verdict.failed
-    out.append(f"## GraphInstruct: {'❌ gate failed' if failed else '✅ passed'}")
+    heading = "❌ gate failed" if failed else "❌ failed" if failed_tests else "✅ passed"
+    out.append(f"## GraphInstruct: {heading}")
     out.append("")
+    if failed_tests:
+        out.append(f"- {_tests_failed(report, failed_tests, benchmark)}")
     reasons = verdict.lines()
     if reasons:
         out += [f"- {md(line, 400)}" for line in reasons]
@@ -101,6 +111,21 @@ def render_markdown(report: RunReport, decision: Decision, *,
         out.append("")
         out += [f"> {n}" for n in notes]
     return "\n".join(out) + "\n"
+
+
+def _tests_failed(report: RunReport, failed_tests: int, benchmark: bool) -> str:
+    """Why pytest exits 1 although no gate failed: its failed tests, and what made them fail."""
+    violated = sum(c.summary.failed for c in report.cells)
+    errors = sum(c.summary.error for c in report.cells)
+    why = []
+    if violated and not benchmark:
+        why.append(f"{violated} item(s) violated their instructions and, without "
+                   "--gi-benchmark, each violation fails its test (--gi-benchmark reports "
+                   "them as xfail and leaves the verdict to the gates)")
+    if errors:
+        why.append(f"{errors} item(s) could not be answered (errors)")
+    tail = f": {'; '.join(why)}" if why else ""
+    return f"{failed_tests} test(s) failed, so pytest exits 1{tail}"
 
 
 def _cells_table(report: RunReport) -> list[str]:

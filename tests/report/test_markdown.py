@@ -96,3 +96,15 @@ def test_write_appends_to_the_github_step_summary(tmp_path: Path,
     monkeypatch.delenv("GITHUB_STEP_SUMMARY")
     write_markdown(tmp_path / "t.md", "x\n")
     assert step.read_text(encoding="utf-8") == "earlier\n## hi\n"
+
+
+def test_failed_tests_without_benchmark_make_the_summary_say_failed_and_why() -> None:
+    now = _run({"L2-001", "L2-002"})
+    decision = decide(now, BaselinePlan(), GateOptions())
+    assert not decision.failed  # no gate: the verdict alone would say passed
+    text = render_markdown(now, decision, failed_tests=2, benchmark=False)
+    assert text.startswith("## GraphInstruct: ❌ failed\n")
+    assert ("- 2 test(s) failed, so pytest exits 1: 2 item(s) violated their instructions and, "
+            "without --gi-benchmark, each violation fails its test") in text
+    assert "✅" not in text
+    assert render_markdown(now, decision).startswith("## GraphInstruct: ✅ passed\n")
