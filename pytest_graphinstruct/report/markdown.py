@@ -148,6 +148,7 @@ def _levels_table(report: RunReport, compared: dict[str, CellComparison]) -> lis
         return []
     head = "| cell | " + " | ".join(f"L{lv}" for lv in levels) + " |"
     rows = [head, "|---|" + "---:|" * len(levels)]
+    dash = False
     for c in report.cells:
         comp = compared.get(c.label)
         cells = []
@@ -160,10 +161,14 @@ def _levels_table(report: RunReport, compared: dict[str, CellComparison]) -> lis
                 text += f" ({_signed(d.mean_diff)}{mark})"
             cells.append(text)
         rows.append(f"| {code(c.label)} | " + " | ".join(cells) + " |")
+        dash = dash or any(text.startswith("—") for text in cells)
     if compared:
         rows.append("")
         rows.append("In brackets: the change against the baseline; ⚠ a real drop larger than "
                     "the allowed regression.")
+    if dash:
+        rows += ["", "— : no level score — the cell did not run that level, or none of its "
+                 "items there was scored (all errors)."]
     return rows
 
 

@@ -20,9 +20,16 @@ def _ci(ci: Sequence[float] | None) -> str:
     return "—" if not ci else f"[{ci[0]:.3f}, {ci[1]:.3f}]"
 
 
+DASH_LEGEND = ("— in a D column: not computed at that level — the dimension has weight 0 there "
+               "(D2 counts at L4 only, D3 at L3–L5) or no scored item had a value (D2 without "
+               "reference text, D5 without token usage)")
+"""The line under the per-level table when a dimension column shows ``—``."""
+
+
 def summary_lines(report: RunReport) -> list[str]:
-    """The terminal summary: per cell and level, then per cell, then one note per caveat (an
-    incomplete run says so first)."""
+    """The terminal summary: per cell and level (with :data:`DASH_LEGEND` when a dimension
+    shows ``—``), then per cell (each interval beside the score it belongs to: ``S_level 95%
+    CI``, ``S_total 95% CI``), then one note per caveat (an incomplete run says so first)."""
     rows = []
     for c in report.cells:
         for lv, row in sorted(c.per_level.items()):
@@ -30,18 +37,20 @@ def summary_lines(report: RunReport) -> list[str]:
                          _fmt(row.pass_rate), *(_fmt(row.dimensions.get(d)) for d in DIMENSIONS),
                          _fmt(row.level_score), _ci(row.level_score_ci95)])
     lines = tabulate(rows, headers=["cell", "level", "items", "pass", "fail", "error",
-                                    "pass rate", *DIMENSIONS, "S_level", "95% CI"],
+                                    "pass rate", *DIMENSIONS, "S_level", "S_level 95% CI"],
                      tablefmt="simple").splitlines()
+    if any(row[7 + k] == "—" for row in rows for k in range(len(DIMENSIONS))):
+        lines.append(DASH_LEGEND)
     lines.append("")
     crow = []
     for c in report.cells:
         s = c.summary
         crow.append([c.label + (" *" if s.pareto_optimal else ""), _fmt(s.s_total),
-                     _fmt(s.s_total_renormalized), _ci(s.s_total_ci95), _fmt(s.s_final),
+                     _ci(s.s_total_ci95), _fmt(s.s_total_renormalized), _fmt(s.s_final),
                      _fmt(s.tpv, 1), s.api_calls, _fmt(s.q_per_ktpv), s.infra_errors])
-    lines += tabulate(crow, headers=["cell (* Pareto-optimal)", "S_total", "S_total (levels "
-                                     "run)", "95% CI", "S_final", "TPV", "API calls", "Q/kTPV",
-                                     "infra errors"], tablefmt="simple").splitlines()
+    lines += tabulate(crow, headers=["cell (* Pareto-optimal)", "S_total", "S_total 95% CI",
+                                     "S_total (levels run)", "S_final", "TPV", "API calls",
+                                     "Q/kTPV", "infra errors"], tablefmt="simple").splitlines()
     for c in report.cells:
         s, m = c.summary, c.metadata
         notes = []

@@ -108,3 +108,17 @@ def test_failed_tests_without_benchmark_make_the_summary_say_failed_and_why() ->
             "without --gi-benchmark, each violation fails its test") in text
     assert "✅" not in text
     assert render_markdown(now, decision).startswith("## GraphInstruct: ✅ passed\n")
+
+
+def test_a_dash_in_the_levels_table_has_a_legend() -> None:
+    l1 = ItemResult(instruction_id="L1-001", level=1, cell="x-zero-shot", model="x",
+                    strategy="zero-shot", level_score=1.0, outcome="passed")
+    both = with_pareto([build_cell(CellMetadata("m", "zero-shot"), _run(set()).cells[0]
+                                   .per_instruction),
+                        build_cell(CellMetadata("x", "zero-shot"), [l1])])
+    text = render_markdown(both, decide(both, BaselinePlan(), GateOptions()))
+    assert "| `m-zero-shot` | — | 1.000 |" in text
+    assert "— : no level score — the cell did not run that level" in text
+    alone = _run(set())
+    assert "— : no level score" not in render_markdown(
+        alone, decide(alone, BaselinePlan(), GateOptions()))
