@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from typing import Any
 from xml.etree import ElementTree
 
 import pytest
@@ -12,6 +13,8 @@ from pytest_graphinstruct.report.html.plots import (
     delta_heatmap,
     level_bars,
     pareto_scatter,
+    profiles,
+    taxonomy_bars,
 )
 from pytest_graphinstruct.report.html.taxonomy import taxonomy
 from tests.report.html_fixtures import two_cell_report
@@ -71,3 +74,57 @@ def test_heatmap_values_on_dark_cells_are_written_in_white() -> None:
     # the largest change is at the end of the colour scale, the darkest cell: its text (not a
     # background patch) is white
     assert "text-anchor: middle; fill: #ffffff" in heat.svg
+
+
+def _drawn(monkeypatch: pytest.MonkeyPatch, make: Any) -> Any:
+    """The matplotlib figure ``make()`` renders, drawn (its SVG conversion intercepted)."""
+    from pytest_graphinstruct.report.html import plots
+
+    figures = []
+
+    def keep(fig: Any) -> str:
+        figures.append(fig)
+        return "<svg/>"
+
+    monkeypatch.setattr(plots, "to_svg", keep)
+    assert make() is not None
+    (fig,) = figures
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+
+    FigureCanvasAgg(fig).draw()
+    return fig
+
+
+def _overlaps(a: Any, b: Any) -> bool:
+    return bool(a.width and b.width and a.overlaps(b))
+
+
+@pytest.mark.parametrize("rows", [1, 2, 4, 8])
+def test_the_stacked_bar_legend_clears_the_axis_label_and_ticks(
+        rows: int, monkeypatch: pytest.MonkeyPatch) -> None:
+    cells = list(_cells()) * 4
+    taxes = [taxonomy(c.cell.per_instruction) for c in cells]
+    fig = _drawn(monkeypatch, lambda: taxonomy_bars(cells[:rows], taxes[:rows]))
+    (ax,) = fig.axes
+    renderer = fig.canvas.get_renderer()
+    legends = [*fig.legends, *([ax.get_legend()] if ax.get_legend() else [])]
+    assert len(legends) == 1
+    box = legends[0].get_window_extent(renderer)
+    assert not _overlaps(box, ax.xaxis.label.get_window_extent(renderer))
+    for tick in ax.get_xticklabels():
+        assert not _overlaps(box, tick.get_window_extent(renderer))
+    assert box.y1 <= ax.xaxis.label.get_window_extent(renderer).y0  # below the label
+    assert box.y0 >= 0  # inside the figure, not cut off
+
+
+@pytest.mark.parametrize("make", [level_bars, profiles])
+def test_the_legends_below_other_charts_clear_their_ticks(
+        make: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    fig = _drawn(monkeypatch, lambda: make(_cells()))
+    ax = fig.axes[0]
+    renderer = fig.canvas.get_renderer()
+    legends = [*fig.legends, *([ax.get_legend()] if ax.get_legend() else [])]
+    box = legends[0].get_window_extent(renderer)
+    for text in [ax.xaxis.label, *ax.get_xticklabels()]:
+        assert not _overlaps(box, text.get_window_extent(renderer))
+    assert box.y0 >= 0

@@ -79,9 +79,14 @@ def _levels(cells: Sequence[PageCell]) -> list[int]:
     return sorted({lv for c in cells for lv in c.cell.per_level} & set(LEVELS))
 
 
-def _legend_below(ax: Any) -> None:
-    ax.legend(fontsize=7, ncols=3, loc="upper center", bbox_to_anchor=(0.5, -0.12),
-              frameon=False)
+def _legend_below(ax: Any, ncols: int = 3) -> None:
+    """The axes' legend below the whole chart: a figure legend placed ``outside`` by the
+    constrained layout, which makes room for it under the tick labels and the axis label (a
+    legend anchored at a fixed offset below the axes overlapped them on short charts)."""
+    handles, labels = ax.get_legend_handles_labels()
+    if handles:
+        ax.figure.legend(handles, labels, fontsize=7, ncols=ncols, loc="outside lower center",
+                         frameon=False)
 
 
 def _level_score(pc: PageCell, level: int) -> float | None:
@@ -241,8 +246,7 @@ def taxonomy_bars(cells: Sequence[PageCell], taxonomies: Sequence[Taxonomy]) -> 
         ax.invert_yaxis()
         ax.set_xlim(0, 1)
         ax.set_xlabel("share of samples")
-        ax.legend(fontsize=7, ncols=4, frameon=False, loc="upper center",
-                  bbox_to_anchor=(0.5, -0.25 if len(pairs) < 4 else -0.1))
+        _legend_below(ax, ncols=4)
         return Plot("taxonomy", "What became of the answers", to_svg(fig))
 
 
