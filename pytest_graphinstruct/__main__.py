@@ -524,9 +524,8 @@ def _score(args: argparse.Namespace) -> int:
     run = build_run_config(raw, rootdir=Path.cwd())
     assert run is not None  # a replay file was given
     scored = score_recorded(run, limits=limits, rootdir=Path.cwd())
-    if len(scored.missing) == scored.suite_size and not scored.unknown:  # no record read
-        why = (f"{len(scored.warnings)} line(s) skipped, the first: {scored.warnings[0]}"
-               if scored.warnings else "the file is empty")
+    why = scored.nothing_to_score()
+    if why is not None:
         raise GraphInstructError(f"{responses}: no response record to score ({why})")
     write_report(scored.report, args.report)
     for line in scored.warnings:

@@ -719,7 +719,8 @@ class GraphInstructPlugin:
             cached=self.cached if self.controller else None, local=self.local_info,
             sources=self.cache_sources if self.controller or self._bench is None
             else self._bench.cache_sources(),
-            served=None if self._inputs is None else self._inputs.served.models())
+            served=None if self._inputs is None else self._inputs.served.models(),
+            replay=None if self._bench is None else self._bench.replay_check)
 
     def _shard_selection(self) -> Any:
         """The report's record of ``--gi-shard`` (``None`` without it, or when the run never
@@ -780,7 +781,7 @@ class GraphInstructPlugin:
     def pytest_terminal_summary(self, terminalreporter: Any) -> None:
         if getattr(self.config, "workeroutput", None) is not None or self.report is None:
             return
-        from pytest_graphinstruct.report.terminal import summary_lines
+        from pytest_graphinstruct.report.terminal import replay_lines, summary_lines
 
         terminalreporter.section("GraphInstruct")
         if self.local is not None and self.local.startup_s is not None:
@@ -791,6 +792,13 @@ class GraphInstructPlugin:
             terminalreporter.write_line(line)
         for line in self.notes:
             terminalreporter.write_line(f"WARNING: {line}", yellow=True)
+        replay = replay_lines(self.report.run)  # the count line, then each skipped line
+        if replay:
+            skipped = len(replay) > 1
+            terminalreporter.write_line(("WARNING: " if skipped else "") + replay[0],
+                                        yellow=skipped)
+            for line in replay[1:]:
+                terminalreporter.write_line(f"  {line}", yellow=True)
         decision = self.decision
         for line in decision.compared_lines() + decision.update_lines():
             terminalreporter.write_line(line)

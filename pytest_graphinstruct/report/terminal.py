@@ -7,6 +7,7 @@ from datetime import UTC, datetime
 
 from tabulate import tabulate
 
+from pytest_graphinstruct.models.recorded import SHOWN
 from pytest_graphinstruct.report.untrusted import escape
 from pytest_graphinstruct.run.results import RunInfo, RunReport
 from pytest_graphinstruct.vocab import DIMENSIONS
@@ -87,6 +88,14 @@ def summary_lines(report: RunReport) -> list[str]:
     if report.partial:
         lines.insert(0, f"INCOMPLETE RUN — {report.coverage.describe()}")
     return lines
+
+
+def replay_lines(run: RunInfo | None, limit: int = SHOWN) -> list[str]:
+    """What reading the recorded answers found (``run.replay_problems``): the count line, then
+    one line per skipped line up to ``limit`` and ``… and K more``; nothing without a
+    responses file.  The text is the report's, escaped and bounded when it was read."""
+    check = None if run is None else run.replay_problems
+    return [] if check is None else check.lines_to_show(limit)
 
 
 def cache_lines(run: RunInfo | None) -> list[str]:

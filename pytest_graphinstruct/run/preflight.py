@@ -98,7 +98,7 @@ def preflight(config: RunConfig) -> RunInputs:
     if config.replay is not None:
         from pytest_graphinstruct.models.recorded import read_responses
 
-        return RunInputs(suite, read_responses(config.replay))
+        return RunInputs(suite, read_responses(config.replay, suite, levels=config.levels))
     cache = AnswerCache(config.cache_dir) if config.cache_dir is not None else None
     snapshots: dict[str, Snapshot] = {}
     notes: list[str] = []

@@ -17,6 +17,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from urllib.parse import urlsplit, urlunsplit
 
+from pytest_graphinstruct.models.recorded import ReplayCheck
 from pytest_graphinstruct.models.snapshot import CacheSource, sorted_snapshots
 from pytest_graphinstruct.run.config import RunConfig
 from pytest_graphinstruct.run.results import (
@@ -212,14 +213,16 @@ def run_info(config: RunConfig, *, started: str | None, suite: Suite | None,
              cached: Mapping[str, int] | None = None,
              local: Mapping[str, str] | None = None,
              sources: Mapping[str, CacheSource] | None = None,
-             served: Mapping[str, str | None] | None = None) -> RunInfo:
+             served: Mapping[str, str | None] | None = None,
+             replay: ReplayCheck | None = None) -> RunInfo:
     """The ``run`` record of a run of ``config`` that started at ``started`` and ends now:
     this machine, the suite and its hash (``suite``: what the run loaded; ``None``: never
     loaded), the git state of ``rootdir``, each model's endpoint (``local``: the embedded
     server's), ``item_filter``, and per cell the samples of ``results`` answered from the cache
     (``cached``: counts from other processes; default: those ``results`` carry), the
-    snapshots and age of those answers (``sources``, cell → what the processes reused) and
-    the snapshot each model's endpoint served (``served``, model → snapshot)."""
+    snapshots and age of those answers (``sources``, cell → what the processes reused),
+    the snapshot each model's endpoint served (``served``, model → snapshot) and what
+    reading the recorded answers skipped (``replay``)."""
     def text(value: object) -> str | None:
         return None if value is None else str(value)
 
@@ -230,6 +233,7 @@ def run_info(config: RunConfig, *, started: str | None, suite: Suite | None,
         git=None if rootdir is None else git_state(rootdir),
         endpoints=endpoints(config, local), filter=item_filter, pools=text(config.pools),
         replay=text(config.replay), replay_sha256=file_sha256(config.replay),
+        replay_problems=replay,
         cache_dir=text(config.cache_dir),
         cache=cache_use(results, cached_samples(results) if cached is None else cached,
                         sources, {c.label: (served or {}).get(c.model) for c in config.cells}))

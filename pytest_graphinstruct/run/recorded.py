@@ -24,8 +24,24 @@ class ScoredRecording:
     report: RunReport
     suite_size: int
     missing: tuple[str, ...]  #: suite instructions the file has no answers for (not scored)
-    unknown: tuple[str, ...]  #: ids in the file that the suite does not have
-    warnings: tuple[str, ...]  #: lines of the file that were skipped, and why
+    unknown: tuple[str, ...]  #: ids in the file that the suite does not have (escaped)
+    #: the count line and the first skipped lines, each naming its line and why (empty when
+    #: nothing was skipped); the report's ``run.replay_problems`` keeps them
+    warnings: tuple[str, ...]
+
+    def nothing_to_score(self) -> str | None:
+        """Why the file gave no record to score (``None``: it gave some, or only unknown ids,
+        which the report names)."""
+        if len(self.missing) < self.suite_size or self.unknown:
+            return None
+        run = self.report.run
+        check = None if run is None else run.replay_problems
+        if check is None or not check.lines:
+            return "the file is empty"
+        if check.total:
+            return (f"{check.total} of {check.lines} line(s) skipped, the first: "
+                    f"{check.problems[0].describe(check.path)}")
+        return f"its {check.lines} record(s) are of levels not asked"
 
 
 def score_recorded(run: RunConfig, *, limits: Limits | None = None,
@@ -34,7 +50,8 @@ def score_recorded(run: RunConfig, *, limits: Limits | None = None,
 
     The report's ``run`` record says what produced it, as a replay session's does: times,
     machine, suite and its hash, the git state of ``rootdir`` (absent without one), the
-    levels and the count of items scored, the pools and the responses file.
+    levels and the count of items scored, the pools, the responses file and the lines of it
+    that were skipped (``replay_problems``).
 
     Raises:
         GraphInstructError: the suite, the responses file or the pools cannot be read.
@@ -59,11 +76,14 @@ def score_recorded(run: RunConfig, *, limits: Limits | None = None,
         bench.close()
     info = run_info(run, started=started, suite=bench.suite, rootdir=rootdir, results=results,
                     item_filter=ItemFilter(levels=run.levels, per_level=run.per_level,
-                                           selected=coverage.selected))
+                                           selected=coverage.selected),
+                    replay=bench.replay_check)
     report = replace(report, run=info)
     recorded = bench.recorded_ids or frozenset()
+    check = bench.replay_check
     return ScoredRecording(
         report=report, suite_size=len(bench.suite),
         missing=tuple(i.id for i in bench.suite if i.id not in recorded),
-        unknown=tuple(sorted(x for x in recorded if x not in bench.suite)),
-        warnings=bench.replay_warnings)
+        unknown=tuple(sorted({p.instruction_id for p in bench.replay_problems
+                              if p.kind == "unknown_id" and p.instruction_id is not None})),
+        warnings=tuple(check.lines_to_show()) if check is not None and check.total else ())

@@ -21,6 +21,7 @@ from typing import Any
 
 from pytest_graphinstruct.answers import MethodStep
 from pytest_graphinstruct.errors import GraphInstructError
+from pytest_graphinstruct.models.recorded import ReplayCheck
 from pytest_graphinstruct.vocab import (
     DIMENSIONS,
     FEEDBACK_LEVELS,
@@ -742,6 +743,9 @@ class RunInfo:
     #: level → ``sha256:<hex>`` of the suite file it came from (a baseline of the same suite
     #: matches on the levels both ran; empty in reports written before it was kept)
     level_hashes: Mapping[int, str] = field(default_factory=dict)
+    #: what reading the ``--gi-replay`` file skipped, line by line (``None``: no replay file,
+    #: or a report written before it was kept)
+    replay_problems: ReplayCheck | None = None
 
     @property
     def cached_samples(self) -> int:
@@ -759,6 +763,8 @@ class RunInfo:
             "cache": {label: c.to_json() for label, c in self.cache.items()},
             "replay_sha256": self.replay_sha256,
             "level_hashes": {str(lv): h for lv, h in sorted(self.level_hashes.items())},
+            "replay_problems": (None if self.replay_problems is None
+                                else self.replay_problems.to_json()),
         }
 
     @classmethod
@@ -776,6 +782,8 @@ class RunInfo:
             cache={str(k): CacheUse.from_json(v) for k, v in (data.get("cache") or {}).items()},
             replay_sha256=data.get("replay_sha256"),
             level_hashes={int(k): str(v) for k, v in (data.get("level_hashes") or {}).items()},
+            replay_problems=(None if data.get("replay_problems") is None
+                             else ReplayCheck.from_json(data["replay_problems"])),
         )
 
 

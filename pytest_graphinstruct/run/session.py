@@ -42,6 +42,7 @@ from pytest_graphinstruct.vocab import (
 
 if TYPE_CHECKING:
     from pytest_graphinstruct.methods.caap import CaapDecision
+    from pytest_graphinstruct.models.recorded import RecordProblem, ReplayCheck
     from pytest_graphinstruct.models.snapshot import CacheSource
     from pytest_graphinstruct.pools import ReferencePools
     from pytest_graphinstruct.prompts.exemplars import Exemplar, ExemplarPool
@@ -98,7 +99,7 @@ class BenchmarkSession:
         if config.replay is not None and self._replay is None:
             from pytest_graphinstruct.models.recorded import read_responses
 
-            self._replay = read_responses(config.replay)
+            self._replay = read_responses(config.replay, self.suite, levels=config.levels)
         self.served: Served = (inputs.served if inputs is not None
                                else served if served is not None else Served())
         self.cache = (inputs.cache if inputs is not None and inputs.cache is not None
@@ -145,15 +146,22 @@ class BenchmarkSession:
 
     @property
     def recorded_ids(self) -> frozenset[str] | None:
-        """The instruction ids the recorded answers hold (``None`` without ``--gi-replay``)."""
+        """The instruction ids the recorded answers hold usable records for — ids of the suite,
+        never a skipped line's (``None`` without ``--gi-replay``)."""
         if self._replay is None:
             return None
         return frozenset(r.instruction_id for r in self._replay)
 
     @property
-    def replay_warnings(self) -> tuple[str, ...]:
-        """Lines of the recorded answers that were skipped, and why."""
-        return tuple(self._replay.skipped) if self._replay is not None else ()
+    def replay_problems(self) -> tuple[RecordProblem, ...]:
+        """Every line of the recorded answers that was skipped, and why, in line order."""
+        return self._replay.problems if self._replay is not None else ()
+
+    @property
+    def replay_check(self) -> ReplayCheck | None:
+        """What reading the recorded answers found, as the report's ``run.replay_problems``
+        keeps it (``None`` without ``--gi-replay``)."""
+        return self._replay.check() if self._replay is not None else None
 
     def select(self, instructions: Sequence[Instruction]) -> list[Instruction]:
         """The instructions this run asks: with recorded answers, only those the file holds
