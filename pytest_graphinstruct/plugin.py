@@ -163,9 +163,10 @@ def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", "graphinstruct: a GraphInstruct benchmark item")
     for dest in ("model", "replay"):
         if config.getoption(f"gi_{dest}") == "":
-            raise pytest.UsageError(f"pytest-graphinstruct: --gi-{dest} was given no value "
-                                    f"(e.g. --gi-model=gpt-4o, --gi-model=oracle or "
-                                    f"--gi-replay=answers.jsonl)")
+            from pytest_graphinstruct.pytest_run import refuse  # loaded for the error only
+
+            raise refuse(config, raw_options(config), f"--gi-{dest} was given no value (e.g. "
+                         "--gi-model=gpt-4o, --gi-model=oracle or --gi-replay=answers.jsonl)")
     raw = raw_options(config)
     if not (raw.get("model") or raw.get("replay")):
         return  # no benchmark run asked for: load nothing

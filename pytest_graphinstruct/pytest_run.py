@@ -55,14 +55,50 @@ def _usage_error(exc: GraphInstructError | str) -> pytest.UsageError:
     return pytest.UsageError(f"pytest-graphinstruct: {exc}")
 
 
+def _one_line(text: str) -> str:
+    """``text`` with every run of white space (newlines too) made one space."""
+    return " ".join(text.split())
+
+
+def _write_usage_report(config: pytest.Config, report: str | Path | None, why: str) -> None:
+    """Replace the report at ``report`` (``--gi-report`` as given) with the partial one of a
+    run refused by a usage error (coverage reason ``usage error: <why, one line>``), so an
+    older complete report never stays in its place.
+
+    Writes nothing in an xdist worker (the controller writes), without ``--gi-report``, or
+    when that path cannot be written (the usage error then names ``--gi-report`` itself).
+    Never raises for I/O: the usage error is what the user must see."""
+    if report is None or getattr(config, "workerinput", None) is not None:
+        return
+    from pytest_graphinstruct.run.results import Coverage
+    from pytest_graphinstruct.run.writer import unwritable_reason, write_report
+
+    path = Path(report).expanduser()
+    if unwritable_reason(path) is not None:
+        return
+    with contextlib.suppress(OSError):
+        write_report(RunReport((), coverage=Coverage.partial(f"usage error: {_one_line(why)}")),
+                     path)
+
+
+def refuse(config: pytest.Config, raw: dict[str, Any],
+           exc: GraphInstructError | str) -> pytest.UsageError:
+    """The usage error to raise for a run refused before its plugin exists (raw options that
+    do not validate), after the report of ``raw["report"]`` says so
+    (:func:`_write_usage_report`)."""
+    _write_usage_report(config, raw.get("report"), str(exc))
+    return _usage_error(exc)
+
+
 def activate(config: pytest.Config, raw: dict[str, Any]) -> None:
-    """Validate the options and register the run's hooks (a bad value is a usage error)."""
+    """Validate the options and register the run's hooks (a bad value is a usage error, and
+    the report of ``--gi-report`` says so)."""
     for d in sorted(DOMAINS):
         config.addinivalue_line("markers", f"{d}: GraphInstruct L4 domain {d}")
     try:
         run = build_run_config(raw, rootdir=config.rootpath)
     except GraphInstructError as exc:
-        raise _usage_error(exc) from None
+        raise refuse(config, raw, exc) from None
     if run is not None:
         config.pluginmanager.register(GraphInstructPlugin(config, run), PLUGIN_NAME)
 
@@ -231,16 +267,11 @@ class GraphInstructItem(pytest.Item):
 
 
 def _first_per_level(suite: Any, n: int | None) -> list[Instruction]:
-    """The suite's instructions, or only the first ``n`` of each level (suite order)."""
-    if n is None:
-        return list(suite)
-    seen: dict[int, int] = {}
-    out = []
-    for inst in suite:
-        seen[inst.level] = seen.get(inst.level, 0) + 1
-        if seen[inst.level] <= n:
-            out.append(inst)
-    return out
+    """The suite's instructions, or only the first ``n`` of each level (suite order; the one
+    rule, :func:`~.run.preflight.first_per_level`, which the shard check uses too)."""
+    from pytest_graphinstruct.run.preflight import first_per_level
+
+    return first_per_level(suite, n)
 
 
 def _markers(inst: Instruction) -> list[str]:
@@ -354,9 +385,7 @@ class GraphInstructPlugin:
         try:
             self._inputs = preflight(self.run)
         except GraphInstructError as exc:
-            error = self._usage(exc)
-            self._write_stopped(f"usage error: {exc}")  # pytest skips sessionfinish now
-            raise error from None
+            raise self._usage(exc) from None
         self.notes.extend(self._inputs.notes)  # stale cached answers, the snapshot served
         self.served_info = self._inputs.served.to_json()
         if self.local is None:
@@ -367,8 +396,12 @@ class GraphInstructPlugin:
             raise self._usage(exc) from None
 
     def _usage(self, exc: GraphInstructError | str) -> pytest.UsageError:
-        """A usage error, remembered so the report says why the run stopped."""
-        self.usage_error = str(exc)
+        """A usage error, remembered so the report says why the run stopped, and written to
+        the report now: pytest skips ``pytest_sessionfinish`` for one raised before the
+        session began (configure, sessionstart), so no later hook would replace an older
+        report (:meth:`_write_stopped`)."""
+        self.usage_error = _one_line(str(exc))
+        self._write_stopped(f"usage error: {self.usage_error}")
         return _usage_error(exc)
 
     def _catch_sigterm(self) -> None:
@@ -385,30 +418,34 @@ class GraphInstructPlugin:
         raise KeyboardInterrupt("SIGTERM")
 
     def _write_stopped(self, reason: str) -> None:
-        """Write the report of a run that stopped before its session began (no cells)."""
-        from pytest_graphinstruct.run.results import Coverage
-        from pytest_graphinstruct.run.writer import write_report
-
-        if self.run.report is not None:
-            with contextlib.suppress(OSError):
-                write_report(RunReport((), coverage=Coverage.partial(reason)), self.run.report)
-
-    def _claim_outputs(self) -> None:
-        """Check that the report and baseline can be written, now rather than after the run;
-        replace an earlier report with one that says this run has not finished (so a run killed
-        outright never leaves an older report looking like its own)."""
+        """Write the report of a run that stopped before its session began (no cells), unless
+        this is an xdist worker or the report's path cannot be written (never raises)."""
         from pytest_graphinstruct.run.results import Coverage
         from pytest_graphinstruct.run.writer import unwritable_reason, write_report
 
-        targets = [self.run.report] if self.run.report is not None else []
-        if self.run.html is not None:
-            targets.append(self.run.html)
-        if self.plan.writes and self.run.baseline is not None:
-            targets.append(self.run.baseline)
-        for path in targets:
+        report = self.run.report
+        if report is None or self.worker is not None or unwritable_reason(report) is not None:
+            return
+        with contextlib.suppress(OSError):
+            write_report(RunReport((), coverage=Coverage.partial(reason)), report)
+
+    def _claim_outputs(self) -> None:
+        """Check that every file the run will write can be written, now rather than after
+        the run (a usage error naming the option); replace an earlier report with one that
+        says this run has not finished (so a run killed outright never leaves an older report
+        looking like its own).
+
+        The outputs: ``--gi-report``, ``--gi-html``, ``--gi-markdown`` (and the
+        ``$GITHUB_STEP_SUMMARY`` file it appends to), the baseline when this run may write it,
+        and the run store of ``--gi-autosave``.  The answer cache is not among them: a cache
+        that cannot be written costs only reuse (the run warns)."""
+        from pytest_graphinstruct.run.results import Coverage
+        from pytest_graphinstruct.run.writer import unwritable_reason, write_report
+
+        for flag, path in self._outputs():
             reason = unwritable_reason(path)
             if reason is not None:
-                raise self._usage(reason)
+                raise self._usage(f"{flag}: {reason}")
         if self.run.store is not None:
             from pytest_graphinstruct.run.store import RunStore
 
@@ -420,6 +457,21 @@ class GraphInstructPlugin:
             write_report(RunReport((), coverage=Coverage.partial(
                 f"the run started at {started} has not finished (or was killed)")),
                 self.run.report)
+
+    def _outputs(self) -> list[tuple[str, Path]]:
+        """The files this run writes (the option that names each, its path), the report
+        first: when it is the one that cannot be written, nothing is."""
+        import os
+
+        run = self.run
+        named = [("--gi-report", run.report), ("--gi-html", run.html),
+                 ("--gi-markdown", run.markdown)]
+        if run.markdown is not None and os.environ.get("GITHUB_STEP_SUMMARY"):
+            named.append(("$GITHUB_STEP_SUMMARY (--gi-markdown appends to it)",
+                          Path(os.environ["GITHUB_STEP_SUMMARY"])))
+        if self.plan.writes:
+            named.append(("--gi-baseline", run.baseline))
+        return [(flag, path) for flag, path in named if path is not None]
 
     @pytest.hookimpl(optionalhook=True)
     def pytest_configure_node(self, node: Any) -> None:
@@ -781,7 +833,11 @@ class GraphInstructPlugin:
     def pytest_terminal_summary(self, terminalreporter: Any) -> None:
         if getattr(self.config, "workeroutput", None) is not None or self.report is None:
             return
-        from pytest_graphinstruct.report.terminal import replay_lines, summary_lines
+        from pytest_graphinstruct.report.terminal import (
+            replay_lines,
+            summary_lines,
+            warning_lines,
+        )
 
         terminalreporter.section("GraphInstruct")
         if self.local is not None and self.local.startup_s is not None:
@@ -790,8 +846,8 @@ class GraphInstructPlugin:
                 f"(server ready in {self.local.startup_s:.1f} s)")
         for line in summary_lines(self.report):
             terminalreporter.write_line(line)
-        for line in self.notes:
-            terminalreporter.write_line(f"WARNING: {line}", yellow=True)
+        for line in warning_lines(self.notes):  # escaped: they quote endpoints
+            terminalreporter.write_line(line, yellow=True)
         replay = replay_lines(self.report.run)  # the count line, then each skipped line
         if replay:
             skipped = len(replay) > 1

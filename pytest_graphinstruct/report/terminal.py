@@ -34,7 +34,7 @@ def summary_lines(report: RunReport) -> list[str]:
     rows = []
     for c in report.cells:
         for lv, row in sorted(c.per_level.items()):
-            rows.append([c.label, f"L{lv}", row.items, row.passed, row.failed, row.error,
+            rows.append([escape(c.label), f"L{lv}", row.items, row.passed, row.failed, row.error,
                          _fmt(row.pass_rate), *(_fmt(row.dimensions.get(d)) for d in DIMENSIONS),
                          _fmt(row.level_score), _ci(row.level_score_ci95)])
     lines = tabulate(rows, headers=["cell", "level", "items", "pass", "fail", "error",
@@ -46,7 +46,7 @@ def summary_lines(report: RunReport) -> list[str]:
     crow = []
     for c in report.cells:
         s = c.summary
-        crow.append([c.label + (" *" if s.pareto_optimal else ""), _fmt(s.s_total),
+        crow.append([escape(c.label) + (" *" if s.pareto_optimal else ""), _fmt(s.s_total),
                      _ci(s.s_total_ci95), _fmt(s.s_total_renormalized), _fmt(s.s_final),
                      _fmt(s.tpv, 1), s.api_calls, _fmt(s.q_per_ktpv), s.infra_errors])
     lines += tabulate(crow, headers=["cell (* Pareto-optimal)", "S_total", "S_total 95% CI",
@@ -83,10 +83,10 @@ def summary_lines(report: RunReport) -> list[str]:
             notes.append(f"pass rate = pass / (pass + fail): the {s.error} errored item(s) "
                          "(no answer obtained) are left out of it and counted under 'error'")
         for n in notes:
-            lines.append(f"{c.label}: {n}")
+            lines.append(f"{escape(c.label)}: {n}")
     lines += cache_lines(report.run)
     if report.partial:
-        lines.insert(0, f"INCOMPLETE RUN — {report.coverage.describe()}")
+        lines.insert(0, f"INCOMPLETE RUN — {escape(report.coverage.describe())}")
     return lines
 
 
@@ -127,6 +127,12 @@ def cache_lines(run: RunInfo | None) -> list[str]:
                           f"now {escape(served)}" for served, olds in sorted(stale.items()))
         lines.append(f"stale cached answers reused on purpose (--gi-reuse-stale-cache): {which}")
     return lines
+
+
+def warning_lines(notes: Sequence[str]) -> list[str]:
+    """The run's notes as ``WARNING:`` lines, each :func:`escape`-d: they quote what an
+    endpoint said (the snapshot it serves, an error text) and model names."""
+    return [f"WARNING: {escape(note)}" for note in notes]
 
 
 def _age(oldest: str | None, finished: str | None) -> str | None:

@@ -261,8 +261,6 @@ def build_run_config(raw: Mapping[str, Any], *, rootdir: Path) -> RunConfig | No
     report = Path(raw["report"]).expanduser() if raw.get("report") else None
     html = Path(raw["html"]).expanduser() if raw.get("html") else None
     store = _store(raw, rootdir)
-    if html is not None and report is not None and html.resolve() == report.resolve():
-        raise GraphInstructError(f"--gi-html and --gi-report name the same file: {html}")
     baseline = Path(raw["baseline"]).expanduser() if raw.get("baseline") else None
     update_baseline = bool(raw.get("update_baseline"))
     if update_baseline and baseline is None:
@@ -274,6 +272,7 @@ def build_run_config(raw: Mapping[str, Any], *, rootdir: Path) -> RunConfig | No
         raise GraphInstructError("--gi-strict needs --gi-baseline=FILE (it fails the run on "
                                  "items that newly fail against the baseline)")
     markdown = Path(raw["markdown"]).expanduser() if raw.get("markdown") else None
+    _distinct_outputs([("--gi-html", html), ("--gi-report", report), ("--gi-markdown", markdown)])
     shard = parse_shard(str(raw["shard"])) if raw.get("shard") else None
     max_regression = _number("--gi-max-regression", raw.get("max_regression"), float, low=0,
                              high=1)
@@ -328,6 +327,19 @@ def build_run_config(raw: Mapping[str, Any], *, rootdir: Path) -> RunConfig | No
         model_versions=_model_versions(raw.get("model_version"), tuple(dict.fromkeys(models))),
         reuse_stale_cache=bool(raw.get("reuse_stale_cache")),
     )
+
+
+def _distinct_outputs(named: list[tuple[str, Path | None]]) -> None:
+    """Two output options may not name one file (the later write would replace the other).
+
+    Raises:
+        GraphInstructError: two of ``named`` (option, path) resolve to the same file.
+    """
+    given = [(flag, path) for flag, path in named if path is not None]
+    for i, (flag, path) in enumerate(given):
+        for other, other_path in given[i + 1:]:
+            if path.resolve() == other_path.resolve():
+                raise GraphInstructError(f"{flag} and {other} name the same file: {path}")
 
 
 MAX_VERSION_CHARS = 200

@@ -15,7 +15,7 @@ cache holds for that model (:class:`Served`, handed to every process of the run;
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -24,6 +24,7 @@ from pytest_graphinstruct.models.cache import AnswerCache
 from pytest_graphinstruct.models.snapshot import Snapshot, is_stale
 from pytest_graphinstruct.run.backends import make_backend
 from pytest_graphinstruct.run.config import RunConfig
+from pytest_graphinstruct.suite.instruction import Instruction
 from pytest_graphinstruct.suite.loader import Suite, load_suite
 
 if TYPE_CHECKING:
@@ -89,16 +90,20 @@ def preflight(config: RunConfig) -> RunInputs:
 
     Raises:
         GraphInstructError: the suite is missing, malformed or empty; the baseline is of
-            another suite or lacks a cell of the run; the recorded answers
-            cannot be read; a backend cannot be built (an unset API key variable, a malformed
-            base URL); or an endpoint does not answer (one line saying why).
+            another suite or lacks a cell of the run; the recorded answers cannot be read;
+            ``--gi-shard`` asks for more shards than the run selects instructions, or its
+            shard holds none; a backend cannot be built (an unset API key variable, a
+            malformed base URL); or an endpoint does not answer (one line saying why).
     """
     suite = load_suite(config.suite, levels=config.levels)
     _check_baseline(config, suite)
     if config.replay is not None:
         from pytest_graphinstruct.models.recorded import read_responses
 
-        return RunInputs(suite, read_responses(config.replay, suite, levels=config.levels))
+        responses = read_responses(config.replay, suite, levels=config.levels)
+        _check_shard(config, suite, responses)
+        return RunInputs(suite, responses)
+    _check_shard(config, suite, None)
     cache = AnswerCache(config.cache_dir) if config.cache_dir is not None else None
     snapshots: dict[str, Snapshot] = {}
     notes: list[str] = []
@@ -177,3 +182,30 @@ def _check_baseline(config: RunConfig, suite: Suite) -> None:
     plan_baseline(GateOptions.of(config), [c.label for c in config.cells],
                   level_hashes=level_hashes(suite),
                   suite_hash_for=lambda levels: suite_dir_hash(config.suite, levels))
+
+
+def first_per_level(instructions: Iterable[Instruction], n: int | None) -> list[Instruction]:
+    """The instructions, or only the first ``n`` of each level in their order
+    (``--gi-per-level``; ``None``: all)."""
+    if n is None:
+        return list(instructions)
+    seen: dict[int, int] = {}
+    out = []
+    for inst in instructions:
+        seen[inst.level] = seen.get(inst.level, 0) + 1
+        if seen[inst.level] <= n:
+            out.append(inst)
+    return out
+
+
+def _check_shard(config: RunConfig, suite: Suite, responses: Responses | None) -> None:
+    """``--gi-shard=K/N`` must fit the instructions the run selects before sharding (the
+    suite's, cut by ``--gi-per-level``, with recorded answers only those recorded), checked
+    before any request (:func:`~.shard.check_selection`)."""
+    if config.shard is None:
+        return
+    from pytest_graphinstruct.run.shard import check_selection
+
+    recorded = None if responses is None else {r.instruction_id for r in responses}
+    check_selection({inst.id: inst.level for inst in first_per_level(suite, config.per_level)
+                     if recorded is None or inst.id in recorded}, config.shard)

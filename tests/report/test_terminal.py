@@ -35,3 +35,20 @@ def test_a_dash_in_a_dimension_column_has_a_legend() -> None:
     assert len(legend) == 1 and "has weight 0 there" in legend[0] and "D2" in legend[0]
     full = summary_lines(_report({"D1": 1.0, "D2": 0.5, "D3": 0.5, "D4": 1.0, "D5": 0.5}))
     assert not any(line.startswith("— in a D column") for line in full)
+
+
+def test_labels_coverage_and_notes_from_outside_are_escaped() -> None:
+    from dataclasses import replace
+
+    from pytest_graphinstruct.report.terminal import warning_lines
+    from pytest_graphinstruct.run.results import Coverage
+
+    items = [ItemResult(instruction_id="L1-001", level=1, cell="m\x1b[2J-zero-shot",
+                        model="m\x1b[2J", strategy="zero-shot", outcome="error",
+                        error="HTTP 400")]
+    report = replace(with_pareto([build_cell(CellMetadata("m\x1b[2J", "zero-shot"), items)]),
+                     coverage=Coverage.partial("usage error: served \x1b]0;pwned\x07"))
+    text = "\n".join([*summary_lines(report),
+                      *warning_lines(["the endpoint serves \x1b]0;pwned\x07model"])])
+    assert "\x1b" not in text and "\x07" not in text
+    assert "m\\x1b[2J-zero-shot" in text and "\\x1b]0;pwned\\x07" in text

@@ -87,3 +87,21 @@ def test_bad_rounds_are_usage_errors(suite: Path, method: str, rounds: str | Non
         raw["vgig_rounds"] = rounds
     with pytest.raises(GraphInstructError, match=message.replace("+", r"\+")):
         build_run_config(raw, rootdir=suite)
+
+
+@pytest.mark.parametrize(("first", "second"), [("html", "report"), ("markdown", "report"),
+                                                ("html", "markdown")])
+def test_two_outputs_naming_one_file_are_refused(suite: Path, tmp_path: Path, first: str,
+                                                 second: str) -> None:
+    same = tmp_path / "out.txt"
+    with pytest.raises(GraphInstructError, match=f"--gi-{second}.*name the same file|"
+                                                 f"--gi-{first}.*name the same file"):
+        build_run_config({"model": "oracle", "suite": str(suite), first: str(same),
+                          second: str(tmp_path / "." / "out.txt")}, rootdir=suite)
+
+
+@pytest.mark.parametrize("shard", [f"1/{10**20}", "1/" + "7" * 5000])
+def test_an_absurd_shard_count_is_refused_with_the_options(suite: Path, shard: str) -> None:
+    with pytest.raises(GraphInstructError, match="--gi-shard: N may be at most 100,000"):
+        build_run_config({"model": "oracle", "suite": str(suite), "shard": shard},
+                         rootdir=suite)
