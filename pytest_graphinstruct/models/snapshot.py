@@ -25,17 +25,19 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from pytest_graphinstruct.escaping import escape
+
 MAX_SNAPSHOT_CHARS = 200
 """The longest snapshot or fingerprint kept (a longer one is cut: it is a name, not data)."""
 
 
 def _name(value: Any) -> str | None:
-    """A response's name field as one short printable line (a control character becomes
-    ``?``: it is shown on terminals), or ``None`` when absent, empty or not a string."""
+    """A response's name field as one short line, escaped like every text from outside
+    (:func:`~pytest_graphinstruct.escaping.escape`: ``ESC`` becomes ``\\x1b``; it is shown on
+    terminals), or ``None`` when absent, empty or not a string."""
     if not isinstance(value, str):
         return None
-    text = "".join(c if c.isprintable() else "?" for c in " ".join(value.split()))
-    return text[:MAX_SNAPSHOT_CHARS] or None
+    return escape(" ".join(value.split()))[:MAX_SNAPSHOT_CHARS] or None
 
 
 @dataclass(frozen=True)

@@ -223,7 +223,7 @@ class _Handler(BaseHTTPRequestHandler):
 
     def do_GET(self) -> None:
         st = self.server.state
-        if self.path.rstrip("/").endswith("/models"):
+        if self.path.split("?", 1)[0].rstrip("/").endswith("/models"):
             if st.models_hang_s and st.stop.wait(st.models_hang_s):
                 return
             if st.models_status != 200:
@@ -240,7 +240,7 @@ class _Handler(BaseHTTPRequestHandler):
         st = self.server.state
         length = int(self.headers.get("Content-Length") or 0)
         raw = self.rfile.read(length) if length else b""
-        if not self.path.rstrip("/").endswith("/chat/completions"):
+        if not self.path.split("?", 1)[0].rstrip("/").endswith("/chat/completions"):
             self._send_json(404, {"error": {"message": f"no route {self.path}",
                                             "type": "invalid_request_error", "code": None}})
             return

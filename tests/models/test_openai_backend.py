@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import logging
 import pickle
+import threading
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import replace
 from email.utils import formatdate
 
@@ -12,7 +14,7 @@ import pytest
 
 from pytest_graphinstruct.answers import Usage
 from pytest_graphinstruct.errors import GraphInstructError, ModelError
-from pytest_graphinstruct.models.base import Backend, DecodingParams
+from pytest_graphinstruct.models.base import AttemptOutcome, Backend, DecodingParams
 from pytest_graphinstruct.models.openai_backend import OpenAIBackend
 from pytest_graphinstruct.models.retry import RetryPolicy
 from tests.models.fake_openai import FakeOpenAIServer, Fault
@@ -381,3 +383,151 @@ def test_integral_float_counts_are_plausible(fake_openai, backend_for) -> None:
     fake_openai.script(Fault.with_usage(prompt_tokens=3.0, completion_tokens=4))
     backend = backend_for()
     assert backend.complete(req()).usage == Usage(3, 4) and backend.usage_rejections == 0
+
+
+# -- attempt outcomes (the circuit breaker's feed) ------------------------------------------
+
+
+def _listened(backend: OpenAIBackend) -> list[tuple[AttemptOutcome, int]]:
+    heard: list[tuple[AttemptOutcome, int]] = []
+    backend.attempt_listener = lambda outcome: heard.append((outcome, threading.get_ident()))
+    return heard
+
+
+@pytest.mark.parametrize(("fault", "endpoint_fault"), [
+    (Fault.server_error(500), True),
+    (Fault.unavailable(), True),
+    (Fault.rate_limited(), False),
+    (Fault.quota(), True),
+    (Fault.bad_request(), False),
+    (Fault.unauthorized(401), True),
+    (Fault.unauthorized(403), True),
+    (Fault("status", 404, message="no such model"), True),
+    (Fault.malformed(), True),
+    (Fault.drip(0.2), True),  # the whole-call deadline
+])
+def test_the_listener_hears_one_outcome_per_attempt(fake_openai, backend_for, fault,
+                                                    endpoint_fault) -> None:
+    fake_openai.script(fault)
+    backend = backend_for(max_retries=0, timeout_s=0.5)
+    heard = _listened(backend)
+    answer = backend.complete(req())
+    assert not answer.ok and answer.calls == 1
+    assert [(o.ok, o.endpoint_fault) for o, _ in heard] == [(False, endpoint_fault)]
+    error = heard[0][0].error
+    assert error and answer.error and answer.error.startswith(error)  # + "; gave up after ..."
+    assert heard[0][1] == threading.get_ident()  # told from the calling thread
+
+
+def test_the_listener_hears_a_refused_connection_as_the_endpoints_fault(api_key) -> None:
+    with FakeOpenAIServer() as server:
+        url = server.base_url
+    backend = OpenAIBackend(url, "m", api_key_env=api_key, max_retries=0, timeout_s=2)
+    heard = _listened(backend)
+    assert not backend.complete(req()).ok
+    assert len(heard) == 1 and not heard[0][0].ok and heard[0][0].endpoint_fault
+    assert "connection" in (heard[0][0].error or "")
+
+
+def test_the_listener_hears_every_retry_and_the_success(fake_openai, backend_for) -> None:
+    fake_openai.script(Fault.server_error(502), Fault.rate_limited(), Fault.malformed())
+    backend = backend_for(max_retries=3)
+    heard = _listened(backend)
+    assert backend.complete(req()).ok
+    assert [(o.ok, o.endpoint_fault) for o, _ in heard] == [
+        (False, True), (False, False), (False, True), (True, False)]
+
+
+def test_a_listener_that_raises_does_not_break_the_call(fake_openai, backend_for) -> None:
+    fake_openai.script(Fault.server_error())
+    backend = backend_for(max_retries=1)
+    calls: list[AttemptOutcome] = []
+
+    def broken(outcome: AttemptOutcome) -> None:
+        calls.append(outcome)
+        raise RuntimeError("listener bug")
+
+    backend.attempt_listener = broken
+    answer = backend.complete(req())
+    assert answer.ok and answer.calls == 2 and len(calls) == 2
+
+
+def test_a_cancelled_call_is_heard_as_no_fault_of_the_endpoint(fake_openai, api_key) -> None:
+    fake_openai.script(Fault.drip(0.2))
+    backend = OpenAIBackend(fake_openai.base_url, "fake-model", api_key_env=api_key,
+                            timeout_s=30)
+    heard = _listened(backend)
+    seen = threading.Event()
+    fake_openai.responder = lambda body: (seen.set(), "x")[1]
+    with ThreadPoolExecutor(1) as pool:
+        future = pool.submit(backend.complete, req())
+        assert seen.wait(10)  # the server is answering (dripping) this call
+        backend.cancel("circuit open: test")
+        answer = future.result(timeout=10)
+    assert answer.error == "circuit open: test"
+    assert [o for o, _ in heard] == [AttemptOutcome(False, False, "circuit open: test")]
+
+
+# -- endpoint text is escaped ---------------------------------------------------------------
+
+
+def test_escape_bytes_in_an_endpoint_error_never_reach_the_answer_raw(fake_openai,
+                                                                      backend_for) -> None:
+    fake_openai.script(Fault.bad_request("\x1b]0;pwned\x07\x1b[2J\x9b31m oops\u202e"))
+    answer = backend_for(max_retries=0).complete(req())
+    assert answer.error is not None and "HTTP 400" in answer.error
+    for raw in ("\x1b", "\x07", "\x9b", "\u202e"):
+        assert raw not in answer.error
+    assert "\\x1b]0;pwned\\x07\\x1b[2J" in answer.error
+
+
+def test_a_served_model_name_with_escape_bytes_is_escaped(fake_openai, backend_for) -> None:
+    fake_openai.served_model = "gpt-x\x1b[2J\x07"
+    answer, served = backend_for().complete_served(req())
+    assert answer.ok and served.model is not None
+    assert "\x1b" not in served.model and "\x07" not in served.model
+    assert served.model == "gpt-x\\x1b[2J\\x07"
+
+
+# -- credentials in the base URL ------------------------------------------------------------
+
+
+@pytest.mark.parametrize(("url", "secret"), [
+    ("http://user:pw-SECRET1@127.0.0.1:8000/v1", "pw-SECRET1"),
+    ("http://tok-SECRET2@127.0.0.1:8000/v1", "tok-SECRET2"),
+    ("http://127.0.0.1:8000/v1?api_key=SECRET3", "SECRET3"),
+    ("http://127.0.0.1:8000/v1?api-version=1&API-KEY=SECRET4", "SECRET4"),
+    ("http://127.0.0.1:8000/v1?access_token=SECRET5", "SECRET5"),
+    ("http://127.0.0.1:8000/v1?sig=SECRET6&x=1", "SECRET6"),
+    ("http://127.0.0.1:8000/v1?Password=SECRET7", "SECRET7"),
+    ("http://127.0.0.1:8000/v1?client_secret=SECRET8", "SECRET8"),
+    ("http://u:SECRET9@127.0.0.1:99999/v1", "SECRET9"),  # malformed too: still not shown
+])
+def test_credentials_in_the_base_url_are_refused_without_showing_them(url, secret,
+                                                                      api_key) -> None:
+    with pytest.raises(ModelError) as info:
+        OpenAIBackend(url, "m", api_key_env=api_key)
+    text = str(info.value)
+    assert secret not in text and "\n" not in text and "***" in text
+    assert "127.0.0.1" in text and "base URL" in text
+    if "99999" not in url:
+        assert "carries credentials" in text and "--gi-api-key-env" in text and api_key in text
+
+
+def test_credentials_in_openai_base_url_are_refused_too(monkeypatch, api_key) -> None:
+    monkeypatch.setenv("OPENAI_BASE_URL", "https://me:SECRETENV@example.com/v1")
+    with pytest.raises(ModelError) as info:
+        OpenAIBackend(None, "m", api_key_env=api_key)
+    text = str(info.value)
+    assert "SECRETENV" not in text and "$OPENAI_BASE_URL" in text and "credentials" in text
+
+
+def test_a_harmless_query_is_sent_and_the_key_goes_as_bearer(fake_openai, api_key) -> None:
+    backend = OpenAIBackend(fake_openai.base_url + "?api-version=1", "fake-model",
+                            api_key_env=api_key)
+    assert backend.endpoint == fake_openai.base_url + "?api-version=1"
+    assert backend.complete(req()).ok
+    (sent,) = fake_openai.requests
+    assert sent.path == "/v1/chat/completions?api-version=1"
+    auth = {k.lower(): v for k, v in sent.headers.items()}["authorization"]
+    assert auth == f"Bearer {SECRET}"

@@ -82,7 +82,7 @@ def test_old_records_stay_readable_as_an_unknown_snapshot(tmp_path: Path) -> Non
 
 def test_odd_snapshot_fields_are_kept_as_one_short_printable_line() -> None:
     assert Snapshot.from_json({"model": " a\nb ", "fingerprint": 7}) == Snapshot("a b", None)
-    assert Snapshot.from_json({"model": "\x1b[2Jx"}).model == "?[2Jx"
+    assert Snapshot.from_json({"model": "\x1b[2Jx"}).model == "\\x1b[2Jx"  # escaped
     assert len(Snapshot.from_json({"model": "x" * 999}).model or "") == 200
     assert Snapshot.from_json(None) == Snapshot()
     assert Snapshot("m", "fp").describe() == "m (fp)"

@@ -1,0 +1,148 @@
+"""OpenAIBackend owns its connections: an abandoned call's socket is closed and its thread ends.
+
+Connections are counted from the kernel's table (``/proc/net/tcp``: client sockets in state
+ESTABLISHED whose remote port is the fake server's), threads by name.  A dripping server
+(``Fault.drip``) would keep every abandoned connection open for about a minute; the backend
+must close each at its deadline or at ``cancel()``.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable, Iterator
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+import pytest
+
+from pytest_graphinstruct.answers import Answer
+from pytest_graphinstruct.models.openai_backend import CALL_THREAD_NAME, OpenAIBackend
+from tests.models.fake_openai import FakeOpenAIServer, Fault
+from tests.models.helpers import req
+
+CONCURRENCY = 8
+SLACK = 2  # the issue's bound: never more than concurrency + 2 connections
+DRIP_S = 0.2  # one byte per 0.2 s: a whole answer (~400 bytes) would take over a minute
+WAIT_S = 10.0  # generous bound on "at once" (measured: under 0.1 s)
+
+
+def established_to(port: int) -> int:
+    """Client sockets in state ESTABLISHED connected to ``127.0.0.1:port``."""
+    count = 0
+    for table in (Path("/proc/net/tcp"), Path("/proc/net/tcp6")):
+        if not table.exists():
+            continue
+        for line in table.read_text().splitlines()[1:]:
+            fields = line.split()
+            remote_port = int(fields[2].rsplit(":", 1)[1], 16)
+            if remote_port == port and fields[3] == "01":  # 01 = TCP_ESTABLISHED
+                count += 1
+    return count
+
+
+def wait_until(condition: Callable[[], bool], timeout_s: float = WAIT_S) -> bool:
+    """Poll ``condition`` every 50 ms until it holds or ``timeout_s`` passes."""
+    end = time.monotonic() + timeout_s
+    while time.monotonic() < end:
+        if condition():
+            return True
+        time.sleep(0.05)
+    return condition()
+
+
+class Sampler:
+    """Samples the established connections to a port every 50 ms while running."""
+
+    def __init__(self, port: int) -> None:
+        self.port = port
+        self.peak = 0
+        self.samples = 0
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, name="conn-sampler", daemon=True)
+
+    def _run(self) -> None:
+        while not self._stop.is_set():
+            self.peak = max(self.peak, established_to(self.port))
+            self.samples += 1
+            self._stop.wait(0.05)
+
+    def __enter__(self) -> Sampler:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._stop.set()
+        self._thread.join(timeout=5)
+
+
+def new_call_threads(before: set[threading.Thread]) -> int:
+    """Live call threads that were not among ``before``."""
+    return sum(t.name == CALL_THREAD_NAME and t not in before for t in threading.enumerate())
+
+
+@pytest.fixture
+def dripping() -> Iterator[FakeOpenAIServer]:
+    with FakeOpenAIServer(fault_for=lambda body: Fault.drip(DRIP_S)) as server:
+        yield server
+
+
+pytestmark = pytest.mark.skipif(not Path("/proc/net/tcp").exists(),
+                                reason="counts connections from Linux's /proc/net/tcp")
+
+
+def test_abandoned_calls_close_their_connections_and_end_their_threads(
+        dripping: FakeOpenAIServer, api_key: str) -> None:
+    before = set(threading.enumerate())
+    backend = OpenAIBackend(dripping.base_url, "fake-model", api_key_env=api_key,
+                            timeout_s=1.0, max_retries=0)
+    with Sampler(dripping.port) as sampler, ThreadPoolExecutor(CONCURRENCY) as pool:
+        # Two waves of eight: the second wave's calls must not find the first's still open.
+        answers = list(pool.map(lambda i: backend.complete(req(f"drip {i}")),
+                                range(2 * CONCURRENCY)))
+    assert all(not a.ok and "deadline of 1 s" in (a.error or "") for a in answers), answers
+    assert dripping.request_count == 2 * CONCURRENCY
+    assert sampler.samples > 5 and sampler.peak <= CONCURRENCY + SLACK, sampler.peak
+    assert wait_until(lambda: established_to(dripping.port) == 0), (
+        f"{established_to(dripping.port)} connections still established")
+    assert wait_until(lambda: new_call_threads(before) == 0), (
+        f"{new_call_threads(before)} {CALL_THREAD_NAME} threads still alive")
+
+
+def test_cancel_with_a_reason_ends_every_call_at_once_and_closes_its_socket(
+        dripping: FakeOpenAIServer, api_key: str) -> None:
+    before = set(threading.enumerate())
+    backend = OpenAIBackend(dripping.base_url, "fake-model", api_key_env=api_key,
+                            timeout_s=60.0, max_retries=3)
+    reason = "circuit open: 8 consecutive endpoint faults (HTTP 500)"
+    with ThreadPoolExecutor(4) as pool:
+        futures = [pool.submit(backend.complete, req(f"c{i}")) for i in range(4)]
+        # Synchronise on the server: all four calls are in flight (and dripping).
+        assert wait_until(lambda: dripping.request_count == 4 and
+                          established_to(dripping.port) == 4)
+        cancelled_at = time.monotonic()
+        backend.cancel(reason)
+        answers: list[Answer] = [f.result(timeout=WAIT_S) for f in futures]
+        took = time.monotonic() - cancelled_at
+    assert took < 5.0, took  # "at once": measured under 0.05 s; the bound is generous
+    assert [a.error for a in answers] == [reason] * 4
+    assert all(a.calls == 1 for a in answers)  # no retry after the cancel
+    assert wait_until(lambda: established_to(dripping.port) == 0)
+    assert wait_until(lambda: new_call_threads(before) == 0)
+    assert dripping.request_count == 4
+    # Irreversible: a later call is not even sent, and says the same reason.
+    later = backend.complete(req("after"))
+    assert later.error == reason and later.calls == 0 and dripping.request_count == 4
+
+
+def test_cancel_without_a_reason_still_says_cancelled(dripping: FakeOpenAIServer,
+                                                      api_key: str) -> None:
+    backend = OpenAIBackend(dripping.base_url, "fake-model", api_key_env=api_key,
+                            timeout_s=60.0, max_retries=0)
+    with ThreadPoolExecutor(1) as pool:
+        future = pool.submit(backend.complete, req())
+        assert wait_until(lambda: dripping.request_count == 1)
+        backend.cancel()
+        answer = future.result(timeout=WAIT_S)
+    assert answer.error is not None and answer.error.startswith("cancelled: ")
+    assert wait_until(lambda: established_to(dripping.port) == 0)
