@@ -40,6 +40,7 @@ if TYPE_CHECKING:  # the evaluation path is imported on first use: an xdist cont
     from pytest_graphinstruct.run.preflight import RunInputs
     from pytest_graphinstruct.run.results import Coverage, RunInfo
     from pytest_graphinstruct.run.session import BenchmarkSession
+    from pytest_graphinstruct.run.stop import StopSignal
 
 _OUTPUT_KEY = "graphinstruct_results"
 _NOTES_KEY = "graphinstruct_notes"  # workeroutput: BenchmarkSession.notes() of a worker
@@ -49,6 +50,7 @@ _PROGRESS_KEY = "graphinstruct_progress"
 _CACHED_KEY = "graphinstruct_cached"  # workeroutput: {cell: samples answered from the cache}
 _SERVED_KEY = "graphinstruct_served"  # workerinput: the preflight's preflight.Served
 _SOURCES_KEY = "graphinstruct_sources"  # workeroutput: {cell: CacheSource} of a worker
+_STOP_KEY = "graphinstruct_stop"  # workerinput: the folder of the run's stop file (run.stop)
 
 
 def _usage_error(exc: GraphInstructError | str) -> pytest.UsageError:
@@ -190,6 +192,10 @@ def _autosave(report: RunReport, store: Path) -> str:
     return f"saved as run {saved.name} in {store}{partial}"
 
 
+CIRCUIT_SKIP_REASON = ("not sent: the circuit breaker opened (an error in the report; the "
+                       "summary's WARNING says why)")
+
+
 class GraphInstructFailure(AssertionError):
     """Raised by an item whose answers break constraints; carries the formatted verdicts."""
 
@@ -210,16 +216,28 @@ class GraphInstructItem(pytest.Item):
         self.answers: tuple[Any, ...] = ()
         self.checked: Checked | None = None
         self.expected_failure = False
+        self.stopped = False  # skipped unasked because the run was stopped (no result)
+        self.unsent: str | None = None  # the circuit breaker's error: never sent (an error)
 
     def setup(self) -> None:
-        from pytest_graphinstruct.models.scheduler import BUDGET_EXHAUSTED
+        from pytest_graphinstruct.models.scheduler import BUDGET_EXHAUSTED, is_circuit_open
 
-        answers = self.plugin.bench.answers(self.instruction, self.cell)
+        answers = self.plugin.bench.answers(self.instruction, self.cell)  # at once if stopped
+        stopped = self.plugin.stop_reason
+        if stopped is not None and all(a.error is not None and a.calls == 0 for a in answers):
+            self.stopped = True  # never asked: no result (the report counts it missing)
+            pytest.skip(f"not asked: the run stopped ({stopped})")
         self.answers = answers
         errors = [a.error for a in answers if a.error is not None]
         if errors:
             if all(e.startswith(BUDGET_EXHAUSTED) for e in errors):
                 pytest.skip(f"token budget exhausted before {self.instruction.id} was asked")
+            if all(is_circuit_open(a) and a.calls == 0 for a in answers):
+                # Never sent: the report records an error; the terminal shows one grouped
+                # line for all of them (the breaker's reason is in the summary), not a block
+                # per item.
+                self.unsent = errors[0]
+                pytest.skip(CIRCUIT_SKIP_REASON)
             raise InfraError(f"{len(errors)} of {len(answers)} answer(s) could not be "
                              f"obtained: {errors[0]}")
 
@@ -302,6 +320,10 @@ class GraphInstructPlugin:
         self.usage_error: str | None = None
         self.terminated = False  # SIGTERM arrived (see _on_sigterm)
         self._previous_sigterm: Any = None
+        self._previous_sigint: Any = None
+        self.stop_signal: StopSignal | None = None  # the run's stop file (run.stop)
+        self.stop_reason: str | None = None  # why this run stopped issuing requests
+        self._stop_line: str | None = None  # what the stop says, not yet shown
         self.merged: list[ItemResult] = []
         self.report: RunReport | None = None
         self.written: list[str] = []  # what was (not) written at the end, one line each
@@ -347,11 +369,17 @@ class GraphInstructPlugin:
             from pytest_graphinstruct.run.session import BenchmarkSession
 
             try:
+                share = self.stop_signal.folder if self.stop_signal is not None else None
                 self._bench = BenchmarkSession(self.run, worker=self.worker,
                                                local=self.local_info, inputs=self._inputs,
-                                               served=Served.from_json(self.served_info))
+                                               served=Served.from_json(self.served_info),
+                                               share_dir=share, stop_check=None if
+                                               self.stop_signal is None
+                                               else self.stop_signal.reason)
             except GraphInstructError as exc:
                 raise self._usage(exc) from None
+            if self.stop_reason is not None:
+                self._bench.stop(self.stop_reason)
         return self._bench
 
     # -- fixtures' helpers -------------------------------------------------------------------
@@ -377,6 +405,7 @@ class GraphInstructPlugin:
 
         self.started = utc_now()
         self._catch_sigterm()
+        self._open_stop_signal()
         if session.config.option.collectonly or self.worker is not None:
             return
         from pytest_graphinstruct.run.preflight import preflight
@@ -414,8 +443,62 @@ class GraphInstructPlugin:
         self._previous_sigterm = signal.signal(signal.SIGTERM, self._on_sigterm)
 
     def _on_sigterm(self, signum: int, frame: Any) -> None:
+        if self.terminated or self.stop_signal is None:
+            self.terminated = True
+            raise KeyboardInterrupt("SIGTERM")  # the second one, or before the run began
         self.terminated = True
-        raise KeyboardInterrupt("SIGTERM")
+        self._stop("terminated (SIGTERM)", "SIGTERM")
+
+    def _on_sigint(self, signum: int, frame: Any) -> None:
+        """xdist controller: the first Ctrl+C stops the run (every worker stops issuing and
+        sends what it has), the second one quits at once."""
+        if self.stop_reason is not None:
+            raise KeyboardInterrupt()
+        self._stop("interrupted (Ctrl+C)", "Ctrl+C")
+
+    def _stop(self, reason: str, what: str) -> None:
+        """Stop issuing requests in every process of the run, now; items still to run end
+        at once without a result; the run then writes its (partial) report.  Runs inside a
+        signal handler, so it only sets a flag and writes the stop file: the schedulers are
+        stopped by the watcher's thread (:meth:`_stop_requested`), never here, where a lock the
+        interrupted code holds could deadlock."""
+        import os
+        import sys
+
+        from pytest_graphinstruct.run.stop import STOP_GRACE_S
+
+        self.stop_reason = reason
+        if self.stop_signal is not None:
+            self.stop_signal.request(reason)
+        self._stop_line = (f"pytest-graphinstruct: {what}: no new requests; calls in flight "
+                           f"may finish for {STOP_GRACE_S:g} s, then the partial report is "
+                           f"written ({what} again to quit at once)")
+        if self.controller:  # no item runs here, so nothing captures stderr: say it now
+            with contextlib.suppress(OSError, ValueError):
+                os.write(sys.stderr.fileno(), f"\n{self._stop_line}\n".encode())
+            self._stop_line = None
+
+    def _open_stop_signal(self) -> None:
+        """The run's stop file: the controller (or the single process) creates its folder;
+        a worker watches it and stops issuing requests as soon as it appears."""
+        from pytest_graphinstruct.run.stop import StopSignal
+
+        folder = getattr(self.config, "workerinput", {}).get(_STOP_KEY)
+        if self.worker is None:
+            self.stop_signal = StopSignal.create()
+            if (self.controller and threading.current_thread() is threading.main_thread()
+                    and signal.getsignal(signal.SIGINT) is signal.default_int_handler):
+                self._previous_sigint = signal.signal(signal.SIGINT, self._on_sigint)
+        elif folder is not None:
+            self.stop_signal = StopSignal(Path(folder))
+        if self.stop_signal is not None:
+            self.stop_signal.watch(self._stop_requested)
+
+    def _stop_requested(self, reason: str) -> None:
+        """Some process of the run asked it to stop (called from the watcher's thread)."""
+        self.stop_reason = reason
+        if self._bench is not None:
+            self._bench.stop(reason)
 
     def _write_stopped(self, reason: str) -> None:
         """Write the report of a run that stopped before its session began (no cells), unless
@@ -482,11 +565,20 @@ class GraphInstructPlugin:
             node.workerinput[_SERVED_KEY] = self.served_info
         if self._live_wanted():
             node.workerinput[_PROGRESS_KEY] = True
+        if self.stop_signal is not None:
+            node.workerinput[_STOP_KEY] = str(self.stop_signal.folder)
 
     @pytest.hookimpl(trylast=True)
     def pytest_unconfigure(self, config: pytest.Config) -> None:
         if self._previous_sigterm is not None:
             signal.signal(signal.SIGTERM, self._previous_sigterm)
+        if self._previous_sigint is not None:
+            signal.signal(signal.SIGINT, self._previous_sigint)
+        if self.stop_signal is not None:
+            if self.worker is None:
+                self.stop_signal.remove()
+            else:
+                self.stop_signal.close()
         if self.local is not None:
             self.local.stop()  # already stopped at session finish, unless it never ran
         # A run leaves millions of long-lived objects (pools, caches, graphs); the interpreter's
@@ -609,7 +701,12 @@ class GraphInstructPlugin:
     def _record(self, item: GraphInstructItem, report: pytest.TestReport,
                 call: pytest.CallInfo[None]) -> None:
         bench = self.bench
-        if report.when == "setup" and report.outcome != "passed":
+        if item.stopped:
+            return
+        if report.when == "setup" and item.unsent is not None:
+            bench.record_error(item.instruction, item.cell, item.answers, outcome="error",
+                               error=item.unsent)
+        elif report.when == "setup" and report.outcome != "passed":
             outcome = "skipped" if report.skipped else "error"
             error = str(call.excinfo.value) if call.excinfo is not None else None
             bench.record_error(item.instruction, item.cell, item.answers, outcome=outcome,
@@ -628,10 +725,11 @@ class GraphInstructPlugin:
         # started; a finished one waits for them (xdist peers may be waiting for its answers).
         if self.local is not None:
             self.local.stop()
+        if self.stop_reason is not None and exitstatus in (pytest.ExitCode.OK,
+                                                           pytest.ExitCode.TESTS_FAILED):
+            session.exitstatus = exitstatus = pytest.ExitCode.INTERRUPTED  # stopped gracefully
         if self._bench is not None:
-            stopped = (exitstatus == pytest.ExitCode.INTERRUPTED or bool(session.shouldstop)
-                       or bool(session.shouldfail))
-            self._bench.close(cancel=stopped)
+            self._close_bench(session, exitstatus)
         output = getattr(self.config, "workeroutput", None)
         if output is not None:
             results = self._bench.flush() if self._bench is not None else []
@@ -650,6 +748,21 @@ class GraphInstructPlugin:
             return  # nothing ran: no report, no summary
         self._finish(session)
 
+    def _close_bench(self, session: pytest.Session, exitstatus: int) -> None:
+        """Close the schedulers.  An interrupted run issues nothing more but lets calls in
+        flight finish for a grace period (their answers are cached; a second Ctrl+C ends the
+        wait); a run stopped by ``-x`` drops what is not started; a finished one waits (xdist
+        peers may be waiting for its answers)."""
+        assert self._bench is not None
+        if exitstatus == pytest.ExitCode.INTERRUPTED:
+            self._bench.stop(self.stop_reason or "interrupted")
+            try:
+                self._bench.close()
+            except KeyboardInterrupt:
+                self._bench.close(cancel=True)
+            return
+        self._bench.close(cancel=bool(session.shouldstop) or bool(session.shouldfail))
+
     @pytest.hookimpl(trylast=True)
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         """In the process that reports (the controller under xdist): give JUnit a class name
@@ -657,6 +770,9 @@ class GraphInstructPlugin:
         xfail (pytest's last-failed cache forgets xfails)."""
         if self.worker is not None or not _is_item_id(report.nodeid):
             return
+        if self._stop_line is not None:  # a signal during an item: pytest captured stderr
+            self.config.get_terminal_writer().line("\n" + self._stop_line, yellow=True)
+            self._stop_line = None
         if _item_done(report):
             self.items_done += 1
         shipped = getattr(report, _PROGRESS_KEY, None)

@@ -59,7 +59,7 @@ from __future__ import annotations
 import inspect
 import threading
 import time
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from concurrent.futures import CancelledError, Future, ThreadPoolExecutor
 from dataclasses import replace
 from typing import Any
@@ -137,6 +137,10 @@ class Scheduler:
         snapshot: the snapshot the endpoint serves now (``None``: not known); cached answers
             of another snapshot are stale.
         reuse_stale: reuse stale answers anyway (``--gi-reuse-stale-cache``).
+        stop_check: asked right before each request is issued; a reason (not ``None``) means
+            the run was stopped elsewhere (another process's interrupt: run.stop's file), and
+            acts as :meth:`stop_issuing` — so no request starts after a stop, not even in the
+            moment before a watcher would have noticed it.
     """
 
     def __init__(
@@ -153,6 +157,7 @@ class Scheduler:
         claim_wait_s: float | None = None,
         snapshot: str | None = None,
         reuse_stale: bool = False,
+        stop_check: Callable[[], str | None] | None = None,
     ) -> None:
         if concurrency < 1:
             raise ValueError(f"concurrency must be >= 1, got {concurrency!r}")
@@ -178,6 +183,7 @@ class Scheduler:
         self.circuit_open_reason: str | None = None  #: the error of requests not sent, once open
         self.stopped_reason: str | None = None  #: why no new request is issued (stop_issuing)
         self._halt = threading.Event()  # set when no new request may be issued (any reason)
+        self.stop_check = stop_check
         # A backend that reports each HTTP attempt feeds the breaker per attempt; others (test
         # fakes, backends without retries) per completed request (see _issue).
         self._attempt_feed = self._breaker is not None and hasattr(backend, "attempt_listener")
@@ -498,6 +504,10 @@ class Scheduler:
     def _refusal(self, key: str) -> Answer | None:
         """The answer of a request that will not be issued (circuit open, stopped), published
         to peers; ``None`` when it may be issued."""
+        if self.stopped_reason is None and self.stop_check is not None:
+            reason = self.stop_check()  # another process stopped the run just now
+            if reason is not None:
+                self.stop_issuing(reason)
         with self._lock:
             if self.circuit_open_reason is not None:
                 self._stats["circuit_skipped"] += 1

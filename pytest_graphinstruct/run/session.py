@@ -12,9 +12,10 @@ everything recorded in one batch (D3's GCNs train together) into typed
 from __future__ import annotations
 
 import time
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import replace
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from pytest_graphinstruct.answers import Answer, Message
@@ -63,7 +64,9 @@ class BenchmarkSession:
 
     def __init__(self, config: RunConfig, *, worker: tuple[int, int] | None = None,
                  local: Mapping[str, str] | None = None, limits: Limits | None = None,
-                 inputs: RunInputs | None = None, served: Served | None = None) -> None:
+                 inputs: RunInputs | None = None, served: Served | None = None,
+                 share_dir: Path | None = None,
+                 stop_check: Callable[[], str | None] | None = None) -> None:
         """Load the suite; backends are built on first use (:attr:`schedulers`).
 
         Args:
@@ -77,6 +80,13 @@ class BenchmarkSession:
             served: what the preflight learned about the models (the snapshots served, the
                 cache's size when the run began), when ``inputs`` are another process's
                 (an xdist worker); default: ``inputs.served``, else nothing known.
+            share_dir: a folder private to this run that all its processes see (an xdist
+                worker's): without an answer cache (``--gi-no-cache``) the workers share their
+                answers through a cache there, which holds only this run's answers and goes
+                with the run — so no request is made twice and every call made is counted by
+                the item that asked for it.
+            stop_check: handed to every scheduler (:class:`~.models.scheduler.Scheduler`):
+                says, right before each request, whether the run was stopped.
 
         Raises:
             GraphInstructError: the suite or the pools cannot be loaded.
@@ -105,12 +115,16 @@ class BenchmarkSession:
         self.cache = (inputs.cache if inputs is not None and inputs.cache is not None
                       else AnswerCache(config.cache_dir, mark=self.served.cache_mark,
                                        run=_run_id(worker))
-                      if config.cache_dir is not None else None)
+                      if config.cache_dir is not None
+                      else AnswerCache(share_dir / "answers", mark=0, run=_run_id(worker))
+                      if share_dir is not None and worker is not None else None)
         self._pools: ReferencePools | None = None
         self._exemplars: ExemplarPool | None = None
         self._schedulers: dict[str, Any] | None = None
         self._futures: dict[tuple[str, str, int], Future[Answer]] = {}
         self._chains_pool: ThreadPoolExecutor | None = None
+        self.stopped: str | None = None  # why the run stopped issuing requests (stop())
+        self._stop_check = stop_check
         self._owned: set[tuple[str, str]] | None = None
         self.results: list[ItemResult] = []
         self._pending: list[tuple[Checked, bool]] = []
@@ -186,6 +200,9 @@ class BenchmarkSession:
         """
         if self._schedulers is None:
             self._schedulers = self._build_schedulers()
+            if self.stopped is not None:  # stopped before any request: none is ever issued
+                for scheduler in self._schedulers.values():
+                    scheduler.stop_issuing(self.stopped)
         return self._schedulers
 
     def _build_schedulers(self) -> dict[str, Any]:
@@ -211,6 +228,7 @@ class BenchmarkSession:
                 backend, concurrency=1 if model == "local" else config.concurrency,
                 rate_limit=config.rate_limit, cache=cache, token_budget=budget,
                 snapshot=self.served.snapshot(model), reuse_stale=config.reuse_stale_cache,
+                stop_check=self._stop_check,
             )
         return schedulers
 
@@ -448,6 +466,32 @@ class BenchmarkSession:
                   [r for r in results if r.cell == cell.label]) for cell in self.config.cells]
         return build_run_report(cells, suite_order=order, coverage=coverage)
 
+    def stop(self, reason: str, *, grace_s: float | None = None) -> None:
+        """Issue no new request, in any cell (the run was interrupted): requests not issued
+        resolve at once to errors saying ``reason``; calls already in flight may finish for
+        ``grace_s`` seconds (default :data:`~.stop.STOP_GRACE_S`; their answers are cached),
+        then they are cancelled.  Safe from any thread, and twice."""
+        import threading
+
+        from pytest_graphinstruct.run.stop import STOP_GRACE_S
+
+        if self.stopped is not None:
+            return
+        self.stopped = reason
+        schedulers = list((self._schedulers or {}).values())
+        for scheduler in schedulers:
+            scheduler.stop_issuing(reason)
+
+        def cancel_in_flight() -> None:
+            for scheduler in schedulers:
+                cancel = getattr(scheduler.backend, "cancel", None)
+                if callable(cancel):
+                    cancel(reason)
+
+        timer = threading.Timer(STOP_GRACE_S if grace_s is None else grace_s, cancel_in_flight)
+        timer.daemon = True
+        timer.start()
+
     def close(self, *, cancel: bool = False) -> None:
         """Close the schedulers (waiting for requests in flight); with ``cancel`` (an
         interrupted or stopped run) requests not started are dropped and none is retried."""
@@ -469,7 +513,9 @@ class BenchmarkSession:
                                       self.cache.damage_summary()) if line]
         for model, scheduler in (self._schedulers or {}).items():
             if scheduler.circuit_open_reason:
-                out.append(f"{model}: {scheduler.circuit_open_reason}")
+                unsent = scheduler.stats().get("circuit_skipped", 0)
+                out.append(f"{model}: {scheduler.circuit_open_reason} ({unsent} request(s) "
+                           "not sent; their items are errors)")
             backend = scheduler.backend
             rejected = getattr(backend, "usage_rejections", 0)
             if rejected:
