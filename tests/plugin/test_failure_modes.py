@@ -119,11 +119,16 @@ def _start(cwd: Path, suite_dir: Path, server: FakeOpenAIServer, report: Path,
         cwd=cwd, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
 
 
-def _wait_for_requests(server: FakeOpenAIServer, n: int, timeout: float = 60.0) -> None:
-    deadline = time.monotonic() + timeout
-    while server.request_count < n:
-        assert time.monotonic() < deadline, "the run never reached the server"
-        time.sleep(0.05)
+def _wait_for_requests(server: FakeOpenAIServer, n: int, timeout: float = 120.0) -> None:
+    """Block until the run has sent ``n`` requests (the timeout is a safety net only)."""
+    assert server.wait_for_requests(n, timeout), "the run never reached the server"
+
+
+def _in_its_calls(server: FakeOpenAIServer, n: int = 4) -> None:
+    """With the server's answers held, block until the run has ``n`` calls in flight: it is
+    then certainly mid-run (nothing answered yet, so no item can have finished)."""
+    assert server.holding
+    _wait_for_requests(server, n)
 
 
 def _old_report(pytester: pytest.Pytester, suite_dir: Path, report: Path) -> None:
@@ -140,10 +145,12 @@ def test_an_interrupted_run_writes_a_partial_report(pytester: pytest.Pytester, s
     report = pytester.path / "r.json"
     _old_report(pytester, suite_dir, report)
     with _slow_server() as server:
+        server.hold()
         proc = _start(pytester.path, suite_dir, server, report)
-        _wait_for_requests(server, 3)
+        _in_its_calls(server)  # --gi-concurrency=4: four calls in flight, none answered
         proc.send_signal(sig)
-        out, _ = proc.communicate(timeout=60)
+        server.release()  # only now can any answer arrive: the run was mid-run at the signal
+        out, _ = proc.communicate(timeout=120)
     text = out.decode()
     assert proc.returncode == pytest.ExitCode.INTERRUPTED, text
     data = load_valid_report(report)
@@ -157,10 +164,11 @@ def test_a_killed_run_leaves_no_report_that_looks_current(pytester: pytest.Pytes
     report = pytester.path / "r.json"
     _old_report(pytester, suite_dir, report)
     with _slow_server() as server:
+        server.hold()
         proc = _start(pytester.path, suite_dir, server, report)
-        _wait_for_requests(server, 2)
+        _in_its_calls(server)
         proc.kill()
-        proc.communicate(timeout=60)
+        proc.communicate(timeout=120)
     data = load_valid_report(report)
     assert data["partial"] is True and data["cells"] == []
     assert "has not finished" in data["coverage"]["reason"]
@@ -174,12 +182,35 @@ def _children(pid: int) -> list[int]:
 
 def _start_xdist(cwd: Path, suite_dir: Path, server: FakeOpenAIServer,
                  report: Path) -> tuple[subprocess.Popen[bytes], list[int]]:
-    """A ``-n 2`` run that has reached the server, and the pids of its workers."""
+    """A ``-n 2`` run whose two workers both have their four calls in flight (the server holds
+    the answers), and the pids of its workers."""
+    server.hold()
     proc = _start(cwd, suite_dir, server, report, "-n", "2")
-    _wait_for_requests(server, 4)
+    _in_its_calls(server, 2 * 4)
     workers = _children(proc.pid)
-    assert workers, "no xdist workers found"
+    assert len(workers) == 2, f"xdist workers found: {workers}"
     return proc, workers
+
+
+def _wait_gone(pids: list[int], timeout: float) -> list[int]:
+    """Wait until every process in ``pids`` has exited (an event: its pidfd becomes readable),
+    at most ``timeout`` seconds in all; the pids still running then."""
+    import select
+
+    deadline = time.monotonic() + timeout
+    alive = []
+    for pid in pids:
+        try:
+            fd = os.pidfd_open(pid)
+        except ProcessLookupError:
+            continue  # already gone (and reaped)
+        try:
+            ready, _, _ = select.select([fd], [], [], max(0.0, deadline - time.monotonic()))
+            if not ready:
+                alive.append(pid)
+        finally:
+            os.close(fd)
+    return alive
 
 
 @pytest.mark.slow
@@ -189,25 +220,16 @@ def test_sigterm_under_xdist_stops_the_workers(pytester: pytest.Pytester,
     with _slow_server() as server:
         proc, workers = _start_xdist(pytester.path, suite_dir, server, report)
         proc.send_signal(signal.SIGTERM)
-        proc.communicate(timeout=60)
-        time.sleep(1.0)
-        settled = server.request_count
-        time.sleep(2.0)
-        assert server.request_count == settled  # nobody is still spending
-    alive = [w for w in workers if _alive(w)]
+        server.release()
+        proc.communicate(timeout=120)
+        settled = server.request_count  # the run has ended
+        # Workers exit within a second or two of the controller; 60 s is a generous bound,
+        # and a worker still running then is an orphan.
+        alive = _wait_gone(workers, 60)
+        assert server.request_count == settled  # nobody spent after the run ended
     assert not alive, f"orphaned workers: {alive}"
     data = load_valid_report(report)
     assert data["partial"] is True
-
-
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    state = Path(f"/proc/{pid}/stat").read_text().split()[2] if Path(f"/proc/{pid}").exists() \
-        else "X"
-    return state not in ("Z", "X")
 
 
 @pytest.mark.slow
@@ -216,14 +238,12 @@ def test_workers_of_a_killed_controller_stop(pytester: pytest.Pytester, suite_di
     with _slow_server() as server:
         proc, workers = _start_xdist(pytester.path, suite_dir, server, report)
         proc.kill()  # no chance to clean up: the workers must notice on their own
-        proc.communicate(timeout=60)
-        deadline = time.monotonic() + 20
-        while any(_alive(w) for w in workers) and time.monotonic() < deadline:
-            time.sleep(0.2)
-        alive = [w for w in workers if _alive(w)]
-        settled = server.request_count
-        time.sleep(1.5)
-        assert server.request_count == settled  # nobody is still spending
+        proc.communicate(timeout=120)
+        # The answers stay held: a worker that did not notice stays in its calls (its timeout
+        # is minutes) and is still running after the generous 60 s bound.
+        alive = _wait_gone(workers, 60)
+        spent = server.request_count
+    assert spent == 2 * 4  # no worker issued a request after the controller died
     for w in alive:
         os.kill(w, signal.SIGKILL)
     assert not alive, f"orphaned workers: {alive}"
@@ -263,9 +283,10 @@ def test_an_endpoint_that_always_fails_costs_little_and_says_it_in_one_line_per_
         requests = server.request_count
     result.assert_outcomes(errors=4)
     out = result.stdout.str()
-    # 8 requests x (1 + 5 retries) open the circuit; the other 12 samples are never sent
-    assert requests == 8 * 6
-    assert "WARNING: fake-model: circuit open: the first 8 requests" in out
+    # 8 consecutive failed calls open the circuit (heard per attempt: 8 calls; per request,
+    # from a backend that reports no attempts: 8 requests x 6 calls); the rest are never sent
+    assert requests in (8, 8 * 6)
+    assert "WARNING: fake-model: circuit open: 8 consecutive calls" in out
     # the ERRORS section runs to the next section header (warnings, or the GraphInstruct one)
     lines = out[out.index("= ERRORS ="):].splitlines()[1:]
     errors = lines[:next(i for i, line in enumerate(lines) if re.fullmatch(r"=+ .+ =+", line))]
