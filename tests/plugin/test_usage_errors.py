@@ -57,7 +57,7 @@ BAD_OPTIONS = [
     ("--gi-strategy=bogus", "unknown --gi-strategy 'bogus'"),
     ("--gi-levels=9", "--gi-levels must name levels 0-5"),
     ("--gi-shard=5/4", "--gi-shard"),
-    ("--gi-shard=1/99999999999999999999", "--gi-shard"),
+    # (1/10^20 runs in a memory-limited subprocess below: a regression must not take this one)
     ("--gi-shard=1/1000", "--gi-shard=1/1000"),
     ("--gi-pools=no-such-folder", "--gi-pools directory not found"),
     ("--gi-baseline-cell=x", "--gi-baseline-cell needs --gi-baseline"),
