@@ -28,6 +28,10 @@ that applies but *cannot run* (torch missing, GCN disabled by the caller) leaves
 ``None``; ``renormalized`` then holds the combination of the parts present and ``unavailable``
 says why — the caller decides.
 
+A sample with more than ``gcn_max_edges`` edges (:data:`GCN_MAX_EDGES`) gets no GCN part where it
+applies: ``unavailable["gcn"]`` says ``not computed: answer too large (N edges > limit)`` and the
+value is ``None`` (D3 absent, never a weaker value), so one huge answer costs seconds, not a minute.
+
 Degenerate samples (fewer than 2 nodes, no edge, or more than ``max_nodes`` nodes) score 0 on
 every part, with a note.  References like that are not used; when no reference is usable the
 result is ``None`` with a reason.
@@ -62,6 +66,9 @@ MIN_GCN_NODES = 10
 TRAIN_SHARE = 0.8
 SPLIT_SEED = 42
 MAX_NODES = 2000
+#: Above this many edges a sample's GCN part is not computed (its training costs ~0.2 ms per
+#: edge × 100 epochs: ~35 s for a 190k-edge answer); references have at most ~800 edges.
+GCN_MAX_EDGES = 20_000
 ACTIVE_LEVELS = (3, 4, 5)
 
 _EMPTY: Mapping[str, str] = MappingProxyType({})
@@ -75,6 +82,7 @@ class D3Config:
     gcn: bool = True
     gcn_config: gcn_mod.GcnConfig = field(default_factory=gcn_mod.GcnConfig)
     max_nodes: int = MAX_NODES
+    gcn_max_edges: int = GCN_MAX_EDGES
 
 
 @dataclass(frozen=True)
@@ -274,7 +282,7 @@ def _score_sets_inner(sets: Sequence[tuple[list[nx.Graph], list[nx.Graph]]],
     task_index: dict[tuple[bytes, bytes], int] = {}
     a_tasks: dict[tuple[bytes, gcn_mod.GcnConfig], int] = {}
     prepared: list[tuple[list[_Ref], list[tuple[SpectralFeatures | None, str | None]],
-                         dict[tuple[int, int], _Pair]] | str] = []
+                         dict[tuple[int, int], _Pair], dict[int, str]] | str] = []
 
     for generated, references in sets:
         refs: list[_Ref] = []
@@ -287,6 +295,7 @@ def _score_sets_inner(sets: Sequence[tuple[list[nx.Graph], list[nx.Graph]]],
                             if references else "no reference")
             continue
         gens: list[tuple[SpectralFeatures | None, str | None]] = []
+        too_large: dict[int, str] = {}
         pairs: dict[tuple[int, int], _Pair] = {}
         for gi, g in enumerate(generated):
             bad = _degenerate(g.number_of_nodes(), g.number_of_edges(), config.max_nodes)
@@ -295,11 +304,15 @@ def _score_sets_inner(sets: Sequence[tuple[list[nx.Graph], list[nx.Graph]]],
                 continue
             gf = _features(g)
             gens.append((gf, None))
+            if g.number_of_edges() > config.gcn_max_edges:
+                too_large[gi] = (f"not computed: answer too large ({g.number_of_edges()} edges > "
+                                 f"{config.gcn_max_edges})")
             for ref in refs:
                 pair = _Pair(grassmann_coherence(gf, ref.feats),
                              embedding_mmd(gf, ref.feats, config.mmd_sigma))
                 pairs[(gi, ref.index)] = pair
-                if ref.gcn_reason is not None or gcn_unavailable is not None:
+                if (ref.gcn_reason is not None or gcn_unavailable is not None
+                        or gi in too_large):
                     continue
                 assert ref.labels is not None and ref.test is not None and ref.train is not None
                 rcert = ref.feats.canonical.certificate
@@ -319,7 +332,7 @@ def _score_sets_inner(sets: Sequence[tuple[list[nx.Graph], list[nx.Graph]]],
                                                  _gcn_graph(ref.feats), ref.labels, ref.test,
                                                  ref.num_classes, ("B", gf.canonical.certificate)))
                 pair.b_task = task_index[bkey]
-        prepared.append((refs, gens, pairs))
+        prepared.append((refs, gens, pairs, too_large))
 
     scores: tuple[float, ...] = ()
     if tasks:
@@ -333,8 +346,9 @@ def _score_sets_inner(sets: Sequence[tuple[list[nx.Graph], list[nx.Graph]]],
         if isinstance(item, str):
             results.append(D3Result(None, None, reason=item))
             continue
-        refs, gens, pairs = item
-        samples = [_sample(gi, gf, note, refs, pairs, scores, gcn_unavailable)
+        refs, gens, pairs, too_large = item
+        samples = [_sample(gi, gf, note, refs, pairs, scores,
+                           gcn_unavailable or too_large.get(gi))
                    for gi, (gf, note) in enumerate(gens)]
         results.append(_aggregate(samples))
     return results

@@ -303,6 +303,31 @@ def test_disabled_gcn_is_absent_not_replaced() -> None:
     assert res.renormalized is not None and "disabled" in res.unavailable["gcn"]
 
 
+def test_a_sample_above_the_gcn_edge_limit_gets_no_gcn_training(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    big, small = sbm([6, 6, 6], 9), sbm([5, 5], 3)
+    limit = small.number_of_edges()
+    assert big.number_of_edges() > limit
+    trained: list[int] = []
+    real = gcn.soft_accuracies
+
+    def counting(tasks: Any, config: Any) -> Any:
+        trained.extend(t.train_graph.n for t in tasks if t.train_key[0] == "B")
+        return real(tasks, config)
+
+    monkeypatch.setattr(d3.gcn_mod, "soft_accuracies", counting)
+    res = graphs_d3([big, small], REFERENCES[:1], D3Config(gcn_max_edges=limit))
+    over, under = res.samples
+    assert trained == [small.number_of_nodes()]  # no model trained on the big sample
+    assert over.value is None and over.gcn is None
+    assert over.unavailable["gcn"] == (f"not computed: answer too large "
+                                       f"({big.number_of_edges()} edges > {limit})")
+    assert res.value is None and "answer too large" in (res.reason or "")
+    assert under.value is not None and under.gcn is not None  # at the limit: computed
+    alone = graphs_d3([small], REFERENCES[:1]).samples[0]
+    assert under.value == alone.value  # the limit changes nothing below it
+
+
 def test_degenerate_samples_score_zero() -> None:
     lone = nx.Graph()
     lone.add_node("a")
