@@ -37,7 +37,8 @@ def test_a_usage_error_writes_a_partial_report_and_keeps_the_baseline(
     monkeypatch.delenv("GI_UNSET_KEY", raising=False)
     report = pytester.path / "r.json"
     result = pytester.runpytest(f"--gi-suite={suite_dir}", "--gi-model=fake-model",
-                                "--gi-base-url=http://127.0.0.1:9/v1",
+                                # not a loopback host: a loopback one gets a placeholder key
+                                "--gi-base-url=http://gi-test.invalid:9/v1",
                                 "--gi-api-key-env=GI_UNSET_KEY", f"--gi-baseline={baseline}",
                                 "--gi-update-baseline", f"--gi-report={report}",
                                 "-p", "no:cacheprovider")
