@@ -24,6 +24,17 @@ no faults, no responder) unless :attr:`FakeOpenAIServer.probe_status` says other
 recorded in :attr:`FakeOpenAIServer.probes`, not in :attr:`~FakeOpenAIServer.requests`: the
 counts of a test stay the model's answers.  With :attr:`FakeOpenAIServer.rejects_max_tokens`
 every chat request carrying ``max_tokens`` gets OpenAI's HTTP 400 for reasoning models.
+
+Tests of interrupts, timeouts and hangs synchronise on the server's events instead of sleeping:
+:meth:`FakeOpenAIServer.wait_for_requests` blocks until ``n`` completion requests have arrived,
+and :meth:`FakeOpenAIServer.hold` makes every completion request wait, recorded and counted but
+unanswered, until :meth:`FakeOpenAIServer.release` (or :meth:`~FakeOpenAIServer.stop`)::
+
+    server.hold()
+    start_the_run()
+    assert server.wait_for_requests(4, timeout=60)  # the run is in its calls
+    process.send_signal(signal.SIGINT)               # ... and no answer has come back yet
+    server.release()
 """
 
 from __future__ import annotations
@@ -183,6 +194,12 @@ class _State:
     probe_status: int = 200  # what a snapshot probe gets (an HTTP error status otherwise)
     rejects_max_tokens: bool = False  # answer max_tokens with HTTP 400 (reasoning models)
     probes: list[RecordedRequest] = field(default_factory=list)
+    gate: threading.Event = field(default_factory=threading.Event)  # clear: answers are held
+    arrived: threading.Condition = field(init=False)  # notified on every recorded request
+
+    def __post_init__(self) -> None:
+        self.gate.set()
+        self.arrived = threading.Condition(self.lock)
 
 
 class _Server(ThreadingHTTPServer):
@@ -271,7 +288,12 @@ class _Handler(BaseHTTPRequestHandler):
                                                time.monotonic(), fault, self.path))
             st.in_flight += 1
             st.max_in_flight = max(st.max_in_flight, st.in_flight)
+            st.arrived.notify_all()
         try:
+            st.gate.wait()  # held (FakeOpenAIServer.hold) until released or stopped
+            if st.stop.is_set():
+                self.close_connection = True
+                return
             if st.serial:
                 with st.serial_lock:
                     self._answer(body, fault)
@@ -419,8 +441,10 @@ class FakeOpenAIServer:
         return self
 
     def stop(self) -> None:
-        """Stop serving; releases hanging and sleeping handlers at once."""
+        """Stop serving; releases hanging, held and sleeping handlers at once (a held request
+        is then closed unanswered)."""
         self._state.stop.set()
+        self._state.gate.set()
         if self._httpd is not None:
             self._httpd.shutdown()
             self._httpd.server_close()
@@ -545,6 +569,30 @@ class FakeOpenAIServer:
         """Queue faults for the next requests, one per request, in arrival order."""
         with self._state.lock:
             self._state.script.extend(faults)
+
+    def hold(self) -> None:
+        """Hold the answers: from now on every completion request is recorded and counted (so
+        :meth:`wait_for_requests` sees it), then waits unanswered until :meth:`release`.  Lets a
+        test act (send a signal, cancel a call) while calls are certainly in flight."""
+        self._state.gate.clear()
+
+    def release(self) -> None:
+        """Answer the held requests (each then gets its latency, fault or answer as usual) and
+        stop holding new ones."""
+        self._state.gate.set()
+
+    @property
+    def holding(self) -> bool:
+        """Whether answers are held (:meth:`hold` without :meth:`release` since)."""
+        return not self._state.gate.is_set()
+
+    def wait_for_requests(self, n: int, timeout: float = 60.0) -> bool:
+        """Block until at least ``n`` completion requests have arrived since the start (or the
+        last :meth:`reset`): ``True`` then, ``False`` after ``timeout`` seconds without them.
+        The timeout is a safety net for a broken run, not a measurement: make it generous."""
+        with self._state.arrived:
+            return self._state.arrived.wait_for(lambda: len(self._state.requests) >= n,
+                                                timeout)
 
     def reset(self) -> None:
         """Forget recorded requests, the script and the in-flight high-water mark."""

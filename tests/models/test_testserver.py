@@ -1,0 +1,72 @@
+"""FakeOpenAIServer's synchronisation points: tests wait for events, never for the clock."""
+
+from __future__ import annotations
+
+import json
+import threading
+import urllib.request
+from typing import Any
+
+from tests.models.fake_openai import FakeOpenAIServer
+
+
+def _ask(server: FakeOpenAIServer, text: str, results: list[Any]) -> None:
+    body = json.dumps({"model": "fake-model",
+                       "messages": [{"role": "user", "content": text}]}).encode()
+    request = urllib.request.Request(server.base_url + "/chat/completions", data=body,
+                                     headers={"Content-Type": "application/json"})
+    try:
+        with urllib.request.urlopen(request, timeout=60) as resp:
+            results.append(json.loads(resp.read())["choices"][0]["message"]["content"])
+    except OSError as exc:  # the server stopped with the request held
+        results.append(exc)
+
+
+def _asking(server: FakeOpenAIServer, texts: list[str]) -> tuple[list[threading.Thread], list[Any]]:
+    results: list[Any] = []
+    threads = [threading.Thread(target=_ask, args=(server, t, results), daemon=True)
+               for t in texts]
+    for t in threads:
+        t.start()
+    return threads, results
+
+
+def test_wait_for_requests_returns_once_they_arrived() -> None:
+    with FakeOpenAIServer() as server:
+        assert not server.wait_for_requests(1, timeout=0.05)  # nothing asked: it times out
+        threads, results = _asking(server, ["a", "b"])
+        assert server.wait_for_requests(2, timeout=60)
+        for t in threads:
+            t.join(60)
+    assert sorted(results) == ["echo: a", "echo: b"]
+
+
+def test_held_requests_are_counted_but_not_answered_until_released() -> None:
+    with FakeOpenAIServer() as server:
+        server.hold()
+        assert server.holding
+        threads, results = _asking(server, ["a", "b", "c"])
+        assert server.wait_for_requests(3, timeout=60)
+        # all three are inside the server and none has an answer: held, not slow
+        assert server.max_in_flight == 3 and results == []
+        server.release()
+        assert not server.holding
+        for t in threads:
+            t.join(60)
+        assert sorted(results) == ["echo: a", "echo: b", "echo: c"]
+        _ask(server, "after", results)  # released: answered at once again
+    assert results[-1] == "echo: after"
+
+
+def test_stopping_the_server_ends_held_requests_unanswered() -> None:
+    server = FakeOpenAIServer().start()
+    try:
+        server.hold()
+        threads, results = _asking(server, ["a"])
+        assert server.wait_for_requests(1, timeout=60)
+    finally:
+        server.stop()
+    for t in threads:
+        t.join(60)
+        assert not t.is_alive()
+    assert len(results) == 1 and isinstance(results[0], OSError)
