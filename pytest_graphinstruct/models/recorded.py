@@ -199,6 +199,13 @@ class Responses:
     def get(self, instruction_id: str) -> Record | None:
         return self.records.get(instruction_id)
 
+    def skipped_for(self, instruction_id: str) -> tuple[RecordProblem, ...]:
+        """The skipped lines that held ``instruction_id`` (its duplicates excepted: they were
+        replaced by a usable line)."""
+        shown = bounded(instruction_id, MAX_ID_CHARS)
+        return tuple(p for p in self.problems
+                     if p.instruction_id == shown and p.kind != "duplicate")
+
     @property
     def skipped(self) -> tuple[str, ...]:
         """Each problem as ``path:line: message``."""

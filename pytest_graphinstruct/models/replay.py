@@ -3,14 +3,16 @@
 ``(instruction_id, sample_index)`` → the recorded ``raw_output`` with its recorded token counts
 (``usage`` is ``None`` when neither count was recorded) and ``api_calls``.  A missing
 instruction or sample index is ``Answer(error="no recorded answer for ...")`` — an
-infrastructure error, never a model failure.  Not cacheable (the file already is the cache).
+infrastructure error, never a model failure; when the file held the instruction only on lines
+the reader skipped, the error names them (``line 4 skipped: impossible usage``).  Not cacheable
+(the file already is the cache).
 """
 
 from __future__ import annotations
 
 from pytest_graphinstruct.answers import USAGE_RECORDED, Answer, Usage
 from pytest_graphinstruct.models.base import Request
-from pytest_graphinstruct.models.recorded import Responses
+from pytest_graphinstruct.models.recorded import PROBLEM_KINDS, Responses
 
 
 class ReplayBackend:
@@ -30,8 +32,12 @@ class ReplayBackend:
         record = self.responses.get(request.instruction_id)
         k = request.sample_index
         if record is None:
-            return Answer(error=f"no recorded answer for {request.instruction_id} "
-                                f"(not in {self.responses.path or 'the responses'})", calls=0)
+            skipped = self.responses.skipped_for(request.instruction_id)
+            why = ("; ".join(f"line {p.line} skipped: {PROBLEM_KINDS[p.kind][0]}"
+                             for p in skipped[:3]) if skipped
+                   else f"not in {self.responses.path or 'the responses'}")
+            return Answer(error=f"no recorded answer for {request.instruction_id} ({why})",
+                          calls=0)
         if not 0 <= k < len(record.samples):
             return Answer(error=f"no recorded answer for {request.instruction_id} sample {k} "
                                 f"(only {len(record.samples)} recorded)", calls=0)

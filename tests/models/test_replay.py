@@ -48,3 +48,14 @@ def test_replay_through_the_scheduler(tmp_path: Path) -> None:
         texts = [f.result().text for f in sched.submit_all(
             [req(iid="L1-001", sample=k) for k in range(3)])]
     assert texts == ["first", "second", "third"]
+
+
+def test_an_instruction_only_on_skipped_lines_says_which_and_why(tmp_path: Path) -> None:
+    path = tmp_path / "raw.jsonl"
+    rows = [{"instruction_id": "L1-001", "samples": [{"raw_output": "a", "input_tokens": -1}]},
+            {"instruction_id": "L1-002", "samples": [{"raw_output": "b"}]}]
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    backend = ReplayBackend(read_responses(path))
+    answer = backend.complete(req(iid="L1-001"))
+    assert answer.error == "no recorded answer for L1-001 (line 1 skipped: impossible usage)"
+    assert backend.complete(req(iid="L1-002")).text == "b"
