@@ -275,21 +275,27 @@ def test_an_endpoint_that_always_fails_costs_little_and_says_it_in_one_line_per_
     from pytest_graphinstruct.models.testserver import Fault
 
     monkeypatch.setenv("GI_TEST_KEY", "sk-test")
+    report = pytester.path / "r.json"
     with FakeOpenAIServer(latency_s=0.0, fault_for=lambda body: Fault.server_error()) as server:
         result = pytester.runpytest(f"--gi-suite={suite_dir}", "--gi-model=fake-model",
                                     f"--gi-base-url={server.base_url}",
                                     "--gi-api-key-env=GI_TEST_KEY", "--gi-no-cache",
                                     "--gi-samples=5", "--gi-backoff=0.01", "--gi-concurrency=1",
-                                    "-p", "no:cacheprovider")
+                                    f"--gi-report={report}", "-rs", "-p", "no:cacheprovider")
         requests = server.request_count
-    result.assert_outcomes(errors=4)
+    # 8 consecutive failed calls open the circuit (heard per attempt) during the first item:
+    # it is an error; the other three were never sent — errors in the report, one grouped
+    # SKIPPED line on the terminal
+    result.assert_outcomes(errors=1, skipped=3)
+    assert requests == 8
     out = result.stdout.str()
-    # 8 consecutive failed calls open the circuit (heard per attempt: 8 calls; per request,
-    # from a backend that reports no attempts: 8 requests x 6 calls); the rest are never sent
-    assert requests in (8, 8 * 6)
     assert "WARNING: fake-model: circuit open: 8 consecutive calls" in out
+    assert "(18 request(s) not sent; their items are errors)" in out  # 20 samples, 2 sent
+    assert len(re.findall(r"SKIPPED \[3\] .*not sent: the circuit breaker opened", out)) == 1
+    cells = load_valid_report(report)["cells"]
+    assert [cell["summary"]["error"] for cell in cells] == [4]
     # the ERRORS section runs to the next section header (warnings, or the GraphInstruct one)
     lines = out[out.index("= ERRORS ="):].splitlines()[1:]
     errors = lines[:next(i for i, line in enumerate(lines) if re.fullmatch(r"=+ .+ =+", line))]
-    assert len(errors) == 2 * 4, errors  # per item: its header and one line
+    assert len(errors) == 2, errors  # the one item: its header and one line
     assert "Traceback" not in out and "InfraError" not in out.split("short test summary")[0]
