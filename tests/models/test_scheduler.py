@@ -159,23 +159,27 @@ def test_is_budget_exhausted_only_for_budget_stops() -> None:
 
 def test_rate_limit_spaces_requests(fake_openai, backend_for) -> None:
     with Scheduler(backend_for(), concurrency=4, rate_limit=20.0) as sched:
-        t, answers = _timed(sched, [req(f"r{i}") for i in range(6)])
+        t0 = time.monotonic()
+        answers = [f.result() for f in sched.submit_all([req(f"r{i}") for i in range(6)])]
     assert all(a.ok for a in answers)
-    assert t >= 5 / 20 - 0.02
-    # burst 1: one start per 50 ms.  The first call also opens the client's connection, so it
-    # may reach the server late and crowd the second: count the spacing from the second on.
+    # burst 1: the k-th start is granted no earlier than k x 50 ms after the first (which is
+    # after t0), and a request reaches the server after its grant.  Lower bounds only: a loaded
+    # machine delays arrivals, it cannot bring one forward (1 ms: float rounding).
     arrivals = sorted(r.arrived for r in fake_openai.requests)
-    assert arrivals[-1] - arrivals[1] >= 4 / 20 - 0.03
+    assert len(arrivals) == 6
+    assert all(arrived - t0 >= k / 20 - 0.001 for k, arrived in enumerate(arrivals)), arrivals
 
 
 @pytest.mark.slow
 def test_queue_wait_is_not_part_of_the_timeout(fake_openai, backend_for) -> None:
-    # A one-at-a-time server and a queue 4x longer than the timeout: no spurious timeouts.
+    # A one-at-a-time server and a queue three times longer than the timeout: no spurious
+    # timeouts.  Each call takes 0.2 s (the server's latency) against a 1 s timeout: 5x
+    # headroom, so only a timer that counted the queue wait (3 s for the last) could fire.
     fake_openai.serial = True
-    fake_openai.latency_s = 0.03
-    with Scheduler(backend_for(timeout_s=0.25), concurrency=1) as sched:
-        t, answers = _timed(sched, [req(f"t{i}") for i in range(30)])
-    assert t > 0.25 * 3
+    fake_openai.latency_s = 0.2
+    with Scheduler(backend_for(timeout_s=1.0), concurrency=1) as sched:
+        t, answers = _timed(sched, [req(f"t{i}") for i in range(16)])
+    assert t > 1.0 * 3  # a lower bound: 16 x 0.2 s at least
     assert all(a.ok and a.calls == 1 for a in answers)
 
 
@@ -185,11 +189,13 @@ class _Stub:
 
     def __init__(self, gate: threading.Event | None = None, boom: bool = False) -> None:
         self.gate, self.boom, self.calls = gate, boom, 0
+        self.started = threading.Event()  # set when the first call begins
 
     def complete(self, request: Request) -> Answer:
         self.calls += 1
+        self.started.set()
         if self.gate is not None:
-            self.gate.wait(5)
+            self.gate.wait(60)  # a safety net: the test opens the gate
         if self.boom:
             raise RuntimeError("backend bug")
         return Answer(text=request.messages[0].content, usage=Usage(1, 1))
@@ -214,12 +220,16 @@ def test_close_can_cancel_pending_requests() -> None:
     stub = _Stub(gate)
     sched = Scheduler(stub, concurrency=1)
     futures = sched.submit_all([req(f"c{i}") for i in range(5)])
-    time.sleep(0.05)
+    assert stub.started.wait(60)  # the first request is in the backend, the others queued
+    ended = threading.Semaphore(0)
+    for f in futures[1:]:
+        f.add_done_callback(lambda f: ended.release())  # cancel() runs the callbacks
     closer = threading.Thread(target=sched.close, kwargs={"cancel_pending": True})
     closer.start()
-    time.sleep(0.05)
-    gate.set()
-    closer.join(5)
+    assert all(ended.acquire(timeout=60) for _ in futures[1:])  # close() cancelled them
+    gate.set()  # only now may the first call end (else the worker could take the next)
+    closer.join(60)
+    assert not closer.is_alive()
     assert futures[0].result().ok
     assert all(f.cancelled() for f in futures[1:])
     assert stub.calls == 1
@@ -366,19 +376,25 @@ def _claiming_run(base_url: str, directory: str, barrier: Any, results: Any,
 
 def _two_runs(directory: Path, share: bool) -> tuple[list[tuple[bool, int, int]], list[str]]:
     """Two processes asking the same six questions at once; their outcomes and what the server
-    was asked."""
+    was asked.  Without claims, the server holds its answers until both processes have their
+    first three questions in flight, so neither can find the other's answer in the cache."""
     import multiprocessing
 
     ctx = multiprocessing.get_context("fork")
     with FakeOpenAIServer(latency_s=0.3) as server:
+        if not share:
+            server.hold()
         barrier, results = ctx.Barrier(2), ctx.Queue()
         procs = [ctx.Process(target=_claiming_run, args=(server.base_url, str(directory),
                                                          barrier, results, share))
                  for _ in range(2)]
         for p in procs:
             p.start()
+        if not share:
+            assert server.wait_for_requests(2 * 3, timeout=60)  # concurrency 3 each
+            server.release()
         for p in procs:
-            p.join(30)
+            p.join(60)  # a safety net: both end in about a second
             assert p.exitcode == 0
         outcomes = [results.get(timeout=5) for _ in procs]
         bodies = [r.body["messages"][0]["content"] for r in server.requests]
