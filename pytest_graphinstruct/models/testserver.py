@@ -195,6 +195,7 @@ class _State:
     rejects_max_tokens: bool = False  # answer max_tokens with HTTP 400 (reasoning models)
     probes: list[RecordedRequest] = field(default_factory=list)
     gate: threading.Event = field(default_factory=threading.Event)  # clear: answers are held
+    hold_after: int = 0  # while held, the requests beyond this many (since reset) wait
     arrived: threading.Condition = field(init=False)  # notified on every recorded request
 
     def __post_init__(self) -> None:
@@ -289,8 +290,10 @@ class _Handler(BaseHTTPRequestHandler):
             st.in_flight += 1
             st.max_in_flight = max(st.max_in_flight, st.in_flight)
             st.arrived.notify_all()
+            held = len(st.requests) > st.hold_after
         try:
-            st.gate.wait()  # held (FakeOpenAIServer.hold) until released or stopped
+            if held:
+                st.gate.wait()  # held (FakeOpenAIServer.hold) until released or stopped
             if st.stop.is_set():
                 self.close_connection = True
                 return
@@ -570,11 +573,15 @@ class FakeOpenAIServer:
         with self._state.lock:
             self._state.script.extend(faults)
 
-    def hold(self) -> None:
-        """Hold the answers: from now on every completion request is recorded and counted (so
-        :meth:`wait_for_requests` sees it), then waits unanswered until :meth:`release`.  Lets a
-        test act (send a signal, cancel a call) while calls are certainly in flight."""
-        self._state.gate.clear()
+    def hold(self, after: int = 0) -> None:
+        """Hold the answers: from now on every completion request beyond the first ``after``
+        (counted since the start or :meth:`reset`) is recorded and counted (so
+        :meth:`wait_for_requests` sees it), then waits unanswered until :meth:`release`.  Lets
+        a test act (send a signal, kill a run) while calls are certainly in flight, and after
+        exactly ``after`` answers."""
+        with self._state.lock:
+            self._state.hold_after = after
+            self._state.gate.clear()
 
     def release(self) -> None:
         """Answer the held requests (each then gets its latency, fault or answer as usual) and

@@ -70,3 +70,17 @@ def test_stopping_the_server_ends_held_requests_unanswered() -> None:
         t.join(60)
         assert not t.is_alive()
     assert len(results) == 1 and isinstance(results[0], OSError)
+
+
+def test_hold_after_answers_the_first_requests_only() -> None:
+    with FakeOpenAIServer() as server:
+        server.hold(after=2)
+        first: list[Any] = []
+        _ask(server, "a", first)
+        _ask(server, "b", first)
+        assert first == ["echo: a", "echo: b"]  # the first two: answered while holding
+        threads, results = _asking(server, ["c"])
+        assert server.wait_for_requests(3, timeout=60) and results == []
+        server.release()
+        threads[0].join(60)
+    assert results == ["echo: c"]

@@ -151,29 +151,30 @@ def test_sigkill_mid_run_then_rerun_requests_only_missing_answers(
     import signal
     import subprocess
     import sys
-    import time
 
     from pytest_graphinstruct.models.cache import AnswerCache
 
     monkeypatch.setenv("GI_TEST_KEY", SECRET)
-    server.latency_s = 0.3
+    # Five answers come back, then the server holds them: the run is killed mid-run, with
+    # some answers cached and others not, however fast or slow the machine is.
+    server.hold(after=5)
     cache = pytester.path / "cache"
     argv = [sys.executable, "-m", "pytest", *args(suite_dir, server, cache, "--gi-samples=3",
                                                   "--gi-concurrency=2")]
     proc = subprocess.Popen(argv, cwd=pytester.path, stdout=subprocess.DEVNULL,
                             stderr=subprocess.DEVNULL)
     try:
-        deadline = time.monotonic() + 60
-        while server.request_count < 5 and time.monotonic() < deadline:
-            time.sleep(0.05)
+        # --gi-concurrency=2: two held calls in flight; a new call is issued only after an
+        # earlier answer was handled (and cached), so the five answers are in the cache now
+        assert server.wait_for_requests(5 + 2, timeout=120)
         os.kill(proc.pid, signal.SIGKILL)
     finally:
-        proc.wait(timeout=30)
+        proc.wait(timeout=60)
     assert proc.returncode == -signal.SIGKILL
     kept = len(AnswerCache(cache).entries())
     assert 0 < kept < 12, kept
     before = server.request_count
-    server.latency_s = 0.0
+    server.release()
     rerun = pytester.runpytest(*args(suite_dir, server, cache, "--gi-samples=3"))
     rerun.assert_outcomes(passed=3, failed=1)
     assert server.request_count - before == 12 - kept
