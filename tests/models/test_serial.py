@@ -68,9 +68,10 @@ def test_lock_path_is_shared_per_endpoint() -> None:
 @pytest.mark.slow
 def test_queued_requests_do_not_time_out_behind_a_serial_server(api_key: str,
                                                                 tmp_path: Path) -> None:
-    # 12 answers of 0.25 s from a one-at-a-time server: the last waits ~3 s, three times the
-    # 1 s timeout of one call.  Through the gate the wait is untimed; without it, it is not.
-    with FakeOpenAIServer(latency_s=0.25, serial=True) as server:
+    # 12 answers of 0.2 s from a one-at-a-time server: the last waits ~2.4 s, more than twice
+    # the 1 s timeout of one call.  Through the gate the wait is untimed; without it, it is
+    # not.  One call has 5x headroom (0.2 s against 1 s), so a loaded machine cannot time it out.
+    with FakeOpenAIServer(latency_s=0.2, serial=True) as server:
         def run(gate: SerialGate | None) -> list[str | None]:
             backend = OpenAIBackend(server.base_url, "m", api_key_env=api_key, timeout_s=1.0,
                                     max_retries=0, serial_gate=gate)
