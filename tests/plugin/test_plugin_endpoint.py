@@ -105,10 +105,15 @@ def test_error_rate_gate_fails_the_session(pytester: pytest.Pytester, suite_dir:
 def test_missing_api_key_is_a_usage_error(pytester: pytest.Pytester, suite_dir: Path,
                                           server: FakeOpenAIServer,
                                           monkeypatch: pytest.MonkeyPatch) -> None:
+    # a remote host (a loopback one gets a placeholder key: docs/MODELS.md); it is never
+    # contacted, the key is checked first
     monkeypatch.delenv("GI_TEST_KEY", raising=False)
-    result = pytester.runpytest(*args(suite_dir, server, pytester.path / "c"))
+    remote = [a if not a.startswith("--gi-base-url=") else "--gi-base-url=http://gi.invalid/v1"
+              for a in args(suite_dir, server, pytester.path / "c")]
+    result = pytester.runpytest(*remote)
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     assert "GI_TEST_KEY" in result.stderr.str()
+    assert server.request_count == 0
 
 
 def test_xdist_workers_share_answers_and_match_single_process(
