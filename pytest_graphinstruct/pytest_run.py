@@ -755,7 +755,10 @@ class GraphInstructPlugin:
         peers may be waiting for its answers)."""
         assert self._bench is not None
         if exitstatus == pytest.ExitCode.INTERRUPTED:
-            self._bench.stop(self.stop_reason or "interrupted")
+            reason = self.stop_reason or "interrupted (Ctrl+C)"
+            if self.stop_signal is not None:  # the run's other processes stop too
+                self.stop_signal.request(reason)
+            self._bench.stop(reason)
             try:
                 self._bench.close()
             except KeyboardInterrupt:

@@ -83,14 +83,15 @@ def _wait_for_stop_file(tmp: Path) -> None:
         time.sleep(0.02)
 
 
-def _start(cwd: Path, suite_dir: Path, base_url: str, report: Path,
-           *extra: str) -> subprocess.Popen[bytes]:
+def _start(cwd: Path, suite_dir: Path, base_url: str, report: Path, *extra: str,
+           cache: Path | None = None) -> subprocess.Popen[bytes]:
     tmp = cwd / "tmp"
     tmp.mkdir(exist_ok=True)
     env = {**os.environ, "GI_TEST_KEY": "sk-test", "TMPDIR": str(tmp)}
     return subprocess.Popen(
         [sys.executable, "-m", "pytest", f"--gi-suite={suite_dir}", "--gi-model=fake-model",
-         f"--gi-base-url={base_url}", "--gi-api-key-env=GI_TEST_KEY", "--gi-no-cache",
+         f"--gi-base-url={base_url}", "--gi-api-key-env=GI_TEST_KEY",
+         "--gi-no-cache" if cache is None else f"--gi-cache={cache}",
          "--gi-concurrency=2", "--gi-samples=6", f"--gi-report={report}",
          "-p", "no:cacheprovider", *extra],
         cwd=cwd, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
@@ -133,3 +134,35 @@ def test_sigterm_stops_every_process_and_the_report_counts_the_truth(
     results = sum(len(cell["per_instruction"]) for cell in data["cells"])
     assert results >= 1 and data["coverage"]["missing_count"] >= 1, text
     assert STOP_LINE in text and "Traceback" not in text
+
+
+def test_ctrl_c_caches_the_answers_of_calls_in_flight(pytester: pytest.Pytester,
+                                                      suite_dir: Path) -> None:
+    """One Ctrl+C without xdist: nothing new is asked, and the answers of the calls already in
+    flight — paid for — arrive within the grace period and are cached for the rerun."""
+    report = pytester.path / "r.json"
+    cache = pytester.path / "answers"
+    held = _HeldServer()
+    with held.server as server:
+        proc = _start(pytester.path, suite_dir, server.base_url, report, "-p", "no:xdist",
+                      cache=cache)
+        try:
+            output = _Output(proc)
+            held.wait_held(2)  # two calls in flight, their answers held
+            proc.send_signal(signal.SIGINT)
+            _wait_for_stop_file(pytester.path / "tmp")  # the run has stopped issuing
+            held.released.set()  # the two answers arrive now, inside the grace period
+            proc.wait(WAIT_S)
+        finally:
+            held.released.set()
+            if proc.poll() is None:
+                proc.kill()
+        text = output.finish()
+        asked = len(server.requests)
+    assert proc.returncode == pytest.ExitCode.INTERRUPTED, text
+    cached = [line for line in (cache / "answers.jsonl").read_text().splitlines()
+              if '"text"' in line]
+    assert asked == ANSWERED_AT_ONCE + 2, text  # nothing asked after the interrupt
+    assert len(cached) == asked, text  # every answer the server gave is in the cache
+    data = load_valid_report(report)
+    assert data["partial"] is True and "interrupted" in data["coverage"]["reason"]
