@@ -342,7 +342,8 @@ def test_one_ctrl_c_ends_a_run_stuck_in_a_dripping_call(tmp_path: Path) -> None:
     # One byte a second: the answer would take minutes and the child's deadline is an hour,
     # so only the Ctrl+C can end the call within the wait below.
     with FakeOpenAIServer(fault_for=lambda body: Fault.drip(1.0)) as server:
-        child = subprocess.Popen([sys.executable, "-c", _CTRL_C_CHILD, server.base_url],
+        child = subprocess.Popen([sys.executable, "-X", "faulthandler", "-c", _CTRL_C_CHILD,
+                                  server.base_url],
                                  cwd=root, env={**os.environ, "GI_TEST_API_KEY": SECRET},
                                  stdout=subprocess.PIPE, stderr=subprocess.PIPE)
         try:
@@ -351,8 +352,12 @@ def test_one_ctrl_c_ends_a_run_stuck_in_a_dripping_call(tmp_path: Path) -> None:
             child.send_signal(signal.SIGINT)
             # Exiting takes 0.6-0.8 s idle and 1.6-3.0 s with two CPU-bound processes on two
             # cores (measured); 60 s is a generous bound, far below the drip's end (minutes).
-            # TimeoutExpired here means a second Ctrl+C would have been needed.
-            child.wait(timeout=60)
+            try:
+                child.wait(timeout=60)
+            except subprocess.TimeoutExpired:  # a second Ctrl+C would have been needed
+                child.send_signal(signal.SIGABRT)  # faulthandler: where every thread is stuck
+                pytest.fail("still running 60 s after Ctrl+C:\n"
+                            + child.communicate(timeout=60)[1].decode(errors="replace"))
             assert b"KeyboardInterrupt" in child.stderr.read()
         finally:
             if child.poll() is None:
