@@ -68,7 +68,9 @@ part of it.
 
 Connections
 -----------
-Each HTTP call gets its own ``httpx2.Client`` (passed to the ``openai`` client through
+Each HTTP call gets its own HTTP client (``openai.DefaultHttpxClient``: an ``httpx.Client`` for
+openai 1.x, an ``httpx2.Client`` for openai 3.x — whichever package the installed ``openai`` is
+built on; :func:`_http_package`), passed to the ``openai`` client through
 ``with_options(http_client=...)``), closed when the call ends, and all of them share the
 backend's one SSL context (certificates are loaded once, not per call).  The call's client
 installs httpcore's documented ``trace`` request extension (from an httpx ``request`` event
@@ -266,7 +268,6 @@ class OpenAIBackend:
         token_counter: TokenCounter | Literal["auto"] | None = "auto",
         model_version: str | None = None,
     ) -> None:
-        import httpx2
         import openai
 
         if base_url:
@@ -297,7 +298,7 @@ class OpenAIBackend:
         self.usage_rejections = 0
         self.first_usage_rejection: str | None = None
         # One SSL context for every call's client: certificates are loaded once per backend.
-        self._ssl_context = httpx2.create_ssl_context()
+        self._ssl_context = _http_package().create_ssl_context()
         root, query = _split_query(base_url) if base_url else (None, "")
         self._client = openai.OpenAI(
             api_key=key,
@@ -307,7 +308,8 @@ class OpenAIBackend:
             # The base URL's query (api-version=...) goes with every request: the client would
             # otherwise glue the request path after it.
             default_query=dict(urllib.parse.parse_qsl(query, keep_blank_values=True)) or None,
-            http_client=httpx2.Client(verify=self._ssl_context),  # never sends: see _bounded
+            # never sends: see _bounded
+            http_client=openai.DefaultHttpxClient(verify=self._ssl_context),
         )
         self.base_url = ((str(self._client.base_url).rstrip("/") or DEFAULT_BASE_URL)
                          + (f"?{query}" if query else ""))
@@ -438,7 +440,7 @@ class OpenAIBackend:
             _Cancelled: :meth:`cancel` was called first.
             Exception: whatever ``fn`` raised.
         """
-        import httpx2
+        import openai
 
         call = _OwnedCall()
         waker = threading.Event()
@@ -446,9 +448,9 @@ class OpenAIBackend:
 
         def run() -> None:
             try:
-                http = httpx2.Client(verify=self._ssl_context, timeout=deadline_s,
-                                     follow_redirects=True,
-                                     event_hooks={"request": [call.attach]})
+                http = openai.DefaultHttpxClient(verify=self._ssl_context, timeout=deadline_s,
+                                                 follow_redirects=True,
+                                                 event_hooks={"request": [call.attach]})
                 try:
                     client = self._client.with_options(http_client=http, timeout=deadline_s)
                     outcome.append((True, fn(client)))
@@ -657,6 +659,17 @@ class OpenAIBackend:
     def _scrub(self, text: str) -> str:
         secret = self._client.api_key
         return text.replace(secret, _REDACTED) if secret else text
+
+
+def _http_package() -> Any:
+    """The HTTP package the installed ``openai`` is built on (``httpx`` for openai 1.x,
+    ``httpx2`` for 3.x): the package of ``openai.DefaultHttpxClient``'s ``Client`` base."""
+    import importlib
+
+    import openai
+
+    base = next(c for c in openai.DefaultHttpxClient.__mro__ if c.__name__ == "Client")
+    return importlib.import_module(base.__module__.split(".")[0])
 
 
 def _choice(completion: Any) -> tuple[str, str | None]:
