@@ -118,15 +118,22 @@ def test_run_cache_counts_only_answers_cached_before_the_run_under_xdist(
 
 @pytest.mark.slow
 def test_a_dripping_endpoint_at_default_settings_ends_within_five_minutes(
-        pytester: pytest.Pytester, suite_dir: Path) -> None:
-    # defaults: timeout 120 s, 5 retries, concurrency 8, breaker 8.  The first 8 calls drip
-    # until their 120 s deadline, the breaker opens, everything else ends at once (~2 min).
-    # Needs OpenAIBackend.attempt_listener (per-attempt feed): per request, the breaker would
-    # only hear of the first 8 requests after their 6 calls each (12 min).
+        pytester: pytest.Pytester) -> None:
+    # 60 items of the project's suite at the defaults: timeout 120 s, 5 retries, concurrency 8,
+    # breaker 8.  The first 8 calls drip until their 120 s deadline, the breaker opens (it
+    # hears each HTTP attempt), their retries are not made and the other 52 items are never
+    # sent (~2 min).  Heard per request, the breaker would wait for 8 requests x 6 calls.
+    from tests.models.test_connections import Sampler
+
+    suite = Path(__file__).resolve().parents[2] / "instructions"
     with FakeOpenAIServer(latency_s=0.0, fault_for=lambda body: Fault.drip(1.0)) as server:
-        result, took = _run(pytester, suite_dir, server, "--gi-samples=15", "--gi-no-cache")
+        with Sampler(server.port) as connections:
+            result, took = _run(pytester, suite, server, "--gi-per-level=10", "--gi-no-cache")
         requests = server.request_count
-    result.assert_outcomes(errors=4)
+    out = result.stdout.lines
+    result.assert_outcomes(errors=8, skipped=52)
     assert took < 300, took  # the bound (measured ~125 s)
     assert requests == 8  # the first attempts only: no retry, nothing sent after the opening
+    assert connections.samples > 0 and connections.peak <= 8 + 2  # concurrency + 2
+    assert len(out) < 120, "\n".join(out)  # one grouped line for the 52, not a block each
     assert "circuit open: 8 consecutive calls" in result.stdout.str()
