@@ -20,6 +20,9 @@ from pytest_graphinstruct.models.retry import RetryPolicy
 from tests.models.fake_openai import FakeOpenAIServer, Fault
 from tests.models.helpers import SECRET, req
 
+CALL_S = 1.0  # the timeout where one is hit: a normal answer takes at most 0.03 s under load
+WAIT_S = 60.0  # a safety net for a broken call, never the point of a test
+
 # -- answers and usage ----------------------------------------------------------------------
 
 
@@ -163,8 +166,10 @@ def test_transient_faults_are_retried(fake_openai, backend_for, sleeps, fault) -
 
 
 def test_timeouts_are_retried_and_counted(fake_openai, backend_for, sleeps) -> None:
-    fake_openai.script(Fault.hang(2.0))
-    answer = backend_for(timeout_s=0.2).complete(req())
+    # The first call hangs until the server stops; the retry is a normal answer, which must
+    # come within the timeout: 1 s against at most 0.03 s measured with one core kept busy.
+    fake_openai.script(Fault.hang(600.0))
+    answer = backend_for(timeout_s=CALL_S).complete(req())
     assert answer.ok and answer.calls == 2
     assert len(sleeps.delays) == 1
 
@@ -275,32 +280,40 @@ def test_null_content_every_time_is_an_error_never_cached(fake_openai, backend_f
 def test_a_dripping_server_hits_the_whole_call_deadline(fake_openai, backend_for) -> None:
     import time
 
-    fake_openai.script(Fault.drip(0.05))  # every single read succeeds well within the timeout
-    backend = backend_for(timeout_s=0.5, max_retries=0)
+    # One byte per 0.05 s: every single read succeeds well within the 1 s timeout (a read
+    # would have to stall 20x to time out), and the whole answer (~360 bytes) takes ~18 s.
+    fake_openai.script(Fault.drip(0.05))
+    backend = backend_for(timeout_s=CALL_S, max_retries=0)
     t0 = time.monotonic()
     answer = backend.complete(req())
     elapsed = time.monotonic() - t0
-    assert not answer.ok and "deadline of 0.5 s" in answer.error, answer
-    assert answer.calls == 1 and elapsed < 1.5
+    assert not answer.ok and "deadline of 1 s" in answer.error, answer
+    # the bound is the point: the call ends at its deadline (measured 1.00-1.01 s with one
+    # core kept busy), not when the drip would end (~18 s); 5 s is generous
+    assert answer.calls == 1 and elapsed < 5.0, elapsed
 
 
 def test_the_deadline_is_retried_like_a_timeout(fake_openai, backend_for, sleeps) -> None:
-    fake_openai.script(Fault.drip(0.05))
-    answer = backend_for(timeout_s=0.4, max_retries=1).complete(req())
+    fake_openai.script(Fault.drip(0.05))  # ~18 s for the whole answer; the retry is a normal one
+    answer = backend_for(timeout_s=CALL_S, max_retries=1).complete(req())
     assert answer.ok and answer.calls == 2 and len(sleeps.delays) == 1
 
 
 def test_cancel_ends_a_call_in_flight_at_once(fake_openai, api_key) -> None:
-    import threading
     import time
 
-    fake_openai.script(Fault.drip(0.05))
+    fake_openai.script(Fault.drip(0.2))  # the whole answer would take over a minute
     backend = OpenAIBackend(fake_openai.base_url, "fake-model", api_key_env=api_key,
-                            timeout_s=30)
-    threading.Timer(0.3, backend.cancel).start()
-    t0 = time.monotonic()
-    answer = backend.complete(req())
-    assert time.monotonic() - t0 < 2.0
+                            timeout_s=60)
+    with ThreadPoolExecutor(1) as pool:
+        future = pool.submit(backend.complete, req())
+        assert fake_openai.wait_for_requests(1, timeout=WAIT_S)  # the call is in flight
+        t0 = time.monotonic()
+        backend.cancel()
+        answer = future.result(timeout=WAIT_S)
+        took = time.monotonic() - t0
+    # "at once": measured under 0.01 s; 5 s is generous and far below the drip or the deadline
+    assert took < 5.0, took
     assert not answer.ok and "cancelled" in answer.error and answer.calls == 1
 
 
@@ -336,10 +349,12 @@ def test_preflight_names_a_refused_connection(api_key) -> None:
 def test_preflight_names_a_timeout(fake_openai, backend_for) -> None:
     import time
 
-    fake_openai.models_hang_s = 5.0
+    fake_openai.models_hang_s = 600.0  # until the server stops
     t0 = time.monotonic()
     reason = backend_for().preflight(timeout_s=0.3)
-    assert time.monotonic() - t0 < 2.0
+    # the bound is the point: the preflight gives up at its own timeout (measured 0.30-0.31 s
+    # with one core kept busy); 5 s is generous and far below the hang
+    assert time.monotonic() - t0 < 5.0
     assert reason is not None and "timed out" in reason and "\n" not in reason
 
 
@@ -404,12 +419,13 @@ def _listened(backend: OpenAIBackend) -> list[tuple[AttemptOutcome, int]]:
     (Fault.unauthorized(403), True),
     (Fault("status", 404, message="no such model"), True),
     (Fault.malformed(), True),
-    (Fault.drip(0.2), True),  # the whole-call deadline
+    (Fault.drip(0.05), True),  # the whole-call deadline (the whole answer takes ~18 s)
 ])
 def test_the_listener_hears_one_outcome_per_attempt(fake_openai, backend_for, fault,
                                                     endpoint_fault) -> None:
     fake_openai.script(fault)
-    backend = backend_for(max_retries=0, timeout_s=0.5)
+    # an answer (an error status, too) must come within the timeout to be heard as itself
+    backend = backend_for(max_retries=0, timeout_s=CALL_S)
     heard = _listened(backend)
     answer = backend.complete(req())
     assert not answer.ok and answer.calls == 1
