@@ -62,7 +62,9 @@ def test_ged_timeout_really_stops_the_work() -> None:
     b = nx.gnp_random_graph(40, 0.3, seed=2)
     t0 = time.monotonic()
     r = graph_edit_distance(a, b, timeout_s=1.0)
-    assert time.monotonic() - t0 < 5.0
+    # the bound is the point: the call returns at its 1 s timeout (measured 1.01-1.02 s with one
+    # core kept busy) although the search itself would run far longer; 10 s is generous
+    assert time.monotonic() - t0 < 10.0
     assert not r.exact and r.error is None
     assert r.distance is None or r.distance >= r.lower_bound
     assert _children() <= before  # the worker was killed and reaped: nothing keeps running
