@@ -93,6 +93,10 @@ pytestmark = pytest.mark.skipif(not Path("/proc/net/tcp").exists(),
 
 def test_abandoned_calls_close_their_connections_and_end_their_threads(
         dripping: FakeOpenAIServer, api_key: str) -> None:
+    # Faster bytes here: each read must succeed within the 1 s timeout (a gap would have to be
+    # 20x the interval, not 5x, under load), so that only the whole-call deadline ends a call;
+    # the whole answer (~360 bytes) still takes ~18 s.
+    dripping.fault_for = lambda body: Fault.drip(0.05)
     before = set(threading.enumerate())
     backend = OpenAIBackend(dripping.base_url, "fake-model", api_key_env=api_key,
                             timeout_s=1.0, max_retries=0)
