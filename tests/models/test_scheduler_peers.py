@@ -39,6 +39,7 @@ class _Remote:
         self.script, self.retries = script, retries
         self.attempts = 0
         self.held = threading.Semaphore(0)  # one release per attempt that began holding
+        self.holding: list[Request] = []  # the requests of those attempts
         self.release = threading.Event()
         self.cancelled: str | None = None
         self._stop = threading.Event()
@@ -59,6 +60,8 @@ class _Remote:
                 n, self.attempts = self.attempts, self.attempts + 1
             kind = self.script(n)
             if kind == "hold":
+                with self._lock:
+                    self.holding.append(request)
                 self.held.release()
                 released = self.release.wait(WAIT_S)  # cancel() sets it too
                 if self._stop.is_set() or not released:
@@ -119,12 +122,16 @@ def test_requests_not_issued_resolve_at_once_when_the_circuit_opens() -> None:
     backend = _Remote(lambda n: "hold" if n < 2 else "fault", retries=0, listener=False)
     backend.cancel = None  # type: ignore[assignment,method-assign]
     with Scheduler(backend, concurrency=3, circuit_breaker=4) as sched:
-        futures = sched.submit_all(_requests(30))
+        requests = _requests(30)
+        futures = sched.submit_all(requests)
         assert backend.held.acquire(timeout=WAIT_S) and backend.held.acquire(timeout=WAIT_S)
-        rest = [f.result(timeout=WAIT_S) for f in futures[2:]]  # while two are held
-        assert sched.is_circuit_open() and not any(f.done() for f in futures[:2])
+        # the held calls are whichever two requests the workers started first
+        held = [f for r, f in zip(requests, futures, strict=True) if r in backend.holding]
+        others = [f for f in futures if f not in held]
+        rest = [f.result(timeout=WAIT_S) for f in others]  # while two are held
+        assert len(held) == 2 and sched.is_circuit_open() and not any(f.done() for f in held)
         backend.release.set()
-        first = [f.result(timeout=WAIT_S) for f in futures[:2]]
+        first = [f.result(timeout=WAIT_S) for f in held]
     assert all(a.ok for a in first)
     assert sum(a.calls for a in rest) == 4 and all(a.error for a in rest)
 
