@@ -257,3 +257,55 @@ def test_components_cover_nodes_once(n: int, seed: int) -> None:
     assert sorted(listed) == sorted(g)
     sizes = [len(c) for c in f.components]
     assert sizes == sorted(sizes, reverse=True)
+
+
+def _old_distance_stats(g: nx.Graph) -> tuple[float, float]:
+    """The implementation before the product route (to_scipy_sparse_array + blocked Dijkstra),
+    kept here as the reference the new one must match exactly."""
+    from scipy.sparse.csgraph import shortest_path
+
+    u = GraphFacts(g).undirected
+    n = u.number_of_nodes()
+    adj = nx.to_scipy_sparse_array(u, nodelist=list(u), weight=None, format="csr")
+    dist = shortest_path(adj, method="D", directed=False, unweighted=True)
+    return int(float(dist.max())), float(dist.sum()) / (n * (n - 1))
+
+
+_DISTANCE_FAMILIES = [
+    nx.path_graph(40), nx.cycle_graph(33), nx.star_graph(25), nx.complete_graph(30),
+    nx.balanced_tree(2, 6), nx.grid_2d_graph(7, 9), nx.barbell_graph(12, 5),
+    nx.lollipop_graph(20, 30), nx.connected_watts_strogatz_graph(200, 6, 0.1, seed=1),
+    nx.gnp_random_graph(300, 0.4, seed=2), nx.barabasi_albert_graph(400, 3, seed=3),
+    nx.random_regular_graph(3, 120, seed=4),
+    nx.DiGraph([(0, 1), (2, 1), (2, 3), (3, 3), (4, 3), (1, 4), (4, 1)]),
+]
+
+
+@pytest.mark.parametrize("g", _DISTANCE_FAMILIES, ids=lambda g: f"{type(g).__name__}{len(g)}")
+def test_distances_match_old_implementation_on_both_routes(g: nx.Graph,
+                                                           monkeypatch: pytest.MonkeyPatch) -> None:
+    want = _old_distance_stats(g)
+    assert (GraphFacts(g).diameter, GraphFacts(g).average_path_length) == want
+    monkeypatch.setattr(properties, "_DENSE_MAX_NODES", 0)  # per-source BFS only
+    assert (GraphFacts(g).diameter, GraphFacts(g).average_path_length) == want
+    monkeypatch.setattr(properties, "_DENSE_MAX_NODES", 10_000)
+    monkeypatch.setattr(properties, "_BFS_TO_PRODUCT_COST", 10**9)  # products only
+    assert (GraphFacts(g).diameter, GraphFacts(g).average_path_length) == want
+
+
+def test_dense_route_gives_up_after_its_level_budget(monkeypatch: pytest.MonkeyPatch) -> None:
+    adj = properties._undirected_csr(nx.path_graph(10))
+    assert properties._distance_sum_by_products(adj, 3) is None  # diameter 9 > 3 levels
+    assert properties._distance_sum_by_products(adj, 9) == (9, 330)
+    assert properties._dense_level_budget(10, adj.nnz) == 166 * 18 // 100
+    assert properties._dense_level_budget(properties._DENSE_MAX_NODES + 1, 10**9) == 0
+
+
+def test_large_dense_answer_distances_take_the_product_route(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    # a 1,000-node, 100k-edge answer: the product route (2 levels) must be the one taken
+    g = nx.gnm_random_graph(1000, 100_000, seed=5)
+    monkeypatch.setattr(properties, "_distance_sum_by_bfs", None)  # calling it would fail
+    f = GraphFacts(g)
+    assert f.diameter == 2
+    assert f.average_path_length == (1000 * 999 + (1000 * 999 - 200_000)) / (1000 * 999)
