@@ -38,7 +38,8 @@ from pytest_graphinstruct.graphs.model import ParsedGraph
 from pytest_graphinstruct.graphs.serialize import serialize
 from pytest_graphinstruct.score.domain_fit import DomainProfile, domain_fit
 from pytest_graphinstruct.suite.instruction import Instruction
-from pytest_graphinstruct.verify.tasks import edit_distance, minimal_edit, task_spec
+from pytest_graphinstruct.verify.tasks import minimal_edit, task_spec
+from pytest_graphinstruct.verify.tasks.diff import edit_size
 from pytest_graphinstruct.verify.verdict import Source, Verification
 
 #: RA of a full ``Graph[...]`` answer at L5 (it states no edit to align with).
@@ -179,7 +180,7 @@ def _optimal_edit(instruction: Instruction) -> int | None:
                                text=instruction.text)
     if (optimal is None and instruction.references
             and not (spec is not None and spec.renames_nodes)):
-        optimal = min(edit_distance(base, r).size for r in instruction.reference_graphs)
+        optimal = min(edit_size(base, r) for r in instruction.reference_graphs)
     return optimal
 
 
@@ -189,7 +190,7 @@ def _edit_quality(instruction: Instruction, v: Verification, graph: ParsedGraph,
     task_rate = v.rate(Source.TASK)
     if base is None:
         return 1.0 if task_rate is None else task_rate
-    actual = edit_distance(base, graph).size
+    actual = edit_size(base, graph)
     if optimal is None:
         closeness = None
     elif optimal == 0 or actual == 0:

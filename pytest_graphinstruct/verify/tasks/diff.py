@@ -14,6 +14,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 import networkx as nx
+import numpy as np
 
 from pytest_graphinstruct.graphs.model import Edge, ParsedGraph
 from pytest_graphinstruct.vocab import natural_key
@@ -29,8 +30,16 @@ def edge_key(directed: bool, u: object, v: object) -> Edge:
 
 
 def edge_set(g: nx.Graph, directed: bool) -> frozenset[Edge]:
-    """Every edge of ``g`` in canonical spelling; ``directed=False`` collapses arc pairs."""
-    return frozenset(edge_key(directed, u, v) for u, v in g.edges())
+    """Every edge of ``g`` in canonical spelling (as :func:`edge_key`); ``directed=False``
+    collapses arc pairs.  Each node's natural key is computed once, not once per edge."""
+    if directed:
+        return frozenset((str(u), str(v)) for u, v in g.edges())
+    rank = _natural_ranks(str(v) for v in g)
+    out: set[Edge] = set()
+    for u, v in g.edges():
+        a, b = str(u), str(v)
+        out.add((a, b) if rank[a] <= rank[b] else (b, a))
+    return frozenset(out)
 
 
 def node_set(g: nx.Graph) -> frozenset[str]:
@@ -43,7 +52,28 @@ def compare_mode(base: ParsedGraph, result: ParsedGraph) -> bool:
 
 
 def sorted_edges(edges: Iterable[Edge]) -> tuple[Edge, ...]:
-    return tuple(sorted(edges, key=_natural_edge))
+    """``edges`` sorted by (natural first id, first id, natural second id, second id).
+
+    Each distinct id is ranked once in that order; the edges are then ordered by their pair
+    of ranks (numpy's stable lexsort for many edges) — the same order as sorting by the keys."""
+    items = list(edges)
+    if len(items) < 2:
+        return tuple(items)
+    rank = _natural_ranks(x for e in items for x in e)
+    if len(items) < _NUMPY_SORT_FROM:
+        return tuple(sorted(items, key=lambda e: (rank[e[0]], rank[e[1]])))
+    first = np.fromiter((rank[e[0]] for e in items), dtype=np.int64, count=len(items))
+    second = np.fromiter((rank[e[1]] for e in items), dtype=np.int64, count=len(items))
+    return tuple(items[i] for i in np.lexsort((second, first)).tolist())
+
+
+#: Below this many edges a plain ``sorted`` is faster than building numpy arrays.
+_NUMPY_SORT_FROM = 256
+
+
+def _natural_ranks(ids: Iterable[str]) -> dict[str, int]:
+    """Each distinct id's position in (natural key, text) order — a total order on strings."""
+    return {s: i for i, s in enumerate(sorted(set(ids), key=lambda s: (natural(s), s)))}
 
 
 def sorted_nodes(nodes: Iterable[str]) -> tuple[str, ...]:
@@ -51,10 +81,6 @@ def sorted_nodes(nodes: Iterable[str]) -> tuple[str, ...]:
 
 
 natural = natural_key
-
-
-def _natural_edge(e: Edge) -> tuple[tuple[int, int | str], str, tuple[int, int | str], str]:
-    return (natural(e[0]), e[0], natural(e[1]), e[1])
 
 
 @dataclass(frozen=True)
@@ -106,8 +132,14 @@ def edit_distance(base: ParsedGraph, result: ParsedGraph) -> EditDiff:
     compared as strings.
     """
     directed = compare_mode(base, result)
-    be, re_ = edge_set(base.graph, directed), edge_set(result.graph, directed)
-    bn, rn = node_set(base.graph), node_set(result.graph)
+    return diff_of(edge_set(base.graph, directed), edge_set(result.graph, directed),
+                   node_set(base.graph), node_set(result.graph), directed)
+
+
+def diff_of(be: frozenset[Edge], re_: frozenset[Edge], bn: frozenset[str], rn: frozenset[str],
+            directed: bool) -> EditDiff:
+    """The :class:`EditDiff` of edge sets ``be`` → ``re_`` and node sets ``bn`` → ``rn``
+    already in canonical spelling (for callers that need the sets themselves too)."""
     return EditDiff(
         added_edges=sorted_edges(re_ - be),
         removed_edges=sorted_edges(be - re_),
@@ -115,3 +147,9 @@ def edit_distance(base: ParsedGraph, result: ParsedGraph) -> EditDiff:
         removed_nodes=sorted_nodes(bn - rn),
         directed=directed,
     )
+
+
+def edit_size(base: ParsedGraph, result: ParsedGraph) -> int:
+    """``edit_distance(base, result).size`` without sorting the changed edges."""
+    directed = compare_mode(base, result)
+    return len(edge_set(base.graph, directed) ^ edge_set(result.graph, directed))

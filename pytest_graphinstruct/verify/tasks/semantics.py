@@ -24,9 +24,10 @@ from pytest_graphinstruct.verify.tasks import algorithms as alg
 from pytest_graphinstruct.verify.tasks import text as tx
 from pytest_graphinstruct.verify.tasks.diff import (
     EditDiff,
+    compare_mode,
+    diff_of,
     edge_key,
     edge_set,
-    edit_distance,
     node_set,
     sorted_edges,
     sorted_nodes,
@@ -60,12 +61,12 @@ class TaskContext:
     out: list[Verdict] = field(default_factory=list)
 
     def __post_init__(self) -> None:
-        self.diff = edit_distance(self.base, self.result)
-        self.directed = self.diff.directed
+        self.directed = compare_mode(self.base, self.result)
         self.be = edge_set(self.base.graph, self.directed)
         self.re = edge_set(self.result.graph, self.directed)
         self.bn = node_set(self.base.graph)
         self.rn = node_set(self.result.graph)
+        self.diff = diff_of(self.be, self.re, self.bn, self.rn, self.directed)
 
     @property
     def b(self) -> nx.Graph:
