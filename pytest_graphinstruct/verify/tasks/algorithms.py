@@ -11,7 +11,7 @@ import itertools
 import math
 import warnings
 from collections import deque
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
 
 import networkx as nx
 import numpy as np
@@ -523,20 +523,44 @@ def min_eulerian_additions(
 
 
 def triangles(g: nx.Graph, limit: int = 1_000) -> list[tuple[str, str, str]]:
-    """Up to ``limit`` triangles of the undirected view, each as sorted node ids."""
-    u = nx.Graph(undirected_view(g))
+    """Up to ``limit`` triangles of the undirected view, each as sorted node ids.
+
+    Which triangles are found first (when there are more than ``limit``) follows the
+    adjacency order of ``nx.Graph(undirected_view(g))``; that order is derived per visited node
+    (:func:`_copy_order_neighbours`) instead of copying the whole graph, so an early stop costs
+    only the nodes it visits."""
+    u = undirected_view(g)
     order = {v: i for i, v in enumerate(sorted(u, key=str))}
+    position = {v: i for i, v in enumerate(u)}
+    cache: dict[Hashable, list[Hashable]] = {}
+
+    def nbrs(x: Hashable) -> list[Hashable]:
+        hit = cache.get(x)
+        if hit is None:
+            hit = cache[x] = _copy_order_neighbours(u, x, position)
+        return hit
+
     out: list[tuple[str, str, str]] = []
     for a in u:
-        for b in u[a]:
+        for b in nbrs(a):
             if order[b] <= order[a]:
                 continue
-            for c in set(u[a]) & set(u[b]):
+            for c in set(nbrs(a)) & set(nbrs(b)):
                 if order[c] > order[b]:
                     out.append(tuple(sorted((str(a), str(b), str(c)))))  # type: ignore[arg-type]
                     if len(out) >= limit:
                         return sorted(out)
     return sorted(out)
+
+
+def _copy_order_neighbours(u: nx.Graph, x: Hashable,
+                           position: Mapping[Hashable, int]) -> list[Hashable]:
+    """``list(nx.Graph(u)[x])`` without the copy.  The copy adds the edges ``(a, b)`` for ``a``
+    in node order and ``b`` in ``u[a]`` order, so ``x``'s neighbours placed before ``x`` come
+    first, in node order, then the others (and a self-loop) in ``u[x]`` order."""
+    px = position[x]
+    earlier = sorted((b for b in u[x] if position[b] < px), key=position.__getitem__)
+    return earlier + [b for b in u[x] if position[b] >= px]
 
 
 def edges_in_triangles(g: nx.Graph) -> list[tuple[str, str]]:
