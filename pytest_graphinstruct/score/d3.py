@@ -408,7 +408,8 @@ def _aggregate(samples: list[D3Sample]) -> D3Result:
         gcn=fmean(gcns) if gcns else None,
         samples=tuple(samples),
         n_valid=len(samples),
-        reason=("a part could not be computed: " + "; ".join(sorted(set(unavailable.values())))
+        reason=("a part could not be computed: "
+                + "; ".join(f"{part}: {why}" for part, why in sorted(unavailable.items()))
                 if unavailable else None),
         unavailable=MappingProxyType(unavailable),
     )

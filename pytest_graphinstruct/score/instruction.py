@@ -132,8 +132,7 @@ def score_instruction(
         dims["D3"] = d3.value
         details["d3"] = {"grassmann": d3.grassmann, "mmd": d3.mmd, "gcn": d3.gcn}
         if d3.value is None:
-            reasons = [d3.reason, *(f"{k}: {v}" for k, v in d3.unavailable.items())]
-            absent["D3"] = "; ".join(r for r in reasons if r) or "not computed"
+            absent["D3"] = d3.reason or "not computed"  # names each missing part once
     for d, v in dims.items():
         if v is None:
             absent.setdefault(d, "not weighted at this level"
