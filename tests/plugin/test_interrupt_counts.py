@@ -132,7 +132,11 @@ def test_sigterm_stops_every_process_and_the_report_counts_the_truth(
     # Every call the server received is in the report, none more.
     assert _report_calls(data) == len(arrivals), text
     results = sum(len(cell["per_instruction"]) for cell in data["cells"])
-    assert results >= 1 and data["coverage"]["missing_count"] >= 1, text
+    # Every selected item has a result or is named missing.  How many are missing is a race
+    # the test does not own: under -n 2 a worker may still turn its last items into
+    # "terminated (SIGTERM)" errors (results) before the controller ends the session.
+    coverage = data["coverage"]
+    assert results >= 1 and results + coverage["missing_count"] == coverage["selected"], text
     assert STOP_LINE in text and "Traceback" not in text
 
 
