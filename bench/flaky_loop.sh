@@ -27,7 +27,8 @@ while getopts "n:f:o:t:x" opt; do
     case "$opt" in
         n) runs=$OPTARG ;;
         f) while IFS= read -r line; do
-               line=${line%%#*}; line=${line//[[:space:]]/}
+               line=${line%%#*}  # then trim the ends (an id may hold spaces: "[15-a b]")
+               line=${line#"${line%%[![:space:]]*}"}; line=${line%"${line##*[![:space:]]}"}
                [ -n "$line" ] && ids+=("$line")
            done < "$OPTARG" ;;
         o) out=$OPTARG ;;
