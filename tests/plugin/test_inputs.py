@@ -93,8 +93,9 @@ def test_xdist_names_the_cause_like_a_single_process(pytester: pytest.Pytester,
         args = [f"--gi-suite={suite_dir}", "--gi-model=oracle"]
         needle = "not valid JSON"
     else:
+        # a remote host, never contacted (a loopback one would get a placeholder key)
         args = [f"--gi-suite={suite_dir}", "--gi-model=fake-model",
-                "--gi-base-url=http://127.0.0.1:9/v1", "--gi-api-key-env=GI_UNSET_KEY"]
+                "--gi-base-url=http://gi.invalid:9/v1", "--gi-api-key-env=GI_UNSET_KEY"]
         needle = "GI_UNSET_KEY"
     for n in ("0", "2"):
         result = pytester.runpytest_subprocess(*args, "-n", n, "-p", "no:cacheprovider")
