@@ -15,7 +15,10 @@ docs/CONSTRAINTS.md; the short version:
 * float keys (density, modularity, clustering_coefficient, average_path_length) relax ``<=``/``>=``
   by 5 % of the bound's magnitude; ``=``/``!=`` on floats compare within :data:`FLOAT_EQ_TOL`;
   ``<``/``>`` are exact;
-* booleans with ``!=`` mean the negated value.
+* booleans with ``!=`` mean the negated value;
+* ``diameter``/``average_path_length`` on an answer above
+  :data:`~pytest_graphinstruct.verify.properties.DISTANCE_WORK_LIMIT` (and not dense enough for the
+  product route) are not satisfied, observed ``not computed: answer too large (…)``.
 """
 
 from __future__ import annotations
@@ -302,14 +305,23 @@ def _distance_note(f: GraphFacts, value: float) -> tuple[str, Mapping[str, Any]]
     return "", {}
 
 
+def _distance(c: Constraint, f: GraphFacts, value: float) -> _Outcome:
+    """A distance constraint; one whose value is too costly to compute is not satisfied, whatever
+    its operator (the answer could not be shown to meet it), and the observation says why."""
+    reason = f.distances_not_computed
+    if reason is not None:
+        _, expected, _ = _compare(c, 0)
+        return _Outcome(False, expected, reason)
+    note, where = _distance_note(f, value)
+    return _numeric(c, value, where, note)
+
+
 def _diameter(c: Constraint, f: GraphFacts) -> _Outcome:
-    note, where = _distance_note(f, f.diameter)
-    return _numeric(c, f.diameter, where, note)
+    return _distance(c, f, f.diameter)
 
 
 def _average_path_length(c: Constraint, f: GraphFacts) -> _Outcome:
-    note, where = _distance_note(f, f.average_path_length)
-    return _numeric(c, f.average_path_length, where, note)
+    return _distance(c, f, f.average_path_length)
 
 
 def _density(c: Constraint, f: GraphFacts) -> _Outcome:

@@ -38,6 +38,14 @@ Node = Hashable
 #: needs more than about this many entries at once.
 _DISTANCE_BLOCK_ENTRIES = 4_000_000
 
+#: The work budget of exact all-pairs distances by per-source BFS, in ``n × (n + m)`` steps of
+#: the undirected view (each BFS touches every node and every edge once).  Above it, diameter and
+#: average path length are not computed (:attr:`GraphFacts.distances_not_computed` says why)
+#: unless the all-at-once product route (at most ``_DENSE_MAX_NODES`` nodes, its own level
+#: budget) finishes.  Measured (bench/big_answer.py, docs/PARSING.md): a star just inside it, the
+#: costliest shape per step, takes a few seconds.
+DISTANCE_WORK_LIMIT = 100_000_000
+
 _DIGITS = re.compile(r"(\d+)")
 
 
@@ -356,10 +364,17 @@ class GraphFacts:
 
     # -- distances -----------------------------------------------------------------------------
 
+    @property
+    def distance_work(self) -> int:
+        """``n × (n + m)`` of the undirected view: the steps of an all-pairs per-source BFS,
+        compared with :data:`DISTANCE_WORK_LIMIT`."""
+        return self.n * (self.n + self.undirected_m)
+
     @cached_property
     def _distance_stats(self) -> tuple[float, float]:
         """``(diameter, average path length)`` of the undirected view from one all-pairs BFS;
-        ``(inf, inf)`` when empty or disconnected; ``(0, 0.0)`` for one node.
+        ``(inf, inf)`` when empty or disconnected; ``(0, 0.0)`` for one node; ``(nan, nan)``
+        when they would cost more than :data:`DISTANCE_WORK_LIMIT` (never approximated).
 
         The sum of all distances is an exact integer, so the mean is the same float whichever
         way the BFS is run (see :func:`_all_pairs_distance_sum`)."""
@@ -368,18 +383,33 @@ class GraphFacts:
             return math.inf, math.inf
         if n == 1:
             return 0, 0.0
-        longest, total = _all_pairs_distance_sum(_undirected_csr(self.undirected))
+        found = _all_pairs_distance_sum(_undirected_csr(self.undirected),
+                                        bfs_allowed=self.distance_work <= DISTANCE_WORK_LIMIT)
+        if found is None:
+            return math.nan, math.nan
+        longest, total = found
         return longest, total / (n * (n - 1))
 
     @property
+    def distances_not_computed(self) -> str | None:
+        """Why diameter and average path length are not computed — ``'not computed: answer too
+        large (N nodes × (N + M edges) = W > LIMIT)'`` — or ``None`` when they are."""
+        if not math.isnan(self._distance_stats[0]):
+            return None
+        return (f"not computed: answer too large ({self.n} nodes × ({self.n} + "
+                f"{self.undirected_m} edges) = {self.distance_work} > {DISTANCE_WORK_LIMIT})")
+
+    @property
     def diameter(self) -> float:
-        """Diameter of the undirected view (an int); ``inf`` when disconnected or empty."""
+        """Diameter of the undirected view (an int); ``inf`` when disconnected or empty;
+        ``nan`` when not computed (:attr:`distances_not_computed`)."""
         return self._distance_stats[0]
 
     @property
     def average_path_length(self) -> float:
         """Mean shortest-path length over ordered pairs of distinct nodes of the undirected
-        view; ``inf`` when disconnected or empty, ``0.0`` for one node."""
+        view; ``inf`` when disconnected or empty, ``0.0`` for one node; ``nan`` when not
+        computed (:attr:`distances_not_computed`)."""
         return self._distance_stats[1]
 
     # -- densities and communities -------------------------------------------------------------
@@ -427,9 +457,10 @@ def _undirected_csr(u: nx.Graph) -> csr_array:
     return adj
 
 
-def _all_pairs_distance_sum(adj: csr_array) -> tuple[int, int]:
+def _all_pairs_distance_sum(adj: csr_array, *, bfs_allowed: bool) -> tuple[int, int] | None:
     """``(largest, sum)`` of the BFS distances between all ordered node pairs of the connected
-    undirected graph ``adj``.
+    undirected graph ``adj``; ``None`` when only per-source BFS could find them and
+    ``bfs_allowed`` is false.
 
     Dense enough graphs expand all BFS frontiers at once, one boolean matrix product per level
     (BLAS; as many products as the diameter).  The number of levels tried is capped so that
@@ -442,7 +473,7 @@ def _all_pairs_distance_sum(adj: csr_array) -> tuple[int, int]:
         found = _distance_sum_by_products(adj, budget)
         if found is not None:
             return found
-    return _distance_sum_by_bfs(adj)
+    return _distance_sum_by_bfs(adj) if bfs_allowed else None
 
 
 #: Dense frontier expansion is used up to this many nodes (a few ``n × n`` float32 matrices).
@@ -496,7 +527,9 @@ def _distance_sum_by_bfs(adj: csr_array) -> tuple[int, int]:
     total = 0
     for start in range(0, n, block):
         rows = np.arange(start, min(n, start + block))
-        dist = shortest_path(adj, method="D", directed=False, unweighted=True, indices=rows)
+        # adj is symmetric, so the directed search finds the same distances and skips
+        # scipy's symmetrising pass (about half the time, measured on 20,000-node answers)
+        dist = shortest_path(adj, method="D", directed=True, unweighted=True, indices=rows)
         longest = max(longest, int(dist.max()))
         total += int(dist.sum(dtype=np.float64))
     return longest, total

@@ -12,6 +12,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from pytest_graphinstruct.suite.constraints import KEYS, TOLERANCE, Constraint, Op
+from pytest_graphinstruct.verify import properties
 from pytest_graphinstruct.verify.checks import (
     FLOAT_EQ_TOL,
     check_constraint,
@@ -287,6 +288,20 @@ def test_distances_on_disconnected_and_empty_graphs() -> None:
     assert not holds("diameter<=10", g) and holds("diameter>=10", g)
     e = check("diameter<=1", nx.Graph())
     assert not e.satisfied and e.observed == "inf (empty graph)" and e.where == {}
+
+
+@pytest.mark.parametrize("text", ["diameter<=39", "diameter>=1", "diameter=39", "diameter!=5",
+                                  "average_path_length<=100.0", "average_path_length>0.0",
+                                  "average_path_length!=2.5"])
+def test_distances_too_large_to_compute_are_not_satisfied(text: str,
+                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    # every operator, even ones any finite value would meet: the answer was not shown to meet it
+    monkeypatch.setattr(properties, "_DENSE_MAX_NODES", 0)
+    monkeypatch.setattr(properties, "DISTANCE_WORK_LIMIT", 40 * 79 - 1)
+    v = check(text, nx.path_graph(40))
+    assert not v.satisfied
+    assert v.observed == "not computed: answer too large (40 nodes × (40 + 39 edges) = 3160 > 3159)"
+    assert v.observed in v.describe() and v.gap is None and v.where == {}
 
 
 def test_failing_value_is_never_printed_equal_to_its_bound() -> None:

@@ -309,3 +309,58 @@ def test_large_dense_answer_distances_take_the_product_route(
     f = GraphFacts(g)
     assert f.diameter == 2
     assert f.average_path_length == (1000 * 999 + (1000 * 999 - 200_000)) / (1000 * 999)
+
+
+# -- the work budget of exact distances ----------------------------------------------------------
+
+def _star_work(n: int) -> int:
+    """``n × (n + m)`` of a star on ``n`` nodes (``m = n - 1``)."""
+    return n * (n + n - 1)
+
+
+def test_distances_above_the_work_limit_are_not_computed(monkeypatch: pytest.MonkeyPatch) -> None:
+    # the default limit: a star just above it is refused without running any BFS
+    n = next(k for k in itertools.count(2) if _star_work(k) > properties.DISTANCE_WORK_LIMIT)
+    monkeypatch.setattr(properties, "_distance_sum_by_bfs", None)  # calling it would fail
+    monkeypatch.setattr(properties, "_distance_sum_by_products", None)
+    f = GraphFacts(nx.star_graph(n - 1))
+    assert f.distance_work == _star_work(n) > properties.DISTANCE_WORK_LIMIT
+    assert f.distances_not_computed == (
+        f"not computed: answer too large ({n} nodes × ({n} + {n - 1} edges) = {_star_work(n)} "
+        f"> {properties.DISTANCE_WORK_LIMIT})")
+    assert math.isnan(f.diameter) and math.isnan(f.average_path_length)
+
+
+@pytest.mark.parametrize("graph", [nx.star_graph, nx.path_graph], ids=["star", "path"])
+def test_distance_work_limit_edge(graph: object, monkeypatch: pytest.MonkeyPatch) -> None:
+    # n > _DENSE_MAX_NODES, so only the per-source BFS (the bounded one) could compute them
+    monkeypatch.setattr(properties, "_DENSE_MAX_NODES", 10)
+    g = graph(40)  # type: ignore[operator]
+    work = g.number_of_nodes() * (g.number_of_nodes() + g.number_of_edges())
+    monkeypatch.setattr(properties, "DISTANCE_WORK_LIMIT", work)
+    at = GraphFacts(g)
+    assert at.distances_not_computed is None
+    assert at.diameter == nx.diameter(g)
+    assert at.average_path_length == nx.average_shortest_path_length(g)
+    monkeypatch.setattr(properties, "DISTANCE_WORK_LIMIT", work - 1)
+    above = GraphFacts(g)
+    assert above.distances_not_computed is not None
+    assert math.isnan(above.diameter) and math.isnan(above.average_path_length)
+
+
+def test_the_product_route_is_not_subject_to_the_bfs_work_limit(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    g = nx.complete_graph(50)
+    monkeypatch.setattr(properties, "DISTANCE_WORK_LIMIT", 1)
+    f = GraphFacts(g)
+    assert f.distances_not_computed is None
+    assert (f.diameter, f.average_path_length) == (1, 1.0)
+
+
+def test_disconnected_and_tiny_graphs_never_hit_the_limit(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(properties, "DISTANCE_WORK_LIMIT", 1)
+    monkeypatch.setattr(properties, "_DENSE_MAX_NODES", 0)
+    for g, want in ((nx.empty_graph(5), math.inf), (nx.empty_graph(1), 0), (nx.Graph(), math.inf)):
+        f = GraphFacts(g)
+        assert f.distances_not_computed is None
+        assert f.diameter == want
