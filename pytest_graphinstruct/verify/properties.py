@@ -44,7 +44,7 @@ _DISTANCE_BLOCK_ENTRIES = 4_000_000
 #: unless the all-at-once product route (at most ``_DENSE_MAX_NODES`` nodes, its own level
 #: budget) finishes.  Measured (bench/big_answer.py, docs/PARSING.md): a star just inside it, the
 #: costliest shape per step, takes a few seconds.
-DISTANCE_WORK_LIMIT = 100_000_000
+DISTANCE_WORK_LIMIT = 50_000_000
 
 _DIGITS = re.compile(r"(\d+)")
 

@@ -114,14 +114,6 @@ def edge_connectivity(g: nx.Graph) -> int:
     return int(nx.edge_connectivity(g))
 
 
-def diameter(g: nx.Graph) -> float:
-    """Diameter of the undirected view; ``inf`` when disconnected or empty."""
-    u = undirected_view(g)
-    if u.number_of_nodes() == 0 or not nx.is_connected(u):
-        return math.inf
-    return float(nx.diameter(u))
-
-
 def graph_power(g: nx.Graph, k: int) -> nx.Graph:
     """``G^k``: same nodes, an edge (arc) for every pair at distance 1..k (no self-loops)."""
     p = nx.DiGraph() if g.is_directed() else nx.Graph()
