@@ -16,6 +16,9 @@ Usage::
     python bench/big_answer.py                          # 10k 50k 100k 190k × 3 formats × L0–L5
     python bench/big_answer.py --sizes 190000 --levels 3,4 --formats lines
     python bench/big_answer.py --sizes 190000 --levels 3 --formats lines --profile
+    python bench/big_answer.py --sizes 200000 --nodes 20000 --levels 3 --formats lines \
+        --key average_path_length     # the first L3 instruction with that constraint key
+    python bench/big_answer.py --distance-limit   # exact distances at / just above their budget
 """
 
 from __future__ import annotations
@@ -74,7 +77,7 @@ def _peak_mb() -> float:
 
 
 def child(fmt: str, m: int, level: int, nodes: int, suite_dir: str, pools_dir: str,
-          profile: bool) -> dict[str, object]:
+          profile: bool, key: str | None = None) -> dict[str, object]:
     """Run one case in this process; returns its figures."""
     from pytest_graphinstruct.answers import Answer
     from pytest_graphinstruct.pools import ReferencePools
@@ -85,7 +88,8 @@ def child(fmt: str, m: int, level: int, nodes: int, suite_dir: str, pools_dir: s
     suite = load_suite(suite_dir)
     pools = ReferencePools.load(pools_dir, cache_dir=Path(pools_dir) / ".cache") \
         if Path(pools_dir).is_dir() else None
-    inst = next(i for i in suite if i.level == level and i.feasible)
+    inst = next(i for i in suite if i.level == level and i.feasible
+                and (key is None or any(c.key == key for c in i.explicit)))
     cell = Cell("bench", "zero-shot")
     # warm-up: imports (torch), pool matching and caches, on the instruction's own reference
     evaluate.score([evaluate.check(inst, [Answer(text=inst.references[0])], cell=cell)], pools)
@@ -117,7 +121,55 @@ def child(fmt: str, m: int, level: int, nodes: int, suite_dir: str, pools_dir: s
         "check_s": round(t1 - t0, 2), "score_s": round(t2 - t1, 2),
         "peak_mb": round(_peak_mb(), 1), "base_mb": round(base_mb, 1),
         "absent": dict(result.absent_dimensions),
+        "failed": [f"{v.constraint}: {v.observed}" for v in checked.verifications[0].verdicts
+                   if not v.satisfied and key is not None and v.key == key],
     }
+
+
+def _connected_random(n: int, m: int, seed: int = 1) -> list[tuple[int, int]]:
+    """A path through ``0..n-1`` plus random distinct edges, ``m`` in all (connected)."""
+    rng = random.Random(seed)
+    edges = {(i, i + 1) for i in range(n - 1)}
+    while len(edges) < m:
+        u, v = rng.randrange(n), rng.randrange(n)
+        if u < v:
+            edges.add((u, v))
+    return sorted(edges)
+
+
+def distance_limit() -> None:
+    """Seconds of diameter + average path length (``GraphFacts``) on graphs whose per-source BFS
+    work ``n × (n + m)`` is at or just above ``DISTANCE_WORK_LIMIT``: a star (the costliest
+    shape per step: scipy's search holds every leaf in its heap), a path, and sparse random
+    graphs with more nodes than the all-at-once product route takes."""
+    import networkx as nx
+
+    from pytest_graphinstruct.verify.properties import DISTANCE_WORK_LIMIT, GraphFacts
+
+    def largest_n(per_node: Callable[[int], int]) -> int:
+        n = 2
+        while (n + 1) * per_node(n + 1) <= DISTANCE_WORK_LIMIT:
+            n += 1
+        return n
+
+    star_n = largest_n(lambda n: 2 * n - 1)
+    rand_n = 4097
+    rand_m = DISTANCE_WORK_LIMIT // rand_n - rand_n
+    cases: list[tuple[str, Callable[[], nx.Graph]]] = [
+        (f"star {star_n}", lambda: nx.star_graph(star_n - 1)),
+        (f"star {star_n + 1}", lambda: nx.star_graph(star_n)),
+        (f"path {star_n}", lambda: nx.path_graph(star_n)),
+        (f"random {rand_n} / {rand_m}", lambda: nx.Graph(_connected_random(rand_n, rand_m))),
+        ("random 20000 / 180000", lambda: nx.Graph(_connected_random(20_000, 180_000))),
+    ]
+    print(f"DISTANCE_WORK_LIMIT = {DISTANCE_WORK_LIMIT}")
+    for name, build in cases:
+        facts = GraphFacts(build())
+        t0 = time.perf_counter()
+        diameter = facts.diameter
+        seconds = time.perf_counter() - t0
+        print(f"{name:24} work {facts.distance_work:>12} {seconds:7.2f} s  "
+              f"{facts.distances_not_computed or f'diameter {diameter}'}", flush=True)
 
 
 def main() -> int:
@@ -129,13 +181,20 @@ def main() -> int:
     ap.add_argument("--suite", default=str(ROOT / "instructions"))
     ap.add_argument("--pools", default=str(ROOT / "references/pools"))
     ap.add_argument("--profile", action="store_true", help="print cProfile of each case")
+    ap.add_argument("--key", default=None,
+                    help="use the first instruction of each level with this constraint key")
+    ap.add_argument("--distance-limit", action="store_true",
+                    help="time exact distances at and just above DISTANCE_WORK_LIMIT, then stop")
     ap.add_argument("--child", nargs=3, metavar=("FORMAT", "EDGES", "LEVEL"),
                     help=argparse.SUPPRESS)
     args = ap.parse_args()
+    if args.distance_limit:
+        distance_limit()
+        return 0
     if args.child:
         fmt, m, level = args.child
         print(json.dumps(child(fmt, int(m), int(level), args.nodes, args.suite, args.pools,
-                               args.profile)))
+                               args.profile, args.key)))
         return 0
     print(f"{'format':6} {'edges':>7} {'chars':>9} lvl {'check s':>8} {'score s':>8} "
           f"{'peak MB':>8} {'(base)':>7}  outcome / absent dimensions")
@@ -146,6 +205,8 @@ def main() -> int:
                        "--nodes", str(args.nodes), "--suite", args.suite, "--pools", args.pools]
                 if args.profile:
                     cmd.append("--profile")
+                if args.key:
+                    cmd += ["--key", args.key]
                 proc = subprocess.run(cmd, capture_output=True, text=True, check=False)
                 if args.profile:
                     print(proc.stderr)
@@ -159,6 +220,8 @@ def main() -> int:
                 print(f"{fmt:6} {m:>7} {r['chars']:>9} L{level} {r['check_s']:>8.2f} "
                       f"{r['score_s']:>8.2f} {r['peak_mb']:>8.0f} {r['base_mb']:>7.0f}  "
                       f"{what}{'  ' + json.dumps(absent) if absent else ''}", flush=True)
+                for line in r["failed"]:
+                    print(f"{'':6} {'':>7} {'':>9}     {line}", flush=True)
     return 0
 
 
