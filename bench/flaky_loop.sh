@@ -18,6 +18,8 @@
 set -uo pipefail
 cd "$(dirname "$0")/.."
 
+# One function, read whole before it runs: editing this file during a loop cannot break it.
+main() {
 runs=20
 limit=900
 out=""
@@ -34,14 +36,14 @@ while getopts "n:f:o:t:x" opt; do
         o) out=$OPTARG ;;
         t) limit=$OPTARG ;;
         x) xdist=(-n 2) ;;
-        *) sed -n '2,17p' "$0" >&2; exit 2 ;;
+        *) sed -n '2,17p' "$0" >&2; return 2 ;;
     esac
 done
 shift $((OPTIND - 1))
 ids+=("$@")
 if [ ${#ids[@]} -eq 0 ]; then
     echo "flaky_loop: no test ids (give them as arguments or with -f FILE)" >&2
-    exit 2
+    return 2
 fi
 [ -n "$out" ] || out=$(mktemp -d /tmp/flaky_loop.XXXXXX)
 mkdir -p "$out"
@@ -74,3 +76,6 @@ for k in $(seq 1 "$runs"); do
 done
 echo "$passed/$runs passed"
 [ "$passed" -eq "$runs" ]
+}
+main "$@"
+exit $?
