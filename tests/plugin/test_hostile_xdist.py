@@ -133,7 +133,10 @@ def test_a_dripping_endpoint_at_default_settings_ends_within_five_minutes(
     out = result.stdout.lines
     result.assert_outcomes(errors=8, skipped=52)
     assert took < 300, took  # the bound (measured ~125 s)
-    assert requests == 8  # the first attempts only: no retry, nothing sent after the opening
+    # the 8 first attempts, plus at most one retry of each of the 7 that failed before the 8th
+    # (its deadline fires a moment later; a retry's own deadline is 120 s away): no retry
+    # storm, nothing sent after the opening (8 or 9 measured)
+    assert 8 <= requests <= 8 + 7, requests
     assert connections.samples > 0 and connections.peak <= 8 + 2  # concurrency + 2
     assert len(out) < 120, "\n".join(out)  # one grouped line for the 52, not a block each
     assert "circuit open: 8 consecutive calls" in result.stdout.str()
