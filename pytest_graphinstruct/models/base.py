@@ -13,13 +13,22 @@ from __future__ import annotations
 
 import hashlib
 import json
+import signal
+import threading
+import time
+from concurrent.futures import Future
 from dataclasses import dataclass, field
-from typing import Any, Protocol, runtime_checkable
+from typing import Any, Protocol, TypeVar, runtime_checkable
 
 from pytest_graphinstruct.answers import Answer, Message
 from pytest_graphinstruct.escaping import escape
 
+_T = TypeVar("_T")
+
 MAX_ERROR_CHARS = 300
+INTERRUPT_WAKE_S = 0.25
+"""How often the main thread's waits wake up to act on a Ctrl+C or SIGTERM (see
+:func:`wait_result`)."""
 """The longest error text an :class:`Answer` of this layer carries (always one line)."""
 
 
@@ -37,6 +46,38 @@ def one_line(message: str, note: str = "", limit: int = MAX_ERROR_CHARS) -> str:
     if len(text) > room:
         text = text[: max(0, room - 1)] + "…"
     return (text + tail)[:limit]
+
+
+def wait_result(future: Future[_T], timeout: float | None = None) -> _T:
+    """``future.result(timeout)``, woken every :data:`INTERRUPT_WAKE_S` seconds.
+
+    The kernel hands a process-wide signal (Ctrl+C, SIGTERM) to any thread that does not
+    block it — an HTTP call's thread, a native thread of torch — and CPython then runs the
+    handler only when the main thread next executes bytecode; a main thread blocked in a plain
+    lock wait is not woken, so the interrupt would wait for the answer.  Waking every 0.25 s
+    bounds that delay (measured: the one hang of the Ctrl+C tests under load, a minute).
+
+    Raises:
+        TimeoutError: ``timeout`` passed; CancelledError / the future's exception as
+            ``Future.result``.
+    """
+    deadline = None if timeout is None else time.monotonic() + timeout
+    while True:
+        step = INTERRUPT_WAKE_S if deadline is None else max(
+            0.0, min(INTERRUPT_WAKE_S, deadline - time.monotonic()))
+        try:
+            return future.result(timeout=step)
+        except TimeoutError:
+            if deadline is not None and time.monotonic() >= deadline:
+                raise
+
+
+def quiet_thread() -> None:
+    """Block SIGINT and SIGTERM in the calling (non-main) thread, so the kernel delivers them
+    to the main thread, whose handler acts on them (a thread's first act: an executor's
+    ``initializer``, a thread target's first line)."""
+    if threading.current_thread() is not threading.main_thread():
+        signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT, signal.SIGTERM})
 
 
 @dataclass(frozen=True)

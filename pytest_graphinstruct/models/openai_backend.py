@@ -108,7 +108,7 @@ from typing import Any, Literal, TypeVar
 from pytest_graphinstruct.answers import Answer, Usage
 from pytest_graphinstruct.errors import ModelError
 from pytest_graphinstruct.escaping import escape
-from pytest_graphinstruct.models.base import AttemptOutcome, Request, one_line
+from pytest_graphinstruct.models.base import AttemptOutcome, Request, one_line, quiet_thread
 from pytest_graphinstruct.models.retry import RetryPolicy, parse_retry_after
 from pytest_graphinstruct.models.serial import SerialGate
 from pytest_graphinstruct.models.snapshot import Snapshot, snapshot_of
@@ -447,6 +447,7 @@ class OpenAIBackend:
         outcome: list[tuple[bool, Any]] = []
 
         def run() -> None:
+            quiet_thread()  # a Ctrl+C goes to the main thread, not to this call
             try:
                 http = openai.DefaultHttpxClient(verify=self._ssl_context, timeout=deadline_s,
                                                  follow_redirects=True,

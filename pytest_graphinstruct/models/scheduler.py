@@ -65,7 +65,14 @@ from dataclasses import replace
 from typing import Any
 
 from pytest_graphinstruct.answers import Answer
-from pytest_graphinstruct.models.base import AttemptOutcome, Backend, Request, one_line
+from pytest_graphinstruct.models.base import (
+    AttemptOutcome,
+    Backend,
+    Request,
+    one_line,
+    quiet_thread,
+    wait_result,
+)
 from pytest_graphinstruct.models.cache import AnswerCache, CacheEntry, Claim
 from pytest_graphinstruct.models.circuit import CIRCUIT_OPEN, CircuitBreaker
 from pytest_graphinstruct.models.ratelimit import RateLimiter
@@ -170,7 +177,8 @@ class Scheduler:
             token_budget = TokenBudget(token_budget)
         self.budget = token_budget
         self._executor = ThreadPoolExecutor(max_workers=self.concurrency,
-                                            thread_name_prefix="gi-model")
+                                            thread_name_prefix="gi-model",
+                                            initializer=quiet_thread)
         self._lock = threading.RLock()  # _hit runs inside submit's lock too
         self._futures: dict[str, Future[Answer]] = {}
         self._queued: dict[str, tuple[str, Future[Answer]]] = {}  # slot -> key, future: not started
@@ -288,7 +296,7 @@ class Scheduler:
         ``Answer(error="cancelled ...")``.
         """
         try:
-            return self.submit(request).result(timeout=timeout)
+            return wait_result(self.submit(request), timeout)
         except CancelledError:
             return Answer(error="cancelled: the scheduler was closed before the request ran",
                           calls=0)

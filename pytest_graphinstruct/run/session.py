@@ -22,7 +22,7 @@ from pytest_graphinstruct.answers import Answer, Message
 from pytest_graphinstruct.errors import GraphInstructError
 from pytest_graphinstruct.graphs.model import Limits
 from pytest_graphinstruct.methods.constrained import request_extra, resolve_format
-from pytest_graphinstruct.models.base import Request
+from pytest_graphinstruct.models.base import Request, quiet_thread, wait_result
 from pytest_graphinstruct.run.aggregate import TOOL, build_run_report
 from pytest_graphinstruct.run.config import Cell, RunConfig
 from pytest_graphinstruct.run.evaluate import Checked, check, error_result, score
@@ -313,7 +313,8 @@ class BenchmarkSession:
         they never occupy the scheduler's workers)."""
         if self._chains_pool is None:
             self._chains_pool = ThreadPoolExecutor(max_workers=self.config.concurrency,
-                                                   thread_name_prefix="gi-method")
+                                                   thread_name_prefix="gi-method",
+                                                   initializer=quiet_thread)
         return self._chains_pool
 
     def _chain(self, inst: Instruction, cell: Cell, k: int) -> Answer:
@@ -345,7 +346,7 @@ class BenchmarkSession:
                 and not _iterative(cell)):  # a method's calls are shared through the cache
             self._await_peer(inst, cell)
         futures = [self._future(inst, cell, k) for k in range(self.samples(inst, cell))]
-        return tuple(f.result() for f in futures)
+        return tuple(wait_result(f) for f in futures)  # a Ctrl+C is acted on while waiting
 
     def _await_peer(self, inst: Instruction, cell: Cell) -> None:
         """Wait until the worker that owns this item has cached its answers.
@@ -483,6 +484,7 @@ class BenchmarkSession:
             scheduler.stop_issuing(reason)
 
         def cancel_in_flight() -> None:
+            quiet_thread()
             for scheduler in schedulers:
                 cancel = getattr(scheduler.backend, "cancel", None)
                 if callable(cancel):

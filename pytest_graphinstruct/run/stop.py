@@ -23,6 +23,8 @@ import threading
 from collections.abc import Callable
 from pathlib import Path
 
+from pytest_graphinstruct.models.base import quiet_thread
+
 POLL_S = 0.05
 """How often a watcher looks for the stop file (a stat; cheap)."""
 STOP_GRACE_S = 5.0
@@ -73,6 +75,7 @@ class StopSignal:
         """Call ``callback(reason)`` once, from a daemon thread, when a stop is requested."""
 
         def run() -> None:
+            quiet_thread()
             while not self._closed.wait(POLL_S):
                 reason = self.reason()
                 if reason is not None:
