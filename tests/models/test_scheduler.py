@@ -20,6 +20,7 @@ from pytest_graphinstruct.models.scheduler import (
 )
 from tests.models.fake_openai import FakeOpenAIServer, Fault
 from tests.models.helpers import SECRET, req
+from tests.signals import take_sigint
 
 
 def _timed(sched: Scheduler, requests: list[Request]) -> tuple[float, list[Answer]]:
@@ -345,7 +346,8 @@ def test_one_ctrl_c_ends_a_run_stuck_in_a_dripping_call(tmp_path: Path) -> None:
         child = subprocess.Popen([sys.executable, "-X", "faulthandler", "-c", _CTRL_C_CHILD,
                                   server.base_url],
                                  cwd=root, env={**os.environ, "GI_TEST_API_KEY": SECRET},
-                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                 preexec_fn=take_sigint)
         try:
             # the server has the request: the child is inside its dripping call
             assert server.wait_for_requests(1, timeout=120), child.poll()

@@ -15,6 +15,7 @@ import pytest
 
 from pytest_graphinstruct.models.testserver import FakeOpenAIServer
 from tests.report.schema_check import load_valid_report
+from tests.signals import take_sigint
 
 from ._suite import EMPTY3
 
@@ -117,7 +118,8 @@ def _start(cwd: Path, suite_dir: Path, server: FakeOpenAIServer, report: Path,
          f"--gi-base-url={server.base_url}", "--gi-api-key-env=GI_TEST_KEY", "--gi-no-cache",
          "--gi-concurrency=4", "--gi-samples=40", f"--gi-report={report}",
          "-p", "no:cacheprovider", *extra],
-        cwd=cwd, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+        cwd=cwd, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+        preexec_fn=take_sigint)
 
 
 def _wait_for_requests(server: FakeOpenAIServer, n: int, timeout: float = 120.0) -> None:

@@ -21,6 +21,7 @@ import pytest
 
 from pytest_graphinstruct.models.testserver import FakeOpenAIServer
 from tests.report.schema_check import load_valid_report
+from tests.signals import take_sigint
 
 from ._suite import EMPTY3
 
@@ -94,7 +95,8 @@ def _start(cwd: Path, suite_dir: Path, base_url: str, report: Path, *extra: str,
          "--gi-no-cache" if cache is None else f"--gi-cache={cache}",
          "--gi-concurrency=2", "--gi-samples=6", f"--gi-report={report}",
          "-p", "no:cacheprovider", *extra],
-        cwd=cwd, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+        cwd=cwd, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+        preexec_fn=take_sigint)
 
 
 def _report_calls(data: dict[str, Any]) -> int:

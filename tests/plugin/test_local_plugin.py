@@ -19,6 +19,7 @@ from pytest_graphinstruct.models import local_server
 from pytest_graphinstruct.models.testserver import FakeOpenAIServer
 from tests.models.fake_local import alive, install_fake_local, requests_seen, server_pids
 from tests.report.schema_check import load_valid_report
+from tests.signals import take_sigint
 
 from ._suite import CYCLE4, EMPTY3, TREE4
 
@@ -111,7 +112,8 @@ def test_an_interrupted_or_killed_session_leaves_no_server(
     cmd = [sys.executable, "-m", "pytest", *base_args(suite_dir, pytester, "-n", workers)]
     # A session of its own, like a terminal's foreground job: Ctrl+C and kill hit the group.
     session = subprocess.Popen(cmd, cwd=pytester.path, env=env, stdout=subprocess.DEVNULL,
-                               stderr=subprocess.DEVNULL, start_new_session=True)
+                               stderr=subprocess.DEVNULL, start_new_session=True,
+                               preexec_fn=take_sigint)
     try:
         assert wait_for(lambda: requests_seen(model_dir)), "no request reached the server"
         (pid,) = server_pids(model_dir)
