@@ -99,6 +99,25 @@ def _start(cwd: Path, suite_dir: Path, base_url: str, report: Path, *extra: str,
         preexec_fn=take_sigint)
 
 
+def _interrupt(proc: subprocess.Popen[bytes], held: _HeldServer, sig: int,
+               tmp: Path) -> tuple[str, float]:
+    """Send ``sig`` once two calls are held in flight, release their answers once the run's
+    stop file exists, and wait for the run to end; its output, and when the signal went."""
+    try:
+        output = _Output(proc)
+        held.wait_held(2)  # the run is mid-way: answers obtained, calls in flight
+        signalled = time.monotonic()
+        proc.send_signal(sig)
+        _wait_for_stop_file(tmp)  # the run has stopped issuing
+        held.released.set()  # the calls in flight now get their answers (in the grace period)
+        proc.wait(WAIT_S)
+    finally:
+        held.released.set()
+        if proc.poll() is None:
+            proc.kill()
+    return output.finish(), signalled
+
+
 def _report_calls(data: dict[str, Any]) -> int:
     return sum(int(cell["summary"]["api_calls"]) for cell in data["cells"])
 
@@ -110,19 +129,7 @@ def test_sigterm_stops_every_process_and_the_report_counts_the_truth(
     held = _HeldServer()
     with held.server as server:
         proc = _start(pytester.path, suite_dir, server.base_url, report, *workers)
-        try:
-            output = _Output(proc)
-            held.wait_held(2)  # the run is mid-way: answers obtained, calls in flight
-            signalled = time.monotonic()
-            proc.send_signal(signal.SIGTERM)
-            _wait_for_stop_file(pytester.path / "tmp")  # the run has stopped issuing
-            held.released.set()  # the calls in flight now get their answers
-            proc.wait(WAIT_S)
-        finally:
-            held.released.set()
-            if proc.poll() is None:
-                proc.kill()
-        text = output.finish()
+        text, signalled = _interrupt(proc, held, signal.SIGTERM, pytester.path / "tmp")
         arrivals = [r.arrived for r in server.requests]
     assert proc.returncode == pytest.ExitCode.INTERRUPTED, text
     # Workers see the stop file within 50 ms; a request that arrives later than that was
@@ -152,18 +159,7 @@ def test_ctrl_c_caches_the_answers_of_calls_in_flight(pytester: pytest.Pytester,
     with held.server as server:
         proc = _start(pytester.path, suite_dir, server.base_url, report, "-p", "no:xdist",
                       cache=cache)
-        try:
-            output = _Output(proc)
-            held.wait_held(2)  # two calls in flight, their answers held
-            proc.send_signal(signal.SIGINT)
-            _wait_for_stop_file(pytester.path / "tmp")  # the run has stopped issuing
-            held.released.set()  # the two answers arrive now, inside the grace period
-            proc.wait(WAIT_S)
-        finally:
-            held.released.set()
-            if proc.poll() is None:
-                proc.kill()
-        text = output.finish()
+        text, _ = _interrupt(proc, held, signal.SIGINT, pytester.path / "tmp")
         asked = len(server.requests)
     assert proc.returncode == pytest.ExitCode.INTERRUPTED, text
     cached = [line for line in (cache / "answers.jsonl").read_text().splitlines()
