@@ -140,8 +140,8 @@ def merge_reports(inputs: Sequence[tuple[str, RunReport]]) -> Merged:
         info = replace(info, suite_hash=_text(suite_hash),
                        replay_sha256=_text(replay_hash))
     report = replace(report, run=info)
-    if missing:
-        notes.insert(0, f"shard(s) {', '.join(f'{k}/{count}' for k in missing)} missing: "
+    if missing and count is not None:
+        notes.insert(0, f"shard(s) {_shard_list(missing, count)} missing: "
                         f"{coverage.missing_count} item(s) have no result; the report is partial")
     return Merged(report, count, present, missing, tuple(notes))
 
@@ -274,6 +274,13 @@ def _suite_order(universe: Sequence[tuple[str, int]],
     return {iid: n for n, iid in enumerate(ranked)}
 
 
+def _shard_list(shards: Sequence[int], count: int, shown: int = 10) -> str:
+    """``2/4, 3/4``: the first ``shown`` shards, then how many more (a report's shard count
+    may be up to :data:`~pytest_graphinstruct.run.shard.MAX_SHARDS`; a line stays short)."""
+    text = ", ".join(f"{k}/{count}" for k in shards[:shown])
+    return text if len(shards) <= shown else f"{text} and {len(shards) - shown:,} more"
+
+
 def _coverage(inputs: Sequence[tuple[str, RunReport]],
               items: dict[str, dict[str, tuple[str, ItemResult]]],
               universe: Sequence[tuple[str, int]], count: int | None,
@@ -283,9 +290,10 @@ def _coverage(inputs: Sequence[tuple[str, RunReport]],
     absent: list[str] = []
     if missing and count is not None:
         plan = assign(dict(universe), count)
-        lost = [iid for iid, _ in universe if plan[iid] in set(missing)]
+        gone = set(missing)
+        lost = [iid for iid, _ in universe if plan[iid] in gone]
         absent = [f"{iid}[{label}]" for label in items for iid in lost]
-        reasons.insert(0, f"shard(s) {', '.join(f'{k}/{count}' for k in missing)} missing")
+        reasons.insert(0, f"shard(s) {_shard_list(missing, count)} missing")
     selected = sum(len(b) for b in items.values()) + len(absent)
     for _, r in inputs:
         absent += list(r.coverage.missing)

@@ -22,6 +22,7 @@ from typing import Any
 from pytest_graphinstruct.answers import MethodStep
 from pytest_graphinstruct.errors import GraphInstructError
 from pytest_graphinstruct.models.recorded import ReplayCheck
+from pytest_graphinstruct.run.shard import MAX_SHARDS
 from pytest_graphinstruct.vocab import (
     DIMENSIONS,
     FEEDBACK_LEVELS,
@@ -642,7 +643,13 @@ class ShardSelection:
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> ShardSelection:
-        return cls(int(data["index"]), int(data["count"]),
+        """Raises ValueError for a shard no run can have been (``1 <= index <= count <=
+        MAX_SHARDS``), so a report file cannot make ``merge`` list billions of missing shards."""
+        index, count = int(data["index"]), int(data["count"])
+        if not 1 <= index <= count <= MAX_SHARDS:
+            raise ValueError(f"shard {index}/{count} is impossible (1 <= K <= N <= "
+                             f"{MAX_SHARDS:,})")
+        return cls(index, count,
                    tuple((str(i), int(lv)) for i, lv in data.get("universe") or ()))
 
 

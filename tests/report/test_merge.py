@@ -284,3 +284,15 @@ def test_the_embedded_models_endpoint_port_may_differ() -> None:
                        endpoints={"local": "http://127.0.0.1:40002/v1"})
     with pytest.raises(GraphInstructError, match=r"cell local-zero-shot: model_info is"):
         merge_reports([first, third])
+
+
+def test_many_missing_shards_are_named_in_a_short_line() -> None:
+    one = ("shard-1.json", _run(select(dict(UNIVERSE), Shard(1, 36)),
+                                ShardSelection(1, 36, UNIVERSE)))
+    merged = merge_reports([one])
+    assert merged.missing == tuple(range(2, 37))
+    cov = merged.report.coverage
+    assert cov.reason is not None
+    assert "shard(s) 2/36, 3/36, 4/36, 5/36, 6/36, 7/36, 8/36, 9/36, 10/36, 11/36 and 25 more " \
+           "missing" in cov.reason
+    assert len(merged.notes[0]) < 200

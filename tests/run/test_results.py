@@ -19,6 +19,7 @@ from pytest_graphinstruct.run.results import (
     ReportError,
     RunReport,
     SampleResult,
+    ShardSelection,
     cell_label,
     items_in_order,
 )
@@ -162,3 +163,14 @@ def test_item_pass_share_counts_samples_without_any_violation() -> None:
     broken = SampleResult(parsed=False, refusal=False, error="no graph found")
     assert item("L0-000", samples=(ok, bad, derived, broken, ok)).pass_share == 0.4
     assert item("L0-000").pass_share is None
+
+
+@pytest.mark.parametrize("index,count", [(1, 10**20), (0, 4), (5, 4), (1, 100_001)])
+def test_a_report_with_an_impossible_shard_is_refused(index: int, count: int) -> None:
+    # a shard count read from a file bounds what merge builds (the list of missing shards)
+    with pytest.raises(ValueError, match=f"shard {index}/{count} is impossible"):
+        ShardSelection.from_json({"index": index, "count": count})
+
+
+def test_the_largest_shard_count_reads() -> None:
+    assert ShardSelection.from_json({"index": 3, "count": 100_000}).count == 100_000
