@@ -276,7 +276,9 @@ def parse_responses(data: bytes, path: str, suite: Suite | None = None, *,
     records: dict[str, tuple[int, Record]] = {}
     for iid, seen in state.usable.items():
         win = seen[-1][0]
-        all_lines = ", ".join(str(no) for no, _ in seen)
+        # bounded: an id on 10^5 lines must not make each of its messages 10^5 numbers long
+        all_lines = ", ".join(str(no) for no, _ in seen[:5]) + (
+            f" and {len(seen) - 5:,} more" if len(seen) > 5 else "")
         for no, _ in seen[:-1]:
             state.skip(no, "duplicate", _id(iid),
                        f"{_id(iid)}: replaced by line {win} (lines {all_lines} hold this id; "

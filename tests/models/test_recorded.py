@@ -102,6 +102,13 @@ def test_duplicates_name_the_winning_line_and_each_line_it_replaced(tmp_path: Pa
         "— see the report's run.replay_problems")
 
 
+def test_an_id_on_many_lines_is_named_in_short_messages(tmp_path: Path) -> None:
+    r = read_responses(write(tmp_path, *(line("L1-001", str(k)) for k in range(2000))), SUITE)
+    assert len(r.problems) == 1999 and r.get("L1-001") is not None
+    assert r.problems[0].message == ("L1-001: replaced by line 2000 (lines 1, 2, 3, 4, 5 and "
+                                     "1,995 more hold this id; the last wins)")
+
+
 def test_a_torn_last_line_is_named(tmp_path: Path) -> None:
     p = write(tmp_path, line("L1-001", "a"), line("L1-002", "b")[:25], end="")
     r = read_responses(p, SUITE)
