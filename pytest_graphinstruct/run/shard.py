@@ -21,6 +21,7 @@ size never depends on ``N``.
 from __future__ import annotations
 
 import hashlib
+import heapq
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -77,8 +78,8 @@ def _hash(instruction_id: str) -> int:
 
 def assign(levels: Mapping[str, int], count: int) -> dict[str, int]:
     """The shard (1-based) of every instruction id in ``levels`` (id → level) for ``count``
-    shards; see the module docstring for the rule.  Time and memory are O(instructions),
-    whatever ``count`` is."""
+    shards; see the module docstring for the rule.  Time is O(instructions × log), memory
+    O(instructions), whatever ``count`` is."""
     out: dict[str, int] = {}
     by_level: dict[int, list[str]] = {}
     for iid, level in levels.items():
@@ -87,15 +88,24 @@ def assign(levels: Mapping[str, int], count: int) -> dict[str, int]:
         shards: dict[int, list[str]] = {}  # only the shards that hold one of the level's ids
         for iid in ids:
             shards.setdefault(_hash(iid) % count + 1, []).append(iid)
-        if len(ids) >= count:  # count <= len(ids): this loop is O(instructions) too
+        if len(ids) >= count:  # count <= len(ids): O(instructions x log) in all
+            # each shard's ids sorted so that the one a donor gives (smallest hash) is last;
+            # the largest shard (smallest index among equals) is the top of a lazy heap
+            for members in shards.values():
+                members.sort(key=lambda i: (_hash(i), i), reverse=True)
+            heap = [(-len(members), k) for k, members in shards.items()]
+            heapq.heapify(heap)
             for empty in range(1, count + 1):
                 if shards.get(empty):
                     continue
                 # an empty shard never donates: the level has ids and a shard with two or more
-                donor = max(shards, key=lambda k: (len(shards[k]), -k))
-                moved = min(shards[donor], key=lambda i: (_hash(i), i))
-                shards[donor].remove(moved)
-                shards[empty] = [moved]
+                while True:
+                    size, donor = heapq.heappop(heap)
+                    if -size == len(shards[donor]):  # else a stale entry
+                        break
+                shards[empty] = [shards[donor].pop()]
+                heapq.heappush(heap, (-len(shards[donor]), donor))
+                heapq.heappush(heap, (-1, empty))
         for k, members in shards.items():
             for iid in members:
                 out[iid] = k
