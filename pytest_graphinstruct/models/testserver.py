@@ -207,7 +207,43 @@ class _Server(ThreadingHTTPServer):
     daemon_threads = True
     block_on_close = False  # never wait for a hanging handler on shutdown
     request_queue_size = 256  # concurrency 32+ must not hit the default listen backlog of 5
+    # Without SO_REUSEADDR, binding port 0 never picks a port on which connections of an
+    # earlier server still live (they are idle keep-alive pairs in a long test process): a
+    # test counting the connections to this port counts its own only.
+    allow_reuse_address = False
     state: _State
+
+    def server_activate(self) -> None:
+        self._open: set[socket.socket] = set()
+        self._open_lock = threading.Lock()
+        super().server_activate()
+
+    def get_request(self) -> tuple[socket.socket, Any]:
+        conn, addr = super().get_request()
+        with self._open_lock:
+            self._open.add(conn)
+        return conn, addr
+
+    def shutdown_request(self, request: Any) -> None:
+        with self._open_lock:
+            self._open.discard(request)
+        super().shutdown_request(request)
+
+    def close_connections(self) -> None:
+        """Shut down every accepted connection still open (an idle keep-alive connection's
+        handler would otherwise wait for its client's next request for ever, and both ends
+        would outlive the server)."""
+        with self._open_lock:
+            open_now = list(self._open)
+        for conn in open_now:
+            with contextlib.suppress(OSError):
+                conn.shutdown(socket.SHUT_RDWR)
+
+
+class _ReusableServer(_Server):
+    """A server on a port given by the caller: rebinding it soon after a stop must work."""
+
+    allow_reuse_address = True
 
 
 class _Handler(BaseHTTPRequestHandler):
@@ -435,7 +471,8 @@ class FakeOpenAIServer:
         """Bind and serve in a daemon thread; returns ``self``."""
         if self._httpd is not None:
             return self
-        httpd = _Server(("127.0.0.1", self._port), _Handler)
+        server_class = _Server if self._port == 0 else _ReusableServer
+        httpd = server_class(("127.0.0.1", self._port), _Handler)
         httpd.state = self._state
         self._httpd = httpd
         self._thread = threading.Thread(target=httpd.serve_forever, kwargs={"poll_interval": 0.05},
@@ -445,12 +482,14 @@ class FakeOpenAIServer:
 
     def stop(self) -> None:
         """Stop serving; releases hanging, held and sleeping handlers at once (a held request
-        is then closed unanswered)."""
+        is then closed unanswered) and shuts down every connection still open, idle
+        keep-alive ones included, so no connection to this port outlives the server."""
         self._state.stop.set()
         self._state.gate.set()
         if self._httpd is not None:
             self._httpd.shutdown()
             self._httpd.server_close()
+            self._httpd.close_connections()
             self._httpd = None
         if self._thread is not None:
             self._thread.join(timeout=5)

@@ -28,8 +28,9 @@ WAIT_S = 10.0  # generous bound on "at once" (measured: under 0.1 s)
 
 
 def established_to(port: int) -> int:
-    """Client sockets in state ESTABLISHED connected to ``127.0.0.1:port``."""
-    count = 0
+    """Client sockets in state ESTABLISHED connected to ``127.0.0.1:port``, each counted once
+    (by its address pair: a read of a long, changing table may list an entry twice)."""
+    seen: set[tuple[str, str]] = set()
     for table in (Path("/proc/net/tcp"), Path("/proc/net/tcp6")):
         if not table.exists():
             continue
@@ -37,8 +38,8 @@ def established_to(port: int) -> int:
             fields = line.split()
             remote_port = int(fields[2].rsplit(":", 1)[1], 16)
             if remote_port == port and fields[3] == "01":  # 01 = TCP_ESTABLISHED
-                count += 1
-    return count
+                seen.add((fields[1], fields[2]))
+    return len(seen)
 
 
 def wait_until(condition: Callable[[], bool], timeout_s: float = WAIT_S) -> bool:

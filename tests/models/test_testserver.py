@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import http.client
 import json
+import socket
 import threading
 import urllib.request
 from typing import Any
@@ -84,3 +86,30 @@ def test_hold_after_answers_the_first_requests_only() -> None:
         server.release()
         threads[0].join(60)
     assert results == ["echo: c"]
+
+
+def test_stopping_the_server_closes_idle_keep_alive_connections() -> None:
+    # An idle keep-alive connection's handler waits for the next request; before, both ends
+    # outlived the server, and a later server given the same port by the kernel saw them as
+    # its own connections (the dripping-endpoint test counted 19 for 8 calls).
+    server = FakeOpenAIServer().start()
+    conn = http.client.HTTPConnection("127.0.0.1", server.port, timeout=10)
+    try:
+        conn.request("GET", "/v1/models")
+        response = conn.getresponse()
+        response.read()
+        assert response.status == 200 and not response.will_close  # kept alive
+        server.stop()
+        assert conn.sock is not None
+        assert conn.sock.recv(1) == b""  # the server's end is closed: end of file, not a wait
+    finally:
+        conn.close()
+        server.stop()
+
+
+def test_a_server_on_any_port_never_shares_it_with_live_connections() -> None:
+    # no SO_REUSEADDR when the kernel picks the port: bind(0) then skips every port on which
+    # a socket still lives, so the connections to a server's port are its own
+    with FakeOpenAIServer() as server:
+        assert server._httpd is not None
+        assert server._httpd.socket.getsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR) == 0
