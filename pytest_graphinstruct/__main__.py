@@ -386,17 +386,17 @@ def _compare(args: argparse.Namespace) -> int:
 def _contamination(args: argparse.Namespace) -> int:
     from pytest_graphinstruct.report.contamination import (
         NOISE_FLOOR,
-        open_side,
+        open_probe_cell,
         probe,
         side_warnings,
     )
     from pytest_graphinstruct.run.reader import read_report
     from pytest_graphinstruct.score.bootstrap import DEFAULT_B, DEFAULT_SEED
 
-    seed0 = open_side(read_report(args.report_seed0), args.report_seed0, args.cell,
-                      args.suite_seed0, "--suite-seed0")
-    fresh = open_side(read_report(args.report_fresh), args.report_fresh, args.cell,
-                      args.suite_fresh, "--suite-fresh")
+    seed0 = open_probe_cell(read_report(args.report_seed0), args.report_seed0, args.cell,
+                            args.suite_seed0, "--suite-seed0")
+    fresh = open_probe_cell(read_report(args.report_fresh), args.report_fresh, args.cell,
+                            args.suite_fresh, "--suite-fresh")
     result = probe(seed0.cell, fresh.cell, seed0.suite, fresh.suite,
                    b=DEFAULT_B if args.resamples is None else args.resamples,
                    seed=DEFAULT_SEED if args.seed is None else args.seed,
@@ -412,7 +412,7 @@ def _runs(args: argparse.Namespace) -> int:
     from pathlib import Path
 
     from pytest_graphinstruct.report.compare import DEFAULT_MAX_REGRESSION
-    from pytest_graphinstruct.report.runs import compare_runs, list_text, open_side
+    from pytest_graphinstruct.report.runs import compare_runs, list_text, open_compared_run
     from pytest_graphinstruct.run.store import RunStore
 
     store = RunStore(Path(args.store).expanduser())
@@ -420,8 +420,8 @@ def _runs(args: argparse.Namespace) -> int:
         sys.stdout.write(list_text(store))
         return 0
     delta = DEFAULT_MAX_REGRESSION if args.max_regression is None else args.max_regression
-    result = compare_runs(open_side(store, args.a), open_side(store, args.b),
-                          max_regression=delta)
+    result = compare_runs(open_compared_run(store, args.a),
+                          open_compared_run(store, args.b), max_regression=delta)
     for warning in result.warnings:
         print(f"warning: {warning}", file=sys.stderr)
     print("\n".join(result.lines))
