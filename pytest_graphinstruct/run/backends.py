@@ -34,7 +34,7 @@ PLACEHOLDER_KEY = "no-key"
 _CLOSE = 0.75  # difflib ratio: orcale/oracle 0.83, lcoal/local 0.8; gpt-4o/o1/llama < 0.45
 
 
-def make_backend(model: str, *, suite: Suite | None = None, **options: Any) -> Backend:
+def make_run_backend(model: str, *, suite: Suite | None = None, **options: Any) -> Backend:
     """``oracle`` → :class:`~pytest_graphinstruct.run.oracle.OracleBackend` over ``suite``;
     anything else → :func:`pytest_graphinstruct.models.registry.make_backend` with ``options``
     (``api_key=`` :data:`PLACEHOLDER_KEY` added for a loopback endpoint whose key variable is

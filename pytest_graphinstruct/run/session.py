@@ -207,7 +207,7 @@ class BenchmarkSession:
 
     def _build_schedulers(self) -> dict[str, Any]:
         from pytest_graphinstruct.models.scheduler import Scheduler, TokenBudget
-        from pytest_graphinstruct.run.backends import make_backend
+        from pytest_graphinstruct.run.backends import make_run_backend
 
         config = self.config
         # One budget for every model of the run; under xdist each worker gets its share.
@@ -217,7 +217,7 @@ class BenchmarkSession:
             budget = TokenBudget(max(1, share))
         schedulers: dict[str, Any] = {}
         for model in config.models:
-            backend = make_backend(
+            backend = make_run_backend(
                 model, base_url=config.base_url, api_key_env=config.api_key_env,
                 suite=self.suite, replay=self._replay, timeout_s=config.timeout_s,
                 max_retries=config.max_retries, backoff_base_s=config.backoff_s,
