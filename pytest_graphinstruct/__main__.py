@@ -156,7 +156,8 @@ def _plan(args: argparse.Namespace) -> int:
 
 
 def _add_ci_commands(sub: Any) -> None:
-    """``merge``, ``merge-cache`` and ``gate`` (report/merge.py, report/gate.py; ci/README.md)."""
+    """``merge``, ``merge-cache`` and ``gate`` (report/merge.py, report/gate_command.py;
+    ci/README.md)."""
     mg = sub.add_parser("merge", help="merge the reports of --gi-shard runs (a missing shard "
                         "makes the merged report partial)")
     mg.add_argument("reports", nargs="+", help="shard report files")
@@ -221,7 +222,7 @@ def _merge_cache(args: argparse.Namespace) -> int:
 
 
 def _gate(args: argparse.Namespace) -> int:
-    from pytest_graphinstruct.report.gate import gate
+    from pytest_graphinstruct.report.gate_command import gate
     from pytest_graphinstruct.report.markdown import write_markdown
     from pytest_graphinstruct.score.bootstrap import DEFAULT_MAX_REGRESSION
 
@@ -312,7 +313,7 @@ def _write_out(text: str, out: str | None) -> None:
 
 
 def _leaderboard(args: argparse.Namespace) -> int:
-    from pytest_graphinstruct.report.analyses.runs import load_runs
+    from pytest_graphinstruct.report.analyses.run_set import load_runs
     from pytest_graphinstruct.report.leaderboard import build_leaderboard, render
 
     runs = load_runs(args.reports, store=args.store, models_tables=args.models_table)
@@ -326,7 +327,7 @@ def _leaderboard(args: argparse.Namespace) -> int:
 
 def _analyze(args: argparse.Namespace) -> int:
     from pytest_graphinstruct.report.analyses.names import run_analysis
-    from pytest_graphinstruct.report.analyses.runs import load_runs
+    from pytest_graphinstruct.report.analyses.run_set import load_runs
 
     runs = load_runs(args.reports, store=args.store, models_tables=args.models_table)
     _write_out(run_analysis(args.analysis, runs, args), args.out)
@@ -501,7 +502,7 @@ def _score(args: argparse.Namespace) -> int:
     from pathlib import Path
 
     from pytest_graphinstruct.run.config import build_run_config
-    from pytest_graphinstruct.run.recorded import score_recorded
+    from pytest_graphinstruct.run.score_recorded import score_recorded
     from pytest_graphinstruct.run.writer import write_report
 
     overrides = {k: v for k, v in (("max_nodes", args.max_nodes), ("max_edges", args.max_edges),

@@ -69,7 +69,7 @@ def verifier_grader(instruction: Instruction, verifier: Verifier,
     """Grade answers to ``instruction`` with the run's verifier and D4 (what is scored).
 
     ``pool``: the run's L4 domain-fit yardsticks for this instruction
-    (:func:`~pytest_graphinstruct.score.instruction.pool_profiles`); without them an L4
+    (:func:`~pytest_graphinstruct.score.instruction_score.pool_profiles`); without them an L4
     candidate's domain fit is measured against the instruction's references only, which is not
     what a run with pools scores.
     """

@@ -27,7 +27,7 @@ from pytest_graphinstruct.run.results import (
     bounded_answer,
 )
 from pytest_graphinstruct.score.d4 import is_valid
-from pytest_graphinstruct.score.instruction import InstructionScores, score_instructions
+from pytest_graphinstruct.score.instruction_score import InstructionScores, score_instructions
 from pytest_graphinstruct.suite.clusters import cluster_of
 from pytest_graphinstruct.suite.instruction import Instruction
 from pytest_graphinstruct.verify.verdict import Source, Verdict, Verification

@@ -322,7 +322,7 @@ class BenchmarkSession:
         fault is the answer's error, an infrastructure error, not the model's failure)."""
         from pytest_graphinstruct.methods.iterative import verifier_grader
         from pytest_graphinstruct.run.method_runner import chain_answer, run_chain, sample_index
-        from pytest_graphinstruct.score.instruction import pool_profiles
+        from pytest_graphinstruct.score.instruction_score import pool_profiles
 
         base = self.request(inst, cell, 0)
         scheduler = self.schedulers[cell.model]
