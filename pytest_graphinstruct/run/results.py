@@ -8,8 +8,10 @@ GraphInstruct release's ``quality.json`` are kept, so a cell of ours is also a v
 score file); ``from_json`` reads it back exactly.  Older shapes and the release's own files are
 read by :mod:`pytest_graphinstruct.run.reader`.
 
-A JSON value inside a record (``details``, ``decoding``) is diagnostic data for people: code
-never reads it back by key.
+A JSON value inside a record (``details``, ``decoding``) is diagnostic data for people, written,
+shown and compared as a whole; code reads one key of it: ``details["pool_references"]``, which
+:mod:`pytest_graphinstruct.report.contamination` reads to tell whether a run scored L3/L4
+against pool graphs.
 """
 
 from __future__ import annotations
