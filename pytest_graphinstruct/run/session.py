@@ -23,6 +23,7 @@ from pytest_graphinstruct.errors import GraphInstructError
 from pytest_graphinstruct.graphs.model import Limits
 from pytest_graphinstruct.methods.constrained import request_extra, resolve_format
 from pytest_graphinstruct.models.base import Request, quiet_thread, wait_result
+from pytest_graphinstruct.options import DEFAULT_TIMEOUT_S
 from pytest_graphinstruct.run.aggregate import TOOL, build_run_report
 from pytest_graphinstruct.run.config import Cell, RunConfig
 from pytest_graphinstruct.run.evaluate import Checked, check, error_result, score
@@ -376,7 +377,7 @@ class BenchmarkSession:
             quiet_s = SERIAL_PEER_QUIET_S
         else:
             timeout = getattr(scheduler.backend, "timeout_s", None) or self.config.timeout_s
-            quiet_s = (timeout or 120) * (self.config.max_retries + 1) + 30
+            quiet_s = (timeout or DEFAULT_TIMEOUT_S) * (self.config.max_retries + 1) + 30
         deadline = time.monotonic() + quiet_s
         seen = len(cache)
         while time.monotonic() < deadline:
