@@ -16,6 +16,8 @@ from pathlib import Path
 from typing import TypeVar
 
 from pytest_graphinstruct.errors import GraphInstructError
+from pytest_graphinstruct.methods.registry import method_of, parse_method
+from pytest_graphinstruct.methods.spec import ROUNDS_MARK, MethodContext, MethodSpec
 from pytest_graphinstruct.models.base import DecodingParams
 from pytest_graphinstruct.options import (
     DEFAULT_CACHE_DIR,
@@ -23,22 +25,14 @@ from pytest_graphinstruct.options import (
     DEFAULT_MAX_REGRESSION,
     DEFAULT_SAMPLES,
     DEFAULT_VGIG_ROUNDS,
-    MAX_ROUNDS,
     OptionValues,
     split_words,
 )
 from pytest_graphinstruct.run.results import cell_label
 from pytest_graphinstruct.run.shard import Shard, parse_shard
 from pytest_graphinstruct.vocab import (
-    CAAP_METHODS,
-    FEEDBACK_LEVELS,
-    ITERATIVE_METHODS,
     METHOD_BASELINE,
     METHOD_CONSTRAINED,
-    METHODS,
-    ROUNDS_MARK,
-    method_parts,
-    method_rounds,
 )
 
 
@@ -53,6 +47,12 @@ class Cell:
     @property
     def label(self) -> str:
         return cell_label(self.model, self.strategy, self.method)
+
+    @property
+    def spec(self) -> MethodSpec:
+        """The cell's method, parsed (:func:`~pytest_graphinstruct.methods.registry.
+        parse_method`)."""
+        return parse_method(self.method, internal=True)
 
 
 @dataclass(frozen=True)
@@ -116,8 +116,15 @@ class RunConfig:
     def rounds(self, method: str) -> int:
         """The rounds ``T`` of an iterative ``method``: those it names (``vgig@T2``), else
         :attr:`vgig_rounds`."""
-        named = method_rounds(method)
-        return self.vgig_rounds if named is None else named
+        return self.method_context.rounds_of(parse_method(method, internal=True))
+
+    @property
+    def method_context(self) -> MethodContext:
+        """What this run lends a method: chains, default rounds and feedback, temperature,
+        CAAP's model tiers."""
+        return MethodContext(chains=self.chains, rounds=self.vgig_rounds,
+                             feedback=self.feedback, temperature=self.params.temperature,
+                             model_tiers=self.model_tiers)
 
 
 T = TypeVar("T")
@@ -206,7 +213,7 @@ def run_config(values: OptionValues, *, rootdir: Path) -> RunConfig | None:
     first = strategies[0]
     cells = tuple(Cell(m, s, method) for m in dict.fromkeys(models)
                   for s in dict.fromkeys(strategies) for method in methods
-                  if s == first or method_parts(method)[0] not in CAAP_METHODS)
+                  if s == first or not method_of(parse_method(method, internal=True)).caap)
 
     suite = values.path("suite") or rootdir / "instructions"
     if not suite.is_absolute():
@@ -398,27 +405,17 @@ def _methods(raw: str | None, rounds: tuple[int, ...] = (DEFAULT_VGIG_ROUNDS,)) 
     An iterative method may name its rounds (``vgig-fine@T2``); with several
     ``--gi-vgig-rounds`` values each iterative method that names none becomes one cell per
     value (``vgig@T1``, ``vgig@T3``, …), the E5 sweep in one session.
+
+    Raises:
+        GraphInstructError: a method :func:`~pytest_graphinstruct.methods.registry.
+            parse_method` refuses.
     """
     names = split_words(raw) or ["none"]
-    out = []
+    out: list[str] = []
     for name in names:
-        method = METHOD_BASELINE if name in ("none", METHOD_BASELINE) else name
-        if method != METHOD_BASELINE and method_parts(method)[0] not in METHODS:
-            raise GraphInstructError(
-                f"unknown --gi-method {name!r} (choose from none, "
-                f"{', '.join(METHODS)}, or vgig-<feedback> with feedback "
-                f"{'/'.join(FEEDBACK_LEVELS)}; an iterative method may end in "
-                f"{ROUNDS_MARK}<rounds>)")
-        if ROUNDS_MARK in method:
-            named = method_rounds(method)
-            if method_parts(method)[0] not in ITERATIVE_METHODS or named is None \
-                    or named > MAX_ROUNDS:
-                raise GraphInstructError(
-                    f"--gi-method {name!r}: only {', '.join(ITERATIVE_METHODS)} take rounds, "
-                    f"written {ROUNDS_MARK}<0..{MAX_ROUNDS}> (e.g. vgig-fine{ROUNDS_MARK}2)")
-            out.append(method)
-        elif len(rounds) > 1 and method_parts(method)[0] in ITERATIVE_METHODS:
-            out.extend(f"{method}{ROUNDS_MARK}{t}" for t in rounds)
+        spec = parse_method(name)
+        if len(rounds) > 1 and spec.rounds is None and method_of(spec).iterative:
+            out.extend(f"{spec.text}{ROUNDS_MARK}{t}" for t in rounds)
         else:
-            out.append(method)
+            out.append(spec.text)
     return tuple(dict.fromkeys(out))

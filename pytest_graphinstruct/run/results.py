@@ -23,12 +23,12 @@ from typing import Any
 
 from pytest_graphinstruct.answers import MethodStep
 from pytest_graphinstruct.errors import GraphInstructError
+from pytest_graphinstruct.methods.registry import ITERATIVE
 from pytest_graphinstruct.models.recorded import ReplayCheck
 from pytest_graphinstruct.run.shard import MAX_SHARDS
 from pytest_graphinstruct.vocab import (
     DIMENSIONS,
     FEEDBACK_LEVELS,
-    ITERATIVE_METHODS,
     METHOD_BASELINE,
     OUTCOMES,
     SCORED_OUTCOMES,
@@ -52,7 +52,7 @@ def cell_label(model: str, strategy: str, method: str = METHOD_BASELINE) -> str:
 
 
 _ITERATIVE_LABEL = re.compile(
-    "-(?:" + "|".join(map(re.escape, STRATEGIES)) + ")-(?:" + "|".join(ITERATIVE_METHODS)
+    "-(?:" + "|".join(map(re.escape, STRATEGIES)) + ")-(?:" + "|".join(ITERATIVE)
     + r")(?:-(?:" + "|".join(FEEDBACK_LEVELS) + ")" + r")?(?:@T\d+)?\Z")
 
 
