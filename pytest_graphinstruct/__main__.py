@@ -30,6 +30,15 @@ from typing import Any
 
 from pytest_graphinstruct.errors import GraphInstructError
 from pytest_graphinstruct.graphs.model import Limits
+from pytest_graphinstruct.options import (
+    DEFAULT_CACHE_DIR,
+    DEFAULT_MAX_ERROR_RATE,
+    DEFAULT_MAX_REGRESSION,
+    DEFAULT_STORE_DIR,
+    OPTION_BY_DEST,
+    OptionValues,
+    parse_levels,
+)
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -49,8 +58,8 @@ def _parser() -> argparse.ArgumentParser:
                    "'none': off)")
     e = sub.add_parser("export-cache",
                        help="write cached answers in the raw-generation JSONL format")
-    e.add_argument("--cache", default=".pytest_cache/graphinstruct",
-                   help="cache directory (default .pytest_cache/graphinstruct)")
+    e.add_argument("--cache", default=DEFAULT_CACHE_DIR,
+                   help=f"cache directory (default {DEFAULT_CACHE_DIR})")
     e.add_argument("--out", required=True, help="JSONL file to write")
     e.add_argument("--cell", default=None, help="cell label, e.g. gpt-4o-zero-shot "
                    "(required when the cache holds several cells)")
@@ -70,8 +79,8 @@ def _parser() -> argparse.ArgumentParser:
                     "(overrides --cell for that side)")
     co.add_argument("--max-regression", type=float, default=None, help="verdict threshold: a "
                     "level regressed (improved) when its mean change is below -DELTA (above "
-                    "+DELTA) and the whole 95%% CI is below (above) 0 (default 0.02, as "
-                    "--gi-max-regression)")
+                    "+DELTA) and the whole 95%% CI is below (above) 0 (default "
+                    f"{DEFAULT_MAX_REGRESSION:g}, as --gi-max-regression)")
     co.add_argument("--fail-on-regression", action="store_true", help="exit status 1 when the "
                     "verdict is regression")
     sh = sub.add_parser("show", help="one item of a report: cell, outcome, per-sample parse "
@@ -140,14 +149,13 @@ def _add_plan_command(sub: Any) -> None:
     pl.add_argument("--drop", type=float, default=None, help="a drop to detect: print the "
                     "samples per instruction and the instructions it needs")
     pl.add_argument("--max-regression", type=float, default=None, help="the gate's allowed "
-                    "drop (default 0.02, as --gi-max-regression)")
+                    f"drop (default {DEFAULT_MAX_REGRESSION:g}, as --gi-max-regression)")
     pl.add_argument("--suite", default=None, help="suite directory: clusters for instructions "
                     "the report records none for")
 
 
 def _plan(args: argparse.Namespace) -> int:
     from pytest_graphinstruct.report.plan import plan
-    from pytest_graphinstruct.score.bootstrap import DEFAULT_MAX_REGRESSION
 
     delta = DEFAULT_MAX_REGRESSION if args.max_regression is None else args.max_regression
     print("\n".join(plan(args.report, samples=args.samples, drop=args.drop,
@@ -156,7 +164,8 @@ def _plan(args: argparse.Namespace) -> int:
 
 
 def _add_ci_commands(sub: Any) -> None:
-    """``merge``, ``merge-cache`` and ``gate`` (report/merge.py, report/gate.py; ci/README.md)."""
+    """``merge``, ``merge-cache`` and ``gate`` (report/merge.py, report/gate_command.py;
+    ci/README.md)."""
     mg = sub.add_parser("merge", help="merge the reports of --gi-shard runs (a missing shard "
                         "makes the merged report partial)")
     mg.add_argument("reports", nargs="+", help="shard report files")
@@ -173,11 +182,13 @@ def _add_ci_commands(sub: Any) -> None:
     ga.add_argument("--baseline-cell", default=None, help="compare every cell with this "
                     "baseline cell (on purpose across cells)")
     ga.add_argument("--max-regression", type=float, default=None,
-                    help="allowed real drop of a level's quality (default 0.02)")
+                    help=f"allowed real drop of a level's quality (default "
+                    f"{DEFAULT_MAX_REGRESSION:g})")
     ga.add_argument("--fail-under", type=float, default=None,
                     help="fail a cell whose S_total over the levels run is below this")
-    ga.add_argument("--max-error-rate", type=float, default=0.05,
-                    help="allowed share of items without an answer (default 0.05)")
+    ga.add_argument("--max-error-rate", type=float, default=DEFAULT_MAX_ERROR_RATE,
+                    help=f"allowed share of items without an answer (default "
+                    f"{DEFAULT_MAX_ERROR_RATE:g})")
     ga.add_argument("--markdown", default=None, metavar="FILE", help="write the Markdown "
                     "summary here (also appended to $GITHUB_STEP_SUMMARY when set)")
     ga.add_argument("--strict", action="store_true", help="also fail on items that newly fail "
@@ -221,15 +232,14 @@ def _merge_cache(args: argparse.Namespace) -> int:
 
 
 def _gate(args: argparse.Namespace) -> int:
-    from pytest_graphinstruct.report.gate import gate
+    from pytest_graphinstruct.report.gate_command import gate
     from pytest_graphinstruct.report.markdown import write_markdown
-    from pytest_graphinstruct.score.bootstrap import DEFAULT_MAX_REGRESSION
 
     for name in ("max_regression", "fail_under", "max_error_rate"):
-        value = getattr(args, name)
-        if value is not None and not 0 <= value <= 1:
-            raise GraphInstructError(f"--{name.replace('_', '-')} must be within 0..1, "
-                                     f"got {value}")
+        value, option = getattr(args, name), OPTION_BY_DEST[name]  # the --gi-* option's bounds
+        if value is not None and not option.within(value):
+            raise GraphInstructError(f"--{name.replace('_', '-')} must be within "
+                                     f"{option.low}..{option.high}, got {value}")
     result = gate(args.report, args.baseline,
                   max_regression=(DEFAULT_MAX_REGRESSION if args.max_regression is None
                                   else args.max_regression),
@@ -247,17 +257,17 @@ def _add_runs_command(sub: Any) -> None:
     ru = sub.add_parser("runs", help="the run store of --gi-autosave: list the saved runs, "
                         "compare two (docs/RUNS.md)")
     verbs = ru.add_subparsers(dest="runs_command", required=True)
-    store_help = "run store folder (default .graphinstruct/runs in the current folder)"
+    store_help = f"run store folder (default {DEFAULT_STORE_DIR} in the current folder)"
     ls = verbs.add_parser("list", help="one row per saved run: time, cells, models, items, "
                           "S_total per cell, partial, git commit, suite hash")
-    ls.add_argument("--store", default=".graphinstruct/runs", metavar="DIR", help=store_help)
+    ls.add_argument("--store", default=DEFAULT_STORE_DIR, metavar="DIR", help=store_help)
     cp = verbs.add_parser("compare", help="paired per-level comparison (B - A) of every cell "
                           "of two runs, with newly failing and newly passing items")
     cp.add_argument("a", help="run A: a number (3, 0003), latest, -1, -2, ... or a report file")
     cp.add_argument("b", help="run B, as A")
-    cp.add_argument("--store", default=".graphinstruct/runs", metavar="DIR", help=store_help)
+    cp.add_argument("--store", default=DEFAULT_STORE_DIR, metavar="DIR", help=store_help)
     cp.add_argument("--max-regression", type=float, default=None, help="verdict threshold, as "
-                    "in compare (default 0.02)")
+                    f"in compare (default {DEFAULT_MAX_REGRESSION:g})")
     cp.add_argument("--fail-on-regression", action="store_true", help="exit status 1 when "
                     "the verdict of any shared cell is regression (default: 0 for any "
                     "comparison; 2 for an error)")
@@ -270,9 +280,9 @@ def _add_table_commands(sub: Any) -> None:
     def runs_args(cmd: argparse.ArgumentParser, formats: Sequence[str]) -> None:
         cmd.add_argument("reports", nargs="*", help="report files: ours, or the release's "
                          "*.quality.json")
-        cmd.add_argument("--store", nargs="?", const=".graphinstruct/runs", default=None,
+        cmd.add_argument("--store", nargs="?", const=DEFAULT_STORE_DIR, default=None,
                          metavar="DIR", help="read every report of the run store instead "
-                         "(default DIR .graphinstruct/runs; the latest run of a cell counts)")
+                         f"(default DIR {DEFAULT_STORE_DIR}; the latest run of a cell counts)")
         cmd.add_argument("--format", choices=formats, default="markdown", help="output format "
                          "(default markdown)")
         cmd.add_argument("--out", default=None, help="write to FILE instead of stdout")
@@ -312,7 +322,7 @@ def _write_out(text: str, out: str | None) -> None:
 
 
 def _leaderboard(args: argparse.Namespace) -> int:
-    from pytest_graphinstruct.report.analyses.runs import load_runs
+    from pytest_graphinstruct.report.analyses.run_set import load_runs
     from pytest_graphinstruct.report.leaderboard import build_leaderboard, render
 
     runs = load_runs(args.reports, store=args.store, models_tables=args.models_table)
@@ -326,7 +336,7 @@ def _leaderboard(args: argparse.Namespace) -> int:
 
 def _analyze(args: argparse.Namespace) -> int:
     from pytest_graphinstruct.report.analyses.names import run_analysis
-    from pytest_graphinstruct.report.analyses.runs import load_runs
+    from pytest_graphinstruct.report.analyses.run_set import load_runs
 
     runs = load_runs(args.reports, store=args.store, models_tables=args.models_table)
     _write_out(run_analysis(args.analysis, runs, args), args.out)
@@ -359,12 +369,7 @@ def _pareto(args: argparse.Namespace) -> int:
 
 
 def _compare(args: argparse.Namespace) -> int:
-    from pytest_graphinstruct.report.compare import (
-        DEFAULT_MAX_REGRESSION,
-        REGRESSION,
-        compare_cells,
-        pick_cell,
-    )
+    from pytest_graphinstruct.report.compare import REGRESSION, compare_cells, pick_cell
     from pytest_graphinstruct.run.reader import read_report
     from pytest_graphinstruct.run.results import CellReport
 
@@ -386,17 +391,17 @@ def _compare(args: argparse.Namespace) -> int:
 def _contamination(args: argparse.Namespace) -> int:
     from pytest_graphinstruct.report.contamination import (
         NOISE_FLOOR,
-        open_side,
+        open_probe_cell,
         probe,
         side_warnings,
     )
     from pytest_graphinstruct.run.reader import read_report
     from pytest_graphinstruct.score.bootstrap import DEFAULT_B, DEFAULT_SEED
 
-    seed0 = open_side(read_report(args.report_seed0), args.report_seed0, args.cell,
-                      args.suite_seed0, "--suite-seed0")
-    fresh = open_side(read_report(args.report_fresh), args.report_fresh, args.cell,
-                      args.suite_fresh, "--suite-fresh")
+    seed0 = open_probe_cell(read_report(args.report_seed0), args.report_seed0, args.cell,
+                            args.suite_seed0, "--suite-seed0")
+    fresh = open_probe_cell(read_report(args.report_fresh), args.report_fresh, args.cell,
+                            args.suite_fresh, "--suite-fresh")
     result = probe(seed0.cell, fresh.cell, seed0.suite, fresh.suite,
                    b=DEFAULT_B if args.resamples is None else args.resamples,
                    seed=DEFAULT_SEED if args.seed is None else args.seed,
@@ -411,8 +416,7 @@ def _contamination(args: argparse.Namespace) -> int:
 def _runs(args: argparse.Namespace) -> int:
     from pathlib import Path
 
-    from pytest_graphinstruct.report.compare import DEFAULT_MAX_REGRESSION
-    from pytest_graphinstruct.report.runs import compare_runs, list_text, open_side
+    from pytest_graphinstruct.report.runs import compare_runs, list_text, open_compared_run
     from pytest_graphinstruct.run.store import RunStore
 
     store = RunStore(Path(args.store).expanduser())
@@ -420,8 +424,8 @@ def _runs(args: argparse.Namespace) -> int:
         sys.stdout.write(list_text(store))
         return 0
     delta = DEFAULT_MAX_REGRESSION if args.max_regression is None else args.max_regression
-    result = compare_runs(open_side(store, args.a), open_side(store, args.b),
-                          max_regression=delta)
+    result = compare_runs(open_compared_run(store, args.a),
+                          open_compared_run(store, args.b), max_regression=delta)
     for warning in result.warnings:
         print(f"warning: {warning}", file=sys.stderr)
     print("\n".join(result.lines))
@@ -488,10 +492,15 @@ def _build_suite(args: argparse.Namespace) -> int:
 
 
 def _levels(text: str | None) -> list[int] | None:
+    """``--levels`` as level numbers in the order given (``None``: not given).
+
+    Raises:
+        GraphInstructError: an item is not an integer.
+    """
     if text is None:
         return None
     try:
-        return [int(x) for x in text.split(",") if x.strip()]
+        return parse_levels(text)
     except ValueError:
         raise GraphInstructError(f"--levels must be a comma list of integers, got {text!r}") \
             from None
@@ -500,8 +509,8 @@ def _levels(text: str | None) -> list[int] | None:
 def _score(args: argparse.Namespace) -> int:
     from pathlib import Path
 
-    from pytest_graphinstruct.run.config import build_run_config
-    from pytest_graphinstruct.run.recorded import score_recorded
+    from pytest_graphinstruct.run.config import run_config
+    from pytest_graphinstruct.run.score_recorded import score_recorded
     from pytest_graphinstruct.run.writer import write_report
 
     overrides = {k: v for k, v in (("max_nodes", args.max_nodes), ("max_edges", args.max_edges),
@@ -519,9 +528,9 @@ def _score(args: argparse.Namespace) -> int:
     levels = _levels(args.levels)
     if args.pools and args.pools.strip().lower() != "none" and not Path(args.pools).is_dir():
         raise GraphInstructError(f"--pools directory not found: {args.pools}")
-    raw = {"replay": str(responses), "suite": str(suite), "pools": args.pools,
-           "levels": None if levels is None else ",".join(map(str, levels)), "no_cache": True}
-    run = build_run_config(raw, rootdir=Path.cwd())
+    values = OptionValues({"replay": responses, "suite": suite, "pools": args.pools,
+                           "levels": levels, "no_cache": True})
+    run = run_config(values, rootdir=Path.cwd())
     assert run is not None  # a replay file was given
     scored = score_recorded(run, limits=limits, rootdir=Path.cwd())
     why = scored.nothing_to_score()

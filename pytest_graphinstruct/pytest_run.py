@@ -1,15 +1,21 @@
 """The hooks and items of an active benchmark run (loaded only when one is asked for).
 
-Each hook is a few lines that hand off to the run layer's session (:mod:`.run.session`):
-collection appends one :class:`GraphInstructItem` per (instruction, cell) to the session's items
-(so ``-k``, ``-m``, ``--lf`` and ``--co`` apply to them like to any test); right after
-collection every selected item's answers are requested in the background; each item waits for
-its answers in ``setup`` (an answer that could not be obtained is an *error*), verifies them in
-``runtest`` (violations are *failures*) and is recorded for scoring.  At session end each
-process scores what it holds in one batch (D3 trains once); xdist workers ship their typed
-results to the controller through ``workeroutput``; the controller (or the single process)
-builds the report, applies the gates (:mod:`pytest_graphinstruct.run.gates`) and prints the
-summary.
+:class:`GraphInstructPlugin` holds the run's state, and its hooks do the run's steps themselves,
+calling into the run layer (:mod:`.run.session` and its neighbours): at session start the
+controller (or the single process) claims the output files, checks the run's inputs once
+(:mod:`.run.preflight`) and starts the embedded server; collection appends one
+:class:`GraphInstructItem` per (instruction, cell), cut to ``--gi-per-level`` and
+``--gi-shard``, to the session's items (so ``-k``, ``-m``, ``--lf`` and ``--co`` apply to them
+like to any test); right after collection the process that runs the items requests every
+selected item's answers in the background; each item waits for its answers in ``setup`` (an
+answer that could not be obtained is an *error*), verifies them in ``runtest`` (violations are
+*failures*) and is recorded for scoring.  At session end each process scores what it holds in
+one batch (D3 trains once); xdist workers ship their results, notes, progress counts,
+cached-answer counts and cache sources to the controller through ``workeroutput`` (one JSON
+string per key); the controller (or the single process) builds the report and its ``run``
+record, reaches the run's verdict through the one driver (:mod:`pytest_graphinstruct.run.verdict`:
+baseline, gates, coverage), writes what was asked for (baseline update, report, HTML page,
+autosave, Markdown summary), sets the exit status and prints the summary.
 """
 
 from __future__ import annotations

@@ -28,15 +28,23 @@ Strategies:
   prose, unterminated blocks, abbreviations).
 
 Everything is deterministic given Hypothesis' draws and never touches the network.
+
+Hypothesis (the ``[test]`` extra) is imported only when a strategy is built, so importing this
+module works without it.
 """
 
 from __future__ import annotations
 
+import inspect
 import json
 import string
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Concatenate, ParamSpec, TypeVar
 
 import networkx as nx
-from hypothesis import strategies as st
+
+if TYPE_CHECKING:
+    from hypothesis.strategies import DrawFn, SearchStrategy
 
 __all__ = [
     "FORMATS",
@@ -57,14 +65,42 @@ _TOKEN_ALPHABET = string.ascii_letters + string.digits + "_"
 _RESERVED = frozenset({"true", "false", "none", "null", "nan", "inf", "nodes", "edges", "edge",
                        "node", "directed", "adjacency", "graph", "digraph", "list"})
 
+_P = ParamSpec("_P")
+_T = TypeVar("_T")
 
-def node_ids(*, hostile: bool = True, max_size: int = 8) -> st.SearchStrategy[str]:
+
+def _composite(draw_fn: Callable[Concatenate[DrawFn, _P], _T]
+               ) -> Callable[_P, SearchStrategy[_T]]:
+    """``hypothesis.strategies.composite``, applied on first use (Hypothesis is imported then,
+    not when this module is)."""
+    built: Callable[_P, SearchStrategy[_T]] | None = None
+
+    def strategy(*args: _P.args, **kwargs: _P.kwargs) -> SearchStrategy[_T]:
+        nonlocal built
+        if built is None:
+            from hypothesis import strategies as st
+
+            built = st.composite(draw_fn)
+        return built(*args, **kwargs)
+
+    signature = inspect.signature(draw_fn)
+    strategy.__name__ = draw_fn.__name__
+    strategy.__qualname__ = draw_fn.__qualname__
+    strategy.__doc__ = draw_fn.__doc__
+    strategy.__signature__ = signature.replace(  # type: ignore[attr-defined]
+        parameters=list(signature.parameters.values())[1:])  # as composite shows it: no draw
+    return strategy
+
+
+def node_ids(*, hostile: bool = True, max_size: int = 8) -> SearchStrategy[str]:
     """Node names.
 
     With ``hostile=False`` only short identifiers and integers (valid in every answer format);
     with ``hostile=True`` also arbitrary text including quote characters, dots, semicolons,
     brackets, comment markers and newlines (valid in code-style and JSON answers).
     """
+    from hypothesis import strategies as st
+
     words = st.text(_TOKEN_ALPHABET, min_size=1, max_size=max_size)
     simple = st.one_of(
         st.integers(0, 999).map(str),
@@ -78,9 +114,9 @@ def node_ids(*, hostile: bool = True, max_size: int = 8) -> st.SearchStrategy[st
     return st.one_of(simple, nasty)
 
 
-@st.composite
+@_composite
 def graphs(
-    draw: st.DrawFn,
+    draw: DrawFn,
     *,
     directed: bool | None = None,
     min_nodes: int = 0,
@@ -99,6 +135,8 @@ def graphs(
             edges.
         self_loops: allow self-loops.
     """
+    from hypothesis import strategies as st
+
     is_directed = draw(st.booleans()) if directed is None else directed
     names = draw(st.lists(node_ids(hostile=hostile), min_size=min_nodes, max_size=max_nodes,
                           unique=True))
@@ -131,8 +169,10 @@ _TYPES = ("tree", "forest", "path", "cycle", "star", "wheel", "grid", "complete"
 _OPS = ("=", "!=", "<=", ">=", "<", ">")
 
 
-def constraint_texts() -> st.SearchStrategy[str]:
+def constraint_texts() -> SearchStrategy[str]:
     """Syntactically valid constraint strings over every graph key (values drawn at random)."""
+    from hypothesis import strategies as st
+
     ints = st.builds(lambda k, o, v: f"{k}{o}{v}", st.sampled_from(_INT_KEYS),
                      st.sampled_from(_OPS), st.integers(0, 60))
     floats = st.builds(lambda k, o, v: f"{k}{o}{v:.4g}", st.sampled_from(_FLOAT_KEYS),
@@ -241,14 +281,16 @@ def _render_networkx(g: nx.Graph) -> str:
             f"G.add_edges_from([{edges}])\n")
 
 
-@st.composite
-def render(draw: st.DrawFn, g: nx.Graph, fmt: str | None = None) -> str:
+@_composite
+def render(draw: DrawFn, g: nx.Graph, fmt: str | None = None) -> str:
     """Spell ``g`` out in one answer format (drawn when ``fmt`` is ``None``).
 
     Formats that only take simple ids (edge/adjacency lists) are used only when every node id is
     a simple token; the empty graph is rendered only in code-style or JSON (an empty networkx
     snippet or edge list says nothing).
     """
+    from hypothesis import strategies as st
+
     simple = all(n and all(c in _TOKEN_ALPHABET for c in n) and n.lower() not in _RESERVED
                  for n in g.nodes())
     if g.number_of_nodes() == 0:  # only formats with an explicit (empty) node list can say it
@@ -270,24 +312,26 @@ def render(draw: st.DrawFn, g: nx.Graph, fmt: str | None = None) -> str:
     return _render_networkx(g)
 
 
-_PROSE = st.sampled_from([
+_PROSE = [
     "Here is the graph you asked for.",
     "Sure! Below is a graph that satisfies all of the constraints.",
     "Let's think step by step. We need the right number of nodes and edges.",
     "Note: {curly braces} in this sentence are not part of the graph.",
     "I checked every constraint; the result is valid.",
-])
+]
 
 
-@st.composite
+@_composite
 def answers(
-    draw: st.DrawFn, graph_strategy: st.SearchStrategy[nx.Graph] | None = None
+    draw: DrawFn, graph_strategy: SearchStrategy[nx.Graph] | None = None
 ) -> tuple[str, nx.Graph]:
     """``(text, graph)``: an LLM-like answer whose final, complete graph is ``graph``.
 
     The graph is rendered in a drawn format and optionally wrapped: a code fence, prose before
     and after (which may contain braces), and an earlier discarded draft graph.
     """
+    from hypothesis import strategies as st
+
     g = draw(graph_strategy if graph_strategy is not None else graphs(hostile=True))
     body = draw(render(g))
     if draw(st.booleans()):
@@ -295,19 +339,21 @@ def answers(
         body = f"```{lang}\n{body}\n```"
     parts = []
     if draw(st.booleans()):
-        parts.append(draw(_PROSE))
+        parts.append(draw(st.sampled_from(_PROSE)))
     if draw(st.booleans()):
         draft = draw(graphs(max_nodes=4))
         parts.append("First draft:\n" + draw(render(draft, "code")) + "\nThat draft is wrong; "
                      "final answer:")
     parts.append(body)
     if draw(st.booleans()):
-        parts.append(draw(_PROSE))
+        parts.append(draw(st.sampled_from(_PROSE)))
     return "\n\n".join(parts), g
 
 
-def hostile_texts() -> st.SearchStrategy[str]:
+def hostile_texts() -> SearchStrategy[str]:
     """Texts designed to break answer parsers; a robust parser returns a result for each."""
+    from hypothesis import strategies as st
+
     depth = st.integers(1, 5000)
     return st.one_of(
         st.text(max_size=300),

@@ -43,39 +43,13 @@ METHOD_RETRY: Final = "retry"
 METHOD_SC: Final = "sc"
 METHOD_CAAP: Final = "caap"
 METHOD_COMBINED: Final = "combined"
-ITERATIVE_METHODS: Final = (METHOD_VGIG, METHOD_RETRY, METHOD_SC, METHOD_COMBINED)
-"""Methods that make several calls per sample (``methods.iterative``); ``vgig`` may carry its
-feedback granularity as ``vgig-none`` / ``vgig-coarse`` / ``vgig-fine``."""
-
-CAAP_METHODS: Final = (METHOD_CAAP, METHOD_COMBINED)
-"""Methods whose prompt CAAP chooses per instruction (strategy and extras)."""
-
 METHODS: Final = (METHOD_VGIG, METHOD_RETRY, METHOD_SC, METHOD_CAAP, METHOD_COMBINED)
-"""Every ``--gi-method`` besides ``none``."""
+"""Every ``--gi-method`` besides ``none`` (the names of ``methods.registry.SELECTABLE``; what
+each method does, and how a method string is read, is the registry's)."""
 
 FEEDBACK_LEVELS: Final[tuple[str, ...]] = ("none", "coarse", "fine")
 """Granularities of VGIG's verifier feedback (``--gi-feedback``)."""
 
-
-ROUNDS_MARK: Final = "@T"
-"""An iterative method may carry its rounds ``T``: ``vgig-fine@T2`` (the E5 sweep's cells)."""
-
-
-def method_parts(method: str) -> tuple[str, str | None]:
-    """``vgig-coarse@T2`` → ``("vgig", "coarse")``; any other method → ``(method, None)``
-    (without its ``@T`` rounds, see :func:`method_rounds`)."""
-    method = method.partition(ROUNDS_MARK)[0]
-    base, _, level = method.partition("-")
-    if base == METHOD_VGIG and level in FEEDBACK_LEVELS:
-        return base, level
-    return method, None
-
-
-def method_rounds(method: str) -> int | None:
-    """The rounds ``T`` a method names (``vgig@T2`` → 2); ``None`` when it names none or the
-    mark is not followed by a non-negative integer."""
-    _, mark, rounds = method.partition(ROUNDS_MARK)
-    return int(rounds) if mark and rounds.isdigit() and rounds.isascii() else None
 
 PASS_RULES: Final[dict[str, Callable[[int, int], bool]]] = {
     "all": lambda ok, k: ok == k,

@@ -7,6 +7,7 @@ import ast
 import shutil
 import subprocess
 import sys
+import tomllib
 from pathlib import Path
 
 import pytest
@@ -34,6 +35,17 @@ def test_import_contracts_hold() -> None:
                           capture_output=True, text=True, check=False)
     assert proc.returncode == 0, proc.stdout[-3000:]
     assert "0 broken" in proc.stdout
+
+
+def test_the_layers_cover_every_module() -> None:
+    """Each top-level module and subpackage sits in a layer of the contract (no module lies
+    outside the rules)."""
+    config = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
+    layers = config["tool"]["importlinter"]["contracts"][0]["layers"]
+    named = {m.strip() for layer in layers for m in layer.split("|")}
+    here = {f"pytest_graphinstruct.{p.stem}" for p in PACKAGE.glob("*.py") if p.stem != "__init__"}
+    here |= {f"pytest_graphinstruct.{p.parent.name}" for p in PACKAGE.glob("*/__init__.py")}
+    assert sorted(here - named) == []
 
 
 def test_only_the_edge_imports_pytest() -> None:

@@ -2,6 +2,11 @@
 
 from __future__ import annotations
 
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
 import networkx as nx
 import pytest
 from hypothesis import given, settings
@@ -64,3 +69,29 @@ def test_graphs_have_string_ids_and_respect_bounds(g: nx.Graph, data: st.DataObj
     assert not any(u == v for u, v in g.edges())
     text = data.draw(gis.render(g, "code"))
     assert text.startswith("Graph[")
+
+
+_WITHOUT_HYPOTHESIS = textwrap.dedent("""
+    import sys
+    sys.modules["hypothesis"] = None  # any import of hypothesis now raises ImportError
+    import networkx as nx
+    from pytest_graphinstruct import strategies as gis
+    assert gis.true_constraints(nx.path_graph(3))[0] == "num_nodes=3"
+    assert [m for m in sys.modules if m.startswith("hypothesis.")] == []
+    try:
+        gis.graphs()
+    except ImportError:
+        print("graphs() needs hypothesis")
+    print("imported without hypothesis")
+""")
+
+
+def test_the_module_imports_without_hypothesis() -> None:
+    """Hypothesis is a test extra: importing the module (and its plain functions) must not need
+    it; building a strategy does."""
+    root = Path(__file__).resolve().parents[1]
+    proc = subprocess.run([sys.executable, "-c", _WITHOUT_HYPOTHESIS], cwd=root,
+                          capture_output=True, text=True, check=False, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.split("\n")[:2] == ["graphs() needs hypothesis",
+                                            "imported without hypothesis"]

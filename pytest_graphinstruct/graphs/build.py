@@ -21,9 +21,9 @@ from typing import Any
 
 import networkx as nx
 
-from pytest_graphinstruct.graphs.failures import AbbreviationError, LimitExceeded, ParseError
 from pytest_graphinstruct.graphs.literals import Abbreviation, Call
 from pytest_graphinstruct.graphs.model import Edge, Limits, ParsedGraph
+from pytest_graphinstruct.graphs.parse_errors import AbbreviationError, LimitExceeded, ParseError
 
 #: Dict keys naming an edge's endpoints, in the order they are tried.
 ENDPOINT_KEYS: tuple[tuple[str, str], ...] = (

@@ -25,7 +25,7 @@ Directedness (one deliberate decision, documented in docs/PARSING.md):
 
 The block ends at the ``}`` that closes its ``{``, found by the parser itself, so braces in
 strings, comments or trailing prose never move it.  Text ending inside the block raises
-:class:`~.failures.TruncatedError`.
+:class:`~.parse_errors.TruncatedError`.
 """
 
 from __future__ import annotations
@@ -38,11 +38,6 @@ from types import MappingProxyType
 from typing import Any, Final
 
 from pytest_graphinstruct.graphs.build import GraphBuilder, edge_parts, node_id
-from pytest_graphinstruct.graphs.failures import (
-    AbbreviationError,
-    ParseError,
-    TruncatedError,
-)
 from pytest_graphinstruct.graphs.literals import (
     EOF,
     NAME,
@@ -57,6 +52,11 @@ from pytest_graphinstruct.graphs.literals import (
     read_value,
 )
 from pytest_graphinstruct.graphs.model import Edge, GraphEdit, Limits, ParsedGraph
+from pytest_graphinstruct.graphs.parse_errors import (
+    AbbreviationError,
+    ParseError,
+    TruncatedError,
+)
 
 #: A code-style header keyword and its "[" (matched at a known start).
 HEADER_RE: Final = re.compile(r"(DiGraph|GraphEdit|Graph)\s*+\[")
@@ -144,8 +144,8 @@ def parse_block(text: str, start: int, limits: Limits) -> Block | None:
     """Parse the block whose header keyword starts at ``start``.
 
     Returns ``None`` when no block starts there (the header does not parse or no ``{`` follows
-    it: e.g. ``Graph[...]`` mentioned in prose).  Raises :class:`~.failures.TruncatedError` when
-    the text ends inside the block, :class:`~.failures.ParseError` (or a subclass:
+    it: e.g. ``Graph[...]`` mentioned in prose).  Raises :class:`~.parse_errors.TruncatedError` when
+    the text ends inside the block, :class:`~.parse_errors.ParseError` (or a subclass:
     abbreviation, limit) when the block is complete but not a valid graph.
     """
     m = HEADER_RE.match(text, start)

@@ -28,16 +28,16 @@ from dataclasses import dataclass
 from typing import Any, Final
 
 from pytest_graphinstruct.graphs.codestyle import iter_headers, parse_block
-from pytest_graphinstruct.graphs.failures import (
+from pytest_graphinstruct.graphs.jsonfmt import graph_from_dict, is_graph_dict, key_limits
+from pytest_graphinstruct.graphs.linefmt import find_line_graph
+from pytest_graphinstruct.graphs.literals import Abbreviation, Lexer, ReadOptions, read_value
+from pytest_graphinstruct.graphs.model import GraphEdit, Limits, ParsedGraph
+from pytest_graphinstruct.graphs.parse_errors import (
     AbbreviationError,
     LimitExceeded,
     ParseError,
     TruncatedError,
 )
-from pytest_graphinstruct.graphs.jsonfmt import graph_from_dict, is_graph_dict, key_limits
-from pytest_graphinstruct.graphs.linefmt import find_line_graph
-from pytest_graphinstruct.graphs.literals import Abbreviation, Lexer, ReadOptions, read_value
-from pytest_graphinstruct.graphs.model import GraphEdit, Limits, ParsedGraph
 from pytest_graphinstruct.graphs.snippet import find_snippets
 
 _JSON_START_RE: Final = re.compile(r"\{\s*+[\"'“”‘’]")
@@ -88,7 +88,7 @@ class Attempt:
 def find_attempts(text: str, limits: Limits) -> list[Attempt]:
     """Every strong-format attempt in ``text``, sorted by start offset.
 
-    Raises :class:`~.failures.LimitExceeded` as soon as any limit is exceeded.
+    Raises :class:`~.parse_errors.LimitExceeded` as soon as any limit is exceeded.
     """
     attempts = _code_attempts(text, limits)
     attempts += _json_attempts(text, limits, Spans([(a.start, a.end) for a in attempts]))

@@ -22,9 +22,9 @@ from typing import Any, Final
 
 from pytest_graphinstruct.graphs.build import GraphBuilder, node_id
 from pytest_graphinstruct.graphs.codestyle import parse_directed
-from pytest_graphinstruct.graphs.failures import AbbreviationError, ParseError
 from pytest_graphinstruct.graphs.literals import Abbreviation
 from pytest_graphinstruct.graphs.model import Limits, ParsedGraph
+from pytest_graphinstruct.graphs.parse_errors import AbbreviationError, ParseError
 
 NODE_KEYS: Final = ("nodes", "node_list", "vertices")
 EDGE_KEYS: Final = ("edges", "edge_list", "links", "arcs")

@@ -43,9 +43,9 @@ from dataclasses import dataclass, field
 from typing import Final
 
 from pytest_graphinstruct.graphs.build import GraphBuilder
-from pytest_graphinstruct.graphs.failures import AbbreviationError, LimitExceeded, ParseError
 from pytest_graphinstruct.graphs.literals import INVISIBLE, unescape
 from pytest_graphinstruct.graphs.model import Limits, ParsedGraph
+from pytest_graphinstruct.graphs.parse_errors import AbbreviationError, LimitExceeded, ParseError
 
 _QUOTED = r"'[^'\n]{0,200}+'|\"[^\"\n]{0,200}+\"|‘[^‘’\n]{0,200}+’|“[^“”\n]{0,200}+”"
 _ID = rf"(?:{_QUOTED}|-?\d++(?:\.\d++)?+(?!\w)|\w{{1,64}}+)"

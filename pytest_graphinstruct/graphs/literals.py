@@ -14,7 +14,7 @@ apostrophe can never swallow the rest of an answer.
 Abbreviations (``...``, ``…``, ``etc.``, ``range(...)``) are read as :class:`Abbreviation`
 markers and also recorded on the lexer, so a caller can first learn whether a block is complete
 and then fail it with a precise reason; comprehensions and ``0-9``-style ranges raise
-:class:`~.failures.AbbreviationError` at once.  Nesting depth and the length of every container
+:class:`~.parse_errors.AbbreviationError` at once.  Nesting depth and the length of every container
 are bounded while reading, so hostile input is rejected early and in linear time.
 """
 
@@ -26,7 +26,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Final, NamedTuple
 
-from pytest_graphinstruct.graphs.failures import (
+from pytest_graphinstruct.graphs.parse_errors import (
     AbbreviationError,
     LimitExceeded,
     ParseError,
@@ -300,9 +300,9 @@ def read_value(lx: Lexer, opts: ReadOptions, limit: tuple[int, str] | None = Non
     """Read exactly one literal value from ``lx`` and return it.
 
     ``limit`` (count, limit name) bounds the outermost container (default ``opts.max_items``).
-    Raises :class:`~.failures.ParseError` on bad syntax, :class:`~.failures.TruncatedError`
-    when the text ends inside the value, :class:`~.failures.LimitExceeded` past a limit,
-    :class:`~.failures.AbbreviationError` for comprehensions and ``a-b`` ranges.
+    Raises :class:`~.parse_errors.ParseError` on bad syntax, :class:`~.parse_errors.TruncatedError`
+    when the text ends inside the value, :class:`~.parse_errors.LimitExceeded` past a limit,
+    :class:`~.parse_errors.AbbreviationError` for comprehensions and ``a-b`` ranges.
     """
     text = lx.text
     default_limit = (opts.max_items, opts.items_limit)

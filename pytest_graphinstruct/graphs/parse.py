@@ -11,19 +11,19 @@ from pytest_graphinstruct.errors import GraphSyntaxError
 from pytest_graphinstruct.graphs.codestyle import iter_headers, parse_block
 from pytest_graphinstruct.graphs.edit import apply_edit
 from pytest_graphinstruct.graphs.extract import Attempt, choose, find_attempts
-from pytest_graphinstruct.graphs.failures import (
-    AbbreviationError,
-    LimitExceeded,
-    ParseError,
-    TruncatedError,
-    where,
-)
 from pytest_graphinstruct.graphs.model import (
     DEFAULT_LIMITS,
     Limits,
     Outcome,
     ParsedGraph,
     ParseResult,
+)
+from pytest_graphinstruct.graphs.parse_errors import (
+    AbbreviationError,
+    LimitExceeded,
+    ParseError,
+    TruncatedError,
+    where,
 )
 from pytest_graphinstruct.graphs.refusal import find_refusal
 

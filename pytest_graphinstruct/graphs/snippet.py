@@ -28,7 +28,6 @@ from dataclasses import dataclass, field
 from typing import Any, Final
 
 from pytest_graphinstruct.graphs.build import GraphBuilder, edge_parts, node_id, node_parts
-from pytest_graphinstruct.graphs.failures import AbbreviationError, ParseError, TruncatedError
 from pytest_graphinstruct.graphs.literals import (
     Abbreviation,
     Call,
@@ -38,6 +37,7 @@ from pytest_graphinstruct.graphs.literals import (
     read_value,
 )
 from pytest_graphinstruct.graphs.model import Limits, ParsedGraph
+from pytest_graphinstruct.graphs.parse_errors import AbbreviationError, ParseError, TruncatedError
 
 _EVENT_RE: Final = re.compile(
     r"\b([A-Za-z_]\w*+)\s*+=\s*+(?:nx|networkx)\s*+\.\s*+(Graph|DiGraph|MultiGraph|MultiDiGraph)"
@@ -71,7 +71,7 @@ class _Unresolved(Exception):
 def find_snippets(text: str, skip: Callable[[int], bool], limits: Limits) -> list[Snippet]:
     """All snippets of ``text``, ignoring statements at offsets where ``skip`` is true.
 
-    A :class:`~.failures.LimitExceeded` propagates.
+    A :class:`~.parse_errors.LimitExceeded` propagates.
     """
     if HINT_RE.search(text) is None:
         return []

@@ -11,12 +11,17 @@ Features of one graph (each a normalised histogram, so a probability vector):
   normalised Laplacian ``D^-1/2 (D − A) D^-1/2`` of the undirected view (the spectral feature of
   You et al. 2018).  Deviation: the reference release sorts the eigenvalues, drops the first,
   keeps ≤ 20 and renormalises the *eigenvalue vector itself* into a pseudo-distribution over
-  eigenvalue positions, which is not a distribution of anything.  Eigenvalues are rounded to 9
-  decimals before binning so relabelling a graph cannot move one across a bin edge.  Graphs
-  above :data:`SPECTRAL_MAX_NODES` nodes get no spectral feature (the eigen-solve is O(n³)):
-  such a graph is treated as one point infinitely far from every graph that has one (kernel 0
-  to those, 1 to other oversize graphs) and results count it.  The empty graph and a single node
-  put all mass at 0.
+  eigenvalue positions, which is not a distribution of anything.  Second deviation, from You et
+  al.'s code (and GRAN's), which bins the eigenvalues on ``(−1e-5, 2]`` and so drops an
+  eigenvalue that lands just above 2 (a bipartite component's exact 2, computed as 2 + ε): we
+  clip the spectrum to ``[0, 2]`` (:func:`normalized_laplacian_spectrum`), so that eigenvalue
+  counts in the last bin, and bin on ``[0, 2]``.  An independent check found clipping the better
+  choice (whether the eigenvalue counts no longer depends on rounding noise).  Eigenvalues are
+  rounded to 9 decimals before binning so relabelling a graph cannot move one across a bin edge.
+  Graphs above :data:`SPECTRAL_MAX_NODES` nodes get no spectral feature (the eigen-solve is
+  O(n³)): such a graph is treated as one point infinitely far from every graph that has one
+  (kernel 0 to those, 1 to other oversize graphs) and results count it.  The empty graph and a
+  single node put all mass at 0.
 
 Distance between two histograms on the same bins: 1-D earth mover's distance in bin units,
 ``EMD(p, q) = Σ_t |P(t) − Q(t)|`` with ``P, Q`` the cumulative sums (the shorter histogram is

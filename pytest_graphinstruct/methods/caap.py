@@ -36,6 +36,7 @@ from typing import Any, Final, NamedTuple
 from pytest_graphinstruct.answers import Message
 from pytest_graphinstruct.errors import GraphInstructError
 from pytest_graphinstruct.methods.priors import render_prior
+from pytest_graphinstruct.prompts.texts import render_section
 from pytest_graphinstruct.suite.instruction import Instruction
 from pytest_graphinstruct.vocab import STRATEGIES
 
@@ -48,24 +49,14 @@ _TOP_KEYS: Final = frozenset({"version", "default_tier", "l1_simple_graph_types"
 _CELL_KEYS: Final = frozenset({"row", "tiers", "strategy", "extras", "rationale"})
 _DATED: Final = re.compile(r"[-_@](\d{4}-\d{2}-\d{2}|\d{8})$")
 
-# Suite constraint key -> (name in the prompt, how the verifier computes it).
+# Suite constraint key -> name in the prompt; how the verifier computes it is the section of
+# that key in prompts/templates/caap_extras.txt.
 _FORMULAS: Final = (
-    ("density", "density",
-     "2|E| / (|V|(|V|-1)) for an undirected graph, |E| / (|V|(|V|-1)) for a directed one"),
-    ("clustering_coefficient", "clustering coefficient",
-     "the average over all nodes of the local clustering 2T(v) / (deg(v)(deg(v)-1)), where "
-     "T(v) is the number of triangles through v; nodes of degree below 2 count as 0 "
-     "(edge directions ignored)"),
-    ("average_path_length", "average path length",
-     "the mean shortest-path length over all pairs of distinct nodes (edge directions "
-     "ignored); infinite unless the graph is connected"),
-    ("diameter", "diameter",
-     "the longest shortest path between any two nodes (edge directions ignored); infinite "
-     "unless the graph is connected"),
-    ("modularity", "modularity",
-     "Q = sum over communities c of (L_c / m - (d_c / 2m)^2), with L_c the edges inside c, "
-     "d_c its total degree and m all edges, for the communities a greedy modularity search "
-     "finds: dense groups joined by few edges raise it"),
+    ("density", "density"),
+    ("clustering_coefficient", "clustering coefficient"),
+    ("average_path_length", "average path length"),
+    ("diameter", "diameter"),
+    ("modularity", "modularity"),
 )
 
 
@@ -340,23 +331,19 @@ def checklist(instruction: Instruction) -> str:
     if not instruction.explicit:
         return ""
     items = [f"{i}. [ ] {c.text}" for i, c in enumerate(instruction.explicit, 1)]
-    return "\n".join([
-        "Before answering, check your graph against every constraint:",
-        *items,
-        "Count the nodes, the edges and the degrees of your graph and confirm each item above "
-        "holds before you write the final answer.",
-    ])
+    return "\n".join([render_section("caap_extras", "checklist_header"), *items,
+                      render_section("caap_extras", "checklist_footer")])
 
 
 def formulas(instruction: Instruction) -> str:
     """How each numeric property the explicit constraints name is computed (one bullet each,
     in a fixed order); ``''`` when none is named."""
     keys = {c.key for c in instruction.explicit}
-    bullets = [f"- {label}: {how}" for key, label, how in _FORMULAS if key in keys]
+    bullets = [f"- {label}: {render_section('caap_extras', key)}" for key, label in _FORMULAS
+               if key in keys]
     if not bullets:
         return ""
-    return "\n".join(["The numeric properties in the constraints are computed as follows:",
-                      *bullets])
+    return "\n".join([render_section("caap_extras", "formulas_header"), *bullets])
 
 
 def domain_prior(instruction: Instruction) -> str:

@@ -28,7 +28,9 @@ import functools
 from importlib import resources
 from typing import Any, Final
 
-FORMATS: Final = ("auto", "gbnf", "json-schema")
+from pytest_graphinstruct.options import CONSTRAINED_FORMATS
+
+FORMATS: Final = CONSTRAINED_FORMATS
 
 _ROOT_GRAPH: Final = "root ::= graph | refusal"
 _ROOT_EDIT: Final = "root ::= edit | graph | refusal"

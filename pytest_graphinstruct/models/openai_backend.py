@@ -109,10 +109,19 @@ from pytest_graphinstruct.answers import Answer, Usage
 from pytest_graphinstruct.errors import ModelError
 from pytest_graphinstruct.escaping import escape
 from pytest_graphinstruct.models.base import AttemptOutcome, Request, one_line, quiet_thread
-from pytest_graphinstruct.models.retry import RetryPolicy, parse_retry_after
+from pytest_graphinstruct.models.retry import (
+    DEFAULT_RETRY_AFTER_CAP_S,
+    RetryPolicy,
+    parse_retry_after,
+)
 from pytest_graphinstruct.models.serial import SerialGate
 from pytest_graphinstruct.models.snapshot import Snapshot, snapshot_of
 from pytest_graphinstruct.models.tokens import TokenCounter, check_token_count, encoding_name_for
+from pytest_graphinstruct.options import (
+    DEFAULT_API_KEY_ENV,
+    DEFAULT_MAX_RETRIES,
+    DEFAULT_TIMEOUT_S,
+)
 
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
 _REDACTED = "[REDACTED]"
@@ -251,9 +260,9 @@ class OpenAIBackend:
         self,
         base_url: str | None,
         model: str,
-        api_key_env: str = "OPENAI_API_KEY",
-        timeout_s: float = 120,
-        max_retries: int = 5,
+        api_key_env: str = DEFAULT_API_KEY_ENV,
+        timeout_s: float = DEFAULT_TIMEOUT_S,
+        max_retries: int = DEFAULT_MAX_RETRIES,
         backoff_base_s: float = 1.0,
         backoff_max_s: float = 60.0,
         extra_body: dict[str, Any] | None = None,
@@ -261,7 +270,7 @@ class OpenAIBackend:
         *,
         sleep: Callable[[float], None] = time.sleep,
         retry_policy: RetryPolicy | None = None,
-        retry_after_cap_s: float = 120.0,
+        retry_after_cap_s: float = DEFAULT_RETRY_AFTER_CAP_S,
         api_key: str | None = None,
         endpoint_id: str | None = None,
         serial_gate: SerialGate | None = None,
@@ -724,7 +733,7 @@ def _connection_detail(exc: Any) -> str:
         "connection error")
 
 
-def _check_base_url(url: str, api_key_env: str = "OPENAI_API_KEY",
+def _check_base_url(url: str, api_key_env: str = DEFAULT_API_KEY_ENV,
                     source: str = "base URL") -> None:
     """Raise a one-line :class:`ModelError` unless ``url`` is ``http(s)://host[:port]/...``
     without credentials (no userinfo, no query parameter named like a key: see

@@ -8,7 +8,7 @@
 * anything else → the model name at an OpenAI-compatible endpoint.
 
 The algorithmic oracle is not a model: it lives beside the session
-(:func:`pytest_graphinstruct.run.backends.make_backend` adds it).
+(:func:`pytest_graphinstruct.run.backends.make_run_backend` adds it).
 """
 
 from __future__ import annotations
@@ -20,20 +20,23 @@ from typing import Any
 from pytest_graphinstruct.errors import ModelError
 from pytest_graphinstruct.models.base import Backend
 from pytest_graphinstruct.models.recorded import Responses
-
-DEFAULT_TIMEOUT_S = 120.0
-"""The timeout of one HTTP call when none is given (the embedded model has its own)."""
+from pytest_graphinstruct.options import (
+    DEFAULT_API_KEY_ENV,
+    DEFAULT_MAX_RETRIES,
+    DEFAULT_TIMEOUT_S,
+    LOCAL_TIMEOUT_S,
+)
 
 
 def make_backend(
     model: str,
     *,
     base_url: str | None = None,
-    api_key_env: str | None = "OPENAI_API_KEY",
+    api_key_env: str | None = DEFAULT_API_KEY_ENV,
     replay: Responses | None = None,
     replay_path: str | os.PathLike[str] | None = None,
     timeout_s: float | None = None,
-    max_retries: int = 5,
+    max_retries: int = DEFAULT_MAX_RETRIES,
     extra_body: dict[str, Any] | None = None,
     response_format: dict[str, Any] | None = None,
     local: Mapping[str, str] | None = None,
@@ -67,11 +70,7 @@ def make_backend(
     from pytest_graphinstruct.models.openai_backend import OpenAIBackend
 
     if name == "local":
-        from pytest_graphinstruct.models.local_server import (
-            ALIAS,
-            LOCAL_TIMEOUT_S,
-            find_local_model,
-        )
+        from pytest_graphinstruct.models.local_server import ALIAS, find_local_model
         from pytest_graphinstruct.models.serial import SerialGate, lock_path_for
 
         if local is None:
@@ -86,7 +85,7 @@ def make_backend(
         )
     return OpenAIBackend(
         base_url, name,
-        api_key_env=api_key_env or "OPENAI_API_KEY",
+        api_key_env=api_key_env or DEFAULT_API_KEY_ENV,
         timeout_s=timeout_s if timeout_s is not None else DEFAULT_TIMEOUT_S,
         max_retries=max_retries,
         extra_body=extra_body,

@@ -77,6 +77,7 @@ from pytest_graphinstruct.models.cache import AnswerCache, CacheEntry, Claim
 from pytest_graphinstruct.models.circuit import CIRCUIT_OPEN, CircuitBreaker
 from pytest_graphinstruct.models.ratelimit import RateLimiter
 from pytest_graphinstruct.models.snapshot import CacheSource, Snapshot, is_stale
+from pytest_graphinstruct.options import DEFAULT_CONCURRENCY
 
 BUDGET_EXHAUSTED = "token budget exhausted"
 """Prefix of the error of every request not issued because of the token budget."""
@@ -154,7 +155,7 @@ class Scheduler:
         self,
         backend: Backend,
         *,
-        concurrency: int = 8,
+        concurrency: int = DEFAULT_CONCURRENCY,
         rate_limit: float | None = None,
         rate_burst: int = 1,
         cache: AnswerCache | None = None,

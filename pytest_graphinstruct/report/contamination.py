@@ -284,7 +284,7 @@ def _names(keys: Iterable[tuple[int, str]]) -> tuple[str, ...]:
 # -- files: the command's inputs ----------------------------------------------------------------
 
 @dataclass(frozen=True)
-class Side:
+class ProbeCell:
     """One side of the probe as read from disk: report file, chosen cell, its suite."""
 
     report: str
@@ -297,8 +297,8 @@ class Side:
         return f"{self.report}, suite {self.suite.root}{seed}"
 
 
-def open_side(report: RunReport, path: str, label: str | None, suite: str | None,
-              option: str) -> Side:
+def open_probe_cell(report: RunReport, path: str, label: str | None, suite: str | None,
+                    option: str) -> ProbeCell:
     """Pick the cell and load its suite: ``suite`` when given, else the cell's recorded one
     (``CellMetadata.suite``), restricted to the levels of the cell's items.
 
@@ -316,7 +316,7 @@ def open_side(report: RunReport, path: str, label: str | None, suite: str | None
         given = "" if suite is not None else f" (recorded in {path})"
         raise GraphInstructError(f"suite not found: {root}{given}; pass {option}=DIR")
     levels = sorted({r.level for r in cell.per_instruction})
-    return Side(path, cell, load_suite(where, levels if where.is_dir() and levels else None),
+    return ProbeCell(path, cell, load_suite(where, levels if where.is_dir() and levels else None),
                 _manifest_seed(where))
 
 
@@ -330,7 +330,7 @@ def _manifest_seed(root: Path) -> int | None:
     return seed if isinstance(seed, int) and not isinstance(seed, bool) else None
 
 
-def side_warnings(seed0: Side, fresh: Side) -> list[str]:
+def side_warnings(seed0: ProbeCell, fresh: ProbeCell) -> list[str]:
     """What may make the gap mean something else: the same suite on both sides, two different
     cells, or sampling/decoding that differ (as ``compare`` checks them)."""
     out = []

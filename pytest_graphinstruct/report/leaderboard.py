@@ -31,7 +31,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from pytest_graphinstruct.report.analyses.runs import STRATEGY_ABBREV, Run
+from pytest_graphinstruct.report.analyses.run_set import STRATEGY_ABBREV, Run
 from pytest_graphinstruct.report.untrusted import csv_safe, escape_markdown
 from pytest_graphinstruct.score.levels import mean_present
 from pytest_graphinstruct.score.pareto import COST_AT_Q_THRESHOLD, LAMBDA, analyze

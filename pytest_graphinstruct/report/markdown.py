@@ -24,7 +24,7 @@ from pathlib import Path
 from pytest_graphinstruct.report.terminal import cache_lines
 from pytest_graphinstruct.report.untrusted import escape, escape_markdown
 from pytest_graphinstruct.run.comparison import CellComparison
-from pytest_graphinstruct.run.gates import Verdict
+from pytest_graphinstruct.run.gates import GateVerdict
 from pytest_graphinstruct.run.results import RunReport
 from pytest_graphinstruct.run.verdict import Decision
 from pytest_graphinstruct.vocab import LEVELS
@@ -205,7 +205,7 @@ def _comparison(c: CellComparison, max_items: int, *,
 
 
 def _notes(report: RunReport, comparisons: Sequence[CellComparison],
-           verdict: Verdict) -> list[str]:
+           verdict: GateVerdict) -> list[str]:
     notes = []
     for c in comparisons:
         quiet = c.unjudged_failures

@@ -131,7 +131,7 @@ def _num(x: float | None) -> str:
 # -- runs compare ------------------------------------------------------------------------------
 
 @dataclass(frozen=True)
-class Side:
+class ComparedRun:
     """One run of a comparison: its ref, file, store entry (``None`` for a file outside the
     store) and report."""
 
@@ -154,7 +154,7 @@ class Side:
         return f"{name} ({', '.join(facts)})" if facts else name
 
 
-def open_side(store: RunStore, ref: str) -> Side:
+def open_compared_run(store: RunStore, ref: str) -> ComparedRun:
     """The run ``ref`` names, read.
 
     Raises:
@@ -165,7 +165,7 @@ def open_side(store: RunStore, ref: str) -> Side:
         stored = next((r for r in store.runs() if r.path.resolve() == path.resolve()), None)
     except StoreError:  # a file given by path, outside an unreadable store
         stored = None
-    return Side(ref, path, stored, read_report(path))
+    return ComparedRun(ref, path, stored, read_report(path))
 
 
 @dataclass(frozen=True)
@@ -182,7 +182,7 @@ class RunsComparison:
         return 1 if fail_on_regression and self.regressed else 0
 
 
-def compare_runs(a: Side, b: Side, *,
+def compare_runs(a: ComparedRun, b: ComparedRun, *,
                  max_regression: float = DEFAULT_MAX_REGRESSION) -> RunsComparison:
     """The ``runs compare`` output (B − A), its warnings and the cells that regressed.
 
@@ -233,7 +233,7 @@ def compare_runs(a: Side, b: Side, *,
     return RunsComparison(lines, warnings, tuple(regressed))
 
 
-def _provenance_warnings(a: Side, b: Side) -> list[str]:
+def _provenance_warnings(a: ComparedRun, b: ComparedRun) -> list[str]:
     """What makes the two runs' scores not comparable as they stand (a different suite)."""
     ia, ib = a.report.run, b.report.run
     if ia is None or ib is None or not ia.suite_hash or not ib.suite_hash:

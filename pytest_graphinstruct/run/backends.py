@@ -23,6 +23,7 @@ from urllib.parse import urlsplit
 
 from pytest_graphinstruct.errors import ModelError
 from pytest_graphinstruct.models.base import Backend
+from pytest_graphinstruct.options import DEFAULT_API_KEY_ENV
 from pytest_graphinstruct.suite.loader import Suite
 
 BUILT_IN_MODELS = ("oracle", "local")
@@ -34,7 +35,7 @@ PLACEHOLDER_KEY = "no-key"
 _CLOSE = 0.75  # difflib ratio: orcale/oracle 0.83, lcoal/local 0.8; gpt-4o/o1/llama < 0.45
 
 
-def make_backend(model: str, *, suite: Suite | None = None, **options: Any) -> Backend:
+def make_run_backend(model: str, *, suite: Suite | None = None, **options: Any) -> Backend:
     """``oracle`` → :class:`~pytest_graphinstruct.run.oracle.OracleBackend` over ``suite``;
     anything else → :func:`pytest_graphinstruct.models.registry.make_backend` with ``options``
     (``api_key=`` :data:`PLACEHOLDER_KEY` added for a loopback endpoint whose key variable is
@@ -57,7 +58,7 @@ def make_backend(model: str, *, suite: Suite | None = None, **options: Any) -> B
     if not replaying:
         base_url = options.get("base_url") or os.environ.get("OPENAI_BASE_URL")
         if not base_url:
-            _refuse_typo(model, options.get("api_key_env") or "OPENAI_API_KEY")
+            _refuse_typo(model, options.get("api_key_env") or DEFAULT_API_KEY_ENV)
         elif _placeholder_key_applies(base_url, options):
             options = {**options, "api_key": PLACEHOLDER_KEY}
     return model_backend(model, **options)
@@ -108,5 +109,5 @@ def _placeholder_key_applies(base_url: str, options: dict[str, Any]) -> bool:
     """A loopback endpoint, no key passed in, and the key variable unset or empty."""
     if options.get("api_key") is not None or not is_loopback(base_url):
         return False
-    env = options.get("api_key_env") or "OPENAI_API_KEY"
+    env = options.get("api_key_env") or DEFAULT_API_KEY_ENV
     return not os.environ.get(env, "").strip()

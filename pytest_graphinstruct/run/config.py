@@ -1,38 +1,38 @@
 """Run configuration of a benchmark session: options validated into one immutable object.
 
 The pytest plugin reads ``--gi-*`` options (or their ini equivalents) and hands their raw values
-to :func:`build_run_config`, which validates everything up front; any bad value raises
+to :func:`build_run_config`; the command line hands typed values to :func:`run_config`.  Each
+value is validated by its row of :data:`pytest_graphinstruct.options.OPTIONS`, the rules between
+options here, all up front; any bad value raises
 :class:`~pytest_graphinstruct.errors.GraphInstructError` with one clear sentence (the plugin
 turns it into a usage error).  Nothing here imports pytest.
 """
 
 from __future__ import annotations
 
-import math
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TypeVar
 
 from pytest_graphinstruct.errors import GraphInstructError
-from pytest_graphinstruct.methods.constrained import FORMATS as CONSTRAINED_FORMATS
+from pytest_graphinstruct.methods.registry import method_of, parse_method
+from pytest_graphinstruct.methods.spec import ROUNDS_MARK, MethodContext, MethodSpec
 from pytest_graphinstruct.models.base import DecodingParams
+from pytest_graphinstruct.options import (
+    DEFAULT_CACHE_DIR,
+    DEFAULT_CHAINS,
+    DEFAULT_MAX_REGRESSION,
+    DEFAULT_SAMPLES,
+    DEFAULT_VGIG_ROUNDS,
+    OptionValues,
+    split_words,
+)
 from pytest_graphinstruct.run.results import cell_label
 from pytest_graphinstruct.run.shard import Shard, parse_shard
-from pytest_graphinstruct.score.bootstrap import DEFAULT_MAX_REGRESSION
 from pytest_graphinstruct.vocab import (
-    CAAP_METHODS,
-    FEEDBACK_LEVELS,
-    ITERATIVE_METHODS,
-    LEVELS,
     METHOD_BASELINE,
     METHOD_CONSTRAINED,
-    METHODS,
-    PASS_RULES,
-    ROUNDS_MARK,
-    STRATEGIES,
-    method_parts,
-    method_rounds,
 )
 
 
@@ -47,6 +47,12 @@ class Cell:
     @property
     def label(self) -> str:
         return cell_label(self.model, self.strategy, self.method)
+
+    @property
+    def spec(self) -> MethodSpec:
+        """The cell's method, parsed (:func:`~pytest_graphinstruct.methods.registry.
+        parse_method`)."""
+        return parse_method(self.method, internal=True)
 
 
 @dataclass(frozen=True)
@@ -64,7 +70,9 @@ class RunConfig:
     params: DecodingParams
     concurrency: int
     rate_limit: float | None
-    timeout_s: float | None  # None: each backend's default (120 s; the embedded model 900 s)
+    #: None: each backend's default (options.DEFAULT_TIMEOUT_S; the embedded model's
+    #: options.LOCAL_TIMEOUT_S)
+    timeout_s: float | None
     max_retries: int
     backoff_s: float
     max_error_rate: float
@@ -82,9 +90,10 @@ class RunConfig:
     constrained_format: str = "auto"
     benchmark: bool = False  #: model violations are reported (xfail), not failures
     per_level: int | None = None  #: run only the first N instructions of each level
-    vgig_rounds: int = 3  #: VGIG's (and retry's) rounds T after round 0, unless the method names T
+    #: VGIG's (and retry's) rounds T after round 0, unless the method names T
+    vgig_rounds: int = DEFAULT_VGIG_ROUNDS
     feedback: str = "fine"  #: VGIG's feedback granularity unless the method names one
-    chains: int = 3  #: samples (chains) of a method's cell
+    chains: int = DEFAULT_CHAINS  #: samples (chains) of a method's cell
     model_tiers: tuple[tuple[str, str], ...] = ()  #: the user's CAAP tiers (model, tier)
     progress: str = "auto"  #: the live progress line: auto, on, off (see report.live)
     shard: Shard | None = None  #: --gi-shard=K/N: run only this shard's instructions
@@ -107,44 +116,27 @@ class RunConfig:
     def rounds(self, method: str) -> int:
         """The rounds ``T`` of an iterative ``method``: those it names (``vgig@T2``), else
         :attr:`vgig_rounds`."""
-        named = method_rounds(method)
-        return self.vgig_rounds if named is None else named
+        return self.method_context.rounds_of(parse_method(method, internal=True))
+
+    @property
+    def method_context(self) -> MethodContext:
+        """What this run lends a method: chains, default rounds and feedback, temperature,
+        CAAP's model tiers."""
+        return MethodContext(chains=self.chains, rounds=self.vgig_rounds,
+                             feedback=self.feedback, temperature=self.params.temperature,
+                             model_tiers=self.model_tiers)
 
 
-PROGRESS_MODES = ("auto", "on", "off")
+T = TypeVar("T")
 
 
-def _split(value: str | None) -> list[str]:
-    if value is None:
-        return []
-    return [x.strip() for x in str(value).split(",") if x.strip()]
-
-
-def _number(name: str, raw: Any, kind: type, *, low: float | None = None,
-            high: float | None = None, low_open: bool = False) -> Any:
-    if raw is None or raw == "":
-        return None
-    try:
-        value = kind(raw)
-    except (TypeError, ValueError):
-        word = "an integer" if kind is int else "a number"
-        raise GraphInstructError(f"{name} must be {word}, got {raw!r}") from None
-    if kind is float and not math.isfinite(value):
-        raise GraphInstructError(f"{name} must be finite, got {raw!r}")
-    if low is not None and (value < low or (low_open and value == low)):
-        bound = f"> {low}" if low_open else f">= {low}"
-        raise GraphInstructError(f"{name} must be {bound}, got {raw!r}")
-    if high is not None and value > high:
-        raise GraphInstructError(f"{name} must be <= {high}, got {raw!r}")
+def _present(value: T | None) -> T:
+    """The value of an option whose row has a default, so it is never ``None``."""
+    assert value is not None, "an option with a default read as None"
     return value
 
 
-def _default(raw: Mapping[str, Any], key: str, default: Any) -> Any:
-    value = raw.get(key)
-    return default if value is None or value == "" else value
-
-
-def _pools(raw: Any, rootdir: Path) -> Path | None:
+def _pools(raw: str | None, rootdir: Path) -> Path | None:
     """The pools root: the option's directory, ``None`` for ``none``, else the project's own
     ``references/pools`` under the rootdir when it exists."""
     if not raw:
@@ -158,56 +150,62 @@ def _pools(raw: Any, rootdir: Path) -> Path | None:
     return path
 
 
-def build_run_config(raw: Mapping[str, Any], *, rootdir: Path) -> RunConfig | None:
-    """Validate raw option values (``None`` = not given) into a :class:`RunConfig`.
+def build_run_config(raw: Mapping[str, object], *, rootdir: Path) -> RunConfig | None:
+    """Validate raw option values (texts by dest, as :func:`plugin.raw_options` gives them;
+    ``None`` = not given) into a :class:`RunConfig`.
 
     Returns ``None`` when no benchmark run was asked for (neither ``model`` nor ``replay``).
 
     Raises:
         GraphInstructError: a value is malformed or out of range, or the suite is missing.
     """
-    models = _split(raw.get("model"))
-    replay = raw.get("replay")
-    if not models and not replay:
+    return run_config(OptionValues(raw), rootdir=rootdir)
+
+
+def run_config(values: OptionValues, *, rootdir: Path) -> RunConfig | None:
+    """The :class:`RunConfig` of option values (each validated by its row of
+    :data:`~pytest_graphinstruct.options.OPTIONS` as it is read, in the order the checks run).
+
+    Returns ``None`` when no benchmark run was asked for (neither ``model`` nor ``replay``).
+
+    Raises:
+        GraphInstructError: a value is malformed or out of range, two options contradict each
+            other, or the suite is missing.
+    """
+    models = split_words(values.text("model"))
+    replay_path = values.path("replay")
+    if not models and replay_path is None:
         return None
-    replay_path = None
-    label = (raw.get("replay_label") or "").strip() or None
-    if label is not None and not replay:
+    label = (values.text("replay_label") or "").strip() or None
+    if label is not None and replay_path is None:
         raise GraphInstructError("--gi-replay-label names the cell of recorded answers: it "
                                  "needs --gi-replay=FILE")
-    if replay:
+    if replay_path is not None:
         if models:
             raise GraphInstructError(
                 f"--gi-replay and --gi-model={','.join(models)} contradict each other: the "
                 "answers come either from a recorded file or from a model; to name the cell "
                 "of recorded answers use --gi-replay-label=NAME")
-        replay_path = Path(replay).expanduser()
         if not replay_path.is_file():
             raise GraphInstructError(f"--gi-replay file not found: {replay_path}")
         models = [label or replay_path.name.split(".")[0] or "replay"]
-    strategies = _split(raw.get("strategy")) or ["zero-shot"]
-    for s in strategies:
-        if s not in STRATEGIES:
-            raise GraphInstructError(f"unknown --gi-strategy {s!r} (choose from "
-                                     f"{', '.join(STRATEGIES)})")
+    strategies = values.words("strategy")
     for m in models:
         if any(c in m for c in "[]"):
             raise GraphInstructError(f"--gi-model name may not contain brackets: {m!r}")
-    constrained_format = (raw.get("constrained_format") or "auto").strip()
-    if constrained_format not in CONSTRAINED_FORMATS:
-        raise GraphInstructError(f"--gi-constrained-format must be one of "
-                                 f"{', '.join(CONSTRAINED_FORMATS)}, got {constrained_format!r}")
-    if raw.get("constrained") and constrained_format == "json-schema" and "local" in models:
+    constrained_format = values.choice("constrained_format")
+    constrained = values.flag("constrained")
+    if constrained and constrained_format == "json-schema" and "local" in models:
         raise GraphInstructError("--gi-constrained-format=json-schema cannot be used with "
                                  "--gi-model=local (its llama.cpp server rejects json_schema "
                                  "response formats); use auto or gbnf")
-    rounds = _rounds(raw.get("vgig_rounds"))
-    methods = _methods(raw.get("method"), rounds)
-    if replay and any(m != METHOD_BASELINE for m in methods):
+    rounds = values.integers("vgig_rounds")
+    methods = _methods(values.text("method"), rounds)
+    if replay_path is not None and any(m != METHOD_BASELINE for m in methods):
         raise GraphInstructError("--gi-method needs a model to ask; recorded answers "
                                  "(--gi-replay) can only be scored as they are")
     # With --gi-constrained every baseline cell gets a constrained twin right after it.
-    if raw.get("constrained"):
+    if constrained:
         methods = tuple(x for m in methods for x in (
             (m, METHOD_CONSTRAINED) if m == METHOD_BASELINE else (m,)))
     # CAAP chooses the strategy per instruction: its cells are made once per model (with the
@@ -215,10 +213,9 @@ def build_run_config(raw: Mapping[str, Any], *, rootdir: Path) -> RunConfig | No
     first = strategies[0]
     cells = tuple(Cell(m, s, method) for m in dict.fromkeys(models)
                   for s in dict.fromkeys(strategies) for method in methods
-                  if s == first or method_parts(method)[0] not in CAAP_METHODS)
+                  if s == first or not method_of(parse_method(method, internal=True)).caap)
 
-    suite_raw = raw.get("suite")
-    suite = Path(suite_raw).expanduser() if suite_raw else rootdir / "instructions"
+    suite = values.path("suite") or rootdir / "instructions"
     if not suite.is_absolute():
         suite = (rootdir / suite) if not suite.exists() else suite.resolve()
     if not suite.exists() or (suite.is_dir() and not any(suite.glob("level_*.json"))):
@@ -227,105 +224,83 @@ def build_run_config(raw: Mapping[str, Any], *, rootdir: Path) -> RunConfig | No
             "level_<L>.json files, e.g. the official suite), or build the project's own with "
             "'python -m pytest_graphinstruct build-suite --out DIR' (docs/SUITE.md)")
 
-    levels = None
-    if raw.get("levels"):
-        try:
-            levels = tuple(sorted({int(x) for x in _split(raw["levels"])}))
-        except ValueError:
-            raise GraphInstructError(f"--gi-levels must be a comma list of levels 0-5, got "
-                                     f"{raw['levels']!r}") from None
-        bad = [lv for lv in levels if lv not in LEVELS]
-        if bad or not levels:
-            raise GraphInstructError(f"--gi-levels must name levels 0-5, got {raw['levels']!r}")
-
-    progress = (raw.get("progress") or "auto").strip()
-    if progress not in PROGRESS_MODES:
-        raise GraphInstructError(f"--gi-progress must be one of {', '.join(PROGRESS_MODES)}, "
-                                 f"got {progress!r}")
-    pass_rule = (raw.get("pass_rule") or "all").strip()
-    if pass_rule not in PASS_RULES:
-        raise GraphInstructError(f"--gi-pass must be one of {', '.join(PASS_RULES)}, "
-                                 f"got {pass_rule!r}")
-
+    levels = values.integers("levels") or None
+    progress = values.choice("progress")
+    pass_rule = values.choice("pass_rule")
     params = DecodingParams(
-        temperature=_number("--gi-temperature", raw.get("temperature"), float, low=0, high=2),
-        top_p=_number("--gi-top-p", raw.get("top_p"), float, low=0, high=1, low_open=True),
-        max_tokens=_number("--gi-max-tokens", raw.get("max_tokens"), int, low=1),
-        seed=_number("--gi-seed", raw.get("seed"), int),
+        temperature=values.number("temperature"),
+        top_p=values.number("top_p"),
+        max_tokens=values.integer("max_tokens"),
+        seed=values.integer("seed"),
     )
     cache_dir = None
-    if not raw.get("no_cache"):
-        cache_raw = raw.get("cache")
-        cache_dir = Path(cache_raw).expanduser() if cache_raw else (
-            rootdir / ".pytest_cache" / "graphinstruct")
-    report = Path(raw["report"]).expanduser() if raw.get("report") else None
-    html = Path(raw["html"]).expanduser() if raw.get("html") else None
-    store = _store(raw, rootdir)
-    baseline = Path(raw["baseline"]).expanduser() if raw.get("baseline") else None
-    update_baseline = bool(raw.get("update_baseline"))
+    if not values.flag("no_cache"):
+        cache_dir = values.path("cache") or rootdir / DEFAULT_CACHE_DIR
+    report = values.path("report")
+    html = values.path("html")
+    store = _store(values, rootdir)
+    baseline = values.path("baseline")
+    update_baseline = values.flag("update_baseline")
     if update_baseline and baseline is None:
         raise GraphInstructError("--gi-update-baseline needs --gi-baseline=FILE (where to write)")
-    baseline_cell = str(raw.get("baseline_cell") or "").strip() or None
+    baseline_cell = (values.text("baseline_cell") or "").strip() or None
     if baseline_cell is not None and baseline is None:
         raise GraphInstructError("--gi-baseline-cell needs --gi-baseline=FILE")
-    if raw.get("strict") and baseline is None:
+    strict = values.flag("strict")
+    if strict and baseline is None:
         raise GraphInstructError("--gi-strict needs --gi-baseline=FILE (it fails the run on "
                                  "items that newly fail against the baseline)")
-    markdown = Path(raw["markdown"]).expanduser() if raw.get("markdown") else None
+    markdown = values.path("markdown")
     _distinct_outputs([("--gi-html", html), ("--gi-report", report), ("--gi-markdown", markdown)])
-    shard = parse_shard(str(raw["shard"])) if raw.get("shard") else None
-    max_regression = _number("--gi-max-regression", raw.get("max_regression"), float, low=0,
-                             high=1)
+    shard_text = values.text("shard")
+    shard = parse_shard(shard_text) if shard_text else None
+    max_regression = values.number("max_regression")
     if baseline is not None and max_regression is None:
         max_regression = DEFAULT_MAX_REGRESSION
+    samples = values.integer("samples")
     return RunConfig(
         cells=cells,
         suite=suite,
         levels=levels,
-        samples=_number("--gi-samples", _default(raw, "samples", None if replay_path else 1),
-                        int, low=1, high=100),
+        samples=DEFAULT_SAMPLES if samples is None and replay_path is None else samples,
         pass_rule=pass_rule,
         replay=replay_path,
-        base_url=raw.get("base_url") or None,
-        api_key_env=raw.get("api_key_env") or "OPENAI_API_KEY",
+        base_url=values.text("base_url"),
+        api_key_env=_present(values.text("api_key_env")),
         params=params,
-        concurrency=_number("--gi-concurrency", _default(raw, "concurrency", 8), int, low=1,
-                            high=512),
-        rate_limit=_number("--gi-rate-limit", raw.get("rate_limit"), float, low=0,
-                           low_open=True),
-        timeout_s=_number("--gi-timeout", raw.get("timeout"), float, low=0, low_open=True),
-        max_retries=_number("--gi-max-retries", _default(raw, "max_retries", 5), int, low=0,
-                            high=50),
-        backoff_s=_number("--gi-backoff", _default(raw, "backoff", 1.0), float, low=0),
-        max_error_rate=_number("--gi-max-error-rate", _default(raw, "max_error_rate", 0.05),
-                               float, low=0, high=1),
+        concurrency=_present(values.integer("concurrency")),
+        rate_limit=values.number("rate_limit"),
+        timeout_s=values.number("timeout"),
+        max_retries=_present(values.integer("max_retries")),
+        backoff_s=_present(values.number("backoff")),
+        max_error_rate=_present(values.number("max_error_rate")),
         cache_dir=cache_dir,
         report=report,
         html=html,
         store=store,
-        max_tokens_total=_number("--gi-max-tokens-total", raw.get("max_tokens_total"), int,
-                                 low=1),
-        exemplar_seed=_number("--gi-exemplar-seed", _default(raw, "exemplar_seed", 0), int),
-        pools=_pools(raw.get("pools"), rootdir),
-        fail_under=_number("--gi-fail-under", raw.get("fail_under"), float, low=0, high=1),
+        max_tokens_total=values.integer("max_tokens_total"),
+        exemplar_seed=_present(values.integer("exemplar_seed")),
+        pools=_pools(values.text("pools"), rootdir),
+        fail_under=values.number("fail_under"),
         baseline=baseline,
         max_regression=max_regression,
         update_baseline=update_baseline,
         constrained_format=constrained_format,
-        benchmark=bool(raw.get("benchmark")),
-        per_level=_number("--gi-per-level", raw.get("per_level"), int, low=1),
+        benchmark=values.flag("benchmark"),
+        per_level=values.integer("per_level"),
         vgig_rounds=rounds[0],
-        feedback=_feedback(raw.get("feedback")),
-        chains=_number("--gi-chains", _default(raw, "chains", 3), int, low=1, high=100),
-        model_tiers=_model_tiers(raw.get("model_tiers")),
+        feedback=values.choice("feedback"),
+        chains=_present(values.integer("chains")),
+        model_tiers=_model_tiers(values.text("model_tiers")),
         progress=progress,
         shard=shard,
         markdown=markdown,
         baseline_cell=baseline_cell,
-        strict=bool(raw.get("strict")),
-        prompts=_prompts(raw.get("prompts"), rootdir),
-        model_versions=_model_versions(raw.get("model_version"), tuple(dict.fromkeys(models))),
-        reuse_stale_cache=bool(raw.get("reuse_stale_cache")),
+        strict=strict,
+        prompts=_prompts(values.path("prompts"), rootdir),
+        model_versions=_model_versions(values.text("model_version"),
+                                       tuple(dict.fromkeys(models))),
+        reuse_stale_cache=values.flag("reuse_stale_cache"),
     )
 
 
@@ -345,7 +320,7 @@ def _distinct_outputs(named: list[tuple[str, Path | None]]) -> None:
 MAX_VERSION_CHARS = 200
 
 
-def _model_versions(raw: Any, models: tuple[str, ...]) -> tuple[tuple[str, str], ...]:
+def _model_versions(raw: str | None, models: tuple[str, ...]) -> tuple[tuple[str, str], ...]:
     """``--gi-model-version=V`` (the run's one model) or ``name=V,other=W`` (per model) as
     (model, version) pairs.  A version is one word of printable characters without ``,`` or
     ``=``, at most :data:`MAX_VERSION_CHARS` long."""
@@ -360,7 +335,7 @@ def _model_versions(raw: Any, models: tuple[str, ...]) -> tuple[tuple[str, str],
                 + ",".join(f"{m}=VERSION" for m in models))
         return ((models[0], _version(text)),)
     out: dict[str, str] = {}
-    for item in _split(text):
+    for item in split_words(text):
         name, sep, version = (x.strip() for x in item.partition("="))
         if not sep or not name:
             raise GraphInstructError(f"--gi-model-version wants VERSION or model=VERSION "
@@ -384,38 +359,37 @@ def _version(text: str) -> str:
     return text
 
 
-def _prompts(raw: Any, rootdir: Path) -> Path | None:
+def _prompts(folder: Path | None, rootdir: Path) -> Path | None:
     """``--gi-prompts=DIR`` (relative to the rootdir), checked to be a folder."""
-    if not raw:
+    if folder is None:
         return None
-    folder = Path(str(raw)).expanduser()
     folder = folder if folder.is_absolute() else rootdir / folder
     if not folder.is_dir():
         raise GraphInstructError(f"--gi-prompts: {folder} is not a folder")
     return folder
 
 
-def _store(raw: Mapping[str, Any], rootdir: Path) -> Path | None:
+def _store(values: OptionValues, rootdir: Path) -> Path | None:
     """The run store's folder when ``--gi-autosave`` is on: ``--gi-store`` (relative to the
     rootdir), else ``.graphinstruct/runs`` under the rootdir.  Without autosave ``--gi-store``
     is a setting nothing uses (an ini file may keep it for the runs that autosave)."""
-    if not raw.get("autosave"):
+    if not values.flag("autosave"):
         return None
     from pytest_graphinstruct.run.store import default_store
 
-    named = str(raw.get("store") or "").strip()
+    named = (values.text("store") or "").strip()
     if not named:
         return default_store(rootdir)
     path = Path(named).expanduser()
     return path if path.is_absolute() else rootdir / path
 
 
-def _model_tiers(raw: Any) -> tuple[tuple[str, str], ...]:
+def _model_tiers(raw: str | None) -> tuple[tuple[str, str], ...]:
     """``--gi-model-tiers=name=T3,other=T2-open`` as pairs (tiers checked)."""
     from pytest_graphinstruct.methods.caap import canonical_tier
 
     out = []
-    for item in _split(raw):
+    for item in split_words(raw):
         name, sep, tier = item.partition("=")
         canonical = canonical_tier(tier.strip()) if sep else None
         if not name.strip() or canonical is None:
@@ -425,51 +399,23 @@ def _model_tiers(raw: Any) -> tuple[tuple[str, str], ...]:
     return tuple(out)
 
 
-MAX_ROUNDS = 50
-
-
-def _rounds(raw: Any) -> tuple[int, ...]:
-    """``--gi-vgig-rounds=T[,T2...]``: one value, or several to sweep (paper E5)."""
-    values = _split(raw) or ["3"]
-    return tuple(dict.fromkeys(
-        _number("--gi-vgig-rounds", v, int, low=0, high=MAX_ROUNDS) for v in values))
-
-
-def _methods(raw: Any, rounds: tuple[int, ...] = (3,)) -> tuple[str, ...]:
+def _methods(raw: str | None, rounds: tuple[int, ...] = (DEFAULT_VGIG_ROUNDS,)) -> tuple[str, ...]:
     """``--gi-method`` as cell methods (``none`` → the baseline), in the order given.
 
     An iterative method may name its rounds (``vgig-fine@T2``); with several
     ``--gi-vgig-rounds`` values each iterative method that names none becomes one cell per
     value (``vgig@T1``, ``vgig@T3``, …), the E5 sweep in one session.
+
+    Raises:
+        GraphInstructError: a method :func:`~pytest_graphinstruct.methods.registry.
+            parse_method` refuses.
     """
-    names = _split(raw) or ["none"]
-    out = []
+    names = split_words(raw) or ["none"]
+    out: list[str] = []
     for name in names:
-        method = METHOD_BASELINE if name in ("none", METHOD_BASELINE) else name
-        if method != METHOD_BASELINE and method_parts(method)[0] not in METHODS:
-            raise GraphInstructError(
-                f"unknown --gi-method {name!r} (choose from none, "
-                f"{', '.join(METHODS)}, or vgig-<feedback> with feedback "
-                f"{'/'.join(FEEDBACK_LEVELS)}; an iterative method may end in "
-                f"{ROUNDS_MARK}<rounds>)")
-        if ROUNDS_MARK in method:
-            named = method_rounds(method)
-            if method_parts(method)[0] not in ITERATIVE_METHODS or named is None \
-                    or named > MAX_ROUNDS:
-                raise GraphInstructError(
-                    f"--gi-method {name!r}: only {', '.join(ITERATIVE_METHODS)} take rounds, "
-                    f"written {ROUNDS_MARK}<0..{MAX_ROUNDS}> (e.g. vgig-fine{ROUNDS_MARK}2)")
-            out.append(method)
-        elif len(rounds) > 1 and method_parts(method)[0] in ITERATIVE_METHODS:
-            out.extend(f"{method}{ROUNDS_MARK}{t}" for t in rounds)
+        spec = parse_method(name)
+        if len(rounds) > 1 and spec.rounds is None and method_of(spec).iterative:
+            out.extend(f"{spec.text}{ROUNDS_MARK}{t}" for t in rounds)
         else:
-            out.append(method)
+            out.append(spec.text)
     return tuple(dict.fromkeys(out))
-
-
-def _feedback(raw: Any) -> str:
-    level = (raw or "fine").strip()
-    if level not in FEEDBACK_LEVELS:
-        raise GraphInstructError(f"--gi-feedback must be one of {', '.join(FEEDBACK_LEVELS)}, "
-                                 f"got {level!r}")
-    return level

@@ -9,7 +9,17 @@ a caller can decide an item's outcome at once and score many items together:
 :func:`evaluate` does both for one item.
 
 >>> from pytest_graphinstruct.answers import Answer
->>> # result = evaluate(instruction, [Answer(text="Graph[...]")])   # doctest: +SKIP
+>>> from pytest_graphinstruct.suite.instruction import Instruction
+>>> from pytest_graphinstruct.suite.loader import constraints_of
+>>> instruction = Instruction(id="L1-demo", level=1, text="A connected graph: 3 nodes, 2 edges.",
+...                           explicit=constraints_of(["num_nodes=3", "num_edges=2",
+...                                                    "connected=true"]))
+>>> answer = Answer(text="Graph[name='g'] { node_list = [0, 1, 2]; "
+...                      "edge_list = [(0, 1), (1, 2)]; }")
+>>> check(instruction, [answer], cell=Cell("model", "zero-shot")).passed
+True
+>>> evaluate(instruction, [answer]).outcome
+'passed'
 """
 
 from __future__ import annotations
@@ -27,7 +37,7 @@ from pytest_graphinstruct.run.results import (
     bounded_answer,
 )
 from pytest_graphinstruct.score.d4 import is_valid
-from pytest_graphinstruct.score.instruction import InstructionScores, score_instructions
+from pytest_graphinstruct.score.instruction_score import InstructionScores, score_instructions
 from pytest_graphinstruct.suite.clusters import cluster_of
 from pytest_graphinstruct.suite.instruction import Instruction
 from pytest_graphinstruct.verify.verdict import Source, Verdict, Verification

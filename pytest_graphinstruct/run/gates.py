@@ -176,7 +176,7 @@ def check_gates(report: RunReport, comparisons: Sequence[CellComparison] = (), *
 
 
 @dataclass(frozen=True)
-class Verdict:
+class GateVerdict:
     """How a finished run ends: the tripped gates, the error rate, and whether it fails."""
 
     gate_failures: tuple[GateFailure, ...]
@@ -230,11 +230,11 @@ def error_rate(report: RunReport) -> float:
 
 def judge(report: RunReport, comparisons: Sequence[CellComparison] = (), *,
           max_error_rate: float, fail_under: float | None = None,
-          strict: bool = False, extra: Sequence[GateFailure] = ()) -> Verdict:
+          strict: bool = False, extra: Sequence[GateFailure] = ()) -> GateVerdict:
     """Apply the run's gates and error budget to its report and comparisons (``extra``:
     failures decided elsewhere, e.g. a missing baseline)."""
     gates = check_gates(report, comparisons, fail_under=fail_under, strict=strict)
     incomplete = (None if report.coverage.complete
                   else report.coverage.describe().removeprefix("partial: "))
     scored = sum(1 for c in report.cells for r in c.per_instruction if r.scored)
-    return Verdict((*gates, *extra), error_rate(report), max_error_rate, incomplete, scored)
+    return GateVerdict((*gates, *extra), error_rate(report), max_error_rate, incomplete, scored)

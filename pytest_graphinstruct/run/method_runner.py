@@ -14,24 +14,10 @@ from __future__ import annotations
 from dataclasses import replace
 
 from pytest_graphinstruct.answers import Answer, Message, MethodStep, Usage
-from pytest_graphinstruct.methods.iterative import (
-    DEFAULT_TEMPERATURE,
-    Ask,
-    ChainResult,
-    Grader,
-    retry_chain,
-    sc_chain,
-    vgig_chain,
-)
+from pytest_graphinstruct.methods.iterative import Ask, ChainResult, Grader
+from pytest_graphinstruct.methods.registry import method_of, parse_method
 from pytest_graphinstruct.run.config import RunConfig
 from pytest_graphinstruct.suite.instruction import Instruction
-from pytest_graphinstruct.vocab import (
-    METHOD_COMBINED,
-    METHOD_RETRY,
-    METHOD_SC,
-    METHOD_VGIG,
-    method_parts,
-)
 
 CALLS_PER_CHAIN = 1000
 """Sample indexes of chain ``k`` are ``k·CALLS_PER_CHAIN + call`` (a chain makes far fewer)."""
@@ -45,30 +31,16 @@ def sample_index(chain: int, call: int) -> int:
 def run_chain(method: str, instruction: Instruction, prompt: tuple[Message, ...], ask: Ask,
               grade: Grader, *, chain: int, config: RunConfig) -> ChainResult:
     """Chain ``chain`` of ``method`` (``vgig[-feedback]``, ``retry``, ``sc``, ``combined``:
-    VGIG over the CAAP prompt ``prompt``).
-
-    The rounds ``T`` are :meth:`RunConfig.rounds` of ``method``.  Self-consistency draws
-    ``1 + T`` samples per chain: the most calls VGIG or retry
-    may make, so the sampling-only controls get the iterative method's budget.
+    VGIG over the CAAP prompt ``prompt``), run by the registry's method
+    (:meth:`~pytest_graphinstruct.methods.protocol.Method.chain`) with the run's
+    :attr:`RunConfig.method_context`.
 
     Raises:
         ValueError: ``method`` is not an iterative method.
     """
-    base, level = method_parts(method)
-    rounds = config.rounds(method)
-    temperature = (config.params.temperature if config.params.temperature is not None
-                   else DEFAULT_TEMPERATURE)
-    if base in (METHOD_VGIG, METHOD_COMBINED):  # combined: the prompt is CAAP's already
-        return vgig_chain(prompt, ask, grade, chain=chain, feasible=instruction.feasible,
-                          rounds=rounds, feedback_level=level or config.feedback,
-                          temperature=temperature, instruction=instruction)
-    if base == METHOD_RETRY:
-        return retry_chain(prompt, ask, grade, chain=chain, rounds=rounds,
-                           temperature=temperature)
-    if base == METHOD_SC:
-        return sc_chain(prompt, ask, grade, chain=chain, samples=rounds + 1,
-                        temperature=temperature)
-    raise ValueError(f"not an iterative method: {method!r}")
+    spec = parse_method(method, internal=True)
+    return method_of(spec).chain(spec, instruction, prompt, ask, grade, chain=chain,
+                                 context=config.method_context)
 
 
 def chain_answer(result: ChainResult) -> Answer:

@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any
 from pytest_graphinstruct.errors import GraphInstructError
 from pytest_graphinstruct.models.cache import AnswerCache
 from pytest_graphinstruct.models.snapshot import Snapshot, is_stale
-from pytest_graphinstruct.run.backends import make_backend
+from pytest_graphinstruct.run.backends import make_run_backend
 from pytest_graphinstruct.run.config import RunConfig
 from pytest_graphinstruct.suite.instruction import Instruction
 from pytest_graphinstruct.suite.loader import Suite, load_suite
@@ -110,9 +110,9 @@ def preflight(config: RunConfig) -> RunInputs:
     for model in config.models:
         if model in ("local", "oracle"):
             if model == "oracle":
-                make_backend(model, suite=suite)
+                make_run_backend(model, suite=suite)
             continue
-        backend = make_backend(model, base_url=config.base_url, api_key_env=config.api_key_env,
+        backend = make_run_backend(model, base_url=config.base_url, api_key_env=config.api_key_env,
                                timeout_s=config.timeout_s, max_retries=config.max_retries,
                                model_version=config.model_version(model))
         check = getattr(backend, "preflight", None)

@@ -8,8 +8,10 @@ GraphInstruct release's ``quality.json`` are kept, so a cell of ours is also a v
 score file); ``from_json`` reads it back exactly.  Older shapes and the release's own files are
 read by :mod:`pytest_graphinstruct.run.reader`.
 
-A JSON value inside a record (``details``, ``decoding``) is diagnostic data for people: code
-never reads it back by key.
+A JSON value inside a record (``details``, ``decoding``) is diagnostic data for people, written,
+shown and compared as a whole; code reads one key of it: ``details["pool_references"]``, which
+:mod:`pytest_graphinstruct.report.contamination` reads to tell whether a run scored L3/L4
+against pool graphs.
 """
 
 from __future__ import annotations
@@ -21,12 +23,12 @@ from typing import Any
 
 from pytest_graphinstruct.answers import MethodStep
 from pytest_graphinstruct.errors import GraphInstructError
+from pytest_graphinstruct.methods.registry import ITERATIVE
 from pytest_graphinstruct.models.recorded import ReplayCheck
 from pytest_graphinstruct.run.shard import MAX_SHARDS
 from pytest_graphinstruct.vocab import (
     DIMENSIONS,
     FEEDBACK_LEVELS,
-    ITERATIVE_METHODS,
     METHOD_BASELINE,
     OUTCOMES,
     SCORED_OUTCOMES,
@@ -50,7 +52,7 @@ def cell_label(model: str, strategy: str, method: str = METHOD_BASELINE) -> str:
 
 
 _ITERATIVE_LABEL = re.compile(
-    "-(?:" + "|".join(map(re.escape, STRATEGIES)) + ")-(?:" + "|".join(ITERATIVE_METHODS)
+    "-(?:" + "|".join(map(re.escape, STRATEGIES)) + ")-(?:" + "|".join(ITERATIVE)
     + r")(?:-(?:" + "|".join(FEEDBACK_LEVELS) + ")" + r")?(?:@T\d+)?\Z")
 
 

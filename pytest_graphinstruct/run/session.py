@@ -22,7 +22,9 @@ from pytest_graphinstruct.answers import Answer, Message
 from pytest_graphinstruct.errors import GraphInstructError
 from pytest_graphinstruct.graphs.model import Limits
 from pytest_graphinstruct.methods.constrained import request_extra, resolve_format
+from pytest_graphinstruct.methods.registry import method_of
 from pytest_graphinstruct.models.base import Request, quiet_thread, wait_result
+from pytest_graphinstruct.options import DEFAULT_TIMEOUT_S
 from pytest_graphinstruct.run.aggregate import TOOL, build_run_report
 from pytest_graphinstruct.run.config import Cell, RunConfig
 from pytest_graphinstruct.run.evaluate import Checked, check, error_result, score
@@ -31,15 +33,7 @@ from pytest_graphinstruct.run.tally import AnswerTally, ProgressCounts
 from pytest_graphinstruct.suite.instruction import Instruction
 from pytest_graphinstruct.suite.loader import Suite, load_suite
 from pytest_graphinstruct.verify.verifier import Verifier
-from pytest_graphinstruct.vocab import (
-    CAAP_METHODS,
-    ITERATIVE_METHODS,
-    METHOD_COMBINED,
-    METHOD_CONSTRAINED,
-    METHOD_SC,
-    METHOD_VGIG,
-    method_parts,
-)
+from pytest_graphinstruct.vocab import METHOD_CONSTRAINED
 
 if TYPE_CHECKING:
     from pytest_graphinstruct.methods.caap import CaapDecision
@@ -207,7 +201,7 @@ class BenchmarkSession:
 
     def _build_schedulers(self) -> dict[str, Any]:
         from pytest_graphinstruct.models.scheduler import Scheduler, TokenBudget
-        from pytest_graphinstruct.run.backends import make_backend
+        from pytest_graphinstruct.run.backends import make_run_backend
 
         config = self.config
         # One budget for every model of the run; under xdist each worker gets its share.
@@ -217,7 +211,7 @@ class BenchmarkSession:
             budget = TokenBudget(max(1, share))
         schedulers: dict[str, Any] = {}
         for model in config.models:
-            backend = make_backend(
+            backend = make_run_backend(
                 model, base_url=config.base_url, api_key_env=config.api_key_env,
                 suite=self.suite, replay=self._replay, timeout_s=config.timeout_s,
                 max_retries=config.max_retries, backoff_base_s=config.backoff_s,
@@ -251,7 +245,7 @@ class BenchmarkSession:
 
         strategy = cell.strategy
         decision = None
-        if method_parts(cell.method)[0] in CAAP_METHODS:
+        if method_of(cell.spec).caap:
             decision = self.caap(instruction, cell.model)
             strategy = decision.strategy
         exemplars: tuple[Exemplar, ...] = ()
@@ -322,7 +316,7 @@ class BenchmarkSession:
         fault is the answer's error, an infrastructure error, not the model's failure)."""
         from pytest_graphinstruct.methods.iterative import verifier_grader
         from pytest_graphinstruct.run.method_runner import chain_answer, run_chain, sample_index
-        from pytest_graphinstruct.score.instruction import pool_profiles
+        from pytest_graphinstruct.score.instruction_score import pool_profiles
 
         base = self.request(inst, cell, 0)
         scheduler = self.schedulers[cell.model]
@@ -376,7 +370,7 @@ class BenchmarkSession:
             quiet_s = SERIAL_PEER_QUIET_S
         else:
             timeout = getattr(scheduler.backend, "timeout_s", None) or self.config.timeout_s
-            quiet_s = (timeout or 120) * (self.config.max_retries + 1) + 30
+            quiet_s = (timeout or DEFAULT_TIMEOUT_S) * (self.config.max_retries + 1) + 30
         deadline = time.monotonic() + quiet_s
         seen = len(cache)
         while time.monotonic() < deadline:
@@ -435,7 +429,7 @@ class BenchmarkSession:
 
     def _with_method_details(self, checked: Checked, result: ItemResult) -> ItemResult:
         """A CAAP cell's result names CAAP's decision for the item (``details.caap``)."""
-        if method_parts(checked.cell.method)[0] not in CAAP_METHODS:
+        if not method_of(checked.cell.spec).caap:
             return result
         d = self.caap(checked.instruction, checked.cell.model)
         caap = {"strategy": d.strategy, "cell": str(d.cell),
@@ -563,27 +557,10 @@ def cell_metadata(config: RunConfig, cell: Cell, *, partial: bool = False,
 
 
 def _method_settings(config: RunConfig, cell: Cell) -> dict[str, Any]:
-    """What an iterative method's cell ran with (empty for other cells)."""
+    """What a method's cell ran with (the registry's method says; empty for other cells)."""
     if not _method(cell):
         return {}
-    if not _iterative(cell):  # caap: one call per sample
-        return {"chains": config.chains, "caap_table": "packaged",
-                "model_tiers": dict(config.model_tiers)}
-    from pytest_graphinstruct.methods.iterative import DEFAULT_TEMPERATURE
-
-    base, level = method_parts(cell.method)
-    out: dict[str, Any] = {"chains": config.chains, "rounds": config.rounds(cell.method),
-                           "temperature": (config.params.temperature
-                                           if config.params.temperature is not None
-                                           else DEFAULT_TEMPERATURE)}
-    if base in (METHOD_VGIG, METHOD_COMBINED):
-        out["feedback"] = level or config.feedback
-    if base == METHOD_COMBINED:
-        out["caap_table"] = "packaged"
-        out["model_tiers"] = dict(config.model_tiers)
-    if base == METHOD_SC:
-        out["samples_per_chain"] = config.rounds(cell.method) + 1
-    return out
+    return dict(method_of(cell.spec).settings(cell.spec, config.method_context))
 
 
 def _run_id(worker: tuple[int, int] | None) -> str | None:
@@ -598,9 +575,10 @@ def _run_id(worker: tuple[int, int] | None) -> str | None:
 
 def _iterative(cell: Cell) -> bool:
     """Whether the cell's method makes several calls per sample (VGIG, retry, sc, combined)."""
-    return method_parts(cell.method)[0] in ITERATIVE_METHODS
+    return method_of(cell.spec).iterative
 
 
 def _method(cell: Cell) -> bool:
     """Whether the cell runs a method (its samples are ``--gi-chains``)."""
-    return _iterative(cell) or method_parts(cell.method)[0] in CAAP_METHODS
+    kind = method_of(cell.spec)
+    return kind.iterative or kind.caap

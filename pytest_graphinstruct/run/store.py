@@ -22,8 +22,9 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from pytest_graphinstruct.errors import GraphInstructError
+from pytest_graphinstruct.options import DEFAULT_STORE_DIR
 
-DEFAULT_STORE = Path(".graphinstruct") / "runs"
+DEFAULT_STORE = Path(DEFAULT_STORE_DIR)
 """The store's folder, relative to the pytest rootdir, unless configured."""
 
 _NAME = re.compile(r"([0-9]{4,})_([0-9]{8}T[0-9]{6})\.json")

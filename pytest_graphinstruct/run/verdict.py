@@ -26,7 +26,7 @@ from pytest_graphinstruct.run.comparison import CellComparison, compare_cells
 from pytest_graphinstruct.run.config import RunConfig
 from pytest_graphinstruct.run.gates import (
     GateFailure,
-    Verdict,
+    GateVerdict,
     baseline_failures,
     judge,
     match_baseline,
@@ -174,7 +174,7 @@ class Decision:
     """A judged run: its verdict, each gated cell's comparison (``comparisons``; on an update,
     the change against the old baseline in ``update_change`` instead), and notes."""
 
-    verdict: Verdict
+    verdict: GateVerdict
     plan: BaselinePlan
     comparisons: tuple[CellComparison, ...] = ()
     update_change: tuple[CellComparison, ...] = ()

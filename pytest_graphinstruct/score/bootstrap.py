@@ -82,6 +82,7 @@ import numpy as np
 from scipy.stats import chi2
 from scipy.stats import t as student_t
 
+from pytest_graphinstruct.options import DEFAULT_MAX_REGRESSION as _DEFAULT_MAX_REGRESSION
 from pytest_graphinstruct.score.levels import LEVEL_WEIGHTS_V
 from pytest_graphinstruct.vocab import LEVELS
 
@@ -700,8 +701,8 @@ def paired_bootstrap(
     )
 
 
-DEFAULT_MAX_REGRESSION = 0.02
-"""The default DELTA of the regression rule (``--gi-max-regression``, ``compare``)."""
+# The default DELTA of the regression rule (``--gi-max-regression``, ``compare``).
+DEFAULT_MAX_REGRESSION = _DEFAULT_MAX_REGRESSION
 
 
 def is_regression(diff: PairedDiff, delta: float) -> bool:

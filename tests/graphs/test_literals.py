@@ -7,12 +7,6 @@ from typing import Any
 
 import pytest
 
-from pytest_graphinstruct.graphs.failures import (
-    AbbreviationError,
-    LimitExceeded,
-    ParseError,
-    TruncatedError,
-)
 from pytest_graphinstruct.graphs.literals import (
     EOF,
     Abbreviation,
@@ -22,6 +16,12 @@ from pytest_graphinstruct.graphs.literals import (
     ReadOptions,
     decode_string,
     read_value,
+)
+from pytest_graphinstruct.graphs.parse_errors import (
+    AbbreviationError,
+    LimitExceeded,
+    ParseError,
+    TruncatedError,
 )
 
 

@@ -160,7 +160,7 @@ def test_the_grade_of_an_l4_candidate_is_the_d4_the_run_scores_with_pools() -> N
     import networkx as nx
 
     from pytest_graphinstruct.pools import Pool, PoolGraph, ReferencePools
-    from pytest_graphinstruct.score.instruction import pool_profiles, score_instruction
+    from pytest_graphinstruct.score.instruction_score import pool_profiles, score_instruction
 
     social = [PoolGraph(f"s{i}", nx.relabel_nodes(nx.barabasi_albert_graph(12, 3, seed=i), str),
                         "social") for i in range(25)]

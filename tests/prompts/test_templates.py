@@ -48,6 +48,9 @@ SECTIONED = {
         "generic", "density_cap", "generic_plain", "edit", "edit_full", "steps", "steps_edit",
         "steps_plain", "refusal", "refusal_plain",
     },
+    "feedback": {"none", "unreadable", "coarse", "fine_header", "fine_closing", "refinement"},
+    "caap_extras": {"checklist_header", "checklist_footer", "formulas_header", "density",
+                    "clustering_coefficient", "average_path_length", "diameter", "modularity"},
     "refusal_reasons": {"degree_too_high", "odd_degree", "too_many_edges", "tree_edges",
                         "too_few_to_connect", "sides_mismatch"},
 }

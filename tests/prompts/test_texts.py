@@ -40,3 +40,17 @@ def test_bad_overrides_are_refused_at_once(tmp_path: Path, name: str, text: str,
         use_overrides(tmp_path / "empty")
     with pytest.raises(ValueError, match="is not a folder"):
         use_overrides(tmp_path / "missing")
+
+
+def test_overrides_reach_the_method_texts(tmp_path: Path) -> None:
+    from pytest_graphinstruct.methods.iterative import refinement_messages
+    from pytest_graphinstruct.prompts.texts import use_overrides
+
+    (tmp_path / "feedback.txt").write_text("=== refinement ===\nTry $round: $notes\n",
+                                          encoding="utf-8")
+    try:
+        use_overrides(tmp_path)
+        assert refinement_messages((), "p", "fix it", 2)[-1].content == "Try 2: fix it"
+    finally:
+        use_overrides(None)
+    assert refinement_messages((), "p", "fix it", 2)[-1].content == "Round 2 — fix it"

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from pytest_graphinstruct.report.analyses.runs import Run, read_runs
+from pytest_graphinstruct.report.analyses.run_set import Run, read_runs
 from pytest_graphinstruct.report.models_table import load_models_table
 
 SHARED = Path(__file__).resolve().parents[3] / "shared"

@@ -13,7 +13,7 @@ from pytest_graphinstruct.__main__ import main
 from pytest_graphinstruct.errors import GraphInstructError
 from pytest_graphinstruct.report.analyses.cot import cot_deltas
 from pytest_graphinstruct.report.analyses.methods import methods_table
-from pytest_graphinstruct.report.analyses.runs import method_base, read_runs, split_condition
+from pytest_graphinstruct.report.analyses.run_set import method_base, read_runs, split_condition
 from pytest_graphinstruct.report.analyses.scaling import scaling, unpaired_interval
 from pytest_graphinstruct.report.analyses.sensitivity import bootstrap_slopes, ols
 from pytest_graphinstruct.report.analyses.strategy_effects import dominant, effects

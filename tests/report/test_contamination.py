@@ -20,7 +20,7 @@ from pytest_graphinstruct.report.contamination import (
     REAL_REVERSED,
     UNDECIDED,
     dimension_mismatch,
-    open_side,
+    open_probe_cell,
     pool_mismatch,
     probe,
     side_warnings,
@@ -262,7 +262,7 @@ def _suite_dir(root: Path, records: Mapping[str, str], seed: int) -> Path:
     return root
 
 
-def test_open_side_uses_the_recorded_suite_or_the_given_one(tmp_path: Path) -> None:
+def test_open_probe_cell_uses_the_recorded_suite_or_the_given_one(tmp_path: Path) -> None:
     from pytest_graphinstruct.run.reader import read_report
 
     names = {"L1-001": "a", "L1-002": "b"}
@@ -271,10 +271,10 @@ def test_open_side_uses_the_recorded_suite_or_the_given_one(tmp_path: Path) -> N
     recorded = build_cell(CellMetadata("m", "zero-shot", suite=str(s0)),
                           list(cell({"L1-001": 0.5, "L1-002": 0.6}).per_instruction))
     path = _report(tmp_path / "r.json", recorded)
-    side = open_side(read_report(path), path, None, None, "--suite-seed0")
+    side = open_probe_cell(read_report(path), path, None, None, "--suite-seed0")
     assert side.suite.root == str(s0) and side.suite_seed == 0
     assert side.describe() == f"{path}, suite {s0} (seed 0)"
-    other = open_side(read_report(path), path, None, str(s1), "--suite-fresh")
+    other = open_probe_cell(read_report(path), path, None, str(s1), "--suite-fresh")
     assert other.suite.root == str(s1) and other.suite_seed == 12345
     assert side_warnings(side, other) == []
     same = side_warnings(side, side)
@@ -282,24 +282,25 @@ def test_open_side_uses_the_recorded_suite_or_the_given_one(tmp_path: Path) -> N
 
     nowhere = _report(tmp_path / "n.json", cell({"L1-001": 0.5}))
     with pytest.raises(GraphInstructError, match="records no suite; pass --suite-seed0=DIR"):
-        open_side(read_report(nowhere), nowhere, None, None, "--suite-seed0")
+        open_probe_cell(read_report(nowhere), nowhere, None, None, "--suite-seed0")
     with pytest.raises(GraphInstructError, match=r"suite not found: .*; pass --suite-fresh=DIR"):
-        open_side(read_report(nowhere), nowhere, None, str(tmp_path / "gone"), "--suite-fresh")
+        open_probe_cell(read_report(nowhere), nowhere, None, str(tmp_path / "gone"),
+                        "--suite-fresh")
 
 
-def test_open_side_picks_a_cell(tmp_path: Path) -> None:
+def test_open_probe_cell_picks_a_cell(tmp_path: Path) -> None:
     from pytest_graphinstruct.run.reader import read_report
 
     two = _report(tmp_path / "two.json", cell({"L1-001": 0.5}, model="m"),
                   cell({"L1-001": 0.5}, model="n"))
     with pytest.raises(GraphInstructError) as info:
-        open_side(read_report(two), two, None, None, "--suite-seed0")
+        open_probe_cell(read_report(two), two, None, None, "--suite-seed0")
     assert str(info.value) == (f"{two} holds 2 cells; pick one with --cell (m-zero-shot, "
                                "n-zero-shot)")
     with pytest.raises(GraphInstructError, match="no cell 'x-zero-shot'"):
-        open_side(read_report(two), two, "x-zero-shot", None, "--suite-seed0")
+        open_probe_cell(read_report(two), two, "x-zero-shot", None, "--suite-seed0")
     s = _suite_dir(tmp_path / "s", {"L1-001": "a"}, 0)
-    picked = open_side(read_report(two), two, "n-zero-shot", str(s), "--suite-seed0")
+    picked = open_probe_cell(read_report(two), two, "n-zero-shot", str(s), "--suite-seed0")
     assert picked.cell.label == "n-zero-shot"
 
 

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from pytest_graphinstruct.__main__ import main
-from pytest_graphinstruct.report.analyses.runs import read_runs
+from pytest_graphinstruct.report.analyses.run_set import read_runs
 from pytest_graphinstruct.report.leaderboard import (
     CSV_COLUMNS,
     build_leaderboard,

@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from pytest_graphinstruct.__main__ import main
-from pytest_graphinstruct.report.runs import Side, compare_runs, first_problem
+from pytest_graphinstruct.report.runs import ComparedRun, compare_runs, first_problem
 from pytest_graphinstruct.run.aggregate import build_cell, with_pareto
 from pytest_graphinstruct.run.results import (
     CellMetadata,
@@ -263,7 +263,7 @@ def test_runs_compare_names_the_regressed_cells_when_several_are_compared(
     for name, report in (("a", a), ("b", b)):
         path = tmp_path / f"{name}.json"
         path.write_text(report_json(report), encoding="utf-8")
-        sides.append(Side(name, path, None, report))
+        sides.append(ComparedRun(name, path, None, report))
     result = compare_runs(*sides)
     assert result.regressed == ("m-zero-shot",)
     assert result.lines[-1] == "regressed cells: m-zero-shot (of 2 compared)"

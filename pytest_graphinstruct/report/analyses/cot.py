@@ -12,7 +12,7 @@ import statistics
 from collections.abc import Sequence
 
 from pytest_graphinstruct.errors import GraphInstructError
-from pytest_graphinstruct.report.analyses.runs import Run
+from pytest_graphinstruct.report.analyses.run_set import Run
 from pytest_graphinstruct.report.analyses.select import baseline_by_model
 from pytest_graphinstruct.report.analyses.strategy_effects import BAND
 from pytest_graphinstruct.report.analyses.table import AnalysisResult, Table, signed

@@ -14,7 +14,7 @@ import statistics
 from collections.abc import Sequence
 
 from pytest_graphinstruct.errors import GraphInstructError
-from pytest_graphinstruct.report.analyses.runs import STRATEGY_ABBREV, Run
+from pytest_graphinstruct.report.analyses.run_set import STRATEGY_ABBREV, Run
 from pytest_graphinstruct.report.analyses.select import baseline_by_model
 from pytest_graphinstruct.report.analyses.table import AnalysisResult, Table
 from pytest_graphinstruct.score.pareto import COST_AT_Q_THRESHOLD, analyze

@@ -21,7 +21,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from pytest_graphinstruct.errors import GraphInstructError
-from pytest_graphinstruct.report.analyses.runs import ORACLE, Run
+from pytest_graphinstruct.report.analyses.run_set import ORACLE, Run
 from pytest_graphinstruct.report.analyses.select import baseline_by_model
 from pytest_graphinstruct.report.analyses.table import AnalysisResult, Table, signed
 from pytest_graphinstruct.score.levels import s_total

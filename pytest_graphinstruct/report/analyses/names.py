@@ -8,7 +8,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:  # the command line imports this module to list the choices: keep it light
-    from pytest_graphinstruct.report.analyses.runs import Run
+    from pytest_graphinstruct.report.analyses.run_set import Run
 
 ANALYSES = {
     "tier-gap": "F1, per-level quality by tier and the T1-T3 gap (Tab. 12, App. H.6)",

@@ -19,7 +19,7 @@ from itertools import combinations
 import numpy as np
 
 from pytest_graphinstruct.errors import GraphInstructError
-from pytest_graphinstruct.report.analyses.runs import STRATEGY_ABBREV, Run
+from pytest_graphinstruct.report.analyses.run_set import STRATEGY_ABBREV, Run
 from pytest_graphinstruct.report.analyses.select import baseline_by_model
 from pytest_graphinstruct.report.analyses.table import AnalysisResult, Table, signed
 from pytest_graphinstruct.report.models_table import ModelsTable

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from pytest_graphinstruct.errors import GraphInstructError
-from pytest_graphinstruct.report.analyses.runs import Run
+from pytest_graphinstruct.report.analyses.run_set import Run
 from pytest_graphinstruct.vocab import STRATEGIES
 
 

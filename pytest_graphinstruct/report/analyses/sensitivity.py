@@ -18,7 +18,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from pytest_graphinstruct.errors import GraphInstructError
-from pytest_graphinstruct.report.analyses.runs import Run
+from pytest_graphinstruct.report.analyses.run_set import Run
 from pytest_graphinstruct.report.analyses.select import complete_models
 from pytest_graphinstruct.report.analyses.table import AnalysisResult, Table
 from pytest_graphinstruct.score.pareto import sigma_strat

@@ -19,7 +19,7 @@ import statistics
 from collections.abc import Sequence
 
 from pytest_graphinstruct.errors import GraphInstructError
-from pytest_graphinstruct.report.analyses.runs import STRATEGY_ABBREV, Run
+from pytest_graphinstruct.report.analyses.run_set import STRATEGY_ABBREV, Run
 from pytest_graphinstruct.report.analyses.select import complete_models
 from pytest_graphinstruct.report.analyses.table import AnalysisResult, Table, signed
 from pytest_graphinstruct.vocab import LEVELS, STRATEGIES

@@ -22,7 +22,7 @@ import statistics
 from collections.abc import Sequence
 
 from pytest_graphinstruct.errors import GraphInstructError
-from pytest_graphinstruct.report.analyses.runs import Run
+from pytest_graphinstruct.report.analyses.run_set import Run
 from pytest_graphinstruct.report.analyses.select import baseline_by_model
 from pytest_graphinstruct.report.analyses.table import AnalysisResult, Table
 from pytest_graphinstruct.report.models_table import PAPER_TIERS

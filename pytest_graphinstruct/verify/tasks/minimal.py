@@ -33,37 +33,38 @@ from pytest_graphinstruct.verify.tasks.diff import edge_key, edge_set
 
 
 def spanning_removals(ctx: sem.TaskContext) -> int | None:
-    g = alg.undirected_view(ctx.b)
+    g = alg.undirected_view(ctx.base_graph)
     if g.number_of_nodes() == 0 or not nx.is_connected(g):
         return None
     return g.number_of_edges() - (g.number_of_nodes() - 1)
 
 
 def complement_size(ctx: sem.TaskContext) -> int | None:
-    n = ctx.b.number_of_nodes()
-    pairs = n * (n - 1) if ctx.b.is_directed() else n * (n - 1) // 2
-    return pairs + nx.number_of_selfloops(ctx.b)
+    n = ctx.base_graph.number_of_nodes()
+    pairs = n * (n - 1) if ctx.base_graph.is_directed() else n * (n - 1) // 2
+    return pairs + nx.number_of_selfloops(ctx.base_graph)
 
 
 def transpose_size(ctx: sem.TaskContext) -> int | None:
-    if not ctx.b.is_directed():
+    if not ctx.base_graph.is_directed():
         return 0
-    return 2 * sum(1 for u, v in ctx.b.edges() if u != v and not ctx.b.has_edge(v, u))
+    b = ctx.base_graph
+    return 2 * sum(1 for u, v in b.edges() if u != v and not b.has_edge(v, u))
 
 
 def power_size(ctx: sem.TaskContext) -> int | None:
     k = tx.graph_power(ctx.text)
-    if k is None or ctx.b.number_of_nodes() > sem.MATERIALISE_MAX_NODES:
+    if k is None or ctx.base_graph.number_of_nodes() > sem.MATERIALISE_MAX_NODES:
         return None
-    d = ctx.b.is_directed()
-    return len(edge_set(alg.graph_power(ctx.b, k), d) ^ edge_set(ctx.b, d))
+    d = ctx.base_graph.is_directed()
+    return len(edge_set(alg.graph_power(ctx.base_graph, k), d) ^ edge_set(ctx.base_graph, d))
 
 
 def k_core_removals(ctx: sem.TaskContext) -> int | None:
     k = sem.k_of_core(ctx)
     if k is None:
         return None
-    b = ctx.b.copy()
+    b = ctx.base_graph.copy()
     loops = nx.number_of_selfloops(b)
     b.remove_edges_from(list(nx.selfloop_edges(b)))
     return b.number_of_edges() - nx.k_core(b, k).number_of_edges() + loops
@@ -71,18 +72,18 @@ def k_core_removals(ctx: sem.TaskContext) -> int | None:
 
 def extract_removals(ctx: sem.TaskContext) -> int | None:
     ends = tx.path_endpoints(ctx.text)
-    if ends is None or not tx.all_shortest_paths(ctx.text) or not set(ends) <= ctx.bn:
+    if ends is None or not tx.all_shortest_paths(ctx.text) or not set(ends) <= ctx.base_nodes:
         return None
-    union = sem.shortest_path_union(ctx.b, *ends)
+    union = sem.shortest_path_union(ctx.base_graph, *ends)
     if union is None:
         return None
-    return ctx.b.number_of_edges() - union.number_of_edges()
+    return ctx.base_graph.number_of_edges() - union.number_of_edges()
 
 
 def prune_removals(ctx: sem.TaskContext) -> int | None:
     r, d = tx.root(ctx.text), tx.depth_bound(ctx.text)
-    g = alg.undirected_view(ctx.b)
-    if r is None or d is None or r not in ctx.bn or not nx.is_tree(g):
+    g = alg.undirected_view(ctx.base_graph)
+    if r is None or d is None or r not in ctx.base_nodes or not nx.is_tree(g):
         return None
     # In a tree, dropping every node deeper than d drops exactly one edge per node.
     return sum(1 for x in nx.single_source_shortest_path_length(g, r).values() if x > d)
@@ -90,26 +91,27 @@ def prune_removals(ctx: sem.TaskContext) -> int | None:
 
 def relabel_size(ctx: sem.TaskContext) -> int | None:
     mapping = tx.relabel_mapping(ctx.text)
-    if not mapping or not ctx.bn <= set(mapping):
+    if not mapping or not ctx.base_nodes <= set(mapping):
         return None
-    d = ctx.b.is_directed()
-    mapped = frozenset(edge_key(d, mapping[str(u)], mapping[str(v)]) for u, v in ctx.b.edges())
-    return len(mapped ^ edge_set(ctx.b, d))
+    d = ctx.base_graph.is_directed()
+    mapped = frozenset(edge_key(d, mapping[str(u)], mapping[str(v)])
+                       for u, v in ctx.base_graph.edges())
+    return len(mapped ^ edge_set(ctx.base_graph, d))
 
 
 def contraction_size(ctx: sem.TaskContext) -> int | None:
     edge, name = tx.contracted_edge(ctx.text), tx.merged_name(ctx.text)
-    if edge is None or name is None or not ctx.b.has_edge(*edge):
+    if edge is None or name is None or not ctx.base_graph.has_edge(*edge):
         return None
-    want = sem.contract(ctx.b, *edge)
+    want = sem.contract(ctx.base_graph, *edge)
     if name != edge[0]:
         want = nx.relabel_nodes(want, {edge[0]: name}, copy=True)
-    d = ctx.b.is_directed()
-    return len(edge_set(want, d) ^ edge_set(ctx.b, d))
+    d = ctx.base_graph.is_directed()
+    return len(edge_set(want, d) ^ edge_set(ctx.base_graph, d))
 
 
 def maximal_planar_additions(ctx: sem.TaskContext) -> int | None:
-    g = nx.Graph(alg.undirected_view(ctx.b))
+    g = nx.Graph(alg.undirected_view(ctx.base_graph))
     g.remove_edges_from(list(nx.selfloop_edges(g)))
     if not alg.is_planar(g):
         return None
@@ -125,19 +127,19 @@ def min_transform_additions(ctx: sem.TaskContext) -> int | None:
 
 
 def acyclic_unit(ctx: sem.TaskContext) -> str:
-    if ctx.b.is_directed() and sem.acyclic_mode(ctx.text) == "reverse":
+    if ctx.base_graph.is_directed() and sem.acyclic_mode(ctx.text) == "reverse":
         return "reverse"
     return "remove"  # also for "either": a removal is the cheaper of the two edits
 
 
 def min_acyclic_edit(ctx: sem.TaskContext) -> int | None:
-    if not ctx.b.is_directed():
+    if not ctx.base_graph.is_directed():
         return sem.min_forest_removals(ctx)
     return sem.min_fas(ctx)
 
 
 def min_cycle_breaking(ctx: sem.TaskContext) -> int | None:
-    if tx.mentions_triangles(ctx.text) and not ctx.b.is_directed():
+    if tx.mentions_triangles(ctx.text) and not ctx.base_graph.is_directed():
         return sem.min_triangle_removals(ctx)
     return sem.min_forest_removals(ctx)
 

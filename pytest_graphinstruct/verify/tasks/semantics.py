@@ -55,26 +55,27 @@ class TaskContext:
     text: str
     diff: EditDiff = field(init=False)
     directed: bool = field(init=False)
-    be: frozenset[Edge] = field(init=False)
-    re: frozenset[Edge] = field(init=False)
-    bn: frozenset[str] = field(init=False)
-    rn: frozenset[str] = field(init=False)
+    base_edges: frozenset[Edge] = field(init=False)
+    result_edges: frozenset[Edge] = field(init=False)
+    base_nodes: frozenset[str] = field(init=False)
+    result_nodes: frozenset[str] = field(init=False)
     out: list[Verdict] = field(default_factory=list)
 
     def __post_init__(self) -> None:
         self.directed = compare_mode(self.base, self.result)
-        self.be = edge_set(self.base.graph, self.directed)
-        self.re = edge_set(self.result.graph, self.directed)
-        self.bn = node_set(self.base.graph)
-        self.rn = node_set(self.result.graph)
-        self.diff = diff_of(self.be, self.re, self.bn, self.rn, self.directed)
+        self.base_edges = edge_set(self.base.graph, self.directed)
+        self.result_edges = edge_set(self.result.graph, self.directed)
+        self.base_nodes = node_set(self.base.graph)
+        self.result_nodes = node_set(self.result.graph)
+        self.diff = diff_of(self.base_edges, self.result_edges, self.base_nodes,
+                            self.result_nodes, self.directed)
 
     @property
-    def b(self) -> nx.Graph:
+    def base_graph(self) -> nx.Graph:
         return self.base.graph
 
     @property
-    def r(self) -> nx.Graph:
+    def result_graph(self) -> nx.Graph:
         return self.result.graph
 
     def add(self, aspect: str, ok: bool, expected: str, observed: str,
@@ -126,17 +127,17 @@ def _plural(n: int, word: str) -> str:
 
 
 def _nodes_preserved(ctx: TaskContext) -> None:
-    missing = sorted_nodes(ctx.bn - ctx.rn)
-    extra = sorted_nodes(ctx.rn - ctx.bn)
+    missing = sorted_nodes(ctx.base_nodes - ctx.result_nodes)
+    extra = sorted_nodes(ctx.result_nodes - ctx.base_nodes)
     ok = not missing and not extra
     observed = "the same nodes" if ok else f"{len(missing)} base nodes missing, {len(extra)} new"
-    ctx.add("nodes_preserved", ok, f"the base's {len(ctx.bn)} nodes, no others", observed,
+    ctx.add("nodes_preserved", ok, f"the base's {len(ctx.base_nodes)} nodes, no others", observed,
             _where(missing_nodes=missing, extra_nodes=extra))
 
 
 def _subgraph(ctx: TaskContext, with_nodes: bool = False) -> None:
-    extra = sorted_edges(ctx.re - ctx.be)
-    extra_nodes = sorted_nodes(ctx.rn - ctx.bn) if with_nodes else ()
+    extra = sorted_edges(ctx.result_edges - ctx.base_edges)
+    extra_nodes = sorted_nodes(ctx.result_nodes - ctx.base_nodes) if with_nodes else ()
     ok = not extra and not extra_nodes
     what = "every node and edge from the base" if with_nodes else "every edge a base edge"
     observed = "a subgraph of the base" if ok else (
@@ -147,7 +148,7 @@ def _subgraph(ctx: TaskContext, with_nodes: bool = False) -> None:
 
 
 def _supergraph(ctx: TaskContext) -> None:
-    missing = sorted_edges(ctx.be - ctx.re)
+    missing = sorted_edges(ctx.base_edges - ctx.result_edges)
     ok = not missing
     ctx.add("supergraph_of_base", ok, "every base edge kept",
             "all base edges kept" if ok else f"{_plural(len(missing), 'base edge')} removed",
@@ -189,7 +190,7 @@ def _component_lists(comps: Sequence[set[str]]) -> list[list[str]]:
 
 
 def _connected(ctx: TaskContext) -> None:
-    comps = alg.components(ctx.r)
+    comps = alg.components(ctx.result_graph)
     ok = len(comps) <= 1
     where = _where(components=_component_lists(comps),
                    component_sizes=sorted(len(c) for c in comps))
@@ -198,16 +199,16 @@ def _connected(ctx: TaskContext) -> None:
 
 
 def _acyclic(ctx: TaskContext) -> None:
-    ok = alg.is_acyclic(ctx.r)
-    kind = "a DAG" if ctx.r.is_directed() else "a forest (no cycle)"
-    cyc = [] if ok else alg.find_cycle(ctx.r)
+    ok = alg.is_acyclic(ctx.result_graph)
+    kind = "a DAG" if ctx.result_graph.is_directed() else "a forest (no cycle)"
+    cyc = [] if ok else alg.find_cycle(ctx.result_graph)
     ctx.add("acyclic", ok, kind, kind if ok else "has a cycle",
             {"cycle": [list(e) for e in cyc[:WHERE_CAP]], "cycle_length": len(cyc)} if cyc
             else None)
 
 
 def _tree(ctx: TaskContext) -> None:
-    g = alg.undirected_view(ctx.r)
+    g = alg.undirected_view(ctx.result_graph)
     n, m = g.number_of_nodes(), g.number_of_edges()
     ok = n > 0 and nx.number_of_selfloops(g) == 0 and nx.is_tree(g)
     if ok:
@@ -221,12 +222,12 @@ def _tree(ctx: TaskContext) -> None:
 
 
 def _planar(ctx: TaskContext) -> None:
-    ok = alg.is_planar(ctx.r)
+    ok = alg.is_planar(ctx.result_graph)
     ctx.add("planar", ok, "planar", "planar" if ok else "not planar")
 
 
 def _bipartite(ctx: TaskContext) -> None:
-    g = alg.undirected_view(ctx.r)
+    g = alg.undirected_view(ctx.result_graph)
     ok = nx.is_bipartite(g)
     where = None
     if not ok:
@@ -261,7 +262,7 @@ def _odd_cycle(g: nx.Graph) -> list[str]:
 
 def _partition_aspect(ctx: TaskContext, sides: tuple[frozenset[str], frozenset[str]]) -> None:
     a, b = sides
-    bad = sorted_edges(e for e in ctx.re
+    bad = sorted_edges(e for e in ctx.result_edges
                        if not ((e[0] in a and e[1] in b) or (e[0] in b and e[1] in a)))
     ctx.add("edges_cross_partition", not bad,
             f"every edge between {{{','.join(sorted_nodes(a))}}} and "
@@ -317,36 +318,36 @@ def _weight_table(ctx: TaskContext) -> dict[frozenset[str], float] | None:
     """Base edge weights: numeric ``weight`` attributes on every base edge, else the text's
     ``(u,v,w=4)`` list when it covers every base edge; ``None`` otherwise."""
     attrs: dict[frozenset[str], float] = {}
-    for u, v, d in ctx.b.edges(data=True):
+    for u, v, d in ctx.base_graph.edges(data=True):
         w = d.get("weight")
         if isinstance(w, int | float) and not isinstance(w, bool):
             attrs[frozenset((str(u), str(v)))] = float(w)
-    if attrs and len(attrs) == ctx.b.number_of_edges():
+    if attrs and len(attrs) == ctx.base_graph.number_of_edges():
         return attrs
     text_w = tx.weights(ctx.text)
-    if text_w and all(frozenset((str(u), str(v))) in text_w for u, v in ctx.b.edges()):
+    if text_w and all(frozenset((str(u), str(v))) in text_w for u, v in ctx.base_graph.edges()):
         return text_w
     return None
 
 
 def check_mst(ctx: TaskContext) -> None:
     check_spanning_tree(ctx)
-    if ctx.b.is_directed():
+    if ctx.base_graph.is_directed():
         return
     w = _weight_table(ctx)
     kind = tx.tree_kind(ctx.text) or "mst"
     if kind == "spt":
         src = tx.root(ctx.text)
-        if src is None or src not in ctx.bn:
+        if src is None or src not in ctx.base_nodes:
             return
-        table = w or {frozenset((str(u), str(v))): 1.0 for u, v in ctx.b.edges()}
+        table = w or {frozenset((str(u), str(v))): 1.0 for u, v in ctx.base_graph.edges()}
         base_g = nx.Graph()
-        base_g.add_nodes_from(ctx.bn)
-        base_g.add_weighted_edges_from((u, v, table[frozenset((u, v))]) for u, v in ctx.be
+        base_g.add_nodes_from(ctx.base_nodes)
+        base_g.add_weighted_edges_from((u, v, table[frozenset((u, v))]) for u, v in ctx.base_edges
                                        if u != v)
         res_g = nx.Graph()
-        res_g.add_nodes_from(ctx.rn)
-        res_g.add_weighted_edges_from((u, v, table[frozenset((u, v))]) for u, v in ctx.re
+        res_g.add_nodes_from(ctx.result_nodes)
+        res_g.add_weighted_edges_from((u, v, table[frozenset((u, v))]) for u, v in ctx.result_edges
                                       if frozenset((u, v)) in table and u != v)
         want = nx.single_source_dijkstra_path_length(base_g, src)
         have = nx.single_source_dijkstra_path_length(res_g, src) if src in res_g else {}
@@ -360,19 +361,20 @@ def check_mst(ctx: TaskContext) -> None:
         return
     if w is None:
         return
-    best = alg.mst_weight(((u, v, w[frozenset((u, v))]) for u, v in ctx.be if u != v), ctx.bn)
-    g = alg.undirected_view(ctx.r)
-    spanning = (ctx.rn == ctx.bn and ctx.re <= ctx.be and g.number_of_nodes() > 0
-                and nx.is_tree(g))
-    total = sum(w[frozenset(e)] for e in ctx.re if frozenset(e) in w)
+    best = alg.mst_weight(((u, v, w[frozenset((u, v))]) for u, v in ctx.base_edges if u != v),
+                          ctx.base_nodes)
+    g = alg.undirected_view(ctx.result_graph)
+    spanning = (ctx.result_nodes == ctx.base_nodes and ctx.result_edges <= ctx.base_edges
+                and g.number_of_nodes() > 0 and nx.is_tree(g))
+    total = sum(w[frozenset(e)] for e in ctx.result_edges if frozenset(e) in w)
     ok = spanning and abs(total - best) <= 1e-9
     ctx.add("minimum_weight", ok, f"a spanning tree of weight {best:g} (the minimum)",
             f"weight {total:g}" if spanning else "not a spanning tree of the base")
 
 
 def _exact_edges(ctx: TaskContext, aspect: str, want: frozenset[Edge], what: str) -> None:
-    missing = sorted_edges(want - ctx.re)
-    extra = sorted_edges(ctx.re - want)
+    missing = sorted_edges(want - ctx.result_edges)
+    extra = sorted_edges(ctx.result_edges - want)
     ok = not missing and not extra
     ctx.add(aspect, ok, f"{what}: {_plural(len(want), 'edge')}",
             "exactly those edges" if ok
@@ -382,25 +384,26 @@ def _exact_edges(ctx: TaskContext, aspect: str, want: frozenset[Edge], what: str
 
 def check_complement(ctx: TaskContext) -> None:
     _nodes_preserved(ctx)
-    if ctx.b.number_of_nodes() > MATERIALISE_MAX_NODES:
+    if ctx.base_graph.number_of_nodes() > MATERIALISE_MAX_NODES:
         return
     # Without materialising the complement: a result edge is wrong when it is a base edge, a
     # self-loop or touches a non-base node; the rest are complement edges, so the missing ones
     # are counted, and listed by scanning pairs only until WHERE_CAP are found.
-    extra = sorted_edges(e for e in ctx.re
-                         if e in ctx.be or e[0] == e[1] or not {e[0], e[1]} <= ctx.bn)
-    n = len(ctx.bn)
+    extra = sorted_edges(e for e in ctx.result_edges
+                         if e in ctx.base_edges or e[0] == e[1]
+                         or not {e[0], e[1]} <= ctx.base_nodes)
+    n = len(ctx.base_nodes)
     pairs = n * (n - 1) if ctx.directed else n * (n - 1) // 2
-    base_pairs = sum(1 for e in ctx.be if e[0] != e[1])
+    base_pairs = sum(1 for e in ctx.base_edges if e[0] != e[1])
     want = pairs - base_pairs
-    missing_count = want - (len(ctx.re) - len(extra))
+    missing_count = want - (len(ctx.result_edges) - len(extra))
     missing: list[Edge] = []
     if missing_count:
-        nodes = sorted_nodes(ctx.bn)
+        nodes = sorted_nodes(ctx.base_nodes)
         for i, u in enumerate(nodes):
             for v in nodes if ctx.directed else nodes[i + 1:]:
                 e = edge_key(ctx.directed, u, v)
-                if u != v and e not in ctx.be and e not in ctx.re:
+                if u != v and e not in ctx.base_edges and e not in ctx.result_edges:
                     missing.append(e)
                     if len(missing) >= WHERE_CAP:
                         break
@@ -416,8 +419,9 @@ def check_complement(ctx: TaskContext) -> None:
 
 
 def check_line_graph(ctx: TaskContext) -> None:
-    want = nx.line_graph(ctx.b)
-    got = nx.DiGraph(ctx.r) if ctx.r.is_directed() else nx.Graph(ctx.r)
+    want = nx.line_graph(ctx.base_graph)
+    r = ctx.result_graph
+    got = nx.DiGraph(r) if r.is_directed() else nx.Graph(r)
     iso = alg.isomorphic(got, want)
     if iso is None:
         return
@@ -438,20 +442,20 @@ def _non_iso_reason(got: nx.Graph, want: nx.Graph) -> str:
 
 
 def check_transpose(ctx: TaskContext) -> None:
-    if ctx.b.is_directed():
+    if ctx.base_graph.is_directed():
         _directed_result(ctx)
     _nodes_preserved(ctx)
-    want = frozenset(edge_key(ctx.directed, v, u) for u, v in ctx.be)
+    want = frozenset(edge_key(ctx.directed, v, u) for u, v in ctx.base_edges)
     _exact_edges(ctx, "equals_transpose", want, "every base arc reversed")
 
 
 def check_graph_power(ctx: TaskContext) -> None:
     _nodes_preserved(ctx)
-    if ctx.b.number_of_nodes() > MATERIALISE_MAX_NODES:
+    if ctx.base_graph.number_of_nodes() > MATERIALISE_MAX_NODES:
         return
     k = tx.graph_power(ctx.text)
     if k is not None:
-        want = edge_set(alg.graph_power(ctx.b, k), ctx.directed)
+        want = edge_set(alg.graph_power(ctx.base_graph, k), ctx.directed)
         _exact_edges(ctx, "equals_power", want, f"the base's power G^{k}")
         return
     # No k stated: the only candidate is the largest base distance spanned by a result edge
@@ -459,10 +463,11 @@ def check_graph_power(ctx: TaskContext) -> None:
     # powers have stabilised, in which case every larger k gives the same graph).
     k_star = 2
     by_source: dict[str, set[str]] = {}
-    for u, v in ctx.re:
+    for u, v in ctx.result_edges:
         by_source.setdefault(u, set()).add(v)
     for u, targets in by_source.items():
-        dist = (nx.single_source_shortest_path_length(ctx.b, u) if u in ctx.b else {})
+        dist = (nx.single_source_shortest_path_length(ctx.base_graph, u)
+                if u in ctx.base_graph else {})
         for v in targets:
             if v not in dist:
                 ctx.add("equals_some_power", False, "G^k for some k ≥ 2",
@@ -470,30 +475,32 @@ def check_graph_power(ctx: TaskContext) -> None:
                         _where(edges=[(u, v)]))
                 return
             k_star = max(k_star, dist[v])
-    want = edge_set(alg.graph_power(ctx.b, k_star), ctx.directed)
-    ok = want == ctx.re
+    want = edge_set(alg.graph_power(ctx.base_graph, k_star), ctx.directed)
+    ok = want == ctx.result_edges
     ctx.add("equals_some_power", ok, "G^k for some k ≥ 2",
             f"G^{k_star}" if ok else f"not G^{k_star} (the only candidate), nor any other power",
-            _where(missing_edges=sorted_edges(want - ctx.re),
-                   extra_edges=sorted_edges(ctx.re - want)))
+            _where(missing_edges=sorted_edges(want - ctx.result_edges),
+                   extra_edges=sorted_edges(ctx.result_edges - want)))
 
 
 def check_relabel(ctx: TaskContext) -> None:
-    iso = alg.isomorphic(nx.Graph(ctx.r) if not ctx.r.is_directed() else nx.DiGraph(ctx.r),
-                         nx.Graph(ctx.b) if not ctx.b.is_directed() else nx.DiGraph(ctx.b))
+    b, r = ctx.base_graph, ctx.result_graph
+    iso = alg.isomorphic(nx.Graph(r) if not r.is_directed() else nx.DiGraph(r),
+                         nx.Graph(b) if not b.is_directed() else nx.DiGraph(b))
     if iso is not None:
         ctx.add("isomorphic_to_base", iso, "isomorphic to the base",
-                "isomorphic" if iso else _non_iso_reason(ctx.r, ctx.b))
+                "isomorphic" if iso else _non_iso_reason(ctx.result_graph, ctx.base_graph))
     mapping = tx.relabel_mapping(ctx.text)
-    if not mapping or not ctx.bn <= set(mapping):
+    if not mapping or not ctx.base_nodes <= set(mapping):
         return
-    mapped = nx.relabel_nodes(ctx.b, {v: mapping[str(v)] for v in ctx.b}, copy=True)
-    want_nodes = frozenset(mapping[v] for v in ctx.bn)
+    mapped = nx.relabel_nodes(ctx.base_graph, {v: mapping[str(v)] for v in ctx.base_graph},
+                              copy=True)
+    want_nodes = frozenset(mapping[v] for v in ctx.base_nodes)
     want = edge_set(mapped, ctx.directed)
-    missing_n = sorted_nodes(want_nodes - ctx.rn)
-    extra_n = sorted_nodes(ctx.rn - want_nodes)
-    missing = sorted_edges(want - ctx.re)
-    extra = sorted_edges(ctx.re - want)
+    missing_n = sorted_nodes(want_nodes - ctx.result_nodes)
+    extra_n = sorted_nodes(ctx.result_nodes - want_nodes)
+    missing = sorted_edges(want - ctx.result_edges)
+    extra = sorted_edges(ctx.result_edges - want)
     ok = not (missing_n or extra_n or missing or extra)
     ctx.add("equals_mapped_base", ok, "the base relabelled by the stated mapping",
             "exactly the mapped base" if ok else
@@ -506,10 +513,10 @@ def check_relabel(ctx: TaskContext) -> None:
 def _exact_graph(ctx: TaskContext, aspect: str, want_g: nx.Graph, what: str) -> None:
     want_n = node_set(want_g)
     want = edge_set(want_g, ctx.directed)
-    missing_n = sorted_nodes(want_n - ctx.rn)
-    extra_n = sorted_nodes(ctx.rn - want_n)
-    missing = sorted_edges(want - ctx.re)
-    extra = sorted_edges(ctx.re - want)
+    missing_n = sorted_nodes(want_n - ctx.result_nodes)
+    extra_n = sorted_nodes(ctx.result_nodes - want_n)
+    missing = sorted_edges(want - ctx.result_edges)
+    extra = sorted_edges(ctx.result_edges - want)
     ok = not (missing_n or extra_n or missing or extra)
     ctx.add(aspect, ok, f"{what}: {len(want_n)} nodes, {len(want)} edges",
             "exactly that graph" if ok else
@@ -527,7 +534,7 @@ def check_k_core(ctx: TaskContext) -> None:
     k = k_of_core(ctx)
     if k is None:
         return
-    b = ctx.b.copy()
+    b = ctx.base_graph.copy()
     b.remove_edges_from(list(nx.selfloop_edges(b)))
     _exact_graph(ctx, "equals_k_core", nx.k_core(b, k), f"the base's {k}-core")
 
@@ -554,26 +561,26 @@ def shortest_path_union(g: nx.Graph, s: str, t: str) -> nx.Graph | None:
 def check_extract_subgraph(ctx: TaskContext) -> None:
     _subgraph(ctx, with_nodes=True)
     if tx.induced(ctx.text):
-        want = edge_set(ctx.b.subgraph(ctx.rn & ctx.bn), ctx.directed)
-        missing = sorted_edges(want - ctx.re)
+        want = edge_set(ctx.base_graph.subgraph(ctx.result_nodes & ctx.base_nodes), ctx.directed)
+        missing = sorted_edges(want - ctx.result_edges)
         ctx.add("induced", not missing, "every base edge among the kept nodes",
                 "induced" if not missing else f"{_plural(len(missing), 'edge')} missing",
                 _where(missing_edges=missing))
     ends = tx.path_endpoints(ctx.text)
-    if ends is None or not set(ends) <= ctx.bn:
+    if ends is None or not set(ends) <= ctx.base_nodes:
         return
     s, t = ends
     if tx.all_shortest_paths(ctx.text):
-        union = shortest_path_union(ctx.b, s, t)
+        union = shortest_path_union(ctx.base_graph, s, t)
         if union is not None:
             _exact_graph(ctx, "equals_shortest_path_union", union,
                          f"the union of all shortest {s}–{t} paths")
     elif tx.single_shortest_path(ctx.text):
         try:
-            d = nx.shortest_path_length(ctx.b, s, t)
+            d = nx.shortest_path_length(ctx.base_graph, s, t)
         except nx.NetworkXNoPath:
             return
-        g = ctx.r
+        g = ctx.result_graph
         ok = (s in g and t in g and g.number_of_edges() == d and g.number_of_nodes() == d + 1
               and alg.is_connected(g) and (d == 0 or nx.has_path(g, s, t)))
         ctx.add("is_shortest_path", ok, f"one {s}–{t} path of length {d}",
@@ -587,9 +594,9 @@ def _tree_depths(g: nx.Graph, r: str) -> dict[str, int]:
 
 def check_prune_tree(ctx: TaskContext) -> None:
     _subgraph(ctx, with_nodes=True)
-    kept = ctx.rn & ctx.bn
-    want = edge_set(ctx.b.subgraph(kept), ctx.directed)
-    missing = sorted_edges(want - ctx.re)
+    kept = ctx.result_nodes & ctx.base_nodes
+    want = edge_set(ctx.base_graph.subgraph(kept), ctx.directed)
+    missing = sorted_edges(want - ctx.result_edges)
     ctx.add("removes_nodes_only", not missing,
             "every base edge between kept nodes kept (only nodes removed)",
             "only nodes removed" if not missing
@@ -597,14 +604,14 @@ def check_prune_tree(ctx: TaskContext) -> None:
             _where(missing_edges=missing))
     _tree(ctx)
     r, d = tx.root(ctx.text), tx.depth_bound(ctx.text)
-    base_u = alg.undirected_view(ctx.b)
-    if r is None or d is None or r not in ctx.bn or not nx.is_tree(base_u):
+    base_u = alg.undirected_view(ctx.base_graph)
+    if r is None or d is None or r not in ctx.base_nodes or not nx.is_tree(base_u):
         return
-    res_u = alg.undirected_view(ctx.r)
+    res_u = alg.undirected_view(ctx.result_graph)
     if r in res_u:
         depths = _tree_depths(res_u, r)
         deep = sorted_nodes(v for v, x in depths.items() if x > d)
-        unreached = sorted_nodes(ctx.rn - set(depths))
+        unreached = sorted_nodes(ctx.result_nodes - set(depths))
         ok = not deep and not unreached
         obs = (f"depth {max(depths.values())}" if not unreached
                else f"{_plural(len(unreached), 'node')} not connected to the root")
@@ -614,7 +621,7 @@ def check_prune_tree(ctx: TaskContext) -> None:
         ctx.add("depth", False, f"depth at most {d} from root {r}", f"root {r} removed")
     if tx.asks_extreme(ctx.text) == ("remove", "min", "nodes"):
         best = sum(1 for x in _tree_depths(base_u, r).values() if x > d)
-        removed = len(ctx.bn - ctx.rn)
+        removed = len(ctx.base_nodes - ctx.result_nodes)
         ctx.add("minimal_removed_nodes", removed == best,
                 f"the minimum: {best} nodes removed", f"{removed} removed")
 
@@ -628,32 +635,33 @@ def contract(g: nx.Graph, u: str, v: str) -> nx.Graph:
 
 
 def check_edge_contraction(ctx: TaskContext) -> None:
-    got = nx.DiGraph(ctx.r) if ctx.r.is_directed() else nx.Graph(ctx.r)
+    r = ctx.result_graph
+    got = nx.DiGraph(r) if r.is_directed() else nx.Graph(r)
     named = tx.contracted_edge(ctx.text)
-    if named is not None and ctx.b.has_edge(*named):
+    if named is not None and ctx.base_graph.has_edge(*named):
         u, v = named
-        want = contract(ctx.b, u, v)
+        want = contract(ctx.base_graph, u, v)
         iso = alg.isomorphic(got, want)
         if iso is not None:
             ctx.add("isomorphic_to_contraction", iso,
                     f"isomorphic to the base with edge ({u},{v}) contracted",
                     "isomorphic" if iso else _non_iso_reason(got, want))
-        kept = ctx.bn - {u, v}
-        new = ctx.rn - kept
-        if kept <= ctx.rn and len(new) == 1:
+        kept = ctx.base_nodes - {u, v}
+        new = ctx.result_nodes - kept
+        if kept <= ctx.result_nodes and len(new) == 1:
             w = next(iter(new))
             labelled = nx.relabel_nodes(want, {u: w}, copy=True) if w != u else want
             _exact_graph(ctx, "equals_contraction", labelled,
                          f"the contraction with the merged node named {w}")
         return
-    if named is not None or ctx.b.number_of_edges() > alg.CONTRACTION_MAX_EDGES:
+    if named is not None or ctx.base_graph.number_of_edges() > alg.CONTRACTION_MAX_EDGES:
         return
     seen: set[str] = set()
     unknown = False
-    for a, b in ctx.b.edges():
+    for a, b in ctx.base_graph.edges():
         if a == b:
             continue
-        cand = contract(ctx.b, a, b)
+        cand = contract(ctx.base_graph, a, b)
         h = alg.wl_hash(cand)
         if h in seen:
             continue
@@ -678,22 +686,22 @@ def check_make_connected(ctx: TaskContext) -> None:
 
 
 def min_make_connected(ctx: TaskContext) -> int | None:
-    return max(0, alg.num_components(ctx.b) - 1)
+    return max(0, alg.num_components(ctx.base_graph) - 1)
 
 
 def min_fas(ctx: TaskContext) -> int | None:
-    return alg.min_feedback_arc_set(nx.DiGraph(ctx.b))
+    return alg.min_feedback_arc_set(nx.DiGraph(ctx.base_graph))
 
 
 def min_forest_removals(ctx: TaskContext) -> int | None:
-    if ctx.b.is_directed():
+    if ctx.base_graph.is_directed():
         return min_fas(ctx)
-    g = nx.Graph(ctx.b)
+    g = nx.Graph(ctx.base_graph)
     return g.number_of_edges() - g.number_of_nodes() + alg.num_components(g)
 
 
 def min_triangle_removals(ctx: TaskContext) -> int | None:
-    b = nx.Graph(alg.undirected_view(ctx.b))
+    b = nx.Graph(alg.undirected_view(ctx.base_graph))
     need_conn = tx.keeps_connected(ctx.text) and alg.is_connected(b)
     return alg.min_edge_removals(
         b, lambda h: alg.is_triangle_free(h) and (not need_conn or nx.is_connected(h)),
@@ -704,12 +712,12 @@ def min_bipartite_removals(ctx: TaskContext) -> int | None:
     sides = base_partition(ctx)
     if sides is not None:
         a, b = sides
-        return sum(1 for u, v in ctx.be if not ((u in a and v in b) or (u in b and v in a)))
-    return alg.min_bipartization_removals(nx.Graph(alg.undirected_view(ctx.b)))
+        return sum(1 for u, v in ctx.base_edges if not ((u in a and v in b) or (u in b and v in a)))
+    return alg.min_bipartization_removals(nx.Graph(alg.undirected_view(ctx.base_graph)))
 
 
 def min_planar_removals(ctx: TaskContext) -> int | None:
-    b = nx.Graph(alg.undirected_view(ctx.b))
+    b = nx.Graph(alg.undirected_view(ctx.base_graph))
     n, m = b.number_of_nodes(), b.number_of_edges()
     need_conn = tx.keeps_connected(ctx.text) and alg.is_connected(b)
     return alg.min_edge_removals(
@@ -728,7 +736,7 @@ def acyclic_mode(text: str) -> str:
 
 
 def check_make_acyclic(ctx: TaskContext) -> None:
-    if not ctx.b.is_directed():
+    if not ctx.base_graph.is_directed():
         _break_cycles_forest(ctx)
         return
     _directed_result(ctx)
@@ -759,14 +767,14 @@ def check_make_acyclic(ctx: TaskContext) -> None:
 
 
 def check_add_edges_dag(ctx: TaskContext) -> None:
-    if ctx.b.is_directed():
+    if ctx.base_graph.is_directed():
         _directed_result(ctx)
     _nodes_preserved(ctx)
     _supergraph(ctx)
     _acyclic(ctx)
     _count(ctx, "add")
-    if tx.unique_topological_order(ctx.text) and ctx.r.is_directed():
-        ok = alg.has_unique_topological_order(ctx.r)
+    if tx.unique_topological_order(ctx.text) and ctx.result_graph.is_directed():
+        ok = alg.has_unique_topological_order(ctx.result_graph)
         ctx.add("unique_topological_order", ok, "exactly one topological order",
                 "unique" if ok else "not a DAG with a unique topological order")
 
@@ -786,7 +794,7 @@ def check_break_cycles(ctx: TaskContext) -> None:
         return
     _nodes_preserved(ctx)
     _subgraph(ctx)
-    tri = alg.triangles(ctx.r)
+    tri = alg.triangles(ctx.result_graph)
     ok = not tri
     ctx.add("triangle_free", ok, "no triangle", "triangle-free" if ok
             else f"{_plural(len(tri), 'triangle')}", _where(triangles=tri))
@@ -799,7 +807,7 @@ def base_partition(ctx: TaskContext) -> tuple[frozenset[str], frozenset[str]] | 
     sides = tx.partition(ctx.text)
     if sides is None:
         return None
-    return sides if sides[0] | sides[1] >= ctx.bn else None
+    return sides if sides[0] | sides[1] >= ctx.base_nodes else None
 
 
 def check_make_bipartite(ctx: TaskContext) -> None:
@@ -812,7 +820,7 @@ def check_make_bipartite(ctx: TaskContext) -> None:
     if tx.keeps_connected(ctx.text):
         _connected(ctx)
     if tx.no_isolated_nodes(ctx.text):
-        iso = sorted_nodes(str(v) for v in nx.isolates(ctx.r))
+        iso = sorted_nodes(str(v) for v in nx.isolates(ctx.result_graph))
         ctx.add("no_isolated_nodes", not iso, "every node keeps an edge",
                 "no isolated node" if not iso else _plural(len(iso), "isolated node"),
                 _where(nodes=iso))
@@ -838,7 +846,7 @@ def check_maximize_planar(ctx: TaskContext) -> None:
     _nodes_preserved(ctx)
     _supergraph(ctx)
     _planar(ctx)
-    g = nx.Graph(alg.undirected_view(ctx.r))
+    g = nx.Graph(alg.undirected_view(ctx.result_graph))
     g.remove_edges_from(list(nx.selfloop_edges(g)))
     n, m = g.number_of_nodes(), g.number_of_edges()
     want = maximal_planar_edges(n)
@@ -856,8 +864,8 @@ def check_add_edges_planar(ctx: TaskContext) -> None:
 def check_make_eulerian(ctx: TaskContext) -> None:
     _nodes_preserved(ctx)
     way = _apply_containment(ctx, "add")
-    ok, odd = alg.is_eulerian(ctx.r)
-    what = "in = out at every node" if ctx.r.is_directed() else "all degrees even"
+    ok, odd = alg.is_eulerian(ctx.result_graph)
+    what = "in = out at every node" if ctx.result_graph.is_directed() else "all degrees even"
     ctx.add("eulerian", ok, f"Eulerian: {what}, non-isolated nodes connected",
             "Eulerian" if ok else (f"{_plural(len(odd), 'unbalanced node')}" if odd
                                    else "non-isolated nodes not connected"),
@@ -867,17 +875,17 @@ def check_make_eulerian(ctx: TaskContext) -> None:
 
 
 def min_eulerian_additions(ctx: TaskContext) -> int | None:
-    return alg.min_eulerian_additions(ctx.b)
+    return alg.min_eulerian_additions(ctx.base_graph)
 
 
 def min_hamiltonian_additions(ctx: TaskContext) -> int | None:
-    return alg.min_hamiltonian_completion(ctx.b)
+    return alg.min_hamiltonian_completion(ctx.base_graph)
 
 
 def check_make_hamiltonian(ctx: TaskContext) -> None:
     _nodes_preserved(ctx)
     way = _apply_containment(ctx, "add")
-    ham = alg.hamiltonian_cycle(ctx.r)
+    ham = alg.hamiltonian_cycle(ctx.result_graph)
     if ham is not None:
         ctx.add("hamiltonian", ham, "has a Hamiltonian cycle",
                 "Hamiltonian" if ham else "no Hamiltonian cycle")
@@ -893,7 +901,7 @@ def check_make_regular(ctx: TaskContext) -> None:
     _nodes_preserved(ctx)
     way = _apply_containment(ctx, "add")
     k = _regular_degree(ctx)
-    degs = dict(ctx.r.degree())
+    degs = dict(ctx.result_graph.degree())
     values = set(degs.values())
     if k is None:
         ok = len(values) <= 1
@@ -911,7 +919,7 @@ def check_make_regular(ctx: TaskContext) -> None:
 def min_regular_additions(ctx: TaskContext) -> int | None:
     """``k·n/2 − m``: every k-regular supergraph has exactly that many new edges (``None`` when
     the degrees rule a k-regular supergraph out; feasibility beyond that is not proved)."""
-    b, k = ctx.b, _regular_degree(ctx)
+    b, k = ctx.base_graph, _regular_degree(ctx)
     n = b.number_of_nodes()
     if k is None or b.is_directed() or (k * n) % 2 or k > n - 1:
         return None
@@ -932,18 +940,18 @@ def check_increase_connectivity(ctx: TaskContext) -> None:
     way = _apply_containment(ctx, "add")
     k = _connectivity_target(ctx)
     if k is not None:
-        lam = alg.edge_connectivity(ctx.r)
+        lam = alg.edge_connectivity(ctx.result_graph)
         ctx.add("edge_connectivity", lam >= k, f"edge connectivity at least {k}",
                 f"edge connectivity {lam}",
                 {"bridges": [list(map(str, e)) for e in
-                             list(nx.bridges(nx.Graph(ctx.r)))[:WHERE_CAP]]}
-                if lam < k and k == 2 and not ctx.r.is_directed() and lam == 1 else None)
+                             list(nx.bridges(nx.Graph(ctx.result_graph)))[:WHERE_CAP]]}
+                if lam < k and k == 2 and not ctx.result_graph.is_directed() and lam == 1 else None)
     if way == "add":
         _count(ctx, "add", lambda: min_connectivity_additions(ctx))
 
 
 def min_connectivity_additions(ctx: TaskContext) -> int | None:
-    b, k = ctx.b, _connectivity_target(ctx)
+    b, k = ctx.base_graph, _connectivity_target(ctx)
     if k is None or b.is_directed():
         return None
     if alg.edge_connectivity(b) >= k:
@@ -967,7 +975,7 @@ def check_reduce_diameter(ctx: TaskContext) -> None:
     if bound is not None:
         # the verifier's bounded, exact distances: above their work budget the diameter is not
         # computed and the aspect fails with the reason (as the ``diameter`` constraint does)
-        facts = GraphFacts(ctx.r)
+        facts = GraphFacts(ctx.result_graph)
         d = facts.diameter
         reason = facts.distances_not_computed
         observed = reason or ("disconnected (infinite)" if math.isinf(d) else f"diameter {int(d)}")
@@ -992,7 +1000,7 @@ def check_split_graph(ctx: TaskContext) -> None:
     _nodes_preserved(ctx)
     way = _apply_containment(ctx, "remove")
     k = _int_param(ctx, "num_components", (Op.EQ,), tx.component_count)
-    comps = alg.components(ctx.r)
+    comps = alg.components(ctx.result_graph)
     if k is not None:
         ctx.add("num_components", len(comps) == k, f"{k} components",
                 _plural(len(comps), "component"),
@@ -1010,7 +1018,7 @@ def check_split_graph(ctx: TaskContext) -> None:
 def min_split_removals(ctx: TaskContext) -> int | None:
     """Edge connectivity λ(base) when splitting a connected base into 2 parts of free size."""
     k = _int_param(ctx, "num_components", (Op.EQ,), tx.component_count)
-    b = ctx.b
+    b = ctx.base_graph
     if k != 2 or tx.equal_component_sizes(ctx.text) or b.is_directed() or not alg.is_connected(b):
         return None
     return alg.edge_connectivity(b)
@@ -1020,7 +1028,7 @@ def check_modify_bipartite(ctx: TaskContext) -> None:
     _nodes_preserved(ctx)
     way = _apply_containment(ctx, "add")
     if tx.not_bipartite(ctx.text):
-        ok = not nx.is_bipartite(alg.undirected_view(ctx.r))
+        ok = not nx.is_bipartite(alg.undirected_view(ctx.result_graph))
         ctx.add("not_bipartite", ok, "not bipartite (an odd cycle)",
                 "not bipartite" if ok else "still bipartite")
     if way is not None:
@@ -1031,9 +1039,9 @@ def _complete_bipartite_on(ctx: TaskContext, sides: tuple[frozenset[str], frozen
     a, b = sides
     want = frozenset(edge_key(False, u, v) for u in a for v in b)
     if ctx.directed:  # a directed answer is compared by its pairs
-        got = frozenset(edge_key(False, u, v) for u, v in ctx.re)
+        got = frozenset(edge_key(False, u, v) for u, v in ctx.result_edges)
     else:
-        got = ctx.re
+        got = ctx.result_edges
     missing = sorted_edges(want - got)
     extra = sorted_edges(got - want)
     ok = not missing and not extra
@@ -1051,7 +1059,7 @@ def _known_bipartition(ctx: TaskContext) -> tuple[frozenset[str], frozenset[str]
     sides = base_partition(ctx)
     if sides is not None:
         return sides
-    b = alg.undirected_view(ctx.b)
+    b = alg.undirected_view(ctx.base_graph)
     if b.number_of_nodes() >= 2 and nx.is_connected(b) and nx.is_bipartite(b):
         x, y = nx.bipartite.sets(b)
         return (frozenset(map(str, x)), frozenset(map(str, y)))
@@ -1064,7 +1072,7 @@ def min_complete_bipartite_additions(ctx: TaskContext) -> int | None:
     if sides is None:
         return None
     cross = frozenset(edge_key(False, u, v) for u in sides[0] for v in sides[1])
-    pairs = frozenset(edge_key(False, u, v) for u, v in ctx.be)
+    pairs = frozenset(edge_key(False, u, v) for u, v in ctx.base_edges)
     return len(cross) - len(pairs) if pairs <= cross else None
 
 
@@ -1079,7 +1087,7 @@ def check_complete_bipartite(ctx: TaskContext) -> None:
         if way == "add":
             _count(ctx, "add", lambda: min_complete_bipartite_additions(ctx))
         return
-    g = nx.Graph(alg.undirected_view(ctx.r))
+    g = nx.Graph(alg.undirected_view(ctx.result_graph))
     ok = False
     obs = "not bipartite"
     if g.number_of_nodes() >= 2 and nx.is_connected(g) and nx.is_bipartite(g):
@@ -1116,7 +1124,7 @@ def check_graph_transform(ctx: TaskContext) -> None:
     stated = tx.stated_added_edges(ctx.text)
     if stated:
         want = [edge_key(ctx.directed, u, v) for u, v in stated]
-        missing = sorted_edges(e for e in set(want) if e not in ctx.re)
+        missing = sorted_edges(e for e in set(want) if e not in ctx.result_edges)
         ctx.add("stated_edges_present", not missing,
                 f"the {_plural(len(set(want)), 'edge')} the text says to add",
                 "all present" if not missing else f"{_plural(len(missing), 'edge')} missing",

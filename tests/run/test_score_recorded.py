@@ -1,4 +1,4 @@
-"""run.recorded: the ``score`` command is a session over recorded answers — the same results
+"""run.score_recorded: the ``score`` command is a session over recorded answers — the same results
 as ``pytest --gi-replay`` on the same answers."""
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from pytest_graphinstruct.run.config import build_run_config
-from pytest_graphinstruct.run.recorded import score_recorded
+from pytest_graphinstruct.run.score_recorded import score_recorded
 from pytest_graphinstruct.suite.loader import load_suite
 from tests.plugin._suite import CYCLE4, TREE4, write_suite
 from tests.report.schema_check import load_valid_report

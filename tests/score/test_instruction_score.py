@@ -6,7 +6,7 @@ from typing import Any
 import pytest
 
 from pytest_graphinstruct.answers import Answer, Usage
-from pytest_graphinstruct.score.instruction import score_instruction
+from pytest_graphinstruct.score.instruction_score import score_instruction
 from pytest_graphinstruct.suite.instruction import Instruction
 from pytest_graphinstruct.suite.loader import instruction_from_record
 from pytest_graphinstruct.verify.verifier import Verifier
@@ -96,7 +96,7 @@ def test_pools_feed_d1_mmd_and_d3_references() -> None:
 def test_batched_scoring_equals_one_by_one() -> None:
     import networkx as nx
 
-    from pytest_graphinstruct.score.instruction import score_instructions
+    from pytest_graphinstruct.score.instruction_score import score_instructions
 
     def text(g: nx.Graph) -> str:
         return ("Graph[name='a'] { node_list = [" + ",".join(str(i) for i in g.nodes()) + "]; "
