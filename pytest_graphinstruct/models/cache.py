@@ -562,16 +562,20 @@ class AnswerCache:
 
     # -- answers that could not be cached ----------------------------------------------------
 
-    def note_uncached(self, key: str, reason: str) -> None:
+    def note_uncached(self, key: str, reason: str, calls: int = 0) -> None:
         """Record that this process will not cache ``key``'s answer (``truncated``,
         ``error``, ``circuit open``, ``budget``, ``stopped``, ``cancelled``, ``not cacheable:
-        write failed``), so an xdist peer waiting for it stops waiting at once.
+        write failed``), so an xdist peer waiting for it stops waiting at once, and how many
+        calls this process made for it (``calls``: the peer that runs the item counts them,
+        :meth:`uncached_calls`).
 
         Written to ``<directory>/attempts.jsonl``; when that cannot be written (a read-only
         cache folder, a full disk) to :func:`notes_fallback` instead, which
         :meth:`uncached` reads too.  Never raises: when neither can be written the peer waits
         for its bound, as without the note."""
-        record = {"key": key, "reason": reason}
+        record: dict[str, object] = {"key": key, "reason": reason}
+        if calls > 0:
+            record["calls"] = int(calls)
         if self.run is not None:
             record["run"] = self.run
         line = (json.dumps(record, separators=(",", ":")) + "\n").encode("utf-8")
@@ -585,7 +589,12 @@ class AnswerCache:
     def uncached(self) -> set[str]:
         """Keys noted with :meth:`note_uncached` by this run (any of its processes; with no
         :attr:`run` id, by any run), from the cache folder and :func:`notes_fallback`."""
-        keys: set[str] = set()
+        return set(self.uncached_calls())
+
+    def uncached_calls(self) -> dict[str, int]:
+        """:meth:`uncached`'s keys → the most calls one process noted for the key (0 when
+        none was made: not issued, or a note that does not say)."""
+        out: dict[str, int] = {}
         for path in (self.directory / ATTEMPTS_FILE, notes_fallback(self.directory)):
             try:
                 text = path.read_text(encoding="utf-8", errors="replace")
@@ -595,8 +604,10 @@ class AnswerCache:
                 with suppress(ValueError, TypeError, AttributeError, KeyError):
                     note = json.loads(line)
                     if self.run is None or note.get("run") == self.run:
-                        keys.add(str(note["key"]))
-        return keys
+                        key, calls = str(note["key"]), note.get("calls", 0)
+                        calls = calls if isinstance(calls, int) and 0 <= calls < 10**6 else 0
+                        out[key] = max(out.get(key, 0), calls)
+        return out
 
     # -- export ------------------------------------------------------------------------------
 

@@ -544,7 +544,7 @@ class Scheduler:
         """Tell peers sharing the cache that this process will not cache ``key``'s answer
         (:meth:`AnswerCache.note_uncached`); returns ``answer``."""
         if self.cache is not None:
-            self.cache.note_uncached(key, reason)
+            self.cache.note_uncached(key, reason, answer.calls)
             with self._lock:
                 self._stats["published"] += 1
         return answer

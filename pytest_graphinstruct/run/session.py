@@ -29,6 +29,7 @@ from pytest_graphinstruct.run.aggregate import TOOL, build_run_report
 from pytest_graphinstruct.run.config import Cell, RunConfig
 from pytest_graphinstruct.run.evaluate import Checked, check, error_result, score
 from pytest_graphinstruct.run.results import CellMetadata, Coverage, ItemResult, RunReport
+from pytest_graphinstruct.run.stop import STOP_GRACE_S
 from pytest_graphinstruct.run.tally import AnswerTally, ProgressCounts
 from pytest_graphinstruct.suite.instruction import Instruction
 from pytest_graphinstruct.suite.loader import Suite, load_suite
@@ -48,6 +49,9 @@ SCORE_BATCH = 128
 run goes, not all at the end, lets pytest-xdist balance the scoring work between workers like
 any other test time (a batch of 128 costs ~5 % more than one batch of 800)."""
 
+PEER_STOP_SLACK_S = 5.0
+"""After a stop, how long past :data:`~.stop.STOP_GRACE_S` a worker waits for the owner's last
+word on an item's answers (its calls in flight answered, or cancelled and noted)."""
 SERIAL_PEER_QUIET_S = 180.0
 """How long a worker waits for a peer's answer from a serial endpoint after the last answer
 anyone obtained (see :meth:`BenchmarkSession._await_peer`)."""
@@ -335,12 +339,35 @@ class BenchmarkSession:
         return chain_answer(result)
 
     def answers(self, inst: Instruction, cell: Cell) -> tuple[Answer, ...]:
-        """Every sample's answer for one item (blocks until all are obtained or given up)."""
-        if (self._owned is not None and (inst.id, cell.label) not in self._owned
-                and not _iterative(cell)):  # a method's calls are shared through the cache
+        """Every sample's answer for one item (blocks until all are obtained or given up).
+
+        An item another worker owned carries the calls that worker made for it: its cached
+        answers say so, and an answer it did not cache (an error, or a call cancelled when
+        the run stopped) was noted with its calls (:meth:`AnswerCache.uncached_calls`)."""
+        peer = (self._owned is not None and (inst.id, cell.label) not in self._owned
+                and not _iterative(cell))  # a method's calls are shared through the cache
+        if peer:
             self._await_peer(inst, cell)
         futures = [self._future(inst, cell, k) for k in range(self.samples(inst, cell))]
-        return tuple(wait_result(f) for f in futures)  # a Ctrl+C is acted on while waiting
+        got = tuple(wait_result(f) for f in futures)  # a Ctrl+C is acted on while waiting
+        return self._with_peer_calls(inst, cell, got) if peer else got
+
+    def _with_peer_calls(self, inst: Instruction, cell: Cell,
+                         got: tuple[Answer, ...]) -> tuple[Answer, ...]:
+        """``got`` with each error this process made no call for given the calls the owner
+        noted for its key (made, then not cached: the report counts every call sent)."""
+        cache = getattr(self.schedulers[cell.model], "cache", None)
+        if cache is None or not any(a.error is not None and a.calls == 0 for a in got):
+            return got
+        noted = cache.uncached_calls()
+        endpoint = self.schedulers[cell.model].backend.endpoint
+        out = []
+        for k, answer in enumerate(got):
+            if answer.error is not None and answer.calls == 0:
+                calls = noted.get(self.request(inst, cell, k).cache_key(endpoint), 0)
+                answer = replace(answer, calls=calls) if calls else answer
+            out.append(answer)
+        return tuple(out)
 
     def _await_peer(self, inst: Instruction, cell: Cell) -> None:
         """Wait until the worker that owns this item has cached its answers.
@@ -373,13 +400,20 @@ class BenchmarkSession:
             quiet_s = (timeout or DEFAULT_TIMEOUT_S) * (self.config.max_retries + 1) + 30
         deadline = time.monotonic() + quiet_s
         seen = len(cache)
+        halted_at: float | None = None
         while time.monotonic() < deadline:
-            if getattr(scheduler, "halted", False):
-                return  # this process issues nothing more: its answer is the refusal
+            if halted_at is None and getattr(scheduler, "halted", False):
+                if getattr(scheduler, "stopped_reason", None) is None:
+                    return  # its circuit is open: its answer is the refusal
+                # Stopped: this process issues nothing more, but the owner may have calls in
+                # flight for these keys: they finish within the stop's grace (cached) or are
+                # cancelled (noted with their calls); wait that long for its word, no longer.
+                halted_at = time.monotonic()
+                deadline = min(deadline, halted_at + STOP_GRACE_S + PEER_STOP_SLACK_S)
             missing = {key for key in keys if not scheduler.cached(key)}  # stale: not yet
             if not missing or missing <= cache.uncached():
                 return  # all cached, or the owner got answers it could not cache
-            if len(cache) > seen:  # the owner (or anyone) made progress
+            if len(cache) > seen and halted_at is None:  # the owner made progress
                 seen = len(cache)
                 deadline = time.monotonic() + quiet_s
             time.sleep(0.1)
@@ -467,8 +501,6 @@ class BenchmarkSession:
         ``grace_s`` seconds (default :data:`~.stop.STOP_GRACE_S`; their answers are cached),
         then they are cancelled.  Safe from any thread, and twice."""
         import threading
-
-        from pytest_graphinstruct.run.stop import STOP_GRACE_S
 
         if self.stopped is not None:
             return

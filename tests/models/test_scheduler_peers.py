@@ -229,3 +229,20 @@ def test_a_cancelled_queue_is_published_to_peers(tmp_path: Path) -> None:
     assert all(f.cancelled() for f in futures[1:])
     assert {sched.key(r) for r in _requests(4)} <= AnswerCache(tmp_path / "c",
                                                                run="r").uncached()
+
+
+def test_a_call_cancelled_after_a_stop_is_published_with_its_calls(tmp_path: Path) -> None:
+    # the owner sent it (the server counts it) but will not cache its answer: the peer that
+    # runs the item must count the call, so the note carries it
+    cache = AnswerCache(tmp_path / "c", run="r")
+    backend = _Remote(lambda n: "hold")
+    with Scheduler(backend, concurrency=1, cache=cache) as sched:
+        futures = sched.submit_all(_requests(2))
+        assert backend.held.acquire(timeout=WAIT_S)  # the first call is in flight
+        sched.stop_issuing("terminated (SIGTERM)")
+        backend.cancel("terminated (SIGTERM)")  # the grace is over
+        in_flight, queued = (f.result(timeout=WAIT_S) for f in futures)
+    assert (in_flight.error, in_flight.calls) == ("terminated (SIGTERM)", 1)
+    assert (queued.error, queued.calls) == ("terminated (SIGTERM)", 0)
+    noted = AnswerCache(tmp_path / "c", run="r").uncached_calls()
+    assert noted[sched.key(_requests(2)[0])] == 1 and noted[sched.key(_requests(2)[1])] == 0
