@@ -1,7 +1,8 @@
 """The pytest entry point of pytest-graphinstruct: options, markers and fixtures, nothing heavy.
 
 Installing the package registers this module with every pytest run in the environment, so it
-imports only pytest and the package's vocabulary: a project that passes no ``--gi-*`` option
+imports only pytest, the package's vocabulary, its option table (:mod:`.options`) and error
+type: a project that passes no ``--gi-*`` option
 pays nothing (no networkx, numpy, torch or openai is imported; docs/PLUGIN.md gives the
 measured figure).  When a benchmark run is asked for, ``pytest_configure`` hands over to
 :mod:`pytest_graphinstruct.pytest_run`, which holds the run's hooks and items; every rule (what

@@ -12,7 +12,7 @@ Features of one graph (each a normalised histogram, so a probability vector):
   You et al. 2018).  Deviation: the reference release sorts the eigenvalues, drops the first,
   keeps ≤ 20 and renormalises the *eigenvalue vector itself* into a pseudo-distribution over
   eigenvalue positions, which is not a distribution of anything.  Second deviation, from You et
-  al.'s code (and GRAN's), which bins the eigenvalues on ``(−1e-5, 2]`` and so drops an
+  al.'s code (and GRAN's), which bins the eigenvalues on ``[−1e-5, 2]`` and so drops an
   eigenvalue that lands just above 2 (a bipartite component's exact 2, computed as 2 + ε): we
   clip the spectrum to ``[0, 2]`` (:func:`normalized_laplacian_spectrum`), so that eigenvalue
   counts in the last bin, and bin on ``[0, 2]``.  An independent check found clipping the better

@@ -16,7 +16,11 @@ results are cached; the returned objects are immutable.
 
 :func:`use_overrides` (``--gi-prompts=DIR``) makes a folder of ``<name>.txt`` files replace the
 packaged templates of the same names for the rest of the process — the way to gate a prompt
-change in CI.  The cell's label does not change, so the run compares with the same baseline.
+change in CI.  A sectioned override replaces the sections it holds; the others stay packaged.
+An overridden text may use some or all of the packaged text's placeholders but no other (a
+prompt change may drop a sentence and its value), checked when the folder is read, before any
+request; only packaged texts are filled strictly both ways.  The cell's label does
+not change, so the run compares with the same baseline.
 """
 
 from __future__ import annotations
@@ -47,12 +51,13 @@ _overrides: dict[str, str] = {}
 def use_overrides(directory: str | Path | None) -> tuple[str, ...]:
     """Read the templates in ``directory`` (``<name>.txt`` files) instead of the packaged
     ones of the same names from now on in this process; ``None`` restores the packaged ones.
-    Returns the names overridden.  Every override is checked at once: a sectioned file must
-    parse, and a plain one is kept as written (its placeholders are checked when filled).
+    Returns the names overridden.  Every override is checked at once (see the module).
 
     Raises:
         ValueError: not a folder, a file that is no known template (the message lists the
-            known names), or a file that cannot be read as UTF-8 text.
+            known names), a file that cannot be read as UTF-8 text, a malformed sectioned file,
+            a section the packaged file does not have, or a text with a placeholder the
+            packaged one does not have.
     """
     found: dict[str, str] = {}
     if directory is not None:
@@ -69,6 +74,7 @@ def use_overrides(directory: str | Path | None) -> tuple[str, ...]:
                 found[f.stem] = f.read_text(encoding="utf-8").replace("\r\n", "\n").rstrip()
             except (OSError, UnicodeDecodeError) as exc:
                 raise ValueError(f"--gi-prompts: cannot read {f}: {exc}") from None
+            _check_override(f.stem, found[f.stem])
         if not found:
             raise ValueError(f"--gi-prompts: {folder} holds no <template>.txt file")
     _overrides.clear()
@@ -76,10 +82,41 @@ def use_overrides(directory: str | Path | None) -> tuple[str, ...]:
     _read.cache_clear()
     template.cache_clear()
     sections.cache_clear()
-    for name in found:  # a malformed sectioned override fails now, not mid-run
-        if _packaged(name).lstrip().startswith("==="):
-            sections(name)
     return tuple(found)
+
+
+def _is_sectioned(name: str) -> bool:
+    return _packaged(name).lstrip().startswith("===")
+
+
+def _check_override(name: str, text: str) -> None:
+    """Refuse an override that would fail when filled (see :func:`use_overrides`)."""
+    where = f"--gi-prompts: {name}.txt"
+    if not _is_sectioned(name):
+        _same_placeholders(where, Template(text), Template(_packaged(name)))
+        return
+    mine = parse_sections(text, f"{where}")
+    packaged = parse_sections(_packaged(name), f"{name}.txt")
+    unknown = [k for k in mine if k not in packaged]
+    if unknown:
+        raise ValueError(f"{where}: no packaged section {', '.join(map(repr, unknown))} (its "
+                         f"sections: {', '.join(packaged)})")
+    for key, text_template in mine.items():
+        _same_placeholders(f"{where}, section {key!r}", text_template, packaged[key])
+
+
+def _same_placeholders(where: str, mine: Template, packaged: Template) -> None:
+    if not mine.is_valid():
+        raise ValueError(f"{where}: a '$' that is no placeholder (write '$$' for a dollar)")
+    unknown = set(mine.get_identifiers()) - set(packaged.get_identifiers())
+    if unknown:
+        allowed = ", ".join("$" + n for n in packaged.get_identifiers()) or "no placeholder"
+        raise ValueError(f"{where}: unknown {', '.join('$' + n for n in sorted(unknown))} "
+                         f"(the packaged text may use {allowed})")
+
+
+class _Override(Template):
+    """A text from ``--gi-prompts``: filled with the values it uses (it may drop some)."""
 
 
 def _packaged(name: str) -> str:
@@ -103,7 +140,7 @@ def template(name: str) -> Template:
     Raises:
         KeyError: there is no such file.
     """
-    return Template(_read(name))
+    return (_Override if name in _overrides else Template)(_read(name))
 
 
 @cache
@@ -114,6 +151,11 @@ def sections(name: str) -> Mapping[str, Template]:
         KeyError: there is no such file.
         ValueError: the file is malformed (see :func:`parse_sections`).
     """
+    if name in _overrides and name in available():  # the override's sections over the rest
+        merged = parse_sections(_packaged(name), f"{name}.txt")
+        merged.update({key: _Override(t.template) for key, t in
+                       parse_sections(_overrides[name], f"{name}.txt (--gi-prompts)").items()})
+        return MappingProxyType(merged)
     return MappingProxyType(parse_sections(_read(name), f"{name}.txt"))
 
 
@@ -150,10 +192,13 @@ def fill(t: Template, values: Mapping[str, object]) -> str:
 
     Raises:
         KeyError: a placeholder of ``t`` has no value.
-        ValueError: ``values`` holds a name ``t`` does not use, or ``t`` is malformed.
+        ValueError: ``values`` holds a name ``t`` does not use (allowed for a text from
+            ``--gi-prompts``), or ``t`` is malformed.
     """
     extra = set(values) - placeholders(t)
-    if extra:
+    if isinstance(t, _Override):  # a user's text may leave a value out
+        values = {k: v for k, v in values.items() if k not in extra}
+    elif extra:
         raise ValueError(f"values not used by the template: {', '.join(sorted(extra))}")
     return t.substitute({k: str(v) for k, v in values.items()})
 

@@ -522,7 +522,8 @@ class BenchmarkSession:
 
     def close(self, *, cancel: bool = False) -> None:
         """Close the schedulers (waiting for requests in flight); with ``cancel`` (an
-        interrupted or stopped run) requests not started are dropped and none is retried."""
+        interrupted or stopped run) requests not started are dropped and none is retried.
+        ``--gi-prompts`` overrides end with the session (the packaged texts are back)."""
         if self._chains_pool is not None:
             self._chains_pool.shutdown(wait=not cancel, cancel_futures=cancel)
         for s in (self._schedulers or {}).values():
@@ -530,6 +531,10 @@ class BenchmarkSession:
         if self._pools is not None:
             for pool in self._pools.pools.values():
                 pool.flush()
+        if self.config.prompts is not None:  # the overrides were this session's, not the process's
+            from pytest_graphinstruct.prompts.texts import use_overrides
+
+            use_overrides(None)
 
     def notes(self) -> list[str]:
         """One line per thing that went wrong outside the items and must not pass unseen:

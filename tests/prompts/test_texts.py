@@ -54,3 +54,55 @@ def test_overrides_reach_the_method_texts(tmp_path: Path) -> None:
     finally:
         use_overrides(None)
     assert refinement_messages((), "p", "fix it", 2)[-1].content == "Round 2 — fix it"
+
+
+def test_a_partial_sectioned_override_keeps_the_packaged_sections(tmp_path: Path) -> None:
+    from pytest_graphinstruct.prompts.texts import render_section, sections, use_overrides
+
+    packaged = dict(sections("feedback"))
+    (tmp_path / "feedback.txt").write_text("=== refinement ===\nTry $round: $notes\n",
+                                          encoding="utf-8")
+    try:
+        use_overrides(tmp_path)
+        assert list(sections("feedback")) == list(packaged)  # every section is still there
+        assert render_section("feedback", "refinement", round=2, notes="x") == "Try 2: x"
+        assert (sections("feedback")["fine_header"].template
+                == packaged["fine_header"].template)
+    finally:
+        use_overrides(None)
+
+
+@pytest.mark.parametrize(("name", "text", "message"), [
+    ("feedback.txt", "=== refinement ===\nTry $round $notes $who\n",
+     r"feedback.txt, section 'refinement': unknown \$who \(the packaged text may use "
+     r"\$round, \$notes\)"),
+    ("system_default.txt", "Be a $poet.\n", r"system_default.txt: unknown \$poet"),
+    ("feedback.txt", "=== refinment ===\nTry $round $notes\n", "no packaged section 'refinment'"),
+    ("feedback.txt", "=== refinement ===\nCost: 5$ $round $notes\n", "write '\\$\\$'"),
+])
+def test_an_override_that_would_fail_when_filled_is_refused_at_start(
+        tmp_path: Path, name: str, text: str, message: str) -> None:
+    from pytest_graphinstruct.prompts.texts import render_section, use_overrides
+
+    (tmp_path / name).write_text(text, encoding="utf-8")
+    try:
+        with pytest.raises(ValueError, match=message):
+            use_overrides(tmp_path)
+    finally:
+        use_overrides(None)
+    assert render_section("feedback", "refinement", round=2, notes="x") == "Round 2 — x"
+
+
+@pytest.mark.parametrize(("module", "not_loaded"), [
+    ("pytest_graphinstruct.methods.caap", ("pytest_graphinstruct.prompts.builder", "numpy")),
+    ("pytest_graphinstruct.methods.feedback", ("pytest_graphinstruct.prompts.builder",)),
+])
+def test_reading_the_texts_does_not_load_the_prompt_builder(module: str,
+                                                           not_loaded: tuple[str, ...]) -> None:
+    import subprocess
+    import sys
+
+    code = f"import sys, {module}; print(sorted(m for m in {not_loaded!r} if m in sys.modules))"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         check=True).stdout.strip()
+    assert out == "[]", out
