@@ -23,10 +23,17 @@ def test_overrides_replace_packaged_templates_until_reset(tmp_path: Path) -> Non
 @pytest.mark.parametrize(("name", "text", "message"), [
     ("nonsense.txt", "x", "is not a prompt template"),
     ("refusal_reasons.txt", "text before a header", "text before the first section header"),
+    # an override that would fail when filled
+    ("feedback.txt", "=== refinement ===\nTry $round $notes $who\n",
+     r"feedback.txt, section 'refinement': unknown \$who \(the packaged text may use "
+     r"\$round, \$notes\)"),
+    ("system_default.txt", "Be a $poet.\n", r"system_default.txt: unknown \$poet"),
+    ("feedback.txt", "=== refinment ===\nTry $round $notes\n", "no packaged section 'refinment'"),
+    ("feedback.txt", "=== refinement ===\nCost: 5$ $round $notes\n", "write '\\$\\$'"),
 ])
 def test_bad_overrides_are_refused_at_once(tmp_path: Path, name: str, text: str,
                                            message: str) -> None:
-    from pytest_graphinstruct.prompts.texts import template, use_overrides
+    from pytest_graphinstruct.prompts.texts import render_section, template, use_overrides
 
     (tmp_path / name).write_text(text, encoding="utf-8")
     try:
@@ -35,6 +42,7 @@ def test_bad_overrides_are_refused_at_once(tmp_path: Path, name: str, text: str,
     finally:
         use_overrides(None)
     assert "graph" in template("system_default").template
+    assert render_section("feedback", "refinement", round=2, notes="x") == "Round 2 — x"
     (tmp_path / "empty").mkdir()
     with pytest.raises(ValueError, match="holds no"):
         use_overrides(tmp_path / "empty")
@@ -70,27 +78,6 @@ def test_a_partial_sectioned_override_keeps_the_packaged_sections(tmp_path: Path
                 == packaged["fine_header"].template)
     finally:
         use_overrides(None)
-
-
-@pytest.mark.parametrize(("name", "text", "message"), [
-    ("feedback.txt", "=== refinement ===\nTry $round $notes $who\n",
-     r"feedback.txt, section 'refinement': unknown \$who \(the packaged text may use "
-     r"\$round, \$notes\)"),
-    ("system_default.txt", "Be a $poet.\n", r"system_default.txt: unknown \$poet"),
-    ("feedback.txt", "=== refinment ===\nTry $round $notes\n", "no packaged section 'refinment'"),
-    ("feedback.txt", "=== refinement ===\nCost: 5$ $round $notes\n", "write '\\$\\$'"),
-])
-def test_an_override_that_would_fail_when_filled_is_refused_at_start(
-        tmp_path: Path, name: str, text: str, message: str) -> None:
-    from pytest_graphinstruct.prompts.texts import render_section, use_overrides
-
-    (tmp_path / name).write_text(text, encoding="utf-8")
-    try:
-        with pytest.raises(ValueError, match=message):
-            use_overrides(tmp_path)
-    finally:
-        use_overrides(None)
-    assert render_section("feedback", "refinement", round=2, notes="x") == "Round 2 — x"
 
 
 @pytest.mark.parametrize(("module", "not_loaded"), [
