@@ -360,14 +360,17 @@ class BenchmarkSession:
         if cache is None or not any(a.error is not None and a.calls == 0 for a in got):
             return got
         noted = cache.uncached_calls()
-        endpoint = self.schedulers[cell.model].backend.endpoint
         out = []
-        for k, answer in enumerate(got):
-            if answer.error is not None and answer.calls == 0:
-                calls = noted.get(self.request(inst, cell, k).cache_key(endpoint), 0)
-                answer = replace(answer, calls=calls) if calls else answer
-            out.append(answer)
+        for key, answer in zip(self._cache_keys(inst, cell), got, strict=True):
+            calls = noted.get(key, 0) if answer.error is not None and answer.calls == 0 else 0
+            out.append(replace(answer, calls=calls) if calls else answer)
         return tuple(out)
+
+    def _cache_keys(self, inst: Instruction, cell: Cell) -> list[str]:
+        """The answer-cache key of each sample of one item."""
+        endpoint = self.schedulers[cell.model].backend.endpoint
+        return [self.request(inst, cell, k).cache_key(endpoint)
+                for k in range(self.samples(inst, cell))]
 
     def _await_peer(self, inst: Instruction, cell: Cell) -> None:
         """Wait until the worker that owns this item has cached its answers.
@@ -387,9 +390,7 @@ class BenchmarkSession:
         cache = getattr(scheduler, "cache", None)
         if cache is None or (inst.id, cell.label, 0) in self._futures:
             return
-        endpoint = scheduler.backend.endpoint
-        keys = [self.request(inst, cell, k).cache_key(endpoint)
-                for k in range(self.samples(inst, cell))]
+        keys = self._cache_keys(inst, cell)
         if getattr(scheduler.backend, "serial_gate", None) is not None:
             # A serial endpoint delivers an answer every few seconds while anyone is working;
             # three quiet minutes mean the owner's answer will not come (a truncated answer is
