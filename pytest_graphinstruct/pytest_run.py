@@ -794,7 +794,8 @@ class GraphInstructPlugin:
                                     worker: ProgressCounts.from_json(shipped)}
         cell = report.nodeid[report.nodeid.index("[") + 1:-1]
         xml = _junit_writer(self.config)
-        if xml is not None:
+        if xml is not None and report.when != "teardown":  # JUnit closed the test case by now:
+            # asking for its reporter again would open a second, nameless one
             xml.node_reporter(report).add_attribute("classname", f"graphinstruct.{cell}")
         if ((self.run.benchmark or self.plan.gated) and report.when == "call"
                 and hasattr(report, "wasxfail") and not _baseline_xfail(report)):

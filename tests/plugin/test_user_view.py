@@ -48,8 +48,15 @@ def test_junit_names_a_class_per_cell(pytester: pytest.Pytester, suite_dir: Path
     result = pytester.runpytest(f"--gi-suite={suite_dir}", "--gi-model=oracle",
                                 f"--junitxml={xml}", "-p", "no:cacheprovider")
     assert result.ret == 0
-    cases = ET.parse(xml).getroot().iter("testcase")
+    root = ET.parse(xml).getroot()
+    cases = list(root.iter("testcase"))
     assert {c.get("classname") for c in cases} == {"graphinstruct.oracle-zero-shot"}
+    # one test case per item, each named (a class name set after JUnit closed the case used
+    # to open a second, nameless one per item)
+    names = [c.get("name") for c in cases]
+    assert None not in names and len(names) == len(set(names))
+    suite = root.find("testsuite")
+    assert suite is not None and len(names) == int(suite.get("tests", "-1"))
 
 
 def test_last_failed_reruns_benchmark_violations(pytester: pytest.Pytester,

@@ -1,0 +1,80 @@
+"""Every output a run writes, pinned byte for byte (apart from when, where and how long).
+
+The redesign of issue 21 promises no behaviour change: the JSON report (without its ``run``
+record), the Markdown summary, the HTML page, the JUnit XML and the terminal summary of an
+oracle run and of a replay with failures stay identical.  The committed files in ``pinned/``
+are what the code wrote when they were made; a change to any output is a change to these files,
+made on purpose with ``GI_UPDATE_PINNED=1`` and seen in the diff.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from pathlib import Path
+
+import pytest
+
+from tests.report.schema_check import without_provenance
+
+ROOT = Path(__file__).resolve().parents[2]
+PINNED = Path(__file__).with_name("pinned")
+pytest_plugins = ["pytester"]
+_UPDATE = os.environ.get("GI_UPDATE_PINNED") == "1"
+
+
+def _replay_answers(path: Path) -> None:
+    """Two instructions per level: the first answered with its first reference (a pass), the
+    second with the first reference of the next level's first instruction (violations, or no
+    parse), so failures and their rendering are pinned too."""
+    levels = [json.loads((ROOT / "instructions" / f"level_{n}.json").read_text())[:2]
+              for n in range(6)]
+    first = [(recs[0].get("reference_solutions") or ["No such graph exists."])[0]
+             for recs in levels]
+    with path.open("w", encoding="utf-8") as out:
+        for n, (a, b) in enumerate(levels):
+            for rec, text in ((a, first[n]), (b, first[(n + 1) % 6])):
+                out.write(json.dumps({"instruction_id": rec["id"], "level": n,
+                                      "samples": [{"raw_output": text}]}) + "\n")
+
+
+def _normalized_terminal(text: str, where: Path) -> str:
+    text = text.replace(str(where), "<tmp>")
+    text = re.sub(r"in \d+\.\d+s( \(\d+:\d+:\d+\))?", "in <t>", text)
+    return "\n".join(line.rstrip() for line in text.splitlines()) + "\n"
+
+
+def _normalized_junit(text: str) -> str:
+    return re.sub(r' (time|timestamp|hostname)="[^"]*"', "", text)
+
+
+def _check(name: str, text: str) -> None:
+    path = PINNED / name
+    if _UPDATE:
+        path.parent.mkdir(exist_ok=True)
+        path.write_text(text, encoding="utf-8")
+    assert path.exists(), f"{path} is missing (GI_UPDATE_PINNED=1 writes it)"
+    assert text == path.read_text(encoding="utf-8"), (
+        f"{name} differs from its pinned copy (tests/plugin/pinned/); if the change is meant, "
+        "rerun with GI_UPDATE_PINNED=1 and review the diff")
+
+
+@pytest.mark.parametrize("kind", ["oracle", "replay"])
+def test_every_output_is_as_pinned(pytester: pytest.Pytester, kind: str) -> None:
+    run = [f"--gi-suite={ROOT / 'instructions'}", f"--gi-pools={ROOT / 'references' / 'pools'}",
+           "--gi-per-level=2", "--gi-report=r.json", "--gi-markdown=r.md", "--gi-html=r.html",
+           "--junitxml=j.xml", "-p", "no:cacheprovider", "-p", "no:randomly", "-rA"]
+    if kind == "oracle":
+        run.append("--gi-model=oracle")
+    else:
+        _replay_answers(pytester.path / "answers.jsonl")
+        run.append("--gi-replay=answers.jsonl")
+    result = pytester.runpytest(*run)
+    assert result.ret == (0 if kind == "oracle" else 1), result.stdout.str()
+    out = pytester.path
+    _check(f"{kind}.json", without_provenance(out / "r.json") + "\n")
+    _check(f"{kind}.md", (out / "r.md").read_text(encoding="utf-8"))
+    _check(f"{kind}.html", (out / "r.html").read_text(encoding="utf-8"))
+    _check(f"{kind}.junit.xml", _normalized_junit((out / "j.xml").read_text(encoding="utf-8")))
+    _check(f"{kind}.terminal.txt", _normalized_terminal(result.stdout.str(), out))
