@@ -23,6 +23,7 @@ from __future__ import annotations
 import contextlib
 import gc
 import json
+import os
 import signal
 import threading
 import time
@@ -497,8 +498,9 @@ class GraphInstructPlugin:
                 self._previous_sigint = signal.signal(signal.SIGINT, self._on_sigint)
         elif folder is not None:
             self.stop_signal = StopSignal(Path(folder))
-        if self.stop_signal is not None:
-            self.stop_signal.watch(self._stop_requested)
+        if self.stop_signal is not None:  # a worker also watches for its controller to go
+            self.stop_signal.watch(self._stop_requested,
+                                   parent=None if self.worker is None else os.getppid())
 
     def _stop_requested(self, reason: str) -> None:
         """Some process of the run asked it to stop (called from the watcher's thread)."""

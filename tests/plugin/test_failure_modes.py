@@ -236,8 +236,12 @@ def test_sigterm_under_xdist_stops_the_workers(pytester: pytest.Pytester,
 
 
 @pytest.mark.slow
-def test_workers_of_a_killed_controller_stop(pytester: pytest.Pytester, suite_dir: Path) -> None:
+def test_workers_of_a_killed_controller_stop(pytester: pytest.Pytester, suite_dir: Path,
+                                             monkeypatch: pytest.MonkeyPatch) -> None:
     report = pytester.path / "r.json"
+    tmp = pytester.path / "tmp"  # where the controller makes the run's stop folder
+    tmp.mkdir()
+    monkeypatch.setenv("TMPDIR", str(tmp))
     with _slow_server() as server:
         proc, workers = _start_xdist(pytester.path, suite_dir, server, report)
         proc.kill()  # no chance to clean up: the workers must notice on their own
@@ -250,6 +254,9 @@ def test_workers_of_a_killed_controller_stop(pytester: pytest.Pytester, suite_di
     for w in alive:
         os.kill(w, signal.SIGKILL)
     assert not alive, f"orphaned workers: {alive}"
+    # the workers saw it themselves (their stop watcher follows the parent) and stopped the run
+    stops = [p.read_text() for p in tmp.glob("gi-run-*/stop")]
+    assert stops == [f"the run's controller (pid {proc.pid}) is gone"]
 
 
 def test_answers_that_could_not_be_cached_are_said_in_the_summary(
