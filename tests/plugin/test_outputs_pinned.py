@@ -40,9 +40,12 @@ def _replay_answers(path: Path) -> None:
 
 
 def _normalized_terminal(text: str, where: Path) -> str:
+    """The terminal output without what the machine decides: paths, durations, and the
+    header's platform and plugin lines (versions, and the order plugins were found in)."""
     text = text.replace(str(where), "<tmp>")
     text = re.sub(r"in \d+\.\d+s( \(\d+:\d+:\d+\))?", "in <t>", text)
-    return "\n".join(line.rstrip() for line in text.splitlines()) + "\n"
+    return "\n".join(line.rstrip() for line in text.splitlines()
+                     if not line.startswith(("platform ", "plugins: "))) + "\n"
 
 
 def _normalized_junit(text: str) -> str:
@@ -50,6 +53,7 @@ def _normalized_junit(text: str) -> str:
 
 
 def _check(name: str, text: str) -> None:
+    text = text.replace(str(ROOT), "<checkout>")  # the suite's path is in the report
     path = PINNED / name
     if _UPDATE:
         path.parent.mkdir(exist_ok=True)
