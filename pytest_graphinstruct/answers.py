@@ -10,7 +10,7 @@ infrastructure ``error`` when no answer could be obtained (an error is never a m
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 
 @dataclass(frozen=True)
@@ -63,7 +63,7 @@ class MethodStep:
     temperature: float
     input_tokens: int | None
     output_tokens: int | None
-    calls: int
+    calls: int = field(metadata={"json": "api_calls"})  # the report names it api_calls
     d4: float | None
     passed: bool
     kept: bool

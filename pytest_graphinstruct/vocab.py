@@ -8,10 +8,13 @@ entry point, which must stay cheap to import) can use it.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Final
+from typing import Final, Literal, get_args
 
-LEVELS: Final[tuple[int, ...]] = (0, 1, 2, 3, 4, 5)
-"""GraphInstruct's six levels: L0 format … L5 multi-step editing."""
+Level = Literal[0, 1, 2, 3, 4, 5]
+"""A GraphInstruct level: L0 format … L5 multi-step editing."""
+
+LEVELS: Final[tuple[int, ...]] = get_args(Level)
+"""GraphInstruct's six levels, in order."""
 
 SIZE_BUCKETS: Final[tuple[str, ...]] = ("small", "medium", "large")
 """Instruction size buckets (by node count of the asked-for graph, :func:`size_bucket`)."""
@@ -43,6 +46,9 @@ METHOD_RETRY: Final = "retry"
 METHOD_SC: Final = "sc"
 METHOD_CAAP: Final = "caap"
 METHOD_COMBINED: Final = "combined"
+MethodName = Literal["baseline", "constrained", "vgig", "retry", "sc", "caap", "combined"]
+"""A method's name (a cell's method string starts with it: ``vgig`` in ``vgig-fine@T2``)."""
+
 METHODS: Final = (METHOD_VGIG, METHOD_RETRY, METHOD_SC, METHOD_CAAP, METHOD_COMBINED)
 """Every ``--gi-method`` besides ``none`` (the names of ``methods.registry.SELECTABLE``; what
 each method does, and how a method string is read, is the registry's)."""
@@ -51,6 +57,9 @@ FEEDBACK_LEVELS: Final[tuple[str, ...]] = ("none", "coarse", "fine")
 """Granularities of VGIG's verifier feedback (``--gi-feedback``)."""
 
 
+PassRule = Literal["all", "majority", "any"]
+"""How an item's outcome follows from its samples (:data:`PASS_RULES`)."""
+
 PASS_RULES: Final[dict[str, Callable[[int, int], bool]]] = {
     "all": lambda ok, k: ok == k,
     "majority": lambda ok, k: 2 * ok > k,
@@ -58,13 +67,29 @@ PASS_RULES: Final[dict[str, Callable[[int, int], bool]]] = {
 }
 """Item outcome over samples: ``rule(passing samples, samples) -> passed``."""
 
-OUTCOMES: Final[tuple[str, ...]] = ("passed", "failed", "error", "skipped")
+Outcome = Literal["passed", "failed", "error", "skipped"]
 """An item's outcome: passed/failed are scored; error (no answer) and skipped are not."""
 
-SCORED_OUTCOMES: Final = frozenset({"passed", "failed"})
+OUTCOMES: Final[tuple[Outcome, ...]] = get_args(Outcome)
 
-DIMENSIONS: Final[tuple[str, ...]] = ("D1", "D2", "D3", "D4", "D5")
+SCORED_OUTCOMES: Final[frozenset[Outcome]] = frozenset({"passed", "failed"})
+
+
+def as_outcome(text: str) -> Outcome:
+    """``text`` as an :data:`Outcome`.
+
+    Raises:
+        ValueError: ``text`` is not one of :data:`OUTCOMES`.
+    """
+    for outcome in OUTCOMES:
+        if text == outcome:
+            return outcome
+    raise ValueError(f"unknown outcome {text!r}")
+
+Dimension = Literal["D1", "D2", "D3", "D4", "D5"]
 """D1 structural, D2 textual, D3 embedding, D4 instruction match, D5 token efficiency."""
+
+DIMENSIONS: Final[tuple[str, ...]] = get_args(Dimension)
 
 
 def natural_key(node: object) -> tuple[int, int | str]:

@@ -384,7 +384,7 @@ def _dimensions(cell: CellReport) -> dict[int, set[str]]:
 
 def pool_mismatch(seed0: CellReport, fresh: CellReport) -> list[str]:
     """``L<l>: pool references only in the committed|fresh run`` for each level both cells
-    scored where one run's items list pool graphs as yardsticks (``details["pool_references"]``,
+    scored where one run's items list pool graphs as yardsticks (``details.pool_references``,
     set whenever the run had pools and an L3/L4 instruction matched) and the other's never do."""
     a, b = _pooled(seed0), _pooled(fresh)
     out = []
@@ -400,5 +400,5 @@ def _pooled(cell: CellReport) -> dict[int, bool]:
     for item in cell.per_instruction:
         if item.scored:
             out[item.level] = out.get(item.level, False) or bool(
-                item.details.get("pool_references"))
+                item.details.pool_references)
     return out

@@ -130,7 +130,7 @@ def with_pareto(cells: Sequence[CellReport], *, partial: bool = False,
         marked.append(CellReport(c.metadata, summary, c.per_level, c.per_instruction))
     pareto = ParetoSummary(tuple(analysis.excluded), dict(analysis.cost_at_q),
                            dict(analysis.sigma_strat))
-    return RunReport(tuple(marked), pareto, partial, tool)
+    return RunReport(tuple(marked), pareto=pareto, partial=partial, tool=tool)
 
 
 def build_run_report(cells: Sequence[tuple[CellMetadata, Sequence[ItemResult]]], *,

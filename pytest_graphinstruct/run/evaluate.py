@@ -42,7 +42,7 @@ from pytest_graphinstruct.suite.clusters import cluster_of
 from pytest_graphinstruct.suite.instruction import Instruction
 from pytest_graphinstruct.verify.verdict import Source, Verdict, Verification
 from pytest_graphinstruct.verify.verifier import Verifier
-from pytest_graphinstruct.vocab import PASS_RULES
+from pytest_graphinstruct.vocab import PASS_RULES, Outcome
 
 _WRITTEN = (Source.EXPLICIT, Source.IMPLICIT)
 
@@ -96,9 +96,11 @@ def evaluate(instruction: Instruction, answers: Sequence[Answer], *,
 
 
 def _detail(x: Verdict) -> ViolationDetail:
-    gap = x.gap
-    return ViolationDetail(x.constraint, x.category, None if gap is None else gap.gap,
-                           x.expected, x.observed, dict(x.where))
+    gap, category = x.gap, x.category
+    if category == "parse":
+        raise ValueError("a parse verdict has no violation detail")
+    return ViolationDetail(x.constraint, category, None if gap is None else gap.gap,
+                           x.expected, x.observed, x.locus)
 
 
 def sample_result(v: Verification, answer: Answer | None = None) -> SampleResult:
@@ -151,12 +153,12 @@ def _result(c: Checked, scores: InstructionScores | None) -> ItemResult:
         dimension_scores=dict(scores.dimensions), absent_dimensions=dict(scores.absent),
         level_score=scores.level.score, level_score_with_d5=scores.level_with_d5.score,
         missing_dimensions=tuple(scores.level.missing), tpv=scores.d5.tpv,
-        api_per_valid=scores.d5.api, d5_valid=scores.d5.valid, details=dict(scores.details),
+        api_per_valid=scores.d5.api, d5_valid=scores.d5.valid, details=scores.details,
     )
 
 
 def error_result(instruction: Instruction, cell: Cell, answers: Sequence[Answer], *,
-                 outcome: str, error: str | None) -> ItemResult:
+                 outcome: Outcome, error: str | None) -> ItemResult:
     """An item that has no scores: no answer could be obtained (``error``) or it was
     ``skipped`` (e.g. the token budget ran out before it was asked)."""
     return ItemResult(

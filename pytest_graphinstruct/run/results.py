@@ -2,16 +2,17 @@
 
 Every producer of results (the plugin, the ``score`` command, users' code) builds these frozen
 records, and every consumer (terminal summary, gates, ``pareto``, ``compare``, the baseline)
-reads them; no result travels as a loose dict.  ``to_json`` writes the report schema
-``graphinstruct-report/2`` (shipped as ``report/schema.json``; the field names of the
-GraphInstruct release's ``quality.json`` are kept, so a cell of ours is also a valid release
-score file); ``from_json`` reads it back exactly.  Older shapes and the release's own files are
-read by :mod:`pytest_graphinstruct.run.reader`.
+reads them; no result travels as a loose dict.
 
-A JSON value inside a record (``details``, ``decoding``) is diagnostic data for people, written,
-shown and compared as a whole; code reads one key of it: ``details["pool_references"]``, which
-:mod:`pytest_graphinstruct.report.contamination` reads to tell whether a run scored L3/L4
-against pool graphs.
+These records are the report schema ``graphinstruct-report/2``: each one's fields, in order,
+are its JSON object's keys (:mod:`~pytest_graphinstruct.run.codec`: ``to_json`` writes it,
+``from_json`` reads it back exactly and strictly), and ``report/schema.json`` is generated from
+them (:mod:`~pytest_graphinstruct.run.schema`).  The field names of the GraphInstruct release's
+``quality.json`` are kept, so a cell of ours is also a valid release score file.  Older shapes
+and the release's own files become these records in :mod:`~pytest_graphinstruct.run.migrations`.
+
+A free-form JSON value inside a record (``decoding``, ``method_settings``, the diagnostics in
+``details``) is data for people, written, shown and compared as a whole; no code reads into it.
 """
 
 from __future__ import annotations
@@ -19,26 +20,71 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Annotated, Any, Final, Literal
 
 from pytest_graphinstruct.answers import MethodStep
 from pytest_graphinstruct.errors import GraphInstructError
 from pytest_graphinstruct.methods.registry import ITERATIVE
-from pytest_graphinstruct.models.recorded import ReplayCheck
+from pytest_graphinstruct.models.recorded import LISTED_IN_REPORT, ReplayCheck
+from pytest_graphinstruct.run.codec import (
+    Bounds,
+    Custom,
+    EveryKey,
+    JsonRecord,
+    MaxItems,
+    MinLength,
+    OneOf,
+    Pattern,
+    ShapeError,
+    Unique,
+    decode,
+)
 from pytest_graphinstruct.run.shard import MAX_SHARDS
+from pytest_graphinstruct.score.instruction_score import ScoreDetails
+from pytest_graphinstruct.verify.locus import Locus, locus_schema
+from pytest_graphinstruct.verify.verdict import Category
 from pytest_graphinstruct.vocab import (
     DIMENSIONS,
     FEEDBACK_LEVELS,
     METHOD_BASELINE,
     OUTCOMES,
+    PASS_RULES,
     SCORED_OUTCOMES,
     STRATEGIES,
+    Outcome,
 )
 
-SCHEMA = "graphinstruct-report/2"
+SCHEMA: Final = "graphinstruct-report/2"
 """The schema name (and version) written into every report."""
 
-PREVIOUS_SCHEMA = "graphinstruct-report/1"
+PREVIOUS_SCHEMA: Final = "graphinstruct-report/1"
+
+# -- the value types of the schema --------------------------------------------------------------
+
+Count = Annotated[int, Bounds(0)]
+"""A count: an integer, 0 or more."""
+Positive = Annotated[int, Bounds(1)]
+LevelNumber = Annotated[int, Bounds(0, 5)]
+"""A GraphInstruct level (:data:`~pytest_graphinstruct.vocab.LEVELS`)."""
+Unit = Annotated[float, Bounds(0, 1)]
+"""A share or a score in [0, 1]."""
+NonNegative = Annotated[float, Bounds(0)]
+Name = Annotated[str, MinLength(1)]
+Sha256 = Annotated[str, Pattern(r"^sha256:[0-9a-f]{64}$")]
+Levels = Annotated[tuple[LevelNumber, ...], Unique()]
+Dimension = Annotated[str, OneOf(DIMENSIONS)]
+"""A dimension's name (:data:`~pytest_graphinstruct.vocab.DIMENSIONS`)."""
+Dimensions = Annotated[tuple[Dimension, ...], Unique()]
+DimensionScores = Annotated[Mapping[Dimension, float | None], EveryKey()]
+"""D1–D5, every one named (``None``: absent, not computed)."""
+Interval = tuple[float, float]
+"""A 95 % interval ``(low, high)``."""
+
+_LOCUS = Custom(Locus.to_json, Locus.of, locus_schema)
+
+ProblemKind = Literal["unknown_id", "level_contradiction", "duplicate", "impossible_usage",
+                      "torn_last_line", "malformed"]
+"""A kind of skipped line of a responses file (``models.recorded.PROBLEM_KINDS``)."""
 
 
 class ReportError(GraphInstructError, ValueError):
@@ -85,7 +131,7 @@ def bounded_answer(text: str | None, limit: int = RAW_ANSWER_LIMIT) -> str | Non
 
 
 @dataclass(frozen=True)
-class ViolationDetail:
+class ViolationDetail(JsonRecord):
     """One violated check of a sample: the constraint (as written or derived), its category
     (``verify.verdict.CATEGORIES``) and, for counts, degrees and numbers, ``observed − target``.
 
@@ -94,27 +140,15 @@ class ViolationDetail:
     written before they were kept, and not compared."""
 
     constraint: str
-    category: str
+    category: Category
     gap: float | None = None
     expected: str | None = field(default=None, compare=False)
     observed: str | None = field(default=None, compare=False)
-    where: Mapping[str, Any] = field(default_factory=dict, compare=False)
-
-    def to_json(self) -> dict[str, Any]:
-        return {"constraint": self.constraint, "category": self.category, "gap": self.gap,
-                "expected": self.expected, "observed": self.observed,
-                "where": dict(self.where)}
-
-    @classmethod
-    def from_json(cls, data: Mapping[str, Any]) -> ViolationDetail:
-        gap = data.get("gap")
-        return cls(str(data["constraint"]), str(data["category"]),
-                   None if gap is None else float(gap), data.get("expected"),
-                   data.get("observed"), dict(data.get("where") or {}))
+    where: Locus = field(default_factory=Locus, compare=False, metadata={"codec": _LOCUS})
 
 
 @dataclass(frozen=True)
-class SampleResult:
+class SampleResult(JsonRecord):
     """One sample of one item: how its answer parsed, what it violated, what it cost.
 
     ``violations`` are the instruction's constraints as written (explicit and implied by the
@@ -133,61 +167,19 @@ class SampleResult:
     violations: tuple[str, ...] = ()
     derived_violations: tuple[str, ...] = ()
     error: str | None = None
-    input_tokens: int | None = None
-    output_tokens: int | None = None
+    input_tokens: Count | None = None
+    output_tokens: Count | None = None
     usage_source: str | None = None
-    api_calls: int = 1
+    api_calls: Count = 1
     truncated: bool = False
-    cached: bool = field(default=False, compare=False)
+    cached: bool = field(default=False, compare=False, metadata={"json": None})
     raw_answer: str | None = None
     steps: tuple[MethodStep, ...] = ()
     violation_details: tuple[ViolationDetail, ...] = ()
 
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "parsed": self.parsed, "refusal": self.refusal,
-            "violations": list(self.violations),
-            "derived_violations": list(self.derived_violations),
-            "error": self.error, "input_tokens": self.input_tokens,
-            "output_tokens": self.output_tokens, "usage_source": self.usage_source,
-            "api_calls": self.api_calls, "truncated": self.truncated,
-            "raw_answer": self.raw_answer,
-            "steps": [_step_json(x) for x in self.steps],
-            "violation_details": [x.to_json() for x in self.violation_details],
-        }
-
-    @classmethod
-    def from_json(cls, data: Mapping[str, Any]) -> SampleResult:
-        return cls(
-            parsed=bool(data["parsed"]), refusal=bool(data["refusal"]),
-            violations=tuple(data.get("violations") or ()),
-            derived_violations=tuple(data.get("derived_violations") or ()),
-            error=data.get("error"), input_tokens=data.get("input_tokens"),
-            output_tokens=data.get("output_tokens"), usage_source=data.get("usage_source"),
-            api_calls=int(data.get("api_calls", 1)), truncated=bool(data.get("truncated")),
-            raw_answer=data.get("raw_answer"),
-            steps=tuple(_step_from_json(x) for x in data.get("steps") or ()),
-            violation_details=tuple(ViolationDetail.from_json(x)
-                                    for x in data.get("violation_details") or ()),
-        )
-
-
-def _step_json(step: MethodStep) -> dict[str, Any]:
-    return {"round": step.round, "source": step.source, "temperature": step.temperature,
-            "input_tokens": step.input_tokens, "output_tokens": step.output_tokens,
-            "api_calls": step.calls, "d4": step.d4, "passed": step.passed, "kept": step.kept}
-
-
-def _step_from_json(data: Mapping[str, Any]) -> MethodStep:
-    return MethodStep(round=int(data["round"]), source=str(data["source"]),
-                      temperature=float(data["temperature"]),
-                      input_tokens=data.get("input_tokens"),
-                      output_tokens=data.get("output_tokens"), calls=int(data["api_calls"]),
-                      d4=data.get("d4"), passed=bool(data["passed"]), kept=bool(data["kept"]))
-
 
 @dataclass(frozen=True)
-class ItemResult:
+class ItemResult(JsonRecord):
     """One instruction in one cell: outcome, verdicts per sample, D1–D5 and the level score.
 
     ``outcome`` is one of :data:`~pytest_graphinstruct.vocab.OUTCOMES`; only ``passed`` and
@@ -204,34 +196,33 @@ class ItemResult:
     files.
     """
 
-    instruction_id: str
-    level: int
-    cell: str
-    model: str
-    strategy: str
-    method: str = METHOD_BASELINE
+    instruction_id: Name
+    level: LevelNumber
+    cell: Name
+    model: Name
+    strategy: Name
+    method: Name = METHOD_BASELINE
     feasible: bool = True
     size: str | None = None
-    outcome: str = "passed"
+    outcome: Outcome = "passed"
     error: str | None = None
-    samples: tuple[SampleResult, ...] = ()
-    d4_instruction_score: float | None = None
-    valid_samples: int = 0
-    valid_rate: float | None = None
-    tokens: int | None = None
-    api_calls: int = 0
-    dimension_scores: Mapping[str, float | None] = field(
-        default_factory=lambda: dict.fromkeys(DIMENSIONS))
-    absent_dimensions: Mapping[str, str] = field(default_factory=dict)
-    level_score: float | None = None
-    level_score_with_d5: float | None = None
-    missing_dimensions: tuple[str, ...] = ()
-    tpv: float | None = None
-    api_per_valid: float | None = None
-    d5_valid: int = 0
-    details: Mapping[str, Any] = field(default_factory=dict)
     expected_failure: bool = False
-    cluster: str | None = None
+    valid_rate: Unit | None = field(default=None, metadata={"json": "d1_valid_rate"})
+    d4_instruction_score: Unit | None = None
+    tpv: NonNegative | None = field(default=None, metadata={"json": "d5_tokens_per_valid"})
+    dimension_scores: DimensionScores = field(default_factory=lambda: dict.fromkeys(DIMENSIONS))
+    absent_dimensions: Mapping[Dimension, str] = field(default_factory=dict)
+    level_score: Unit | None = None
+    level_score_with_d5: Unit | None = None
+    missing_dimensions: Dimensions = ()
+    valid_samples: Count = 0
+    tokens: Count | None = None
+    api_calls: Count = 0
+    api_per_valid: NonNegative | None = None
+    d5_valid: Count = 0
+    samples: tuple[SampleResult, ...] = ()
+    details: ScoreDetails = field(default_factory=ScoreDetails)
+    cluster: Name | None = None
 
     def __post_init__(self) -> None:
         if self.outcome not in OUTCOMES:
@@ -256,78 +247,57 @@ class ItemResult:
                  if not s.violations and not s.derived_violations and s.error is None)
         return ok / len(self.samples)
 
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "instruction_id": self.instruction_id, "level": self.level, "cell": self.cell,
-            "model": self.model, "strategy": self.strategy, "method": self.method,
-            "feasible": self.feasible, "size": self.size, "outcome": self.outcome,
-            "error": self.error, "expected_failure": self.expected_failure,
-            "d1_valid_rate": self.valid_rate,
-            "d4_instruction_score": self.d4_instruction_score,
-            "d5_tokens_per_valid": self.tpv,
-            "dimension_scores": {d: self.dimension_scores.get(d) for d in DIMENSIONS},
-            "absent_dimensions": dict(self.absent_dimensions),
-            "level_score": self.level_score,
-            "level_score_with_d5": self.level_score_with_d5,
-            "missing_dimensions": list(self.missing_dimensions),
-            "valid_samples": self.valid_samples, "tokens": self.tokens,
-            "api_calls": self.api_calls, "api_per_valid": self.api_per_valid,
-            "d5_valid": self.d5_valid,
-            "samples": [s.to_json() for s in self.samples],
-            "details": dict(self.details),
-            "cluster": self.cluster,
-        }
 
-    @classmethod
-    def from_json(cls, data: Mapping[str, Any]) -> ItemResult:
-        dims = data.get("dimension_scores") or {}
-        return cls(
-            instruction_id=str(data["instruction_id"]), level=int(data["level"]),
-            cell=str(data["cell"]), model=str(data["model"]), strategy=str(data["strategy"]),
-            method=str(data.get("method") or METHOD_BASELINE),
-            feasible=bool(data.get("feasible", True)), size=data.get("size"),
-            outcome=str(data["outcome"]), error=data.get("error"),
-            expected_failure=bool(data.get("expected_failure", False)),
-            samples=tuple(SampleResult.from_json(s) for s in data.get("samples") or ()),
-            d4_instruction_score=data.get("d4_instruction_score"),
-            valid_samples=int(data.get("valid_samples") or 0),
-            valid_rate=data.get("d1_valid_rate"),
-            tokens=data.get("tokens"), api_calls=int(data.get("api_calls") or 0),
-            dimension_scores={d: dims.get(d) for d in DIMENSIONS},
-            absent_dimensions=dict(data.get("absent_dimensions") or {}),
-            level_score=data.get("level_score"),
-            level_score_with_d5=data.get("level_score_with_d5"),
-            missing_dimensions=tuple(data.get("missing_dimensions") or ()),
-            tpv=data.get("d5_tokens_per_valid"), api_per_valid=data.get("api_per_valid"),
-            d5_valid=int(data.get("d5_valid") or 0), details=dict(data.get("details") or {}),
-            cluster=data.get("cluster"),
-        )
+@dataclass(frozen=True)
+class _Problem(JsonRecord):
+    """One skipped line of a responses file (``models.recorded.RecordProblem``)."""
+
+    line: Positive
+    kind: ProblemKind
+    instruction_id: str | None
+    message: str
+
+
+@dataclass(frozen=True)
+class _Problems(JsonRecord):
+    """What reading a responses file skipped (``models.recorded.ReplayCheck``'s JSON): its
+    non-blank lines, the records used, the records of levels not asked, every skipped line
+    counted by kind, and the first of them in line order.  ``lines = used + not_asked +
+    total``."""
+
+    path: str
+    lines: Count
+    used: Count
+    not_asked: Count
+    total: Count
+    by_kind: Mapping[ProblemKind, Positive]
+    problems: Annotated[tuple[_Problem, ...], MaxItems(LISTED_IN_REPORT)]
 
 
 # -- cells -------------------------------------------------------------------------------------
 
 @dataclass(frozen=True)
-class CellMetadata:
+class CellMetadata(JsonRecord):
     """What produced a cell: model, strategy, method, suite, sampling and decoding.
 
     ``source`` says where the cell was read from when it was not written by this version
     (``graphinstruct-report/1``, ``release-quality-json``); ``None`` for our own reports.
     """
 
-    model: str
-    strategy: str
-    method: str = METHOD_BASELINE
-    tool: str | None = None
+    tool: str | None = field(default=None, kw_only=True)
+    model: Name
+    strategy: Name
+    method: Name = METHOD_BASELINE
     constraint: str | None = None
     model_info: str | None = None
     suite: str | None = None
-    levels: tuple[int, ...] | None = None
-    samples_per_instruction: int | None = None
-    pass_rule: str | None = None
+    levels: Levels | None = None
+    samples_per_instruction: Positive | None = None
+    pass_rule: Annotated[str, OneOf(tuple(PASS_RULES))] | None = None
     decoding: Mapping[str, Any] = field(default_factory=dict)
     partial: bool = False
     quality_only: bool = True
-    missing_dimensions: tuple[str, ...] = ()
+    missing_dimensions: Dimensions = ()
     source: str | None = None
     method_settings: Mapping[str, Any] = field(default_factory=dict)
     #: the model version its answers came from: ``--gi-model-version``, else the snapshot the
@@ -338,160 +308,76 @@ class CellMetadata:
     def label(self) -> str:
         return cell_label(self.model, self.strategy, self.method)
 
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "tool": self.tool, "model": self.model, "strategy": self.strategy,
-            "method": self.method, "constraint": self.constraint,
-            "model_info": self.model_info, "suite": self.suite,
-            "levels": None if self.levels is None else list(self.levels),
-            "samples_per_instruction": self.samples_per_instruction,
-            "pass_rule": self.pass_rule, "decoding": dict(self.decoding),
-            "partial": self.partial, "quality_only": self.quality_only,
-            "missing_dimensions": list(self.missing_dimensions), "source": self.source,
-            "method_settings": dict(self.method_settings),
-            "model_version": self.model_version,
-        }
-
-    @classmethod
-    def from_json(cls, data: Mapping[str, Any]) -> CellMetadata:
-        levels = data.get("levels")
-        return cls(
-            model=str(data["model"]), strategy=str(data["strategy"]),
-            method=str(data.get("method") or METHOD_BASELINE), tool=data.get("tool"),
-            constraint=data.get("constraint"), model_info=data.get("model_info"),
-            suite=data.get("suite"),
-            levels=None if levels is None else tuple(int(x) for x in levels),
-            samples_per_instruction=data.get("samples_per_instruction"),
-            pass_rule=data.get("pass_rule"), decoding=dict(data.get("decoding") or {}),
-            partial=bool(data.get("partial", False)),
-            quality_only=bool(data.get("quality_only", True)),
-            missing_dimensions=tuple(data.get("missing_dimensions") or ()),
-            source=data.get("source"),
-            method_settings=dict(data.get("method_settings") or {}),
-            model_version=data.get("model_version"),
-        )
-
 
 @dataclass(frozen=True)
-class LevelRow:
+class LevelRow(JsonRecord):
     """One level of one cell: item counts by outcome, mean dimensions, level score and CI."""
 
-    items: int
-    passed: int
-    failed: int
-    error: int
-    skipped: int
-    pass_rate: float | None
-    dimensions: Mapping[str, float | None]
-    level_score: float | None
-    level_score_ci95: tuple[float, float] | None
-    scored_items: int
-
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "items": self.items, "passed": self.passed, "failed": self.failed,
-            "error": self.error, "skipped": self.skipped, "pass_rate": self.pass_rate,
-            "dimensions": {d: self.dimensions.get(d) for d in DIMENSIONS},
-            "level_score": self.level_score,
-            "level_score_ci95": None if self.level_score_ci95 is None
-            else list(self.level_score_ci95),
-            "scored_items": self.scored_items,
-        }
-
-    @classmethod
-    def from_json(cls, data: Mapping[str, Any]) -> LevelRow:
-        ci = data.get("level_score_ci95")
-        dims = data.get("dimensions") or {}
-        return cls(
-            items=int(data["items"]), passed=int(data.get("passed", 0)),
-            failed=int(data.get("failed", 0)), error=int(data.get("error", 0)),
-            skipped=int(data.get("skipped", 0)), pass_rate=data.get("pass_rate"),
-            dimensions={d: dims.get(d) for d in DIMENSIONS},
-            level_score=data.get("level_score"),
-            level_score_ci95=None if not ci else (float(ci[0]), float(ci[1])),
-            scored_items=int(data.get("scored_items", 0)),
-        )
+    items: Count
+    passed: Count
+    failed: Count
+    error: Count
+    skipped: Count
+    pass_rate: Unit | None
+    dimensions: DimensionScores
+    level_score: Unit | None
+    level_score_ci95: Interval | None
+    scored_items: Count
 
 
 @dataclass(frozen=True)
-class CellSummary:
+class CellSummary(JsonRecord):
     """A cell's totals: outcomes, S_total (paper form and renormalized over the levels run)
     with its CI, cost (tokens, TPV, calls), and — over the cells of a run — the Pareto view."""
 
-    items: int
-    passed: int
-    failed: int
-    error: int
-    skipped: int
-    s_total: float | None
-    s_total_renormalized: float | None
-    s_total_ci95: tuple[float, float] | None = None
-    levels_present: tuple[int, ...] = ()
-    levels_missing: tuple[int, ...] = ()
-    tokens_total: int | None = None
-    usage_missing_items: int = 0
-    usage_sources: Mapping[str, int] = field(default_factory=dict)
-    valid_outputs: int = 0
-    tpv: float | None = None
-    api_calls: int = 0
+    items: Count
+    passed: Count
+    failed: Count
+    error: Count
+    skipped: Count
+    #: the same as ``error`` (items with no answer), under the release's name
+    infra_errors: Count = field(init=False, repr=False, compare=False)
+    s_total: NonNegative | None
+    s_total_renormalized: Unit | None
+    s_total_ci95: Interval | None = None
+    levels_present: Levels = ()
+    levels_missing: Levels = ()
+    tokens_total: Count | None = None
+    usage_missing_items: Count = 0
+    usage_sources: Mapping[str, Count] = field(default_factory=dict)
+    valid_outputs: Count = 0
+    tpv: NonNegative | None = None
+    api_calls: Count = 0
     pareto_optimal: bool | None = None
-    pareto_bonus: int | None = None
-    pareto_compared_cells: int | None = None
-    s_final: float | None = None
-    q_per_ktpv: float | None = None
-    frontier_distance: float | None = None
+    pareto_bonus: Annotated[int, Bounds(0, 1)] | None = None
+    pareto_compared_cells: Count | None = None
+    s_final: NonNegative | None = None
+    q_per_ktpv: NonNegative | None = None
+    frontier_distance: NonNegative | None = None
 
-    @property
-    def infra_errors(self) -> int:
-        return self.error
-
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "items": self.items, "passed": self.passed, "failed": self.failed,
-            "error": self.error, "skipped": self.skipped, "infra_errors": self.error,
-            "s_total": self.s_total, "s_total_renormalized": self.s_total_renormalized,
-            "s_total_ci95": None if self.s_total_ci95 is None else list(self.s_total_ci95),
-            "levels_present": list(self.levels_present),
-            "levels_missing": list(self.levels_missing),
-            "tokens_total": self.tokens_total, "usage_missing_items": self.usage_missing_items,
-            "usage_sources": dict(self.usage_sources), "valid_outputs": self.valid_outputs,
-            "tpv": self.tpv, "api_calls": self.api_calls,
-            "pareto_optimal": self.pareto_optimal, "pareto_bonus": self.pareto_bonus,
-            "pareto_compared_cells": self.pareto_compared_cells, "s_final": self.s_final,
-            "q_per_ktpv": self.q_per_ktpv, "frontier_distance": self.frontier_distance,
-        }
-
-    @classmethod
-    def from_json(cls, data: Mapping[str, Any]) -> CellSummary:
-        ci = data.get("s_total_ci95")
-        return cls(
-            items=int(data["items"]), passed=int(data.get("passed", 0)),
-            failed=int(data.get("failed", 0)), error=int(data.get("error", 0)),
-            skipped=int(data.get("skipped", 0)), s_total=data.get("s_total"),
-            s_total_renormalized=data.get("s_total_renormalized"),
-            s_total_ci95=None if not ci else (float(ci[0]), float(ci[1])),
-            levels_present=tuple(data.get("levels_present") or ()),
-            levels_missing=tuple(data.get("levels_missing") or ()),
-            tokens_total=data.get("tokens_total"),
-            usage_missing_items=int(data.get("usage_missing_items") or 0),
-            usage_sources=dict(data.get("usage_sources") or {}),
-            valid_outputs=int(data.get("valid_outputs") or 0), tpv=data.get("tpv"),
-            api_calls=int(data.get("api_calls") or 0),
-            pareto_optimal=data.get("pareto_optimal"), pareto_bonus=data.get("pareto_bonus"),
-            pareto_compared_cells=data.get("pareto_compared_cells"),
-            s_final=data.get("s_final"), q_per_ktpv=data.get("q_per_ktpv"),
-            frontier_distance=data.get("frontier_distance"),
-        )
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "infra_errors", self.error)
 
 
 @dataclass(frozen=True)
-class CellReport:
+class CellReport(JsonRecord):
     """One cell of a run: metadata, summary, per-level rows, and every item in suite order."""
 
     metadata: CellMetadata
     summary: CellSummary
-    per_level: Mapping[int, LevelRow]
+    per_level: Mapping[LevelNumber, LevelRow]
     per_instruction: tuple[ItemResult, ...]
+    # The GraphInstruct release's quality.json fields, so a cell is a release file too.
+    per_level_scores: Mapping[LevelNumber, Unit | None] = field(init=False, repr=False,
+                                                                compare=False)
+    total_score: NonNegative | None = field(init=False, repr=False, compare=False)
+    final_score: NonNegative | None = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "per_level_scores",
+                           {lv: row.level_score for lv, row in sorted(self.per_level.items())})
+        object.__setattr__(self, "total_score", self.summary.s_total)
+        object.__setattr__(self, "final_score", self.summary.s_final)
 
     @property
     def label(self) -> str:
@@ -502,48 +388,16 @@ class CellReport:
         return {r.instruction_id: (r.level, r.level_score) for r in self.per_instruction
                 if r.scored and r.level_score is not None}
 
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "metadata": self.metadata.to_json(),
-            "summary": self.summary.to_json(),
-            "per_level": {str(lv): row.to_json() for lv, row in sorted(self.per_level.items())},
-            "per_instruction": [r.to_json() for r in self.per_instruction],
-            # The GraphInstruct release's quality.json fields, so a cell is a release file too.
-            "per_level_scores": {str(lv): row.level_score
-                                 for lv, row in sorted(self.per_level.items())},
-            "total_score": self.summary.s_total,
-            "final_score": self.summary.s_final,
-        }
-
-    @classmethod
-    def from_json(cls, data: Mapping[str, Any]) -> CellReport:
-        return cls(
-            metadata=CellMetadata.from_json(data["metadata"]),
-            summary=CellSummary.from_json(data["summary"]),
-            per_level={int(lv): LevelRow.from_json(row)
-                       for lv, row in data["per_level"].items()},
-            per_instruction=tuple(ItemResult.from_json(r) for r in data["per_instruction"]),
-        )
-
 
 # -- runs --------------------------------------------------------------------------------------
 
 @dataclass(frozen=True)
-class ParetoSummary:
+class ParetoSummary(JsonRecord):
     """The run-wide part of the Pareto view (per-cell marks live in each cell's summary)."""
 
     excluded_unknown_cost: tuple[str, ...] = ()
-    cost_at_q08: Mapping[str, float | None] = field(default_factory=dict)
-    sigma_strat: Mapping[str, float | None] = field(default_factory=dict)
-
-    def to_json(self) -> dict[str, Any]:
-        return {"excluded_unknown_cost": list(self.excluded_unknown_cost),
-                "cost_at_q08": dict(self.cost_at_q08), "sigma_strat": dict(self.sigma_strat)}
-
-    @classmethod
-    def from_json(cls, data: Mapping[str, Any]) -> ParetoSummary:
-        return cls(tuple(data.get("excluded_unknown_cost") or ()),
-                   dict(data.get("cost_at_q08") or {}), dict(data.get("sigma_strat") or {}))
+    cost_at_q08: Mapping[str, NonNegative | None] = field(default_factory=dict)
+    sigma_strat: Mapping[str, NonNegative | None] = field(default_factory=dict)
 
 
 MISSING_SHOWN = 200
@@ -551,7 +405,7 @@ MISSING_SHOWN = 200
 
 
 @dataclass(frozen=True)
-class Coverage:
+class Coverage(JsonRecord):
     """What a run covers: complete, or partial with the reason and the items it lacks.
 
     A partial report never passes a gate and never becomes a baseline.  ``selected`` is the
@@ -562,9 +416,9 @@ class Coverage:
 
     complete: bool = True
     reason: str | None = None
-    selected: int | None = None
-    missing: tuple[str, ...] = ()
-    missing_count: int = 0
+    selected: Count | None = None
+    missing: Annotated[tuple[str, ...], MaxItems(MISSING_SHOWN)] = ()
+    missing_count: Count = 0
 
     @classmethod
     def partial(cls, reason: str, *, selected: int | None = None,
@@ -582,118 +436,69 @@ class Coverage:
             counts = f"; {self.missing_count}{of} items have no result"
         return f"partial: {self.reason or 'reason unknown'}{counts}"
 
-    def to_json(self) -> dict[str, Any]:
-        return {"complete": self.complete, "reason": self.reason, "selected": self.selected,
-                "missing": list(self.missing), "missing_count": self.missing_count}
-
-    @classmethod
-    def from_json(cls, data: Mapping[str, Any]) -> Coverage:
-        return cls(bool(data["complete"]), data.get("reason"), data.get("selected"),
-                   tuple(data.get("missing") or ()), int(data.get("missing_count") or 0))
-
 
 @dataclass(frozen=True)
-class Machine:
+class Machine(JsonRecord):
     """The machine a run ran on (no user name)."""
 
     hostname: str | None = None
     platform: str | None = None
     python: str | None = None
-    cpu_count: int | None = None
-
-    def to_json(self) -> dict[str, Any]:
-        return {"hostname": self.hostname, "platform": self.platform, "python": self.python,
-                "cpu_count": self.cpu_count}
-
-    @classmethod
-    def from_json(cls, data: Mapping[str, Any]) -> Machine:
-        cpus = data.get("cpu_count")
-        return cls(data.get("hostname"), data.get("platform"), data.get("python"),
-                   None if cpus is None else int(cpus))
+    cpu_count: Positive | None = None
 
 
 @dataclass(frozen=True)
-class GitState:
+class GitState(JsonRecord):
     """The commit of the rootdir's git work tree and whether tracked files differed from it
     (``dirty``: ``None`` when unknown)."""
 
-    commit: str
+    commit: Annotated[str, Pattern(r"^[0-9a-f]{7,64}$")]
     dirty: bool | None = None
-
-    def to_json(self) -> dict[str, Any]:
-        return {"commit": self.commit, "dirty": self.dirty}
-
-    @classmethod
-    def from_json(cls, data: Mapping[str, Any]) -> GitState:
-        dirty = data.get("dirty")
-        return cls(str(data["commit"]), None if dirty is None else bool(dirty))
 
 
 @dataclass(frozen=True)
-class ShardSelection:
+class ShardSelection(JsonRecord):
     """``--gi-shard=K/N``: this run is shard ``index`` of ``count``, chosen from ``universe``
     — every ``(instruction id, level)`` the unsharded run would have selected (before ``-k`` /
     ``-m``), in suite order — so a merge can tell which instructions a missing shard held."""
 
-    index: int
-    count: int
-    universe: tuple[tuple[str, int], ...] = ()
+    index: Positive
+    count: Positive
+    universe: tuple[tuple[str, LevelNumber], ...] = ()
 
-    def to_json(self) -> dict[str, Any]:
-        return {"index": self.index, "count": self.count,
-                "universe": [[i, lv] for i, lv in self.universe]}
-
-    @classmethod
-    def from_json(cls, data: Mapping[str, Any]) -> ShardSelection:
+    def __post_init__(self) -> None:
         """Raises ValueError for a shard no run can have been (``1 <= index <= count <=
-        MAX_SHARDS``), so a report file cannot make ``merge`` list billions of missing shards."""
-        index, count = int(data["index"]), int(data["count"])
-        if not 1 <= index <= count <= MAX_SHARDS:
-            raise ValueError(f"shard {index}/{count} is impossible (1 <= K <= N <= "
+        MAX_SHARDS``), so a report file cannot make ``merge`` list billions of missing
+        shards."""
+        if not 1 <= self.index <= self.count <= MAX_SHARDS:
+            raise ValueError(f"shard {self.index}/{self.count} is impossible (1 <= K <= N <= "
                              f"{MAX_SHARDS:,})")
-        return cls(index, count,
-                   tuple((str(i), int(lv)) for i, lv in data.get("universe") or ()))
 
 
 @dataclass(frozen=True)
-class ItemFilter:
+class ItemFilter(JsonRecord):
     """How a run chose its items: pytest's ``-k`` and ``-m``, ``--gi-levels``,
     ``--gi-per-level``, ``--gi-shard``, and how many items it selected (``None``: not given /
     not known)."""
 
     keyword: str | None = None
     markers: str | None = None
-    levels: tuple[int, ...] | None = None
-    per_level: int | None = None
-    selected: int | None = None
+    levels: tuple[LevelNumber, ...] | None = None
+    per_level: Positive | None = None
+    selected: Count | None = None
     shard: ShardSelection | None = None
-
-    def to_json(self) -> dict[str, Any]:
-        return {"keyword": self.keyword, "markers": self.markers,
-                "levels": None if self.levels is None else list(self.levels),
-                "per_level": self.per_level, "selected": self.selected,
-                "shard": None if self.shard is None else self.shard.to_json()}
-
-    @classmethod
-    def from_json(cls, data: Mapping[str, Any]) -> ItemFilter:
-        levels = data.get("levels")
-        shard = data.get("shard")
-        return cls(data.get("keyword"), data.get("markers"),
-                   None if levels is None else tuple(int(x) for x in levels),
-                   data.get("per_level"), data.get("selected"),
-                   None if shard is None else ShardSelection.from_json(shard))
 
 
 @dataclass(frozen=True)
-class CacheUse:
+class CacheUse(JsonRecord):
     """A cell's samples and how many of their answers came from the answer cache (cached
     before the run began), with where those came from: the model snapshots they were cached
     from (``None`` in the list: not recorded), when the oldest was cached (UTC ISO 8601), and
     the snapshot the endpoint said it served during the run (``served``; ``None``: not known,
     or no endpoint).  Reports written before these were kept read as empty and ``None``."""
 
-    cached: int
-    samples: int
+    cached: Count
+    samples: Count
     snapshots: tuple[str | None, ...] = ()
     oldest: str | None = None
     served: str | None = None
@@ -714,20 +519,26 @@ class CacheUse:
         return CacheUse(self.cached + other.cached, self.samples + other.samples, snapshots,
                         oldest, self.served if self.served == other.served else None)
 
-    def to_json(self) -> dict[str, Any]:
-        return {"cached": self.cached, "samples": self.samples,
-                "snapshots": list(self.snapshots), "oldest": self.oldest,
-                "served": self.served}
 
-    @classmethod
-    def from_json(cls, data: Mapping[str, Any]) -> CacheUse:
-        return cls(int(data["cached"]), int(data["samples"]),
-                   tuple(None if s is None else str(s) for s in data.get("snapshots") or ()),
-                   data.get("oldest"), data.get("served"))
+def _replay_check(data: Any) -> ReplayCheck:
+    """A ``replay_problems`` object read strictly (its JSON form is ``ReplayCheck``'s own)."""
+    check = _Problems.from_json(data)
+    if check.total != sum(check.by_kind.values()):
+        raise ValueError(f"total {check.total} is not the sum of by_kind")
+    return ReplayCheck.from_json(data)
+
+
+def _replay_schema() -> dict[str, Any]:
+    from pytest_graphinstruct.run.schema import record_schema
+
+    return record_schema(_Problems)
+
+
+_REPLAY = Custom(ReplayCheck.to_json, _replay_check, _replay_schema)
 
 
 @dataclass(frozen=True)
-class RunInfo:
+class RunInfo(JsonRecord):
     """What produced a run (the report's ``run`` record; docs/RUNS.md).
 
     Times are UTC ISO 8601.  ``suite_hash`` is ``sha256:`` of the level files used;
@@ -740,7 +551,7 @@ class RunInfo:
     finished: str | None = None
     machine: Machine | None = None
     suite: str | None = None
-    suite_hash: str | None = None
+    suite_hash: Sha256 | None = None
     git: GitState | None = None
     endpoints: Mapping[str, str | None] = field(default_factory=dict)
     filter: ItemFilter = field(default_factory=ItemFilter)
@@ -748,63 +559,29 @@ class RunInfo:
     replay: str | None = None
     cache_dir: str | None = None
     cache: Mapping[str, CacheUse] = field(default_factory=dict)
-    replay_sha256: str | None = None  #: ``sha256:<hex>`` of the ``--gi-replay`` file
+    replay_sha256: Sha256 | None = None  #: ``sha256:<hex>`` of the ``--gi-replay`` file
     #: level → ``sha256:<hex>`` of the suite file it came from (a baseline of the same suite
     #: matches on the levels both ran; empty in reports written before it was kept)
-    level_hashes: Mapping[int, str] = field(default_factory=dict)
+    level_hashes: Mapping[LevelNumber, Sha256] = field(default_factory=dict)
     #: what reading the ``--gi-replay`` file skipped, line by line (``None``: no replay file,
     #: or a report written before it was kept)
-    replay_problems: ReplayCheck | None = None
+    replay_problems: ReplayCheck | None = field(default=None, metadata={"codec": _REPLAY})
 
     @property
     def cached_samples(self) -> int:
         """Samples of the whole run whose answer came from the cache."""
         return sum(c.cached for c in self.cache.values())
 
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "started": self.started, "finished": self.finished,
-            "machine": None if self.machine is None else self.machine.to_json(),
-            "suite": self.suite, "suite_hash": self.suite_hash,
-            "git": None if self.git is None else self.git.to_json(),
-            "endpoints": dict(self.endpoints), "filter": self.filter.to_json(),
-            "pools": self.pools, "replay": self.replay, "cache_dir": self.cache_dir,
-            "cache": {label: c.to_json() for label, c in self.cache.items()},
-            "replay_sha256": self.replay_sha256,
-            "level_hashes": {str(lv): h for lv, h in sorted(self.level_hashes.items())},
-            "replay_problems": (None if self.replay_problems is None
-                                else self.replay_problems.to_json()),
-        }
-
-    @classmethod
-    def from_json(cls, data: Mapping[str, Any]) -> RunInfo:
-        machine, git = data.get("machine"), data.get("git")
-        return cls(
-            started=data.get("started"), finished=data.get("finished"),
-            machine=None if machine is None else Machine.from_json(machine),
-            suite=data.get("suite"), suite_hash=data.get("suite_hash"),
-            git=None if git is None else GitState.from_json(git),
-            endpoints=dict(data.get("endpoints") or {}),
-            filter=ItemFilter.from_json(data.get("filter") or {}),
-            pools=data.get("pools"), replay=data.get("replay"),
-            cache_dir=data.get("cache_dir"),
-            cache={str(k): CacheUse.from_json(v) for k, v in (data.get("cache") or {}).items()},
-            replay_sha256=data.get("replay_sha256"),
-            level_hashes={int(k): str(v) for k, v in (data.get("level_hashes") or {}).items()},
-            replay_problems=(None if data.get("replay_problems") is None
-                             else ReplayCheck.from_json(data["replay_problems"])),
-        )
-
 
 @dataclass(frozen=True)
-class LevelChange:
+class LevelChange(JsonRecord):
     """One compared level of a gated cell: paired instructions, the change of the level score
     (``current − baseline``) with its 95 % interval, the one-sided p-value of "no drop", whether
     the gate called it a regression, and the smallest drop it can detect at 80 % power
     (``None``: not estimated, or no drop at all is detectable there)."""
 
-    level: int
-    n: int
+    level: LevelNumber
+    n: Count
     change: float
     low: float
     high: float
@@ -812,26 +589,15 @@ class LevelChange:
     regressed: bool
     detectable: float | None = None
 
-    def to_json(self) -> dict[str, Any]:
-        return {"level": self.level, "n": self.n, "change": self.change, "low": self.low,
-                "high": self.high, "p_drop": self.p_drop, "regressed": self.regressed,
-                "detectable": self.detectable}
-
-    @classmethod
-    def from_json(cls, data: Mapping[str, Any]) -> LevelChange:
-        return cls(int(data["level"]), int(data["n"]), float(data["change"]),
-                   float(data["low"]), float(data["high"]), data.get("p_drop"),
-                   bool(data["regressed"]), data.get("detectable"))
-
 
 @dataclass(frozen=True)
-class LevelOmission:
+class LevelOmission(JsonRecord):
     """Baseline items of one level that a gated run has no score for: ``items`` of the
     baseline's ``of`` (a whole level when equal), and why (the run's filter, or no result)."""
 
-    level: int
-    items: int
-    of: int
+    level: LevelNumber
+    items: Count
+    of: Count
     reason: str
 
     @property
@@ -844,16 +610,9 @@ class LevelOmission:
             return f"L{self.level} ({self.reason})"
         return f"L{self.level}: {self.items} of {self.of} instructions ({self.reason})"
 
-    def to_json(self) -> dict[str, Any]:
-        return {"level": self.level, "items": self.items, "of": self.of, "reason": self.reason}
-
-    @classmethod
-    def from_json(cls, data: Mapping[str, Any]) -> LevelOmission:
-        return cls(int(data["level"]), int(data["items"]), int(data["of"]), str(data["reason"]))
-
 
 @dataclass(frozen=True)
-class CellGate:
+class CellGate(JsonRecord):
     """One cell of a gated run against its baseline cell: what was compared and changed."""
 
     cell: str
@@ -864,24 +623,9 @@ class CellGate:
     newly_passing: tuple[str, ...] = ()
     now_errors: tuple[str, ...] = ()
 
-    def to_json(self) -> dict[str, Any]:
-        return {"cell": self.cell, "baseline_cell": self.baseline_cell,
-                "levels": [x.to_json() for x in self.levels],
-                "not_compared": [x.to_json() for x in self.not_compared],
-                "newly_failing": list(self.newly_failing),
-                "newly_passing": list(self.newly_passing), "now_errors": list(self.now_errors)}
-
-    @classmethod
-    def from_json(cls, data: Mapping[str, Any]) -> CellGate:
-        return cls(str(data["cell"]), str(data["baseline_cell"]),
-                   tuple(LevelChange.from_json(x) for x in data.get("levels") or ()),
-                   tuple(LevelOmission.from_json(x) for x in data.get("not_compared") or ()),
-                   tuple(data.get("newly_failing") or ()), tuple(data.get("newly_passing") or ()),
-                   tuple(data.get("now_errors") or ()))
-
 
 @dataclass(frozen=True)
-class GateRecord:
+class GateRecord(JsonRecord):
     """The verdict of a run as its report keeps it: the baseline it was compared with
     (``None``: no baseline gate), whether it passed, one line per reason it failed, one line
     per gated cell saying what was compared, and each cell's comparison.  ``baseline_update``
@@ -894,34 +638,40 @@ class GateRecord:
     cells: tuple[CellGate, ...] = ()
     baseline_update: str | None = None
 
-    def to_json(self) -> dict[str, Any]:
-        return {"passed": self.passed, "baseline": self.baseline,
-                "failures": list(self.failures), "compared": list(self.compared),
-                "cells": [c.to_json() for c in self.cells],
-                "baseline_update": self.baseline_update}
-
-    @classmethod
-    def from_json(cls, data: Mapping[str, Any]) -> GateRecord:
-        return cls(bool(data["passed"]), data.get("baseline"),
-                   tuple(data.get("failures") or ()), tuple(data.get("compared") or ()),
-                   tuple(CellGate.from_json(c) for c in data.get("cells") or ()),
-                   data.get("baseline_update"))
-
 
 @dataclass(frozen=True)
-class RunReport:
+class RunReport(JsonRecord):
     """A whole run: its cells (in configured order), the run-wide Pareto summary, what the
     run covers (``partial`` is ``not coverage.complete``, kept as the release's flag) and what
     produced it (``run``; ``None`` in reports written before it was kept, and for reports
     built outside a pytest run)."""
 
+    schema: Literal["graphinstruct-report/2"] = field(default=SCHEMA, init=False, repr=False,
+                                                      compare=False)
+    tool: str | None = field(default=None, kw_only=True)
+    partial: bool = field(default=False, kw_only=True)
+    coverage: Coverage = field(default_factory=Coverage, kw_only=True)
+    run: RunInfo | None = field(default=None, kw_only=True)
+    #: the run's verdict (``None``: not judged, or older)
+    gate: GateRecord | None = field(default=None, kw_only=True)
+    pareto: ParetoSummary = field(default_factory=ParetoSummary, kw_only=True)
     cells: tuple[CellReport, ...]
-    pareto: ParetoSummary = field(default_factory=ParetoSummary)
-    partial: bool = False
-    tool: str | None = None
-    coverage: Coverage = field(default_factory=Coverage)
-    run: RunInfo | None = None
-    gate: GateRecord | None = None  #: the run's verdict (``None``: not judged, or older)
+
+    @classmethod
+    def from_json(cls, data: Any) -> RunReport:
+        """Read a ``graphinstruct-report/2`` object, checking every field.
+
+        Raises:
+            ReportError: another schema, or a field missing, unknown or of the wrong type or
+                range (the message names its path: ``cells[0].summary.tpv``).
+        """
+        if not isinstance(data, Mapping) or data.get("schema") != SCHEMA:
+            got = data.get("schema") if isinstance(data, Mapping) else type(data).__name__
+            raise ReportError(f"not a {SCHEMA} report (schema: {got!r})")
+        try:
+            return decode(cls, data)
+        except ShapeError as exc:
+            raise ReportError(f"malformed {SCHEMA} report at {exc}") from None
 
     def __post_init__(self) -> None:
         if self.partial and self.coverage.complete:  # a partial flag with no coverage record
@@ -942,44 +692,6 @@ class RunReport:
     @property
     def labels(self) -> tuple[str, ...]:
         return tuple(c.label for c in self.cells)
-
-    def to_json(self) -> dict[str, Any]:
-        return {"schema": SCHEMA, "tool": self.tool, "partial": self.partial,
-                "coverage": self.coverage.to_json(),
-                "run": None if self.run is None else self.run.to_json(),
-                "gate": None if self.gate is None else self.gate.to_json(),
-                "pareto": self.pareto.to_json(),
-                "cells": [c.to_json() for c in self.cells]}
-
-    @classmethod
-    def from_json(cls, data: Mapping[str, Any]) -> RunReport:
-        """Read a ``graphinstruct-report/2`` object.
-
-        Raises:
-            ReportError: another schema, or a field missing or of the wrong type.
-        """
-        if not isinstance(data, Mapping) or data.get("schema") != SCHEMA:
-            got = data.get("schema") if isinstance(data, Mapping) else type(data).__name__
-            raise ReportError(f"not a {SCHEMA} report (schema: {got!r})")
-        try:
-            return cls(cells=tuple(CellReport.from_json(c) for c in data["cells"]),
-                       pareto=ParetoSummary.from_json(data.get("pareto") or {}),
-                       partial=bool(data.get("partial", False)), tool=data.get("tool"),
-                       coverage=(Coverage.from_json(data["coverage"]) if "coverage" in data
-                                 else Coverage()),
-                       run=(None if data.get("run") is None
-                            else RunInfo.from_json(data["run"])),
-                       gate=(None if data.get("gate") is None
-                             else GateRecord.from_json(data["gate"])))
-        except (KeyError, TypeError, ValueError, AttributeError) as exc:
-            raise ReportError(f"malformed {SCHEMA} report: {describe_error(exc)}") from None
-
-
-def describe_error(exc: BaseException) -> str:
-    """What a failed read of a report object means, in a few words."""
-    if isinstance(exc, KeyError):
-        return f"missing field {exc.args[0]!r}"
-    return f"{type(exc).__name__}: {exc}"
 
 
 def items_in_order(items: Sequence[ItemResult], order: Mapping[str, int]) -> tuple[ItemResult, ...]:

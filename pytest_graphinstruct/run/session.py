@@ -34,7 +34,7 @@ from pytest_graphinstruct.run.tally import AnswerTally, ProgressCounts
 from pytest_graphinstruct.suite.instruction import Instruction
 from pytest_graphinstruct.suite.loader import Suite, load_suite
 from pytest_graphinstruct.verify.verifier import Verifier
-from pytest_graphinstruct.vocab import METHOD_CONSTRAINED
+from pytest_graphinstruct.vocab import METHOD_CONSTRAINED, as_outcome
 
 if TYPE_CHECKING:
     from pytest_graphinstruct.methods.caap import CaapDecision
@@ -438,7 +438,7 @@ class BenchmarkSession:
     def record_error(self, inst: Instruction, cell: Cell, answers: Sequence[Answer], *,
                      outcome: str, error: str | None) -> None:
         """Keep an item that has no scores (``error``: no answer; ``skipped``)."""
-        self.results.append(error_result(inst, cell, answers, outcome=outcome,
+        self.results.append(error_result(inst, cell, answers, outcome=as_outcome(outcome),
                                          error=error))
 
     def flush(self) -> list[ItemResult]:
@@ -469,7 +469,7 @@ class BenchmarkSession:
         d = self.caap(checked.instruction, checked.cell.model)
         caap = {"strategy": d.strategy, "cell": str(d.cell),
                 "extras": [name for name, _ in d.extras], "rationale": d.rationale}
-        return replace(result, details={**result.details, "caap": caap})
+        return replace(result, details=replace(result.details, caap=caap))
 
     def _score_alone(self, checked: Checked) -> ItemResult:
         try:

@@ -9,8 +9,8 @@ never silently replaced by something else.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from dataclasses import dataclass, field
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from pytest_graphinstruct.answers import Answer
@@ -58,6 +58,22 @@ def _profile(g: PoolGraph) -> DomainProfile:
 
 
 @dataclass(frozen=True)
+class ScoreDetails:
+    """How an item's dimensions were computed, as its report keeps them (``details``).
+
+    ``pool_references`` names the pool graphs that were D3 and L4 domain-fit yardsticks
+    (``None``: no pool graph matched, or the run had no pools); ``d1``, ``d2``, ``d3`` and
+    ``caap`` (a CAAP cell's decision for the item) are diagnostics for people, shown and
+    compared whole (``None``: not computed).  Only the keys that are set are written."""
+
+    pool_references: tuple[str, ...] | None = field(default=None, metadata={"omit_none": True})
+    d1: Mapping[str, Any] | None = field(default=None, metadata={"omit_none": True})
+    d2: Mapping[str, Any] | None = field(default=None, metadata={"omit_none": True})
+    d3: Mapping[str, Any] | None = field(default=None, metadata={"omit_none": True})
+    caap: Mapping[str, Any] | None = field(default=None, metadata={"omit_none": True})
+
+
+@dataclass(frozen=True)
 class InstructionScores:
     """All dimensions of one instruction in one cell, and its level scores."""
 
@@ -66,7 +82,7 @@ class InstructionScores:
     level: LevelScore  # quality-only (the leaderboard default)
     level_with_d5: LevelScore
     d5: D5Result
-    details: dict[str, Any] = field(default_factory=dict)
+    details: ScoreDetails = field(default_factory=ScoreDetails)
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -79,7 +95,11 @@ class InstructionScores:
             "api_per_valid": self.d5.api,
             "tokens": self.d5.tokens,
             "d5_valid": self.d5.valid,
-            "details": self.details,
+            "details": {k: v for k, v in (
+                ("pool_references", None if self.details.pool_references is None
+                 else list(self.details.pool_references)),
+                ("d1", self.details.d1), ("d2", self.details.d2), ("d3", self.details.d3),
+                ("caap", self.details.caap)) if v is not None},
         }
 
 
@@ -99,14 +119,14 @@ def score_instruction(
     """
     dims: dict[str, float | None] = dict.fromkeys(DIMENSIONS)
     absent: dict[str, str] = {}
-    details: dict[str, Any] = {}
+    details = ScoreDetails()
     spends = [Spend.of_answer(a) for a in answers]
     pool_graphs = _pool_references(instruction, pools)
     if pool_graphs:
-        details["pool_references"] = [g.id for g in pool_graphs]
+        details = replace(details, pool_references=tuple(g.id for g in pool_graphs))
     d1 = instruction_d1(instruction, verifications, pools)
     dims["D1"] = d1.score
-    details["d1"] = d1.to_json()
+    details = replace(details, d1=d1.to_json())
     if not instruction.feasible:
         refusals = sum(1 for v in verifications if v.parse.refusal)
         d5 = infeasible_d5(spends, refusals, len(verifications))
@@ -123,14 +143,15 @@ def score_instruction(
     if weighted.get("D2", 0) > 0 and instruction.feasible:
         d2 = instruction_d2(instruction, verifications)
         dims["D2"] = d2.value
-        details["d2"] = {"presence": d2.presence, "similarity": d2.similarity}
+        details = replace(details, d2={"presence": d2.presence, "similarity": d2.similarity})
         if d2.value is None:
             absent["D2"] = d2.reason or "not computed"
     if weighted.get("D3", 0) > 0 and instruction.feasible:
         d3 = d3 or d3_results([(instruction, verifications)], pools)[0]
         assert d3 is not None  # computed for every instruction whose level score uses D3
         dims["D3"] = d3.value
-        details["d3"] = {"grassmann": d3.grassmann, "mmd": d3.mmd, "gcn": d3.gcn}
+        details = replace(details, d3={"grassmann": d3.grassmann, "mmd": d3.mmd,
+                                       "gcn": d3.gcn})
         if d3.value is None:
             absent["D3"] = d3.reason or "not computed"  # names each missing part once
     for d, v in dims.items():

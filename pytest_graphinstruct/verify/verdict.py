@@ -15,16 +15,19 @@ import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
-from typing import Any
+from typing import Any, Literal, get_args
 
 from pytest_graphinstruct.graphs.model import Outcome, ParseResult
 from pytest_graphinstruct.suite.constraints import Op, parse_constraint
+from pytest_graphinstruct.verify.locus import Locus
 
-CATEGORIES: tuple[str, ...] = ("structural", "direction", "count", "degree", "numeric",
-                               "domain", "task")
-"""Verdict categories, in the order feedback lists them (a parse failure is ``parse``)."""
+Category = Literal["structural", "direction", "count", "degree", "numeric", "domain", "task"]
+"""A verdict's category (a parse failure's is ``parse``)."""
 
-_KEY_CATEGORY: Mapping[str, str] = MappingProxyType({
+CATEGORIES: tuple[Category, ...] = get_args(Category)
+"""Verdict categories, in the order feedback lists them."""
+
+_KEY_CATEGORY: Mapping[str, Category] = MappingProxyType({
     "directed": "direction",
     "num_nodes": "count", "num_edges": "count", "num_components": "count",
     "degree": "degree", "min_degree": "degree", "max_degree": "degree",
@@ -98,13 +101,18 @@ class Verdict:
         return self.source is Source.INFERRED
 
     @property
-    def category(self) -> str:
+    def category(self) -> Category | Literal["parse"]:
         """One of :data:`CATEGORIES` (``parse`` for a parse failure)."""
         if self.source is Source.PARSE:
             return "parse"
         if self.source is Source.TASK:
             return "task"
         return _KEY_CATEGORY.get(self.key, "structural")
+
+    @functools.cached_property
+    def locus(self) -> Locus:
+        """:attr:`where` as a typed :class:`~pytest_graphinstruct.verify.locus.Locus`."""
+        return Locus.of(self.where)
 
     @functools.cached_property
     def gap(self) -> Gap | None:

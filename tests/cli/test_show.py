@@ -140,7 +140,7 @@ def test_show_as_a_command_writes_no_control_bytes(tmp_path: Path) -> None:
 def test_show_prints_expected_observed_and_gap_of_each_violated_constraint(
         tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     details = (ViolationDetail("num_edges=3", "count", 2.0, expected="3", observed="5"),
-               ViolationDetail("graph_type=tree", "structure", None, expected="a tree",
+               ViolationDetail("graph_type=tree", "structural", None, expected="a tree",
                                observed="a cycle 1-2-3\x1b[2J"))
     sample = SampleResult(parsed=True, refusal=False,
                           violations=("graph_type=tree", "num_edges=3"),
@@ -150,5 +150,5 @@ def test_show_prints_expected_observed_and_gap_of_each_violated_constraint(
     assert main(["show", "L1-001", "--report", str(report)]) == 0
     out = capsys.readouterr().out
     assert "num_edges=3 (count): expected 3, observed 5, gap +2" in out
-    assert "graph_type=tree (structure): expected a tree, observed a cycle 1-2-3\\x1b[2J" in out
+    assert "graph_type=tree (structural): expected a tree, observed a cycle 1-2-3\\x1b[2J" in out
     assert "\x1b" not in out

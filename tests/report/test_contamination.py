@@ -27,6 +27,7 @@ from pytest_graphinstruct.report.contamination import (
 )
 from pytest_graphinstruct.run.aggregate import build_cell, with_pareto
 from pytest_graphinstruct.run.results import CellMetadata, CellReport, ItemResult
+from pytest_graphinstruct.score.instruction_score import ScoreDetails
 from pytest_graphinstruct.suite.instruction import Instruction
 from pytest_graphinstruct.suite.loader import Suite, instruction_from_record, load_suite
 
@@ -308,7 +309,8 @@ def test_runs_scored_with_and_without_pools_are_told_apart() -> None:
     ids = {"L3-001": 0.9, "L3-002": 0.8, "L1-001": 1.0}
     plain = cell(ids)
     pooled = build_cell(plain.metadata, [
-        replace(r, details={"pool_references": ["l3-x-0001"]} if r.level == 3 else {},
+        replace(r, details=ScoreDetails(pool_references=("l3-x-0001",) if r.level == 3
+                                        else None),
                 dimension_scores={**r.dimension_scores, "D3": 0.9})
         for r in plain.per_instruction])
     assert pool_mismatch(pooled, plain) == ["L3: pool references only in the committed run"]

@@ -7,6 +7,7 @@ from hypothesis import strategies as st
 
 from pytest_graphinstruct.report.html.drawing import MAX_NODES, Drawing, Omitted, draw, loci
 from pytest_graphinstruct.run.results import bounded_answer
+from pytest_graphinstruct.verify.locus import Locus
 from tests.report.html_fixtures import CYCLE, TREE, two_cell_report
 
 
@@ -18,7 +19,7 @@ def _pairs(d: Drawing, k: int) -> set[frozenset[str]]:
 def test_marked_nodes_and_edges_come_from_the_verdicts_where() -> None:
     sample = two_cell_report().cells[0].per_instruction[0].samples[0]
     wheres = [v.where for v in sample.violation_details if v.where]
-    assert wheres and all("cycle" in w for w in wheres)
+    assert wheres and all("cycle" in w.to_json() for w in wheres)
     d = draw(sample.raw_answer, wheres)
     assert isinstance(d, Drawing)
     assert {d.labels[k] for k in d.marked_nodes} == {"0", "1", "4"}
@@ -35,9 +36,9 @@ def test_no_locus_marks_nothing_and_the_layout_is_deterministic() -> None:
 
 
 def test_loci_reads_node_lists_and_pairs_and_ignores_counts_and_components() -> None:
-    nodes, edges = loci([{"nodes": ["a", 3], "count": 2, "degrees": [1, 5]},
-                         {"edges": [["x", "y"]], "components": [["p", "q"]],
-                          "component_sizes": [2]}])
+    nodes, edges = loci([Locus.of({"nodes": ["a", 3], "count": 2, "degrees": [1, 5]}),
+                         Locus.of({"edges": [["x", "y"]], "components": [["p", "q"]],
+                                   "component_sizes": [2]})])
     assert nodes == {"a", "3", "x", "y"} and edges == {("x", "y")}
 
 

@@ -33,7 +33,9 @@ from pytest_graphinstruct.run.results import (
     SampleResult,
     cell_label,
 )
+from pytest_graphinstruct.run.schema import schema_text, shipped_path
 from pytest_graphinstruct.run.writer import report_json
+from pytest_graphinstruct.score.instruction_score import ScoreDetails
 from pytest_graphinstruct.vocab import DIMENSIONS, LEVELS, OUTCOMES, PASS_RULES, SIZE_BUCKETS
 from tests.report.schema_check import assert_valid_report, report_errors, report_schema
 
@@ -66,7 +68,8 @@ def item(model: str, strategy: str, iid: str, *, method: str = "baseline",
         "d4_instruction_score": dims["D4"], "valid_samples": 2, "valid_rate": 1.0,
         "tokens": tokens, "api_calls": 2, "dimension_scores": dims, "level_score": score,
         "level_score_with_d5": score, "tpv": None if tokens is None else tokens / 2,
-        "api_per_valid": 1.0, "d5_valid": 2, "details": {"d1": {"value": 0.7, "formula": True}},
+        "api_per_valid": 1.0, "d5_valid": 2,
+        "details": ScoreDetails(d1={"value": 0.7, "formula": True}),
         "size": "small",
     }
     return ItemResult(instruction_id=iid, level=level, cell=label, model=model,
@@ -144,22 +147,29 @@ def _records() -> RunReport:
 
 # (definition in the schema, a function giving the JSON object that definition describes)
 DEFINITIONS: list[tuple[str, Callable[[RunReport], dict[str, Any]]]] = [
-    ("sample", lambda r: r.cells[0].per_instruction[0].samples[0].to_json()),
-    ("item", lambda r: r.cells[0].per_instruction[0].to_json()),
-    ("metadata", lambda r: r.cells[0].metadata.to_json()),
-    ("level_row", lambda r: r.cells[0].per_level[0].to_json()),
-    ("summary", lambda r: r.cells[0].summary.to_json()),
-    ("cell", lambda r: r.cells[0].to_json()),
-    ("pareto", lambda r: r.pareto.to_json()),
-    ("dimension_scores", lambda r: r.cells[0].per_instruction[0].to_json()["dimension_scores"]),
+    ("SampleResult", lambda r: r.cells[0].per_instruction[0].samples[0].to_json()),
+    ("ItemResult", lambda r: r.cells[0].per_instruction[0].to_json()),
+    ("CellMetadata", lambda r: r.cells[0].metadata.to_json()),
+    ("LevelRow", lambda r: r.cells[0].per_level[0].to_json()),
+    ("CellSummary", lambda r: r.cells[0].summary.to_json()),
+    ("CellReport", lambda r: r.cells[0].to_json()),
+    ("ParetoSummary", lambda r: r.pareto.to_json()),
+    ("ItemResult.dimension_scores",
+     lambda r: r.cells[0].per_instruction[0].to_json()["dimension_scores"]),
 ]
+
+
+def _definition(name: str) -> dict[str, Any]:
+    record, _, key = name.partition(".")
+    definition: dict[str, Any] = report_schema()["$defs"][record]
+    return definition["properties"][key] if key else definition
 
 
 @pytest.mark.parametrize(("name", "written"), DEFINITIONS, ids=[d[0] for d in DEFINITIONS])
 def test_every_written_field_is_described_required_and_closed(
     name: str, written: Callable[[RunReport], dict[str, Any]]
 ) -> None:
-    definition = report_schema()["$defs"][name]
+    definition = _definition(name)
     keys = set(written(_records()))
     assert set(definition["properties"]) == keys
     assert set(definition["required"]) == keys
@@ -176,11 +186,17 @@ def test_the_run_object_is_described_required_and_closed() -> None:
 def test_release_field_names_are_there() -> None:
     defs = report_schema()["$defs"]
     assert {"per_level_scores", "total_score", "final_score", "per_instruction"} <= set(
-        defs["cell"]["required"])
+        defs["CellReport"]["required"])
     assert {"instruction_id", "level", "d1_valid_rate", "d4_instruction_score",
             "d5_tokens_per_valid", "dimension_scores", "level_score"} <= set(
-        defs["item"]["required"])
-    assert set(defs["dimension_scores"]["required"]) == set(DIMENSIONS)
+        defs["ItemResult"]["required"])
+    assert _definition("ItemResult.dimension_scores")["required"] == list(DIMENSIONS)
+
+
+def test_the_committed_schema_is_the_generated_one() -> None:
+    """``report/schema.json`` is generated from the records (``python -m
+    pytest_graphinstruct.run.schema --write``); ``.ci/run`` runs ``--check`` too."""
+    assert shipped_path().read_text(encoding="utf-8") == schema_text()
 
 
 # -- reports built from items validate and read back -------------------------------------------
@@ -331,6 +347,11 @@ json_values = st.recursive(json_scalars, lambda inner: st.lists(inner, max_size=
 json_objects = st.dictionaries(texts, json_values, max_size=3)
 dimension_sets = st.lists(st.sampled_from(DIMENSIONS), unique=True).map(tuple)
 
+score_details = st.builds(
+    ScoreDetails, pool_references=st.none() | st.lists(texts, max_size=3).map(tuple),
+    d1=st.none() | json_objects, d2=st.none() | json_objects, d3=st.none() | json_objects,
+    caap=st.none() | json_objects)
+
 samples = st.builds(
     SampleResult, parsed=st.booleans(), refusal=st.booleans(),
     violations=st.lists(texts, max_size=3).map(tuple),
@@ -367,7 +388,7 @@ def items_of(draw: st.DrawFn, model: str, strategy: str, method: str) -> list[It
             absent_dimensions=draw(st.dictionaries(st.sampled_from(DIMENSIONS), texts)),
             level_score=draw(unit), level_score_with_d5=draw(unit),
             missing_dimensions=draw(dimension_sets), tpv=draw(nonneg),
-            api_per_valid=draw(nonneg), d5_valid=draw(count), details=draw(json_objects),
+            api_per_valid=draw(nonneg), d5_valid=draw(count), details=draw(score_details),
         ))
     return out
 

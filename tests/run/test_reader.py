@@ -20,12 +20,8 @@ from typing import Any
 import pytest
 
 from pytest_graphinstruct.run.aggregate import build_cell, cell_point, with_pareto
-from pytest_graphinstruct.run.reader import (
-    RELEASE_SOURCE,
-    parse_report,
-    read_cells,
-    read_report,
-)
+from pytest_graphinstruct.run.migrations import RELEASE_SOURCE
+from pytest_graphinstruct.run.reader import parse_report, read_cells, read_report
 from pytest_graphinstruct.run.results import (
     PREVIOUS_SCHEMA,
     SCHEMA,
@@ -457,14 +453,19 @@ MALFORMED: dict[str, tuple[Any, str]] = {
     "v2 missing cells": ({"schema": SCHEMA}, "missing field 'cells'"),
     "v2 cells not a list": ({"schema": SCHEMA, "cells": 7}, "malformed"),
     "v2 TPV a string": (_v2_with(("cells", 0, "summary", "tpv"), "cheap"),
-                        "summary.tpv is not a finite number: 'cheap'"),
-    "v2 negative TPV": (_v2_with(("cells", 0, "summary", "tpv"), -3), "summary.tpv is negative"),
+                        "cells[0].summary.tpv: is not a finite number: 'cheap'"),
+    "v2 negative TPV": (_v2_with(("cells", 0, "summary", "tpv"), -3),
+                        "cells[0].summary.tpv: -3 is below 0"),
     "v2 S_total a list": (_v2_with(("cells", 0, "summary", "s_total_renormalized"), [1]),
-                          "summary.s_total_renormalized is not a finite number"),
+                          "summary.s_total_renormalized: is not a finite number"),
     "v2 level score a string": (_v2_with(("cells", 0, "per_instruction", 0, "level_score"), "x"),
-                                "L2-000: level_score is not a finite number"),
+                                "per_instruction[0].level_score: is not a finite number"),
+    "v2 level score above 1": (_v2_with(("cells", 0, "per_instruction", 0, "level_score"), 1.5),
+                               "per_instruction[0].level_score: 1.5 is above 1"),
+    "v2 unknown field": (_v2_with(("cells", 0, "summary", "bonus"), 1),
+                         "cells[0].summary: unknown field 'bonus'"),
     "v2 unknown outcome": (_v2_with(("cells", 0, "per_instruction", 0, "outcome"), "boom"),
-                           "unknown outcome 'boom'"),
+                           "per_instruction[0].outcome: expected one of 'passed'"),
     "unknown schema": ({"schema": "graphinstruct-report/9", "cells": []},
                        "unknown report schema 'graphinstruct-report/9'"),
     "v1 score report without metadata": ({"schema": PREVIOUS_SCHEMA, "per_instruction": []},

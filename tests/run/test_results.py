@@ -128,8 +128,10 @@ def test_items_in_order() -> None:
         ([], "(schema: 'list')"),
         ({"schema": SCHEMA}, "missing field 'cells'"),
         ({"schema": SCHEMA, "cells": [{}]}, "missing field 'metadata'"),
-        ({"schema": SCHEMA, "cells": 3}, "TypeError"),
-        ({"schema": SCHEMA, "cells": [{"metadata": [], "summary": {}}]}, "AttributeError"),
+        ({"schema": SCHEMA, "cells": 3}, "at cells: expected an array, got a number 3"),
+        ({"schema": SCHEMA, "cells": [{"metadata": [], "summary": {}}]},
+         "at cells[0].metadata: expected an object, got an array []"),
+        ({"schema": SCHEMA, "cells": [], "extra": 1}, "unknown field 'extra'"),
     ],
 )
 def test_from_json_errors_are_one_line_report_errors(data: Any, fragment: str) -> None:
@@ -143,7 +145,9 @@ def test_from_json_errors_are_one_line_report_errors(data: Any, fragment: str) -
 def test_a_bad_outcome_in_a_report_is_a_report_error() -> None:
     data = report(item("L0-000")).to_json()
     data["cells"][0]["per_instruction"][0]["outcome"] = "crashed"
-    with pytest.raises(ReportError, match="unknown outcome 'crashed'"):
+    with pytest.raises(ReportError, match=r"per_instruction\[0\]\.outcome: expected one of "
+                                          r"'passed', 'failed', 'error', 'skipped', got a "
+                                          r"string 'crashed'"):
         RunReport.from_json(data)
 
 
@@ -168,9 +172,35 @@ def test_item_pass_share_counts_samples_without_any_violation() -> None:
 @pytest.mark.parametrize("index,count", [(1, 10**20), (0, 4), (5, 4), (1, 100_001)])
 def test_a_report_with_an_impossible_shard_is_refused(index: int, count: int) -> None:
     # a shard count read from a file bounds what merge builds (the list of missing shards)
-    with pytest.raises(ValueError, match=f"shard {index}/{count} is impossible"):
+    with pytest.raises(ValueError, match=f"shard {index}/{count} is impossible|index: 0 is "
+                                         "below 1"):
         ShardSelection.from_json({"index": index, "count": count})
 
 
 def test_the_largest_shard_count_reads() -> None:
     assert ShardSelection.from_json({"index": 3, "count": 100_000}).count == 100_000
+
+
+def test_the_schema_vocabularies_agree_with_their_sources() -> None:
+    from typing import get_args
+
+    from pytest_graphinstruct.models.recorded import PROBLEM_KINDS
+    from pytest_graphinstruct.run.results import ProblemKind
+    from pytest_graphinstruct.vocab import METHOD_BASELINE, METHOD_CONSTRAINED, METHODS, MethodName
+
+    assert get_args(ProblemKind) == tuple(PROBLEM_KINDS)
+    assert set(get_args(MethodName)) == {METHOD_BASELINE, METHOD_CONSTRAINED, *METHODS}
+
+
+def test_a_replay_check_reads_back_and_a_wrong_total_is_refused() -> None:
+    from pytest_graphinstruct.models.recorded import RecordProblem, ReplayCheck
+    from pytest_graphinstruct.run.results import RunInfo
+
+    check = ReplayCheck("r.jsonl", 5, 3, 0, {"duplicate": 1, "malformed": 1},
+                        (RecordProblem(2, "malformed", None, "not JSON"),))
+    info = RunInfo(replay_problems=check)
+    assert RunInfo.from_json(json.loads(json.dumps(info.to_json()))) == info
+    data = info.to_json()
+    data["replay_problems"]["total"] = 7
+    with pytest.raises(ValueError, match="replay_problems: total 7 is not the sum of by_kind"):
+        RunInfo.from_json(data)

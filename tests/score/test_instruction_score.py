@@ -83,11 +83,12 @@ def test_pools_feed_d1_mmd_and_d3_references() -> None:
              for g in answers]
     with_pools = score_instruction(inst, [Answer(text=t, usage=USAGE) for t in texts],
                                    [V.verify(inst, t) for t in texts], pools)
-    assert with_pools.details["d1"]["formula"] == "distribution"
-    assert len(with_pools.details["pool_references"]) == 3
+    assert with_pools.details.d1 is not None and with_pools.details.d1["formula"] == "distribution"
+    assert with_pools.details.pool_references is not None
+    assert len(with_pools.details.pool_references) == 3
     without = run(inst, texts)
-    assert without.details["d1"]["formula"] == "constraint"
-    assert "pool_references" not in without.details
+    assert without.details.d1 is not None and without.details.d1["formula"] == "constraint"
+    assert without.details.pool_references is None
     # D3 takes the closest reference, so more yardsticks never lower it
     assert with_pools.dimensions["D3"] is not None and without.dimensions["D3"] is not None
     assert with_pools.dimensions["D3"] >= without.dimensions["D3"] - 1e-12

@@ -165,7 +165,8 @@ def _sample(s: SampleResult, drawn: bool, inst: Instruction | None,
         "tokens": [s.input_tokens, s.output_tokens], "calls": s.api_calls,
         "violations": list(s.violations), "derived": list(s.derived_violations),
         "verdicts": [{"constraint": d.constraint, "category": d.category, "gap": _r(d.gap),
-                      "expected": d.expected, "observed": d.observed, "where": dict(d.where)}
+                      "expected": d.expected, "observed": d.observed,
+                      "where": d.where.to_json()}
                      for d in s.violation_details],
         "steps": [{"round": x.round, "source": x.source, "temperature": x.temperature,
                    "tokens": [x.input_tokens, x.output_tokens], "calls": x.calls,

@@ -11,7 +11,7 @@ the answer's text.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
@@ -20,6 +20,7 @@ import networkx as nx
 from pytest_graphinstruct.graphs.model import ParsedGraph
 from pytest_graphinstruct.graphs.parse import parse_answer
 from pytest_graphinstruct.run.results import RAW_ANSWER_LIMIT
+from pytest_graphinstruct.verify.locus import Locus
 
 MAX_NODES = 60
 """The largest graph (in nodes) the report draws."""
@@ -31,9 +32,6 @@ LABEL_LIMIT = 24
 """Characters of a node id shown in a drawing (longer ids end with ``…``)."""
 
 _CUT_MARK = "more characters cut]"  # the line run.results.bounded_answer ends a cut answer with
-_NOT_NODES = frozenset({"count", "degrees", "component_sizes", "components",
-                        "component_sides"})  # numbers, or groups that say nothing is wrong
-# with one node (a disconnected graph's components are its whole node set)
 
 
 @dataclass(frozen=True)
@@ -66,28 +64,20 @@ class Omitted:
         return {"omitted": self.reason}
 
 
-def loci(wheres: Iterable[Mapping[str, Any]]) -> tuple[set[str], set[tuple[str, str]]]:
-    """The node ids and edges ``(u, v)`` named by verdict loci (``where``): lists of pairs are
-    edges (their endpoints are marked too), lists of ids are nodes; counts, degrees and
-    component lists mark nothing."""
+def loci(wheres: Iterable[Locus]) -> tuple[set[str], set[tuple[str, str]]]:
+    """The node ids and edges ``(u, v)`` named by verdict loci (``where``); an edge's endpoints
+    are marked too.  Counts, degrees and node groups (components) mark nothing."""
     nodes: set[str] = set()
     edges: set[tuple[str, str]] = set()
     for where in wheres:
-        for key, value in where.items():
-            if key in _NOT_NODES or not isinstance(value, list):
-                continue
-            for entry in value:
-                if isinstance(entry, list) and len(entry) == 2 and all(
-                        _scalar(x) for x in entry):
-                    u, v = str(entry[0]), str(entry[1])
-                    edges.add((u, v))
-                    nodes.update((u, v))
-                elif _scalar(entry):
-                    nodes.add(str(entry))
+        nodes.update(map(str, where.nodes))
+        for u, v in where.edges:
+            edges.add((str(u), str(v)))
+            nodes.update((str(u), str(v)))
     return nodes, edges
 
 
-def draw(raw_answer: str | None, wheres: Iterable[Mapping[str, Any]] = (), *,
+def draw(raw_answer: str | None, wheres: Iterable[Locus] = (), *,
          base: ParsedGraph | None = None) -> Drawing | Omitted:
     """The drawing of ``raw_answer`` with the loci of ``wheres`` marked, or why there is none.
 
@@ -123,10 +113,6 @@ def draw(raw_answer: str | None, wheres: Iterable[Mapping[str, Any]] = (), *,
     marked_nodes = tuple(k for k, v in enumerate(order) if str(v) in marked_ids)
     return Drawing(g.is_directed(), tuple(_label(str(v)) for v in order), xy,
                    tuple(edge_list), marked_nodes, marked_edges, tuple(sorted(set(loops))))
-
-
-def _scalar(x: Any) -> bool:
-    return isinstance(x, str | int) and not isinstance(x, bool)
 
 
 def _label(text: str) -> str:
