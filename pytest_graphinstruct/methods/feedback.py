@@ -28,7 +28,7 @@ from typing import Any
 import networkx as nx
 
 from pytest_graphinstruct.methods.priors import prior
-from pytest_graphinstruct.prompts.texts import render_section
+from pytest_graphinstruct.prompts.texts import PACKAGED, TemplateSet
 from pytest_graphinstruct.suite.instruction import Instruction
 from pytest_graphinstruct.verify.tasks.diff import EditDiff, edit_distance
 from pytest_graphinstruct.verify.verdict import CATEGORIES, Source, Verdict, Verification
@@ -54,12 +54,14 @@ _HINTS: Mapping[tuple[str, str], str] = {
 }
 
 def feedback(verification: Verification, level: str, *,
-             instruction: Instruction | None = None) -> str:
+             instruction: Instruction | None = None,
+             templates: TemplateSet = PACKAGED) -> str:
     """The feedback text for one verified answer at granularity ``level`` (``""`` when it
-    passes).  With the ``instruction`` of an L4 item whose domain has a prior
-    (:mod:`.priors`), fine feedback adds the domain-baseline comparison: each of the answer's
-    average degree, clustering and density that lies outside the prior's band (a hint, not a
-    scored constraint, so it never keeps a passing answer iterating).
+    passes), worded by ``templates`` (the run's prompt texts).  With the ``instruction`` of an
+    L4 item whose domain has a prior (:mod:`.priors`), fine feedback adds the domain-baseline
+    comparison: each of the answer's average degree, clustering and density that lies outside
+    the prior's band (a hint, not a scored constraint, so it never keeps a passing answer
+    iterating).
 
     Raises:
         ValueError: ``level`` is not one of :data:`FEEDBACK_LEVELS`.
@@ -71,10 +73,10 @@ def feedback(verification: Verification, level: str, *,
     if not violations:
         return ""
     if level == "none":
-        return render_section("feedback", "none")
+        return templates.render_section("feedback", "none")
     if not verification.parse.parsed:
         why = verification.parse.reason or "no graph found"
-        return render_section("feedback", "unreadable", why=_cut(why, 200))
+        return templates.render_section("feedback", "unreadable", why=_cut(why, 200))
     ordered = sorted(violations, key=lambda v: _rank(v.category))
     if level == "coarse":
         groups: dict[str, list[str]] = {}
@@ -83,7 +85,7 @@ def feedback(verification: Verification, level: str, *,
             if v.key not in keys:
                 keys.append(v.key)
         listed = "; ".join(f"{cat} ({', '.join(keys)})" for cat, keys in groups.items())
-        return render_section("feedback", "coarse", listed=listed)
+        return templates.render_section("feedback", "coarse", listed=listed)
     lines = [_bullet(v) for v in ordered]
     graph = verification.parse.graph
     if instruction is not None and instruction.level == 4 and graph:
@@ -97,8 +99,8 @@ def feedback(verification: Verification, level: str, *,
     state: list[str] = []
     if instruction is not None and instruction.base is not None and graph is not None:
         state = _edit_state(verification, edit_distance(instruction.base, graph))
-    return "\n".join([*state, render_section("feedback", "fine_header"), *bullets,
-                      render_section("feedback", "fine_closing")])
+    return "\n".join([*state, templates.render_section("feedback", "fine_header"), *bullets,
+                      templates.render_section("feedback", "fine_closing")])
 
 
 def _edit_state(verification: Verification, diff: EditDiff) -> list[str]:

@@ -34,7 +34,8 @@ class Vgig:
         return vgig_chain(prompt, ask, grade, chain=chain, feasible=instruction.feasible,
                           rounds=context.rounds_of(spec),
                           feedback_level=context.feedback_of(spec),
-                          temperature=base_temperature(context), instruction=instruction)
+                          temperature=base_temperature(context), instruction=instruction,
+                          templates=context.templates)
 
     def settings(self, spec: MethodSpec, context: MethodContext) -> Mapping[str, object]:
         """Chains, rounds, base temperature and feedback (and CAAP's table and tiers)."""
