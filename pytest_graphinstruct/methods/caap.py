@@ -354,7 +354,7 @@ def domain_prior(instruction: Instruction, templates: TemplateSet = PACKAGED) ->
     if domain is None:
         c = instruction.first("domain")
         domain = str(c.value) if c is not None else None
-    return render_prior(domain, instruction.num_nodes)
+    return render_prior(domain, instruction.num_nodes, templates)
 
 
 _EXTRA_TEXT: Final = MappingProxyType({
