@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import TypeVar
 
 from pytest_graphinstruct.errors import GraphInstructError
-from pytest_graphinstruct.methods.registry import method_of, parse_method
+from pytest_graphinstruct.methods.registry import CONSTRAINED_METHOD, method_of, parse_method
 from pytest_graphinstruct.methods.spec import ROUNDS_MARK, MethodContext, MethodSpec
 from pytest_graphinstruct.models.base import DecodingParams
 from pytest_graphinstruct.options import (
@@ -31,10 +31,7 @@ from pytest_graphinstruct.options import (
 from pytest_graphinstruct.prompts.texts import PACKAGED, TemplateSet
 from pytest_graphinstruct.run.results import cell_label
 from pytest_graphinstruct.run.shard import Shard, parse_shard
-from pytest_graphinstruct.vocab import (
-    METHOD_BASELINE,
-    METHOD_CONSTRAINED,
-)
+from pytest_graphinstruct.vocab import METHOD_BASELINE
 
 
 @dataclass(frozen=True)
@@ -209,7 +206,7 @@ def run_config(values: OptionValues, *, rootdir: Path) -> RunConfig | None:
     # With --gi-constrained every baseline cell gets a constrained twin right after it.
     if constrained:
         methods = tuple(x for m in methods for x in (
-            (m, METHOD_CONSTRAINED) if m == METHOD_BASELINE else (m,)))
+            (m, CONSTRAINED_METHOD) if m == METHOD_BASELINE else (m,)))
     # CAAP chooses the strategy per instruction: its cells are made once per model (with the
     # first strategy in the label), not once per strategy.
     first = strategies[0]

@@ -33,7 +33,6 @@ from pytest_graphinstruct.run.tally import AnswerTally, ProgressCounts
 from pytest_graphinstruct.suite.instruction import Instruction
 from pytest_graphinstruct.suite.loader import Suite, load_suite
 from pytest_graphinstruct.verify.verifier import Verifier
-from pytest_graphinstruct.vocab import METHOD_CONSTRAINED
 
 if TYPE_CHECKING:
     from pytest_graphinstruct.methods.caap import CaapDecision
@@ -257,7 +256,7 @@ class BenchmarkSession:
 
             messages = augment(messages, decision)
         extra: tuple[tuple[str, Any], ...] = ()
-        if cell.method == METHOD_CONSTRAINED:
+        if method_of(cell.spec).constrained:
             fmt = resolve_format(self.config.constrained_format, cell.model)
             extra = request_extra(fmt, instruction.level)
         return Request(model=cell.model, messages=messages, params=self.config.params,
@@ -577,7 +576,7 @@ def cell_metadata(config: RunConfig, cell: Cell, *, partial: bool = False,
     return CellMetadata(
         model=cell.model, strategy=cell.strategy, method=cell.method, tool=TOOL,
         constraint=(resolve_format(config.constrained_format, cell.model)
-                    if cell.method == METHOD_CONSTRAINED else None),
+                    if method_of(cell.spec).constrained else None),
         model_info=(model_info or {}).get(cell.model), suite=str(config.suite),
         levels=config.levels,
         samples_per_instruction=config.chains if _method(cell) else config.samples,

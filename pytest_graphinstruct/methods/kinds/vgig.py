@@ -21,6 +21,7 @@ class Vgig:
 
     selectable: Final = True
     iterative: Final = True
+    constrained: Final = False
     feedback: bool
 
     def __init__(self, name: str, *, caap: bool, feedback: bool) -> None:
