@@ -36,8 +36,36 @@ from pytest_graphinstruct.options import (
     DEFAULT_MAX_REGRESSION,
     DEFAULT_STORE_DIR,
     OPTION_BY_DEST,
-    OptionValues,
+    CliArgument,
+    add_arguments,
+    cli_values,
     parse_levels,
+)
+
+# The run options a command takes, made from their rows of options.OPTIONS (the help is the
+# command's own where it says more, or less, than the --gi-* option's).
+SCORE_ARGUMENTS = (
+    CliArgument("suite", "suite directory (level_<L>.json files)", required=True),
+    CliArgument("replay", "raw-generation JSONL file", flag="--responses", required=True),
+    CliArgument("report", "where to write the JSON report", required=True),
+    CliArgument("levels", "comma list of levels to score, e.g. 0,2"),
+)
+SCORE_POOLS = CliArgument("pools", "reference pools for D1's MMD, D3 and L4 domain fit "
+                          "(default: ./references/pools when present, as in the plugin; "
+                          "'none': off)")
+GATE_ARGUMENTS = (
+    CliArgument("baseline", "the baseline report"),
+    CliArgument("baseline_cell", "compare every cell with this baseline cell (on purpose "
+                "across cells)"),
+    CliArgument("max_regression", "allowed real drop of a level's quality (default "
+                f"{DEFAULT_MAX_REGRESSION:g})"),
+    CliArgument("fail_under", "fail a cell whose S_total over the levels run is below this"),
+    CliArgument("max_error_rate", "allowed share of items without an answer (default "
+                f"{DEFAULT_MAX_ERROR_RATE:g})"),
+    CliArgument("markdown", "write the Markdown summary here (also appended to "
+                "$GITHUB_STEP_SUMMARY when set)", metavar="FILE"),
+    CliArgument("strict", "also fail on items that newly fail and on anything of the "
+                "baseline not compared"),
 )
 
 
@@ -46,16 +74,11 @@ def _parser() -> argparse.ArgumentParser:
                                 description="GraphInstruct benchmark tools.")
     sub = p.add_subparsers(dest="command", required=True)
     s = sub.add_parser("score", help="verify and score recorded answers against a suite")
-    s.add_argument("--suite", required=True, help="suite directory (level_<L>.json files)")
-    s.add_argument("--responses", required=True, help="raw-generation JSONL file")
-    s.add_argument("--report", required=True, help="where to write the JSON report")
-    s.add_argument("--levels", default=None, help="comma list of levels to score, e.g. 0,2")
+    add_arguments(s, SCORE_ARGUMENTS)
     s.add_argument("--max-nodes", type=int, default=None, help="parser node limit")
     s.add_argument("--max-edges", type=int, default=None, help="parser edge limit")
     s.add_argument("--max-chars", type=int, default=None, help="parser answer-length limit")
-    s.add_argument("--pools", default=None, help="reference pools for D1's MMD, D3 and L4 "
-                   "domain fit (default: ./references/pools when present, as in the plugin; "
-                   "'none': off)")
+    add_arguments(s, (SCORE_POOLS,))
     e = sub.add_parser("export-cache",
                        help="write cached answers in the raw-generation JSONL format")
     e.add_argument("--cache", default=DEFAULT_CACHE_DIR,
@@ -77,10 +100,10 @@ def _parser() -> argparse.ArgumentParser:
                     "(overrides --cell for that side)")
     co.add_argument("--candidate-cell", default=None, help="cell label of the candidate "
                     "(overrides --cell for that side)")
-    co.add_argument("--max-regression", type=float, default=None, help="verdict threshold: a "
-                    "level regressed (improved) when its mean change is below -DELTA (above "
-                    "+DELTA) and the whole 95%% CI is below (above) 0 (default "
-                    f"{DEFAULT_MAX_REGRESSION:g}, as --gi-max-regression)")
+    add_arguments(co, (CliArgument("max_regression", "verdict threshold: a level regressed "
+                                   "(improved) when its mean change is below -DELTA (above "
+                                   "+DELTA) and the whole 95%% CI is below (above) 0 (default "
+                                   f"{DEFAULT_MAX_REGRESSION:g}, as --gi-max-regression)"),))
     co.add_argument("--fail-on-regression", action="store_true", help="exit status 1 when the "
                     "verdict is regression")
     sh = sub.add_parser("show", help="one item of a report: cell, outcome, per-sample parse "
@@ -148,8 +171,8 @@ def _add_plan_command(sub: Any) -> None:
                     "gated runs (default: the report's)")
     pl.add_argument("--drop", type=float, default=None, help="a drop to detect: print the "
                     "samples per instruction and the instructions it needs")
-    pl.add_argument("--max-regression", type=float, default=None, help="the gate's allowed "
-                    f"drop (default {DEFAULT_MAX_REGRESSION:g}, as --gi-max-regression)")
+    add_arguments(pl, (CliArgument("max_regression", "the gate's allowed drop (default "
+                                   f"{DEFAULT_MAX_REGRESSION:g}, as --gi-max-regression)"),))
     pl.add_argument("--suite", default=None, help="suite directory: clusters for instructions "
                     "the report records none for")
 
@@ -178,21 +201,7 @@ def _add_ci_commands(sub: Any) -> None:
     ga = sub.add_parser("gate", help="apply the gates to a saved report: exit 0 when all pass, "
                         "1 when one fails, 2 on bad input")
     ga.add_argument("report", help="a report file (e.g. merged shards)")
-    ga.add_argument("--baseline", default=None, help="the baseline report")
-    ga.add_argument("--baseline-cell", default=None, help="compare every cell with this "
-                    "baseline cell (on purpose across cells)")
-    ga.add_argument("--max-regression", type=float, default=None,
-                    help=f"allowed real drop of a level's quality (default "
-                    f"{DEFAULT_MAX_REGRESSION:g})")
-    ga.add_argument("--fail-under", type=float, default=None,
-                    help="fail a cell whose S_total over the levels run is below this")
-    ga.add_argument("--max-error-rate", type=float, default=DEFAULT_MAX_ERROR_RATE,
-                    help=f"allowed share of items without an answer (default "
-                    f"{DEFAULT_MAX_ERROR_RATE:g})")
-    ga.add_argument("--markdown", default=None, metavar="FILE", help="write the Markdown "
-                    "summary here (also appended to $GITHUB_STEP_SUMMARY when set)")
-    ga.add_argument("--strict", action="store_true", help="also fail on items that newly fail "
-                    "and on anything of the baseline not compared")
+    add_arguments(ga, GATE_ARGUMENTS)
 
 
 def _merge(args: argparse.Namespace) -> int:
@@ -266,8 +275,8 @@ def _add_runs_command(sub: Any) -> None:
     cp.add_argument("a", help="run A: a number (3, 0003), latest, -1, -2, ... or a report file")
     cp.add_argument("b", help="run B, as A")
     cp.add_argument("--store", default=DEFAULT_STORE_DIR, metavar="DIR", help=store_help)
-    cp.add_argument("--max-regression", type=float, default=None, help="verdict threshold, as "
-                    f"in compare (default {DEFAULT_MAX_REGRESSION:g})")
+    add_arguments(cp, (CliArgument("max_regression", "verdict threshold, as in compare "
+                                   f"(default {DEFAULT_MAX_REGRESSION:g})"),))
     cp.add_argument("--fail-on-regression", action="store_true", help="exit status 1 when "
                     "the verdict of any shared cell is regression (default: 0 for any "
                     "comparison; 2 for an error)")
@@ -519,7 +528,7 @@ def _score(args: argparse.Namespace) -> int:
         limits = Limits(**overrides)
     except ValueError as exc:
         raise GraphInstructError(str(exc)) from None
-    suite, responses = Path(args.suite).expanduser(), Path(args.responses).expanduser()
+    suite, responses = Path(args.suite).expanduser(), Path(args.replay).expanduser()
     if not suite.is_dir() or not any(suite.glob("level_*.json")):
         raise GraphInstructError(f"suite not found: {suite} (--suite needs a directory with "
                                  "level_<L>.json files)")
@@ -528,8 +537,7 @@ def _score(args: argparse.Namespace) -> int:
     levels = _levels(args.levels)
     if args.pools and args.pools.strip().lower() != "none" and not Path(args.pools).is_dir():
         raise GraphInstructError(f"--pools directory not found: {args.pools}")
-    values = OptionValues({"replay": responses, "suite": suite, "pools": args.pools,
-                           "levels": levels, "no_cache": True})
+    values = cli_values(args, (*SCORE_ARGUMENTS, SCORE_POOLS), levels=levels, no_cache=True)
     run = run_config(values, rootdir=Path.cwd())
     assert run is not None  # a replay file was given
     scored = score_recorded(run, limits=limits, rootdir=Path.cwd())

@@ -3,9 +3,11 @@
 Each row holds the option's name, kind (how its text is read), default, bounds or choices,
 whether it has an ini key, and its help.  From :data:`OPTIONS` are made the pytest options and
 ini keys (``plugin.pytest_addoption``), the values the plugin reads (``plugin.raw_options``) and
-their validation (:class:`OptionValues`, read by ``run.config``); the command line hands typed
-values to the same :class:`OptionValues`.  The defaults the rest of the package shares
-(timeouts, the API key's variable, concurrency, …) are defined here too, once.
+their validation (:class:`OptionValues`, read by ``run.config``); the command line's run
+arguments are made from the same rows (:class:`CliArgument`, :func:`add_arguments`) and hand
+their typed values to the same :class:`OptionValues` (:func:`cli_values`).  The defaults the
+rest of the package shares (timeouts, the API key's variable, concurrency, …) are defined here
+too, once.
 
 Like :mod:`pytest_graphinstruct.vocab`, this module is plain data: it imports nothing of the
 package but the vocabulary and the error type, so the pytest entry point stays cheap to import.
@@ -17,10 +19,13 @@ import math
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Final, Literal
+from typing import TYPE_CHECKING, Final, Literal
 
 from pytest_graphinstruct.errors import GraphInstructError
 from pytest_graphinstruct.vocab import FEEDBACK_LEVELS, LEVELS, PASS_RULES, STRATEGIES
+
+if TYPE_CHECKING:
+    import argparse
 
 # -- shared defaults (each defined once) -------------------------------------------------------
 
@@ -411,3 +416,58 @@ class OptionValues:
 
     def flag(self, dest: str) -> bool:
         return bool(self._read(dest, ("flag",)))
+
+
+# -- the command line's run arguments ----------------------------------------------------------
+
+@dataclass(frozen=True)
+class CliArgument:
+    """A command's argument made from the row of ``dest``: its dest, type, default and choices
+    are the row's; its flag (``--<row name>``), help (the row's) and metavar may be the
+    command's own."""
+
+    dest: str
+    help: str | None = None  #: the command's own help (``None``: the row's)
+    flag: str = ""  #: the command's flag (default ``--`` and the row's name)
+    required: bool = False
+    metavar: str | None = None  #: default: the flag's name in capitals (argparse's way)
+
+    @property
+    def option(self) -> Option:
+        return OPTION_BY_DEST[self.dest]
+
+    @property
+    def cli_flag(self) -> str:
+        return self.flag or f"--{self.option.name}"
+
+
+_ARGUMENT_TYPES: Final[Mapping[Kind, type[int] | type[float]]] = {
+    "integer": int, "number": float}
+"""Kinds argparse converts (any other stays the text given, read by the row)."""
+
+
+def add_arguments(parser: argparse.ArgumentParser, arguments: Iterable[CliArgument]) -> None:
+    """Add each of ``arguments`` to ``parser`` as its row says (a flag: ``store_true``; an
+    integer or number: converted by argparse; a choice: its choices; the row's default)."""
+    for arg in arguments:
+        option = arg.option
+        text = option.help.replace("%", "%%") if arg.help is None else arg.help
+        if option.kind == "flag":
+            parser.add_argument(arg.cli_flag, dest=option.dest, action="store_true", help=text)
+            continue
+        metavar = arg.metavar
+        if metavar is None and option.kind != "choice":
+            metavar = arg.cli_flag.lstrip("-").upper().replace("-", "_")
+        parser.add_argument(arg.cli_flag, dest=option.dest, default=option.default,
+                            type=_ARGUMENT_TYPES.get(option.kind, str),
+                            choices=option.choices if option.kind == "choice" else None,
+                            required=arg.required,
+                            metavar=metavar, help=text)
+
+
+def cli_values(args: argparse.Namespace, arguments: Iterable[CliArgument],
+               **fixed: object) -> OptionValues:
+    """The :class:`OptionValues` of a command's parsed ``arguments``, with ``fixed`` values
+    (by dest) over them."""
+    given: dict[str, object] = {arg.dest: getattr(args, arg.dest) for arg in arguments}
+    return OptionValues({**given, **fixed})

@@ -173,3 +173,31 @@ def test_a_new_row_is_a_new_option() -> None:
     assert row.parse(None) == 3 and row.parse("5") == 5
     with pytest.raises(GraphInstructError, match="--gi-max-widgets must be >= 1"):
         row.parse("0")
+
+
+def test_a_command_line_argument_is_made_from_its_row() -> None:
+    import argparse
+
+    from pytest_graphinstruct.options import CliArgument, add_arguments, cli_values
+
+    parser = argparse.ArgumentParser()
+    add_arguments(parser, (CliArgument("concurrency"), CliArgument("pass_rule"),
+                           CliArgument("replay", "answers file", flag="--responses",
+                                       required=True),
+                           CliArgument("strict")))
+    actions = {a.dest: a for a in parser._actions}
+    row = OPTION_BY_DEST["concurrency"]
+    assert (actions["concurrency"].option_strings, actions["concurrency"].type,
+            actions["concurrency"].default, actions["concurrency"].help) == (
+        ["--concurrency"], int, DEFAULT_CONCURRENCY, row.help)
+    assert actions["pass_rule"].choices == OPTION_BY_DEST["pass_rule"].choices
+    assert actions["replay"].option_strings == ["--responses"] and actions["replay"].required
+    assert actions["replay"].metavar == "RESPONSES" and actions["replay"].help == "answers file"
+    args = parser.parse_args(["--responses", "a.jsonl", "--concurrency", "4", "--strict"])
+    values = cli_values(args, (CliArgument("concurrency"), CliArgument("replay"),
+                               CliArgument("strict")), no_cache=True)
+    assert values.integer("concurrency") == 4 and values.path("replay") == Path("a.jsonl")
+    assert values.flag("strict") and values.flag("no_cache")
+    with pytest.raises(GraphInstructError, match="--gi-concurrency must be >= 1"):
+        cli_values(parser.parse_args(["--responses", "a", "--concurrency", "0"]),
+                   (CliArgument("concurrency"),)).integer("concurrency")

@@ -36,7 +36,7 @@ from typing import Any, Final, NamedTuple
 from pytest_graphinstruct.answers import Message
 from pytest_graphinstruct.errors import GraphInstructError
 from pytest_graphinstruct.methods.priors import render_prior
-from pytest_graphinstruct.prompts.texts import render_section
+from pytest_graphinstruct.prompts.texts import PACKAGED, TemplateSet
 from pytest_graphinstruct.suite.instruction import Instruction
 from pytest_graphinstruct.vocab import STRATEGIES
 
@@ -307,12 +307,13 @@ def row_of(instruction: Instruction, table: CaapTable | None = None) -> str:
 
 
 def select(instruction: Instruction, model: str, *, tiers: Mapping[str, str] | None = None,
-           table: CaapTable | None = None) -> CaapDecision:
+           table: CaapTable | None = None, templates: TemplateSet = PACKAGED) -> CaapDecision:
     """CAAP's strategy and extras for ``instruction`` answered by ``model``.
 
     Args:
         tiers: the user's ``{model: tier}`` additions and overrides (see :func:`model_tier`).
         table: a decision table (default: the packaged one).
+        templates: the run's prompt texts, which word the extras (default: the packaged ones).
 
     Raises:
         CaapTableError: ``tiers`` names something that is not a tier.
@@ -321,39 +322,39 @@ def select(instruction: Instruction, model: str, *, tiers: Mapping[str, str] | N
     cell = Cell(row_of(instruction, table), model_tier(model, tiers, table=table))
     rule = table.rules[cell]
     extras = tuple((name, text) for name in rule.extras
-                   if (text := _EXTRA_TEXT[name](instruction)))
+                   if (text := _EXTRA_TEXT[name](instruction, templates)))
     return CaapDecision(rule.strategy, extras, rule.rationale, cell)
 
 
-def checklist(instruction: Instruction) -> str:
+def checklist(instruction: Instruction, templates: TemplateSet = PACKAGED) -> str:
     """The explicit constraints as a numbered checklist ending with a request to count; ``''``
     when there are none."""
     if not instruction.explicit:
         return ""
     items = [f"{i}. [ ] {c.text}" for i, c in enumerate(instruction.explicit, 1)]
-    return "\n".join([render_section("caap_extras", "checklist_header"), *items,
-                      render_section("caap_extras", "checklist_footer")])
+    return "\n".join([templates.render_section("caap_extras", "checklist_header"), *items,
+                      templates.render_section("caap_extras", "checklist_footer")])
 
 
-def formulas(instruction: Instruction) -> str:
+def formulas(instruction: Instruction, templates: TemplateSet = PACKAGED) -> str:
     """How each numeric property the explicit constraints name is computed (one bullet each,
     in a fixed order); ``''`` when none is named."""
     keys = {c.key for c in instruction.explicit}
-    bullets = [f"- {label}: {render_section('caap_extras', key)}" for key, label in _FORMULAS
-               if key in keys]
+    bullets = [f"- {label}: {templates.render_section('caap_extras', key)}"
+               for key, label in _FORMULAS if key in keys]
     if not bullets:
         return ""
-    return "\n".join([render_section("caap_extras", "formulas_header"), *bullets])
+    return "\n".join([templates.render_section("caap_extras", "formulas_header"), *bullets])
 
 
-def domain_prior(instruction: Instruction) -> str:
+def domain_prior(instruction: Instruction, templates: TemplateSet = PACKAGED) -> str:
     """The rendered prior of the instruction's domain (the ``domain`` field, else a
     ``domain=`` constraint); ``''`` when it has none."""
     domain = instruction.domain
     if domain is None:
         c = instruction.first("domain")
         domain = str(c.value) if c is not None else None
-    return render_prior(domain, instruction.num_nodes)
+    return render_prior(domain, instruction.num_nodes, templates)
 
 
 _EXTRA_TEXT: Final = MappingProxyType({

@@ -29,7 +29,7 @@ from dataclasses import dataclass
 
 from pytest_graphinstruct.answers import Answer, Message
 from pytest_graphinstruct.methods.feedback import feedback
-from pytest_graphinstruct.prompts.texts import render_section
+from pytest_graphinstruct.prompts.texts import PACKAGED, TemplateSet
 from pytest_graphinstruct.score.d4 import instruction_d4
 from pytest_graphinstruct.score.domain_fit import DomainProfile
 from pytest_graphinstruct.suite.instruction import Instruction
@@ -127,12 +127,14 @@ def refine_temperature(chain_temp: float) -> float:
 
 
 def refinement_messages(prompt: Sequence[Message], previous: str, notes: str,
-                        round_no: int) -> tuple[Message, ...]:
+                        round_no: int, templates: TemplateSet = PACKAGED
+                        ) -> tuple[Message, ...]:
     """The conversation of a refinement round: the item's prompt, the previous answer as the
-    assistant's turn, then the verifier's feedback as the user's next turn."""
+    assistant's turn, then the verifier's feedback as the user's next turn (worded by
+    ``templates``, the run's prompt texts)."""
     return (*prompt, Message("assistant", previous),
-            Message("user", render_section("feedback", "refinement", round=round_no,
-                                           notes=notes)))
+            Message("user", templates.render_section("feedback", "refinement", round=round_no,
+                                                     notes=notes)))
 
 
 class _Chain:
@@ -172,9 +174,11 @@ class _Chain:
 def vgig_chain(prompt: Sequence[Message], ask: Ask, grade: Grader, *, chain: int = 0,
                feasible: bool = True, rounds: int = 3, feedback_level: str = "fine",
                temperature: float = DEFAULT_TEMPERATURE,
-               instruction: Instruction | None = None) -> ChainResult:
+               instruction: Instruction | None = None,
+               templates: TemplateSet = PACKAGED) -> ChainResult:
     """Chain ``chain`` of verification-guided iterative generation (module docstring);
-    ``instruction`` lets fine feedback compare an L4 answer with its domain's prior."""
+    ``instruction`` lets fine feedback compare an L4 answer with its domain's prior;
+    ``templates`` (the run's prompt texts) word the feedback and the refinement turn."""
     if rounds < 0 or chain < 0:
         raise ValueError("vgig needs chain >= 0 and rounds >= 0")
     prompt = tuple(prompt)
@@ -195,12 +199,14 @@ def vgig_chain(prompt: Sequence[Message], ask: Ask, grade: Grader, *, chain: int
             used = t
             continue
         parse_failures = 0
-        notes = feedback(best.verification, feedback_level, instruction=instruction)
+        notes = feedback(best.verification, feedback_level, instruction=instruction,
+                         templates=templates)
         if not notes:
             break
         assert run.best is not None  # a best grade exists
         previous = run.calls[run.best].answer.text or ""
-        run.call(refinement_messages(prompt, previous, notes, t), refine_temperature(tau), t,
+        run.call(refinement_messages(prompt, previous, notes, t, templates),
+                 refine_temperature(tau), t,
                  f"round{t}")
         used = t
     return run.result(used)

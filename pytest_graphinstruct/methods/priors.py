@@ -9,6 +9,10 @@ steer the model away from the explicit constraints it is graded on.
 The bands are the paper's.  Several of them disagree with the instructions' own bounds (social
 density 0.30–0.50 against an instruction asking for density ≤ 0.45 on 25 nodes, for instance),
 so the rendered text says that an explicit constraint wins over an expectation.
+
+The prompt's wording — its frame and each domain's motif hints (section ``hints_<domain>``) —
+is ``prompts/templates/domain_priors.txt``, rendered through the run's
+:class:`~pytest_graphinstruct.prompts.texts.TemplateSet`; this module holds the numbers.
 """
 
 from __future__ import annotations
@@ -16,6 +20,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from types import MappingProxyType
 from typing import Final, Literal
+
+from pytest_graphinstruct.prompts.texts import PACKAGED, TemplateSet
 
 DegreeDistribution = Literal["power-law", "roughly-uniform"]
 
@@ -46,7 +52,9 @@ class DomainPrior:
         avg_degree / clustering / density: expected bands (clustering is average local
             clustering, density ``nx.density``, as the verifier measures them).
         degree_distribution: qualitative shape of the degree distribution.
-        hints: one or two short motif hints, in prompt order.
+
+    Its one or two motif hints are the section ``hints_<domain>`` of
+    ``prompts/templates/domain_priors.txt``.
     """
 
     domain: str
@@ -55,37 +63,23 @@ class DomainPrior:
     clustering: Band
     density: Band
     degree_distribution: DegreeDistribution
-    hints: tuple[str, ...]
 
 
 def _prior(domain: str, deg: tuple[float, float], clu: tuple[float, float],
-           den: tuple[float, float], dist: DegreeDistribution, *hints: str) -> DomainPrior:
+           den: tuple[float, float], dist: DegreeDistribution) -> DomainPrior:
     return DomainPrior(domain, domain.replace("_", " "), Band(*deg), Band(*clu), Band(*den),
-                       dist, hints)
+                       dist)
 
 
 PRIORS: Final = MappingProxyType({p.domain: p for p in (
-    _prior("social", (4.0, 6.0), (0.40, 0.70), (0.30, 0.50), "power-law",
-           "people form tight friend circles, so many triangles",
-           "a few very well-connected people act as hubs"),
-    _prior("citation", (2.5, 4.0), (0.05, 0.25), (0.05, 0.15), "power-law",
-           "edges point from newer to older papers, so the graph is acyclic",
-           "a few seminal papers are cited by many others"),
-    _prior("biological", (2.0, 5.0), (0.10, 0.40), (0.10, 0.30), "power-law",
-           "sparse overall, with functional modules that are only weakly linked"),
-    _prior("ecological", (2.0, 4.0), (0.15, 0.35), (0.10, 0.25), "roughly-uniform",
-           "a shallow hierarchy of producers and consumers (few trophic levels)"),
-    _prior("communication", (3.0, 8.0), (0.20, 0.50), (0.30, 0.50), "power-law",
-           "a few very active hubs; interactions are bursty"),
-    _prior("infrastructure", (2.0, 4.0), (0.05, 0.20), (0.05, 0.20), "roughly-uniform",
-           "grid-like local structure",
-           "a backbone of high-betweenness links connects the regions"),
-    _prior("knowledge_graph", (2.0, 6.0), (0.05, 0.30), (0.05, 0.20), "power-law",
-           "typed, directed relations between entities",
-           "broad concepts and major entities are hubs"),
-    _prior("molecular", (1.5, 3.5), (0.00, 0.15), (0.05, 0.25), "roughly-uniform",
-           "degree is limited by valence (C at most 4, N at most 3, O at most 2)",
-           "sparse, with only small rings"),
+    _prior("social", (4.0, 6.0), (0.40, 0.70), (0.30, 0.50), "power-law"),
+    _prior("citation", (2.5, 4.0), (0.05, 0.25), (0.05, 0.15), "power-law"),
+    _prior("biological", (2.0, 5.0), (0.10, 0.40), (0.10, 0.30), "power-law"),
+    _prior("ecological", (2.0, 4.0), (0.15, 0.35), (0.10, 0.25), "roughly-uniform"),
+    _prior("communication", (3.0, 8.0), (0.20, 0.50), (0.30, 0.50), "power-law"),
+    _prior("infrastructure", (2.0, 4.0), (0.05, 0.20), (0.05, 0.20), "roughly-uniform"),
+    _prior("knowledge_graph", (2.0, 6.0), (0.05, 0.30), (0.05, 0.20), "power-law"),
+    _prior("molecular", (1.5, 3.5), (0.00, 0.15), (0.05, 0.25), "roughly-uniform"),
 )})
 """The eight priors of Tab. 10, by the suite's domain name."""
 
@@ -96,26 +90,31 @@ def prior(domain: str | None) -> DomainPrior | None:
     return PRIORS.get(domain.lower()) if domain else None
 
 
-def render_prior(domain: str | None, num_nodes: int | None) -> str:
-    """The prompt text of ``domain``'s prior, or ``''`` when the domain has no prior.
+def render_prior(domain: str | None, num_nodes: int | None,
+                 templates: TemplateSet = PACKAGED) -> str:
+    """The prompt text of ``domain``'s prior, or ``''`` when the domain has no prior, worded
+    by ``templates`` (the run's prompt texts; ``domain_priors.txt``).
 
-    The text starts ``"Domain context: {label} network ({n} nodes). Expected structural
-    properties:"`` (the size only when ``num_nodes`` is known), then one bullet each for average
-    degree, clustering, density, degree distribution and every hint, then a closing line saying
-    that explicit constraints take precedence.
+    The packaged text starts ``"Domain context: {label} network ({n} nodes). Expected
+    structural properties:"`` (the size only when ``num_nodes`` is known), then one bullet each
+    for average degree, clustering, density, degree distribution and every hint, then a
+    closing line saying that explicit constraints take precedence.
     """
     p = prior(domain)
     if p is None:
         return ""
-    size = f" ({num_nodes} nodes)" if num_nodes is not None else ""
-    lines = [
-        f"Domain context: {p.label} network{size}. Expected structural properties:",
-        f"- average degree {p.avg_degree.render(1)}",
-        f"- average clustering coefficient {p.clustering.render(2)}",
-        f"- density {p.density.render(2)}",
-        f"- degree distribution: {p.degree_distribution}",
-        *(f"- {h}" for h in p.hints),
-        "Satisfy every explicit constraint first; where an expectation above conflicts with an "
-        "explicit constraint, follow the constraint.",
-    ]
-    return "\n".join(lines)
+
+    def section(name: str, **values: object) -> str:
+        return templates.render_section("domain_priors", name, **values)
+
+    header = (section("header", label=p.label) if num_nodes is None
+              else section("header_sized", label=p.label, num_nodes=num_nodes))
+    return "\n".join([
+        header,
+        section("average_degree", band=p.avg_degree.render(1)),
+        section("clustering", band=p.clustering.render(2)),
+        section("density", band=p.density.render(2)),
+        section("degree_distribution", shape=p.degree_distribution),
+        section(f"hints_{p.domain}"),
+        section("closing"),
+    ])

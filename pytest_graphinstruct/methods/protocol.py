@@ -8,6 +8,9 @@ cell of the method is run:
   per sample (chain), through its scheduler;
 * ``caap`` methods have their prompt (strategy and extras) chosen by CAAP per instruction, so
   their cells are made once per model;
+* ``constrained`` methods send the item's prompt with a decoding constraint of the answer
+  format (:mod:`.constrained`); ``--gi-constrained`` gives every baseline cell a twin of
+  that method (:data:`~.registry.CONSTRAINED_METHOD`);
 * a method that is not ``selectable`` cannot be named in ``--gi-method`` (``constrained``
   cells are made by ``--gi-constrained``).
 """
@@ -34,6 +37,7 @@ class Method(Protocol):
         iterative: several calls per sample (:meth:`chain` makes them); may name rounds.
         feedback: the method string may fix a feedback granularity (``vgig-fine``).
         caap: CAAP chooses the prompt per instruction.
+        constrained: its requests carry a decoding constraint (``--gi-constrained-format``).
     """
 
     @property
@@ -50,6 +54,9 @@ class Method(Protocol):
 
     @property
     def caap(self) -> bool: ...
+
+    @property
+    def constrained(self) -> bool: ...
 
     def chain(self, spec: MethodSpec, instruction: Instruction, prompt: Sequence[Message],
               ask: Ask, grade: Grader, *, chain: int, context: MethodContext) -> ChainResult:

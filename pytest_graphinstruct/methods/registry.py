@@ -37,6 +37,10 @@ SELECTABLE: Final = tuple(name for name, m in REGISTRY.items() if m.selectable)
 ITERATIVE: Final = tuple(name for name, m in REGISTRY.items() if m.iterative)
 """Methods that make several calls per sample (they may name their rounds ``@T``)."""
 
+CONSTRAINED_METHOD: Final = next(name for name, m in REGISTRY.items() if m.constrained)
+"""The method of ``--gi-constrained``'s cells: the baseline's prompts, sent with a decoding
+constraint (each baseline cell gets a twin of it)."""
+
 
 def method_of(spec: MethodSpec) -> Method:
     """The registry's method of ``spec``."""

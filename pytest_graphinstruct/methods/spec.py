@@ -10,6 +10,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from pytest_graphinstruct.prompts.texts import PACKAGED, TemplateSet
+
 ROUNDS_MARK = "@T"
 """An iterative method may carry its rounds ``T``: ``vgig-fine@T2`` (the E5 sweep's cells)."""
 
@@ -43,6 +45,8 @@ class MethodContext:
         feedback: the feedback granularity of a spec that fixes none (``--gi-feedback``).
         temperature: the run's decoding temperature (``None``: the run sets none).
         model_tiers: the user's ``(model, tier)`` pairs for CAAP (``--gi-model-tiers``).
+        templates: the run's prompt texts (``--gi-prompts`` over the packaged ones), which
+            word the feedback and refinement turns.
     """
 
     chains: int
@@ -50,6 +54,7 @@ class MethodContext:
     feedback: str
     temperature: float | None = None
     model_tiers: tuple[tuple[str, str], ...] = ()
+    templates: TemplateSet = PACKAGED
 
     def rounds_of(self, spec: MethodSpec) -> int:
         """The rounds ``T`` of ``spec``: those it names, else :attr:`rounds`."""

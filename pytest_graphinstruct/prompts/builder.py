@@ -20,7 +20,8 @@ Promises of :func:`build_messages`:
 - the few-shot block appears exactly for few-shot/few-cot, one item per exemplar, in the order
   given; few-cot items carry the exemplar's reasoning.
 
-All wording comes from ``prompts/templates/*.txt`` (see :mod:`.texts`).
+All wording comes from ``prompts/templates/*.txt``, as the run's :class:`~.texts.TemplateSet`
+(``templates``; default: the packaged texts) holds them.
 """
 
 from __future__ import annotations
@@ -31,7 +32,7 @@ from typing import TYPE_CHECKING, Final
 
 from pytest_graphinstruct.answers import Message
 from pytest_graphinstruct.graphs.serialize import serialize
-from pytest_graphinstruct.prompts import texts
+from pytest_graphinstruct.prompts.texts import PACKAGED, TemplateSet
 from pytest_graphinstruct.suite.instruction import Instruction
 from pytest_graphinstruct.vocab import COT_STRATEGIES, FEW_SHOT_STRATEGIES, LEVELS, STRATEGIES
 
@@ -88,13 +89,13 @@ def base_graph_text(instruction: Instruction) -> str | None:
     return None
 
 
-def task_text(instruction: Instruction) -> str:
+def task_text(instruction: Instruction, templates: TemplateSet = PACKAGED) -> str:
     """The request as the user message states it: the instruction text, preceded by the base
     graph (``task_edit`` template) when there is one."""
     base = base_graph_text(instruction)
     if base is None:
         return instruction.text.strip()
-    return texts.render("task_edit", base_graph=base, instruction=instruction.text.strip())
+    return templates.render("task_edit", base_graph=base, instruction=instruction.text.strip())
 
 
 def system_prompt(
@@ -102,6 +103,7 @@ def system_prompt(
     strategy: str,
     *,
     infeasibility_levels: Collection[int] = INFEASIBILITY_LEVELS,
+    templates: TemplateSet = PACKAGED,
 ) -> str:
     """The system message text for ``instruction`` under ``strategy`` (see module doc)."""
     check_strategy(strategy)
@@ -109,22 +111,23 @@ def system_prompt(
     cot = strategy in COT_STRATEGIES
     edit = fam == "edit"
     values: dict[str, str] = {
-        "format": texts.render("format_edit" if edit else "format_code"),
-        "infeasibility": (texts.render("infeasibility")
+        "format": templates.render("format_edit" if edit else "format_code"),
+        "infeasibility": (templates.render("infeasibility")
                           if instruction.level in infeasibility_levels else ""),
-        "output_rule": texts.render(
+        "output_rule": templates.render(
             ("output_reasoned" if cot else "output_only") + ("_edit" if edit else "")
         ),
-        "completeness": texts.render("anti_laziness"),
+        "completeness": templates.render("anti_laziness"),
     }
     if fam == "attributed":
-        values["attributes"] = texts.render("format_attributes")
-    text = texts.render(f"system_{fam}", **values)
+        values["attributes"] = templates.render("format_attributes")
+    text = templates.render(f"system_{fam}", **values)
     return _BLANK_RUNS.sub("\n\n", text).strip()
 
 
 def few_shot_block(
-    exemplars: Sequence[Exemplar], *, reasoning: bool, infeasibility: bool
+    exemplars: Sequence[Exemplar], *, reasoning: bool, infeasibility: bool,
+    templates: TemplateSet = PACKAGED,
 ) -> str:
     """The worked-examples block: header, one item per exemplar (numbered from 1), footer.
 
@@ -132,17 +135,17 @@ def few_shot_block(
     one shows the item without it).  The footer mentions the refusal option when
     ``infeasibility`` is true.
     """
-    parts = [texts.render("few_shot_header")]
+    parts = [templates.render("few_shot_header")]
     for index, ex in enumerate(exemplars, 1):
         if reasoning and ex.reasoning:
-            parts.append(texts.render("few_shot_item_cot", index=index,
+            parts.append(templates.render("few_shot_item_cot", index=index,
                                       instruction=ex.instruction_text.strip(),
                                       reasoning=ex.reasoning.strip(), answer=ex.answer.strip()))
         else:
-            parts.append(texts.render("few_shot_item", index=index,
+            parts.append(templates.render("few_shot_item", index=index,
                                       instruction=ex.instruction_text.strip(),
                                       answer=ex.answer.strip()))
-    parts.append(texts.render("few_shot_footer_infeasible" if infeasibility
+    parts.append(templates.render("few_shot_footer_infeasible" if infeasibility
                               else "few_shot_footer"))
     return "\n\n".join(parts)
 
@@ -153,6 +156,7 @@ def user_prompt(
     *,
     exemplars: Sequence[Exemplar] = (),
     infeasibility_levels: Collection[int] = INFEASIBILITY_LEVELS,
+    templates: TemplateSet = PACKAGED,
 ) -> str:
     """The user message text for ``instruction`` under ``strategy`` (see module doc).
 
@@ -173,10 +177,11 @@ def user_prompt(
     parts: list[str] = []
     if few:
         parts.append(few_shot_block(exemplars, reasoning=cot,
-                                    infeasibility=instruction.level in infeasibility_levels))
-    parts.append(task_text(instruction))
+                                    infeasibility=instruction.level in infeasibility_levels,
+                                    templates=templates))
+    parts.append(task_text(instruction, templates))
     if cot:
-        parts.append(texts.render("cot_suffix_edit" if edit else "cot_suffix"))
+        parts.append(templates.render("cot_suffix_edit" if edit else "cot_suffix"))
     return "\n\n".join(parts)
 
 
@@ -186,6 +191,7 @@ def build_messages(
     *,
     exemplars: Sequence[Exemplar] = (),
     infeasibility_levels: Collection[int] = INFEASIBILITY_LEVELS,
+    templates: TemplateSet = PACKAGED,
 ) -> tuple[Message, ...]:
     """``(system, user)`` messages for ``instruction`` under ``strategy``.
 
@@ -196,12 +202,14 @@ def build_messages(
             :meth:`~.exemplars.ExemplarPool.select`), shown in the order given; must be empty
             for zero-shot/zero-cot.
         infeasibility_levels: levels whose prompts carry the infeasibility clause.
+        templates: the run's prompt texts (``--gi-prompts``; default: the packaged ones).
 
     Raises:
         ValueError: unknown strategy (the message lists the valid ones), exemplars passed to a
             zero-shot strategy, or none passed to a few-shot strategy.
     """
     user = user_prompt(instruction, strategy, exemplars=exemplars,
-                       infeasibility_levels=infeasibility_levels)
-    system = system_prompt(instruction, strategy, infeasibility_levels=infeasibility_levels)
+                       infeasibility_levels=infeasibility_levels, templates=templates)
+    system = system_prompt(instruction, strategy, infeasibility_levels=infeasibility_levels,
+                           templates=templates)
     return (Message("system", system), Message("user", user))

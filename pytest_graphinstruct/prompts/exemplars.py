@@ -49,6 +49,7 @@ from pytest_graphinstruct.prompts.reasoning import (
     refusal_answer,
     refusal_reasoning,
 )
+from pytest_graphinstruct.prompts.texts import PACKAGED, TemplateSet
 from pytest_graphinstruct.suite.instruction import Instruction
 from pytest_graphinstruct.verify.verifier import DEFAULT_VERIFIER
 
@@ -130,10 +131,11 @@ def _answer_text(graph: ParsedGraph) -> str:
     return serialize(graph, name="example")
 
 
-def _feasible_candidate(inst: Instruction, max_chars: int) -> _Candidate | None:
+def _feasible_candidate(inst: Instruction, max_chars: int,
+                        templates: TemplateSet) -> _Candidate | None:
     """The exemplar of a feasible instruction, or ``None`` when it has no usable reference or
     its text or answer is longer than ``max_chars``."""
-    text = task_text(inst)
+    text = task_text(inst, templates)
     if not inst.references or len(text) > max_chars:
         return None
     ref_text = inst.references[0].strip()
@@ -154,18 +156,20 @@ def _feasible_candidate(inst: Instruction, max_chars: int) -> _Candidate | None:
         answer = _answer_text(graph) if graph is not None else ref_text
     if len(answer) > max_chars:
         return None
-    reasoning = exemplar_reasoning(inst, graph, as_edit=as_edit)
+    reasoning = exemplar_reasoning(inst, graph, as_edit=as_edit, templates=templates)
     return _Candidate(
         Exemplar(text, answer, reasoning, False, inst.id, inst.level),
         _norm(inst.text), inst.graph_type, inst.domain, inst.task_type,
     )
 
 
-def _refusal_candidate(inst: Instruction, max_chars: int) -> _Candidate | None:
-    text = task_text(inst)
+def _refusal_candidate(inst: Instruction, max_chars: int,
+                       templates: TemplateSet) -> _Candidate | None:
+    text = task_text(inst, templates)
     if len(text) > max_chars:
         return None
-    ex = Exemplar(text, refusal_answer(inst), refusal_reasoning(inst), True, inst.id, inst.level)
+    ex = Exemplar(text, refusal_answer(inst, templates), refusal_reasoning(inst, templates),
+                  True, inst.id, inst.level)
     return _Candidate(ex, _norm(inst.text), inst.graph_type, inst.domain, inst.task_type)
 
 
@@ -186,26 +190,29 @@ class ExemplarPool:
 
     @classmethod
     def from_instructions(
-        cls, instructions: Iterable[Instruction], *, max_chars: int = MAX_EXEMPLAR_CHARS
+        cls, instructions: Iterable[Instruction], *, max_chars: int = MAX_EXEMPLAR_CHARS,
+        templates: TemplateSet = PACKAGED,
     ) -> ExemplarPool:
-        """A pool of exemplars made from ``instructions`` (see module doc for what is kept)."""
+        """A pool of exemplars made from ``instructions`` (see module doc for what is kept),
+        worded by ``templates`` (the run's prompt texts; default: the packaged ones)."""
         if max_chars < 1:
             raise ValueError(f"max_chars must be positive, got {max_chars!r}")
         out: list[_Candidate] = []
         for inst in instructions:
-            c = (_feasible_candidate(inst, max_chars) if inst.feasible
-                 else _refusal_candidate(inst, max_chars))
+            c = (_feasible_candidate(inst, max_chars, templates) if inst.feasible
+                 else _refusal_candidate(inst, max_chars, templates))
             if c is not None:
                 out.append(c)
         return cls(out)
 
     @classmethod
     def from_suite(
-        cls, suite: Iterable[Instruction], *, max_chars: int = MAX_EXEMPLAR_CHARS
+        cls, suite: Iterable[Instruction], *, max_chars: int = MAX_EXEMPLAR_CHARS,
+        templates: TemplateSet = PACKAGED,
     ) -> ExemplarPool:
         """A pool made from every instruction of ``suite`` (a :class:`Suite` or any iterable of
         instructions): the suite being run (leave-one-out) or a separate held-out suite."""
-        return cls.from_instructions(suite, max_chars=max_chars)
+        return cls.from_instructions(suite, max_chars=max_chars, templates=templates)
 
     def __len__(self) -> int:
         return len(self._candidates)

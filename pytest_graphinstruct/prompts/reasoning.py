@@ -28,7 +28,7 @@ from typing import Final
 import networkx as nx
 
 from pytest_graphinstruct.graphs.model import ParsedGraph
-from pytest_graphinstruct.prompts import texts
+from pytest_graphinstruct.prompts.texts import PACKAGED, TemplateSet
 from pytest_graphinstruct.suite.constraints import Constraint, Op, format_value
 from pytest_graphinstruct.suite.instruction import Instruction
 
@@ -79,51 +79,52 @@ def _requirements(instruction: Instruction) -> str:
                      if c.key not in _METADATA_KEYS)
 
 
-def _shape_sentence(instruction: Instruction, graph: ParsedGraph) -> str | None:
+def _shape_sentence(instruction: Instruction, graph: ParsedGraph,
+                    templates: TemplateSet) -> str | None:
     """The structural sentence for the shape the constraints ask for, or ``None``."""
     shape = shape_of(instruction)
     g = graph.graph
     n = g.number_of_nodes()
     if shape == "tree":
-        return texts.render_section(_REASONING, "tree", n=n, edges=max(n - 1, 0))
+        return templates.render_section(_REASONING, "tree", n=n, edges=max(n - 1, 0))
     if shape == "path":
-        return texts.render_section(_REASONING, "path", n=n, edges=max(n - 1, 0))
+        return templates.render_section(_REASONING, "path", n=n, edges=max(n - 1, 0))
     if shape == "forest" and n:
         comps = (nx.number_weakly_connected_components(g) if g.is_directed()
                  else nx.number_connected_components(g))
-        return texts.render_section(_REASONING, "forest", n=n, components=comps,
-                                    edges=n - comps)
+        return templates.render_section(_REASONING, "forest", n=n, components=comps,
+                                        edges=n - comps)
     if shape == "cycle":
-        return texts.render_section(_REASONING, "cycle", n=n, edges=n)
+        return templates.render_section(_REASONING, "cycle", n=n, edges=n)
     if shape == "star" and n >= 2:
-        return texts.render_section(_REASONING, "star", n=n, leaves=n - 1, edges=n - 1)
+        return templates.render_section(_REASONING, "star", n=n, leaves=n - 1, edges=n - 1)
     if shape == "wheel" and n >= 4:
-        return texts.render_section(_REASONING, "wheel", n=n, rim=n - 1, edges=2 * (n - 1))
+        return templates.render_section(_REASONING, "wheel", n=n, rim=n - 1, edges=2 * (n - 1))
     if shape == "complete":
         if g.is_directed():
-            return texts.render_section(_REASONING, "complete_directed", n=n, edges=n * (n - 1))
-        return texts.render_section(_REASONING, "complete", n=n, edges=n * (n - 1) // 2)
+            return templates.render_section(_REASONING, "complete_directed", n=n, edges=n * (n - 1))
+        return templates.render_section(_REASONING, "complete", n=n, edges=n * (n - 1) // 2)
     sides = _eq(instruction, "bipartite_sides")
     if shape == "complete_bipartite" and isinstance(sides, tuple):
         p, q = sides
-        return texts.render_section(_REASONING, "complete_bipartite", p=p, q=q, edges=p * q)
+        return templates.render_section(_REASONING, "complete_bipartite", p=p, q=q, edges=p * q)
     if shape in ("bipartite", "complete_bipartite"):
         if isinstance(sides, tuple):
             p, q = sides
-            return texts.render_section(_REASONING, "bipartite_sides", n=p + q, p=p, q=q)
-        return texts.render_section(_REASONING, "bipartite")
+            return templates.render_section(_REASONING, "bipartite_sides", n=p + q, p=p, q=q)
+        return templates.render_section(_REASONING, "bipartite")
     if shape == "regular":
         d = _int(instruction, "degree")
         if d is None:
             degrees = {deg for _, deg in g.degree()}
             d = degrees.pop() if len(degrees) == 1 else None
         if d is not None and (d * n) % 2 == 0:
-            return texts.render_section(_REASONING, "regular", n=n, d=d, edges=d * n // 2)
+            return templates.render_section(_REASONING, "regular", n=n, d=d, edges=d * n // 2)
         return None
     if shape == "connected" and n >= 1:
-        return texts.render_section(_REASONING, "connected", n=n, edges=n - 1)
+        return templates.render_section(_REASONING, "connected", n=n, edges=n - 1)
     if shape == "dag":
-        return texts.render_section(_REASONING, "dag")
+        return templates.render_section(_REASONING, "dag")
     return None
 
 
@@ -133,20 +134,22 @@ def _edge_set(g: nx.Graph) -> set[tuple[str, str]] | set[frozenset[str]]:
     return {frozenset((str(u), str(v))) for u, v in g.edges()}
 
 
-def _edit_sentence(base: ParsedGraph, graph: ParsedGraph, *, as_edit: bool) -> str:
+def _edit_sentence(base: ParsedGraph, graph: ParsedGraph, *, as_edit: bool,
+                   templates: TemplateSet) -> str:
     b, g = base.graph, graph.graph
     common = {"base_nodes": b.number_of_nodes(), "base_edges": b.number_of_edges()}
     if not as_edit:
-        return texts.render_section(_REASONING, "edit_full", **common)
+        return templates.render_section(_REASONING, "edit_full", **common)
     before, after = _edge_set(b), _edge_set(g)
-    return texts.render_section(
+    return templates.render_section(
         _REASONING, "edit", **common, removed=len(before - after), added=len(after - before),
         n=g.number_of_nodes(), edges=g.number_of_edges(),
     )
 
 
 def exemplar_reasoning(
-    instruction: Instruction, graph: ParsedGraph | None, *, as_edit: bool = False
+    instruction: Instruction, graph: ParsedGraph | None, *, as_edit: bool = False,
+    templates: TemplateSet = PACKAGED,
 ) -> str:
     """The reasoning paragraph of a feasible exemplar (see module doc).
 
@@ -155,31 +158,34 @@ def exemplar_reasoning(
         graph: the exemplar's answer graph (the edited result for L5), or ``None`` when the
             reference could not be parsed (then only generic sentences are used).
         as_edit: the answer is a GraphEdit of ``instruction.base`` (else a full graph).
+        templates: the run's prompt texts (default: the packaged ones).
     """
     sentences: list[str] = []
     if graph is not None and instruction.base is not None:
-        sentences.append(_edit_sentence(instruction.base, graph, as_edit=as_edit))
-    shape = _shape_sentence(instruction, graph) if graph is not None else None
+        sentences.append(_edit_sentence(instruction.base, graph, as_edit=as_edit,
+                                        templates=templates))
+    shape = _shape_sentence(instruction, graph, templates) if graph is not None else None
     if shape is not None:
         sentences.append(shape)
     elif instruction.base is None or graph is None:
         reqs = _requirements(instruction)
-        sentences.append(texts.render_section(_REASONING, "generic", requirements=reqs)
-                         if reqs else texts.render_section(_REASONING, "generic_plain"))
-        cap = _density_cap(instruction, graph)
+        sentences.append(templates.render_section(_REASONING, "generic", requirements=reqs)
+                         if reqs else templates.render_section(_REASONING, "generic_plain"))
+        cap = _density_cap(instruction, graph, templates)
         if cap is not None:
             sentences.append(cap)
     if graph is None:
-        sentences.append(texts.render_section(_REASONING, "steps_plain"))
+        sentences.append(templates.render_section(_REASONING, "steps_plain"))
     elif instruction.base is not None:
-        sentences.append(texts.render_section(_REASONING, "steps_edit"))
+        sentences.append(templates.render_section(_REASONING, "steps_edit"))
     else:
-        sentences.append(texts.render_section(_REASONING, "steps", n=graph.num_nodes,
-                                              edges=graph.num_edges))
+        sentences.append(templates.render_section(_REASONING, "steps", n=graph.num_nodes,
+                                                  edges=graph.num_edges))
     return " ".join(sentences)
 
 
-def _density_cap(instruction: Instruction, graph: ParsedGraph | None) -> str | None:
+def _density_cap(instruction: Instruction, graph: ParsedGraph | None,
+                 templates: TemplateSet) -> str | None:
     """The edge budget implied by a ``density<=x`` constraint on the answer's node count."""
     if graph is None or graph.num_nodes < 2:
         return None
@@ -187,12 +193,14 @@ def _density_cap(instruction: Instruction, graph: ParsedGraph | None) -> str | N
         if c.key == "density" and c.op is Op.LE and isinstance(c.value, float):
             n = graph.num_nodes
             pairs = n * (n - 1) if graph.directed else n * (n - 1) // 2
-            return texts.render_section(_REASONING, "density_cap", density=format_value(c.value),
-                                        n=n, max=math.floor(c.value * pairs + 1e-9))
+            return templates.render_section(_REASONING, "density_cap",
+                                            density=format_value(c.value), n=n,
+                                            max=math.floor(c.value * pairs + 1e-9))
     return None
 
 
-def infeasibility_reason(instruction: Instruction) -> str | None:
+def infeasibility_reason(instruction: Instruction,
+                         templates: TemplateSet = PACKAGED) -> str | None:
     """A one-sentence, checkable reason why the constraints cannot all hold, else ``None``.
 
     Only ``=`` constraints are used (explicit first, then implicit), and only these rules, in
@@ -207,38 +215,39 @@ def infeasibility_reason(instruction: Instruction) -> str | None:
     directed = _eq(instruction, "directed") is True
     if n is not None and n > 0 and d is not None and not directed:
         if d >= n:
-            return texts.render_section(_REASONS, "degree_too_high", n=n, max=n - 1, d=d)
+            return templates.render_section(_REASONS, "degree_too_high", n=n, max=n - 1, d=d)
         if (d * n) % 2 == 1:
-            return texts.render_section(_REASONS, "odd_degree", n=n, d=d, total=d * n)
+            return templates.render_section(_REASONS, "odd_degree", n=n, d=d, total=d * n)
     if n is not None and m is not None:
         most = n * (n - 1) if directed else n * (n - 1) // 2
         if m > most:
             kind = "directed" if directed else "undirected"
-            return texts.render_section(_REASONS, "too_many_edges", kind=kind, n=n, max=most, m=m)
+            return templates.render_section(_REASONS, "too_many_edges", kind=kind, n=n, max=most,
+                                            m=m)
         shape = shape_of(instruction)
         if shape in ("tree", "path") and n > 0 and m != n - 1:
-            return texts.render_section(_REASONS, "tree_edges", kind=shape, n=n,
-                                        expected=n - 1, m=m)
+            return templates.render_section(_REASONS, "tree_edges", kind=shape, n=n,
+                                            expected=n - 1, m=m)
         if _eq(instruction, "connected") is True and n > 0 and m < n - 1:
-            return texts.render_section(_REASONS, "too_few_to_connect", n=n, min=n - 1, m=m)
+            return templates.render_section(_REASONS, "too_few_to_connect", n=n, min=n - 1, m=m)
     sides = _eq(instruction, "bipartite_sides")
     if n is not None and isinstance(sides, tuple) and sum(sides) != n:
         p, q = sides
-        return texts.render_section(_REASONS, "sides_mismatch", p=p, q=q, sum=p + q, n=n)
+        return templates.render_section(_REASONS, "sides_mismatch", p=p, q=q, sum=p + q, n=n)
     return None
 
 
-def refusal_answer(instruction: Instruction) -> str:
+def refusal_answer(instruction: Instruction, templates: TemplateSet = PACKAGED) -> str:
     """The answer of a refusal exemplar: the specific reason (when one is found), then the
     generic statement that no such graph exists (recognised by the refusal detector)."""
-    generic = texts.render("refusal_answer")
-    reason = infeasibility_reason(instruction)
+    generic = templates.render("refusal_answer")
+    reason = infeasibility_reason(instruction, templates)
     return f"{reason} {generic}" if reason else generic
 
 
-def refusal_reasoning(instruction: Instruction) -> str:
+def refusal_reasoning(instruction: Instruction, templates: TemplateSet = PACKAGED) -> str:
     """The few-cot reasoning of a refusal exemplar: check feasibility, state the reason."""
-    reason = infeasibility_reason(instruction)
+    reason = infeasibility_reason(instruction, templates)
     if reason is None:
-        return texts.render_section(_REASONING, "refusal_plain")
-    return texts.render_section(_REASONING, "refusal", reason=reason)
+        return templates.render_section(_REASONING, "refusal_plain")
+    return templates.render_section(_REASONING, "refusal", reason=reason)

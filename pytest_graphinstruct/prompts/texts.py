@@ -8,25 +8,29 @@ Every sentence a model is shown lives in one of those files; code only picks and
   line ``=== name ===`` starts the section ``name``; each section's text is its lines up to the
   next header, trailing whitespace removed.
 - Placeholders are :class:`string.Template` names (``$n``, ``${n}``); ``$$`` is a literal
-  dollar.  :func:`render` substitutes strictly: a missing value raises :class:`KeyError` and an
-  unused value raises :class:`ValueError`, so templates and code cannot drift apart silently.
+  dollar.  :meth:`TemplateSet.render` substitutes strictly: a missing value raises
+  :class:`KeyError` and an unused value raises :class:`ValueError`, so templates and code
+  cannot drift apart silently.
 
-Files are read once per process (``importlib.resources``, so an installed wheel works) and the
-results are cached; the returned objects are immutable.
+Packaged files are read once per process (``importlib.resources``, so an installed wheel
+works) and the results are cached; the returned objects are immutable.
 
-:func:`use_overrides` (``--gi-prompts=DIR``) makes a folder of ``<name>.txt`` files replace the
-packaged templates of the same names for the rest of the process — the way to gate a prompt
-change in CI.  A sectioned override replaces the sections it holds; the others stay packaged.
-An overridden text may use some or all of the packaged text's placeholders but no other (a
-prompt change may drop a sentence and its value), checked when the folder is read, before any
-request; only packaged texts are filled strictly both ways.  The cell's label does
-not change, so the run compares with the same baseline.
+A run's texts are a :class:`TemplateSet`: the packaged templates, with the overrides of a
+``--gi-prompts=DIR`` folder (``<name>.txt`` files) over them — the way to gate a prompt change in
+CI.  The run holds its set (``RunConfig.templates``) and hands it to whatever renders a prompt;
+nothing here is process-wide state.  A sectioned override replaces the sections it holds; the
+others stay packaged.  An overridden text may use some or all of the packaged text's
+placeholders but no other (a prompt change may drop a sentence and its value), checked when the
+folder is read (:meth:`TemplateSet.from_folder`), before any request; only packaged texts are
+filled strictly both ways.  The cell's label does not change, so the run compares with the same
+baseline.
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Mapping
+from dataclasses import dataclass, field
 from functools import cache
 from importlib import resources
 from pathlib import Path
@@ -45,25 +49,54 @@ def available() -> tuple[str, ...]:
     return tuple(sorted(p.name[:-4] for p in root.iterdir() if p.name.endswith(".txt")))
 
 
-_overrides: dict[str, str] = {}
-
-
-def use_overrides(directory: str | Path | None) -> tuple[str, ...]:
-    """Read the templates in ``directory`` (``<name>.txt`` files) instead of the packaged
-    ones of the same names from now on in this process; ``None`` restores the packaged ones.
-    Returns the names overridden.  Every override is checked at once (see the module).
+@dataclass(frozen=True)
+class TemplateSet:
+    """The prompt texts of one run: the packaged templates, with ``overrides`` (``(name,
+    text)`` pairs) over them.  :data:`PACKAGED` is the set without overrides.  Building a set
+    checks every override, so a set never holds a text that fails when filled.
 
     Raises:
-        ValueError: not a folder, a file that is no known template (the message lists the
-            known names), a file that cannot be read as UTF-8 text, a malformed sectioned file,
-            a section the packaged file does not have, or a text with a placeholder the
-            packaged one does not have.
+        ValueError: an override names no packaged template, or does not fit it (a malformed
+            sectioned text, a section or placeholder the packaged text does not have).
+
+    Attributes:
+        overrides: the overriding files' texts by template name, in name order.
+        folder: the ``--gi-prompts`` folder they were read from (``None``: none).
     """
-    found: dict[str, str] = {}
-    if directory is not None:
+
+    overrides: tuple[tuple[str, str], ...] = ()
+    folder: Path | None = None
+    _parsed: Mapping[str, Template | Mapping[str, Template]] = field(
+        init=False, repr=False, compare=False, hash=False)
+
+    def __post_init__(self) -> None:
+        parsed: dict[str, Template | Mapping[str, Template]] = {}
+        for name, text in self.overrides:
+            _check_override(name, text)
+            if _is_sectioned(name):  # the override's sections over the packaged ones
+                merged = dict(_packaged_sections(name))
+                merged.update({key: _Override(t.template) for key, t in
+                               parse_sections(text, f"{name}.txt (--gi-prompts)").items()})
+                parsed[name] = MappingProxyType(merged)
+            else:
+                parsed[name] = _Override(text)
+        object.__setattr__(self, "_parsed", MappingProxyType(parsed))
+
+    @classmethod
+    def from_folder(cls, directory: str | Path) -> TemplateSet:
+        """The packaged templates with those in ``directory`` (``<name>.txt`` files) over the
+        packaged ones of the same names.  Every override is checked at once (see the module).
+
+        Raises:
+            ValueError: not a folder, a file that is no known template (the message lists the
+                known names), a file that cannot be read as UTF-8 text, a malformed sectioned
+                file, a section the packaged file does not have, a text with a placeholder the
+                packaged one does not have, or no template file at all.
+        """
         folder = Path(directory)
         if not folder.is_dir():
             raise ValueError(f"--gi-prompts: {folder} is not a folder")
+        found: dict[str, str] = {}
         for f in sorted(folder.iterdir()):
             if f.suffix != ".txt":
                 continue
@@ -74,15 +107,52 @@ def use_overrides(directory: str | Path | None) -> tuple[str, ...]:
                 found[f.stem] = f.read_text(encoding="utf-8").replace("\r\n", "\n").rstrip()
             except (OSError, UnicodeDecodeError) as exc:
                 raise ValueError(f"--gi-prompts: cannot read {f}: {exc}") from None
-            _check_override(f.stem, found[f.stem])
         if not found:
             raise ValueError(f"--gi-prompts: {folder} holds no <template>.txt file")
-    _overrides.clear()
-    _overrides.update(found)
-    _read.cache_clear()
-    template.cache_clear()
-    sections.cache_clear()
-    return tuple(found)
+        return cls(tuple(found.items()), folder)
+
+    @property
+    def names(self) -> tuple[str, ...]:
+        """The names of the overridden templates."""
+        return tuple(name for name, _ in self.overrides)
+
+    def template(self, name: str) -> Template:
+        """The plain template ``<name>.txt`` of this set.
+
+        Raises:
+            KeyError: there is no such file.
+        """
+        own = self._parsed.get(name)
+        if isinstance(own, Template):
+            return own
+        return _packaged_template(name)
+
+    def sections(self, name: str) -> Mapping[str, Template]:
+        """The sections of the sectioned file ``<name>.txt`` of this set, by section name.
+
+        Raises:
+            KeyError: there is no such file.
+            ValueError: the file is malformed (see :func:`parse_sections`).
+        """
+        own = self._parsed.get(name)
+        if own is not None and not isinstance(own, Template):
+            return own
+        return _packaged_sections(name)
+
+    def render(self, name: str, /, **values: object) -> str:
+        """The plain template ``name`` filled with ``values`` (strict, see module doc)."""
+        return fill(self.template(name), values)
+
+    def render_section(self, file: str, section: str, /, **values: object) -> str:
+        """Section ``section`` of the sectioned file ``file`` filled with ``values`` (strict).
+
+        Raises:
+            KeyError: no such file or section (or a missing value).
+        """
+        secs = self.sections(file)
+        if section not in secs:
+            raise KeyError(f"no section {section!r} in {file}.txt (known: {', '.join(secs)})")
+        return fill(secs[section], values)
 
 
 def _is_sectioned(name: str) -> bool:
@@ -90,8 +160,14 @@ def _is_sectioned(name: str) -> bool:
 
 
 def _check_override(name: str, text: str) -> None:
-    """Refuse an override that would fail when filled (see :func:`use_overrides`)."""
+    """Refuse an override that would fail when filled (see the module).
+
+    Raises:
+        ValueError: the override's placeholders or sections do not fit the packaged text.
+    """
     where = f"--gi-prompts: {name}.txt"
+    if name not in available():
+        raise ValueError(f"{where} is not a prompt template (known: {', '.join(available())})")
     if not _is_sectioned(name):
         _same_placeholders(where, Template(text), Template(_packaged(name)))
         return
@@ -119,44 +195,22 @@ class _Override(Template):
     """A text from ``--gi-prompts``: filled with the values it uses (it may drop some)."""
 
 
+@cache
 def _packaged(name: str) -> str:
+    if name not in available():
+        raise KeyError(f"no prompt template {name!r} (known: {', '.join(available())})")
     path = resources.files(__package__).joinpath(_DIR, f"{name}.txt")
     return path.read_text(encoding="utf-8").replace("\r\n", "\n").rstrip()
 
 
 @cache
-def _read(name: str) -> str:
-    if name not in available():
-        raise KeyError(f"no prompt template {name!r} (known: {', '.join(available())})")
-    if name in _overrides:
-        return _overrides[name]
-    return _packaged(name)
+def _packaged_template(name: str) -> Template:
+    return Template(_packaged(name))
 
 
 @cache
-def template(name: str) -> Template:
-    """The plain template ``templates/<name>.txt``.
-
-    Raises:
-        KeyError: there is no such file.
-    """
-    return (_Override if name in _overrides else Template)(_read(name))
-
-
-@cache
-def sections(name: str) -> Mapping[str, Template]:
-    """The sections of the sectioned file ``templates/<name>.txt``, by section name.
-
-    Raises:
-        KeyError: there is no such file.
-        ValueError: the file is malformed (see :func:`parse_sections`).
-    """
-    if name in _overrides and name in available():  # the override's sections over the rest
-        merged = parse_sections(_packaged(name), f"{name}.txt")
-        merged.update({key: _Override(t.template) for key, t in
-                       parse_sections(_overrides[name], f"{name}.txt (--gi-prompts)").items()})
-        return MappingProxyType(merged)
-    return MappingProxyType(parse_sections(_read(name), f"{name}.txt"))
+def _packaged_sections(name: str) -> Mapping[str, Template]:
+    return MappingProxyType(parse_sections(_packaged(name), f"{name}.txt"))
 
 
 def parse_sections(text: str, where: str = "<text>") -> dict[str, Template]:
@@ -203,18 +257,5 @@ def fill(t: Template, values: Mapping[str, object]) -> str:
     return t.substitute({k: str(v) for k, v in values.items()})
 
 
-def render(name: str, /, **values: object) -> str:
-    """The plain template ``name`` filled with ``values`` (strict, see module doc)."""
-    return fill(template(name), values)
-
-
-def render_section(file: str, section: str, /, **values: object) -> str:
-    """Section ``section`` of the sectioned file ``file`` filled with ``values`` (strict).
-
-    Raises:
-        KeyError: no such file or section (or a missing value).
-    """
-    secs = sections(file)
-    if section not in secs:
-        raise KeyError(f"no section {section!r} in {file}.txt (known: {', '.join(secs)})")
-    return fill(secs[section], values)
+PACKAGED: Final = TemplateSet()
+"""The packaged templates, without overrides: the texts of a run without ``--gi-prompts``."""

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import TypeVar
 
 from pytest_graphinstruct.errors import GraphInstructError
-from pytest_graphinstruct.methods.registry import method_of, parse_method
+from pytest_graphinstruct.methods.registry import CONSTRAINED_METHOD, method_of, parse_method
 from pytest_graphinstruct.methods.spec import ROUNDS_MARK, MethodContext, MethodSpec
 from pytest_graphinstruct.models.base import DecodingParams
 from pytest_graphinstruct.options import (
@@ -28,12 +28,10 @@ from pytest_graphinstruct.options import (
     OptionValues,
     split_words,
 )
+from pytest_graphinstruct.prompts.texts import PACKAGED, TemplateSet
 from pytest_graphinstruct.run.results import cell_label
 from pytest_graphinstruct.run.shard import Shard, parse_shard
-from pytest_graphinstruct.vocab import (
-    METHOD_BASELINE,
-    METHOD_CONSTRAINED,
-)
+from pytest_graphinstruct.vocab import METHOD_BASELINE
 
 
 @dataclass(frozen=True)
@@ -100,7 +98,8 @@ class RunConfig:
     markdown: Path | None = None  #: --gi-markdown: the Markdown summary's file
     baseline_cell: str | None = None  #: compare every cell with this baseline cell
     strict: bool = False  #: with a baseline, a newly failing item fails the run too
-    prompts: Path | None = None  #: --gi-prompts: a folder of template overrides
+    #: the run's prompt texts: the packaged templates, with --gi-prompts' overrides over them
+    templates: TemplateSet = PACKAGED
     #: --gi-model-version: the version each model is expected to be (model, version)
     model_versions: tuple[tuple[str, str], ...] = ()
     reuse_stale_cache: bool = False  #: --gi-reuse-stale-cache: reuse another snapshot's answers
@@ -121,10 +120,10 @@ class RunConfig:
     @property
     def method_context(self) -> MethodContext:
         """What this run lends a method: chains, default rounds and feedback, temperature,
-        CAAP's model tiers."""
+        CAAP's model tiers, the prompt texts."""
         return MethodContext(chains=self.chains, rounds=self.vgig_rounds,
                              feedback=self.feedback, temperature=self.params.temperature,
-                             model_tiers=self.model_tiers)
+                             model_tiers=self.model_tiers, templates=self.templates)
 
 
 T = TypeVar("T")
@@ -207,7 +206,7 @@ def run_config(values: OptionValues, *, rootdir: Path) -> RunConfig | None:
     # With --gi-constrained every baseline cell gets a constrained twin right after it.
     if constrained:
         methods = tuple(x for m in methods for x in (
-            (m, METHOD_CONSTRAINED) if m == METHOD_BASELINE else (m,)))
+            (m, CONSTRAINED_METHOD) if m == METHOD_BASELINE else (m,)))
     # CAAP chooses the strategy per instruction: its cells are made once per model (with the
     # first strategy in the label), not once per strategy.
     first = strategies[0]
@@ -297,7 +296,7 @@ def run_config(values: OptionValues, *, rootdir: Path) -> RunConfig | None:
         markdown=markdown,
         baseline_cell=baseline_cell,
         strict=strict,
-        prompts=_prompts(values.path("prompts"), rootdir),
+        templates=_templates(values.path("prompts"), rootdir),
         model_versions=_model_versions(values.text("model_version"),
                                        tuple(dict.fromkeys(models))),
         reuse_stale_cache=values.flag("reuse_stale_cache"),
@@ -359,14 +358,21 @@ def _version(text: str) -> str:
     return text
 
 
-def _prompts(folder: Path | None, rootdir: Path) -> Path | None:
-    """``--gi-prompts=DIR`` (relative to the rootdir), checked to be a folder."""
+def _templates(folder: Path | None, rootdir: Path) -> TemplateSet:
+    """The run's prompt texts: the packaged templates, with those of ``--gi-prompts=DIR``
+    (relative to the rootdir) over them, every override checked now.
+
+    Raises:
+        GraphInstructError: not a folder, or an override :meth:`TemplateSet.from_folder`
+            refuses.
+    """
     if folder is None:
-        return None
+        return PACKAGED
     folder = folder if folder.is_absolute() else rootdir / folder
-    if not folder.is_dir():
-        raise GraphInstructError(f"--gi-prompts: {folder} is not a folder")
-    return folder
+    try:
+        return TemplateSet.from_folder(folder)
+    except ValueError as exc:
+        raise GraphInstructError(str(exc)) from None
 
 
 def _store(values: OptionValues, rootdir: Path) -> Path | None:

@@ -53,13 +53,23 @@ class _Builder:
     def record(self, cls: type) -> dict[str, Any]:
         properties = {}
         for f in json_fields(cls):
-            properties[f.key] = (f.custom.schema() if f.custom is not None
+            properties[f.key] = (self._hoisted(f.custom.schema()) if f.custom is not None
                                  else self.value(f.hint))
             if f.custom is not None and self._nullable(f.hint):
                 properties[f.key] = _or_null(properties[f.key])
         required = [f.key for f in json_fields(cls) if not f.omit_none]
         return {"type": "object", "description": _describe(cls), "properties": properties,
                 "required": required, "additionalProperties": False}
+
+    def _hoisted(self, schema: dict[str, Any]) -> dict[str, Any]:
+        """A custom field's schema with the records it defines moved to the top ``$defs``
+        (its ``$ref`` s point there)."""
+        nested = schema.get("$defs")
+        if not nested:
+            return schema
+        for name, body in nested.items():
+            self.defs.setdefault(name, body)
+        return {k: v for k, v in schema.items() if k != "$defs"}
 
     @staticmethod
     def _nullable(hint: Any) -> bool:

@@ -19,7 +19,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from pytest_graphinstruct.answers import Answer, Message
-from pytest_graphinstruct.errors import GraphInstructError
 from pytest_graphinstruct.graphs.model import Limits
 from pytest_graphinstruct.methods.constrained import request_extra, resolve_format
 from pytest_graphinstruct.methods.registry import method_of
@@ -34,7 +33,7 @@ from pytest_graphinstruct.run.tally import AnswerTally, ProgressCounts
 from pytest_graphinstruct.suite.instruction import Instruction
 from pytest_graphinstruct.suite.loader import Suite, load_suite
 from pytest_graphinstruct.verify.verifier import Verifier
-from pytest_graphinstruct.vocab import METHOD_CONSTRAINED, as_outcome
+from pytest_graphinstruct.vocab import as_outcome
 
 if TYPE_CHECKING:
     from pytest_graphinstruct.methods.caap import CaapDecision
@@ -90,13 +89,8 @@ class BenchmarkSession:
             GraphInstructError: the suite or the pools cannot be loaded.
         """
         from pytest_graphinstruct.models.cache import AnswerCache
-        from pytest_graphinstruct.prompts.texts import use_overrides
         from pytest_graphinstruct.run.preflight import Served
 
-        try:  # --gi-prompts (or the packaged texts, resetting an earlier session's overrides)
-            use_overrides(config.prompts)
-        except ValueError as exc:
-            raise GraphInstructError(str(exc)) from None
         self.config = config
         self.worker = worker
         self.local = local
@@ -153,7 +147,8 @@ class BenchmarkSession:
         if self._exemplars is None:
             from pytest_graphinstruct.prompts.exemplars import ExemplarPool
 
-            self._exemplars = ExemplarPool.from_suite(self.suite)
+            self._exemplars = ExemplarPool.from_suite(self.suite,
+                                                      templates=self.config.templates)
         return self._exemplars
 
     @property
@@ -255,13 +250,14 @@ class BenchmarkSession:
         exemplars: tuple[Exemplar, ...] = ()
         if strategy.startswith("few"):
             exemplars = self.exemplars.select(instruction, k=3, seed=self.config.exemplar_seed)
-        messages = build_messages(instruction, strategy, exemplars=exemplars)
+        messages = build_messages(instruction, strategy, exemplars=exemplars,
+                                  templates=self.config.templates)
         if decision is not None:
             from pytest_graphinstruct.methods.caap import augment
 
             messages = augment(messages, decision)
         extra: tuple[tuple[str, Any], ...] = ()
-        if cell.method == METHOD_CONSTRAINED:
+        if method_of(cell.spec).constrained:
             fmt = resolve_format(self.config.constrained_format, cell.model)
             extra = request_extra(fmt, instruction.level)
         return Request(model=cell.model, messages=messages, params=self.config.params,
@@ -269,11 +265,12 @@ class BenchmarkSession:
                        extra=extra)
 
     def caap(self, instruction: Instruction, model: str) -> CaapDecision:
-        """CAAP's decision for ``instruction`` and ``model`` (the packaged table and the run's
-        ``--gi-model-tiers``)."""
+        """CAAP's decision for ``instruction`` and ``model`` (the packaged table, the run's
+        ``--gi-model-tiers`` and prompt texts)."""
         from pytest_graphinstruct.methods.caap import select
 
-        return select(instruction, model, tiers=dict(self.config.model_tiers))
+        return select(instruction, model, tiers=dict(self.config.model_tiers),
+                      templates=self.config.templates)
 
     def prefetch(self, items: Iterable[tuple[Instruction, Cell]]) -> int:
         """Submit every sample of ``items`` to the schedulers; returns the number submitted.
@@ -523,8 +520,7 @@ class BenchmarkSession:
 
     def close(self, *, cancel: bool = False) -> None:
         """Close the schedulers (waiting for requests in flight); with ``cancel`` (an
-        interrupted or stopped run) requests not started are dropped and none is retried.
-        ``--gi-prompts`` overrides end with the session (the packaged texts are back)."""
+        interrupted or stopped run) requests not started are dropped and none is retried."""
         if self._chains_pool is not None:
             self._chains_pool.shutdown(wait=not cancel, cancel_futures=cancel)
         for s in (self._schedulers or {}).values():
@@ -532,10 +528,6 @@ class BenchmarkSession:
         if self._pools is not None:
             for pool in self._pools.pools.values():
                 pool.flush()
-        if self.config.prompts is not None:  # the overrides were this session's, not the process's
-            from pytest_graphinstruct.prompts.texts import use_overrides
-
-            use_overrides(None)
 
     def notes(self) -> list[str]:
         """One line per thing that went wrong outside the items and must not pass unseen:
@@ -585,7 +577,7 @@ def cell_metadata(config: RunConfig, cell: Cell, *, partial: bool = False,
     return CellMetadata(
         model=cell.model, strategy=cell.strategy, method=cell.method, tool=TOOL,
         constraint=(resolve_format(config.constrained_format, cell.model)
-                    if cell.method == METHOD_CONSTRAINED else None),
+                    if method_of(cell.spec).constrained else None),
         model_info=(model_info or {}).get(cell.model), suite=str(config.suite),
         levels=config.levels,
         samples_per_instruction=config.chains if _method(cell) else config.samples,

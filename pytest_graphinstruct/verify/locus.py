@@ -152,7 +152,7 @@ def locus_schema() -> dict[str, Any]:
     }
     properties = {name: shapes[kind] for name, kind in LOCUS_KEYS.items()}
     lists = "|".join(name for name, kind in LOCUS_KEYS.items() if kind != "count")
-    return {"type": "object", "description": Locus.__doc__.split("\n\n")[0].replace("\n", " ")
-            if Locus.__doc__ else "", "properties": properties,
+    first = (Locus.__doc__ or "").strip().split("\n\n")[0]
+    return {"type": "object", "description": " ".join(first.split()), "properties": properties,
             "patternProperties": {f"^({lists})_count$": count},
             "additionalProperties": False}

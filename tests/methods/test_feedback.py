@@ -222,3 +222,19 @@ def test_fine_l3_feedback_gives_the_numeric_gap_and_tolerance_band() -> None:
     line = next(x for x in text.splitlines() if x.startswith("- density>=0.8"))
     assert "expected >= 0.8 (-5% tolerance: >= 0.76)" in line
     assert "observed 0.4" in line and "(gap -0.4: add edges)" in line
+
+
+def test_the_wording_comes_from_the_run_s_templates() -> None:
+    from pytest_graphinstruct.prompts.texts import TemplateSet
+
+    v = V.verify(_inst(["num_nodes=7", "density>=0.8"]), _graph(5, [(0, 1), (2, 3)]))
+    mine = TemplateSet((
+        ("feedback_hints", "=== density_low ===\nthicken it"),
+        ("feedback", "=== bullet_gap_hint ===\n$constraint is off by $gap; $hint\n"
+                     "=== hint_count_low ===\nneed $amount more"),
+    ))
+    bullets = [line for line in feedback(v, "fine", templates=mine).splitlines()
+               if line.startswith("- ")]
+    assert bullets == ["- num_nodes=7 is off by -2; need 2 more",
+                       "- density>=0.8 is off by -0.6; thicken it"]
+    assert "(gap -0.6: add edges)" in feedback(v, "fine")

@@ -8,6 +8,7 @@ import dataclasses
 import pytest
 
 from pytest_graphinstruct.methods.priors import PRIORS, Band, prior, render_prior
+from pytest_graphinstruct.prompts.texts import PACKAGED, TemplateSet
 from pytest_graphinstruct.suite.constraints import DOMAINS
 
 #: Tab. 10: (avg degree, clustering, density, degree distribution).
@@ -33,7 +34,8 @@ def test_the_priors_hold_table_10(domain: str) -> None:
     deg, clu, den, dist = TAB10[domain]
     assert (p.domain, p.avg_degree, p.clustering, p.density, p.degree_distribution) == (
         domain, Band(*deg), Band(*clu), Band(*den), dist)
-    assert 1 <= len(p.hints) <= 2 and all(h.strip() for h in p.hints)
+    hints = PACKAGED.render_section("domain_priors", f"hints_{domain}").splitlines()
+    assert 1 <= len(hints) <= 2 and all(h.startswith("- ") and h[2:].strip() for h in hints)
     with pytest.raises(dataclasses.FrozenInstanceError):
         p.label = "x"  # type: ignore[misc]
 
@@ -54,7 +56,8 @@ def test_the_rendered_prior(domain: str) -> None:
                         f"{p.clustering.low:.2f}–{p.clustering.high:.2f}")
     assert lines[3] == f"- density {p.density.low:.2f}–{p.density.high:.2f}"
     assert lines[4] == f"- degree distribution: {p.degree_distribution}"
-    assert lines[5:-1] == [f"- {h}" for h in p.hints]
+    assert lines[5:-1] == PACKAGED.render_section("domain_priors",
+                                                  f"hints_{domain}").splitlines()
     assert "explicit constraint" in lines[-1]
 
 
@@ -74,3 +77,11 @@ def test_lookup_ignores_case() -> None:
 def test_a_domain_without_a_prior_gets_none(domain: str | None) -> None:
     assert prior(domain) is None
     assert render_prior(domain, 20) == ""
+
+
+def test_the_wording_comes_from_the_run_s_templates() -> None:
+    mine = TemplateSet((("domain_priors", "=== hints_social ===\n- cliques everywhere\n"
+                         "=== closing ===\nConstraints win."),))
+    lines = render_prior("social", 25, mine).splitlines()
+    assert lines[5:] == ["- cliques everywhere", "Constraints win."]
+    assert lines[:5] == render_prior("social", 25).splitlines()[:5]

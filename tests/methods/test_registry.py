@@ -6,6 +6,7 @@ import pytest
 
 from pytest_graphinstruct.errors import GraphInstructError
 from pytest_graphinstruct.methods.registry import (
+    CONSTRAINED_METHOD,
     ITERATIVE,
     REGISTRY,
     SELECTABLE,
@@ -21,6 +22,8 @@ def test_the_registry_names_every_method_once_in_option_order() -> None:
     assert ITERATIVE == ("vgig", "retry", "sc", "combined")
     assert all(name == m.name for name, m in REGISTRY.items())
     assert {m.name for m in REGISTRY.values() if m.caap} == {"caap", "combined"}
+    assert [m.name for m in REGISTRY.values() if m.constrained] == [CONSTRAINED_METHOD]
+    assert CONSTRAINED_METHOD == "constrained" and CONSTRAINED_METHOD not in SELECTABLE
 
 
 @pytest.mark.parametrize(("text", "spec"), [

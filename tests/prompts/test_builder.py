@@ -19,9 +19,9 @@ from pytest_graphinstruct.prompts import (
     build_messages,
     check_strategy,
     needs_exemplars,
-    texts,
 )
 from pytest_graphinstruct.prompts.builder import family, task_text
+from pytest_graphinstruct.prompts.texts import PACKAGED
 from pytest_graphinstruct.suite.instruction import Instruction
 from pytest_graphinstruct.suite.loader import load_suite
 from pytest_graphinstruct.verify.tasks import NODE_REMOVING_TASKS
@@ -67,25 +67,25 @@ def test_every_prompt_shape(level: int, strategy: str) -> None:
     assert all(isinstance(m, Message) for m in msgs)
     system, user = msgs[0].content, msgs[1].content
     # format example, completeness rule, infeasibility clause (every level by default)
-    assert texts.render("anti_laziness") in system
-    assert texts.render("infeasibility") in system
+    assert PACKAGED.render("anti_laziness") in system
+    assert PACKAGED.render("infeasibility") in system
     if level == 5:
         assert "GraphEdit[name='edit'" in system and "Graph[name='result'" in system
-        assert texts.render("format_edit") in system
+        assert PACKAGED.render("format_edit") in system
     else:
-        assert texts.render("format_code") in system
-    assert (texts.render("format_attributes") in system) == (level in (3, 4))
+        assert PACKAGED.render("format_code") in system
+    assert (PACKAGED.render("format_attributes") in system) == (level in (3, 4))
     assert "\n\n\n" not in system and system == system.strip()
     # CoT
     cot = strategy.endswith("cot")
-    suffix = texts.render("cot_suffix_edit" if level == 5 else "cot_suffix")
-    rule_only = texts.render("output_only_edit" if level == 5 else "output_only")
-    rule_cot = texts.render("output_reasoned_edit" if level == 5 else "output_reasoned")
+    suffix = PACKAGED.render("cot_suffix_edit" if level == 5 else "cot_suffix")
+    rule_only = PACKAGED.render("output_only_edit" if level == 5 else "output_only")
+    rule_cot = PACKAGED.render("output_reasoned_edit" if level == 5 else "output_reasoned")
     assert (suffix in user) == cot and user.endswith(suffix) == cot
     assert (rule_cot in system) == cot and (rule_only in system) == (not cot)
     # few-shot block
     few = strategy.startswith("few")
-    assert (texts.render("few_shot_header") in user) == few
+    assert (PACKAGED.render("few_shot_header") in user) == few
     assert ("Example 1\n" in user) == few and ("Example 2\n" in user) == few
     assert ("R-one" in user) == (strategy == "few-cot")
     # the task itself
@@ -125,15 +125,15 @@ def test_families() -> None:
 
 @pytest.mark.parametrize("strategy", STRATEGIES)
 def test_infeasibility_levels_can_be_restricted(strategy: str) -> None:
-    clause = texts.render("infeasibility")
+    clause = PACKAGED.render("infeasibility")
     for lv, inst in LEVEL_INSTRUCTIONS.items():
         system, user = (m.content for m in messages(inst, strategy,
                                                     infeasibility_levels=(0, 1, 2)))
         assert (clause in system) == (lv <= 2)
         if strategy.startswith("few"):
-            with_note = texts.render("few_shot_footer_infeasible") in user
+            with_note = PACKAGED.render("few_shot_footer_infeasible") in user
             assert with_note == (lv <= 2)
-            assert (texts.render("few_shot_footer") in user) == (lv > 2)
+            assert (PACKAGED.render("few_shot_footer") in user) == (lv > 2)
         system = messages(inst, strategy, infeasibility_levels=())[0].content
         assert clause not in system and "\n\n\n" not in system
 
@@ -143,8 +143,8 @@ def test_few_shot_items_in_given_order_with_answers() -> None:
     one = user.index("Example 1\nInstruction: Build a path on 3 nodes.\nAnswer:\nGraph[name='a']")
     two = user.index("Example 2\nInstruction: Build a 3-regular graph on 5 nodes.\nAnswer:\n"
                      "No such graph exists.")
-    assert one < two < user.index(texts.render("few_shot_footer_infeasible"))
-    assert user.index(texts.render("few_shot_header")) == 0
+    assert one < two < user.index(PACKAGED.render("few_shot_footer_infeasible"))
+    assert user.index(PACKAGED.render("few_shot_header")) == 0
     assert "R-one" not in user and "Reasoning:" not in user
 
 

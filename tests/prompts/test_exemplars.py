@@ -19,7 +19,6 @@ from pytest_graphinstruct.prompts import (
     MAX_EXEMPLAR_CHARS,
     Exemplar,
     ExemplarPool,
-    texts,
 )
 from pytest_graphinstruct.prompts.exemplars import FALLBACK_OFFSETS, PROVENANCE_KEYS
 from pytest_graphinstruct.prompts.reasoning import (
@@ -29,6 +28,7 @@ from pytest_graphinstruct.prompts.reasoning import (
     refusal_reasoning,
     shape_of,
 )
+from pytest_graphinstruct.prompts.texts import PACKAGED
 from pytest_graphinstruct.suite.instruction import Instruction
 from tests.prompts._factory import graph_text, level_suite, make
 
@@ -108,8 +108,8 @@ def test_refusal_exemplar_explains_why() -> None:
 def test_refusal_without_a_computable_reason() -> None:
     inst = make("L2-010", constraints=("num_nodes=5", "planar=true"), feasible=False)
     assert infeasibility_reason(inst) is None
-    assert refusal_answer(inst) == texts.render("refusal_answer")
-    assert texts.render("refusal_answer").endswith("no such graph exists.")
+    assert refusal_answer(inst) == PACKAGED.render("refusal_answer")
+    assert PACKAGED.render("refusal_answer").endswith("no such graph exists.")
     assert find_refusal(refusal_answer(inst))
     assert "contradict" in refusal_reasoning(inst)
 

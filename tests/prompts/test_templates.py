@@ -13,6 +13,7 @@ from pytest_graphinstruct.graphs.model import Outcome
 from pytest_graphinstruct.graphs.parse import parse_answer, parse_graph
 from pytest_graphinstruct.graphs.refusal import find_refusal
 from pytest_graphinstruct.prompts import texts
+from pytest_graphinstruct.prompts.texts import PACKAGED
 from tests.prompts._factory import graph_text
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -48,7 +49,25 @@ SECTIONED = {
         "generic", "density_cap", "generic_plain", "edit", "edit_full", "steps", "steps_edit",
         "steps_plain", "refusal", "refusal_plain",
     },
-    "feedback": {"none", "unreadable", "coarse", "fine_header", "fine_closing", "refinement"},
+    "feedback": {
+        "none", "unreadable", "coarse", "fine_header", "fine_closing", "refinement", "bullet",
+        "bullet_gap", "bullet_gap_hint", "bullet_where", "more_bullets", "hint_count_high",
+        "hint_count_low", "hint_degree_high", "hint_degree_low", "conflict", "locus_cycle",
+        "locus_components", "locus_nodes", "locus_edges", "locus_missing_edges",
+        "locus_extra_edges", "locus_missing_nodes", "locus_extra_nodes",
+        "locus_unreached_nodes", "locus_triangles", "locus_odd_cycle", "of_total",
+        "domain_below", "domain_above", "statistic_average_degree", "statistic_clustering",
+        "statistic_density", "edit_progress", "edit_progress_all", "edit_progress_none",
+        "edit_diff", "edit_no_change", "added_edge", "added_edges", "removed_edge",
+        "removed_edges", "added_node", "added_nodes", "removed_node", "removed_nodes",
+    },
+    "feedback_hints": {f"{key}_{side}" for key in (
+        "density", "clustering_coefficient", "average_path_length", "diameter", "modularity",
+        "edge_connectivity") for side in ("high", "low")},
+    "domain_priors": {"header", "header_sized", "average_degree", "clustering", "density",
+                      "degree_distribution", "closing", "hints_social", "hints_citation",
+                      "hints_biological", "hints_ecological", "hints_communication",
+                      "hints_infrastructure", "hints_knowledge_graph", "hints_molecular"},
     "caap_extras": {"checklist_header", "checklist_footer", "formulas_header", "density",
                     "clustering_coefficient", "average_path_length", "diameter", "modularity"},
     "refusal_reasons": {"degree_too_high", "odd_degree", "too_many_edges", "tree_edges",
@@ -64,7 +83,7 @@ def test_available_lists_exactly_the_known_files() -> None:
 
 @pytest.mark.parametrize("name", sorted(PLAIN))
 def test_plain_template_placeholders(name: str) -> None:
-    t = texts.template(name)
+    t = PACKAGED.template(name)
     assert t.is_valid(), name
     assert texts.placeholders(t) == PLAIN[name]
     assert t.template.strip() == t.template, "no leading/trailing whitespace"
@@ -73,7 +92,7 @@ def test_plain_template_placeholders(name: str) -> None:
 
 @pytest.mark.parametrize("name", sorted(SECTIONED))
 def test_sectioned_files(name: str) -> None:
-    secs = texts.sections(name)
+    secs = PACKAGED.sections(name)
     assert set(secs) == SECTIONED[name]
     for key, t in secs.items():
         assert t.is_valid() and t.template.strip(), (name, key)
@@ -81,14 +100,14 @@ def test_sectioned_files(name: str) -> None:
 
 def test_render_is_strict() -> None:
     with pytest.raises(KeyError):
-        texts.render("task_edit", base_graph="G")
+        PACKAGED.render("task_edit", base_graph="G")
     with pytest.raises(ValueError, match="not used"):
-        texts.render("cot_suffix", extra=1)
+        PACKAGED.render("cot_suffix", extra=1)
     with pytest.raises(KeyError, match="no prompt template"):
-        texts.template("nope")
+        PACKAGED.template("nope")
     with pytest.raises(KeyError, match="no section"):
-        texts.render_section("exemplar_reasoning", "nope")
-    assert texts.render("task_edit", base_graph="$x", instruction="a $b") == (
+        PACKAGED.render_section("exemplar_reasoning", "nope")
+    assert PACKAGED.render("task_edit", base_graph="$x", instruction="a $b") == (
         "Base graph:\n\n$x\n\nTask: a $b"
     )
 
@@ -103,8 +122,8 @@ def test_parse_sections_rules() -> None:
 
 
 def test_templates_are_cached() -> None:
-    assert texts.template("format_code") is texts.template("format_code")
-    assert texts.sections("refusal_reasons") is texts.sections("refusal_reasons")
+    assert PACKAGED.template("format_code") is PACKAGED.template("format_code")
+    assert PACKAGED.sections("refusal_reasons") is PACKAGED.sections("refusal_reasons")
 
 
 def _blocks(text: str) -> list[str]:
@@ -112,7 +131,7 @@ def _blocks(text: str) -> list[str]:
 
 
 def test_format_code_example_parses() -> None:
-    (block,) = _blocks(texts.render("format_code"))
+    (block,) = _blocks(PACKAGED.render("format_code"))
     g = parse_graph(block)
     assert set(g.graph.nodes) == {"0", "1", "2"}
     assert {frozenset(e) for e in g.graph.edges} == {frozenset("01"), frozenset("12")}
@@ -120,7 +139,7 @@ def test_format_code_example_parses() -> None:
 
 
 def test_attribute_examples_parse_inside_a_graph() -> None:
-    lines = [ln.strip() for ln in texts.render("format_attributes").splitlines()
+    lines = [ln.strip() for ln in PACKAGED.render("format_attributes").splitlines()
              if ln.startswith("    ")]
     assert lines == ["0.label = 'Alice';", "edge(0,1).type = 'friend';"]
     block = ("Graph[name='x', nodes=2] {\n    node_list = ['0', '1'];\n"
@@ -131,7 +150,7 @@ def test_attribute_examples_parse_inside_a_graph() -> None:
 
 
 def test_format_edit_examples_parse() -> None:
-    edit, full = _blocks(texts.render("format_edit"))
+    edit, full = _blocks(PACKAGED.render("format_edit"))
     base = parse_graph(graph_text(nx.path_graph(5)))
     result = parse_answer(edit, base=base)
     assert result.outcome is Outcome.GRAPH and result.graph is not None
@@ -145,16 +164,17 @@ def test_format_edit_examples_parse() -> None:
 def test_only_the_completeness_rule_mentions_an_ellipsis() -> None:
     for name in PLAIN:
         if name != "anti_laziness":
-            assert "..." not in texts.template(name).template, name
+            assert "..." not in PACKAGED.template(name).template, name
     for file in SECTIONED:
-        for key, t in texts.sections(file).items():
-            assert "..." not in t.template, (file, key)
+        for key, t in PACKAGED.sections(file).items():
+            if (file, key) != ("feedback", "more_bullets"):  # the fine bullets left out
+                assert "..." not in t.template, (file, key)
 
 
 def test_refusal_texts_are_detected_as_refusals() -> None:
-    generic = texts.render("refusal_answer")
+    generic = PACKAGED.render("refusal_answer")
     assert find_refusal(generic)
-    reasons = texts.sections("refusal_reasons")
+    reasons = PACKAGED.sections("refusal_reasons")
     values = {"n": 5, "d": 3, "total": 15, "max": 4, "kind": "tree", "m": 9, "expected": 4,
               "min": 4, "p": 2, "q": 2, "sum": 4}
     for key, t in reasons.items():

@@ -1,4 +1,5 @@
-"""Prompt texts: template overrides (prompts/texts.py, --gi-prompts)."""
+"""Prompt texts: the run's template set, packaged texts with --gi-prompts overrides over them
+(prompts/texts.py)."""
 
 from __future__ import annotations
 
@@ -6,18 +7,20 @@ from pathlib import Path
 
 import pytest
 
+from pytest_graphinstruct.prompts.texts import PACKAGED, TemplateSet
 
-def test_overrides_replace_packaged_templates_until_reset(tmp_path: Path) -> None:
-    from pytest_graphinstruct.prompts.texts import template, use_overrides
 
-    packaged = template("system_default").template
+def test_overrides_replace_packaged_templates_in_their_set_only(tmp_path: Path) -> None:
+    packaged = PACKAGED.template("system_default").template
     (tmp_path / "system_default.txt").write_text("Be a poet.\n$format\n", encoding="utf-8")
-    try:
-        assert use_overrides(tmp_path) == ("system_default",)
-        assert template("system_default").template == "Be a poet.\n$format"
-    finally:
-        use_overrides(None)
-    assert template("system_default").template == packaged
+    mine = TemplateSet.from_folder(tmp_path)
+    assert mine.names == ("system_default",) and mine.folder == tmp_path
+    assert mine.template("system_default").template == "Be a poet.\n$format"
+    assert mine.template("anti_laziness").template == PACKAGED.template("anti_laziness").template
+    # the override's set is a value: the packaged one, and a set built later, are untouched
+    assert PACKAGED.template("system_default").template == packaged
+    assert TemplateSet().template("system_default").template == packaged
+    assert mine == TemplateSet.from_folder(tmp_path) and mine != PACKAGED
 
 
 @pytest.mark.parametrize(("name", "text", "message"), [
@@ -33,51 +36,57 @@ def test_overrides_replace_packaged_templates_until_reset(tmp_path: Path) -> Non
 ])
 def test_bad_overrides_are_refused_at_once(tmp_path: Path, name: str, text: str,
                                            message: str) -> None:
-    from pytest_graphinstruct.prompts.texts import render_section, template, use_overrides
-
     (tmp_path / name).write_text(text, encoding="utf-8")
-    try:
-        with pytest.raises(ValueError, match=message):
-            use_overrides(tmp_path)
-    finally:
-        use_overrides(None)
-    assert "graph" in template("system_default").template
-    assert render_section("feedback", "refinement", round=2, notes="x") == "Round 2 — x"
+    with pytest.raises(ValueError, match=message):
+        TemplateSet.from_folder(tmp_path)
+    with pytest.raises(ValueError, match=message):  # a set made from texts is checked too
+        TemplateSet(((Path(name).stem, text),))
+    assert "graph" in PACKAGED.template("system_default").template
+    assert PACKAGED.render_section("feedback", "refinement", round=2, notes="x") == "Round 2 — x"
     (tmp_path / "empty").mkdir()
     with pytest.raises(ValueError, match="holds no"):
-        use_overrides(tmp_path / "empty")
+        TemplateSet.from_folder(tmp_path / "empty")
     with pytest.raises(ValueError, match="is not a folder"):
-        use_overrides(tmp_path / "missing")
+        TemplateSet.from_folder(tmp_path / "missing")
 
 
 def test_overrides_reach_the_method_texts(tmp_path: Path) -> None:
     from pytest_graphinstruct.methods.iterative import refinement_messages
-    from pytest_graphinstruct.prompts.texts import use_overrides
 
     (tmp_path / "feedback.txt").write_text("=== refinement ===\nTry $round: $notes\n",
                                           encoding="utf-8")
-    try:
-        use_overrides(tmp_path)
-        assert refinement_messages((), "p", "fix it", 2)[-1].content == "Try 2: fix it"
-    finally:
-        use_overrides(None)
+    mine = TemplateSet.from_folder(tmp_path)
+    assert refinement_messages((), "p", "fix it", 2, mine)[-1].content == "Try 2: fix it"
     assert refinement_messages((), "p", "fix it", 2)[-1].content == "Round 2 — fix it"
 
 
-def test_a_partial_sectioned_override_keeps_the_packaged_sections(tmp_path: Path) -> None:
-    from pytest_graphinstruct.prompts.texts import render_section, sections, use_overrides
+def test_overrides_reach_the_strategy_prompts(tmp_path: Path) -> None:
+    from pytest_graphinstruct.prompts.builder import build_messages
+    from pytest_graphinstruct.suite.loader import load_suite
 
-    packaged = dict(sections("feedback"))
+    inst = next(iter(load_suite(Path(__file__).resolve().parents[2] / "instructions",
+                                levels=[1])))
+    (tmp_path / "cot_suffix.txt").write_text("Think hard.\n", encoding="utf-8")
+    mine = TemplateSet.from_folder(tmp_path)
+    assert build_messages(inst, "zero-cot", templates=mine)[1].content.endswith("Think hard.")
+    assert not build_messages(inst, "zero-cot")[1].content.endswith("Think hard.")
+
+
+def test_a_partial_sectioned_override_keeps_the_packaged_sections(tmp_path: Path) -> None:
+    packaged = dict(PACKAGED.sections("feedback"))
     (tmp_path / "feedback.txt").write_text("=== refinement ===\nTry $round: $notes\n",
                                           encoding="utf-8")
-    try:
-        use_overrides(tmp_path)
-        assert list(sections("feedback")) == list(packaged)  # every section is still there
-        assert render_section("feedback", "refinement", round=2, notes="x") == "Try 2: x"
-        assert (sections("feedback")["fine_header"].template
-                == packaged["fine_header"].template)
-    finally:
-        use_overrides(None)
+    mine = TemplateSet.from_folder(tmp_path)
+    assert list(mine.sections("feedback")) == list(packaged)  # every section is still there
+    assert mine.render_section("feedback", "refinement", round=2, notes="x") == "Try 2: x"
+    assert mine.sections("feedback")["fine_header"].template == packaged["fine_header"].template
+
+
+def test_an_unknown_template_or_section_is_a_key_error() -> None:
+    with pytest.raises(KeyError, match="no prompt template 'nope'"):
+        PACKAGED.render("nope")
+    with pytest.raises(KeyError, match=r"no section 'nope' in feedback\.txt"):
+        PACKAGED.render_section("feedback", "nope")
 
 
 @pytest.mark.parametrize(("module", "not_loaded"), [

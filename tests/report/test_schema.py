@@ -131,6 +131,27 @@ def test_schema_is_a_valid_2020_12_schema() -> None:
     assert schema["properties"]["schema"] == {"const": SCHEMA}
 
 
+def test_every_reference_resolves_to_a_top_level_definition() -> None:
+    schema = report_schema()
+    refs: list[str] = []
+    nested: list[str] = []
+
+    def walk(node: Any, top: bool) -> None:
+        if isinstance(node, dict):
+            if "$defs" in node and not top:
+                nested.append(str(sorted(node["$defs"])))
+            refs.extend([node["$ref"]] if isinstance(node.get("$ref"), str) else [])
+            for value in node.values():
+                walk(value, False)
+        elif isinstance(node, list):
+            for value in node:
+                walk(value, False)
+
+    walk(schema, True)
+    assert not nested, f"definitions below the top: {nested}"
+    assert refs and {r.removeprefix("#/$defs/") for r in refs} <= set(schema["$defs"])
+
+
 def test_schema_is_shipped_as_package_data() -> None:
     assert (ROOT / "pytest_graphinstruct" / "report" / "schema.json").is_file()
     config = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))

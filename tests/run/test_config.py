@@ -105,3 +105,35 @@ def test_an_absurd_shard_count_is_refused_with_the_options(suite: Path, shard: s
     with pytest.raises(GraphInstructError, match="--gi-shard: N may be at most 100,000"):
         build_run_config({"model": "oracle", "suite": str(suite), "shard": shard},
                          rootdir=suite)
+
+
+def test_the_run_holds_its_prompt_texts(suite: Path, tmp_path: Path) -> None:
+    from pytest_graphinstruct.prompts.texts import PACKAGED
+
+    run = build_run_config({"model": "m", "suite": str(suite)}, rootdir=suite)
+    assert run is not None and run.templates is PACKAGED
+    assert run.method_context.templates is PACKAGED
+    folder = tmp_path / "prompts"
+    folder.mkdir()
+    (folder / "cot_suffix.txt").write_text("Think hard.\n", encoding="utf-8")
+    run = build_run_config({"model": "m", "suite": str(suite), "prompts": "prompts"},
+                           rootdir=tmp_path)
+    assert run is not None and run.templates.folder == folder
+    assert run.templates.render("cot_suffix") == "Think hard."
+    assert run.method_context.templates == run.templates
+
+
+@pytest.mark.parametrize(("name", "text", "message"), [
+    (None, "", "--gi-prompts: .* is not a folder"),
+    ("system_default.txt", "Be a $poet.\n", r"system_default.txt: unknown \$poet"),
+])
+def test_bad_prompt_overrides_are_refused_with_the_options(suite: Path, tmp_path: Path,
+                                                          name: str | None, text: str,
+                                                          message: str) -> None:
+    folder = tmp_path / "prompts"
+    if name is not None:
+        folder.mkdir()
+        (folder / name).write_text(text, encoding="utf-8")
+    with pytest.raises(GraphInstructError, match=message):
+        build_run_config({"model": "m", "suite": str(suite), "prompts": str(folder)},
+                         rootdir=suite)

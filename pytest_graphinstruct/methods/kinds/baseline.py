@@ -18,13 +18,15 @@ class OneCall:
     """A method that asks the item's prompt once per sample (no chain, no settings)."""
 
     selectable: bool
+    constrained: bool
     iterative: Final = False
     feedback: Final = False
     caap: Final = False
 
-    def __init__(self, name: str, *, selectable: bool) -> None:
+    def __init__(self, name: str, *, selectable: bool, constrained: bool = False) -> None:
         self.name = name
         self.selectable = selectable
+        self.constrained = constrained
 
     def chain(self, spec: MethodSpec, instruction: Instruction, prompt: Sequence[Message],
               ask: Ask, grade: Grader, *, chain: int, context: MethodContext) -> ChainResult:

@@ -22,6 +22,7 @@ class Caap:
     selectable: Final = True
     iterative: Final = False
     feedback: Final = False
+    constrained: Final = False
     caap: Final = True
 
     def chain(self, spec: MethodSpec, instruction: Instruction, prompt: Sequence[Message],

@@ -7,4 +7,4 @@ from typing import Final
 
 from pytest_graphinstruct.methods.kinds.baseline import OneCall
 
-CONSTRAINED: Final = OneCall("constrained", selectable=False)
+CONSTRAINED: Final = OneCall("constrained", selectable=False, constrained=True)

@@ -22,6 +22,7 @@ class Retry:
     selectable: Final = True
     iterative: Final = True
     feedback: Final = False
+    constrained: Final = False
     caap: Final = False
 
     def chain(self, spec: MethodSpec, instruction: Instruction, prompt: Sequence[Message],

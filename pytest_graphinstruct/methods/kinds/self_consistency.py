@@ -23,6 +23,7 @@ class SelfConsistency:
     selectable: Final = True
     iterative: Final = True
     feedback: Final = False
+    constrained: Final = False
     caap: Final = False
 
     def chain(self, spec: MethodSpec, instruction: Instruction, prompt: Sequence[Message],

@@ -21,6 +21,7 @@ class Vgig:
 
     selectable: Final = True
     iterative: Final = True
+    constrained: Final = False
     feedback: bool
 
     def __init__(self, name: str, *, caap: bool, feedback: bool) -> None:
@@ -34,7 +35,8 @@ class Vgig:
         return vgig_chain(prompt, ask, grade, chain=chain, feasible=instruction.feasible,
                           rounds=context.rounds_of(spec),
                           feedback_level=context.feedback_of(spec),
-                          temperature=base_temperature(context), instruction=instruction)
+                          temperature=base_temperature(context), instruction=instruction,
+                          templates=context.templates)
 
     def settings(self, spec: MethodSpec, context: MethodContext) -> Mapping[str, object]:
         """Chains, rounds, base temperature and feedback (and CAAP's table and tiers)."""
