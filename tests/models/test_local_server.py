@@ -34,7 +34,7 @@ def fake_root(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     return root
 
 
-def wait_for(predicate, timeout: float = 20.0) -> bool:  # type: ignore[no-untyped-def]
+def wait_for(predicate, timeout: float = 120.0) -> bool:  # type: ignore[no-untyped-def]
     """Poll ``predicate`` (a bound on how long to wait, not a timing assertion)."""
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:

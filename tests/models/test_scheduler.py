@@ -373,7 +373,7 @@ def _claiming_run(base_url: str, directory: str, barrier: Any, results: Any,
 
     backend = OpenAIBackend(base_url, "fake-model", api_key_env="GI_TEST_API_KEY")
     cache = AnswerCache(directory)
-    barrier.wait(10)
+    barrier.wait(120)  # a safety net: both processes are there within a second or two
     with Scheduler(backend, concurrency=3, cache=cache, share_in_flight=share) as sched:
         answers = [f.result() for f in sched.submit_all([req(f"shared {i}") for i in range(6)])]
         stats = sched.stats()
@@ -398,12 +398,12 @@ def _two_runs(directory: Path, share: bool) -> tuple[list[tuple[bool, int, int]]
         for p in procs:
             p.start()
         if not share:
-            assert server.wait_for_requests(2 * 3, timeout=60)  # concurrency 3 each
+            assert server.wait_for_requests(2 * 3, timeout=120)  # concurrency 3 each
             server.release()
         for p in procs:
-            p.join(60)  # a safety net: both end in about a second
+            p.join(120)  # a safety net: both end in about a second
             assert p.exitcode == 0
-        outcomes = [results.get(timeout=5) for _ in procs]
+        outcomes = [results.get(timeout=60) for _ in procs]
         bodies = [r.body["messages"][0]["content"] for r in server.requests]
     return outcomes, bodies
 

@@ -42,8 +42,10 @@ def fake(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> Path:
     return model_dir
 
 
-def wait_for(predicate: Any, timeout: float = 60.0) -> bool:
-    """Poll ``predicate`` (a bound on how long to wait, not a timing assertion)."""
+def wait_for(predicate: Any, timeout: float = 300.0) -> bool:
+    """Poll ``predicate`` (a safety net on how long to wait, not a timing assertion: a
+    session with two workers may take a minute to reach its first request on a loaded
+    machine)."""
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         if predicate():
@@ -115,7 +117,8 @@ def test_an_interrupted_or_killed_session_leaves_no_server(
                                stderr=subprocess.DEVNULL, start_new_session=True,
                                preexec_fn=take_sigint)
     try:
-        assert wait_for(lambda: requests_seen(model_dir)), "no request reached the server"
+        wait_for(lambda: requests_seen(model_dir) or session.poll() is not None)
+        assert requests_seen(model_dir), f"no request reached the server ({session.poll()=})"
         (pid,) = server_pids(model_dir)
         os.killpg(session.pid, sig)
         session.wait(timeout=120)
