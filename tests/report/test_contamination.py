@@ -14,7 +14,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from pytest_graphinstruct.errors import GraphInstructError, SuiteError
-from pytest_graphinstruct.report.contamination import (
+from pytest_graphinstruct.report.analyses.contamination import (
     NO_GAP,
     REAL,
     REAL_REVERSED,

@@ -96,8 +96,8 @@ def test_the_leaderboard_page_renders_hostile_names_as_text(browser: Browser,
                                                            tmp_path: Path) -> None:
     """``leaderboard --format html``: a model name that is markup stays text (no element, no
     dialog), every table has a row per cell, and the page fetches nothing."""
+    from pytest_graphinstruct.report.analyses.leaderboard import build_leaderboard, render
     from pytest_graphinstruct.report.analyses.run_set import read_runs
-    from pytest_graphinstruct.report.leaderboard import build_leaderboard, render
     from pytest_graphinstruct.report.models_table import load_models_table
     from tests.report.analyses_data import uniform, write_cell
 

@@ -11,7 +11,7 @@ import jsonschema
 import pytest
 
 from pytest_graphinstruct.report.html import NamedReport, build_page, write_page
-from pytest_graphinstruct.report.html.page import json_script
+from pytest_graphinstruct.report.render.jinja import json_script
 from tests.report.html_fixtures import HOSTILE, instructions, two_cell_report
 
 _DATA = re.compile(r'<script type="application/json" id="gi-data">(.*?)</script>', re.S)

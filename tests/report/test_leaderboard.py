@@ -12,12 +12,12 @@ from pathlib import Path
 import pytest
 
 from pytest_graphinstruct.__main__ import main
-from pytest_graphinstruct.report.analyses.run_set import read_runs
-from pytest_graphinstruct.report.leaderboard import (
+from pytest_graphinstruct.report.analyses.leaderboard import (
     CSV_COLUMNS,
     build_leaderboard,
     render,
 )
+from pytest_graphinstruct.report.analyses.run_set import read_runs
 from pytest_graphinstruct.report.models_table import load_models_table
 from pytest_graphinstruct.run.store import RunStore
 
@@ -193,7 +193,7 @@ def test_reproduces_the_frontier_of_tab_16_and_s_final_of_tab_17() -> None:
 
 
 def test_markdown_says_when_s_total_is_over_the_levels_run(tmp_path: Path) -> None:
-    from pytest_graphinstruct.report.leaderboard import to_markdown
+    from pytest_graphinstruct.report.analyses.leaderboard import to_markdown
 
     full = build_leaderboard(read_runs(_three(tmp_path), load_models_table()))
     assert "renormalized to those levels" not in to_markdown(full)

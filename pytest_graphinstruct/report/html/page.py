@@ -1,29 +1,25 @@
 """The HTML page: the data document, the charts and the static script and style, rendered
-into one self-contained file by a Jinja2 template (autoescape on).
+into one self-contained file by a Jinja2 template (:mod:`..render.jinja`, autoescape on).
 
 The document is embedded once, as JSON in a ``<script type="application/json">`` element
-(:func:`json_script`: every ``<`` escaped, so no string in it can close the element).  The
-charts are matplotlib's SVG; the script and style are the package's own files, inlined.
-Nothing is fetched when the page opens.
+(:func:`~..render.jinja.json_script`: every ``<`` escaped, so no string in it can close the
+element).  The charts are matplotlib's SVG; the script and style are the package's own files,
+inlined.  Nothing is fetched when the page opens.
 """
 
 from __future__ import annotations
 
-import json
 import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
-from typing import Any
-
-import jinja2
-from markupsafe import Markup
 
 from pytest_graphinstruct.report.html.cells import NamedReport, page_cells
 from pytest_graphinstruct.report.html.document import document
 from pytest_graphinstruct.report.html.plots import all_plots
 from pytest_graphinstruct.report.html.taxonomy import taxonomy
+from pytest_graphinstruct.report.render.jinja import environment
 from pytest_graphinstruct.run.reader import read_report
 from pytest_graphinstruct.suite.instruction import Instruction
 from pytest_graphinstruct.suite.loader import load_suite
@@ -49,27 +45,6 @@ def _static(name: str) -> str:
     return text
 
 
-def _environment() -> jinja2.Environment:
-    env = jinja2.Environment(loader=jinja2.PackageLoader(_PACKAGE, "templates"),
-                             autoescape=True, undefined=jinja2.StrictUndefined,
-                             keep_trailing_newline=True)
-    env.filters["num"] = _num
-    env.filters["json_script"] = json_script
-    return env
-
-
-def json_script(value: Any) -> Markup:
-    """``value`` as compact JSON for the body of a ``<script type="application/json">``
-    element: every ``<`` written as ``\\u003c`` (a JSON string escape), so no string in it can
-    end the element (``</script>``) or open a comment; nothing else needs escaping there."""
-    text = json.dumps(value, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
-    return Markup(text.replace("<", "\\u003c"))
-
-
-def _num(x: float | None, digits: int = 4) -> str:
-    return "—" if x is None else f"{x:.{digits}f}"
-
-
 def build_page(reports: Sequence[NamedReport], *, baseline: NamedReport | None = None,
                instructions: Mapping[str, Instruction] | None = None,
                title: str | None = None) -> Page:
@@ -80,7 +55,7 @@ def build_page(reports: Sequence[NamedReport], *, baseline: NamedReport | None =
         title = "GraphInstruct report" + (f": {reports[0].name}" if len(reports) == 1 else "")
     doc = document(cells, taxonomies, reports=reports, baseline=baseline,
                    instructions=instructions, title=title)
-    html = _environment().get_template("report.html.j2").render(
+    html = environment().get_template("report.html.j2").render(
         doc=doc, plots=all_plots(cells, taxonomies), dimensions=DIMENSIONS,
         script=_static("report.js"), style=_static("report.css"))
     return Page(html, len(cells), len(doc["items"]))

@@ -16,9 +16,10 @@ cost: it is ranked by S_total, has no S_final (so no S_final rank) and is listed
 * A cell of a partial run (its report's coverage is not complete: interrupted, budget spent)
   is ranked like any other but marked in every format (:data:`PARTIAL_MEANS`).
 
-Formats: Markdown (tables), CSV (one row per cell, every column), JSON (the same, typed) and a
-self-contained HTML page (a Jinja2 template, autoescaped).  Model names and labels come from
-files and are escaped for the format they are written in.
+Formats: Markdown (the tables of :func:`tables`, written by :mod:`.table` as every analysis's),
+CSV (one row per cell, every column), JSON (the same, typed) and a self-contained HTML page (a
+template of the one Jinja2 environment, :mod:`..render.jinja`, autoescaped).  Model names and
+labels come from files and are escaped for the format they are written in.
 """
 
 from __future__ import annotations
@@ -31,10 +32,14 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from pytest_graphinstruct.errors import GraphInstructError
+from pytest_graphinstruct.report.analyses.registry import AnalysisOutput, AnalysisRequest
 from pytest_graphinstruct.report.analyses.run_set import STRATEGY_ABBREV, Run
-from pytest_graphinstruct.report.untrusted import csv_safe, escape_markdown
+from pytest_graphinstruct.report.analyses.table import Cell, Table, csv_rows, markdown_table
+from pytest_graphinstruct.report.untrusted import escape_markdown
+from pytest_graphinstruct.score import pareto
 from pytest_graphinstruct.score.levels import mean_present
-from pytest_graphinstruct.score.pareto import COST_AT_Q_THRESHOLD, LAMBDA, analyze
+from pytest_graphinstruct.score.pareto import COST_AT_Q_THRESHOLD, LAMBDA
 from pytest_graphinstruct.vocab import DIMENSIONS, LEVELS
 
 FORMATS = ("markdown", "csv", "json", "html")
@@ -128,7 +133,7 @@ def build_leaderboard(runs: Sequence[Run], *, threshold: float = COST_AT_Q_THRES
     """The leaderboard of ``runs`` (see the module docstring for every rule)."""
     scored = [r for r in runs if r.quality is not None]
     unscored = tuple(sorted(r.label for r in runs if r.quality is None))
-    analysis = analyze([r.point() for r in scored], lam=lam, threshold=threshold)
+    analysis = pareto.analyze([r.point() for r in scored], lam=lam, threshold=threshold)
     by_label = {a.point.label: a for a in analysis.cells}
     rank_total = _ranks({r.label: r.quality for r in scored if r.quality is not None})
     finals = {label: a.s_final for label, a in by_label.items() if a.s_final is not None}
@@ -156,23 +161,21 @@ def build_leaderboard(runs: Sequence[Run], *, threshold: float = COST_AT_Q_THRES
 
 # -- rendering ---------------------------------------------------------------------------------
 
-def _num(x: float | None, digits: int) -> str:
-    if x is None or (isinstance(x, float) and math.isnan(x)):
-        return "—"
-    if math.isinf(x):
-        return "∞"
-    return f"{x:.{digits}f}"
-
-
-def _md(text: str | None) -> str:
-    """Untrusted text as a Markdown table cell: one line, controls escaped, pipes and the
-    characters Markdown acts on inside a cell escaped."""
-    return "—" if text is None else escape_markdown(text)
+def _value(x: float | None) -> Cell:
+    """A number as a table cell: infinite shown ``∞`` (the table shows absent and NaN as ``—``)."""
+    if x is None:
+        return None
+    return "∞" if math.isinf(x) else float(x)
 
 
 def _model(row: LeaderboardRow) -> str:
-    """The row's model as a Markdown cell, `` (partial)`` added for a partial run's cell."""
-    return _md(row.model) + (" (partial)" if row.partial else "")
+    """The row's model, `` (partial)`` added for a partial run's cell."""
+    return row.model + (" (partial)" if row.partial else "")
+
+
+def _md(text: str | None) -> str:
+    """Untrusted text for Markdown prose: one line, controls and Markdown escaped."""
+    return "—" if text is None else escape_markdown(text)
 
 
 def _partial_note(board: Leaderboard) -> list[str]:
@@ -188,47 +191,46 @@ def _strategy(row: LeaderboardRow) -> str:
     return STRATEGY_ABBREV.get(row.condition, row.condition)
 
 
-def _table(headers: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
-    from tabulate import tabulate
-
-    return str(tabulate(rows, headers=list(headers), tablefmt="github", disable_numparse=True))
+def tables(board: Leaderboard) -> tuple[Table, ...]:
+    """The leaderboard's tables: by S_total, by S_final, per level, per dimension, Cost@Q."""
+    ranked = ("#", "model", "strategy/method")
+    return (
+        Table("By S_total", (*ranked, "S_total", "S_final", "TPV", "Q/kTPV", "FD", "Pareto"),
+              tuple((r.rank_total, _model(r), _strategy(r), _value(r.s_total),
+                     _value(r.s_final), _value(r.tpv), _value(r.q_per_ktpv),
+                     _value(r.frontier_distance), "✓" if r.pareto_optimal else "")
+                    for r in board.rows), (None, None, None, 4, 4, 0, 3, 4)),
+        Table(f"By S_final (λ = {board.lam:g})",
+              ("S_final #", "S_total #", "Δ", "model", "strategy/method", "S_total", "TPV",
+               "Q/kTPV", "S_final", "Pareto"),
+              tuple((r.rank_final, r.rank_total, f"{r.rank_total - (r.rank_final or 0):+d}",
+                     _model(r), _strategy(r), _value(r.s_total), _value(r.tpv),
+                     _value(r.q_per_ktpv), _value(r.s_final), "✓" if r.pareto_optimal else "")
+                    for r in board.by_final()), (None,) * 5 + (4, 0, 3, 4)),
+        Table("Per level", (*ranked, "S_total", *(f"L{lv}" for lv in LEVELS)),
+              tuple((r.rank_total, _model(r), _strategy(r), _value(r.s_total),
+                     *(_value(r.levels.get(lv)) for lv in LEVELS)) for r in board.rows),
+              (None, None, None, *(4,) * (1 + len(LEVELS)))),
+        Table("Per dimension (mean over scored items)", (*ranked, *DIMENSIONS, "items"),
+              tuple((r.rank_total, _model(r), _strategy(r),
+                     *(_value(r.dimensions.get(d)) for d in DIMENSIONS), r.items)
+                    for r in board.rows), (None, None, None, *(4,) * len(DIMENSIONS))),
+        Table(f"Cost@Q={board.threshold:g} per model",
+              ("model", f"Cost@Q={board.threshold:g} (TPV)", "cell"),
+              tuple((c.model, "never" if c.cost is None else _value(c.cost), c.cell)
+                    for c in board.cost_at_q), (None, 0)),
+    )
 
 
 def to_markdown(board: Leaderboard) -> str:
-    """The leaderboard as Markdown: by S_total, by S_final, per level, per dimension, Cost@Q."""
+    """The leaderboard as Markdown: its :func:`tables` under their headings, then notes."""
     partial = [r for r in board.rows if set(r.levels) != set(LEVELS)]
     caveat = ([f"S_total is over the levels each cell ran: {len(partial)} cell(s) did not run "
                "every level, and their S_total is renormalized to those levels (a full run's "
                "S_total counts a missing level as 0).", ""] if partial else [])
-    parts = [f"# Leaderboard ({len(board.rows)} cells)", "", *caveat,
-             "## By S_total", "",
-             _table(["#", "model", "strategy/method", "S_total", "S_final", "TPV", "Q/kTPV",
-                     "FD", "Pareto"],
-                    [[str(r.rank_total), _model(r), _md(_strategy(r)), _num(r.s_total, 4),
-                      _num(r.s_final, 4), _num(r.tpv, 0), _num(r.q_per_ktpv, 3),
-                      _num(r.frontier_distance, 4), "✓" if r.pareto_optimal else ""]
-                     for r in board.rows]),
-             "", f"## By S_final (λ = {board.lam:g})", "",
-             _table(["S_final #", "S_total #", "Δ", "model", "strategy/method", "S_total",
-                     "TPV", "Q/kTPV", "S_final", "Pareto"],
-                    [[str(r.rank_final), str(r.rank_total),
-                      f"{r.rank_total - (r.rank_final or 0):+d}", _model(r),
-                      _md(_strategy(r)), _num(r.s_total, 4), _num(r.tpv, 0),
-                      _num(r.q_per_ktpv, 3), _num(r.s_final, 4),
-                      "✓" if r.pareto_optimal else ""] for r in board.by_final()]),
-             "", "## Per level", "",
-             _table(["#", "model", "strategy/method", "S_total", *(f"L{lv}" for lv in LEVELS)],
-                    [[str(r.rank_total), _model(r), _md(_strategy(r)), _num(r.s_total, 4),
-                      *(_num(r.levels.get(lv), 4) for lv in LEVELS)] for r in board.rows]),
-             "", "## Per dimension (mean over scored items)", "",
-             _table(["#", "model", "strategy/method", *DIMENSIONS, "items"],
-                    [[str(r.rank_total), _model(r), _md(_strategy(r)),
-                      *(_num(r.dimensions.get(d), 4) for d in DIMENSIONS), str(r.items)]
-                     for r in board.rows]),
-             "", f"## Cost@Q={board.threshold:g} per model", "",
-             _table(["model", f"Cost@Q={board.threshold:g} (TPV)", "cell"],
-                    [[_md(c.model), "never" if c.cost is None else _num(c.cost, 0),
-                      _md(c.cell)] for c in board.cost_at_q])]
+    parts = [f"# Leaderboard ({len(board.rows)} cells)", "", *caveat]
+    for n, t in enumerate(tables(board)):
+        parts += ([] if n == 0 else [""]) + [f"## {t.title}", "", markdown_table(t)]
     parts += _partial_note(board)
     if board.unknown_cost:
         parts += ["", "Unknown cost (no token usage; no S_final, not on the frontier): "
@@ -244,19 +246,23 @@ CSV_COLUMNS = ("rank_total", "rank_final", "label", "model", "family", "tier", "
                "partial")
 
 
+def _raw(x: float | None) -> Cell:
+    """A number for CSV: full precision, non-finite written as Python writes it."""
+    return str(x) if x is not None and not math.isfinite(x) else x
+
+
 def to_csv(board: Leaderboard) -> str:
     """One row per cell, every column (:data:`CSV_COLUMNS`), by S_total rank; absent: empty
     (``partial``: a partial run's coverage line, empty for a complete run)."""
+    table = Table("leaderboard", CSV_COLUMNS, tuple(
+        (r.rank_total, r.rank_final, r.label, r.model, r.family, r.tier, r.condition,
+         r.variant, _raw(r.s_total), _raw(r.s_final), r.pareto_optimal, _raw(r.tpv),
+         _raw(r.q_per_ktpv), _raw(r.frontier_distance),
+         *(_raw(r.levels.get(lv)) for lv in LEVELS),
+         *(_raw(r.dimensions.get(d)) for d in DIMENSIONS), r.items, r.partial)
+        for r in board.rows))
     out = io.StringIO()
-    writer = csv.writer(out, lineterminator="\n")
-    writer.writerow(CSV_COLUMNS)
-    for r in board.rows:
-        values: list[Any] = [
-            r.rank_total, r.rank_final, r.label, r.model, r.family, r.tier, r.condition,
-            r.variant, r.s_total, r.s_final, r.pareto_optimal, r.tpv, r.q_per_ktpv,
-            r.frontier_distance, *(r.levels.get(lv) for lv in LEVELS),
-            *(r.dimensions.get(d) for d in DIMENSIONS), r.items, r.partial]
-        writer.writerow(["" if v is None else csv_safe(v) for v in values])
+    csv.writer(out, lineterminator="\n").writerows(csv_rows(table))
     return out.getvalue()
 
 
@@ -266,15 +272,11 @@ def to_json_text(board: Leaderboard) -> str:
 
 def to_html(board: Leaderboard) -> str:
     """A self-contained HTML page (no script, no external resource) of the same tables."""
-    from jinja2 import Environment, PackageLoader, select_autoescape
+    from pytest_graphinstruct.report.render.jinja import environment
 
-    env = Environment(loader=PackageLoader("pytest_graphinstruct.report",
-                                           "templates_leaderboard"),
-                      autoescape=select_autoescape(default=True, default_for_string=True))
-    env.filters["num"] = _num
-    template = env.get_template("leaderboard.html.j2")
-    return template.render(board=board, levels=LEVELS, dimensions=DIMENSIONS,
-                           abbrev=STRATEGY_ABBREV, partial_means=PARTIAL_MEANS)
+    return environment().get_template("leaderboard.html.j2").render(
+        board=board, levels=LEVELS, dimensions=DIMENSIONS, abbrev=STRATEGY_ABBREV,
+        partial_means=PARTIAL_MEANS)
 
 
 def render(board: Leaderboard, fmt: str) -> str:
@@ -288,3 +290,18 @@ def render(board: Leaderboard, fmt: str) -> str:
     if fmt == "html":
         return to_html(board)
     raise ValueError(f"unknown format {fmt!r} (one of {', '.join(FORMATS)})")
+
+
+def analyze(request: AnalysisRequest) -> AnalysisOutput:
+    """The ``leaderboard`` command: the runs (only the plain prompting cells with
+    ``--strategies-only``), ranked and written in ``--format``.
+
+    Raises:
+        GraphInstructError: no cell to rank, or as :meth:`AnalysisRequest.runs`.
+    """
+    runs = request.runs()
+    if request.options.strategies_only:
+        runs = [r for r in runs if r.is_baseline]
+    if not runs:
+        raise GraphInstructError("no cells to rank")
+    return AnalysisOutput(render(build_leaderboard(runs), request.options.format))

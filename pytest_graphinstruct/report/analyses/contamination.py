@@ -28,6 +28,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from pytest_graphinstruct.errors import GraphInstructError
+from pytest_graphinstruct.report.analyses.registry import AnalysisOutput, AnalysisRequest
 from pytest_graphinstruct.report.compare import differences, pick_cell
 from pytest_graphinstruct.report.untrusted import escape
 from pytest_graphinstruct.run.results import CellReport, RunReport
@@ -402,3 +403,29 @@ def _pooled(cell: CellReport) -> dict[int, bool]:
             out[item.level] = out.get(item.level, False) or bool(
                 item.details.get("pool_references"))
     return out
+
+
+def analyze(request: AnalysisRequest) -> AnalysisOutput:
+    """The ``contamination`` command: the probe of the two reports (committed suite first),
+    each side's suite from ``--suite-seed0``/``--suite-fresh`` or its cell; the report's lines
+    and :func:`side_warnings`.
+
+    Raises:
+        GraphInstructError: as :func:`open_probe_cell` and :func:`probe`; a report that cannot
+            be read.
+    """
+    from pytest_graphinstruct.run.reader import read_report
+
+    o = request.options
+    path_seed0, path_fresh = request.reports
+    seed0 = open_probe_cell(read_report(path_seed0), path_seed0, o.cell, o.suites[0],
+                            "--suite-seed0")
+    fresh = open_probe_cell(read_report(path_fresh), path_fresh, o.cell, o.suites[1],
+                            "--suite-fresh")
+    result = probe(seed0.cell, fresh.cell, seed0.suite, fresh.suite,
+                   b=DEFAULT_B if o.resamples is None else o.resamples,
+                   seed=DEFAULT_SEED if o.seed is None else o.seed,
+                   threshold=NOISE_FLOOR if o.threshold is None else o.threshold,
+                   names=(path_seed0, path_fresh))
+    return AnalysisOutput("\n".join(result.lines(seed0.describe(), fresh.describe())) + "\n",
+                          tuple(side_warnings(seed0, fresh)))
