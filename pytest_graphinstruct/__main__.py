@@ -367,7 +367,8 @@ def _pareto(args: argparse.Namespace) -> int:
 
 
 def _compare(args: argparse.Namespace) -> int:
-    from pytest_graphinstruct.report.compare import REGRESSION, compare_cells, pick_cell
+    from pytest_graphinstruct.report.compare import compare_cells, pick_cell
+    from pytest_graphinstruct.run.comparison import REGRESSION
     from pytest_graphinstruct.run.reader import read_report
     from pytest_graphinstruct.run.results import CellReport
 

@@ -21,55 +21,45 @@ only where both cells record it.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from pytest_graphinstruct.errors import GraphInstructError
 from pytest_graphinstruct.report.untrusted import escape
-from pytest_graphinstruct.run.comparison import CellComparison, differences
+from pytest_graphinstruct.run.comparison import CellComparison, ItemChange
 from pytest_graphinstruct.run.comparison import compare_cells as run_comparison
 from pytest_graphinstruct.run.results import CellReport, RunReport
-from pytest_graphinstruct.score.bootstrap import DEFAULT_MAX_REGRESSION, PairedDiff, PairedResult
+from pytest_graphinstruct.score.bootstrap import DEFAULT_MAX_REGRESSION, PairedDiff
 
-__all__ = ["Comparison", "compare_cells", "differences", "pick_cell"]
-
-REGRESSION = "regression"
-IMPROVEMENT = "improvement"
-NO_CHANGE = "no significant change"
+__all__ = ["Comparison", "compare_cells", "pick_cell"]
 
 
 @dataclass(frozen=True)
 class Comparison:
-    """``candidate − baseline`` for two cells, and what follows from it (module docstring)."""
+    """``candidate − baseline`` for two cells: the run layer's :class:`CellComparison` of the
+    two, and how the ``compare`` command says it (module docstring)."""
 
     baseline: CellReport
     candidate: CellReport
-    paired: PairedResult
-    max_regression: float
-    regressed: tuple[int, ...]
-    improved: tuple[int, ...]
-    newly_failing: tuple[str, ...]
-    newly_passing: tuple[str, ...]
-    now_errors: tuple[str, ...]
-    differences: tuple[str, ...]
-    cell: CellComparison | None = None  #: the run layer's comparison it was built from
+    cell: CellComparison
 
     @property
     def verdict(self) -> str:
-        """``regression``, ``improvement`` or ``no significant change`` (module docstring)."""
-        if self.regressed:
-            return REGRESSION
-        return IMPROVEMENT if self.improved else NO_CHANGE
+        """``regression``, ``improvement`` or ``no significant change``
+        (:attr:`CellComparison.verdict`)."""
+        return self.cell.verdict
 
     def warning(self) -> str | None:
         """One line naming the metadata the two cells differ in, or ``None`` when alike."""
-        if not self.differences:
+        if not self.cell.differences:
             return None
-        return (f"the two cells differ in {', '.join(self.differences)}: the change may come "
-                "from that, not from the model")
+        return (f"the two cells differ in {', '.join(self.cell.differences)}: the change may "
+                "come from that, not from the model")
 
     def lines(self, baseline_file: str = "", candidate_file: str = "") -> list[str]:
         """The ``compare`` report: the intervals, both cells, cost, changed items, verdict."""
-        base, cand, result = self.baseline, self.candidate, self.paired
+        base, cand, c = self.baseline, self.candidate, self.cell
+        result = c.diff
         pct = round(100 * result.confidence)
         out = [f"candidate {cand.label} - baseline {base.label} (paired bootstrap over shared "
                f"instructions, {pct}% CI):"]
@@ -84,24 +74,24 @@ class Comparison:
         out.append(f"candidate: cell {cand.label}" + (f" ({candidate_file})" if candidate_file
                                                        else ""))
         out.append(f"cost: {_cost(base.summary.tpv, cand.summary.tpv)}")
-        out.append(f"newly failing ({len(self.newly_failing)}): "
-                   f"{', '.join(self.newly_failing) or 'none'}")
-        out.append(f"newly passing ({len(self.newly_passing)}): "
-                   f"{', '.join(self.newly_passing) or 'none'}")
-        if self.now_errors:
+        for name, changes in (("newly failing", c.newly_failing),
+                              ("newly passing", c.newly_passing)):
+            out.append(f"{name} ({len(changes)}): {_ids(changes) or 'none'}")
+        if c.now_errors:
             out.append(f"errors in the candidate, scored in the baseline "
-                       f"({len(self.now_errors)}): {', '.join(self.now_errors)}")
+                       f"({len(c.now_errors)}): {_ids(c.now_errors)}")
         out.append(f"verdict: {self.verdict} ({self._rule()})")
         return out
 
     def _rule(self) -> str:
-        delta = f"{self.max_regression:g}"
-        pct = f"{round(100 * self.paired.confidence)}%"
-        if self.regressed:
-            return (f"{_levels(self.regressed)}: mean change below -{delta} and the whole "
+        c = self.cell
+        delta = f"{c.max_regression:g}"
+        pct = f"{round(100 * c.diff.confidence)}%"
+        if c.regressed_levels:
+            return (f"{_levels(c.regressed_levels)}: mean change below -{delta} and the whole "
                     f"{pct} CI below 0")
-        if self.improved:
-            return (f"{_levels(self.improved)}: mean change above +{delta} and the whole "
+        if c.improved_levels:
+            return (f"{_levels(c.improved_levels)}: mean change above +{delta} and the whole "
                     f"{pct} CI above 0")
         return (f"no level changed by more than {delta} with its whole {pct} CI on one side "
                 "of 0")
@@ -127,13 +117,11 @@ def compare_cells(baseline: CellReport, candidate: CellReport, *,
         (c,) = run_comparison([(candidate, baseline)], max_regression=max_regression)
     except ValueError as exc:  # an id on different levels in the two cells
         raise GraphInstructError(str(exc)) from None
-    return Comparison(
-        baseline=baseline, candidate=candidate, paired=c.diff, max_regression=max_regression,
-        regressed=c.regressed_levels, improved=c.improved_levels,
-        newly_failing=tuple(x.instruction_id for x in c.newly_failing),
-        newly_passing=tuple(x.instruction_id for x in c.newly_passing),
-        now_errors=tuple(x.instruction_id for x in c.now_errors),
-        differences=c.differences, cell=c)
+    return Comparison(baseline, candidate, c)
+
+
+def _ids(changes: Sequence[ItemChange]) -> str:
+    return ", ".join(x.instruction_id for x in changes)
 
 
 def _diff(d: PairedDiff) -> str:

@@ -23,17 +23,14 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from pytest_graphinstruct.errors import GraphInstructError
-from pytest_graphinstruct.report.compare import (
-    DEFAULT_MAX_REGRESSION,
-    REGRESSION,
-    compare_cells,
-)
+from pytest_graphinstruct.report.compare import compare_cells
 from pytest_graphinstruct.report.untrusted import escape
-from pytest_graphinstruct.run.comparison import CellComparison
+from pytest_graphinstruct.run.comparison import REGRESSION, CellComparison
 from pytest_graphinstruct.run.comparison import compare_cells as run_comparison
 from pytest_graphinstruct.run.reader import read_report
 from pytest_graphinstruct.run.results import CellReport, ItemResult, ReportError, RunReport
 from pytest_graphinstruct.run.store import RunStore, StoredRun, StoreError
+from pytest_graphinstruct.score.bootstrap import DEFAULT_MAX_REGRESSION
 from pytest_graphinstruct.vocab import METHOD_BASELINE
 
 _ITEM_LINES = ("newly failing (", "newly passing (", "errors in the candidate")
@@ -223,8 +220,7 @@ def compare_runs(a: ComparedRun, b: ComparedRun, *,
             # the changed items follow with their first violation (errors included)
             lines += [line for line in comparison.lines(str(a.path), str(b.path))
                       if not line.startswith(_ITEM_LINES)]
-            if comparison.cell is not None:
-                lines += _changed_items(comparison.cell, cand)
+            lines += _changed_items(comparison.cell, cand)
             if comparison.verdict == REGRESSION:
                 regressed.append(label)
     if len(shared) > 1:

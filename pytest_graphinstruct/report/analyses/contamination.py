@@ -29,8 +29,9 @@ from pathlib import Path
 
 from pytest_graphinstruct.errors import GraphInstructError
 from pytest_graphinstruct.report.analyses.registry import AnalysisOutput, AnalysisRequest
-from pytest_graphinstruct.report.compare import differences, pick_cell
+from pytest_graphinstruct.report.compare import pick_cell
 from pytest_graphinstruct.report.untrusted import escape
+from pytest_graphinstruct.run.comparison import differences
 from pytest_graphinstruct.run.results import CellReport, RunReport
 from pytest_graphinstruct.score.bootstrap import (
     CONFIDENCE,
