@@ -137,7 +137,7 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def _add_plan_command(sub: Any) -> None:
-    """``plan`` (report/plan.py; docs/PLUGIN.md, "How much the gate can see")."""
+    """``plan`` (report/commands/plan.py; docs/PLUGIN.md, "How much the gate can see")."""
     pl = sub.add_parser("plan", help="per cell and level of a report used as a baseline: the "
                         "smallest drop the regression gate detects at 80%% power, and what a "
                         "given drop needs")
@@ -154,7 +154,7 @@ def _add_plan_command(sub: Any) -> None:
 
 
 def _plan(args: argparse.Namespace) -> int:
-    from pytest_graphinstruct.report.plan import plan
+    from pytest_graphinstruct.report.commands.plan import plan
 
     delta = DEFAULT_MAX_REGRESSION if args.max_regression is None else args.max_regression
     print("\n".join(plan(args.report, samples=args.samples, drop=args.drop,
@@ -163,7 +163,7 @@ def _plan(args: argparse.Namespace) -> int:
 
 
 def _add_ci_commands(sub: Any) -> None:
-    """``merge``, ``merge-cache`` and ``gate`` (report/merge.py, report/gate_command.py;
+    """``merge``, ``merge-cache`` and ``gate`` (report/commands/merge.py, report/commands/gate.py;
     ci/README.md)."""
     mg = sub.add_parser("merge", help="merge the reports of --gi-shard runs (a missing shard "
                         "makes the merged report partial)")
@@ -195,7 +195,7 @@ def _add_ci_commands(sub: Any) -> None:
 
 
 def _merge(args: argparse.Namespace) -> int:
-    from pytest_graphinstruct.report.merge import merge_reports
+    from pytest_graphinstruct.report.commands.merge import merge_reports
     from pytest_graphinstruct.run.reader import read_report
     from pytest_graphinstruct.run.results import ReportError
     from pytest_graphinstruct.run.writer import write_report
@@ -219,7 +219,7 @@ def _merge(args: argparse.Namespace) -> int:
 
 
 def _merge_cache(args: argparse.Namespace) -> int:
-    from pytest_graphinstruct.report.merge import merge_caches
+    from pytest_graphinstruct.report.commands.merge import merge_caches
 
     result = merge_caches(args.caches, args.out)
     added = sum(n for _, n in result.added)
@@ -231,8 +231,8 @@ def _merge_cache(args: argparse.Namespace) -> int:
 
 
 def _gate(args: argparse.Namespace) -> int:
-    from pytest_graphinstruct.report.gate_command import gate
-    from pytest_graphinstruct.report.markdown import write_markdown
+    from pytest_graphinstruct.report.commands.gate import gate
+    from pytest_graphinstruct.report.render.markdown import write_markdown
 
     for name in ("max_regression", "fail_under", "max_error_rate"):
         value, option = getattr(args, name), OPTION_BY_DEST[name]  # the --gi-* option's bounds
@@ -252,7 +252,7 @@ def _gate(args: argparse.Namespace) -> int:
 
 
 def _add_runs_command(sub: Any) -> None:
-    """``runs list`` and ``runs compare`` (report/runs.py; docs/RUNS.md)."""
+    """``runs list`` and ``runs compare`` (report/commands/runs.py; docs/RUNS.md)."""
     ru = sub.add_parser("runs", help="the run store of --gi-autosave: list the saved runs, "
                         "compare two (docs/RUNS.md)")
     verbs = ru.add_subparsers(dest="runs_command", required=True)
@@ -367,7 +367,8 @@ def _pareto(args: argparse.Namespace) -> int:
 
 
 def _compare(args: argparse.Namespace) -> int:
-    from pytest_graphinstruct.report.compare import compare_cells, pick_cell
+    from pytest_graphinstruct.report.commands.compare import compare_cells
+    from pytest_graphinstruct.report.pick import pick_cell
     from pytest_graphinstruct.run.comparison import REGRESSION
     from pytest_graphinstruct.run.reader import read_report
     from pytest_graphinstruct.run.results import CellReport
@@ -390,7 +391,7 @@ def _compare(args: argparse.Namespace) -> int:
 def _runs(args: argparse.Namespace) -> int:
     from pathlib import Path
 
-    from pytest_graphinstruct.report.runs import compare_runs, list_text, open_compared_run
+    from pytest_graphinstruct.report.commands.runs import compare_runs, list_text, open_compared_run
     from pytest_graphinstruct.run.store import RunStore
 
     store = RunStore(Path(args.store).expanduser())
@@ -407,7 +408,8 @@ def _runs(args: argparse.Namespace) -> int:
 
 
 def _html(args: argparse.Namespace) -> int:
-    from pytest_graphinstruct.report.html.page import page_from_files, write_page
+    from pytest_graphinstruct.report.commands.html import page_from_files
+    from pytest_graphinstruct.report.render.html import write_page
 
     page = page_from_files(args.reports, baseline=args.baseline, suite=args.suite,
                            title=args.title)
@@ -417,7 +419,7 @@ def _html(args: argparse.Namespace) -> int:
 
 
 def _show(args: argparse.Namespace) -> int:
-    from pytest_graphinstruct.report.show import find_item, item_lines
+    from pytest_graphinstruct.report.commands.show import find_item, item_lines
     from pytest_graphinstruct.run.reader import read_report
 
     cell, item = find_item(read_report(args.report), args.id, cell=args.cell, name=args.report)
@@ -426,7 +428,7 @@ def _show(args: argparse.Namespace) -> int:
 
 
 def _export(args: argparse.Namespace) -> int:
-    from pytest_graphinstruct.report.export import export_cache
+    from pytest_graphinstruct.report.commands.export import export_cache
 
     done = export_cache(args.cache, args.out, cell=args.cell)
     for w in done.warnings:

@@ -29,7 +29,7 @@ from pathlib import Path
 
 from pytest_graphinstruct.errors import GraphInstructError
 from pytest_graphinstruct.report.analyses.registry import AnalysisOutput, AnalysisRequest
-from pytest_graphinstruct.report.compare import pick_cell
+from pytest_graphinstruct.report.pick import pick_cell
 from pytest_graphinstruct.report.untrusted import escape
 from pytest_graphinstruct.run.comparison import differences
 from pytest_graphinstruct.run.results import CellReport, RunReport

@@ -19,11 +19,11 @@ from itertools import combinations
 import numpy as np
 
 from pytest_graphinstruct.errors import GraphInstructError
+from pytest_graphinstruct.report.analyses.models_table import ModelsTable
 from pytest_graphinstruct.report.analyses.registry import AnalysisOutput, AnalysisRequest
 from pytest_graphinstruct.report.analyses.run_set import STRATEGY_ABBREV, Run
 from pytest_graphinstruct.report.analyses.select import baseline_by_model
 from pytest_graphinstruct.report.analyses.table import AnalysisResult, Table, render, signed
-from pytest_graphinstruct.report.models_table import ModelsTable
 from pytest_graphinstruct.score.bootstrap import paired_diff
 from pytest_graphinstruct.vocab import LEVELS, STRATEGIES
 
@@ -120,7 +120,7 @@ def scaling(runs: Sequence[Run], *, pair: Sequence[str] | None = None,
 def analyze(request: AnalysisRequest) -> AnalysisOutput:
     """``analyze scaling``: :func:`scaling` with ``--pair``, ``--strategy``, ``--resamples``,
     ``--seed`` and the models table of ``--models-table``."""
-    from pytest_graphinstruct.report.models_table import load_models_table
+    from pytest_graphinstruct.report.analyses.models_table import load_models_table
 
     o = request.options
     result = scaling(request.runs(), pair=o.pair, strategies=o.strategies,

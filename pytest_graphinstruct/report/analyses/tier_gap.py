@@ -22,11 +22,11 @@ import statistics
 from collections.abc import Sequence
 
 from pytest_graphinstruct.errors import GraphInstructError
+from pytest_graphinstruct.report.analyses.models_table import PAPER_TIERS
 from pytest_graphinstruct.report.analyses.registry import AnalysisOutput, AnalysisRequest
 from pytest_graphinstruct.report.analyses.run_set import Run
 from pytest_graphinstruct.report.analyses.select import baseline_by_model
 from pytest_graphinstruct.report.analyses.table import AnalysisResult, Table, render
-from pytest_graphinstruct.report.models_table import PAPER_TIERS
 from pytest_graphinstruct.vocab import LEVELS
 
 RULES = ("best-profile", "best-per-level", "all-cells")

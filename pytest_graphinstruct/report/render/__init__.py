@@ -1,3 +1,4 @@
-"""How reports are written for people: the terminal summary, failure text, the Markdown summary,
-the HTML page (:mod:`.html`) and the one Jinja environment of every HTML output (:mod:`.jinja`).
-Nothing here reads files or runs a command."""
+"""How a run is written for people: the terminal summary (:mod:`.terminal`), failure text
+(:mod:`.failures`), the Markdown summary (:mod:`.markdown`), the HTML page (:mod:`.html`) and the
+one Jinja environment of every HTML output (:mod:`.jinja`).  It reads no report file and runs
+no command (that is :mod:`..commands`)."""
