@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import argparse
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from pytest_graphinstruct.errors import GraphInstructError
@@ -41,6 +41,7 @@ from pytest_graphinstruct.options import (
     cli_values,
     parse_levels,
 )
+from pytest_graphinstruct.report.analyses import registry
 
 # The run options a command takes, made from their rows of options.OPTIONS (the help is the
 # command's own where it says more, or less, than the --gi-* option's).
@@ -139,9 +140,7 @@ def _parser() -> argparse.ArgumentParser:
     bs.add_argument("--levels", default=None, help="comma list of levels to build (default all)")
     bs.add_argument("--no-pools", action="store_true", help="do not rebuild references/pools")
     _add_table_commands(sub)
-    ct = sub.add_parser("contamination", help="one model's scores on the committed suite (seed "
-                        "0) vs a fresh seed: paired bootstrap by template and a verdict "
-                        "(docs/CONTAMINATION.md)")
+    ct = sub.add_parser("contamination", help=registry.find("contamination").summary)
     ct.add_argument("report_seed0", help="report of the run on the committed suite")
     ct.add_argument("report_fresh", help="report of the run on a fresh suite (another seed)")
     ct.add_argument("--suite-seed0", default=None, help="suite the first report ran on "
@@ -161,7 +160,7 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def _add_plan_command(sub: Any) -> None:
-    """``plan`` (report/plan.py; docs/PLUGIN.md, "How much the gate can see")."""
+    """``plan`` (report/commands/plan.py; docs/PLUGIN.md, "How much the gate can see")."""
     pl = sub.add_parser("plan", help="per cell and level of a report used as a baseline: the "
                         "smallest drop the regression gate detects at 80%% power, and what a "
                         "given drop needs")
@@ -178,7 +177,7 @@ def _add_plan_command(sub: Any) -> None:
 
 
 def _plan(args: argparse.Namespace) -> int:
-    from pytest_graphinstruct.report.plan import plan
+    from pytest_graphinstruct.report.commands.plan import plan
 
     delta = DEFAULT_MAX_REGRESSION if args.max_regression is None else args.max_regression
     print("\n".join(plan(args.report, samples=args.samples, drop=args.drop,
@@ -187,7 +186,7 @@ def _plan(args: argparse.Namespace) -> int:
 
 
 def _add_ci_commands(sub: Any) -> None:
-    """``merge``, ``merge-cache`` and ``gate`` (report/merge.py, report/gate_command.py;
+    """``merge``, ``merge-cache`` and ``gate`` (report/commands/merge.py, report/commands/gate.py;
     ci/README.md)."""
     mg = sub.add_parser("merge", help="merge the reports of --gi-shard runs (a missing shard "
                         "makes the merged report partial)")
@@ -205,7 +204,7 @@ def _add_ci_commands(sub: Any) -> None:
 
 
 def _merge(args: argparse.Namespace) -> int:
-    from pytest_graphinstruct.report.merge import merge_reports
+    from pytest_graphinstruct.report.commands.merge import merge_reports
     from pytest_graphinstruct.run.reader import read_report
     from pytest_graphinstruct.run.results import ReportError
     from pytest_graphinstruct.run.writer import write_report
@@ -229,7 +228,7 @@ def _merge(args: argparse.Namespace) -> int:
 
 
 def _merge_cache(args: argparse.Namespace) -> int:
-    from pytest_graphinstruct.report.merge import merge_caches
+    from pytest_graphinstruct.report.commands.merge import merge_caches
 
     result = merge_caches(args.caches, args.out)
     added = sum(n for _, n in result.added)
@@ -241,8 +240,8 @@ def _merge_cache(args: argparse.Namespace) -> int:
 
 
 def _gate(args: argparse.Namespace) -> int:
-    from pytest_graphinstruct.report.gate_command import gate
-    from pytest_graphinstruct.report.markdown import write_markdown
+    from pytest_graphinstruct.report.commands.gate import gate
+    from pytest_graphinstruct.report.render.markdown import write_markdown
 
     for name in ("max_regression", "fail_under", "max_error_rate"):
         value, option = getattr(args, name), OPTION_BY_DEST[name]  # the --gi-* option's bounds
@@ -262,7 +261,7 @@ def _gate(args: argparse.Namespace) -> int:
 
 
 def _add_runs_command(sub: Any) -> None:
-    """``runs list`` and ``runs compare`` (report/runs.py; docs/RUNS.md)."""
+    """``runs list`` and ``runs compare`` (report/commands/runs.py; docs/RUNS.md)."""
     ru = sub.add_parser("runs", help="the run store of --gi-autosave: list the saved runs, "
                         "compare two (docs/RUNS.md)")
     verbs = ru.add_subparsers(dest="runs_command", required=True)
@@ -283,9 +282,7 @@ def _add_runs_command(sub: Any) -> None:
 
 
 def _add_table_commands(sub: Any) -> None:
-    """The ``leaderboard`` and ``analyze`` subcommands (report/leaderboard.py, report/analyses)."""
-    from pytest_graphinstruct.report.analyses.names import ANALYSES
-
+    """The ``leaderboard`` and ``analyze`` subcommands (report/analyses/registry.py)."""
     def runs_args(cmd: argparse.ArgumentParser, formats: Sequence[str]) -> None:
         cmd.add_argument("reports", nargs="*", help="report files: ours, or the release's "
                          "*.quality.json")
@@ -299,16 +296,14 @@ def _add_table_commands(sub: Any) -> None:
                          help="a models table (TOML, as report/data/models.toml) extending or "
                          "overriding the packaged one; may be repeated")
 
-    lb = sub.add_parser("leaderboard", help="one row per cell (model, strategy/method), ranked "
-                        "by S_total and S_final, with per-level and per-dimension tables, "
-                        "Q/kTPV, Cost@Q=0.8 and frontier distance")
-    runs_args(lb, ("markdown", "csv", "json", "html"))
+    lb = sub.add_parser("leaderboard", help=registry.find("leaderboard").summary)
+    runs_args(lb, registry.formats("leaderboard"))
     lb.add_argument("--strategies-only", action="store_true", help="only the plain prompting "
                     "cells (no method, no oracle): the paper's 45-cell leaderboard")
     an = sub.add_parser("analyze", help="one of the paper's analyses over a set of runs")
-    an.add_argument("analysis", choices=sorted(ANALYSES), help="; ".join(
-        f"{k}: {v}" for k, v in sorted(ANALYSES.items())))
-    runs_args(an, ("markdown", "csv", "json"))
+    an.add_argument("analysis", choices=[a.name for a in registry.choices()],
+                    help=registry.analyze_help())
+    runs_args(an, registry.formats(registry.ANALYZE))
     an.add_argument("--rule", default=None, help="tier-gap: how a model's level score is "
                     "taken (best-profile, best-per-level, all-cells; default best-profile)")
     an.add_argument("--pair", nargs=2, default=None, metavar=("A", "B"), help="scaling: "
@@ -330,25 +325,28 @@ def _write_out(text: str, out: str | None) -> None:
     print(f"wrote {out}")
 
 
-def _leaderboard(args: argparse.Namespace) -> int:
-    from pytest_graphinstruct.report.analyses.run_set import load_runs
-    from pytest_graphinstruct.report.leaderboard import build_leaderboard, render
-
-    runs = load_runs(args.reports, store=args.store, models_tables=args.models_table)
-    if args.strategies_only:
-        runs = [r for r in runs if r.is_baseline]
-    if not runs:
-        raise GraphInstructError("no cells to rank")
-    _write_out(render(build_leaderboard(runs), args.format), args.out)
-    return 0
-
-
-def _analyze(args: argparse.Namespace) -> int:
-    from pytest_graphinstruct.report.analyses.names import run_analysis
-    from pytest_graphinstruct.report.analyses.run_set import load_runs
-
-    runs = load_runs(args.reports, store=args.store, models_tables=args.models_table)
-    _write_out(run_analysis(args.analysis, runs, args), args.out)
+def _analysis(args: argparse.Namespace) -> int:
+    """``analyze``, ``leaderboard`` and ``contamination``: the analysis the registry names."""
+    name = args.analysis if args.command == registry.ANALYZE else None
+    analysis = registry.find(args.command, name)
+    if args.command == "contamination":
+        reports, store = (args.report_seed0, args.report_fresh), None
+    else:
+        reports, store = tuple(args.reports), args.store
+    options = registry.AnalysisOptions(
+        format=getattr(args, "format", "markdown"), rule=getattr(args, "rule", None),
+        pair=None if getattr(args, "pair", None) is None else tuple(args.pair),
+        strategies=tuple(getattr(args, "strategy", ())),
+        resamples=getattr(args, "resamples", None), seed=getattr(args, "seed", None),
+        threshold=getattr(args, "threshold", None),
+        models_tables=tuple(getattr(args, "models_table", ())),
+        strategies_only=getattr(args, "strategies_only", False),
+        cell=getattr(args, "cell", None),
+        suites=(getattr(args, "suite_seed0", None), getattr(args, "suite_fresh", None)))
+    output = analysis.run(registry.AnalysisRequest(reports, store, options))
+    for warning in output.warnings:
+        print(f"warning: {warning}", file=sys.stderr)
+    _write_out(output.text, getattr(args, "out", None))
     return 0
 
 
@@ -378,7 +376,9 @@ def _pareto(args: argparse.Namespace) -> int:
 
 
 def _compare(args: argparse.Namespace) -> int:
-    from pytest_graphinstruct.report.compare import REGRESSION, compare_cells, pick_cell
+    from pytest_graphinstruct.report.commands.compare import compare_cells
+    from pytest_graphinstruct.report.pick import pick_cell
+    from pytest_graphinstruct.run.comparison import REGRESSION
     from pytest_graphinstruct.run.reader import read_report
     from pytest_graphinstruct.run.results import CellReport
 
@@ -397,35 +397,10 @@ def _compare(args: argparse.Namespace) -> int:
     return 1 if args.fail_on_regression and comparison.verdict == REGRESSION else 0
 
 
-def _contamination(args: argparse.Namespace) -> int:
-    from pytest_graphinstruct.report.contamination import (
-        NOISE_FLOOR,
-        open_probe_cell,
-        probe,
-        side_warnings,
-    )
-    from pytest_graphinstruct.run.reader import read_report
-    from pytest_graphinstruct.score.bootstrap import DEFAULT_B, DEFAULT_SEED
-
-    seed0 = open_probe_cell(read_report(args.report_seed0), args.report_seed0, args.cell,
-                            args.suite_seed0, "--suite-seed0")
-    fresh = open_probe_cell(read_report(args.report_fresh), args.report_fresh, args.cell,
-                            args.suite_fresh, "--suite-fresh")
-    result = probe(seed0.cell, fresh.cell, seed0.suite, fresh.suite,
-                   b=DEFAULT_B if args.resamples is None else args.resamples,
-                   seed=DEFAULT_SEED if args.seed is None else args.seed,
-                   threshold=NOISE_FLOOR if args.threshold is None else args.threshold,
-                   names=(args.report_seed0, args.report_fresh))
-    for warning in side_warnings(seed0, fresh):
-        print(f"warning: {warning}", file=sys.stderr)
-    print("\n".join(result.lines(seed0.describe(), fresh.describe())))
-    return 0
-
-
 def _runs(args: argparse.Namespace) -> int:
     from pathlib import Path
 
-    from pytest_graphinstruct.report.runs import compare_runs, list_text, open_compared_run
+    from pytest_graphinstruct.report.commands.runs import compare_runs, list_text, open_compared_run
     from pytest_graphinstruct.run.store import RunStore
 
     store = RunStore(Path(args.store).expanduser())
@@ -442,7 +417,8 @@ def _runs(args: argparse.Namespace) -> int:
 
 
 def _html(args: argparse.Namespace) -> int:
-    from pytest_graphinstruct.report.html.page import page_from_files, write_page
+    from pytest_graphinstruct.report.commands.html import page_from_files
+    from pytest_graphinstruct.report.render.html import write_page
 
     page = page_from_files(args.reports, baseline=args.baseline, suite=args.suite,
                            title=args.title)
@@ -452,7 +428,7 @@ def _html(args: argparse.Namespace) -> int:
 
 
 def _show(args: argparse.Namespace) -> int:
-    from pytest_graphinstruct.report.show import find_item, item_lines
+    from pytest_graphinstruct.report.commands.show import find_item, item_lines
     from pytest_graphinstruct.run.reader import read_report
 
     cell, item = find_item(read_report(args.report), args.id, cell=args.cell, name=args.report)
@@ -461,7 +437,7 @@ def _show(args: argparse.Namespace) -> int:
 
 
 def _export(args: argparse.Namespace) -> int:
-    from pytest_graphinstruct.report.export import export_cache
+    from pytest_graphinstruct.report.commands.export import export_cache
 
     done = export_cache(args.cache, args.out, cell=args.cell)
     for w in done.warnings:
@@ -563,6 +539,14 @@ def _one_line(message: str) -> str:
     return " ".join([head, "; ".join(rest)]) if rest else head
 
 
+_COMMANDS: dict[str, Callable[[argparse.Namespace], int]] = {
+    "score": _score, "export-cache": _export, "pareto": _pareto, "compare": _compare,
+    "show": _show, "html": _html, "build-pools": _build_pools, "build-suite": _build_suite,
+    "runs": _runs, "merge": _merge, "merge-cache": _merge_cache, "gate": _gate, "plan": _plan,
+}
+"""Each command that is not an analysis (:func:`registry.commands`), by name."""
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; returns the process exit status (2 on bad input)."""
     parser = _parser()
@@ -575,45 +559,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     elif extra:
         parser.error(f"unrecognized arguments: {' '.join(extra)}")
     try:
-        if args.command == "score":
-            return _score(args)
-        if args.command == "export-cache":
-            return _export(args)
-        if args.command == "pareto":
-            return _pareto(args)
-        if args.command == "compare":
-            return _compare(args)
-        if args.command == "show":
-            return _show(args)
-        if args.command == "html":
-            return _html(args)
-        if args.command == "build-pools":
-            return _build_pools(args)
-        if args.command == "build-suite":
-            return _build_suite(args)
-        if args.command == "leaderboard":
-            return _leaderboard(args)
-        if args.command == "analyze":
-            return _analyze(args)
-        if args.command == "contamination":
-            return _contamination(args)
-        if args.command == "runs":
-            return _runs(args)
-        if args.command == "merge":
-            return _merge(args)
-        if args.command == "merge-cache":
-            return _merge_cache(args)
-        if args.command == "gate":
-            return _gate(args)
-        if args.command == "plan":
-            return _plan(args)
+        if args.command in registry.commands():
+            return _analysis(args)
+        return _COMMANDS[args.command](args)
     except GraphInstructError as exc:
         print(f"error: {_one_line(str(exc))}", file=sys.stderr)
         return 2
     except OSError as exc:  # a file that cannot be written or read, said in one line
         print(f"error: {exc.filename or ''}: {exc.strerror or exc}", file=sys.stderr)
         return 2
-    return 2  # pragma: no cover - argparse enforces the command
 
 
 if __name__ == "__main__":

@@ -167,7 +167,7 @@ def _write(report: RunReport, path: Path, what: str) -> str:
 def _write_html(report: RunReport, path: Path, bench: BenchmarkSession | None) -> str:
     """Write the HTML page of ``report`` (instruction texts from the run's suite); the line to
     show.  Never raises: the JSON report is already written and the run's verdict comes next."""
-    from pytest_graphinstruct.report.html import NamedReport, build_page, write_page
+    from pytest_graphinstruct.report.render.html import NamedReport, build_page, write_page
 
     try:
         instructions = {i.id: i for i in bench.suite} if bench is not None else None
@@ -249,7 +249,7 @@ class GraphInstructItem(pytest.Item):
                              f"obtained: {errors[0]}")
 
     def runtest(self) -> None:
-        from pytest_graphinstruct.report.failures import format_failure
+        from pytest_graphinstruct.report.render.failures import format_failure
 
         checked = self.plugin.bench.check(self.instruction, self.cell, self.answers)
         self.checked = checked
@@ -642,7 +642,7 @@ class GraphInstructPlugin:
 
     def _live_wanted(self) -> bool:
         """Whether this process shows the live line (never an xdist worker)."""
-        from pytest_graphinstruct.report.live import live_enabled
+        from pytest_graphinstruct.report.live.line import live_enabled
 
         reporter = self.config.pluginmanager.get_plugin("terminalreporter")
         if self.worker is not None or reporter is None:
@@ -667,8 +667,8 @@ class GraphInstructPlugin:
         if session.config.option.collectonly or not self._live_wanted() or not (
                 self.selected or self.controller):
             return (yield)
-        from pytest_graphinstruct.report.live import LiveLine
-        from pytest_graphinstruct.report.progress import ProgressMeter, progress_line
+        from pytest_graphinstruct.report.live.line import LiveLine
+        from pytest_graphinstruct.report.live.progress import ProgressMeter, progress_line
 
         writer = self.config.get_terminal_writer()
         stream = getattr(writer, "_file", None)  # pytest keeps no public handle on it
@@ -946,7 +946,7 @@ class GraphInstructPlugin:
     def _write_markdown(self, failed_tests: int) -> str:
         """Write the Markdown summary (``--gi-markdown``); the line to show (never raises).
         ``failed_tests`` (pytest's count) makes its heading agree with the exit status."""
-        from pytest_graphinstruct.report.markdown import render_markdown, write_markdown
+        from pytest_graphinstruct.report.render.markdown import render_markdown, write_markdown
 
         path = self.run.markdown
         assert path is not None and self.report is not None
@@ -961,7 +961,7 @@ class GraphInstructPlugin:
     def pytest_terminal_summary(self, terminalreporter: Any) -> None:
         if getattr(self.config, "workeroutput", None) is not None or self.report is None:
             return
-        from pytest_graphinstruct.report.terminal import (
+        from pytest_graphinstruct.report.render.terminal import (
             replay_lines,
             summary_lines,
             warning_lines,

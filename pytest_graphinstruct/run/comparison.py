@@ -33,6 +33,9 @@ from pytest_graphinstruct.score.multiple import FAMILY_ALPHA, regressions
 from pytest_graphinstruct.score.power import ItemScore, detectable_drops
 
 __all__ = [
+    "IMPROVEMENT",
+    "NO_CHANGE",
+    "REGRESSION",
     "CellComparison",
     "ItemChange",
     "baseline_items",
@@ -42,6 +45,11 @@ __all__ = [
     "first_violation",
     "omission_reason",
 ]
+
+
+REGRESSION = "regression"
+IMPROVEMENT = "improvement"
+NO_CHANGE = "no significant change"
 
 
 @dataclass(frozen=True)
@@ -74,6 +82,15 @@ class CellComparison:
     #: level -> the smallest drop the gate detects there at 80 % power (levels it can tell)
     detectable: Mapping[int, float] = field(default_factory=dict)
     differences: tuple[str, ...] = ()
+
+    @property
+    def verdict(self) -> str:
+        """:data:`REGRESSION` when a level regressed (it outweighs one that improved), else
+        :data:`IMPROVEMENT` when a level improved (mean change above ``max_regression``, the
+        whole interval above 0), else :data:`NO_CHANGE`."""
+        if self.regressed_levels:
+            return REGRESSION
+        return IMPROVEMENT if self.improved_levels else NO_CHANGE
 
     @property
     def unjudged_failures(self) -> tuple[ItemChange, ...]:

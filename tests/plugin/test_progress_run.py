@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from pytest_graphinstruct.models.testserver import FakeOpenAIServer
-from tests.report.test_live import screen
+from tests.report.live.test_line import screen
 
 pytest_plugins = ["pytester"]
 

@@ -7,7 +7,13 @@ from dataclasses import replace
 import pytest
 
 from pytest_graphinstruct.run.aggregate import build_cell
-from pytest_graphinstruct.run.comparison import compare_cells, omission_reason
+from pytest_graphinstruct.run.comparison import (
+    IMPROVEMENT,
+    NO_CHANGE,
+    REGRESSION,
+    compare_cells,
+    omission_reason,
+)
 from pytest_graphinstruct.run.results import (
     CellMetadata,
     CellReport,
@@ -141,3 +147,19 @@ def test_with_power_each_level_gets_its_prediction_over_the_whole_family() -> No
     (two, _) = compare_cells([(cell(scores), cell(scores))] * 2, max_regression=0.02,
                              power=True)  # a larger family: each test gets less of alpha
     assert all(two.detectable[lv] > one.detectable[lv] for lv in (0, 2))
+
+
+def test_the_verdict_regression_outweighs_improvement() -> None:
+    """``verdict``: regression when a level regressed (even with another improved), then
+    improvement, else no significant change."""
+    up_and_down = cell({**{i: 0.2 for i in ids(1, 80)}, **{i: 1.0 for i in ids(2, 80)}})
+    before = cell({**{i: 1.0 for i in ids(1, 80)}, **{i: 0.2 for i in ids(2, 80)}})
+    (mixed,) = compare_cells([(up_and_down, before)], max_regression=0.02)
+    assert (mixed.regressed_levels, mixed.improved_levels) == ((1,), (2,))
+    assert mixed.verdict == REGRESSION
+    (better,) = compare_cells([(cell(dict.fromkeys(ids(2, 80), 1.0)),
+                                cell(dict.fromkeys(ids(2, 80), 0.2)))], max_regression=0.02)
+    assert better.verdict == IMPROVEMENT
+    same = cell(dict.fromkeys(ids(2, 80), 0.7))
+    (flat,) = compare_cells([(same, same)], max_regression=0.02)
+    assert flat.verdict == NO_CHANGE

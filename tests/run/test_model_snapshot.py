@@ -16,7 +16,7 @@ from pytest_graphinstruct.models.cache import AnswerCache
 from pytest_graphinstruct.models.openai_backend import OpenAIBackend
 from pytest_graphinstruct.models.snapshot import CacheSource, Snapshot
 from pytest_graphinstruct.models.testserver import FakeOpenAIServer
-from pytest_graphinstruct.report.terminal import cache_lines, summary_lines
+from pytest_graphinstruct.report.render.terminal import cache_lines, summary_lines
 from pytest_graphinstruct.run.config import RunConfig, build_run_config
 from pytest_graphinstruct.run.preflight import Served, preflight, snapshot_notes
 from pytest_graphinstruct.run.provenance import cache_use

@@ -12,10 +12,11 @@ import statistics
 from collections.abc import Sequence
 
 from pytest_graphinstruct.errors import GraphInstructError
+from pytest_graphinstruct.report.analyses.registry import AnalysisOutput, AnalysisRequest
 from pytest_graphinstruct.report.analyses.run_set import Run
 from pytest_graphinstruct.report.analyses.select import baseline_by_model
 from pytest_graphinstruct.report.analyses.strategy_effects import BAND
-from pytest_graphinstruct.report.analyses.table import AnalysisResult, Table, signed
+from pytest_graphinstruct.report.analyses.table import AnalysisResult, Table, render, signed
 
 COT = ("zero-cot", "few-cot")
 
@@ -66,3 +67,8 @@ def cot_deltas(runs: Sequence[Run], band: float = BAND) -> AnalysisResult:
     data = {"rows": [{"family": f, "model": m, "scale": sc, "zc_minus_zs": zc,
                       "fc_minus_zs": fc} for f, m, sc, zc, fc in rows]}
     return AnalysisResult("cot", "F4: CoT deltas by family", tables, (), data)
+
+
+def analyze(request: AnalysisRequest) -> AnalysisOutput:
+    """``analyze cot``: :func:`cot_deltas`."""
+    return AnalysisOutput(render(cot_deltas(request.runs()), request.options.format))

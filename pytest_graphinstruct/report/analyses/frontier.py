@@ -14,10 +14,12 @@ import statistics
 from collections.abc import Sequence
 
 from pytest_graphinstruct.errors import GraphInstructError
+from pytest_graphinstruct.report.analyses.registry import AnalysisOutput, AnalysisRequest
 from pytest_graphinstruct.report.analyses.run_set import STRATEGY_ABBREV, Run
 from pytest_graphinstruct.report.analyses.select import baseline_by_model
-from pytest_graphinstruct.report.analyses.table import AnalysisResult, Table
-from pytest_graphinstruct.score.pareto import COST_AT_Q_THRESHOLD, analyze
+from pytest_graphinstruct.report.analyses.table import AnalysisResult, Table, render
+from pytest_graphinstruct.score import pareto
+from pytest_graphinstruct.score.pareto import COST_AT_Q_THRESHOLD
 from pytest_graphinstruct.vocab import STRATEGIES
 
 NEAR = 0.02
@@ -31,7 +33,7 @@ def frontier(runs: Sequence[Run], threshold: float = COST_AT_Q_THRESHOLD) -> Ana
         GraphInstructError: no cell has both a score and a known cost.
     """
     scored = [r for r in runs if r.quality is not None]
-    report = analyze([r.point() for r in scored], threshold=threshold)
+    report = pareto.analyze([r.point() for r in scored], threshold=threshold)
     by_label = {r.label: r for r in scored}
     if not report.frontiers:
         raise GraphInstructError("frontier: no cell has a known cost (token usage)")
@@ -87,3 +89,8 @@ def frontier(runs: Sequence[Run], threshold: float = COST_AT_Q_THRESHOLD) -> Ana
             "cost_at_q": dict(report.cost_at_q)}
     return AnalysisResult("frontier", "F6: Pareto frontier, frontier distance, Cost@Q",
                           tuple(tables), tuple(notes), data)
+
+
+def analyze(request: AnalysisRequest) -> AnalysisOutput:
+    """``analyze frontier``: :func:`frontier`."""
+    return AnalysisOutput(render(frontier(request.runs()), request.options.format))

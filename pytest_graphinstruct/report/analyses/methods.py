@@ -21,9 +21,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from pytest_graphinstruct.errors import GraphInstructError
+from pytest_graphinstruct.report.analyses.registry import AnalysisOutput, AnalysisRequest
 from pytest_graphinstruct.report.analyses.run_set import ORACLE, Run
 from pytest_graphinstruct.report.analyses.select import baseline_by_model
-from pytest_graphinstruct.report.analyses.table import AnalysisResult, Table, signed
+from pytest_graphinstruct.report.analyses.table import AnalysisResult, Table, render, signed
 from pytest_graphinstruct.score.levels import s_total
 from pytest_graphinstruct.vocab import LEVELS, STRATEGIES
 
@@ -98,3 +99,8 @@ def methods_table(runs: Sequence[Run]) -> AnalysisResult:
                      for row in wide]}
     return AnalysisResult("methods", "Methods vs zero-shot and the per-level Oracle (Tab. 19)",
                           tables, notes, data)
+
+
+def analyze(request: AnalysisRequest) -> AnalysisOutput:
+    """``analyze methods``: :func:`methods_table`."""
+    return AnalysisOutput(render(methods_table(request.runs()), request.options.format))

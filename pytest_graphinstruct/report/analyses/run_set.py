@@ -22,7 +22,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from pytest_graphinstruct.errors import GraphInstructError
-from pytest_graphinstruct.report.models_table import ModelInfo, ModelsTable
+from pytest_graphinstruct.report.analyses.models_table import ModelInfo, ModelsTable
 from pytest_graphinstruct.run.aggregate import cell_point
 from pytest_graphinstruct.run.reader import read_report
 from pytest_graphinstruct.run.results import CellReport, ReportError
@@ -194,7 +194,7 @@ def load_runs(reports: Sequence[str | Path], *, store: str | Path | None = None,
         GraphInstructError: both or neither of files and a store, an unreadable file or store,
             a malformed models table.
     """
-    from pytest_graphinstruct.report.models_table import load_models_table
+    from pytest_graphinstruct.report.analyses.models_table import load_models_table
 
     if store is not None and reports:
         raise GraphInstructError("give report files or --store, not both")

@@ -19,10 +19,11 @@ from itertools import combinations
 import numpy as np
 
 from pytest_graphinstruct.errors import GraphInstructError
+from pytest_graphinstruct.report.analyses.models_table import ModelsTable
+from pytest_graphinstruct.report.analyses.registry import AnalysisOutput, AnalysisRequest
 from pytest_graphinstruct.report.analyses.run_set import STRATEGY_ABBREV, Run
 from pytest_graphinstruct.report.analyses.select import baseline_by_model
-from pytest_graphinstruct.report.analyses.table import AnalysisResult, Table, signed
-from pytest_graphinstruct.report.models_table import ModelsTable
+from pytest_graphinstruct.report.analyses.table import AnalysisResult, Table, render, signed
 from pytest_graphinstruct.score.bootstrap import paired_diff
 from pytest_graphinstruct.vocab import LEVELS, STRATEGIES
 
@@ -114,3 +115,16 @@ def scaling(runs: Sequence[Run], *, pair: Sequence[str] | None = None,
                                "paired_high", "unpaired_low", "unpaired_high",
                                "paired_crosses_zero"), r, strict=True)) for r in rows]}
     return AnalysisResult("scaling", "F5: same-family scaling per level", tables, notes, data)
+
+
+def analyze(request: AnalysisRequest) -> AnalysisOutput:
+    """``analyze scaling``: :func:`scaling` with ``--pair``, ``--strategy``, ``--resamples``,
+    ``--seed`` and the models table of ``--models-table``."""
+    from pytest_graphinstruct.report.analyses.models_table import load_models_table
+
+    o = request.options
+    result = scaling(request.runs(), pair=o.pair, strategies=o.strategies,
+                     resamples=o.resamples or DEFAULT_RESAMPLES,
+                     seed=0 if o.seed is None else o.seed,
+                     table=load_models_table(o.models_tables))
+    return AnalysisOutput(render(result, o.format))

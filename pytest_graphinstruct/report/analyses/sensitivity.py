@@ -18,9 +18,10 @@ from dataclasses import dataclass
 import numpy as np
 
 from pytest_graphinstruct.errors import GraphInstructError
+from pytest_graphinstruct.report.analyses.registry import AnalysisOutput, AnalysisRequest
 from pytest_graphinstruct.report.analyses.run_set import Run
 from pytest_graphinstruct.report.analyses.select import complete_models
-from pytest_graphinstruct.report.analyses.table import AnalysisResult, Table
+from pytest_graphinstruct.report.analyses.table import AnalysisResult, Table, render
 from pytest_graphinstruct.score.pareto import sigma_strat
 
 DEFAULT_RESAMPLES = 10_000
@@ -131,3 +132,11 @@ def sensitivity(runs: Sequence[Run], *, resamples: int = DEFAULT_RESAMPLES,
             "loo": [{"slope": f.slope, "r2": f.r2} for f in loo]}
     return AnalysisResult("sensitivity", "F2: prompt sensitivity vs capability", tables,
                           (f"bootstrap seed {seed}",), data)
+
+
+def analyze(request: AnalysisRequest) -> AnalysisOutput:
+    """``analyze sensitivity``: :func:`sensitivity` with ``--resamples`` and ``--seed``."""
+    o = request.options
+    result = sensitivity(request.runs(), resamples=o.resamples or DEFAULT_RESAMPLES,
+                         seed=0 if o.seed is None else o.seed)
+    return AnalysisOutput(render(result, o.format))

@@ -19,9 +19,10 @@ import statistics
 from collections.abc import Sequence
 
 from pytest_graphinstruct.errors import GraphInstructError
+from pytest_graphinstruct.report.analyses.registry import AnalysisOutput, AnalysisRequest
 from pytest_graphinstruct.report.analyses.run_set import STRATEGY_ABBREV, Run
 from pytest_graphinstruct.report.analyses.select import complete_models
-from pytest_graphinstruct.report.analyses.table import AnalysisResult, Table, signed
+from pytest_graphinstruct.report.analyses.table import AnalysisResult, Table, render, signed
 from pytest_graphinstruct.vocab import LEVELS, STRATEGIES
 
 BAND = 0.005
@@ -96,3 +97,8 @@ def strategy_effects(runs: Sequence[Run], band: float = BAND) -> AnalysisResult:
                                   for s, v in row.items()} for lv, row in eff.items()}}
     return AnalysisResult("strategy-effects", "F3: signed strategy × level effects", tables,
                           (), data)
+
+
+def analyze(request: AnalysisRequest) -> AnalysisOutput:
+    """``analyze strategy-effects``: :func:`strategy_effects`."""
+    return AnalysisOutput(render(strategy_effects(request.runs()), request.options.format))

@@ -1,8 +1,9 @@
-"""Tables an analysis hands back, and how they are written (Markdown, CSV, JSON).
+"""Tables an analysis hands back, and how they are written (Markdown, CSV, JSON): the one
+table renderer of the analyses and the leaderboard.
 
 An analysis result is a title, tables of raw values and notes; numbers are formatted only when
 written (``digits`` per column), so CSV and JSON keep full precision.  Text cells are names from
-files and are escaped for Markdown and CSV as the leaderboard does.
+files and are escaped for Markdown and CSV.
 """
 
 from __future__ import annotations
@@ -77,17 +78,22 @@ def signed(digits: int) -> int:
     return -digits
 
 
-def to_markdown(result: AnalysisResult) -> str:
+def markdown_table(table: Table) -> str:
+    """``table``'s header and rows as a GitHub Markdown table (no title): floats shown with
+    the column's ``digits``, absent and non-finite values as ``—``, text escaped for Markdown."""
     from tabulate import tabulate
 
+    digits: Sequence[int | None] = table.digits or (None,) * len(table.headers)
+    rows = [[_show(v, digits[i] if i < len(digits) else None) for i, v in enumerate(r)]
+            for r in table.rows]
+    return str(tabulate(rows, headers=list(table.headers), tablefmt="github",
+                        disable_numparse=True))
+
+
+def to_markdown(result: AnalysisResult) -> str:
     parts = [f"# {_show(result.title, None)}"]
     for t in result.tables:
-        digits: Sequence[int | None] = t.digits or (None,) * len(t.headers)
-        rows = [[_show(v, digits[i] if i < len(digits) else None) for i, v in enumerate(r)]
-                for r in t.rows]
-        parts += ["", f"## {_show(t.title, None)}", "",
-                  str(tabulate(rows, headers=list(t.headers), tablefmt="github",
-                               disable_numparse=True))]
+        parts += ["", f"## {_show(t.title, None)}", "", markdown_table(t)]
     if result.notes:
         parts += [""] + [f"- {_show(n, None)}" for n in result.notes]
     return "\n".join(parts) + "\n"
@@ -99,15 +105,19 @@ def _csv_value(v: Cell) -> Cell:
     return csv_safe(v)
 
 
+def csv_rows(table: Table) -> list[tuple[Cell, ...]]:
+    """``table``'s header and rows as CSV cells (no title): absent and non-finite values
+    empty, text made safe for spreadsheets (:func:`~.untrusted.csv_safe`)."""
+    return [table.headers, *(tuple(_csv_value(v) for v in r) for r in table.rows)]
+
+
 def to_csv(result: AnalysisResult) -> str:
     """Every table, each introduced by a ``# title`` row and followed by a blank row."""
     out = io.StringIO()
     writer = csv.writer(out, lineterminator="\n")
     for t in result.tables:
         writer.writerow([f"# {t.title}"])
-        writer.writerow(t.headers)
-        for r in t.rows:
-            writer.writerow([_csv_value(v) for v in r])
+        writer.writerows(csv_rows(t))
         writer.writerow([])
     return out.getvalue()
 

@@ -22,10 +22,11 @@ import statistics
 from collections.abc import Sequence
 
 from pytest_graphinstruct.errors import GraphInstructError
+from pytest_graphinstruct.report.analyses.models_table import PAPER_TIERS
+from pytest_graphinstruct.report.analyses.registry import AnalysisOutput, AnalysisRequest
 from pytest_graphinstruct.report.analyses.run_set import Run
 from pytest_graphinstruct.report.analyses.select import baseline_by_model
-from pytest_graphinstruct.report.analyses.table import AnalysisResult, Table
-from pytest_graphinstruct.report.models_table import PAPER_TIERS
+from pytest_graphinstruct.report.analyses.table import AnalysisResult, Table, render
 from pytest_graphinstruct.vocab import LEVELS
 
 RULES = ("best-profile", "best-per-level", "all-cells")
@@ -103,3 +104,9 @@ def tier_gap(runs: Sequence[Run], rule: str = DEFAULT_RULE) -> AnalysisResult:
             "untiered": untiered, "peak_level": peak}
     return AnalysisResult("tier-gap", "F1: tier gap per level", tuple(tables), tuple(notes),
                           data)
+
+
+def analyze(request: AnalysisRequest) -> AnalysisOutput:
+    """``analyze tier-gap``: :func:`tier_gap` under ``--rule`` (default :data:`DEFAULT_RULE`)."""
+    o = request.options
+    return AnalysisOutput(render(tier_gap(request.runs(), o.rule or DEFAULT_RULE), o.format))

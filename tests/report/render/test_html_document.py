@@ -1,0 +1,82 @@
+"""The data document: one JSON object with the cells, every item, verdicts and drawings."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import replace
+
+from pytest_graphinstruct.report.render.html.cells import NamedReport, page_cells
+from pytest_graphinstruct.report.render.html.document import DOCUMENT_SCHEMA, document
+from pytest_graphinstruct.report.render.html.taxonomy import taxonomy
+from pytest_graphinstruct.run.results import RunReport, SampleResult
+from tests.report.html_fixtures import instructions, two_cell_report
+
+
+def _doc(report: RunReport, **kw: object) -> dict:
+    named = [NamedReport("r.json", report)]
+    cells = page_cells(named)
+    return document(cells, [taxonomy(c.cell.per_instruction) for c in cells], reports=named,
+                    **kw)  # type: ignore[arg-type]
+
+
+def test_cells_items_and_verdicts() -> None:
+    doc = _doc(two_cell_report())
+    assert doc["schema"] == DOCUMENT_SCHEMA and doc["partial"] is False
+    assert [c["key"] for c in doc["cells"]] == ["m-zero-shot", "m-few-shot"]
+    assert len(doc["items"]) == 8 and doc["instructions"] == {}
+    first = doc["items"][0]
+    assert (first["cell"], first["id"], first["outcome"]) == (0, "L1-001", "failed")
+    assert first["categories"] == ["count", "structural"]
+    verdict = first["samples"][0]["verdicts"][0]
+    assert verdict["constraint"] == "graph_type=tree" and verdict["expected"] == "tree"
+    assert verdict["where"]["cycle"] == [["0", "1"], ["1", "4"], ["4", "0"]]
+    assert first["samples"][0]["steps"][0]["source"] == "round0"
+    assert first["samples"][0]["drawing"]["marked_nodes"]
+    levels = doc["cells"][0]["levels"]
+    assert [row["level"] for row in levels] == [1] and levels[0]["items"] == 4
+    assert doc["cells"][0]["taxonomy"]["classes"]["refusal"] == 1
+    json.dumps(doc, allow_nan=False)  # plain JSON: no NaN, no objects
+
+
+def test_instruction_texts_only_for_items_shown() -> None:
+    doc = _doc(two_cell_report(), instructions=instructions())
+    assert set(doc["instructions"]) == {"L1-001", "L1-002", "L1-003", "L1-004"}
+    assert "tree" in doc["instructions"]["L1-001"]
+
+
+def test_items_whose_outcome_differs_from_the_baseline() -> None:
+    report = two_cell_report()
+    doc = _doc(report, baseline=NamedReport("b.json", report))
+    assert doc["baseline"] == "b.json" and not any(i["differs"] for i in doc["items"])
+    # a baseline of one cell answers for every cell: only few-shot's L1-001 passed
+    one = RunReport((report.cells[0],))
+    doc = _doc(report, baseline=NamedReport("b.json", one))
+    assert [(i["cell"], i["id"]) for i in doc["items"] if i["differs"]] == [(1, "L1-001")]
+
+
+def test_at_most_two_samples_of_an_item_are_drawn() -> None:
+    report = two_cell_report()
+    cell = report.cells[1]
+    item = cell.per_instruction[0]
+    ok = item.samples[0]
+    bad = report.cells[0].per_instruction[0].samples[0]
+    five = replace(item, samples=(ok, ok, bad, ok, bad))
+    cell = replace(cell, per_instruction=(five,))
+    doc = _doc(RunReport((cell,)))
+    drawn = ["omitted" not in s["drawing"] for s in doc["items"][0]["samples"]]
+    assert drawn == [True, False, True, False, False]
+
+
+def test_a_partial_report_is_marked() -> None:
+    from pytest_graphinstruct.run.results import Coverage
+
+    report = replace(two_cell_report(), coverage=Coverage.partial("stopped early"))
+    doc = _doc(report)
+    assert doc["partial"] is True and "stopped early" in doc["coverage"][0]
+
+
+def test_a_sample_without_text_has_no_drawing_and_says_why() -> None:
+    cell = two_cell_report().cells[0]
+    item = replace(cell.per_instruction[0], samples=(SampleResult(parsed=False, refusal=False),))
+    doc = _doc(RunReport((replace(cell, per_instruction=(item,)),)))
+    assert "no answer text" in doc["items"][0]["samples"][0]["drawing"]["omitted"]

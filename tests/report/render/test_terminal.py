@@ -1,0 +1,55 @@
+"""The terminal summary (report/render/terminal.py): what the CI
+column belongs to, what "—" means."""
+
+from __future__ import annotations
+
+from pytest_graphinstruct.report.render.terminal import summary_lines
+from pytest_graphinstruct.run.aggregate import build_cell, with_pareto
+from pytest_graphinstruct.run.results import CellMetadata, ItemResult, RunReport
+
+
+def _report(dims: dict[str, float]) -> RunReport:
+    items = [ItemResult(instruction_id=f"L1-{n:03d}", level=1, cell="m-zero-shot", model="m",
+                        strategy="zero-shot", outcome="passed", level_score=0.9,
+                        dimension_scores=dims, tokens=10, d5_valid=1)
+             for n in range(4)]
+    return with_pareto([build_cell(CellMetadata("m", "zero-shot"), items)])
+
+
+def _header(lines: list[str], first: str) -> str:
+    return next(line for line in lines if line.startswith(first))
+
+
+def test_the_s_total_ci_stands_beside_s_total_and_says_so() -> None:
+    lines = summary_lines(_report({"D1": 1.0, "D4": 1.0, "D5": 0.5}))
+    head = _header(lines, "cell (* Pareto-optimal)")
+    assert "S_total 95% CI" in head
+    assert head.index("S_total 95% CI") < head.index("S_total (levels run)")
+    assert head.index("S_total ") < head.index("S_total 95% CI")
+    level_head = _header(lines, "cell ")
+    assert "S_level 95% CI" in level_head
+
+
+def test_a_dash_in_a_dimension_column_has_a_legend() -> None:
+    lines = summary_lines(_report({"D1": 1.0, "D4": 1.0, "D5": 0.5}))
+    legend = [line for line in lines if line.startswith("— in a D column")]
+    assert len(legend) == 1 and "has weight 0 there" in legend[0] and "D2" in legend[0]
+    full = summary_lines(_report({"D1": 1.0, "D2": 0.5, "D3": 0.5, "D4": 1.0, "D5": 0.5}))
+    assert not any(line.startswith("— in a D column") for line in full)
+
+
+def test_labels_coverage_and_notes_from_outside_are_escaped() -> None:
+    from dataclasses import replace
+
+    from pytest_graphinstruct.report.render.terminal import warning_lines
+    from pytest_graphinstruct.run.results import Coverage
+
+    items = [ItemResult(instruction_id="L1-001", level=1, cell="m\x1b[2J-zero-shot",
+                        model="m\x1b[2J", strategy="zero-shot", outcome="error",
+                        error="HTTP 400")]
+    report = replace(with_pareto([build_cell(CellMetadata("m\x1b[2J", "zero-shot"), items)]),
+                     coverage=Coverage.partial("usage error: served \x1b]0;pwned\x07"))
+    text = "\n".join([*summary_lines(report),
+                      *warning_lines(["the endpoint serves \x1b]0;pwned\x07model"])])
+    assert "\x1b" not in text and "\x07" not in text
+    assert "m\\x1b[2J-zero-shot" in text and "\\x1b]0;pwned\\x07" in text
