@@ -11,18 +11,19 @@ selected item's answers in the background; each item waits for its answers in ``
 answer that could not be obtained is an *error*), verifies them in ``runtest`` (violations are
 *failures*) and is recorded for scoring.  At session end each process scores what it holds in
 one batch (D3 trains once); xdist workers ship their results, notes, progress counts,
-cached-answer counts and cache sources to the controller through ``workeroutput`` (one JSON
-string per key); the controller (or the single process) builds the report and its ``run``
-record, reaches the run's verdict through the one driver (:mod:`pytest_graphinstruct.run.verdict`:
-baseline, gates, coverage), writes what was asked for (baseline update, report, HTML page,
-autosave, Markdown summary), sets the exit status and prints the summary.
+cached-answer counts and cache sources to the controller as one
+:class:`~.payload.WorkerPayload` (one ``workeroutput`` key, as the controller hands each
+worker one :class:`~.payload.WorkerInput`); the controller (or the single process) builds
+the report and its ``run`` record, reaches the run's verdict through the one driver
+(:mod:`pytest_graphinstruct.run.verdict`: baseline, gates, coverage), writes what was asked
+for (baseline update, report, HTML page, autosave, Markdown summary), sets the exit status
+and prints the summary.
 """
 
 from __future__ import annotations
 
 import contextlib
 import gc
-import json
 import signal
 import threading
 import time
@@ -34,6 +35,13 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 from pytest_graphinstruct.errors import GraphInstructError
+from pytest_graphinstruct.pytest_run.payload import (
+    INPUT_KEY,
+    OUTPUT_KEY,
+    WorkerInput,
+    WorkerPayload,
+    WorkerTotals,
+)
 from pytest_graphinstruct.run.config import Cell, RunConfig, build_run_config
 from pytest_graphinstruct.run.results import ItemResult, RunReport
 from pytest_graphinstruct.suite.constraints import DOMAINS
@@ -43,20 +51,12 @@ from pytest_graphinstruct.vocab import PYTEST_PLUGIN_NAME as PLUGIN_NAME
 if TYPE_CHECKING:  # the evaluation path is imported on first use: an xdist controller that
     # only merges results starts its workers sooner without it
     from pytest_graphinstruct.run.evaluate import Checked
-    from pytest_graphinstruct.run.preflight import RunInputs
+    from pytest_graphinstruct.run.preflight import RunInputs, Served
     from pytest_graphinstruct.run.results import Coverage, RunInfo
     from pytest_graphinstruct.run.session import BenchmarkSession
     from pytest_graphinstruct.run.stop import StopSignal
 
-_OUTPUT_KEY = "graphinstruct_results"
-_NOTES_KEY = "graphinstruct_notes"  # workeroutput: BenchmarkSession.notes() of a worker
-_LOCAL_KEY = "graphinstruct_local"  # workerinput: the embedded server the controller started
-# workerinput: the controller shows the live line; report attribute: a worker's answer counts
-_PROGRESS_KEY = "graphinstruct_progress"
-_CACHED_KEY = "graphinstruct_cached"  # workeroutput: {cell: samples answered from the cache}
-_SERVED_KEY = "graphinstruct_served"  # workerinput: the preflight's preflight.Served
-_SOURCES_KEY = "graphinstruct_sources"  # workeroutput: {cell: CacheSource} of a worker
-_STOP_KEY = "graphinstruct_stop"  # workerinput: the folder of the run's stop file (run.stop)
+_PROGRESS_KEY = "graphinstruct_progress"  # report attribute: a worker's answer counts
 
 
 def _usage_error(exc: GraphInstructError | str) -> pytest.UsageError:
@@ -118,6 +118,20 @@ def _worker(config: pytest.Config) -> tuple[int, int] | None:
     wid = str(info.get("workerid", "gw0"))
     index = int(wid[2:]) if wid[2:].isdigit() else 0
     return index, int(info.get("workercount", 1))
+
+
+def _worker_input(config: pytest.Config) -> WorkerInput | None:
+    """What the controller told this worker (``None`` outside an xdist worker)."""
+    info = getattr(config, "workerinput", None)
+    if info is None:
+        return None
+    text = info.get(INPUT_KEY)
+    return WorkerInput() if text is None else WorkerInput.from_json(text)
+
+
+def _worker_id(node: Any) -> str:
+    """The xdist id (``gw0``) of the worker ``node`` stands for (``""`` when unknown)."""
+    return str(getattr(node, "workerinput", {}).get("workerid", ""))
 
 
 def _is_xdist_controller(config: pytest.Config) -> bool:
@@ -321,7 +335,6 @@ class GraphInstructPlugin:
         self.worker = _worker(config)
         self._bench: BenchmarkSession | None = None
         self._inputs: RunInputs | None = None  # what the preflight read (this process only)
-        self.worker_errors: list[str] = []
         self.selected: list[str] | None = None  # node ids of the selected items, once known
         self.usage_error: str | None = None
         self.terminated = False  # SIGTERM arrived (see _on_sigterm)
@@ -330,19 +343,15 @@ class GraphInstructPlugin:
         self.stop_signal: StopSignal | None = None  # the run's stop file (run.stop)
         self.stop_reason: str | None = None  # why this run stopped issuing requests
         self._stop_line: str | None = None  # what the stop says, not yet shown
-        self.merged: list[ItemResult] = []
+        self.totals = WorkerTotals()  # xdist controller: what the workers sent
         self.report: RunReport | None = None
         self.written: list[str] = []  # what was (not) written at the end, one line each
         self.notes: list[str] = []  # BenchmarkSession.notes() of every process
         self.items_done = 0  # items with an outcome, counted where they are reported
-        self.worker_progress: dict[str, Any] = {}  # xdist controller: ProgressCounts per worker
         self.started: str | None = None  # UTC ISO time the session started (run provenance)
-        self.cached: dict[str, int] = {}  # samples answered from the cache, per cell (workers)
-        self.cache_sources: dict[str, Any] = {}  # cell -> CacheSource, merged from the workers
-        # what the controller's preflight learned about the models (preflight.Served, JSON)
-        self.served_info: dict[str, Any] | None = (
-            config.workerinput.get(_SERVED_KEY) if self.worker is not None  # type: ignore[attr-defined]
-            else None)
+        # what the controller's preflight learned about the models
+        self.winput = _worker_input(config)  # what the controller told this worker
+        self.served: Served | None = None if self.winput is None else self.winput.served
         self.gate_options = GateOptions.of(run)
         self.plan = BaselinePlan()  # what the run is compared with (run.verdict)
         self.decision: Any = None  # the run's verdict (run.verdict.Decision), at the end
@@ -354,7 +363,7 @@ class GraphInstructPlugin:
         try:
             if "local" in run.models and run.replay is None:
                 if self.worker is not None:
-                    self.local_info = config.workerinput.get(_LOCAL_KEY)  # type: ignore[attr-defined]
+                    self.local_info = None if self.winput is None else self.winput.local
                 else:
                     self.local = LocalHost.find()
             self.plan = plan_baseline(self.gate_options, [c.label for c in run.cells])
@@ -376,9 +385,10 @@ class GraphInstructPlugin:
 
             try:
                 share = self.stop_signal.folder if self.stop_signal is not None else None
+                served = Served() if self.served is None else self.served
                 self._bench = BenchmarkSession(self.run, worker=self.worker,
                                                local=self.local_info, inputs=self._inputs,
-                                               served=Served.from_json(self.served_info),
+                                               served=served,
                                                share_dir=share, stop_check=None if
                                                self.stop_signal is None
                                                else self.stop_signal.reason)
@@ -422,7 +432,7 @@ class GraphInstructPlugin:
         except GraphInstructError as exc:
             raise self._usage(exc) from None
         self.notes.extend(self._inputs.notes)  # stale cached answers, the snapshot served
-        self.served_info = self._inputs.served.to_json()
+        self.served = self._inputs.served
         if self.local is None:
             return
         try:
@@ -489,7 +499,7 @@ class GraphInstructPlugin:
         a worker watches it and stops issuing requests as soon as it appears."""
         from pytest_graphinstruct.run.stop import StopSignal
 
-        folder = getattr(self.config, "workerinput", {}).get(_STOP_KEY)
+        folder = None if self.winput is None else self.winput.stop_folder
         if self.worker is None:
             self.stop_signal = StopSignal.create()
             if (self.controller and threading.current_thread() is threading.main_thread()
@@ -565,14 +575,10 @@ class GraphInstructPlugin:
     @pytest.hookimpl(optionalhook=True)
     def pytest_configure_node(self, node: Any) -> None:
         """xdist: hand the embedded server's address to each worker."""
-        if self.local_info is not None:
-            node.workerinput[_LOCAL_KEY] = self.local_info
-        if self.served_info is not None:
-            node.workerinput[_SERVED_KEY] = self.served_info
-        if self._live_wanted():
-            node.workerinput[_PROGRESS_KEY] = True
-        if self.stop_signal is not None:
-            node.workerinput[_STOP_KEY] = str(self.stop_signal.folder)
+        node.workerinput[INPUT_KEY] = WorkerInput(
+            local=self.local_info, served=self.served, progress=self._live_wanted(),
+            stop_folder=None if self.stop_signal is None else str(self.stop_signal.folder),
+        ).to_json()
 
     @pytest.hookimpl(trylast=True)
     def pytest_unconfigure(self, config: pytest.Config) -> None:
@@ -655,7 +661,7 @@ class GraphInstructPlugin:
         from pytest_graphinstruct.run.tally import ProgressCounts
 
         if self.controller:
-            return sum(self.worker_progress.values(), ProgressCounts())
+            return self.totals.counts()
         return self._bench.progress() if self._bench is not None else ProgressCounts()
 
     @pytest.hookimpl(wrapper=True, trylast=True)
@@ -698,8 +704,7 @@ class GraphInstructPlugin:
         report = yield
         if isinstance(item, GraphInstructItem):
             self._record(item, report, call)
-            if (_item_done(report) and self.worker is not None
-                    and getattr(self.config, "workerinput", {}).get(_PROGRESS_KEY)):
+            if _item_done(report) and self.winput is not None and self.winput.progress:
                 # travels to the controller with the report (xdist serializes its attributes)
                 setattr(report, _PROGRESS_KEY, self.bench.progress().to_json())
         return report
@@ -738,21 +743,24 @@ class GraphInstructPlugin:
             self._close_bench(session, exitstatus)
         output = getattr(self.config, "workeroutput", None)
         if output is not None:
-            results = self._bench.flush() if self._bench is not None else []
-            output[_OUTPUT_KEY] = json.dumps([r.to_json() for r in results])
-            output[_NOTES_KEY] = json.dumps(self._bench.notes() if self._bench else [])
-            if self._bench is not None and getattr(self.config, "workerinput", {}).get(
-                    _PROGRESS_KEY):  # the final counts (the last report may precede answers)
-                output[_PROGRESS_KEY] = json.dumps(self._bench.progress().to_json())
-            from pytest_graphinstruct.run.provenance import cached_samples
-
-            output[_CACHED_KEY] = json.dumps(cached_samples(results))
-            output[_SOURCES_KEY] = json.dumps({cell: source.to_json() for cell, source in (
-                self._bench.cache_sources() if self._bench is not None else {}).items()})
+            output[OUTPUT_KEY] = self._payload().to_json()
             return
         if session.config.option.collectonly:
             return  # nothing ran: no report, no summary
         self._finish(session)
+
+    def _payload(self) -> WorkerPayload:
+        """What this worker sends the controller (its final answer counts too when the
+        controller shows the live line: the last report may precede answers)."""
+        from pytest_graphinstruct.run.provenance import cached_samples
+
+        bench = self._bench
+        results = bench.flush() if bench is not None else []
+        return WorkerPayload(
+            results=tuple(results), notes=tuple(bench.notes()) if bench is not None else (),
+            progress=bench.progress() if bench is not None and self.winput is not None
+            and self.winput.progress else None,
+            cached=cached_samples(results), sources=bench.cache_sources() if bench else {})
 
     def _close_bench(self, session: pytest.Session, exitstatus: int) -> None:
         """Close the schedulers.  An interrupted run issues nothing more but lets calls in
@@ -788,10 +796,8 @@ class GraphInstructPlugin:
         if shipped is not None:  # replace, never mutate: the live line's thread reads it
             from pytest_graphinstruct.run.tally import ProgressCounts
 
-            node = getattr(report, "node", None)
-            worker = str(getattr(node, "workerinput", {}).get("workerid", ""))
-            self.worker_progress = {**self.worker_progress,
-                                    worker: ProgressCounts.from_json(shipped)}
+            self.totals.counted(_worker_id(getattr(report, "node", None)),
+                                ProgressCounts.from_json(shipped))
         cell = report.nodeid[report.nodeid.index("[") + 1:-1]
         xml = _junit_writer(self.config)
         if xml is not None and report.when != "teardown":  # JUnit closed the test case by now:
@@ -812,25 +818,12 @@ class GraphInstructPlugin:
     @pytest.hookimpl(optionalhook=True)  # an xdist hook: without xdist it must not be required
     def pytest_testnodedown(self, node: Any, error: Any) -> None:
         output = getattr(node, "workeroutput", None) or {}
-        if error or _OUTPUT_KEY not in output:
-            self.worker_errors.append(str(error or "worker sent no results"))
+        if error or OUTPUT_KEY not in output:
+            self.totals.errors.append(str(error or "worker sent no results"))
             return
-        self.merged.extend(ItemResult.from_json(r) for r in json.loads(output[_OUTPUT_KEY]))
-        self.notes.extend(n for n in json.loads(output.get(_NOTES_KEY, "[]"))
-                          if n not in self.notes)
-        if _PROGRESS_KEY in output:
-            from pytest_graphinstruct.run.tally import ProgressCounts
-
-            worker = str(getattr(node, "workerinput", {}).get("workerid", ""))
-            self.worker_progress = {**self.worker_progress, worker: ProgressCounts.from_json(
-                json.loads(output[_PROGRESS_KEY]))}
-        for cell, n in json.loads(output.get(_CACHED_KEY, "{}")).items():
-            self.cached[cell] = self.cached.get(cell, 0) + int(n)
-        from pytest_graphinstruct.models.snapshot import CacheSource, merge_sources
-
-        self.cache_sources = merge_sources(self.cache_sources, {
-            cell: CacheSource.from_json(x)
-            for cell, x in json.loads(output.get(_SOURCES_KEY, "{}")).items()})
+        payload = WorkerPayload.from_json(output[OUTPUT_KEY])
+        self.totals.add(_worker_id(node), payload)
+        self.notes.extend(n for n in payload.notes if n not in self.notes)
 
     def _coverage(self, session: pytest.Session, results: Sequence[ItemResult]) -> Coverage:
         """What this run covers, from how it ended and which selected items have results."""
@@ -849,8 +842,8 @@ class GraphInstructPlugin:
             reason = "interrupted (Ctrl+C)"
         elif status in (pytest.ExitCode.INTERNAL_ERROR, pytest.ExitCode.USAGE_ERROR):
             reason = f"pytest stopped with {pytest.ExitCode(status).name}"
-        elif self.worker_errors:
-            reason = "a worker crashed: " + "; ".join(self.worker_errors)
+        elif self.totals.errors:
+            reason = "a worker crashed: " + "; ".join(self.totals.errors)
         elif session.shouldstop or session.shouldfail:
             reason = f"stopped early: {session.shouldstop or session.shouldfail}"
         elif selected is None:
@@ -894,8 +887,8 @@ class GraphInstructPlugin:
                                    markers=getattr(option, "markexpr", "") or None,
                                    levels=run.levels, per_level=run.per_level,
                                    selected=coverage.selected, shard=self._shard_selection()),
-            cached=self.cached if self.controller else None, local=self.local_info,
-            sources=self.cache_sources if self.controller or self._bench is None
+            cached=self.totals.cached if self.controller else None, local=self.local_info,
+            sources=self.totals.sources if self.controller or self._bench is None
             else self._bench.cache_sources(),
             served=None if self._inputs is None else self._inputs.served.models(),
             replay=None if self._bench is None else self._bench.replay_check)
@@ -914,7 +907,7 @@ class GraphInstructPlugin:
     def _finish(self, session: pytest.Session) -> None:
         from pytest_graphinstruct.run.verdict import decide, settle_baseline
 
-        results = self.merged if self.controller else (
+        results = self.totals.results if self.controller else (
             self._bench.flush() if self._bench is not None else [])
         model_info = {"local": self.local_info["describe"]} if self.local_info else None
         if not self.controller and self._bench is not None:
