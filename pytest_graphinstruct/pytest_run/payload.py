@@ -22,6 +22,7 @@ from pytest_graphinstruct.run.tally import ProgressCounts
 
 if TYPE_CHECKING:  # preflight loads the graph libraries: imported when a Served is read
     from pytest_graphinstruct.run.preflight import Served
+    from pytest_graphinstruct.run.session import BenchmarkSession
 
 INPUT_KEY = "graphinstruct_input"
 """The one ``workerinput`` key of the run (a :class:`WorkerInput` as JSON)."""
@@ -121,3 +122,18 @@ class WorkerTotals:
         """Every worker's latest answer counts, added."""
         return sum(self.progress.values(), ProgressCounts())
 
+
+
+def worker_payload(bench: BenchmarkSession | None, *, progress: bool) -> WorkerPayload:
+    """What a worker sends at session end: ``bench``'s results (the items it still holds are
+    scored now), then its notes, its final answer counts when ``progress`` (the last report
+    may precede answers), its cached samples per cell and its cache sources; an empty payload
+    when it never opened a session."""
+    from pytest_graphinstruct.run.provenance import cached_samples
+
+    if bench is None:
+        return WorkerPayload()
+    results = tuple(bench.flush())
+    return WorkerPayload(results=results, notes=tuple(bench.notes()),
+                         progress=bench.progress() if progress else None,
+                         cached=cached_samples(results), sources=bench.cache_sources())
