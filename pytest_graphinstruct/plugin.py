@@ -60,14 +60,14 @@ def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", "graphinstruct: a GraphInstruct benchmark item")
     for dest in ("model", "replay"):
         if config.getoption(f"gi_{dest}") == "":
-            from pytest_graphinstruct.pytest_run import refuse  # loaded for the error only
+            from pytest_graphinstruct.pytest_run.usage import refuse  # loaded for the error only
 
             raise refuse(config, raw_options(config), f"--gi-{dest} was given no value (e.g. "
                          "--gi-model=gpt-4o, --gi-model=oracle or --gi-replay=answers.jsonl)")
     raw = raw_options(config)
     if not (raw.get("model") or raw.get("replay")):
         return  # no benchmark run asked for: load nothing
-    from pytest_graphinstruct.pytest_run import activate
+    from pytest_graphinstruct.pytest_run.entry import activate
 
     activate(config, raw)
 

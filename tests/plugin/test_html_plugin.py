@@ -65,11 +65,11 @@ def test_a_page_that_cannot_be_written_is_a_usage_error_at_start(
 
 
 def test_a_failed_page_write_is_one_line_and_raises_nothing(tmp_path: Path) -> None:
-    from pytest_graphinstruct.pytest_run import _write_html
+    from pytest_graphinstruct.pytest_run.outputs import write_html
     from tests.report.html_fixtures import two_cell_report
 
     blocker = tmp_path / "file"
     blocker.write_text("")
-    line = _write_html(two_cell_report(), blocker / "r.html", None)
+    line = write_html(two_cell_report(), blocker / "r.html", None)
     assert line.startswith(f"html report NOT written to {blocker / 'r.html'}: ")
     assert "\n" not in line

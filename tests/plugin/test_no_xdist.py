@@ -2,7 +2,8 @@
 
 The plugin implements xdist's hooks (``pytest_configure_node``, ``pytest_testnodedown``,
 ``pytest_xdist_node_collection_finished``); without xdist their specs are never registered, and
-pluggy fails the run at collection (INTERNALERROR ``unknown hook``) unless each is optional.
+pluggy fails the run at collection (INTERNALERROR ``unknown hook``) unless the class that holds
+them (``pytest_run.xdist_hooks.XdistHooks``) is registered only when xdist is loaded.
 ``-p no:xdist`` gives the pytest a plain install gets; ``.ci/run`` also runs the plugin from a
 real install without extras.
 """

@@ -28,8 +28,8 @@ def pytest_sessionfinish(session):
         return
     plugin = session.config.pluginmanager.get_plugin("graphinstruct-session")
     with open("counts.json", "w") as f:
-        json.dump({"counts": plugin._progress_counts().to_json(),
-                   "items_done": plugin.items_done}, f)
+        json.dump({"counts": plugin.driver.progress_counts().to_json(),
+                   "items_done": plugin.driver.items_done}, f)
 """
 
 

@@ -1,0 +1,180 @@
+"""The run's items: one :class:`GraphInstructItem` per (instruction, cell), whose setup waits for
+its answers (one that could not be obtained is an *error*), whose call verifies them
+(violations are *failures*, or xfails where the run says so), and whose outcome is recorded for
+scoring (:func:`record_outcome`)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import pytest
+
+from pytest_graphinstruct.run.config import Cell
+from pytest_graphinstruct.suite.instruction import Instruction
+
+if TYPE_CHECKING:
+    from pytest_graphinstruct.pytest_run.driver import RunDriver
+    from pytest_graphinstruct.run.evaluate import Checked
+    from pytest_graphinstruct.run.session import BenchmarkSession
+
+CIRCUIT_SKIP_REASON = ("not sent: the circuit breaker opened (an error in the report; the "
+                       "summary's WARNING says why)")
+
+
+class GraphInstructFailure(AssertionError):
+    """Raised by an item whose answers break constraints; carries the formatted verdicts."""
+
+
+class InfraError(Exception):
+    """An answer could not be obtained (the item errors; the model is not blamed)."""
+
+
+class GraphInstructItem(pytest.Item):
+    """One instruction in one cell; its assertions are the verifier's verdicts."""
+
+    def __init__(self, *, instruction: Instruction, cell: Cell, driver: RunDriver,
+                 **kw: Any) -> None:
+        super().__init__(**kw)
+        self.instruction = instruction
+        self.cell = cell
+        self.driver = driver
+        self.answers: tuple[Any, ...] = ()
+        self.checked: Checked | None = None
+        self.expected_failure = False
+        self.stopped = False  # skipped unasked because the run was stopped (no result)
+        self.unsent: str | None = None  # the circuit breaker's error: never sent (an error)
+
+    def setup(self) -> None:
+        from pytest_graphinstruct.models.scheduler import BUDGET_EXHAUSTED, is_circuit_open
+
+        answers = self.driver.bench.answers(self.instruction, self.cell)  # at once if stopped
+        stopped = self.driver.stopper.reason
+        if stopped is not None and all(a.error is not None and a.calls == 0 for a in answers):
+            self.stopped = True  # never asked: no result (the report counts it missing)
+            pytest.skip(f"not asked: the run stopped ({stopped})")
+        self.answers = answers
+        errors = [a.error for a in answers if a.error is not None]
+        if errors:
+            if all(e.startswith(BUDGET_EXHAUSTED) for e in errors):
+                pytest.skip(f"token budget exhausted before {self.instruction.id} was asked")
+            if all(is_circuit_open(a) and a.calls == 0 for a in answers):
+                # Never sent: the report records an error; the terminal shows one grouped
+                # line for all of them (the breaker's reason is in the summary), not a block
+                # per item.
+                self.unsent = errors[0]
+                pytest.skip(CIRCUIT_SKIP_REASON)
+            raise InfraError(f"{len(errors)} of {len(answers)} answer(s) could not be "
+                             f"obtained: {errors[0]}")
+
+    def runtest(self) -> None:
+        from pytest_graphinstruct.report.render.failures import format_failure
+
+        driver = self.driver
+        checked = driver.bench.check(self.instruction, self.cell, self.answers)
+        self.checked = checked
+        self.user_properties.extend([
+            ("gi_passed_samples", checked.passing_samples),
+            ("gi_samples", len(checked.verifications)),
+            ("gi_api_calls", sum(a.calls for a in checked.answers)),
+        ])
+        if checked.passed:
+            return
+        message = format_failure(checked, driver.run.pass_rule,
+                                 raw=self.config.getoption("verbose") > 0)
+        if (self.cell.label, self.instruction.id) in driver.expected_failures:
+            self.expected_failure = True
+            pytest.xfail("failed in the baseline too:\n" + message)
+        if driver.plan.gated and not driver.run.strict:
+            pytest.xfail("newly failing against the baseline (the statistical gate judges its "
+                         "level; --gi-strict fails on it):\n" + message)
+        if driver.run.benchmark:
+            pytest.xfail("model violations (--gi-benchmark reports them, does not fail):\n"
+                         + message)
+        raise GraphInstructFailure(message)
+
+    def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException],
+                     style: Any = None) -> str | Any:
+        if isinstance(excinfo.value, GraphInstructFailure | InfraError | pytest.xfail.Exception):
+            return str(excinfo.value)  # the verdicts say it all: no Python traceback
+        return super().repr_failure(excinfo, style=style)
+
+    def _repr_failure_py(self, excinfo: pytest.ExceptionInfo[BaseException],
+                         style: Any = None) -> Any:
+        # pytest formats errors outside ``runtest`` (our answers arrive in ``setup``) here, not
+        # in repr_failure: an answer that could not be obtained is one line, not a traceback
+        if isinstance(excinfo.value, InfraError):
+            return str(excinfo.value)
+        return super()._repr_failure_py(excinfo, style=style)
+
+    def reportinfo(self) -> tuple[Path, int | None, str]:
+        return self.path, None, self.name
+
+
+def _markers(inst: Instruction) -> list[str]:
+    marks = ["graphinstruct", f"level{inst.level}"]
+    if inst.size:
+        marks.append(inst.size)
+    if not inst.feasible:
+        marks.append("infeasible")
+    if inst.domain:
+        marks.append(inst.domain)
+    return marks
+
+
+def make_items(session: pytest.Session, driver: RunDriver,
+               chosen: Sequence[Instruction]) -> list[pytest.Item]:
+    """One marked item per cell of the run and instruction of ``chosen``, cell by cell, node id
+    ``ID[cell]``."""
+    new: list[pytest.Item] = []
+    for cell in driver.run.cells:
+        for inst in chosen:
+            item = GraphInstructItem.from_parent(
+                session, name=f"{inst.id}[{cell.label}]", instruction=inst, cell=cell,
+                driver=driver, nodeid=f"{inst.id}[{cell.label}]")
+            for marker in _markers(inst):
+                item.add_marker(marker)
+            new.append(item)
+    return new
+
+
+def record_outcome(bench: BenchmarkSession, item: GraphInstructItem, report: pytest.TestReport,
+                   call: pytest.CallInfo[None]) -> None:
+    """Record what ``report`` decides about ``item`` for scoring: a setup that did not pass is
+    an error (or a skip) with the answers it got; a call is the verified answers, or a harness
+    error when ``runtest`` raised something unexpected.  An item skipped unasked because the
+    run stopped records nothing (the report counts it missing)."""
+    if item.stopped:
+        return
+    if report.when == "setup" and item.unsent is not None:
+        bench.record_error(item.instruction, item.cell, item.answers, outcome="error",
+                           error=item.unsent)
+    elif report.when == "setup" and report.outcome != "passed":
+        outcome = "skipped" if report.skipped else "error"
+        error = str(call.excinfo.value) if call.excinfo is not None else None
+        bench.record_error(item.instruction, item.cell, item.answers, outcome=outcome,
+                           error=error)
+    elif report.when == "call":
+        if item.checked is not None:  # passed, failed, or xfailed
+            bench.record(item.checked, expected_failure=item.expected_failure)
+        else:  # an unexpected exception inside runtest: a harness error, not the model's
+            error = str(call.excinfo.value) if call.excinfo is not None else "unknown"
+            bench.record_error(item.instruction, item.cell, item.answers,
+                               outcome="error", error=error)
+
+
+def is_item_id(nodeid: str) -> bool:
+    """Whether ``nodeid`` is a GraphInstruct item's (``ID[cell]``, no file part)."""
+    return nodeid.endswith("]") and "[" in nodeid and "::" not in nodeid
+
+
+def item_done(report: pytest.TestReport) -> bool:
+    """Whether ``report`` is the one that decides its item's outcome (the call, or a setup
+    that did not pass: no answer, or skipped)."""
+    return report.when == "call" or (report.when == "setup" and not report.passed)
+
+
+def baseline_xfail(report: pytest.TestReport) -> bool:
+    """An xfail because the item failed in the baseline too (not a benchmark violation)."""
+    return str(getattr(report, "wasxfail", "")).startswith("failed in the baseline too")

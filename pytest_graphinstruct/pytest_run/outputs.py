@@ -1,0 +1,145 @@
+"""The files a run writes: claimed before any work (each can be written, or the run is a usage
+error naming the option), then written at the end — baseline update, JSON report, HTML page,
+autosave, Markdown summary — each saying in one line whether it was written (never raising for
+I/O: the run's verdict comes next)."""
+
+from __future__ import annotations
+
+import os
+import time
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from pytest_graphinstruct.run.config import RunConfig
+from pytest_graphinstruct.run.results import Coverage, RunReport
+
+if TYPE_CHECKING:
+    from pytest_graphinstruct.run.session import BenchmarkSession
+    from pytest_graphinstruct.run.verdict import BaselinePlan, Decision
+
+
+def _outputs(run: RunConfig, plan: BaselinePlan) -> list[tuple[str, Path]]:
+    """The files this run writes (the option that names each, its path), the report first:
+    when it is the one that cannot be written, nothing is."""
+    named = [("--gi-report", run.report), ("--gi-html", run.html),
+             ("--gi-markdown", run.markdown)]
+    if run.markdown is not None and os.environ.get("GITHUB_STEP_SUMMARY"):
+        named.append(("$GITHUB_STEP_SUMMARY (--gi-markdown appends to it)",
+                      Path(os.environ["GITHUB_STEP_SUMMARY"])))
+    if plan.writes:
+        named.append(("--gi-baseline", run.baseline))
+    return [(flag, path) for flag, path in named if path is not None]
+
+
+def unclaimable(run: RunConfig, plan: BaselinePlan) -> str | None:
+    """Why a file the run will write cannot be written (``"<option>: <reason>"``, the first
+    one), or ``None`` when all can.
+
+    The outputs: ``--gi-report``, ``--gi-html``, ``--gi-markdown`` (and the
+    ``$GITHUB_STEP_SUMMARY`` file it appends to), the baseline when this run may write it,
+    and the run store of ``--gi-autosave``.  The answer cache is not among them: a cache
+    that cannot be written costs only reuse (the run warns)."""
+    from pytest_graphinstruct.run.writer import unwritable_reason
+
+    for flag, path in _outputs(run, plan):
+        reason = unwritable_reason(path)
+        if reason is not None:
+            return f"{flag}: {reason}"
+    if run.store is not None:
+        from pytest_graphinstruct.run.store import RunStore
+
+        reason = RunStore(run.store).unwritable_reason()
+        if reason is not None:
+            return f"--gi-autosave: {reason}"
+    return None
+
+
+def mark_started(report: Path | None) -> None:
+    """Replace an earlier report at ``report`` with one that says this run has not finished
+    (so a run killed outright never leaves an older report looking like its own)."""
+    from pytest_graphinstruct.run.writer import write_report
+
+    if report is not None:
+        started = time.strftime("%Y-%m-%d %H:%M:%S")
+        write_report(RunReport((), coverage=Coverage.partial(
+            f"the run started at {started} has not finished (or was killed)")), report)
+
+
+def write_outputs(report: RunReport, decision: Decision, run: RunConfig,
+                  bench: BenchmarkSession | None, *, update: str | None,
+                  failed_tests: int) -> list[str]:
+    """Write every output ``run`` asks for; one line each saying what was (not) written, the
+    baseline ``update``'s line first.  ``failed_tests`` (pytest's count) makes the Markdown
+    heading agree with the exit status; ``bench`` gives the HTML page its instruction texts."""
+    written = [] if update is None else [update]
+    if run.report is not None:
+        written.append(write_json(report, run.report, "report"))
+    if run.html is not None:
+        written.append(write_html(report, run.html, bench))
+    if run.store is not None:
+        written.append(autosave(report, run.store))
+    if run.markdown is not None:
+        written.append(write_markdown_summary(report, decision, run.markdown,
+                                              failed_tests=failed_tests,
+                                              benchmark=run.benchmark))
+    return written
+
+
+def write_json(report: RunReport, path: Path, what: str) -> str:
+    """Write ``report``; the line to show, whether it worked or not (never raises for I/O)."""
+    from pytest_graphinstruct.run.writer import write_report
+
+    try:
+        write_report(report, path)
+    except OSError as exc:
+        return f"{what} NOT written to {path}: {exc.strerror or exc}"
+    return f"{what} written to {path}"
+
+
+def write_html(report: RunReport, path: Path, bench: BenchmarkSession | None) -> str:
+    """Write the HTML page of ``report`` (instruction texts from the run's suite); the line to
+    show.  Never raises: the JSON report is already written and the run's verdict comes next."""
+    from pytest_graphinstruct.report.render.html import NamedReport, build_page, write_page
+
+    try:
+        instructions = {i.id: i for i in bench.suite} if bench is not None else None
+        page = build_page([NamedReport("this run", report)], instructions=instructions)
+        write_page(page, path)
+    except OSError as exc:
+        return f"html report NOT written to {path}: {exc.strerror or exc}"
+    except Exception as exc:  # a fault of the page builder must not cost the run its verdict
+        return f"html report NOT written to {path}: {type(exc).__name__}: {exc}"
+    partial = " (partial run)" if report.partial else ""
+    return f"html report{partial} written to {path}"
+
+
+def autosave(report: RunReport, store: Path) -> str:
+    """Save ``report`` as the next run of the store (its bytes are the JSON report's, whether or
+    not ``--gi-report`` also wrote it), unless no item has a result (a usage error, a run
+    stopped before its first item); the line to show (never raises for I/O)."""
+    from pytest_graphinstruct.run.store import RunStore, StoreError
+    from pytest_graphinstruct.run.writer import report_json
+
+    if not any(c.per_instruction for c in report.cells):
+        why = report.coverage.describe() if report.partial else "no item was selected"
+        return f"run NOT saved in {store}: no item has a result ({why})"
+    try:
+        saved = RunStore(store).save_bytes(report_json(report).encode("utf-8"))
+    except StoreError as exc:
+        return f"run NOT saved: {exc}"
+    partial = " (a partial run)" if report.partial else ""
+    return f"saved as run {saved.name} in {store}{partial}"
+
+
+def write_markdown_summary(report: RunReport, decision: Decision, path: Path, *,
+                           failed_tests: int, benchmark: bool) -> str:
+    """Write the Markdown summary (``--gi-markdown``); the line to show (never raises for
+    I/O)."""
+    from pytest_graphinstruct.report.render.markdown import render_markdown, write_markdown
+
+    try:
+        text = render_markdown(report, decision, failed_tests=failed_tests, benchmark=benchmark)
+        write_markdown(path, text)
+    except OSError as exc:
+        return f"markdown summary NOT written to {path}: {exc.strerror or exc}"
+    return f"markdown summary written to {path}"

@@ -1,0 +1,139 @@
+"""What crosses between the xdist controller and its workers: one record each way.
+
+The controller hands each worker one :class:`WorkerInput` under ``workerinput[INPUT_KEY]``; at
+session end each worker hands back one :class:`WorkerPayload` under
+``workeroutput[OUTPUT_KEY]``.  Each travels as one JSON document (a string: execnet carries it
+whatever it holds).  The controller adds the payloads up in one :class:`WorkerTotals`.
+
+Promises: ``X.from_json(x.to_json()) == x`` for both records; ``from_json`` of a document
+without a field gives that field's default.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+from pytest_graphinstruct.models.snapshot import CacheSource, merge_sources
+from pytest_graphinstruct.run.results import ItemResult
+from pytest_graphinstruct.run.tally import ProgressCounts
+
+if TYPE_CHECKING:  # preflight loads the graph libraries: imported when a Served is read
+    from pytest_graphinstruct.run.preflight import Served
+    from pytest_graphinstruct.run.session import BenchmarkSession
+
+INPUT_KEY = "graphinstruct_input"
+"""The one ``workerinput`` key of the run (a :class:`WorkerInput` as JSON)."""
+OUTPUT_KEY = "graphinstruct_output"
+"""The one ``workeroutput`` key of the run (a :class:`WorkerPayload` as JSON)."""
+
+
+@dataclass(frozen=True)
+class WorkerInput:
+    """What the controller tells each worker: the embedded server it started (``local``:
+    :meth:`~pytest_graphinstruct.run.local.LocalHost.start`'s address record), what its
+    preflight learned about the models (``served``), whether it shows the live line (so the
+    worker ships its answer counts with each report: ``progress``) and the folder of the
+    run's stop file (``stop_folder``, :mod:`pytest_graphinstruct.run.stop`)."""
+
+    local: dict[str, str] | None = None
+    served: Served | None = None
+    progress: bool = False
+    stop_folder: str | None = None
+
+    def to_json(self) -> str:
+        return json.dumps({
+            "local": None if self.local is None else dict(self.local),
+            "served": None if self.served is None else self.served.to_json(),
+            "progress": self.progress, "stop_folder": self.stop_folder})
+
+    @classmethod
+    def from_json(cls, text: str) -> WorkerInput:
+        from pytest_graphinstruct.run.preflight import Served
+
+        data = json.loads(text)
+        local, served = data.get("local"), data.get("served")
+        return cls(local=None if local is None else {str(k): str(v) for k, v in local.items()},
+                   served=None if served is None else Served.from_json(served),
+                   progress=bool(data.get("progress")), stop_folder=data.get("stop_folder"))
+
+
+@dataclass(frozen=True)
+class WorkerPayload:
+    """What a worker sends back at session end: its scored ``results``, its session's
+    ``notes``, its final answer counts (``progress``; ``None`` when the controller shows no
+    live line), the samples answered from the cache per cell (``cached``: only the process
+    that obtained the answers knows it) and where those came from (``sources``)."""
+
+    results: tuple[ItemResult, ...] = ()
+    notes: tuple[str, ...] = ()
+    progress: ProgressCounts | None = None
+    cached: Mapping[str, int] = field(default_factory=dict)
+    sources: Mapping[str, CacheSource] = field(default_factory=dict)
+
+    def to_json(self) -> str:
+        return json.dumps({
+            "results": [r.to_json() for r in self.results], "notes": list(self.notes),
+            "progress": None if self.progress is None else self.progress.to_json(),
+            "cached": dict(self.cached),
+            "sources": {cell: s.to_json() for cell, s in self.sources.items()}})
+
+    @classmethod
+    def from_json(cls, text: str) -> WorkerPayload:
+        data = json.loads(text)
+        progress = data.get("progress")
+        return cls(results=tuple(ItemResult.from_json(r) for r in data.get("results") or ()),
+                   notes=tuple(str(n) for n in data.get("notes") or ()),
+                   progress=None if progress is None else ProgressCounts.from_json(progress),
+                   cached={str(c): int(n) for c, n in (data.get("cached") or {}).items()},
+                   sources={str(c): CacheSource.from_json(s)
+                            for c, s in (data.get("sources") or {}).items()})
+
+
+@dataclass
+class WorkerTotals:
+    """What the xdist controller has gathered from its workers so far: their results, why a
+    worker sent none (``errors``), each worker's latest answer counts (``progress``, by
+    worker id; replaced, never mutated: the live line's thread reads it), samples answered
+    from the cache per cell and the cache sources, merged."""
+
+    results: list[ItemResult] = field(default_factory=list)
+    errors: list[str] = field(default_factory=list)
+    progress: dict[str, ProgressCounts] = field(default_factory=dict)
+    cached: dict[str, int] = field(default_factory=dict)
+    sources: dict[str, CacheSource] = field(default_factory=dict)
+
+    def add(self, worker: str, payload: WorkerPayload) -> None:
+        """Add one worker's payload (its notes are the caller's to keep)."""
+        self.results.extend(payload.results)
+        if payload.progress is not None:
+            self.counted(worker, payload.progress)
+        for cell, n in payload.cached.items():
+            self.cached[cell] = self.cached.get(cell, 0) + n
+        self.sources = merge_sources(self.sources, payload.sources)
+
+    def counted(self, worker: str, counts: ProgressCounts) -> None:
+        """``worker``'s latest answer counts."""
+        self.progress = {**self.progress, worker: counts}
+
+    def counts(self) -> ProgressCounts:
+        """Every worker's latest answer counts, added."""
+        return sum(self.progress.values(), ProgressCounts())
+
+
+
+def worker_payload(bench: BenchmarkSession | None, *, progress: bool) -> WorkerPayload:
+    """What a worker sends at session end: ``bench``'s results (the items it still holds are
+    scored now), then its notes, its final answer counts when ``progress`` (the last report
+    may precede answers), its cached samples per cell and its cache sources; an empty payload
+    when it never opened a session."""
+    from pytest_graphinstruct.run.provenance import cached_samples
+
+    if bench is None:
+        return WorkerPayload()
+    results = tuple(bench.flush())
+    return WorkerPayload(results=results, notes=tuple(bench.notes()),
+                         progress=bench.progress() if progress else None,
+                         cached=cached_samples(results), sources=bench.cache_sources())

@@ -1,0 +1,48 @@
+"""The run's section of pytest's terminal summary: the embedded server's start-up, the score
+tables, warnings, the replay check, the baseline comparison and verdict, and what was written."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from pytest_graphinstruct.pytest_run.driver import RunDriver
+
+
+def write_summary(driver: RunDriver, terminalreporter: Any) -> None:
+    """Write the GraphInstruct section, in the process that wrote the report (nothing in an
+    xdist worker, or before the run has a report)."""
+    from pytest_graphinstruct.report.render.terminal import (
+        replay_lines,
+        summary_lines,
+        warning_lines,
+    )
+
+    report, decision = driver.report, driver.decision
+    if getattr(driver.config, "workeroutput", None) is not None or report is None:
+        return
+    assert decision is not None  # decided with the report
+    terminalreporter.section("GraphInstruct")
+    local = driver.local
+    if local is not None and local.startup_s is not None:
+        terminalreporter.write_line(
+            f"local model: {driver.local_info['describe'] if driver.local_info else ''} "
+            f"(server ready in {local.startup_s:.1f} s)")
+    for line in summary_lines(report):
+        terminalreporter.write_line(line)
+    for line in warning_lines(driver.notes):  # escaped: they quote endpoints
+        terminalreporter.write_line(line, yellow=True)
+    replay = replay_lines(report.run)  # the count line, then each skipped line
+    if replay:
+        skipped = len(replay) > 1
+        terminalreporter.write_line(("WARNING: " if skipped else "") + replay[0], yellow=skipped)
+        for line in replay[1:]:
+            terminalreporter.write_line(f"  {line}", yellow=True)
+    for line in decision.compared_lines() + decision.update_lines():
+        terminalreporter.write_line(line)
+    for line in decision.verdict.lines():
+        terminalreporter.write_line(line, red=True)
+    for line in decision.notes:
+        terminalreporter.write_line(line, yellow=True)
+    for line in driver.written:
+        terminalreporter.write_line(line, red="NOT" in line)

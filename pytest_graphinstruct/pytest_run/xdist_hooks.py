@@ -1,0 +1,104 @@
+"""The run's xdist hooks, registered only when pytest-xdist is loaded (a plain install has no
+xdist, and pluggy refuses a hook whose spec was never registered).
+
+The controller hands each worker one :class:`~.payload.WorkerInput`, keeps the node ids the
+workers collected, and adds up each worker's :class:`~.payload.WorkerPayload` as the worker
+goes down; while the items run, a worker ships its answer counts with each item's report (the
+report attribute :data:`PROGRESS_ATTR`, which xdist serializes) when the controller shows the
+live line.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Generator, Sequence
+from typing import Any
+
+import pytest
+
+from pytest_graphinstruct.pytest_run.driver import RunDriver
+from pytest_graphinstruct.pytest_run.items import GraphInstructItem, is_item_id, item_done
+from pytest_graphinstruct.pytest_run.live import live_wanted
+from pytest_graphinstruct.pytest_run.payload import (
+    INPUT_KEY,
+    OUTPUT_KEY,
+    WorkerInput,
+    WorkerPayload,
+)
+from pytest_graphinstruct.run.tally import ProgressCounts
+from pytest_graphinstruct.vocab import PYTEST_PLUGIN_NAME
+
+XDIST_PLUGIN_NAME = f"{PYTEST_PLUGIN_NAME}-xdist"
+"""The name :class:`XdistHooks` is registered under."""
+PROGRESS_ATTR = "graphinstruct_progress"
+"""The report attribute with a worker's answer counts (ProgressCounts as JSON)."""
+
+
+class XdistHooks:
+    """The xdist hooks of an active run, sharing the run's ``driver``."""
+
+    def __init__(self, driver: RunDriver) -> None:
+        self.driver = driver
+
+    def pytest_configure_node(self, node: Any) -> None:
+        node.workerinput[INPUT_KEY] = worker_input(self.driver).to_json()
+
+    def pytest_xdist_node_collection_finished(self, node: Any, ids: Sequence[str]) -> None:
+        # every worker collects the same items: the first one's ids are the selection
+        if self.driver.selected is None:
+            self.driver.selected = [label for label in ids if is_item_id(label)]
+
+    def pytest_testnodedown(self, node: Any, error: Any) -> None:
+        self._add(node, error)
+
+    @pytest.hookimpl(wrapper=True)
+    def pytest_runtest_makereport(self, item: pytest.Item, call: pytest.CallInfo[None],
+                                  ) -> Generator[None, pytest.TestReport, pytest.TestReport]:
+        report = yield
+        self._ship_progress(item, report)
+        return report
+
+    @pytest.hookimpl(trylast=True)
+    def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+        self._take_progress(report)
+
+    def _add(self, node: Any, error: Any) -> None:
+        """Add the payload of the worker ``node`` stands for (its notes once each), or the
+        reason it sent none."""
+        driver = self.driver
+        output = getattr(node, "workeroutput", None) or {}
+        if error or OUTPUT_KEY not in output:
+            driver.totals.errors.append(str(error or "worker sent no results"))
+            return
+        payload = WorkerPayload.from_json(output[OUTPUT_KEY])
+        driver.totals.add(_worker_id(node), payload)
+        driver.notes.extend(n for n in payload.notes if n not in driver.notes)
+
+    def _ship_progress(self, item: pytest.Item, report: pytest.TestReport) -> None:
+        """A worker whose controller shows the live line: put this process's answer counts on
+        the report that decides the item's outcome."""
+        winput = self.driver.winput
+        if (isinstance(item, GraphInstructItem) and item_done(report) and winput is not None
+                and winput.progress):
+            setattr(report, PROGRESS_ATTR, self.driver.bench.progress().to_json())
+
+    def _take_progress(self, report: pytest.TestReport) -> None:
+        """The controller: keep the answer counts a worker shipped with ``report``."""
+        shipped = getattr(report, PROGRESS_ATTR, None)
+        if shipped is None or self.driver.worker is not None or not is_item_id(report.nodeid):
+            return
+        self.driver.totals.counted(_worker_id(getattr(report, "node", None)),
+                                   ProgressCounts.from_json(shipped))
+
+
+def worker_input(driver: RunDriver) -> WorkerInput:
+    """What the controller tells each worker: the embedded server, what its preflight learned,
+    whether it shows the live line, and the folder of the run's stop file."""
+    stop = driver.stopper.signal
+    return WorkerInput(local=driver.local_info, served=driver.served,
+                       progress=live_wanted(driver),
+                       stop_folder=None if stop is None else str(stop.folder))
+
+
+def _worker_id(node: Any) -> str:
+    """The xdist id (``gw0``) of the worker ``node`` stands for (``""`` when unknown)."""
+    return str(getattr(node, "workerinput", {}).get("workerid", ""))

@@ -1,0 +1,84 @@
+"""The pytest edge stays thin (read from the source with ast): every hook of
+``pytest_graphinstruct.pytest_run`` is a few lines handing off to the run driver, no class there
+grows past a screenful or two, the xdist hooks live in their own class, and the controller and
+its workers exchange one key each way."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+EDGE = Path(__file__).resolve().parents[2] / "pytest_graphinstruct" / "pytest_run"
+MAX_HOOK_LINES = 5
+MAX_CLASS_LINES = 250
+XDIST_ONLY = {"pytest_configure_node", "pytest_testnodedown",
+              "pytest_xdist_node_collection_finished"}
+
+
+def _modules() -> list[Path]:
+    found = sorted(EDGE.glob("*.py"))
+    assert found, f"no modules under {EDGE}"
+    return found
+
+
+def _body_lines(fn: ast.FunctionDef) -> int:
+    """Lines from the first statement after the docstring to the end of the function."""
+    body = fn.body
+    if (len(body) > 1 and isinstance(body[0], ast.Expr)
+            and isinstance(body[0].value, ast.Constant) and isinstance(body[0].value.value, str)):
+        body = body[1:]
+    end = body[-1].end_lineno
+    assert end is not None
+    return end - body[0].lineno + 1
+
+
+def _hooks() -> list[tuple[str, str, ast.FunctionDef]]:
+    """(module, class, function) for every ``pytest_*`` method of the package."""
+    out = []
+    for path in _modules():
+        for cls in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(cls, ast.ClassDef):
+                out.extend((path.name, cls.name, fn) for fn in cls.body
+                           if isinstance(fn, ast.FunctionDef) and fn.name.startswith("pytest_"))
+    return out
+
+
+def test_every_hook_is_a_few_lines() -> None:
+    hooks = _hooks()
+    assert {fn.name for _, _, fn in hooks} >= {"pytest_sessionstart", "pytest_sessionfinish",
+                                                "pytest_testnodedown"}
+    long = [(f"{module}:{cls}.{fn.name}", _body_lines(fn)) for module, cls, fn in hooks
+            if _body_lines(fn) > MAX_HOOK_LINES]
+    assert long == []
+
+
+def test_no_class_is_over_250_lines() -> None:
+    sizes = {f"{path.name}:{node.name}": (node.end_lineno or 0) - node.lineno + 1
+             for path in _modules()
+             for node in ast.walk(ast.parse(path.read_text(encoding="utf-8")))
+             if isinstance(node, ast.ClassDef)}
+    assert sizes
+    assert {name: n for name, n in sizes.items() if n > MAX_CLASS_LINES} == {}
+
+
+def test_the_xdist_hooks_are_only_in_their_own_class() -> None:
+    owners = {cls for _, cls, fn in _hooks() if fn.name in XDIST_ONLY}
+    assert owners == {"XdistHooks"}
+
+
+def test_one_key_each_way() -> None:
+    """The only keys of ``workerinput``/``workeroutput`` the package defines or indexes with
+    are payload's two."""
+    defined, indexed = set(), set()
+    for path in _modules():
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Assign | ast.AnnAssign):
+                targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+                defined |= {t.id for t in targets
+                            if isinstance(t, ast.Name) and t.id.endswith("_KEY")}
+            elif isinstance(node, ast.Subscript) and (
+                    ast.unparse(node.value).endswith(("workerinput", "workeroutput"))
+                    or ast.unparse(node.slice).endswith("_KEY")):
+                indexed.add(ast.unparse(node.slice))
+    assert defined == {"INPUT_KEY", "OUTPUT_KEY"}
+    assert indexed == {"INPUT_KEY", "OUTPUT_KEY"}

@@ -1,0 +1,66 @@
+"""The records that cross between the xdist controller and its workers: each makes one JSON
+document that reads back as the same record, and the controller adds payloads up."""
+
+from __future__ import annotations
+
+import json
+
+from pytest_graphinstruct.models.snapshot import CacheSource, Snapshot
+from pytest_graphinstruct.pytest_run.payload import WorkerInput, WorkerPayload, WorkerTotals
+from pytest_graphinstruct.run.preflight import Served
+from pytest_graphinstruct.run.results import ItemResult, SampleResult
+from pytest_graphinstruct.run.tally import ProgressCounts
+
+
+def _result(iid: str, cell: str = "m-zero-shot") -> ItemResult:
+    return ItemResult(instruction_id=iid, level=int(iid[1]), cell=cell, model="m",
+                      strategy="zero-shot", outcome="passed",
+                      samples=(SampleResult(parsed=True, refusal=False, raw_answer="0 1"),))
+
+
+def _payload() -> WorkerPayload:
+    return WorkerPayload(
+        results=(_result("L0-001"), _result("L1-002", "m-few-shot")),
+        notes=("a stale answer", "another"), progress=ProgressCounts(4, 3, 1, 0, 120),
+        cached={"m-zero-shot": 1, "m-few-shot": 0},
+        sources={"m-zero-shot": CacheSource(frozenset({"m-2024", None}), 17.5)})
+
+
+def test_worker_input_round_trips_through_one_json_document() -> None:
+    given = WorkerInput(local={"base_url": "http://127.0.0.1:8001/v1", "describe": "tiny"},
+                        served=Served({"m": Snapshot("m-2024", "fp_1")}, cache_mark=7),
+                        progress=True, stop_folder="/tmp/gi-run-x")
+    text = given.to_json()
+    assert isinstance(json.loads(text), dict)
+    assert WorkerInput.from_json(text) == given
+    assert WorkerInput.from_json(WorkerInput().to_json()) == WorkerInput()
+
+
+def test_worker_payload_round_trips_through_one_json_document() -> None:
+    given = _payload()
+    text = given.to_json()
+    assert set(json.loads(text)) == {"results", "notes", "progress", "cached", "sources"}
+    assert WorkerPayload.from_json(text) == given
+    assert WorkerPayload.from_json(WorkerPayload().to_json()) == WorkerPayload()
+
+
+def test_a_missing_field_reads_as_its_default() -> None:
+    assert WorkerPayload.from_json("{}") == WorkerPayload()
+    assert WorkerInput.from_json("{}") == WorkerInput()
+
+
+def test_totals_add_payloads_and_keep_each_workers_latest_counts() -> None:
+    totals = WorkerTotals()
+    totals.add("gw0", _payload())
+    seen = totals.progress
+    totals.add("gw1", WorkerPayload(results=(_result("L2-001"),), progress=ProgressCounts(1, 1),
+                                    cached={"m-zero-shot": 2},
+                                    sources={"m-zero-shot": CacheSource(frozenset({"m-2025"}),
+                                                                        3.0)}))
+    assert [r.instruction_id for r in totals.results] == ["L0-001", "L1-002", "L2-001"]
+    assert totals.cached == {"m-zero-shot": 3, "m-few-shot": 0}
+    assert totals.sources["m-zero-shot"] == CacheSource(frozenset({"m-2024", "m-2025", None}), 3.0)
+    assert totals.counts() == ProgressCounts(5, 4, 1, 0, 120)
+    assert seen is not totals.progress and set(seen) == {"gw0"}  # replaced, not mutated
+    totals.counted("gw0", ProgressCounts(6, 6))
+    assert totals.counts() == ProgressCounts(7, 7)
