@@ -43,7 +43,7 @@ def test_the_layers_cover_every_module() -> None:
     outside the rules)."""
     config = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
     layers = config["tool"]["importlinter"]["contracts"][0]["layers"]
-    named = {m.strip() for layer in layers for m in layer.split("|")}
+    named = {f"pytest_graphinstruct.{m.strip()}" for layer in layers for m in layer.split("|")}
     here = {f"pytest_graphinstruct.{p.stem}" for p in PACKAGE.glob("*.py") if p.stem != "__init__"}
     here |= {f"pytest_graphinstruct.{p.parent.name}" for p in PACKAGE.glob("*/__init__.py")}
     assert sorted(here - named) == []
