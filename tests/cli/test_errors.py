@@ -114,7 +114,7 @@ def test_compare_a_level_score_that_is_not_a_number(tmp_path: Path, good: Path) 
     data["cells"][0]["per_instruction"][3]["level_score"] = "high"
     bad.write_text(json.dumps(data), encoding="utf-8")
     line = assert_error(cli(tmp_path, "compare", good, bad), bad)
-    assert "level_score is not a finite number" in line
+    assert "per_instruction[3].level_score: is not a finite number" in line
 
 
 def test_compare_needs_cell_for_a_report_of_several(tmp_path: Path, good: Path) -> None:
