@@ -351,13 +351,13 @@ def check_mst(ctx: TaskContext) -> None:
                                       if frozenset((u, v)) in table and u != v)
         want = nx.single_source_dijkstra_path_length(base_g, src)
         have = nx.single_source_dijkstra_path_length(res_g, src) if src in res_g else {}
-        wrong = [[v, want[v], have.get(v)] for v in sorted_nodes(want)
+        wrong = [v for v in sorted_nodes(want)
                  if have.get(v) is None or abs(have[v] - want[v]) > 1e-9]
         ctx.add("shortest_path_tree", not wrong,
                 f"every node at its {'weighted ' if w else ''}shortest distance from {src}",
                 "all distances shortest" if not wrong
                 else f"{_plural(len(wrong), 'node')} farther than shortest (or unreached)",
-                {"nodes": wrong[:WHERE_CAP], "nodes_count": len(wrong)} if wrong else None)
+                _where(nodes=wrong))
         return
     if w is None:
         return
