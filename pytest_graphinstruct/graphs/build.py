@@ -7,6 +7,8 @@ Every input format ends here, so the rules are the same everywhere:
 - an edge is a 2-item tuple/list; a third item is the edge's ``weight`` (or, when it is a dict,
   its attributes); a dict with ``source``/``target`` (or ``u``/``v``, ``from``/``to``) keys is an
   edge too, its other keys being attributes;
+- a set of nodes or edges (a set literal keeps no written order, and its iteration order changes
+  from one process to the next) is taken in the order of :func:`ordered_items`;
 - edges listed again are recorded once in ``duplicate_edges`` (for undirected graphs ``(u, v)``
   and ``(v, u)`` are the same edge); self-loops are kept;
 - ``max_nodes``/``max_edges`` are checked while adding, so oversized graphs fail early;
@@ -24,6 +26,7 @@ import networkx as nx
 from pytest_graphinstruct.graphs.literals import Abbreviation, Call
 from pytest_graphinstruct.graphs.model import Edge, Limits, ParsedGraph
 from pytest_graphinstruct.graphs.parse_errors import AbbreviationError, LimitExceeded, ParseError
+from pytest_graphinstruct.vocab import natural_key
 
 #: Dict keys naming an edge's endpoints, in the order they are tried.
 ENDPOINT_KEYS: tuple[tuple[str, str], ...] = (
@@ -54,6 +57,24 @@ def node_id(value: Any) -> str:
     if isinstance(value, Call):
         raise ParseError(f"node id computed by {value.name}(...) instead of written out")
     raise ParseError(f"a node id must be a string or a number, got {type(value).__name__}")
+
+
+def ordered_items(items: Iterable[Any]) -> Iterable[Any]:
+    """The items of a read list, tuple, dict or set, in a fixed order: a set sorted by its
+    items' text (numeric ids numerically; an edge by its endpoints), anything else as written.
+
+    A set iterates in an order that depends on the process's string hashes; read in that order,
+    the same answer would give graphs whose node and edge order, and so the cycle or component a
+    verdict names, differ from one run (or xdist worker) to the next.
+    """
+    if isinstance(items, set | frozenset):
+        return sorted(items, key=_set_item_key)
+    return items
+
+
+def _set_item_key(item: Any) -> tuple[list[tuple[int, int | str]], str]:
+    parts = item if isinstance(item, tuple) else (item,)
+    return [natural_key(p) for p in parts], repr(item)
 
 
 def edge_parts(item: Any) -> tuple[str, str, dict[str, Any] | None]:
@@ -156,8 +177,9 @@ class GraphBuilder:
             raise self._too_many_nodes()
 
     def add_node_items(self, items: Iterable[Any]) -> None:
-        """Add node-list items (ids, ``(id, attrs)`` pairs or node objects)."""
-        for item in items:
+        """Add node-list items (ids, ``(id, attrs)`` pairs or node objects); a set in
+        :func:`ordered_items` order."""
+        for item in ordered_items(items):
             n, attrs = node_parts(item)
             self.add_node(n, attrs)
 
@@ -184,8 +206,9 @@ class GraphBuilder:
             raise LimitExceeded("the graph's edge count", "max_edges", self._limits.max_edges)
 
     def add_edge_items(self, items: Iterable[Any]) -> None:
-        """Add edge items (pairs, weighted triples, edge objects)."""
-        for item in items:
+        """Add edge items (pairs, weighted triples, edge objects); a set in
+        :func:`ordered_items` order."""
+        for item in ordered_items(items):
             self.add_edge(*edge_parts(item))
 
     def set_node_attr(self, n: str, key: str, value: Any) -> None:

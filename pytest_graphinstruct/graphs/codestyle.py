@@ -37,7 +37,7 @@ from dataclasses import dataclass
 from types import MappingProxyType
 from typing import Any, Final
 
-from pytest_graphinstruct.graphs.build import GraphBuilder, edge_parts, node_id
+from pytest_graphinstruct.graphs.build import GraphBuilder, edge_parts, node_id, ordered_items
 from pytest_graphinstruct.graphs.literals import (
     EOF,
     NAME,
@@ -390,7 +390,7 @@ class _Body:
                 if lx.abbreviations:
                     return
                 raise ParseError(f"{key} must be a list", text, pos)
-            self.edit_lists.setdefault(key, []).extend(value)
+            self.edit_lists.setdefault(key, []).extend(ordered_items(value))
             return
         self._set_prop(key, read_value(lx, self.opts))
 

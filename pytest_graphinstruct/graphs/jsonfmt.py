@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from typing import Any, Final
 
-from pytest_graphinstruct.graphs.build import GraphBuilder, node_id
+from pytest_graphinstruct.graphs.build import GraphBuilder, node_id, ordered_items
 from pytest_graphinstruct.graphs.codestyle import parse_directed
 from pytest_graphinstruct.graphs.literals import Abbreviation
 from pytest_graphinstruct.graphs.model import Limits, ParsedGraph
@@ -101,7 +101,7 @@ def graph_from_dict(d: dict[Any, Any], limits: Limits) -> ParsedGraph:
                 for v, attrs in targets.items():
                     builder.add_edge(uid, node_id(v), attrs if isinstance(attrs, dict) else None)
             elif isinstance(targets, list | tuple | set):
-                for v in targets:
+                for v in ordered_items(targets):
                     builder.add_edge(uid, node_id(v))
             elif targets is not None:
                 builder.add_edge(uid, node_id(targets))

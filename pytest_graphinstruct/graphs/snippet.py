@@ -27,7 +27,13 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Final
 
-from pytest_graphinstruct.graphs.build import GraphBuilder, edge_parts, node_id, node_parts
+from pytest_graphinstruct.graphs.build import (
+    GraphBuilder,
+    edge_parts,
+    node_id,
+    node_parts,
+    ordered_items,
+)
 from pytest_graphinstruct.graphs.literals import (
     Abbreviation,
     Call,
@@ -226,7 +232,8 @@ def _apply(
             if isinstance(data, dict):
                 for u, vs in data.items():
                     builder.add_node(node_id(u))
-                    for v in vs if isinstance(vs, list | tuple | set | dict) else [vs]:
+                    targets = vs if isinstance(vs, list | tuple | set | dict) else [vs]
+                    for v in ordered_items(targets):
                         builder.add_edge(node_id(u), node_id(v))
             elif isinstance(data, list):
                 builder.add_edge_items(data)
@@ -263,7 +270,7 @@ def _items(op: str, args: list[Any], assigned: dict[str, tuple[int, Any]], at: i
         raise ParseError(f"{op} takes one list, got {len(args)} arguments")
     items = _deep(args[0], assigned, at)
     if isinstance(items, set | frozenset):
-        return list(items)
+        return list(ordered_items(items))
     if not isinstance(items, list):
         raise ParseError(f"{op} needs a list, got {type(items).__name__}")
     return items

@@ -29,6 +29,8 @@ from dataclasses import dataclass, field
 from typing import Any, cast
 
 import networkx as nx
+from networkx.algorithms.connectivity import build_auxiliary_edge_connectivity, minimum_st_edge_cut
+from networkx.algorithms.flow import build_residual_network
 
 from pytest_graphinstruct.suite.constraints import (
     KEYS,
@@ -50,7 +52,7 @@ from pytest_graphinstruct.verify.graph_types import (
     where_nodes,
     where_odd_cycle,
 )
-from pytest_graphinstruct.verify.properties import GraphFacts, node_sort_key, sorted_nodes
+from pytest_graphinstruct.verify.properties import GraphFacts, Node, node_sort_key, sorted_nodes
 from pytest_graphinstruct.verify.verdict import Source, Verdict
 
 #: Absolute tolerance of ``=`` and ``!=`` on float keys: floats computed by different code paths
@@ -353,10 +355,48 @@ def _edge_connectivity(c: Constraint, f: GraphFacts) -> _Outcome:
             note = " (not strongly connected)"
         elif f.n >= 2 and c.op in (Op.GE, Op.GT):
             cut = sorted((sorted_nodes(e) if not f.directed else list(e)
-                          for e in nx.minimum_edge_cut(f.graph)),
+                          for e in minimum_edge_cut(f.graph, value)),
                          key=lambda e: tuple(map(node_sort_key, e)))
             where = {"cut_edges": capped(cut, EDGE_LIMIT), "count": len(cut)}
     return _numeric(c, value, where, note)
+
+
+def minimum_edge_cut(g: nx.Graph, size: int) -> set[tuple[Node, Node]]:
+    """One minimum edge cut of the connected graph ``g`` (``n >= 2``), whose edge connectivity
+    is ``size``: the same cut in every process.
+
+    Directed: networkx's cut.  Undirected: networkx's algorithm (the edges of a node of least
+    degree, else the smallest s–t cut from one node of a dominating set to each other one), but
+    with the dominating set chosen greedily in node order (networkx pops it from a set, so its cut
+    changes from one process to the next) and stopping at the first cut of ``size`` edges.
+    """
+    if g.is_directed():
+        return set(nx.minimum_edge_cut(g))
+    best = set(g.edges(min(g, key=g.degree)))
+    if len(best) <= size:
+        return best
+    for start in g:  # a dominating set of at least two nodes (none in a complete graph)
+        dominating = [start]
+        covered = {start, *g[start]}
+        for v in g:
+            if v not in covered:
+                dominating.append(v)
+                covered.add(v)
+                covered.update(g[v])
+        if len(dominating) > 1:
+            break
+    else:
+        return best
+    aux = build_auxiliary_edge_connectivity(g)
+    residual = build_residual_network(aux, "capacity")
+    v = dominating[0]
+    for w in dominating[1:]:
+        cut = minimum_st_edge_cut(aux, v, w, auxiliary=aux, residual=residual)
+        if len(cut) < len(best):
+            best = cut
+            if len(best) <= size:
+                break
+    return best
 
 
 _HANDLERS: Mapping[str, Callable[[Constraint, GraphFacts], _Outcome]] = {

@@ -86,6 +86,11 @@ class Verdict:
         where: JSON-ready locus of the failure, e.g. ``{"nodes": [...]}``, ``{"cycle": [...]}``,
             ``{"components": [[...], ...]}``, ``{"edges": [[u, v], ...]}``; empty when satisfied
             or when no locus applies.
+
+    Raises:
+        ValueError: ``where`` is not a locus (:meth:`~pytest_graphinstruct.verify.locus.Locus.of`
+            names the entry), so a check that builds a malformed one fails where it builds it,
+            not in the report that reads it.
     """
 
     constraint: str
@@ -95,6 +100,10 @@ class Verdict:
     expected: str
     observed: str
     where: Mapping[str, Any] = field(default_factory=lambda: _NO_WHERE)
+
+    def __post_init__(self) -> None:
+        if self.where:
+            self.locus  # noqa: B018 - read once: a malformed locus fails where it is made
 
     @property
     def inferred(self) -> bool:

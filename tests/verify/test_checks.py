@@ -18,6 +18,7 @@ from pytest_graphinstruct.verify.checks import (
     check_constraint,
     fmt_number,
     is_checkable,
+    minimum_edge_cut,
 )
 from pytest_graphinstruct.verify.properties import GraphFacts
 from pytest_graphinstruct.verify.verdict import Source, Verdict
@@ -325,6 +326,26 @@ def test_edge_connectivity() -> None:
     v = check("edge_connectivity>=1", nx.DiGraph([(0, 1), (1, 2)]))
     assert not v.satisfied and "not strongly connected" in v.observed
     assert holds("edge_connectivity=0", nx.path_graph(1))
+
+
+def test_the_cut_shown_is_a_node_of_least_degree_or_the_first_smaller_cut() -> None:
+    ring = nx.relabel_nodes(nx.cycle_graph(8), str)  # λ = δ = 2: every node's edges are a cut
+    v = check("edge_connectivity>=3", ring)
+    assert v.where == {"cut_edges": [["0", "1"], ["0", "7"]], "count": 2}
+    barbell = nx.relabel_nodes(nx.barbell_graph(4, 0), str)  # λ = 1 < δ = 3: the bridge
+    assert check("edge_connectivity>=2", barbell).where["cut_edges"] == [["3", "4"]]
+
+
+@given(gnp_graphs(max_nodes=12))
+def test_minimum_edge_cut_is_a_cut_of_the_edge_connectivity(g: nx.Graph) -> None:
+    f = GraphFacts(g)
+    if f.n < 2 or not f.connected or (f.directed and f.edge_connectivity == 0):
+        return
+    cut = minimum_edge_cut(g, f.edge_connectivity)
+    assert len(cut) == f.edge_connectivity
+    h = g.copy()
+    h.remove_edges_from(cut)
+    assert not (nx.is_strongly_connected(h) if f.directed else nx.is_connected(h))
 
 
 # -- targeted breakage: each change flips exactly the verdicts it should --------------------------

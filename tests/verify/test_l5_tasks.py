@@ -113,7 +113,7 @@ def test_mst_weighted_and_spt() -> None:
     passes(run("mst", base, pg([(0, 1), (0, 2)]), spt_text), "shortest_path_tree")
     vs = run("mst", base, pg([(0, 1), (1, 2)]), spt_text)  # an MST, not the SPT
     fails(vs, "shortest_path_tree")
-    assert vs["shortest_path_tree"].where["nodes"] == [["2", 3.0, 4.0]]
+    assert vs["shortest_path_tree"].where == {"nodes": ["2"], "nodes_count": 1}
     # no weights, no tree kind: only the spanning-tree aspects
     assert set(run("mst", base, pg([(0, 1), (1, 2)]), "Find a spanning tree.")) == {
         "nodes_preserved", "subgraph_of_base", "tree"}
@@ -182,6 +182,12 @@ def test_graph_power() -> None:
     assert vs["equals_some_power"].observed == "G^3"
     fails(run("graph_power", P(6), P(6), "Construct a power of the graph."),
           "equals_some_power")
+    strays = pg([(0, 1), (1, 2), (12, 3), (2, 20), (10, 4)], nodes=range(21))
+    v = run("graph_power", pg([(0, 1), (1, 2)], nodes=range(21)), strays,
+            "Construct a power of the graph.")["equals_some_power"]
+    assert not v.satisfied  # the first stray edge in natural order is named
+    assert (v.observed, v.where) == ("edge (2,20) joins nodes unconnected in the base",
+                                     {"edges": [["2", "20"]], "edges_count": 1})
 
 
 def test_relabel() -> None:

@@ -45,8 +45,20 @@ CONTRACTION_MAX_EDGES = 200
 # ----------------------------------------------------------------------------- small facts
 
 
-def undirected_view(g: nx.Graph) -> nx.Graph:
-    return g.to_undirected(as_view=True) if g.is_directed() else g
+def undirected(g: nx.Graph) -> nx.Graph:
+    """The underlying undirected graph: ``g`` itself when undirected; for a digraph a new graph
+    (without attributes) holding its nodes and then its arcs, in ``g``'s order.
+
+    Not networkx's ``to_undirected(as_view=True)``: the view lists a node's neighbours from a set,
+    in an order that changes from one process to the next, and the cycle or odd cycle a task
+    verdict names would change with it.
+    """
+    if not g.is_directed():
+        return g
+    u = nx.Graph()
+    u.add_nodes_from(g)
+    u.add_edges_from(g.edges())
+    return u
 
 
 def is_connected(g: nx.Graph) -> bool:
@@ -70,11 +82,11 @@ def components(g: nx.Graph) -> list[set[str]]:
 
 
 def is_planar(g: nx.Graph) -> bool:
-    return bool(nx.check_planarity(undirected_view(g))[0])
+    return bool(nx.check_planarity(undirected(g))[0])
 
 
 def is_triangle_free(g: nx.Graph) -> bool:
-    u = undirected_view(g)
+    u = undirected(g)
     return not any(nx.triangles(nx.Graph(u)).values())
 
 
@@ -310,7 +322,7 @@ def min_hamiltonian_completion(g: nx.Graph) -> int | None:
 # ----------------------------------------------------------------------------- feedback arcs
 
 
-def _shortest_cycle(succ: dict[str, set[str]]) -> list[tuple[str, str]] | None:
+def _shortest_cycle(succ: Mapping[str, Iterable[str]]) -> list[tuple[str, str]] | None:
     best: list[tuple[str, str]] | None = None
     for s in succ:
         parent: dict[str, str] = {}
@@ -350,13 +362,11 @@ def min_feedback_arc_set(
     strongly connected components are considered.  ``None`` when the minimum exceeds
     ``max_size`` or the search exceeded ``max_work`` (see :data:`FAS_MAX_WORK`).
     """
-    succ: dict[str, set[str]] = {}
-    for comp in nx.strongly_connected_components(g):
-        for u in comp:
-            succ[u] = {w for w in g.successors(u) if w in comp}
-    for u in g:
-        if g.has_edge(u, u):
-            succ.setdefault(u, set()).add(u)
+    # arcs as dicts (ordered sets) in the graph's order: which shortest cycle is branched on, and
+    # so the work spent before the budget runs out, is the same in every process
+    component = {u: k for k, comp in enumerate(nx.strongly_connected_components(g)) for u in comp}
+    succ: dict[str, dict[str, None]] = {
+        u: {w: None for w in g.successors(u) if component[w] == component[u]} for u in g}
     cost = len(succ) + sum(len(v) for v in succ.values()) + 1
     work = 0
 
@@ -372,9 +382,9 @@ def min_feedback_arc_set(
             return False
         unknown = False
         for u, v in cyc:
-            succ[u].discard(v)
+            del succ[u][v]
             r = search(k - 1)
-            succ[u].add(v)
+            succ[u][v] = None
             if r:
                 return True
             unknown = unknown or r is None
@@ -518,10 +528,10 @@ def triangles(g: nx.Graph, limit: int = 1_000) -> list[tuple[str, str, str]]:
     """Up to ``limit`` triangles of the undirected view, each as sorted node ids.
 
     Which triangles are found first (when there are more than ``limit``) follows the
-    adjacency order of ``nx.Graph(undirected_view(g))``; that order is derived per visited node
-    (:func:`_copy_order_neighbours`) instead of copying the whole graph, so an early stop costs
-    only the nodes it visits."""
-    u = undirected_view(g)
+    adjacency order of ``nx.Graph(undirected(g))`` (so it is the same in every process); that
+    order is derived per visited node (:func:`_copy_order_neighbours`) instead of copying the
+    whole graph, so an early stop costs only the nodes it visits."""
+    u = undirected(g)
     order = {v: i for i, v in enumerate(sorted(u, key=str))}
     position = {v: i for i, v in enumerate(u)}
     cache: dict[Hashable, list[Hashable]] = {}
@@ -537,8 +547,9 @@ def triangles(g: nx.Graph, limit: int = 1_000) -> list[tuple[str, str, str]]:
         for b in nbrs(a):
             if order[b] <= order[a]:
                 continue
-            for c in set(nbrs(a)) & set(nbrs(b)):
-                if order[c] > order[b]:
+            of_b = u[b]
+            for c in nbrs(a):  # in adjacency order, not a set's (which changes per process)
+                if c in of_b and order[c] > order[b]:
                     out.append(tuple(sorted((str(a), str(b), str(c)))))  # type: ignore[arg-type]
                     if len(out) >= limit:
                         return sorted(out)
@@ -556,7 +567,7 @@ def _copy_order_neighbours(u: nx.Graph, x: Hashable,
 
 
 def edges_in_triangles(g: nx.Graph) -> list[tuple[str, str]]:
-    u = nx.Graph(undirected_view(g))
+    u = nx.Graph(undirected(g))
     return [(a, b) for a, b in u.edges() if a != b and set(u[a]) & set(u[b]) - {a, b}]
 
 
@@ -564,4 +575,5 @@ def mst_weight(edges: Iterable[tuple[str, str, float]], nodes: Iterable[str]) ->
     g = nx.Graph()
     g.add_nodes_from(nodes)
     g.add_weighted_edges_from(edges)
-    return float(sum(d["weight"] for _, _, d in nx.minimum_spanning_edges(g, data=True)))
+    # fsum: exact, so the total does not depend on the order the (equal-weight) edges come in
+    return math.fsum(d["weight"] for _, _, d in nx.minimum_spanning_edges(g, data=True))

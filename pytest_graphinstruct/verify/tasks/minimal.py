@@ -33,7 +33,7 @@ from pytest_graphinstruct.verify.tasks.diff import edge_key, edge_set
 
 
 def spanning_removals(ctx: sem.TaskContext) -> int | None:
-    g = alg.undirected_view(ctx.base_graph)
+    g = alg.undirected(ctx.base_graph)
     if g.number_of_nodes() == 0 or not nx.is_connected(g):
         return None
     return g.number_of_edges() - (g.number_of_nodes() - 1)
@@ -82,7 +82,7 @@ def extract_removals(ctx: sem.TaskContext) -> int | None:
 
 def prune_removals(ctx: sem.TaskContext) -> int | None:
     r, d = tx.root(ctx.text), tx.depth_bound(ctx.text)
-    g = alg.undirected_view(ctx.base_graph)
+    g = alg.undirected(ctx.base_graph)
     if r is None or d is None or r not in ctx.base_nodes or not nx.is_tree(g):
         return None
     # In a tree, dropping every node deeper than d drops exactly one edge per node.
@@ -111,7 +111,7 @@ def contraction_size(ctx: sem.TaskContext) -> int | None:
 
 
 def maximal_planar_additions(ctx: sem.TaskContext) -> int | None:
-    g = nx.Graph(alg.undirected_view(ctx.base_graph))
+    g = nx.Graph(alg.undirected(ctx.base_graph))
     g.remove_edges_from(list(nx.selfloop_edges(g)))
     if not alg.is_planar(g):
         return None

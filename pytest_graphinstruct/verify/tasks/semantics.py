@@ -208,7 +208,7 @@ def _acyclic(ctx: TaskContext) -> None:
 
 
 def _tree(ctx: TaskContext) -> None:
-    g = alg.undirected_view(ctx.result_graph)
+    g = alg.undirected(ctx.result_graph)
     n, m = g.number_of_nodes(), g.number_of_edges()
     ok = n > 0 and nx.number_of_selfloops(g) == 0 and nx.is_tree(g)
     if ok:
@@ -227,11 +227,11 @@ def _planar(ctx: TaskContext) -> None:
 
 
 def _bipartite(ctx: TaskContext) -> None:
-    g = alg.undirected_view(ctx.result_graph)
+    g = alg.undirected(ctx.result_graph)
     ok = nx.is_bipartite(g)
     where = None
     if not ok:
-        odd = _odd_cycle(nx.Graph(g))
+        odd = _odd_cycle(g)
         where = {"odd_cycle": odd[:WHERE_CAP], "odd_cycle_length": len(odd)} if odd else None
     ctx.add("bipartite", ok, "bipartite", "bipartite" if ok else "has an odd cycle", where)
 
@@ -351,22 +351,22 @@ def check_mst(ctx: TaskContext) -> None:
                                       if frozenset((u, v)) in table and u != v)
         want = nx.single_source_dijkstra_path_length(base_g, src)
         have = nx.single_source_dijkstra_path_length(res_g, src) if src in res_g else {}
-        wrong = [[v, want[v], have.get(v)] for v in sorted_nodes(want)
+        wrong = [v for v in sorted_nodes(want)
                  if have.get(v) is None or abs(have[v] - want[v]) > 1e-9]
         ctx.add("shortest_path_tree", not wrong,
                 f"every node at its {'weighted ' if w else ''}shortest distance from {src}",
                 "all distances shortest" if not wrong
                 else f"{_plural(len(wrong), 'node')} farther than shortest (or unreached)",
-                {"nodes": wrong[:WHERE_CAP], "nodes_count": len(wrong)} if wrong else None)
+                _where(nodes=wrong))
         return
     if w is None:
         return
     best = alg.mst_weight(((u, v, w[frozenset((u, v))]) for u, v in ctx.base_edges if u != v),
                           ctx.base_nodes)
-    g = alg.undirected_view(ctx.result_graph)
+    g = alg.undirected(ctx.result_graph)
     spanning = (ctx.result_nodes == ctx.base_nodes and ctx.result_edges <= ctx.base_edges
                 and g.number_of_nodes() > 0 and nx.is_tree(g))
-    total = sum(w[frozenset(e)] for e in ctx.result_edges if frozenset(e) in w)
+    total = math.fsum(w[frozenset(e)] for e in ctx.result_edges if frozenset(e) in w)
     ok = spanning and abs(total - best) <= 1e-9
     ctx.add("minimum_weight", ok, f"a spanning tree of weight {best:g} (the minimum)",
             f"weight {total:g}" if spanning else "not a spanning tree of the base")
@@ -462,9 +462,9 @@ def check_graph_power(ctx: TaskContext) -> None:
     # (any smaller k misses that edge, any larger k adds pairs the result lacks, unless the
     # powers have stabilised, in which case every larger k gives the same graph).
     k_star = 2
-    by_source: dict[str, set[str]] = {}
-    for u, v in ctx.result_edges:
-        by_source.setdefault(u, set()).add(v)
+    by_source: dict[str, list[str]] = {}
+    for u, v in sorted_edges(ctx.result_edges):  # the first stray edge found is the one named
+        by_source.setdefault(u, []).append(v)
     for u, targets in by_source.items():
         dist = (nx.single_source_shortest_path_length(ctx.base_graph, u)
                 if u in ctx.base_graph else {})
@@ -604,10 +604,10 @@ def check_prune_tree(ctx: TaskContext) -> None:
             _where(missing_edges=missing))
     _tree(ctx)
     r, d = tx.root(ctx.text), tx.depth_bound(ctx.text)
-    base_u = alg.undirected_view(ctx.base_graph)
+    base_u = alg.undirected(ctx.base_graph)
     if r is None or d is None or r not in ctx.base_nodes or not nx.is_tree(base_u):
         return
-    res_u = alg.undirected_view(ctx.result_graph)
+    res_u = alg.undirected(ctx.result_graph)
     if r in res_u:
         depths = _tree_depths(res_u, r)
         deep = sorted_nodes(v for v, x in depths.items() if x > d)
@@ -701,7 +701,7 @@ def min_forest_removals(ctx: TaskContext) -> int | None:
 
 
 def min_triangle_removals(ctx: TaskContext) -> int | None:
-    b = nx.Graph(alg.undirected_view(ctx.base_graph))
+    b = nx.Graph(alg.undirected(ctx.base_graph))
     need_conn = tx.keeps_connected(ctx.text) and alg.is_connected(b)
     return alg.min_edge_removals(
         b, lambda h: alg.is_triangle_free(h) and (not need_conn or nx.is_connected(h)),
@@ -713,11 +713,11 @@ def min_bipartite_removals(ctx: TaskContext) -> int | None:
     if sides is not None:
         a, b = sides
         return sum(1 for u, v in ctx.base_edges if not ((u in a and v in b) or (u in b and v in a)))
-    return alg.min_bipartization_removals(nx.Graph(alg.undirected_view(ctx.base_graph)))
+    return alg.min_bipartization_removals(nx.Graph(alg.undirected(ctx.base_graph)))
 
 
 def min_planar_removals(ctx: TaskContext) -> int | None:
-    b = nx.Graph(alg.undirected_view(ctx.base_graph))
+    b = nx.Graph(alg.undirected(ctx.base_graph))
     n, m = b.number_of_nodes(), b.number_of_edges()
     need_conn = tx.keeps_connected(ctx.text) and alg.is_connected(b)
     return alg.min_edge_removals(
@@ -846,7 +846,7 @@ def check_maximize_planar(ctx: TaskContext) -> None:
     _nodes_preserved(ctx)
     _supergraph(ctx)
     _planar(ctx)
-    g = nx.Graph(alg.undirected_view(ctx.result_graph))
+    g = nx.Graph(alg.undirected(ctx.result_graph))
     g.remove_edges_from(list(nx.selfloop_edges(g)))
     n, m = g.number_of_nodes(), g.number_of_edges()
     want = maximal_planar_edges(n)
@@ -1028,7 +1028,7 @@ def check_modify_bipartite(ctx: TaskContext) -> None:
     _nodes_preserved(ctx)
     way = _apply_containment(ctx, "add")
     if tx.not_bipartite(ctx.text):
-        ok = not nx.is_bipartite(alg.undirected_view(ctx.result_graph))
+        ok = not nx.is_bipartite(alg.undirected(ctx.result_graph))
         ctx.add("not_bipartite", ok, "not bipartite (an odd cycle)",
                 "not bipartite" if ok else "still bipartite")
     if way is not None:
@@ -1059,7 +1059,7 @@ def _known_bipartition(ctx: TaskContext) -> tuple[frozenset[str], frozenset[str]
     sides = base_partition(ctx)
     if sides is not None:
         return sides
-    b = alg.undirected_view(ctx.base_graph)
+    b = alg.undirected(ctx.base_graph)
     if b.number_of_nodes() >= 2 and nx.is_connected(b) and nx.is_bipartite(b):
         x, y = nx.bipartite.sets(b)
         return (frozenset(map(str, x)), frozenset(map(str, y)))
@@ -1087,7 +1087,7 @@ def check_complete_bipartite(ctx: TaskContext) -> None:
         if way == "add":
             _count(ctx, "add", lambda: min_complete_bipartite_additions(ctx))
         return
-    g = nx.Graph(alg.undirected_view(ctx.result_graph))
+    g = nx.Graph(alg.undirected(ctx.result_graph))
     ok = False
     obs = "not bipartite"
     if g.number_of_nodes() >= 2 and nx.is_connected(g) and nx.is_bipartite(g):
