@@ -9,7 +9,9 @@ import threading
 from dataclasses import replace
 
 from pytest_graphinstruct.answers import Answer
-from pytest_graphinstruct.models.cache import AnswerCache, CacheEntry, Claim
+from pytest_graphinstruct.models.cache import AnswerCache
+from pytest_graphinstruct.models.cache_claims import Claim
+from pytest_graphinstruct.models.cache_format import CacheEntry
 from pytest_graphinstruct.models.request_stats import RequestStats
 from pytest_graphinstruct.models.snapshot import CacheSource, is_stale
 
