@@ -56,27 +56,22 @@ Promises:
 
 from __future__ import annotations
 
-import inspect
 import threading
-import time
 from collections.abc import Callable, Iterable
-from concurrent.futures import CancelledError, Future, ThreadPoolExecutor
-from dataclasses import replace
+from concurrent.futures import CancelledError, Future
 from typing import Any
 
 from pytest_graphinstruct.answers import Answer
-from pytest_graphinstruct.models.base import (
-    AttemptOutcome,
-    Backend,
-    Request,
-    one_line,
-    quiet_thread,
-    wait_result,
-)
-from pytest_graphinstruct.models.cache import AnswerCache, CacheEntry, Claim
-from pytest_graphinstruct.models.circuit import CIRCUIT_OPEN, CircuitBreaker
+from pytest_graphinstruct.models.base import Backend, Request, one_line, wait_result
+from pytest_graphinstruct.models.cache import AnswerCache
+from pytest_graphinstruct.models.cache_view import CacheView
+from pytest_graphinstruct.models.circuit import CIRCUIT_OPEN
+from pytest_graphinstruct.models.issue_gate import IssueGate
+from pytest_graphinstruct.models.issuer import RequestIssuer
 from pytest_graphinstruct.models.ratelimit import RateLimiter
-from pytest_graphinstruct.models.snapshot import CacheSource, Snapshot, is_stale
+from pytest_graphinstruct.models.request_queue import RequestQueue
+from pytest_graphinstruct.models.request_stats import RequestStats
+from pytest_graphinstruct.models.snapshot import CacheSource
 from pytest_graphinstruct.options import DEFAULT_CONCURRENCY
 
 BUDGET_EXHAUSTED = "token budget exhausted"
@@ -124,9 +119,17 @@ class TokenBudget:
         with self._lock:
             self._spent += max(0, tokens)
 
+    def refusal(self) -> str:
+        """The error of a request not issued because the budget is spent."""
+        return f"{BUDGET_EXHAUSTED}: {self.spent} of {self.limit} tokens spent; request not issued"
+
 
 class Scheduler:
-    """Runs a backend's requests on a thread pool.
+    """Runs a backend's requests on a thread pool (:class:`~.request_queue.RequestQueue`): one
+    future per distinct request, answered from the cache (:class:`~.cache_view.CacheView`),
+    refused (:class:`~.issue_gate.IssueGate`) or obtained by a worker
+    (:class:`~.issuer.RequestIssuer`), and counted (:class:`~.request_stats.RequestStats`).
+    Its parts share one lock.
 
     Args:
         backend: where answers come from.
@@ -177,60 +180,21 @@ class Scheduler:
         if isinstance(token_budget, int):
             token_budget = TokenBudget(token_budget)
         self.budget = token_budget
-        self._executor = ThreadPoolExecutor(max_workers=self.concurrency,
-                                            thread_name_prefix="gi-model",
-                                            initializer=quiet_thread)
-        self._lock = threading.RLock()  # _hit runs inside submit's lock too
-        self._futures: dict[str, Future[Answer]] = {}
-        self._queued: dict[str, tuple[str, Future[Answer]]] = {}  # slot -> key, future: not started
-        self._closed = False
-        self._cancel = threading.Event()  # set by close(cancel_pending=True)
+        self._lock = threading.RLock()  # hits and refusals run inside submit's lock too
+        self._queue = RequestQueue(self.concurrency, self._lock, self._run)
         remote = bool(getattr(backend, "remote", False))
         self.circuit_breaker = circuit_breaker if remote and circuit_breaker else None
-        self._breaker = (CircuitBreaker(self.endpoint, self.circuit_breaker)
-                         if self.circuit_breaker else None)
-        self.circuit_open_reason: str | None = None  #: the error of requests not sent, once open
-        self.stopped_reason: str | None = None  #: why no new request is issued (stop_issuing)
-        self._halt = threading.Event()  # set when no new request may be issued (any reason)
-        self.stop_check = stop_check
-        # A backend that reports each HTTP attempt feeds the breaker per attempt; others (test
-        # fakes, backends without retries) per completed request (see _issue).
-        self._attempt_feed = self._breaker is not None and hasattr(backend, "attempt_listener")
-        if self._attempt_feed:
-            backend.attempt_listener = self._on_attempt  # type: ignore[attr-defined]
-        self.share_in_flight = share_in_flight
-        self.claim_wait_s = float(claim_wait_s if claim_wait_s is not None
-                                  else getattr(backend, "worst_case_s", DEFAULT_CLAIM_WAIT_S))
-        self.snapshot = snapshot
-        self.reuse_stale = reuse_stale
-        self._from_cache: dict[str, CacheEntry] = {}  # keys answered by an earlier run's answer
-        self._cells: dict[str, set[str]] = {}  # key -> the cells that asked for it
-        self._stale: set[str] = set()  # keys whose cached answer was stale
-        self._in_flight = 0
-        self._started = time.monotonic()
-        self._stats: dict[str, Any] = {
-            "submitted": 0,         # submit() calls
-            "deduplicated": 0,      # submits answered by an existing future
-            "cache_hits": 0,        # answers taken from the cache
-            "issued": 0,            # requests handed to the backend
-            "calls": 0,             # HTTP attempts (retries included) of issued requests
-            "retries": 0,           # calls beyond the first of each issued request
-            "errors": 0,            # issued requests that ended in an error
-            "truncated": 0,         # answers that hit the token limit
-            "budget_skipped": 0,    # requests not issued because of the token budget
-            "input_tokens": 0,
-            "output_tokens": 0,
-            "usage_missing": 0,     # answers without a usage block (tokens unknown)
-            "cache_write_errors": 0,  # answers the cache could not write (disk full, ...)
-            "claim_waits": 0,       # requests that waited for another process asking the same
-            "claim_shared": 0,      # answers obtained by another process while this one waited
-            "circuit_skipped": 0,   # requests not sent because the circuit was open
-            "stop_skipped": 0,      # requests not sent because of stop_issuing()
-            "published": 0,         # keys peers were told this process will not cache
-            "stale_skipped": 0,     # cached answers of another snapshot, asked again
-            "stale_reused": 0,      # cached answers of another snapshot, reused on purpose
-            "max_in_flight": 0,
-        }
+        self._stats = RequestStats(self._lock)
+        self._view = CacheView(self.cache, snapshot=snapshot, reuse_stale=reuse_stale,
+                               lock=self._lock, stats=self._stats)
+        self._gate = IssueGate(backend, self.circuit_breaker, lock=self._lock, stats=self._stats,
+                               view=self._view, stop_check=stop_check,
+                               on_halt=self._resolve_queued)
+        self._issuer = RequestIssuer(
+            backend, self.endpoint, view=self._view, gate=self._gate, stats=self._stats,
+            limiter=self.limiter, budget=self.budget, share_in_flight=share_in_flight,
+            claim_wait_s=float(claim_wait_s if claim_wait_s is not None
+                               else getattr(backend, "worst_case_s", DEFAULT_CLAIM_WAIT_S)))
 
     def __repr__(self) -> str:
         return (f"Scheduler({self.backend!r}, concurrency={self.concurrency}, "
@@ -267,21 +231,18 @@ class Scheduler:
         key = self.key(request)
         slot = self._dedupe_key(key, request)
         with self._lock:
-            if self._closed:
+            if self._queue.closed:
                 raise RuntimeError("scheduler is closed")
-            self._stats["submitted"] += 1
-            if self.cache is not None:
-                self._cells.setdefault(key, set()).add(request.cell)
-            fut = self._futures.get(slot)
+            self._stats.add("submitted")
+            self._view.asked_by(key, request.cell)
+            fut = self._queue.existing(slot)
             if fut is not None:
-                self._stats["deduplicated"] += 1
+                self._stats.add("deduplicated")
                 return fut
-            fut = Future()
-            self._futures[slot] = fut
-            done = self._hit(key) or self._refusal(key)
+            fut = self._queue.new(slot)
+            done = self._view.hit(key) or self._gate.refusal(key)
             if done is None:
-                self._queued[slot] = (key, fut)
-                self._executor.submit(self._work, slot, key, request, fut)
+                self._queue.start(slot, key, request, fut)
         if done is not None:
             fut.set_result(done)
         return fut
@@ -302,306 +263,73 @@ class Scheduler:
             return Answer(error="cancelled: the scheduler was closed before the request ran",
                           calls=0)
 
-    # -- the worker --------------------------------------------------------------------------
-
-    def _work(self, slot: str, key: str, request: Request, fut: Future[Answer]) -> None:
-        """A worker thread's turn for one queued request, unless it was resolved meanwhile
-        (circuit open, stopped, cancelled)."""
-        with self._lock:
-            if self._queued.pop(slot, None) is None or not fut.set_running_or_notify_cancel():
-                return
-        fut.set_result(self._run(key, request))
-
     def _run(self, key: str, request: Request) -> Answer:
         try:
-            return self._obtain(key, request)
+            return self._issuer.obtain(key, request)
         except Exception as exc:  # a backend bug must not leave an item waiting forever
-            with self._lock:
-                self._stats["errors"] += 1
+            self._stats.add("errors")
             return Answer(error=one_line(f"internal error in {type(self.backend).__name__}: "
                                          f"{type(exc).__name__}: {exc}"), calls=0)
 
-    # -- the cache ---------------------------------------------------------------------------
+    def _resolve_queued(self) -> None:
+        """Resolve every request not yet started (a cached answer if there is one, else the
+        refusal), without waiting for a worker thread."""
+        for key, fut in self._queue.take_queued():
+            if fut.done():
+                continue
+            answer = self._view.hit(key) or self._gate.refusal(key)
+            if answer is not None and not fut.done():
+                fut.set_result(answer)
 
-    def usable(self, entry: CacheEntry) -> bool:
-        """Whether a cached entry may answer: not stale, or stale ones are reused."""
-        return self.reuse_stale or not is_stale(entry.snapshot, self.snapshot)
+    # -- the cache, the circuit breaker and stopping -------------------------------------------
 
     def cached(self, key: str) -> bool:
         """Whether the cache holds an answer for ``key`` that this scheduler would reuse."""
-        entry = self.cache.lookup(key, self.usable) if self.cache is not None else None
-        return entry is not None and self.usable(entry)
-
-    def _hit(self, key: str, entry: CacheEntry | None = None) -> Answer | None:
-        """The cached answer for ``key`` when one may be reused (counted), else ``None`` (a
-        stale one is counted as skipped)."""
-        if self.cache is None:
-            return None
-        entry = entry if entry is not None else self.cache.lookup(key, self.usable)
-        if entry is None:
-            return None
-        stale = is_stale(entry.snapshot, self.snapshot)
-        earlier = self.cache.earlier(entry)
-        with self._lock:
-            if stale and not self.reuse_stale:
-                if key not in self._stale:  # looked up again right before issuing
-                    self._stale.add(key)
-                    self._stats["stale_skipped"] += 1
-                return None
-            self._stats["cache_hits"] += 1
-            if stale:
-                self._stats["stale_reused"] += 1
-            if earlier:
-                self._from_cache.setdefault(key, entry)
-        return replace(entry.answer, cached=earlier)
+        return self._view.cached(key)
 
     def cache_sources(self) -> dict[str, CacheSource]:
         """Per cell label: the snapshots of the answers reused from an earlier run's cache
         and when the oldest was cached (cells that reused none are absent)."""
-        out: dict[str, CacheSource] = {}
-        with self._lock:
-            for key, entry in self._from_cache.items():
-                for cell in self._cells.get(key, ()):
-                    out[cell] = out.get(cell, CacheSource()).add(entry.snapshot, entry.created)
-        return out
+        return self._view.sources()
 
-    def _obtain(self, key: str, request: Request) -> Answer:
-        if self.cache is None:
-            return self._issue(key, request)
-        cached = self._hit(key)  # another process may have obtained it meanwhile
-        if cached is not None:
-            return cached
-        if not self.share_in_flight:
-            return self._issue(key, request)
-        claim = self.cache.claim(key, wait_s=self.claim_wait_s, stop=self._halt,
-                                 accept=self.usable)
-        try:
-            shared = self._shared_answer(key, claim)
-            if shared is not None:
-                return shared
-            if not claim.waited:  # an owner may have stored it and let go since the check above
-                entry = self.cache.lookup(key, self.usable)
-                if entry is not None and self.usable(entry):
-                    cached = self._hit(key, entry)
-                    if cached is not None:
-                        return cached
-            return self._issue(key, request)
-        finally:
-            claim.release()
+    @property
+    def circuit_open_reason(self) -> str | None:
+        """The error of the requests not sent once the circuit opened (``None``: closed)."""
+        return self._gate.circuit_open_reason
 
-    def _shared_answer(self, key: str, claim: Claim) -> Answer | None:
-        """The answer another process obtained while this one waited for its claim, a
-        cancellation, or ``None`` (this process asks)."""
-        if not claim.waited:
-            return None
-        answer = claim.answer
-        with self._lock:
-            self._stats["claim_waits"] += 1
-            if answer is not None:
-                self._stats["claim_shared"] += 1
-        if answer is not None:
-            earlier = claim.entry is not None and self.cache is not None and \
-                self.cache.earlier(claim.entry)
-            if earlier and claim.entry is not None:
-                with self._lock:
-                    self._from_cache.setdefault(key, claim.entry)
-            return replace(answer, cached=earlier)
-        if claim.cancelled and self._cancel.is_set():
-            return self._publish(key, Answer(
-                error="cancelled: the run was interrupted while another process was asking "
-                      "for the same answer", calls=0), "cancelled")
-        return None  # asks itself (_issue refuses when the circuit opened or it was stopped)
-
-    def _issue(self, key: str, request: Request) -> Answer:
-        """Send ``request`` (unless the circuit is open or the budget spent) and store the
-        answer."""
-        refused = self._refusal(key)
-        if refused is not None:
-            return refused
-        if self.limiter is not None and not self._budget_exhausted():
-            self.limiter.acquire()
-        refused = self._refusal(key)  # the circuit may have opened during the pacing wait
-        if refused is not None:
-            return refused
-        if self._budget_exhausted():
-            assert self.budget is not None
-            with self._lock:
-                self._stats["budget_skipped"] += 1
-            return self._publish(key, Answer(
-                error=f"{BUDGET_EXHAUSTED}: {self.budget.spent} of {self.budget.limit} tokens "
-                      "spent; request not issued", calls=0), "budget")
-        with self._lock:
-            self._in_flight += 1
-            self._stats["max_in_flight"] = max(self._stats["max_in_flight"], self._in_flight)
-        served: Snapshot | None = None
-        try:
-            complete_served = getattr(self.backend, "complete_served", None)
-            if callable(complete_served):
-                answer, served = complete_served(request)
-            else:
-                answer = self.backend.complete(request)
-        finally:
-            with self._lock:
-                self._in_flight -= 1
-        if not self._attempt_feed:
-            self._feed_request(answer)
-        reason = self.circuit_open_reason
-        if reason is not None and (answer.error or "").startswith("cancelled"):
-            # a call the opening circuit stopped (a backend whose cancel() takes no reason):
-            # the one summary line, not an interruption message
-            answer = replace(answer, error=reason)
-        self._account(answer)
-        if self.cache is not None and answer.ok and not answer.truncated:
-            if self.cache.store(key, request, answer, endpoint=self.endpoint,
-                                served=served) == "failed":
-                with self._lock:
-                    self._stats["cache_write_errors"] += 1
-                self._publish(key, answer, "not cacheable: write failed")
-        elif self.cache is not None:  # peers waiting for this answer must not wait in vain
-            self._publish(key, answer, "truncated" if answer.ok else "error")
-        return answer
-
-    # -- the circuit breaker, stopping, and telling peers ---------------------------------------
+    @property
+    def stopped_reason(self) -> str | None:
+        """Why no new request is issued (:meth:`stop_issuing`; ``None``: not stopped)."""
+        return self._gate.stopped_reason
 
     def is_circuit_open(self) -> bool:
         """Whether the circuit breaker opened (no more requests are sent to the endpoint)."""
-        return self.circuit_open_reason is not None
+        return self._gate.circuit_open_reason is not None
 
     @property
     def halted(self) -> bool:
         """Whether this scheduler issues no new request (circuit open, stopped, cancelled)."""
-        return self._halt.is_set()
-
-    def _on_attempt(self, outcome: AttemptOutcome) -> None:
-        """The backend's ``attempt_listener``: one HTTP attempt's outcome, from its thread."""
-        if self._breaker is None or self._cancel.is_set():
-            return  # an interrupted run's cancelled calls say nothing about the endpoint
-        reason = self._breaker.record(outcome)
-        if reason is not None:
-            self._open_circuit(reason)
-
-    def _feed_request(self, answer: Answer) -> None:
-        """The request-level feed of a backend without ``attempt_listener``: a completed
-        request is one outcome, an error an endpoint fault."""
-        if self._breaker is None or self._cancel.is_set() or self.stopped_reason is not None:
-            return
-        self._on_attempt(AttemptOutcome(ok=answer.ok, endpoint_fault=not answer.ok,
-                                        error=answer.error))
-
-    def _open_circuit(self, reason: str) -> None:
-        """Open the circuit for good: requests not issued resolve now, calls in flight stop."""
-        with self._lock:
-            if self.circuit_open_reason is not None:
-                return
-            self.circuit_open_reason = reason
-        self._halt.set()
-        self._resolve_queued()
-        self._cancel_backend(reason)
+        return self._gate.halt.is_set()
 
     def stop_issuing(self, reason: str) -> None:
         """Issue no new request from now on (an interrupted run): requests not yet issued
         resolve at once to ``Answer(error=reason, calls=0)`` (and peers are told), calls
         already in flight complete normally and their answers are cached.  Safe from any
         thread; a second call changes nothing."""
-        with self._lock:
-            if self.stopped_reason is not None:
-                return
-            self.stopped_reason = one_line(reason) or "stopped"
-        self._halt.set()
-        self._resolve_queued()
-
-    def _refusal(self, key: str) -> Answer | None:
-        """The answer of a request that will not be issued (circuit open, stopped), published
-        to peers; ``None`` when it may be issued."""
-        if self.stopped_reason is None and self.stop_check is not None:
-            reason = self.stop_check()  # another process stopped the run just now
-            if reason is not None:
-                self.stop_issuing(reason)
-        with self._lock:
-            if self.circuit_open_reason is not None:
-                self._stats["circuit_skipped"] += 1
-                answer, note = Answer(error=self.circuit_open_reason, calls=0), CIRCUIT_OPEN
-            elif self.stopped_reason is not None:
-                self._stats["stop_skipped"] += 1
-                answer, note = Answer(error=self.stopped_reason, calls=0), "stopped"
-            else:
-                return None
-        return self._publish(key, answer, note)
-
-    def _resolve_queued(self) -> None:
-        """Resolve every request not yet started (a cached answer if there is one, else the
-        refusal), without waiting for a worker thread."""
-        with self._lock:
-            queued, self._queued = list(self._queued.values()), {}
-        for key, fut in queued:
-            if fut.done():
-                continue
-            answer = self._hit(key) or self._refusal(key)
-            if answer is not None and not fut.done():
-                fut.set_result(answer)
-
-    def _publish(self, key: str, answer: Answer, reason: str) -> Answer:
-        """Tell peers sharing the cache that this process will not cache ``key``'s answer
-        (:meth:`AnswerCache.note_uncached`); returns ``answer``."""
-        if self.cache is not None:
-            self.cache.note_uncached(key, reason, answer.calls)
-            with self._lock:
-                self._stats["published"] += 1
-        return answer
-
-    def _cancel_backend(self, reason: str | None) -> None:
-        """End the backend's calls in flight and its retries (``cancel(reason)``, or the
-        older ``cancel()``), when it can."""
-        cancel = getattr(self.backend, "cancel", None)
-        if not callable(cancel):
-            return
-        try:
-            takes_reason = bool(inspect.signature(cancel).parameters)
-        except (TypeError, ValueError):
-            takes_reason = False
-        if takes_reason:
-            cancel(reason)
-        else:
-            cancel()
-
-    def _budget_exhausted(self) -> bool:
-        return self.budget is not None and self.budget.exhausted
-
-    def _account(self, answer: Answer) -> None:
-        spent = 0
-        with self._lock:
-            s = self._stats
-            s["issued"] += 1
-            s["calls"] += answer.calls
-            s["retries"] += max(0, answer.calls - 1)
-            if not answer.ok:
-                s["errors"] += 1
-            if answer.truncated:
-                s["truncated"] += 1
-            if answer.ok and answer.usage is None:
-                s["usage_missing"] += 1
-            if answer.usage is not None:
-                s["input_tokens"] += answer.usage.input_tokens or 0
-                s["output_tokens"] += answer.usage.output_tokens or 0
-                spent = (answer.usage.input_tokens or 0) + (answer.usage.output_tokens or 0)
-        if self.budget is not None and spent:
-            self.budget.spend(spent)
+        self._gate.stop_issuing(reason)
 
     # -- lifecycle and stats -----------------------------------------------------------------
 
     def tokens_spent(self) -> int:
         """Input + output tokens of the answers obtained so far (their usage; cache hits
         spend nothing)."""
-        with self._lock:
-            return int(self._stats["input_tokens"] + self._stats["output_tokens"])
+        return self._stats.tokens_spent()
 
     def stats(self) -> dict[str, Any]:
-        """A snapshot of the counters (see ``__init__``) plus ``pending`` and ``elapsed_s``."""
+        """A snapshot of the counters (:class:`~.request_stats.RequestStats`) plus ``pending``,
+        ``tokens`` and ``elapsed_s`` (and the budget's limit and spending, when there is one)."""
         with self._lock:
-            out = dict(self._stats)
-            out["pending"] = sum(1 for f in self._futures.values() if not f.done())
-        out["tokens"] = out["input_tokens"] + out["output_tokens"]
-        out["elapsed_s"] = round(time.monotonic() - self._started, 3)
+            out = self._stats.report(self._queue.pending())
         if self.budget is not None:
             out["budget_limit"] = self.budget.limit
             out["budget_spent"] = self.budget.spent
@@ -615,14 +343,11 @@ class Scheduler:
         stops retrying, so an interrupted run ends at once.
         """
         with self._lock:
-            self._closed = True
+            self._queue.closed = True
         if cancel_pending:
-            self._cancel.set()
-            self._halt.set()
-            with self._lock:
-                queued, self._queued = list(self._queued.values()), {}
-            for key, fut in queued:
+            self._gate.cancel()
+            for key, fut in self._queue.take_queued():
                 if fut.cancel():  # peers must not wait for what will never be asked
-                    self._publish(key, Answer(error="cancelled", calls=0), "cancelled")
-            self._cancel_backend(None)
-        self._executor.shutdown(wait=wait, cancel_futures=cancel_pending)
+                    self._view.publish(key, Answer(error="cancelled", calls=0), "cancelled")
+            self._gate.cancel_backend(None)
+        self._queue.shutdown(wait=wait, cancel_futures=cancel_pending)

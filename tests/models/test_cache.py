@@ -17,7 +17,8 @@ import pytest
 
 from pytest_graphinstruct.answers import Answer, Usage
 from pytest_graphinstruct.errors import ModelError
-from pytest_graphinstruct.models.cache import CACHE_FILE, AnswerCache, CacheWarning, level_of
+from pytest_graphinstruct.models.cache import CACHE_FILE, AnswerCache, CacheWarning
+from pytest_graphinstruct.models.cache_format import level_of
 from pytest_graphinstruct.models.openai_backend import OpenAIBackend
 from pytest_graphinstruct.models.scheduler import Scheduler
 from tests.models.fake_openai import FakeOpenAIServer
@@ -267,7 +268,7 @@ def test_an_unopenable_cache_file_is_a_counted_failure(tmp_path: Path,
 def test_a_scheduler_survives_a_full_disk(fake_openai, backend_for, tmp_path: Path,
                                           monkeypatch: pytest.MonkeyPatch) -> None:
     cache = AnswerCache(tmp_path)
-    monkeypatch.setattr("pytest_graphinstruct.models.cache._write_all", _enospc)
+    monkeypatch.setattr("pytest_graphinstruct.models.cache_writer._write_all", _enospc)
     with pytest.warns(UserWarning), Scheduler(backend_for(), concurrency=2, cache=cache) as s:
         answers = [f.result() for f in s.submit_all([req(f"q{i}") for i in range(3)])]
         stats = s.stats()

@@ -364,7 +364,7 @@ def test_error_text_is_one_bounded_line(fake_openai, backend_for, monkeypatch) -
     def explode(client, request, kwargs):
         raise RuntimeError("a traceback\n" * 400)
 
-    monkeypatch.setattr(backend, "_create", explode)
+    monkeypatch.setattr(backend.chat, "create", explode)
     answer = backend.complete(req())
     assert not answer.ok and "\n" not in answer.error and len(answer.error) <= 300
     assert answer.error.startswith("unexpected error RuntimeError: a traceback a traceback")

@@ -259,7 +259,8 @@ def test_invalid_concurrency() -> None:
 
 
 def test_circuit_opens_when_the_first_requests_all_fail(fake_openai, backend_for) -> None:
-    from pytest_graphinstruct.models.scheduler import CIRCUIT_OPEN, is_circuit_open
+    from pytest_graphinstruct.models.circuit import CIRCUIT_OPEN
+    from pytest_graphinstruct.models.scheduler import is_circuit_open
 
     fake_openai.fault_for = lambda body: Fault.unauthorized()
     with Scheduler(backend_for(), concurrency=1, circuit_breaker=4) as sched:

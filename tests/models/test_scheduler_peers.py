@@ -3,16 +3,17 @@
 from __future__ import annotations
 
 import errno
+import os
 import threading
 from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
-import pytest_graphinstruct.models.cache as cache_module
 from pytest_graphinstruct.answers import Answer, Usage
 from pytest_graphinstruct.models.base import AttemptOutcome, Request
-from pytest_graphinstruct.models.cache import AnswerCache, notes_fallback
+from pytest_graphinstruct.models.cache import AnswerCache
+from pytest_graphinstruct.models.cache_notes import ATTEMPTS_FILE, notes_fallback
 from pytest_graphinstruct.models.scheduler import Scheduler, is_circuit_open
 from tests.models.helpers import req
 
@@ -187,22 +188,22 @@ def test_a_read_only_cache_folder_still_tells_peers(tmp_path: Path,
                                                     monkeypatch: pytest.MonkeyPatch) -> None:
     folder = tmp_path / "ro"
     cache = AnswerCache(folder, run="r")
-    real_open = cache_module.os.open
+    real_open = os.open
 
     def read_only(path: object, flags: int, *args: int) -> int:
-        if str(path).startswith(str(folder)) and flags & (cache_module.os.O_WRONLY
-                                                           | cache_module.os.O_RDWR):
+        if str(path).startswith(str(folder)) and flags & (os.O_WRONLY
+                                                           | os.O_RDWR):
             raise OSError(errno.EROFS, "Read-only file system")
         return real_open(path, flags, *args)  # type: ignore[arg-type]
 
-    monkeypatch.setattr(cache_module.os, "open", read_only)
+    monkeypatch.setattr(os, "open", read_only)
     fallback = notes_fallback(folder)
     try:
         with Scheduler(_Remote(lambda n: "ok"), concurrency=1, cache=cache) as sched:
             answer = sched.submit(req("q")).result(timeout=WAIT_S)
         assert answer.ok and sched.stats()["cache_write_errors"] == 1
         assert sched.key(req("q")) in AnswerCache(folder, run="r").uncached()
-        assert fallback.exists() and not (folder / cache_module.ATTEMPTS_FILE).exists()
+        assert fallback.exists() and not (folder / ATTEMPTS_FILE).exists()
     finally:
         fallback.unlink(missing_ok=True)
 

@@ -9,8 +9,10 @@ from pathlib import Path
 import pytest
 
 from pytest_graphinstruct.answers import Answer, Usage
-from pytest_graphinstruct.models.cache import CACHE_FILE, AnswerCache, CacheEntry, supersedes
-from pytest_graphinstruct.models.openai_backend import PROBE_HEADER, OpenAIBackend
+from pytest_graphinstruct.models.cache import CACHE_FILE, AnswerCache
+from pytest_graphinstruct.models.cache_format import CacheEntry, supersedes
+from pytest_graphinstruct.models.endpoint_probes import PROBE_HEADER
+from pytest_graphinstruct.models.openai_backend import OpenAIBackend
 from pytest_graphinstruct.models.scheduler import Scheduler
 from pytest_graphinstruct.models.snapshot import (
     CacheSource,

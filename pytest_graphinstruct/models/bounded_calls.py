@@ -1,0 +1,230 @@
+"""The backend's ``openai`` client and the HTTP calls made with it, each bounded by a deadline
+and owning its connections.
+
+* **Deadline**: :meth:`BoundedCalls.run` bounds an HTTP call as a whole (connect, send, wait,
+  and read), not only the gap between two bytes: a server that trickles its answer is abandoned
+  at the deadline.  The call runs in a daemon thread named ``gi-http-call``
+  (:data:`CALL_THREAD_NAME`), so an abandoned call never blocks the caller, a
+  :meth:`BoundedCalls.cancel`, or interpreter exit.
+* **Owned connections**: an abandoned call (deadline or :meth:`BoundedCalls.cancel`) has its
+  socket shut down at once, which wakes its thread out of ``recv``; the thread closes its client
+  and ends.  No connection and no thread outlives its call, so a process never holds more
+  connections than calls in flight (the scheduler's concurrency).
+* :meth:`BoundedCalls.cancel` ends calls in flight at once and refuses every later one
+  (:class:`CallCancelled`); the first reason given stays.
+
+Connections
+-----------
+Each HTTP call gets its own HTTP client (``openai.DefaultHttpxClient``: an ``httpx.Client`` for
+openai 1.x, an ``httpx2.Client`` for openai 3.x — whichever package the installed ``openai`` is
+built on; :func:`http_package`), passed to the ``openai`` client through
+``with_options(http_client=...)``), closed when the call ends, and all of them share the
+backend's one SSL context (:attr:`BoundedCalls.ssl_context`: certificates are loaded once, not
+per call).  The call's client installs httpcore's documented ``trace`` request extension (from an
+httpx ``request`` event hook); httpcore reports every connection it opens
+(``connection.connect_tcp.complete``, and ``connection.start_tls.complete`` for https) with its
+network stream, whose public ``get_extra_info("socket")`` is the socket.  Abandoning the call
+shuts those sockets down (``shutdown(SHUT_RDWR)``: on Linux this wakes a thread blocked in
+``recv``; ``close()`` alone does not, and closing a descriptor another thread uses could close a
+reused one) and the call's thread then closes its client.  A connection opened after the call was
+abandoned (the abandon came while it was connecting) is shut down as soon as httpcore reports
+it.
+
+Why a client per call and not one shared pool: httpcore reports a connection to the trace of
+the request that *opened* it; a pooled connection reused by a later request is not reported
+again, so a shared pool could not say which socket a given call is reading.  The cost is
+keep-alive: every HTTP call opens a new TCP connection (and, for https, makes a full TLS
+handshake), one or two round trips per call — small beside a model's answer, which takes
+seconds — and building the client takes about 0.3 ms.  Private httpcore hooks (a custom network
+backend, the pool's connection list) would keep keep-alive but break with any httpcore release.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import socket
+import threading
+from collections.abc import Callable, Mapping
+from typing import Any, TypeVar
+
+from pytest_graphinstruct.models.base import quiet_thread
+
+CALL_THREAD_NAME = "gi-http-call"
+"""The name of the thread each HTTP call runs in (it ends with its call, abandoned or not)."""
+_REDACTED = "[REDACTED]"
+
+_T = TypeVar("_T")
+
+
+class DeadlineExceeded(Exception):
+    """The HTTP call as a whole took longer than its deadline; it was abandoned."""
+
+
+class CallCancelled(Exception):
+    """:meth:`BoundedCalls.cancel` was called while the HTTP call was in flight (or before)."""
+
+
+def http_package() -> Any:
+    """The HTTP package the installed ``openai`` is built on (``httpx`` for openai 1.x,
+    ``httpx2`` for 3.x): the package of ``openai.DefaultHttpxClient``'s ``Client`` base."""
+    import importlib
+
+    import openai
+
+    base = next(c for c in openai.DefaultHttpxClient.__mro__ if c.__name__ == "Client")
+    return importlib.import_module(base.__module__.split(".")[0])
+
+
+def _shut(sock: socket.socket) -> None:
+    """Shut ``sock`` down both ways (wakes a thread blocked reading it); never raises.
+
+    The plain ``socket.socket`` method, also for an ``SSLSocket``: its own ``shutdown`` drops the
+    TLS object under the reading thread's feet."""
+    with contextlib.suppress(OSError):
+        socket.socket.shutdown(sock, socket.SHUT_RDWR)
+
+
+class _OwnedCall:
+    """The sockets one HTTP call opened, so that abandoning the call closes its connections.
+
+    :meth:`attach` is an httpx ``request`` event hook: it installs :meth:`_trace` as the
+    request's httpcore ``trace`` extension, which hears of every connection httpcore opens for
+    it.  :meth:`abort` shuts every such socket down, and any opened later at once.
+    """
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._sockets: list[socket.socket] = []
+        self.aborted = False
+
+    def attach(self, request: Any) -> None:
+        request.extensions["trace"] = self._trace
+
+    def _trace(self, event: str, info: Mapping[str, Any]) -> None:
+        if not event.endswith((".connect_tcp.complete", ".start_tls.complete")):
+            return
+        stream = info.get("return_value")
+        sock = stream.get_extra_info("socket") if stream is not None else None
+        if not isinstance(sock, socket.socket):
+            return
+        with self._lock:
+            self._sockets.append(sock)
+            aborted = self.aborted
+        if aborted:  # abandoned while connecting: this connection must not live either
+            _shut(sock)
+
+    def abort(self) -> None:
+        """Shut down every connection of the call, now and when one is opened later."""
+        with self._lock:
+            self.aborted = True
+            sockets = list(self._sockets)
+        for sock in sockets:
+            _shut(sock)
+
+
+class BoundedCalls:
+    """The backend's ``openai`` client (which never sends itself) and its calls in flight.
+
+    Args:
+        api_key: the key the client sends (never written anywhere).
+        base_url: the API root without its query (``None``: the client's default).
+        timeout_s: the client's default timeout.
+        default_query: query parameters sent with every request (``None``: none).
+    """
+
+    def __init__(self, *, api_key: str, base_url: str | None, timeout_s: float,
+                 default_query: dict[str, str] | None) -> None:
+        import openai
+
+        self._lock = threading.Lock()
+        # One per call in flight, with the event its caller waits on; cancel() aborts and sets them.
+        self._calls: dict[_OwnedCall, threading.Event] = {}
+        self.cancelled = threading.Event()  #: set by :meth:`cancel`
+        self.cancel_reason: str | None = None  #: the first reason given to :meth:`cancel`
+        # One SSL context for every call's client: certificates are loaded once per backend.
+        self.ssl_context = http_package().create_ssl_context()
+        self.client = openai.OpenAI(
+            api_key=api_key,
+            base_url=base_url,
+            timeout=timeout_s,
+            max_retries=0,
+            # The base URL's query (api-version=...) goes with every request: the client would
+            # otherwise glue the request path after it.
+            default_query=default_query,
+            # never sends: see run
+            http_client=openai.DefaultHttpxClient(verify=self.ssl_context),
+        )
+        # The client imports its chat resources on first use (~0.1 s): do it here, once, not
+        # inside the first call's deadline.
+        self.client.chat.completions  # noqa: B018
+
+    def scrub(self, text: str) -> str:
+        """``text`` with the API key replaced (in case a server echoes it)."""
+        secret = self.client.api_key
+        return text.replace(secret, _REDACTED) if secret else text
+
+    def cancel(self, reason: str | None = None) -> None:
+        """Stop: every call in flight ends at once — its socket is shut down, which ends its
+        thread too — and every later :meth:`run` raises :class:`CallCancelled`.  ``reason``
+        (one line) is kept in :attr:`cancel_reason` when none was given before."""
+        with self._lock:
+            if reason is not None and self.cancel_reason is None:
+                self.cancel_reason = " ".join(reason.split()) or "cancelled"
+            self.cancelled.set()
+            calls = list(self._calls.items())
+        for call, waker in calls:
+            call.abort()
+            waker.set()
+
+    def run(self, fn: Callable[[Any], _T], deadline_s: float) -> _T:
+        """``fn(client)`` with an ``openai`` client of its own (see *Connections* above), run
+        in a daemon thread and abandoned — its connection shut down — after ``deadline_s``
+        seconds or at :meth:`cancel`.
+
+        Raises:
+            DeadlineExceeded: the deadline passed first.
+            CallCancelled: :meth:`cancel` was called first.
+            Exception: whatever ``fn`` raised.
+        """
+        import openai
+
+        call = _OwnedCall()
+        waker = threading.Event()
+        outcome: list[tuple[bool, Any]] = []
+
+        def run() -> None:
+            quiet_thread()  # a Ctrl+C goes to the main thread, not to this call
+            try:
+                http = openai.DefaultHttpxClient(verify=self.ssl_context, timeout=deadline_s,
+                                                 follow_redirects=True,
+                                                 event_hooks={"request": [call.attach]})
+                try:
+                    client = self.client.with_options(http_client=http, timeout=deadline_s)
+                    outcome.append((True, fn(client)))
+                finally:
+                    http.close()  # closes the call's connection, if any is left
+            except BaseException as exc:  # handed to the waiting thread
+                outcome.append((False, exc))
+            finally:
+                waker.set()
+
+        with self._lock:
+            if self.cancelled.is_set():
+                raise CallCancelled()
+            self._calls[call] = waker
+        try:
+            threading.Thread(target=run, name=CALL_THREAD_NAME, daemon=True).start()
+            waker.wait(deadline_s)
+        finally:
+            with self._lock:
+                self._calls.pop(call, None)
+        if outcome:
+            ok, value = outcome[0]
+            if ok:
+                return value
+            if not call.aborted:  # aborted: cancel() broke the connection; that is the story
+                raise value
+        call.abort()
+        if self.cancelled.is_set():
+            raise CallCancelled()
+        raise DeadlineExceeded()

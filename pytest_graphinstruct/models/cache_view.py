@@ -1,0 +1,116 @@
+"""A scheduler's view of the answer cache: which cached answers it reuses (the stale rule of
+:mod:`.snapshot`), which earlier-run answers it reused and for which cells
+(:meth:`.Scheduler.cache_sources`), and the notes it leaves peers sharing the cache about answers
+it will not cache (:meth:`.AnswerCache.note_uncached`)."""
+
+from __future__ import annotations
+
+import threading
+from dataclasses import replace
+
+from pytest_graphinstruct.answers import Answer
+from pytest_graphinstruct.models.cache import AnswerCache
+from pytest_graphinstruct.models.cache_claims import Claim
+from pytest_graphinstruct.models.cache_format import CacheEntry
+from pytest_graphinstruct.models.request_stats import RequestStats
+from pytest_graphinstruct.models.snapshot import CacheSource, is_stale
+
+
+class CacheView:
+    """The answer cache as one scheduler uses it (``cache=None``: no cache; nothing is reused
+    and nobody is told).
+
+    Args:
+        cache: the answer cache (``None`` when the backend is not cacheable).
+        snapshot: the snapshot the endpoint serves now (``None``: not known); cached answers
+            of another snapshot are stale.
+        reuse_stale: reuse stale answers anyway.
+        lock: the scheduler's lock, shared by its parts.
+        stats: the scheduler's counters.
+    """
+
+    def __init__(self, cache: AnswerCache | None, *, snapshot: str | None, reuse_stale: bool,
+                 lock: threading.RLock, stats: RequestStats) -> None:
+        self.cache = cache
+        self.snapshot = snapshot
+        self.reuse_stale = reuse_stale
+        self._lock = lock
+        self._stats = stats
+        self._from_cache: dict[str, CacheEntry] = {}  # keys answered by an earlier run's answer
+        self._cells: dict[str, set[str]] = {}  # key -> the cells that asked for it
+        self._stale: set[str] = set()  # keys whose cached answer was stale
+
+    def asked_by(self, key: str, cell: str) -> None:
+        """Remember that ``cell`` asked for ``key`` (for :meth:`sources`)."""
+        if self.cache is not None:
+            with self._lock:
+                self._cells.setdefault(key, set()).add(cell)
+
+    def usable(self, entry: CacheEntry) -> bool:
+        """Whether a cached entry may answer: not stale, or stale ones are reused."""
+        return self.reuse_stale or not is_stale(entry.snapshot, self.snapshot)
+
+    def cached(self, key: str) -> bool:
+        """Whether the cache holds an answer for ``key`` that this scheduler would reuse."""
+        entry = self.cache.lookup(key, self.usable) if self.cache is not None else None
+        return entry is not None and self.usable(entry)
+
+    def hit(self, key: str, entry: CacheEntry | None = None) -> Answer | None:
+        """The cached answer for ``key`` (or of ``entry``, looked up already) when one may be
+        reused (counted), else ``None`` (a stale one is counted as skipped)."""
+        if self.cache is None:
+            return None
+        entry = entry if entry is not None else self.cache.lookup(key, self.usable)
+        if entry is None:
+            return None
+        stale = is_stale(entry.snapshot, self.snapshot)
+        earlier = self.cache.earlier(entry)
+        with self._lock:
+            if stale and not self.reuse_stale:
+                if key not in self._stale:  # looked up again right before issuing
+                    self._stale.add(key)
+                    self._stats.add("stale_skipped")
+                return None
+            self._stats.add("cache_hits")
+            if stale:
+                self._stats.add("stale_reused")
+            if earlier:
+                self._from_cache.setdefault(key, entry)
+        return replace(entry.answer, cached=earlier)
+
+    def peer_answer(self, key: str, claim: Claim) -> Answer | None:
+        """The answer another process obtained while this one waited for ``key``'s claim
+        (counted), or ``None``: the claim was not waited for, or the wait ended without one."""
+        if not claim.waited:
+            return None
+        answer = claim.answer
+        with self._lock:
+            self._stats.add("claim_waits")
+            if answer is not None:
+                self._stats.add("claim_shared")
+        if answer is None:
+            return None
+        earlier = claim.entry is not None and self.cache is not None and \
+            self.cache.earlier(claim.entry)
+        if earlier and claim.entry is not None:
+            with self._lock:
+                self._from_cache.setdefault(key, claim.entry)
+        return replace(answer, cached=earlier)
+
+    def sources(self) -> dict[str, CacheSource]:
+        """Per cell label: the snapshots of the answers reused from an earlier run's cache
+        and when the oldest was cached (cells that reused none are absent)."""
+        out: dict[str, CacheSource] = {}
+        with self._lock:
+            for key, entry in self._from_cache.items():
+                for cell in self._cells.get(key, ()):
+                    out[cell] = out.get(cell, CacheSource()).add(entry.snapshot, entry.created)
+        return out
+
+    def publish(self, key: str, answer: Answer, reason: str) -> Answer:
+        """Tell peers sharing the cache that this process will not cache ``key``'s answer
+        (:meth:`.AnswerCache.note_uncached`, counted); returns ``answer``."""
+        if self.cache is not None:
+            self.cache.note_uncached(key, reason, answer.calls)
+            self._stats.add("published")
+        return answer

@@ -1,0 +1,103 @@
+"""A scheduler's counters (:meth:`.Scheduler.stats`): what was submitted, answered from the
+cache, issued and spent, and what was not sent and why."""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any
+
+from pytest_graphinstruct.answers import Answer
+
+
+class RequestStats:
+    """The counters of one scheduler, updated from any of its threads.
+
+    Args:
+        lock: the scheduler's lock, which its parts share (a count changes together with the
+            state it counts).
+    """
+
+    def __init__(self, lock: threading.RLock) -> None:
+        self._lock = lock
+        self._counts: dict[str, int] = {
+            "submitted": 0,         # submit() calls
+            "deduplicated": 0,      # submits answered by an existing future
+            "cache_hits": 0,        # answers taken from the cache
+            "issued": 0,            # requests handed to the backend
+            "calls": 0,             # HTTP attempts (retries included) of issued requests
+            "retries": 0,           # calls beyond the first of each issued request
+            "errors": 0,            # issued requests that ended in an error
+            "truncated": 0,         # answers that hit the token limit
+            "budget_skipped": 0,    # requests not issued because of the token budget
+            "input_tokens": 0,
+            "output_tokens": 0,
+            "usage_missing": 0,     # answers without a usage block (tokens unknown)
+            "cache_write_errors": 0,  # answers the cache could not write (disk full, ...)
+            "claim_waits": 0,       # requests that waited for another process asking the same
+            "claim_shared": 0,      # answers obtained by another process while this one waited
+            "circuit_skipped": 0,   # requests not sent because the circuit was open
+            "stop_skipped": 0,      # requests not sent because of stop_issuing()
+            "published": 0,         # keys peers were told this process will not cache
+            "stale_skipped": 0,     # cached answers of another snapshot, asked again
+            "stale_reused": 0,      # cached answers of another snapshot, reused on purpose
+            "max_in_flight": 0,
+        }
+        self._in_flight = 0
+        self._started = time.monotonic()
+
+    def add(self, name: str, n: int = 1) -> None:
+        """Add ``n`` to the counter ``name`` (one of those above)."""
+        with self._lock:
+            self._counts[name] += n
+
+    @contextmanager
+    def in_flight(self) -> Iterator[None]:
+        """Count one backend call in flight for the time of the ``with`` block
+        (``max_in_flight``)."""
+        with self._lock:
+            self._in_flight += 1
+            self._counts["max_in_flight"] = max(self._counts["max_in_flight"], self._in_flight)
+        try:
+            yield
+        finally:
+            with self._lock:
+                self._in_flight -= 1
+
+    def account(self, answer: Answer) -> int:
+        """Count the answer of one issued request; returns the tokens it spent (its usage's
+        input + output; 0 without a usage block)."""
+        spent = 0
+        with self._lock:
+            s = self._counts
+            s["issued"] += 1
+            s["calls"] += answer.calls
+            s["retries"] += max(0, answer.calls - 1)
+            if not answer.ok:
+                s["errors"] += 1
+            if answer.truncated:
+                s["truncated"] += 1
+            if answer.ok and answer.usage is None:
+                s["usage_missing"] += 1
+            if answer.usage is not None:
+                s["input_tokens"] += answer.usage.input_tokens or 0
+                s["output_tokens"] += answer.usage.output_tokens or 0
+                spent = (answer.usage.input_tokens or 0) + (answer.usage.output_tokens or 0)
+        return spent
+
+    def tokens_spent(self) -> int:
+        """Input + output tokens of the answers counted so far."""
+        with self._lock:
+            return int(self._counts["input_tokens"] + self._counts["output_tokens"])
+
+    def report(self, pending: int) -> dict[str, Any]:
+        """The counters, then ``pending`` (as given), ``tokens`` and ``elapsed_s`` (since this
+        object was made)."""
+        with self._lock:
+            out: dict[str, Any] = dict(self._counts)
+            out["pending"] = pending
+        out["tokens"] = out["input_tokens"] + out["output_tokens"]
+        out["elapsed_s"] = round(time.monotonic() - self._started, 3)
+        return out
