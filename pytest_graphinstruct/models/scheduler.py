@@ -293,6 +293,12 @@ class Scheduler:
         return self._view.sources()
 
     @property
+    def snapshot(self) -> str | None:
+        """The snapshot the endpoint serves now (``None``: not known): cached answers of
+        another snapshot are stale."""
+        return self._view.snapshot
+
+    @property
     def circuit_open_reason(self) -> str | None:
         """The error of the requests not sent once the circuit opened (``None``: closed)."""
         return self._gate.circuit_open_reason
