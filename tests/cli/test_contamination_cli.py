@@ -24,7 +24,7 @@ from pytest_graphinstruct.run.results import CellReport
 from pytest_graphinstruct.run.writer import write_report
 
 # builds a fresh suite and runs the oracle on both suites in subprocesses (36-140 s): the fast
-# tier has the probe's rules in tests/report/test_contamination.py
+# tier has the probe's rules in tests/report/analyses/test_contamination.py
 pytestmark = pytest.mark.slow
 
 ROOT = Path(__file__).resolve().parents[2]
