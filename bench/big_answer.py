@@ -144,7 +144,8 @@ def distance_limit() -> None:
     graphs with more nodes than the all-at-once product route takes."""
     import networkx as nx
 
-    from pytest_graphinstruct.verify.properties import DISTANCE_WORK_LIMIT, GraphFacts
+    from pytest_graphinstruct.verify.distances import DISTANCE_WORK_LIMIT
+    from pytest_graphinstruct.verify.properties import GraphFacts
 
     def largest_n(per_node: Callable[[int], int]) -> int:
         n = 2

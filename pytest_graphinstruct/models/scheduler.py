@@ -49,7 +49,7 @@ Promises:
 * **Peers are told.**  Every answer this process will not obtain for a key it was asked for —
   circuit open, budget spent, stopped, cancelled, not cacheable (an error, a truncated answer,
   a failed cache write) — is published at once (:meth:`AnswerCache.note_uncached`), so an
-  xdist peer waiting for it (``BenchmarkSession._await_peer``) stops waiting.
+  xdist peer waiting for it (``run.peers.PeerAnswers.await_owner``) stops waiting.
 * Leaving a ``with Scheduler(...)`` block by ``KeyboardInterrupt`` (or ``SystemExit``) cancels:
   requests not started are dropped and calls in flight end at once, so one Ctrl+C suffices.
 """

@@ -58,15 +58,23 @@ from pytest_graphinstruct.pools.matching import Matcher, PoolMatch, instruction_
 from pytest_graphinstruct.suite import constraints as _constraints_module
 from pytest_graphinstruct.suite.constraints import Constraint
 from pytest_graphinstruct.suite.instruction import Instruction
+from pytest_graphinstruct.verify import bipartition as _bipartition_module
 from pytest_graphinstruct.verify import checks as _checks_module
+from pytest_graphinstruct.verify import components as _components_module
+from pytest_graphinstruct.verify import degrees as _degrees_module
+from pytest_graphinstruct.verify import distances as _distances_module
 from pytest_graphinstruct.verify import graph_types as _graph_types_module
+from pytest_graphinstruct.verify import node_order as _node_order_module
 from pytest_graphinstruct.verify import properties as _properties_module
+from pytest_graphinstruct.verify import witnesses as _witnesses_module
 from pytest_graphinstruct.verify.checks import is_checkable
 from pytest_graphinstruct.verify.properties import GraphFacts
 
 _FINGERPRINT = code_fingerprint((
-    _checks_module, _properties_module, _graph_types_module, _constraints_module, mmd,
-    _format_module, _cache_module, _matching_module, sys.modules[__name__]))
+    _checks_module, _properties_module, _degrees_module, _components_module, _bipartition_module,
+    _distances_module, _witnesses_module, _node_order_module, _graph_types_module,
+    _constraints_module, mmd, _format_module, _cache_module, _matching_module,
+    sys.modules[__name__]))
 
 
 class Pool:

@@ -17,7 +17,7 @@ docs/CONSTRAINTS.md; the short version:
   ``<``/``>`` are exact;
 * booleans with ``!=`` mean the negated value;
 * ``diameter``/``average_path_length`` on an answer above
-  :data:`~pytest_graphinstruct.verify.properties.DISTANCE_WORK_LIMIT` (and not dense enough for the
+  :data:`~pytest_graphinstruct.verify.distances.DISTANCE_WORK_LIMIT` (and not dense enough for the
   product route) are not satisfied, observed ``not computed: answer too large (…)``.
 """
 
@@ -52,7 +52,8 @@ from pytest_graphinstruct.verify.graph_types import (
     where_nodes,
     where_odd_cycle,
 )
-from pytest_graphinstruct.verify.properties import GraphFacts, Node, node_sort_key, sorted_nodes
+from pytest_graphinstruct.verify.node_order import Node, node_sort_key, sorted_nodes
+from pytest_graphinstruct.verify.properties import GraphFacts
 from pytest_graphinstruct.verify.verdict import Source, Verdict
 
 #: Absolute tolerance of ``=`` and ``!=`` on float keys: floats computed by different code paths

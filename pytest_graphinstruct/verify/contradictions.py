@@ -18,7 +18,7 @@ from typing import Any
 
 from pytest_graphinstruct.graphs.model import ParsedGraph
 from pytest_graphinstruct.verify.graph_types import EDGE_LIMIT, WHERE_LIMIT, capped
-from pytest_graphinstruct.verify.properties import sorted_nodes
+from pytest_graphinstruct.verify.node_order import sorted_nodes
 from pytest_graphinstruct.verify.verdict import Source, Verdict
 
 #: The check names, in the order :func:`check_contradictions` returns them.

@@ -35,7 +35,8 @@ from typing import Any
 
 import networkx as nx
 
-from pytest_graphinstruct.verify.properties import GraphFacts, Node, node_sort_key, sorted_nodes
+from pytest_graphinstruct.verify.node_order import Node, node_sort_key, sorted_nodes
+from pytest_graphinstruct.verify.properties import GraphFacts
 
 #: At most this many nodes/components are listed in a ``where``; edge lists get EDGE_LIMIT.
 WHERE_LIMIT = 10

@@ -12,7 +12,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from pytest_graphinstruct.suite.constraints import KEYS, TOLERANCE, Constraint, Op
-from pytest_graphinstruct.verify import properties
+from pytest_graphinstruct.verify import distances
 from pytest_graphinstruct.verify.checks import (
     FLOAT_EQ_TOL,
     check_constraint,
@@ -297,8 +297,8 @@ def test_distances_on_disconnected_and_empty_graphs() -> None:
 def test_distances_too_large_to_compute_are_not_satisfied(text: str,
                                                           monkeypatch: pytest.MonkeyPatch) -> None:
     # every operator, even ones any finite value would meet: the answer was not shown to meet it
-    monkeypatch.setattr(properties, "_DENSE_MAX_NODES", 0)
-    monkeypatch.setattr(properties, "DISTANCE_WORK_LIMIT", 40 * 79 - 1)
+    monkeypatch.setattr(distances, "_DENSE_MAX_NODES", 0)
+    monkeypatch.setattr(distances, "DISTANCE_WORK_LIMIT", 40 * 79 - 1)
     v = check(text, nx.path_graph(40))
     assert not v.satisfied
     assert v.observed == "not computed: answer too large (40 nodes × (40 + 39 edges) = 3160 > 3159)"

@@ -428,13 +428,13 @@ def test_reduce_diameter_and_add_edges() -> None:
 def test_reduce_diameter_above_the_distance_work_limit_is_not_computed(
         monkeypatch: pytest.MonkeyPatch) -> None:
     # the same bounded, exact distances as the diameter constraint (not networkx's Python BFS)
-    from pytest_graphinstruct.verify import properties
+    from pytest_graphinstruct.verify import distances
 
     text = "Add exactly 1 edge so that the diameter is at most 3."
-    monkeypatch.setattr(properties, "_DENSE_MAX_NODES", 0)
-    monkeypatch.setattr(properties, "DISTANCE_WORK_LIMIT", 7 * (7 + 7))
+    monkeypatch.setattr(distances, "_DENSE_MAX_NODES", 0)
+    monkeypatch.setattr(distances, "DISTANCE_WORK_LIMIT", 7 * (7 + 7))
     passes(run("reduce_diameter", P(7), C(7), text), "diameter", "added_count")
-    monkeypatch.setattr(properties, "DISTANCE_WORK_LIMIT", 7 * (7 + 7) - 1)
+    monkeypatch.setattr(distances, "DISTANCE_WORK_LIMIT", 7 * (7 + 7) - 1)
     vs = run("reduce_diameter", P(7), C(7), text)
     fails(vs, "diameter")
     assert vs["diameter"].observed == ("not computed: answer too large "

@@ -1,0 +1,134 @@
+"""One backend and scheduler per model of a run, and how a stop reaches them
+(:class:`ModelSchedulers`)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from typing import TYPE_CHECKING, Any
+
+from pytest_graphinstruct.models.base import quiet_thread
+from pytest_graphinstruct.run.session_inputs import SessionInputs
+from pytest_graphinstruct.run.stop import STOP_GRACE_S
+
+if TYPE_CHECKING:
+    from pytest_graphinstruct.models.snapshot import CacheSource
+
+
+class ModelSchedulers:
+    """The schedulers of one run in one process, built on first use, and its stop."""
+
+    def __init__(self, inputs: SessionInputs, *, worker: tuple[int, int] | None,
+                 local: Mapping[str, str] | None,
+                 stop_check: Callable[[], str | None] | None) -> None:
+        self.inputs = inputs
+        self.worker = worker
+        self.local = local
+        self._stop_check = stop_check
+        self._schedulers: dict[str, Any] | None = None
+        self.stopped: str | None = None  # why the run stopped issuing requests (stop())
+
+    @property
+    def schedulers(self) -> dict[str, Any]:
+        """One scheduler per model, built on first access (a process that only merges results,
+        like the xdist controller, never builds backends).
+
+        The embedded ``local`` model answers one request at a time, so its scheduler keeps one
+        request in flight per process (and its backend's gate orders the processes); every
+        other model gets ``--gi-concurrency``.
+
+        Raises:
+            GraphInstructError: a backend cannot be set up (a missing API key, a missing
+                ``[local]`` install, ...).
+        """
+        if self._schedulers is None:
+            self._schedulers = self._build()
+            if self.stopped is not None:  # stopped before any request: none is ever issued
+                for scheduler in self._schedulers.values():
+                    scheduler.stop_issuing(self.stopped)
+        return self._schedulers
+
+    def _build(self) -> dict[str, Any]:
+        from pytest_graphinstruct.models.scheduler import Scheduler, TokenBudget
+        from pytest_graphinstruct.run.backends import make_run_backend
+
+        config = self.inputs.config
+        # One budget for every model of the run; under xdist each worker gets its share.
+        budget = None
+        if config.max_tokens_total is not None:
+            share = config.max_tokens_total // (self.worker[1] if self.worker else 1)
+            budget = TokenBudget(max(1, share))
+        schedulers: dict[str, Any] = {}
+        for model in config.models:
+            backend = make_run_backend(
+                model, base_url=config.base_url, api_key_env=config.api_key_env,
+                suite=self.inputs.suite, replay=self.inputs.replay, timeout_s=config.timeout_s,
+                max_retries=config.max_retries, backoff_base_s=config.backoff_s,
+                local=self.local, model_version=config.model_version(model),
+            )
+            cache = self.inputs.cache if getattr(backend, "cacheable", False) else None
+            schedulers[model] = Scheduler(
+                backend, concurrency=1 if model == "local" else config.concurrency,
+                rate_limit=config.rate_limit, cache=cache, token_budget=budget,
+                snapshot=self.inputs.served.snapshot(model),
+                reuse_stale=config.reuse_stale_cache, stop_check=self._stop_check,
+            )
+        return schedulers
+
+    def stop(self, reason: str, *, grace_s: float | None = None) -> None:
+        """Issue no new request, in any cell (the run was interrupted): requests not issued
+        resolve at once to errors saying ``reason``; calls already in flight may finish for
+        ``grace_s`` seconds (default :data:`~.stop.STOP_GRACE_S`; their answers are cached),
+        then they are cancelled.  Safe from any thread, and twice."""
+        import threading
+
+        if self.stopped is not None:
+            return
+        self.stopped = reason
+        schedulers = list((self._schedulers or {}).values())
+        for scheduler in schedulers:
+            scheduler.stop_issuing(reason)
+
+        def cancel_in_flight() -> None:
+            quiet_thread()
+            for scheduler in schedulers:
+                cancel = getattr(scheduler.backend, "cancel", None)
+                if callable(cancel):
+                    cancel(reason)
+
+        timer = threading.Timer(STOP_GRACE_S if grace_s is None else grace_s, cancel_in_flight)
+        timer.daemon = True
+        timer.start()
+
+    def close(self, *, cancel: bool = False) -> None:
+        """Close the schedulers built (waiting for requests in flight); with ``cancel``
+        requests not started are dropped and none is retried."""
+        for s in (self._schedulers or {}).values():
+            s.close(cancel_pending=cancel)
+
+    def notes(self) -> list[str]:
+        """One line per model whose circuit breaker opened or whose provider reported
+        impossible token counts."""
+        out: list[str] = []
+        for model, scheduler in (self._schedulers or {}).items():
+            if scheduler.circuit_open_reason:
+                unsent = scheduler.stats().get("circuit_skipped", 0)
+                out.append(f"{model}: {scheduler.circuit_open_reason} ({unsent} request(s) "
+                           "not sent; their items are errors)")
+            backend = scheduler.backend
+            rejected = getattr(backend, "usage_rejections", 0)
+            if rejected:
+                out.append(f"{model}: {rejected} answer(s) with an impossible token count from "
+                           f"the provider (first: {backend.first_usage_rejection}); recounted "
+                           "with tiktoken")
+        return out
+
+    def cache_sources(self) -> dict[str, CacheSource]:
+        """Per cell label: the snapshots of the answers this process reused from an earlier
+        run's cache and when the oldest was cached (:meth:`.Scheduler.cache_sources`)."""
+        from pytest_graphinstruct.models.snapshot import merge_sources
+
+        return merge_sources(*(s.cache_sources() for s in (self._schedulers or {}).values()))
+
+    def tokens_spent(self) -> int:
+        """The tokens this process's schedulers spent so far (safe from any thread)."""
+        return sum(s.tokens_spent() for s in (self._schedulers or {}).values())

@@ -1,0 +1,97 @@
+"""A session's checked items waiting to be scored, scored in batches, and the results so far
+(:class:`ScoringQueue`)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import replace
+
+from pytest_graphinstruct.answers import Answer
+from pytest_graphinstruct.methods.registry import method_of
+from pytest_graphinstruct.run.config import Cell
+from pytest_graphinstruct.run.evaluate import Checked, check, error_result, score
+from pytest_graphinstruct.run.requests import RequestBuilder
+from pytest_graphinstruct.run.results import ItemResult
+from pytest_graphinstruct.run.session_inputs import SessionInputs
+from pytest_graphinstruct.suite.instruction import Instruction
+from pytest_graphinstruct.verify.verifier import Verifier
+from pytest_graphinstruct.vocab import as_outcome
+
+SCORE_BATCH = 128
+"""Recorded items are scored in batches of this many (D3's GCNs train together).  Scoring as the
+run goes, not all at the end, lets pytest-xdist balance the scoring work between workers like
+any other test time (a batch of 128 costs ~5 % more than one batch of 800)."""
+
+
+class ScoringQueue:
+    """Checks items, holds them until their batch is scored, and keeps every result."""
+
+    def __init__(self, inputs: SessionInputs, requests: RequestBuilder,
+                 verifier: Verifier) -> None:
+        self.inputs = inputs
+        self.requests = requests
+        self.verifier = verifier
+        self.results: list[ItemResult] = []
+        self._pending: list[tuple[Checked, bool]] = []
+
+    def check(self, inst: Instruction, cell: Cell, answers: Sequence[Answer]) -> Checked:
+        """Verify every sample of one item and decide its outcome (no scores yet: see
+        :meth:`record` and :meth:`flush`)."""
+        return check(inst, answers, cell=cell, verifier=self.verifier,
+                     pass_rule=self.inputs.config.pass_rule)
+
+    def record(self, checked: Checked, *, expected_failure: bool = False) -> None:
+        """Keep a checked item for scoring; its result appears in :attr:`results` after the
+        next :meth:`flush`, which happens by itself once :data:`SCORE_BATCH` items are held
+        (D3 trains one batch over them)."""
+        self._pending.append((checked, expected_failure))
+        if len(self._pending) >= SCORE_BATCH:
+            self.flush()
+
+    def record_error(self, inst: Instruction, cell: Cell, answers: Sequence[Answer], *,
+                     outcome: str, error: str | None) -> None:
+        """Keep an item that has no scores (``error``: no answer; ``skipped``)."""
+        self.results.append(error_result(inst, cell, answers, outcome=as_outcome(outcome),
+                                         error=error))
+
+    def flush(self) -> list[ItemResult]:
+        """Score every item recorded since the last flush (one batch) and return
+        :attr:`results`, the results of every item recorded in this process.
+
+        A batch whose scoring raises is scored item by item; an item whose scoring still
+        raises is kept as an ``error`` naming the exception (a harness fault is never the
+        model's failure, and no other item is lost with it).
+        """
+        if not self._pending:
+            return self.results
+        pending, self._pending = self._pending, []
+        try:
+            scored = score([c for c, _ in pending], self.inputs.pools)
+        except Exception:
+            scored = [self._score_alone(c) for c, _ in pending]
+        for (checked, expected), result in zip(pending, scored, strict=True):
+            result = self._with_method_details(checked, result)
+            self.results.append(replace(result, expected_failure=True) if expected
+                                else result)
+        return self.results
+
+    def evaluate(self, inst: Instruction, cell: Cell, answers: Sequence[Answer]) -> ItemResult:
+        """Verify and score one item at once (outside the batches)."""
+        return score([self.check(inst, cell, answers)], self.inputs.pools)[0]
+
+    def _with_method_details(self, checked: Checked, result: ItemResult) -> ItemResult:
+        """A CAAP cell's result names CAAP's decision for the item (``details.caap``)."""
+        if not method_of(checked.cell.spec).caap:
+            return result
+        d = self.requests.caap(checked.instruction, checked.cell.model)
+        caap = {"strategy": d.strategy, "cell": str(d.cell),
+                "extras": [name for name, _ in d.extras], "rationale": d.rationale}
+        return replace(result, details=replace(result.details, caap=caap))
+
+    def _score_alone(self, checked: Checked) -> ItemResult:
+        try:
+            return score([checked], self.inputs.pools)[0]
+        except Exception as exc:
+            return error_result(checked.instruction, checked.cell, checked.answers,
+                                outcome="error",
+                                error=f"scoring failed: {type(exc).__name__}: {exc}")

@@ -1,0 +1,144 @@
+"""What a benchmark session reads: the suite, the recorded answers, the answer cache, the
+reference pools and the few-shot exemplars (:class:`SessionInputs`)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from pytest_graphinstruct.methods.registry import method_of
+from pytest_graphinstruct.run.config import Cell, RunConfig
+from pytest_graphinstruct.suite.instruction import Instruction
+from pytest_graphinstruct.suite.loader import Suite, load_suite
+
+if TYPE_CHECKING:
+    from pytest_graphinstruct.models.cache import AnswerCache
+    from pytest_graphinstruct.models.recorded import RecordProblem, ReplayCheck, Responses
+    from pytest_graphinstruct.pools import ReferencePools
+    from pytest_graphinstruct.prompts.exemplars import ExemplarPool
+    from pytest_graphinstruct.run.preflight import RunInputs, Served
+
+
+class SessionInputs:
+    """The inputs of one benchmark run in one process: read once, shared by every part of its
+    session (see :class:`~pytest_graphinstruct.run.session.BenchmarkSession`'s arguments)."""
+
+    def __init__(self, config: RunConfig, *, worker: tuple[int, int] | None,
+                 inputs: RunInputs | None, served: Served | None,
+                 share_dir: Path | None) -> None:
+        """Load the suite, the recorded answers and open the answer cache (``inputs``' when
+        given); pools and exemplars are loaded on first use.
+
+        Raises:
+            GraphInstructError: the suite or the recorded answers cannot be read.
+        """
+        from pytest_graphinstruct.models.cache import AnswerCache
+        from pytest_graphinstruct.run.preflight import Served
+
+        self.config = config
+        self.suite: Suite = (inputs.suite if inputs is not None
+                             else load_suite(config.suite, levels=config.levels))
+        self.replay: Responses | None = inputs.replay if inputs is not None else None
+        if config.replay is not None and self.replay is None:
+            from pytest_graphinstruct.models.recorded import read_responses
+
+            self.replay = read_responses(config.replay, self.suite, levels=config.levels)
+        self.served: Served = (inputs.served if inputs is not None
+                               else served if served is not None else Served())
+        self.cache: AnswerCache | None = (
+            inputs.cache if inputs is not None and inputs.cache is not None
+            else AnswerCache(config.cache_dir, mark=self.served.cache_mark, run=_run_id(worker))
+            if config.cache_dir is not None
+            else AnswerCache(share_dir / "answers", mark=0, run=_run_id(worker))
+            if share_dir is not None and worker is not None else None)
+        self._pools: ReferencePools | None = None
+        self._exemplars: ExemplarPool | None = None
+
+    @property
+    def pools(self) -> ReferencePools | None:
+        """The run's reference pools, loaded on first use (a process that only merges results,
+        like the xdist controller, never loads them; the plugin touches this at collection so
+        a broken pool directory is reported before any item runs).
+
+        Raises:
+            GraphInstructError: the pools cannot be read.
+        """
+        if self._pools is None and self.config.pools is not None:
+            from pytest_graphinstruct.pools import ReferencePools, default_cache_dir
+
+            # Pool features and matches are cached on disk, keyed by the pools' content hash.
+            cache = self.config.cache_dir
+            features = (cache / "pools") if cache else default_cache_dir()
+            self._pools = ReferencePools.load(self.config.pools, cache_dir=features)
+        return self._pools
+
+    def flush_pools(self) -> None:
+        """Write what the pools learned to their disk cache (nothing when never loaded)."""
+        if self._pools is not None:
+            for pool in self._pools.pools.values():
+                pool.flush()
+
+    @property
+    def exemplars(self) -> ExemplarPool:
+        """The few-shot exemplar pool of the suite, built on first use."""
+        if self._exemplars is None:
+            from pytest_graphinstruct.prompts.exemplars import ExemplarPool
+
+            self._exemplars = ExemplarPool.from_suite(self.suite,
+                                                      templates=self.config.templates)
+        return self._exemplars
+
+    @property
+    def recorded_ids(self) -> frozenset[str] | None:
+        """The instruction ids the recorded answers hold usable records for — ids of the suite,
+        never a skipped line's (``None`` without ``--gi-replay``)."""
+        if self.replay is None:
+            return None
+        return frozenset(r.instruction_id for r in self.replay)
+
+    @property
+    def replay_problems(self) -> tuple[RecordProblem, ...]:
+        """Every line of the recorded answers that was skipped, and why, in line order."""
+        return self.replay.problems if self.replay is not None else ()
+
+    @property
+    def replay_check(self) -> ReplayCheck | None:
+        """What reading the recorded answers found, as the report's ``run.replay_problems``
+        keeps it (``None`` without ``--gi-replay``)."""
+        return self.replay.check() if self.replay is not None else None
+
+    def select(self, instructions: Sequence[Instruction]) -> list[Instruction]:
+        """The instructions this run asks: with recorded answers, only those the file holds
+        (an instruction without answers is not an infrastructure error of the run)."""
+        recorded = self.recorded_ids
+        if recorded is None:
+            return list(instructions)
+        return [inst for inst in instructions if inst.id in recorded]
+
+    def samples(self, inst: Instruction, cell: Cell | None = None) -> int:
+        """Samples per item: ``--gi-chains`` in an iterative method's cell; else
+        ``--gi-samples``, or with recorded answers and no ``--gi-samples`` as many as the file
+        holds for the instruction (at least 1)."""
+        if cell is not None and runs_method(cell):
+            return self.config.chains
+        if self.config.samples is not None:
+            return self.config.samples
+        record = self.replay.get(inst.id) if self.replay is not None else None
+        return max(1, len(record.samples)) if record is not None else 1
+
+
+def runs_method(cell: Cell) -> bool:
+    """Whether the cell runs a method (its samples are ``--gi-chains``)."""
+    kind = method_of(cell.spec)
+    return kind.iterative or kind.caap
+
+
+def _run_id(worker: tuple[int, int] | None) -> str | None:
+    """The id every process of this run shares, for the answer cache to tell this run's
+    answers and notes from earlier runs' (:attr:`AnswerCache.run`): under xdist, the test run's
+    uid that pytest-xdist gives each worker; ``None`` for a single process (the cache's byte
+    mark suffices there)."""
+    import os
+
+    return os.environ.get("PYTEST_XDIST_TESTRUNUID") if worker is not None else None

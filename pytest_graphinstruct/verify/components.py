@@ -1,0 +1,38 @@
+"""The (weak) connected components of one graph, in a fixed order (:class:`Components`)."""
+
+from __future__ import annotations
+
+from functools import cached_property
+
+import networkx as nx
+
+from pytest_graphinstruct.verify.node_order import Node, node_sort_key, sorted_nodes
+
+
+class Components:
+    """The connected components of an undirected graph (a directed graph's undirected view:
+    its weak components), computed on first use.
+
+    Args:
+        undirected: an ``nx.Graph``, never modified.
+    """
+
+    def __init__(self, undirected: nx.Graph) -> None:
+        self.undirected = undirected
+
+    @cached_property
+    def components(self) -> tuple[tuple[Node, ...], ...]:
+        """The components: each sorted naturally; largest first, then by first node."""
+        comps = [tuple(sorted_nodes(c)) for c in nx.connected_components(self.undirected)]
+        comps.sort(key=lambda c: (-len(c), node_sort_key(c[0])))
+        return tuple(comps)
+
+    @property
+    def count(self) -> int:
+        """Number of components; 0 for the empty graph."""
+        return len(self.components)
+
+    @property
+    def connected(self) -> bool:
+        """Connected and non-empty (the empty graph is not connected)."""
+        return self.count == 1

@@ -1,0 +1,39 @@
+"""run.requests: one request per sample of an item, the same every time it is built."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from pytest_graphinstruct.run.config import build_run_config
+from pytest_graphinstruct.run.requests import RequestBuilder
+from pytest_graphinstruct.run.session_inputs import SessionInputs
+from tests.plugin._suite import write_suite
+
+
+def _builder(tmp_path: Path, **extra: str) -> RequestBuilder:
+    root = write_suite(tmp_path / "suite")
+    run = build_run_config({"model": "oracle", "suite": str(root), "no_cache": True,
+                            "pools": "none", **extra}, rootdir=tmp_path)
+    assert run is not None
+    return RequestBuilder(SessionInputs(run, worker=None, inputs=None, served=None,
+                                        share_dir=None))
+
+
+def test_a_request_is_deterministic_and_names_its_item(tmp_path: Path) -> None:
+    builder = _builder(tmp_path)
+    cell = builder.inputs.config.cells[0]
+    inst = builder.inputs.suite["L1-001"]
+    first, again = builder.request(inst, cell, 1), builder.request(inst, cell, 1)
+    assert first == again
+    assert (first.model, first.instruction_id, first.cell, first.sample_index) == \
+        ("oracle", "L1-001", cell.label, 1)
+    assert inst.text in first.messages[-1].content
+
+
+def test_a_few_shot_request_shows_exemplars_before_the_instruction(tmp_path: Path) -> None:
+    builder = _builder(tmp_path, strategy="zero-shot,few-shot")
+    zero, few = builder.inputs.config.cells
+    inst = builder.inputs.suite["L1-001"]
+    plain, shown = builder.request(inst, zero, 0), builder.request(inst, few, 0)
+    assert len("".join(m.content for m in shown.messages)) > \
+        len("".join(m.content for m in plain.messages))

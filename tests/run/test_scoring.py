@@ -1,0 +1,73 @@
+"""run.scoring: batched scoring that loses nothing when scoring itself breaks."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from pytest_graphinstruct.answers import Answer
+from pytest_graphinstruct.run import evaluate, scoring
+from pytest_graphinstruct.run.config import build_run_config
+from pytest_graphinstruct.run.requests import RequestBuilder
+from pytest_graphinstruct.run.scoring import ScoringQueue
+from pytest_graphinstruct.run.session_inputs import SessionInputs
+from pytest_graphinstruct.verify.verifier import Verifier
+from tests.plugin._suite import CYCLE4, TREE4, write_suite
+
+
+@pytest.fixture
+def queue(tmp_path: Path) -> ScoringQueue:
+    root = write_suite(tmp_path / "suite")
+    run = build_run_config({"model": "oracle", "suite": str(root), "no_cache": True,
+                            "pools": "none"}, rootdir=tmp_path)
+    assert run is not None
+    inputs = SessionInputs(run, worker=None, inputs=None, served=None, share_dir=None)
+    return ScoringQueue(inputs, RequestBuilder(inputs), Verifier())
+
+
+def test_batched_results_equal_one_by_one(queue: ScoringQueue) -> None:
+    cell = queue.inputs.config.cells[0]
+    inst = queue.inputs.suite["L1-001"]
+    for text in (TREE4, CYCLE4):
+        queue.record(queue.check(inst, cell, [Answer(text=text)]))
+    batched = queue.flush()
+    alone = [queue.evaluate(inst, cell, [Answer(text=t)]) for t in (TREE4, CYCLE4)]
+    assert batched == alone
+    assert [r.outcome for r in batched] == ["passed", "failed"]
+
+
+def test_an_item_that_breaks_scoring_is_an_error_and_the_others_survive(
+        queue: ScoringQueue, monkeypatch: pytest.MonkeyPatch) -> None:
+    cell = queue.inputs.config.cells[0]
+    good, bad = queue.inputs.suite["L1-001"], queue.inputs.suite["L1-002"]
+    real = evaluate.score
+
+    def fragile(items, pools=None):  # type: ignore[no-untyped-def]
+        if any(c.instruction.id == bad.id for c in items):
+            raise RuntimeError("boom")
+        return real(items, pools)
+
+    monkeypatch.setattr("pytest_graphinstruct.run.scoring.score", fragile)
+    queue.record(queue.check(good, cell, [Answer(text=TREE4)]))
+    queue.record(queue.check(bad, cell, [Answer(text=CYCLE4)]))
+    first, second = queue.flush()
+    assert first.instruction_id == good.id and first.outcome == "passed"
+    assert first.level_score is not None
+    assert second.instruction_id == bad.id and second.outcome == "error"
+    assert second.error == "scoring failed: RuntimeError: boom"
+
+
+def test_a_full_batch_is_scored_by_itself_and_errors_are_kept_at_once(
+        queue: ScoringQueue, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(scoring, "SCORE_BATCH", 3)
+    cell = queue.inputs.config.cells[0]
+    inst = queue.inputs.suite["L1-001"]
+    checked = queue.check(inst, cell, [Answer(text=TREE4)])
+    for _ in range(2):
+        queue.record(checked)
+    assert queue.results == []  # held until the batch is full
+    queue.record(checked, expected_failure=True)
+    assert len(queue.results) == 3 and queue.results[-1].expected_failure
+    queue.record_error(inst, cell, [Answer(error="timeout")], outcome="error", error="timeout")
+    assert queue.results[-1].outcome == "error" and queue.results[-1].error == "timeout"
