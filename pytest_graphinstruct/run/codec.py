@@ -101,6 +101,7 @@ Hint = Any  # a resolved type hint, as typing.get_type_hints returns it
 T = TypeVar("T")
 
 
+@cache  # asked once per value written or read: the answer depends on the hint alone
 def _origin(hint: Hint) -> Any:
     """``typing.get_origin``, typed loosely (its stub narrows to ``ParamSpec`` forms)."""
     return get_origin(hint)
@@ -140,6 +141,7 @@ def _json_fields(cls: Any) -> tuple[JsonField, ...]:
     return tuple(out)
 
 
+@cache
 def is_record(hint: Hint) -> bool:
     return isinstance(hint, type) and dataclasses.is_dataclass(hint)
 
