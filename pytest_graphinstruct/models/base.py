@@ -16,6 +16,7 @@ import json
 import signal
 import threading
 import time
+from collections.abc import Callable
 from concurrent.futures import Future
 from dataclasses import dataclass, field
 from typing import Any, Protocol, TypeVar, runtime_checkable
@@ -78,6 +79,22 @@ def quiet_thread() -> None:
     ``initializer``, a thread target's first line)."""
     if threading.current_thread() is not threading.main_thread():
         signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT, signal.SIGTERM})
+
+
+def quiet_timer(seconds: float, fn: Callable[[], object], name: str) -> threading.Timer:
+    """Call ``fn()`` once, ``seconds`` from now, from a started daemon thread that blocks
+    SIGINT and SIGTERM (:func:`quiet_thread`); a daemon timer fires even while the interpreter
+    waits for other threads at exit.  ``cancel()`` on the timer drops the call."""
+
+    def run() -> None:
+        quiet_thread()
+        fn()
+
+    timer = threading.Timer(seconds, run)
+    timer.name = name
+    timer.daemon = True
+    timer.start()
+    return timer
 
 
 @dataclass(frozen=True)

@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
-from pytest_graphinstruct.models.base import quiet_thread
+from pytest_graphinstruct.models.base import quiet_timer
 from pytest_graphinstruct.run.session_inputs import SessionInputs
 from pytest_graphinstruct.run.stop import STOP_GRACE_S
 
@@ -79,8 +79,6 @@ class ModelSchedulers:
         resolve at once to errors saying ``reason``; calls already in flight may finish for
         ``grace_s`` seconds (default :data:`~.stop.STOP_GRACE_S`; their answers are cached),
         then they are cancelled.  Safe from any thread, and twice."""
-        import threading
-
         if self.stopped is not None:
             return
         self.stopped = reason
@@ -89,15 +87,13 @@ class ModelSchedulers:
             scheduler.stop_issuing(reason)
 
         def cancel_in_flight() -> None:
-            quiet_thread()
             for scheduler in schedulers:
                 cancel = getattr(scheduler.backend, "cancel", None)
                 if callable(cancel):
                     cancel(reason)
 
-        timer = threading.Timer(STOP_GRACE_S if grace_s is None else grace_s, cancel_in_flight)
-        timer.daemon = True
-        timer.start()
+        quiet_timer(STOP_GRACE_S if grace_s is None else grace_s, cancel_in_flight,
+                    "gi-stop-grace")
 
     def close(self, *, cancel: bool = False) -> None:
         """Close the schedulers built (waiting for requests in flight); with ``cancel``

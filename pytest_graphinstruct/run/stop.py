@@ -30,7 +30,7 @@ import threading
 from collections.abc import Callable
 from pathlib import Path
 
-from pytest_graphinstruct.models.base import quiet_thread
+from pytest_graphinstruct.models.base import quiet_thread, quiet_timer
 
 POLL_S = 0.05
 """How often a watcher looks for the stop file (a stat; cheap)."""
@@ -125,15 +125,7 @@ class StopSignal:
 
 
 def _exit_later(exit_process: Callable[[int], object]) -> None:
-    """End this process :data:`ORPHAN_EXIT_S` from now (a daemon timer: it fires even while
-    the interpreter waits for other threads at exit).  Nothing is printed: in an xdist worker
-    pytest captures stderr during an item, and the reason is in the stop file."""
-
-    def end() -> None:
-        quiet_thread()
-        exit_process(1)
-
-    timer = threading.Timer(ORPHAN_EXIT_S, end)
-    timer.name = "gi-orphan-exit"
-    timer.daemon = True
-    timer.start()
+    """End this process :data:`ORPHAN_EXIT_S` from now, even while the interpreter waits for
+    other threads at exit.  Nothing is printed: in an xdist worker pytest captures stderr
+    during an item, and the reason is in the stop file."""
+    quiet_timer(ORPHAN_EXIT_S, lambda: exit_process(1), "gi-orphan-exit")
