@@ -40,6 +40,7 @@ from pytest_graphinstruct.suite.constraints import (
     Op,
     format_value,
 )
+from pytest_graphinstruct.verify.components import without_self_loops
 from pytest_graphinstruct.verify.graph_types import (
     EDGE_LIMIT,
     WHERE_LIMIT,
@@ -370,7 +371,9 @@ def minimum_edge_cut(g: nx.Graph, size: int) -> set[tuple[Node, Node]]:
     degree, else the smallest s–t cut from one node of a dominating set to each other one), but
     with the dominating set chosen greedily in node order (networkx pops it from a set, so its cut
     changes from one process to the next) and stopping at the first cut of ``size`` edges.
+    A self-loop is in no cut (:func:`~.components.without_self_loops`).
     """
+    g = without_self_loops(g)
     if g.is_directed():
         return set(nx.minimum_edge_cut(g))
     best = set(g.edges(min(g, key=g.degree)))

@@ -1,4 +1,5 @@
-"""The (weak) connected components of one graph, in a fixed order (:class:`Components`)."""
+"""The (weak) connected components of one graph, in a fixed order (:class:`Components`), and
+the graph that edge connectivity is asked of (:func:`without_self_loops`)."""
 
 from __future__ import annotations
 
@@ -36,3 +37,13 @@ class Components:
     def connected(self) -> bool:
         """Connected and non-empty (the empty graph is not connected)."""
         return self.count == 1
+
+
+def without_self_loops(g: nx.Graph) -> nx.Graph:
+    """``g`` itself, or a read-only view of it without its self-loops.
+
+    A self-loop joins no two nodes, so it is in no cut; but networkx's ``edge_connectivity``
+    answers the least degree — which counts a self-loop twice — when one node dominates the
+    graph (a graph of two nodes with a loop on each: 3, not 1)."""
+    loops = list(nx.selfloop_edges(g))
+    return nx.restricted_view(g, [], loops) if loops else g

@@ -32,7 +32,7 @@ from typing import Generic, TypeVar, overload
 import networkx as nx
 
 from pytest_graphinstruct.verify.bipartition import Bipartition
-from pytest_graphinstruct.verify.components import Components
+from pytest_graphinstruct.verify.components import Components, without_self_loops
 from pytest_graphinstruct.verify.degrees import DegreeFacts
 from pytest_graphinstruct.verify.distances import distance_stats, distance_work, not_computed_reason
 from pytest_graphinstruct.verify.node_order import Node, sorted_nodes
@@ -195,7 +195,7 @@ class GraphFacts:
         """
         if self.n < 2 or not self.connected:
             return 0
-        return int(nx.edge_connectivity(self.graph))
+        return int(nx.edge_connectivity(without_self_loops(self.graph)))
 
     # -- cycles and planarity ------------------------------------------------------------------
 

@@ -336,6 +336,13 @@ def test_the_cut_shown_is_a_node_of_least_degree_or_the_first_smaller_cut() -> N
     assert check("edge_connectivity>=2", barbell).where["cut_edges"] == [["3", "4"]]
 
 
+def test_the_cut_of_a_graph_with_self_loops_leaves_them_out() -> None:
+    g = nx.Graph([("0", "0"), ("0", "1"), ("1", "1")])
+    assert minimum_edge_cut(g, GraphFacts(g).edge_connectivity) == {("0", "1")}
+    verdict = check("edge_connectivity>=2", g)
+    assert not verdict.satisfied and verdict.where["cut_edges"] == [["0", "1"]]
+
+
 @given(gnp_graphs(max_nodes=12))
 def test_minimum_edge_cut_is_a_cut_of_the_edge_connectivity(g: nx.Graph) -> None:
     f = GraphFacts(g)
