@@ -1,6 +1,8 @@
 """The benchmark's shared vocabulary, defined once: levels, size buckets, strategies, methods,
-pass rules, item outcomes, dimension names, and the natural order of node ids.
+feedback levels, pass rules, item outcomes, dimension names, and the natural order of node ids.
 
+A closed vocabulary is a ``Literal`` type with its values as a tuple, and an ``as_…`` function
+that narrows a value read from outside (an option, a file) to it or raises ``ValueError``.
 Everything here is plain data with no imports from the package, so every layer (and the pytest
 entry point, which must stay cheap to import) can use it.
 """
@@ -8,13 +10,37 @@ entry point, which must stay cheap to import) can use it.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Final, Literal, get_args
+from typing import Final, Literal, TypeVar, get_args
+
+_Word = TypeVar("_Word", bound=str | int)
+
+
+def _one_of(value: object, vocabulary: tuple[_Word, ...], what: str) -> _Word:
+    """The member of ``vocabulary`` equal to ``value`` (of the same type: ``True`` is no level).
+
+    Raises:
+        ValueError: ``value`` is none of them (the message names ``what`` it should be).
+    """
+    for word in vocabulary:
+        if value == word and type(value) is type(word):
+            return word
+    raise ValueError(f"unknown {what} {value!r} (one of {', '.join(map(str, vocabulary))})")
+
 
 Level = Literal[0, 1, 2, 3, 4, 5]
 """A GraphInstruct level: L0 format … L5 multi-step editing."""
 
-LEVELS: Final[tuple[int, ...]] = get_args(Level)
+LEVELS: Final[tuple[Level, ...]] = get_args(Level)
 """GraphInstruct's six levels, in order."""
+
+
+def as_level(value: object) -> Level:
+    """``value`` as a :data:`Level`.
+
+    Raises:
+        ValueError: ``value`` is not one of :data:`LEVELS` (an int 0–5).
+    """
+    return _one_of(value, LEVELS, "level")
 
 SIZE_BUCKETS: Final[tuple[str, ...]] = ("small", "medium", "large")
 """Instruction size buckets (by node count of the asked-for graph, :func:`size_bucket`)."""
@@ -53,19 +79,40 @@ METHODS: Final = (METHOD_VGIG, METHOD_RETRY, METHOD_SC, METHOD_CAAP, METHOD_COMB
 """Every ``--gi-method`` besides ``none`` (the names of ``methods.registry.SELECTABLE``; what
 each method does, and how a method string is read, is the registry's)."""
 
-FEEDBACK_LEVELS: Final[tuple[str, ...]] = ("none", "coarse", "fine")
-"""Granularities of VGIG's verifier feedback (``--gi-feedback``)."""
+FeedbackLevel = Literal["none", "coarse", "fine"]
+"""A granularity of VGIG's verifier feedback (``--gi-feedback``, ``vgig-<feedback>``)."""
+
+FEEDBACK_LEVELS: Final[tuple[FeedbackLevel, ...]] = get_args(FeedbackLevel)
+
+
+def as_feedback_level(text: object) -> FeedbackLevel:
+    """``text`` as a :data:`FeedbackLevel`.
+
+    Raises:
+        ValueError: ``text`` is not one of :data:`FEEDBACK_LEVELS`.
+    """
+    return _one_of(text, FEEDBACK_LEVELS, "feedback level")
 
 
 PassRule = Literal["all", "majority", "any"]
 """How an item's outcome follows from its samples (:data:`PASS_RULES`)."""
 
-PASS_RULES: Final[dict[str, Callable[[int, int], bool]]] = {
+PASS_RULES: Final[dict[PassRule, Callable[[int, int], bool]]] = {
     "all": lambda ok, k: ok == k,
     "majority": lambda ok, k: 2 * ok > k,
     "any": lambda ok, k: ok >= 1,
 }
 """Item outcome over samples: ``rule(passing samples, samples) -> passed``."""
+
+
+def as_pass_rule(text: object) -> PassRule:
+    """``text`` as a :data:`PassRule`.
+
+    Raises:
+        ValueError: ``text`` is not a key of :data:`PASS_RULES`.
+    """
+    return _one_of(text, get_args(PassRule), "pass rule")
+
 
 Outcome = Literal["passed", "failed", "error", "skipped"]
 """An item's outcome: passed/failed are scored; error (no answer) and skipped are not."""
@@ -74,22 +121,19 @@ OUTCOMES: Final[tuple[Outcome, ...]] = get_args(Outcome)
 
 SCORED_OUTCOMES: Final[frozenset[Outcome]] = frozenset({"passed", "failed"})
 
-
-def as_outcome(text: str) -> Outcome:
-    """``text`` as an :data:`Outcome`.
-
-    Raises:
-        ValueError: ``text`` is not one of :data:`OUTCOMES`.
-    """
-    for outcome in OUTCOMES:
-        if text == outcome:
-            return outcome
-    raise ValueError(f"unknown outcome {text!r}")
-
 Dimension = Literal["D1", "D2", "D3", "D4", "D5"]
 """D1 structural, D2 textual, D3 embedding, D4 instruction match, D5 token efficiency."""
 
-DIMENSIONS: Final[tuple[str, ...]] = get_args(Dimension)
+DIMENSIONS: Final[tuple[Dimension, ...]] = get_args(Dimension)
+
+
+def as_dimension(text: object) -> Dimension:
+    """``text`` as a :data:`Dimension`.
+
+    Raises:
+        ValueError: ``text`` is not one of :data:`DIMENSIONS`.
+    """
+    return _one_of(text, DIMENSIONS, "dimension")
 
 
 def natural_key(node: object) -> tuple[int, int | str]:

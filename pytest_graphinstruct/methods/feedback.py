@@ -37,7 +37,7 @@ from pytest_graphinstruct.prompts.texts import PACKAGED, TemplateSet
 from pytest_graphinstruct.suite.instruction import Instruction
 from pytest_graphinstruct.verify.tasks.diff import EditDiff, edit_distance
 from pytest_graphinstruct.verify.verdict import CATEGORIES, Source, Verdict, Verification
-from pytest_graphinstruct.vocab import FEEDBACK_LEVELS
+from pytest_graphinstruct.vocab import FEEDBACK_LEVELS, FeedbackLevel
 
 MAX_BULLETS = 8
 MAX_LOCUS = 5
@@ -47,7 +47,7 @@ _FILE = "feedback"
 _HINTS = "feedback_hints"  # which way to move a numeric property, and how (release §4.3)
 
 
-def feedback(verification: Verification, level: str, *,
+def feedback(verification: Verification, level: FeedbackLevel, *,
              instruction: Instruction | None = None,
              templates: TemplateSet = PACKAGED) -> str:
     """The feedback text for one verified answer at granularity ``level`` (``""`` when it

@@ -35,6 +35,7 @@ from pytest_graphinstruct.score.domain_fit import DomainProfile
 from pytest_graphinstruct.suite.instruction import Instruction
 from pytest_graphinstruct.verify.verdict import Verification
 from pytest_graphinstruct.verify.verifier import Verifier
+from pytest_graphinstruct.vocab import FeedbackLevel
 
 CHAIN_OFFSETS: tuple[float, ...] = (-0.10, 0.0, 0.10, -0.05, 0.05)
 """Per-chain temperature offsets, cycling (paper App. E)."""
@@ -172,7 +173,7 @@ class _Chain:
 
 
 def vgig_chain(prompt: Sequence[Message], ask: Ask, grade: Grader, *, chain: int = 0,
-               feasible: bool = True, rounds: int = 3, feedback_level: str = "fine",
+               feasible: bool = True, rounds: int = 3, feedback_level: FeedbackLevel = "fine",
                temperature: float = DEFAULT_TEMPERATURE,
                instruction: Instruction | None = None,
                templates: TemplateSet = PACKAGED) -> ChainResult:
@@ -244,7 +245,7 @@ def sc_chain(prompt: Sequence[Message], ask: Ask, grade: Grader, *, chain: int =
 
 
 def vgig(prompt: Sequence[Message], ask: Ask, grade: Grader, *, feasible: bool = True,
-         chains: int = 3, rounds: int = 3, feedback_level: str = "fine",
+         chains: int = 3, rounds: int = 3, feedback_level: FeedbackLevel = "fine",
          temperature: float = DEFAULT_TEMPERATURE) -> list[ChainResult]:
     """``chains`` chains of :func:`vgig_chain`."""
     if chains < 1:

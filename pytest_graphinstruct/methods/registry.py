@@ -24,7 +24,7 @@ from pytest_graphinstruct.methods.kinds.vgig import VGIG
 from pytest_graphinstruct.methods.protocol import Method
 from pytest_graphinstruct.methods.spec import ROUNDS_MARK, MethodSpec
 from pytest_graphinstruct.options import MAX_ROUNDS
-from pytest_graphinstruct.vocab import FEEDBACK_LEVELS, METHOD_BASELINE
+from pytest_graphinstruct.vocab import FEEDBACK_LEVELS, METHOD_BASELINE, FeedbackLevel
 
 REGISTRY: Final[Mapping[str, Method]] = MappingProxyType({m.name: m for m in (
     VGIG, RETRY, SELF_CONSISTENCY, CAAP, COMBINED, BASELINE, CONSTRAINED)})
@@ -64,9 +64,11 @@ def parse_method(text: str, *, internal: bool = False) -> MethodSpec:
         return MethodSpec(text, text)
     head, mark, rounds_text = text.partition(ROUNDS_MARK)
     base, _, level = head.partition("-")
-    feedback: str | None = level
-    if not (base in REGISTRY and REGISTRY[base].feedback and level in FEEDBACK_LEVELS):
-        base, feedback = head, None
+    feedback: FeedbackLevel | None = None
+    if base in REGISTRY and REGISTRY[base].feedback and level in FEEDBACK_LEVELS:
+        feedback = level
+    else:
+        base = head
     if base not in SELECTABLE:
         raise GraphInstructError(
             f"unknown --gi-method {text!r} (choose from none, "

@@ -11,6 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from pytest_graphinstruct.prompts.texts import PACKAGED, TemplateSet
+from pytest_graphinstruct.vocab import FeedbackLevel
 
 ROUNDS_MARK = "@T"
 """An iterative method may carry its rounds ``T``: ``vgig-fine@T2`` (the E5 sweep's cells)."""
@@ -31,7 +32,7 @@ class MethodSpec:
 
     text: str
     base: str
-    feedback: str | None = None
+    feedback: FeedbackLevel | None = None
     rounds: int | None = None
 
 
@@ -51,7 +52,7 @@ class MethodContext:
 
     chains: int
     rounds: int
-    feedback: str
+    feedback: FeedbackLevel
     temperature: float | None = None
     model_tiers: tuple[tuple[str, str], ...] = ()
     templates: TemplateSet = PACKAGED
@@ -60,6 +61,6 @@ class MethodContext:
         """The rounds ``T`` of ``spec``: those it names, else :attr:`rounds`."""
         return self.rounds if spec.rounds is None else spec.rounds
 
-    def feedback_of(self, spec: MethodSpec) -> str:
+    def feedback_of(self, spec: MethodSpec) -> FeedbackLevel:
         """The feedback granularity of ``spec``: the one it fixes, else :attr:`feedback`."""
         return spec.feedback or self.feedback

@@ -13,6 +13,7 @@ import pytest
 
 from pytest_graphinstruct.run.config import Cell
 from pytest_graphinstruct.suite.instruction import Instruction
+from pytest_graphinstruct.vocab import Outcome
 
 if TYPE_CHECKING:
     from pytest_graphinstruct.pytest_run.driver import RunDriver
@@ -151,7 +152,7 @@ def record_outcome(bench: BenchmarkSession, item: GraphInstructItem, report: pyt
         bench.record_error(item.instruction, item.cell, item.answers, outcome="error",
                            error=item.unsent)
     elif report.when == "setup" and report.outcome != "passed":
-        outcome = "skipped" if report.skipped else "error"
+        outcome: Outcome = "skipped" if report.skipped else "error"
         error = str(call.excinfo.value) if call.excinfo is not None else None
         bench.record_error(item.instruction, item.cell, item.answers, outcome=outcome,
                            error=error)

@@ -28,7 +28,7 @@ from pytest_graphinstruct.score.bootstrap import BootstrapResult, bootstrap_leve
 from pytest_graphinstruct.score.d5 import CellCost, D5Result, cell_cost
 from pytest_graphinstruct.score.levels import mean_present, s_total
 from pytest_graphinstruct.score.pareto import CellPoint, analyze
-from pytest_graphinstruct.vocab import DIMENSIONS, OUTCOMES
+from pytest_graphinstruct.vocab import DIMENSIONS, OUTCOMES, Level
 
 TOOL = f"pytest-graphinstruct {__version__}"
 
@@ -38,8 +38,8 @@ def _counts(items: Sequence[ItemResult]) -> dict[str, int]:
 
 
 def _level_rows(items: Sequence[ItemResult],
-                boot: BootstrapResult | None) -> dict[int, LevelRow]:
-    by_level: dict[int, list[ItemResult]] = {}
+                boot: BootstrapResult | None) -> dict[Level, LevelRow]:
+    by_level: dict[Level, list[ItemResult]] = {}
     for r in items:
         by_level.setdefault(r.level, []).append(r)
     rows = {}

@@ -31,6 +31,7 @@ from pytest_graphinstruct.run.results import (
 from pytest_graphinstruct.score.bootstrap import PairedResult, paired_bootstrap
 from pytest_graphinstruct.score.multiple import FAMILY_ALPHA, regressions
 from pytest_graphinstruct.score.power import ItemScore, detectable_drops
+from pytest_graphinstruct.vocab import Level
 
 __all__ = [
     "IMPROVEMENT",
@@ -240,11 +241,11 @@ def _changes(cell: CellReport, base: CellReport) -> tuple[tuple[ItemChange, ...]
     return tuple(failing), tuple(passing), tuple(errors)
 
 
-def _not_compared(mine: Mapping[str, tuple[int, float]],
-                  base: Mapping[str, tuple[int, float]],
+def _not_compared(mine: Mapping[str, tuple[Level, float]],
+                  base: Mapping[str, tuple[Level, float]],
                   run_filter: ItemFilter | None) -> tuple[LevelOmission, ...]:
     """The baseline's scored instructions (``base``) the run has no score for (``mine``)."""
-    theirs: dict[int, list[str]] = {}
+    theirs: dict[Level, list[str]] = {}
     for iid, (lv, _) in base.items():
         theirs.setdefault(lv, []).append(iid)
     out = []

@@ -31,7 +31,15 @@ from pytest_graphinstruct.options import (
 from pytest_graphinstruct.prompts.texts import PACKAGED, TemplateSet
 from pytest_graphinstruct.run.results import cell_label
 from pytest_graphinstruct.run.shard import Shard, parse_shard
-from pytest_graphinstruct.vocab import METHOD_BASELINE
+from pytest_graphinstruct.vocab import (
+    METHOD_BASELINE,
+    FeedbackLevel,
+    Level,
+    PassRule,
+    as_feedback_level,
+    as_level,
+    as_pass_rule,
+)
 
 
 @dataclass(frozen=True)
@@ -59,9 +67,9 @@ class RunConfig:
 
     cells: tuple[Cell, ...]
     suite: Path
-    levels: tuple[int, ...] | None
+    levels: tuple[Level, ...] | None
     samples: int | None  # None: as many as recorded (--gi-replay without --gi-samples)
-    pass_rule: str
+    pass_rule: PassRule
     replay: Path | None
     base_url: str | None
     api_key_env: str
@@ -90,7 +98,7 @@ class RunConfig:
     per_level: int | None = None  #: run only the first N instructions of each level
     #: VGIG's (and retry's) rounds T after round 0, unless the method names T
     vgig_rounds: int = DEFAULT_VGIG_ROUNDS
-    feedback: str = "fine"  #: VGIG's feedback granularity unless the method names one
+    feedback: FeedbackLevel = "fine"  #: VGIG's feedback granularity unless the method names one
     chains: int = DEFAULT_CHAINS  #: samples (chains) of a method's cell
     model_tiers: tuple[tuple[str, str], ...] = ()  #: the user's CAAP tiers (model, tier)
     progress: str = "auto"  #: the live progress line: auto, on, off (see report.live)
@@ -223,9 +231,9 @@ def run_config(values: OptionValues, *, rootdir: Path) -> RunConfig | None:
             "level_<L>.json files, e.g. the official suite), or build the project's own with "
             "'python -m pytest_graphinstruct build-suite --out DIR' (docs/SUITE.md)")
 
-    levels = values.integers("levels") or None
+    levels = tuple(map(as_level, values.integers("levels"))) or None
     progress = values.choice("progress")
-    pass_rule = values.choice("pass_rule")
+    pass_rule = as_pass_rule(values.choice("pass_rule"))
     params = DecodingParams(
         temperature=values.number("temperature"),
         top_p=values.number("top_p"),
@@ -288,7 +296,7 @@ def run_config(values: OptionValues, *, rootdir: Path) -> RunConfig | None:
         benchmark=values.flag("benchmark"),
         per_level=values.integer("per_level"),
         vgig_rounds=rounds[0],
-        feedback=values.choice("feedback"),
+        feedback=as_feedback_level(values.choice("feedback")),
         chains=_present(values.integer("chains")),
         model_tiers=_model_tiers(values.text("model_tiers")),
         progress=progress,

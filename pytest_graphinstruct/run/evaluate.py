@@ -42,7 +42,7 @@ from pytest_graphinstruct.suite.clusters import cluster_of
 from pytest_graphinstruct.suite.instruction import Instruction
 from pytest_graphinstruct.verify.verdict import Source, Verdict, Verification
 from pytest_graphinstruct.verify.verifier import Verifier
-from pytest_graphinstruct.vocab import PASS_RULES, Outcome
+from pytest_graphinstruct.vocab import PASS_RULES, Outcome, PassRule, as_dimension
 
 _WRITTEN = (Source.EXPLICIT, Source.IMPLICIT)
 
@@ -63,7 +63,7 @@ class Checked:
 
 
 def check(instruction: Instruction, answers: Sequence[Answer], *, cell: Cell,
-          verifier: Verifier | None = None, pass_rule: str = "all") -> Checked:
+          verifier: Verifier | None = None, pass_rule: PassRule = "all") -> Checked:
     """Verify every answer of one item and decide its outcome with ``pass_rule``.
 
     An answer with no text (an infrastructure error) is verified as an empty answer; callers
@@ -88,7 +88,7 @@ def score(items: Sequence[Checked], pools: ReferencePools | None = None) -> list
 
 def evaluate(instruction: Instruction, answers: Sequence[Answer], *,
              cell: Cell | None = None, verifier: Verifier | None = None,
-             pools: ReferencePools | None = None, pass_rule: str = "all") -> ItemResult:
+             pools: ReferencePools | None = None, pass_rule: PassRule = "all") -> ItemResult:
     """Verify and score one item (:func:`check` then :func:`score`)."""
     checked = check(instruction, answers, cell=cell or Cell("model", "zero-shot"),
                     verifier=verifier, pass_rule=pass_rule)
@@ -150,9 +150,10 @@ def _result(c: Checked, scores: InstructionScores | None) -> ItemResult:
         return base
     return replace(
         base, d4_instruction_score=scores.dimensions["D4"],
-        dimension_scores=dict(scores.dimensions), absent_dimensions=dict(scores.absent),
+        dimension_scores={as_dimension(d): v for d, v in scores.dimensions.items()},
+        absent_dimensions={as_dimension(d): why for d, why in scores.absent.items()},
         level_score=scores.level.score, level_score_with_d5=scores.level_with_d5.score,
-        missing_dimensions=tuple(scores.level.missing), tpv=scores.d5.tpv,
+        missing_dimensions=tuple(map(as_dimension, scores.level.missing)), tpv=scores.d5.tpv,
         api_per_valid=scores.d5.api, d5_valid=scores.d5.valid, details=scores.details,
     )
 

@@ -25,6 +25,7 @@ from pytest_graphinstruct.errors import GraphInstructError
 from pytest_graphinstruct.run.comparison import CellComparison
 from pytest_graphinstruct.run.reader import read_report
 from pytest_graphinstruct.run.results import CellReport, ReportError, RunReport
+from pytest_graphinstruct.vocab import Level
 
 
 def read_baseline(path: str | Path) -> RunReport:
@@ -55,7 +56,7 @@ def load_baseline(path: str | Path) -> dict[str, CellReport]:
     return {c.label: c for c in read_baseline(path).cells}
 
 
-def suite_difference(run: Mapping[int, str], baseline: Mapping[int, str]) -> str | None:
+def suite_difference(run: Mapping[Level, str], baseline: Mapping[Level, str]) -> str | None:
     """The first level whose suite file differs between a run and its baseline (``level →
     file hash`` of each; levels only one of them ran are not a difference: a subset of
     levels of the same suite is a subset), as a phrase; ``None`` when they agree."""
@@ -67,7 +68,7 @@ def suite_difference(run: Mapping[int, str], baseline: Mapping[int, str]) -> str
 
 def match_baseline(labels: Sequence[str], baseline: RunReport, *, name: str,
                    baseline_cell: str | None = None,
-                   level_hashes: Mapping[int, str] | None = None,
+                   level_hashes: Mapping[Level, str] | None = None,
                    suite_hash: str | None = None) -> dict[str, CellReport]:
     """The baseline cell each run cell (``labels``) is compared with, keyed by the run's
     label.  Without ``baseline_cell`` every run cell needs a baseline cell of the same label

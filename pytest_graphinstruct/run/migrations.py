@@ -41,7 +41,7 @@ from pytest_graphinstruct.run.results import (
 )
 from pytest_graphinstruct.score.d5 import mean_instruction_tpv
 from pytest_graphinstruct.score.levels import mean_present, s_total
-from pytest_graphinstruct.vocab import DIMENSIONS, LEVELS
+from pytest_graphinstruct.vocab import DIMENSIONS, LEVELS, as_level
 
 RELEASE_SOURCE = "release-quality-json"
 RELEASE_SUFFIX = ".quality.json"
@@ -83,7 +83,8 @@ def _v1_cell(c: Mapping[str, Any]) -> CellReport:
     meta = CellMetadata.from_json({**c["metadata"], "source": PREVIOUS_SCHEMA})
     items = tuple(ItemResult.from_json(_v1_item(r)) for r in c["per_instruction"])
     return CellReport(meta, CellSummary.from_json(c["summary"]),
-                      {int(lv): LevelRow.from_json(row) for lv, row in c["per_level"].items()},
+                      {as_level(int(lv)): LevelRow.from_json(row)
+                       for lv, row in c["per_level"].items()},
                       items)
 
 
@@ -142,16 +143,17 @@ def from_release(data: Mapping[str, Any], name: str) -> RunReport:
         d4 = r.get("d4_instruction_score")
         dims = r.get("dimension_scores") or {}
         items.append(ItemResult(
-            instruction_id=str(r["instruction_id"]), level=int(r["level"]), cell=label,
+            instruction_id=str(r["instruction_id"]), level=as_level(int(r["level"])), cell=label,
             model=model, strategy=strategy, method=method,
             outcome="passed" if d4 == 1.0 else "failed", d4_instruction_score=d4,
             valid_rate=r.get("d1_valid_rate"), tpv=r.get("d5_tokens_per_valid"),
             dimension_scores={d: dims.get(d) for d in DIMENSIONS},
             level_score=r.get("level_score"),
         ))
-    levels = {int(k): v for k, v in (data.get("per_level_scores") or {}).items()}
-    if any(lv not in LEVELS for lv in levels):
-        raise ReportError(f"per_level_scores names levels outside 0-5: {sorted(levels)}")
+    named = {int(k): v for k, v in (data.get("per_level_scores") or {}).items()}
+    if any(lv not in LEVELS for lv in named):
+        raise ReportError(f"per_level_scores names levels outside 0-5: {sorted(named)}")
+    levels = {lv: named[lv] for lv in LEVELS if lv in named}
     total = s_total({lv: v for lv, v in levels.items() if v is not None})
     rows = {}
     for lv, value in sorted(levels.items()):

@@ -29,7 +29,7 @@ from pytest_graphinstruct.run.results import (
     RunInfo,
 )
 from pytest_graphinstruct.suite.loader import Suite
-from pytest_graphinstruct.vocab import LEVELS
+from pytest_graphinstruct.vocab import LEVELS, Level
 
 GIT_TIMEOUT_S = 3.0
 """How long each ``git`` call may take before the commit is left absent."""
@@ -109,10 +109,10 @@ def files_hash(files: Sequence[Path]) -> str | None:
     return f"sha256:{digest.hexdigest()}"
 
 
-def level_hashes(suite: Suite) -> dict[int, str]:
+def level_hashes(suite: Suite) -> dict[Level, str]:
     """Level → ``sha256:<hex>`` of the bytes of the one file its instructions came from; a
     level whose file cannot be read any more, or that came from several files, is left out."""
-    files: dict[int, set[str]] = {}
+    files: dict[Level, set[str]] = {}
     for inst in suite:
         files.setdefault(inst.level, set()).add(inst.source)
     out = {}

@@ -33,7 +33,6 @@ from pytest_graphinstruct.run.codec import (
     JsonRecord,
     MaxItems,
     MinLength,
-    OneOf,
     Pattern,
     ShapeError,
     Unique,
@@ -48,10 +47,12 @@ from pytest_graphinstruct.vocab import (
     FEEDBACK_LEVELS,
     METHOD_BASELINE,
     OUTCOMES,
-    PASS_RULES,
     SCORED_OUTCOMES,
     STRATEGIES,
+    Dimension,
+    Level,
     Outcome,
+    PassRule,
 )
 
 SCHEMA: Final = "graphinstruct-report/2"
@@ -64,16 +65,12 @@ PREVIOUS_SCHEMA: Final = "graphinstruct-report/1"
 Count = Annotated[int, Bounds(0)]
 """A count: an integer, 0 or more."""
 Positive = Annotated[int, Bounds(1)]
-LevelNumber = Annotated[int, Bounds(0, 5)]
-"""A GraphInstruct level (:data:`~pytest_graphinstruct.vocab.LEVELS`)."""
 Unit = Annotated[float, Bounds(0, 1)]
 """A share or a score in [0, 1]."""
 NonNegative = Annotated[float, Bounds(0)]
 Name = Annotated[str, MinLength(1)]
 Sha256 = Annotated[str, Pattern(r"^sha256:[0-9a-f]{64}$")]
-Levels = Annotated[tuple[LevelNumber, ...], Unique()]
-Dimension = Annotated[str, OneOf(DIMENSIONS)]
-"""A dimension's name (:data:`~pytest_graphinstruct.vocab.DIMENSIONS`)."""
+Levels = Annotated[tuple[Level, ...], Unique()]
 Dimensions = Annotated[tuple[Dimension, ...], Unique()]
 DimensionScores = Annotated[Mapping[Dimension, float | None], EveryKey()]
 """D1–D5, every one named (``None``: absent, not computed)."""
@@ -197,7 +194,7 @@ class ItemResult(JsonRecord):
     """
 
     instruction_id: Name
-    level: LevelNumber
+    level: Level
     cell: Name
     model: Name
     strategy: Name
@@ -293,7 +290,7 @@ class CellMetadata(JsonRecord):
     suite: str | None = None
     levels: Levels | None = None
     samples_per_instruction: Positive | None = None
-    pass_rule: Annotated[str, OneOf(tuple(PASS_RULES))] | None = None
+    pass_rule: PassRule | None = None
     decoding: Mapping[str, Any] = field(default_factory=dict)
     partial: bool = False
     quality_only: bool = True
@@ -365,10 +362,10 @@ class CellReport(JsonRecord):
 
     metadata: CellMetadata
     summary: CellSummary
-    per_level: Mapping[LevelNumber, LevelRow]
+    per_level: Mapping[Level, LevelRow]
     per_instruction: tuple[ItemResult, ...]
     # The GraphInstruct release's quality.json fields, so a cell is a release file too.
-    per_level_scores: Mapping[LevelNumber, Unit | None] = field(init=False, repr=False,
+    per_level_scores: Mapping[Level, Unit | None] = field(init=False, repr=False,
                                                                 compare=False)
     total_score: NonNegative | None = field(init=False, repr=False, compare=False)
     final_score: NonNegative | None = field(init=False, repr=False, compare=False)
@@ -383,7 +380,7 @@ class CellReport(JsonRecord):
     def label(self) -> str:
         return self.metadata.label
 
-    def scored_level_scores(self) -> dict[str, tuple[int, float]]:
+    def scored_level_scores(self) -> dict[str, tuple[Level, float]]:
         """``{instruction id: (level, level score)}`` over the scored items with a score."""
         return {r.instruction_id: (r.level, r.level_score) for r in self.per_instruction
                 if r.scored and r.level_score is not None}
@@ -464,7 +461,7 @@ class ShardSelection(JsonRecord):
 
     index: Positive
     count: Positive
-    universe: tuple[tuple[str, LevelNumber], ...] = ()
+    universe: tuple[tuple[str, Level], ...] = ()
 
     def __post_init__(self) -> None:
         """Raises ValueError for a shard no run can have been (``1 <= index <= count <=
@@ -483,7 +480,7 @@ class ItemFilter(JsonRecord):
 
     keyword: str | None = None
     markers: str | None = None
-    levels: tuple[LevelNumber, ...] | None = None
+    levels: tuple[Level, ...] | None = None
     per_level: Positive | None = None
     selected: Count | None = None
     shard: ShardSelection | None = None
@@ -562,7 +559,7 @@ class RunInfo(JsonRecord):
     replay_sha256: Sha256 | None = None  #: ``sha256:<hex>`` of the ``--gi-replay`` file
     #: level → ``sha256:<hex>`` of the suite file it came from (a baseline of the same suite
     #: matches on the levels both ran; empty in reports written before it was kept)
-    level_hashes: Mapping[LevelNumber, Sha256] = field(default_factory=dict)
+    level_hashes: Mapping[Level, Sha256] = field(default_factory=dict)
     #: what reading the ``--gi-replay`` file skipped, line by line (``None``: no replay file,
     #: or a report written before it was kept)
     replay_problems: ReplayCheck | None = field(default=None, metadata={"codec": _REPLAY})
@@ -580,7 +577,7 @@ class LevelChange(JsonRecord):
     the gate called it a regression, and the smallest drop it can detect at 80 % power
     (``None``: not estimated, or no drop at all is detectable there)."""
 
-    level: LevelNumber
+    level: Level
     n: Count
     change: float
     low: float
@@ -595,7 +592,7 @@ class LevelOmission(JsonRecord):
     """Baseline items of one level that a gated run has no score for: ``items`` of the
     baseline's ``of`` (a whole level when equal), and why (the run's filter, or no result)."""
 
-    level: LevelNumber
+    level: Level
     items: Count
     of: Count
     reason: str

@@ -15,7 +15,7 @@ from pytest_graphinstruct.run.results import ItemResult
 from pytest_graphinstruct.run.session_inputs import SessionInputs
 from pytest_graphinstruct.suite.instruction import Instruction
 from pytest_graphinstruct.verify.verifier import Verifier
-from pytest_graphinstruct.vocab import as_outcome
+from pytest_graphinstruct.vocab import Outcome
 
 SCORE_BATCH = 128
 """Recorded items are scored in batches of this many (D3's GCNs train together).  Scoring as the
@@ -49,9 +49,9 @@ class ScoringQueue:
             self.flush()
 
     def record_error(self, inst: Instruction, cell: Cell, answers: Sequence[Answer], *,
-                     outcome: str, error: str | None) -> None:
+                     outcome: Outcome, error: str | None) -> None:
         """Keep an item that has no scores (``error``: no answer; ``skipped``)."""
-        self.results.append(error_result(inst, cell, answers, outcome=as_outcome(outcome),
+        self.results.append(error_result(inst, cell, answers, outcome=outcome,
                                          error=error))
 
     def flush(self) -> list[ItemResult]:

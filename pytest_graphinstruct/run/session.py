@@ -40,6 +40,7 @@ from pytest_graphinstruct.run.tally import AnswerTally, ProgressCounts
 from pytest_graphinstruct.suite.instruction import Instruction
 from pytest_graphinstruct.suite.loader import Suite
 from pytest_graphinstruct.verify.verifier import Verifier
+from pytest_graphinstruct.vocab import Outcome
 
 if TYPE_CHECKING:
     from pytest_graphinstruct.models.cache import AnswerCache
@@ -165,7 +166,7 @@ class BenchmarkSession:
         self.scoring.record(checked, expected_failure=expected_failure)
 
     def record_error(self, inst: Instruction, cell: Cell, answers: Sequence[Answer], *,
-                     outcome: str, error: str | None) -> None:
+                     outcome: Outcome, error: str | None) -> None:
         """Keep an item that has no scores (``error``: no answer; ``skipped``)."""
         self.scoring.record_error(inst, cell, answers, outcome=outcome, error=error)
 

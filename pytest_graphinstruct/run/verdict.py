@@ -42,6 +42,7 @@ from pytest_graphinstruct.run.results import (
 )
 from pytest_graphinstruct.run.writer import write_report
 from pytest_graphinstruct.score.bootstrap import DEFAULT_MAX_REGRESSION
+from pytest_graphinstruct.vocab import LEVELS, Level
 
 __all__ = [
     "BaselinePlan",
@@ -112,7 +113,7 @@ a whole-run ``suite_hash``."""
 
 
 def plan_baseline(options: GateOptions, labels: Sequence[str], *,
-                  level_hashes: Mapping[int, str] | None = None,
+                  level_hashes: Mapping[Level, str] | None = None,
                   suite_hash_for: SuiteHashFor | None = None) -> BaselinePlan:
     """Read and match the baseline for a run of the cells ``labels`` (``level_hashes``: its
     suite files, checked against the baseline's when known; ``suite_hash_for``: how to hash
@@ -228,7 +229,7 @@ def _cell_gate(c: CellComparison) -> CellGate:
         cell=c.label, baseline_cell=c.baseline_label,
         levels=tuple(LevelChange(lv, d.n, d.mean_diff, d.low, d.high, d.p_drop,
                                  lv in c.regressed_levels, _finite(c.detectable.get(lv)))
-                     for lv, d in sorted(c.diff.levels.items())),
+                     for lv in LEVELS if (d := c.diff.levels.get(lv)) is not None),
         not_compared=c.not_compared,
         newly_failing=tuple(x.instruction_id for x in c.newly_failing),
         newly_passing=tuple(x.instruction_id for x in c.newly_passing),

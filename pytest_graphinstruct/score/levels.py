@@ -24,7 +24,7 @@ import math
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
-from pytest_graphinstruct.vocab import DIMENSIONS, LEVELS
+from pytest_graphinstruct.vocab import DIMENSIONS, LEVELS, Level
 
 
 def mean_present(values: Iterable[float | None]) -> float | None:
@@ -184,8 +184,8 @@ class TotalScore:
 
     unnormalized: float
     renormalized: float | None
-    levels_present: tuple[int, ...]
-    levels_missing: tuple[int, ...]
+    levels_present: tuple[Level, ...]
+    levels_missing: tuple[Level, ...]
 
     @property
     def complete(self) -> bool:
@@ -201,7 +201,7 @@ def s_total(level_means: Mapping[int, float | LevelMean | None]) -> TotalScore:
         v = m.mean if isinstance(m, LevelMean) else m
         if v is not None:
             values[level] = _check_value(f"S_{level}", v)
-    present = tuple(sorted(values))
+    present = tuple(lv for lv in LEVELS if lv in values)
     missing = tuple(lv for lv in LEVELS if lv not in values)
     unnormalized = math.fsum(LEVEL_WEIGHTS_V[lv] * values[lv] for lv in present)
     if not present:

@@ -15,7 +15,7 @@ from typing import Any
 
 from pytest_graphinstruct.graphs.model import ParsedGraph
 from pytest_graphinstruct.suite.constraints import Constraint, Op
-from pytest_graphinstruct.vocab import size_bucket
+from pytest_graphinstruct.vocab import Level, size_bucket
 
 
 @dataclass(frozen=True)
@@ -40,7 +40,7 @@ class Instruction:
     """
 
     id: str
-    level: int
+    level: Level
     text: str
     explicit: tuple[Constraint, ...]
     implicit: tuple[Constraint, ...] = ()

@@ -466,6 +466,10 @@ MALFORMED: dict[str, tuple[Any, str]] = {
                          "cells[0].summary: unknown field 'bonus'"),
     "v2 unknown outcome": (_v2_with(("cells", 0, "per_instruction", 0, "outcome"), "boom"),
                            "per_instruction[0].outcome: expected one of 'passed'"),
+    "v2 level 9": (_v2_with(("cells", 0, "per_instruction", 0, "level"), 9),
+                   "per_instruction[0].level: expected one of 0, 1, 2, 3, 4, 5, got a number 9"),
+    "v2 level 2.5": (_v2_with(("cells", 0, "per_instruction", 0, "level"), 2.5),
+                     "per_instruction[0].level: expected one of 0, 1"),
     "unknown schema": ({"schema": "graphinstruct-report/9", "cells": []},
                        "unknown report schema 'graphinstruct-report/9'"),
     "v1 score report without metadata": ({"schema": PREVIOUS_SCHEMA, "per_instruction": []},
@@ -482,6 +486,8 @@ MALFORMED: dict[str, tuple[Any, str]] = {
     "quality.json per_instruction a string": (quality(per_instruction="all"), "Error"),
     "quality.json item without level": (quality(per_instruction=[{"instruction_id": "a"}]),
                                         "missing field 'level'"),
+    "quality.json item level 9": (quality(per_instruction=[{"instruction_id": "a", "level": 9}]),
+                                  "unknown level 9 (one of 0, 1, 2, 3, 4, 5)"),
     "quality.json metadata a list": (quality(metadata=[1]), "'metadata' is not an object"),
 }
 

@@ -32,6 +32,7 @@ from pytest_graphinstruct.vocab import (
     METHOD_CONSTRAINED,
     METHODS,
     STRATEGIES,
+    Level,
 )
 
 ORACLE = "oracle"
@@ -114,7 +115,7 @@ class Run:
     def tpv(self) -> float | None:
         return self.cell.summary.tpv
 
-    def level_score(self, level: int) -> float | None:
+    def level_score(self, level: Level) -> float | None:
         row = self.cell.per_level.get(level)
         return None if row is None else row.level_score
 

@@ -27,13 +27,13 @@ from pytest_graphinstruct.report.analyses.registry import AnalysisOutput, Analys
 from pytest_graphinstruct.report.analyses.run_set import Run
 from pytest_graphinstruct.report.analyses.select import baseline_by_model
 from pytest_graphinstruct.report.analyses.table import AnalysisResult, Table, render
-from pytest_graphinstruct.vocab import LEVELS
+from pytest_graphinstruct.vocab import LEVELS, Level
 
 RULES = ("best-profile", "best-per-level", "all-cells")
 DEFAULT_RULE = "best-profile"
 
 
-def _model_values(cells: dict[str, Run], rule: str, level: int) -> list[float]:
+def _model_values(cells: dict[str, Run], rule: str, level: Level) -> list[float]:
     if rule == "best-profile":
         best = max(cells.values(), key=lambda r: (r.quality or 0.0, r.label))
         v = best.level_score(level)
@@ -45,7 +45,7 @@ def _model_values(cells: dict[str, Run], rule: str, level: int) -> list[float]:
 
 
 def tier_means(runs: Sequence[Run], rule: str = DEFAULT_RULE
-               ) -> tuple[dict[int, dict[str, float | None]], dict[str, list[str]], list[str]]:
+               ) -> tuple[dict[Level, dict[str, float | None]], dict[str, list[str]], list[str]]:
     """``({level: {tier: mean}}, {tier: model displays}, models without a tier)``.
 
     Raises:
@@ -56,7 +56,7 @@ def tier_means(runs: Sequence[Run], rule: str = DEFAULT_RULE
     by_model = baseline_by_model(runs)
     members: dict[str, list[str]] = {t: [] for t in PAPER_TIERS}
     untiered: list[str] = []
-    pools: dict[int, dict[str, list[float]]] = {lv: {t: [] for t in PAPER_TIERS}
+    pools: dict[Level, dict[str, list[float]]] = {lv: {t: [] for t in PAPER_TIERS}
                                                 for lv in LEVELS}
     for cells in by_model.values():
         first = next(iter(cells.values()))
@@ -74,7 +74,7 @@ def tier_means(runs: Sequence[Run], rule: str = DEFAULT_RULE
 
 def tier_gap(runs: Sequence[Run], rule: str = DEFAULT_RULE) -> AnalysisResult:
     means, members, untiered = tier_means(runs, rule)
-    gaps: dict[int, float | None] = {}
+    gaps: dict[Level, float | None] = {}
     rows = []
     for lv in LEVELS:
         m = means[lv]
@@ -88,7 +88,7 @@ def tier_gap(runs: Sequence[Run], rule: str = DEFAULT_RULE) -> AnalysisResult:
     if untiered:
         notes.append(f"left out (no tier in the models table): {', '.join(untiered)}")
     ratio_rows = []
-    peak = max(known, key=lambda lv: known[lv]) if known else None
+    peak = max(known, key=lambda lv: known[lv], default=None)
     if peak is not None:
         for lv, g in known.items():
             if lv != peak and g > 0:

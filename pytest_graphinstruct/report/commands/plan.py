@@ -78,7 +78,7 @@ def plan_report(report: RunReport, *, samples: int | None = None, drop: float | 
         k = baseline_samples(cell)
         derived = {r.instruction_id: cluster_of(suite[r.instruction_id]) for r in items
                    if r.cluster is None and suite is not None and r.instruction_id in suite}
-        unknown = Counter(r.level for r in items
+        unknown: Counter[int] = Counter(r.level for r in items
                           if r.cluster is None and r.instruction_id not in derived)
         for lv, noise in noise_by_level(baseline_items(cell, derived), samples=k).items():
             at = k if samples is None else samples

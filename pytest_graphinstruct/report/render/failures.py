@@ -9,9 +9,10 @@ from typing import Any
 from pytest_graphinstruct.report.untrusted import escape, escape_block
 from pytest_graphinstruct.run.evaluate import Checked
 from pytest_graphinstruct.run.results import bounded_answer
+from pytest_graphinstruct.vocab import PassRule
 
 
-def format_failure(checked: Checked, pass_rule: str, *, raw: bool = False) -> str:
+def format_failure(checked: Checked, pass_rule: PassRule, *, raw: bool = False) -> str:
     """The failure message of one item.
 
     The instruction text is cut at 300 characters (a cut text ends with ``…``) and every shown

@@ -22,7 +22,7 @@ from matplotlib.figure import Figure
 from pytest_graphinstruct.report.render.html.cells import PageCell
 from pytest_graphinstruct.report.render.html.taxonomy import CLASSES, Taxonomy
 from pytest_graphinstruct.score.pareto import CellPoint, analyze
-from pytest_graphinstruct.vocab import LEVELS, METHOD_BASELINE
+from pytest_graphinstruct.vocab import LEVELS, METHOD_BASELINE, Level
 
 MAX_SERIES = 10
 """Cells drawn in the per-level bars and profiles (the best by S_total)."""
@@ -75,7 +75,7 @@ def _best(cells: Sequence[PageCell]) -> tuple[list[PageCell], str]:
             f"the {MAX_SERIES} cells with the highest S_total of {len(cells)}")
 
 
-def _levels(cells: Sequence[PageCell]) -> list[int]:
+def _levels(cells: Sequence[PageCell]) -> list[Level]:
     return sorted({lv for c in cells for lv in c.cell.per_level} & set(LEVELS))
 
 
@@ -89,7 +89,7 @@ def _legend_below(ax: Any, ncols: int = 3) -> None:
                          frameon=False)
 
 
-def _level_score(pc: PageCell, level: int) -> float | None:
+def _level_score(pc: PageCell, level: Level) -> float | None:
     row = pc.cell.per_level.get(level)
     return None if row is None else row.level_score
 
