@@ -154,6 +154,8 @@ class Spans:
     def __init__(self, spans: list[tuple[int, int]]) -> None:
         merged: list[tuple[int, int]] = []
         for s, e in sorted(spans):
+            if e <= s:
+                continue  # holds no offset
             if merged and s < merged[-1][1]:
                 merged[-1] = (merged[-1][0], max(e, merged[-1][1]))
             else:
@@ -166,6 +168,8 @@ class Spans:
         out = []
         pos = 0
         for s, e in zip(self._starts, self._ends, strict=True):
+            if s >= length:
+                break
             if s > pos:
                 out.append((pos, s))
             pos = max(pos, e)

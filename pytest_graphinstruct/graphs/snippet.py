@@ -43,7 +43,12 @@ from pytest_graphinstruct.graphs.literals import (
     read_value,
 )
 from pytest_graphinstruct.graphs.model import Limits, ParsedGraph
-from pytest_graphinstruct.graphs.parse_errors import AbbreviationError, ParseError, TruncatedError
+from pytest_graphinstruct.graphs.parse_errors import (
+    AbbreviationError,
+    LimitExceeded,
+    ParseError,
+    TruncatedError,
+)
 
 _EVENT_RE: Final = re.compile(
     r"\b([A-Za-z_]\w*+)\s*+=\s*+(?:nx|networkx)\s*+\.\s*+(Graph|DiGraph|MultiGraph|MultiDiGraph)"
@@ -202,6 +207,8 @@ def _evaluate(snip: Snippet, assigned: dict[str, tuple[int, Any]], limits: Limit
     except _Unresolved as exc:
         snip.error = ParseError(f"python snippet {exc}; edges must be written out")
         return
+    except LimitExceeded:
+        raise
     except ParseError as exc:
         snip.error = exc
         return

@@ -23,13 +23,6 @@ from pytest_graphinstruct.build.template import (
     round_outward,
     stratify,
 )
-from pytest_graphinstruct.vocab import size_bucket
-
-
-@pytest.mark.parametrize(("n", "bucket"), [(1, "small"), (20, "small"), (21, "medium"),
-                                           (50, "medium"), (51, "large")])
-def test_size_bucket(n: int, bucket: str) -> None:
-    assert size_bucket(n) == bucket
 
 
 @pytest.mark.parametrize(("x", "up", "text"), [

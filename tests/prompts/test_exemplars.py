@@ -13,7 +13,6 @@ from hypothesis import strategies as st
 
 from pytest_graphinstruct.graphs.model import Outcome
 from pytest_graphinstruct.graphs.parse import parse_answer, parse_graph
-from pytest_graphinstruct.graphs.refusal import find_refusal
 from pytest_graphinstruct.prompts import (
     DEFAULT_K,
     MAX_EXEMPLAR_CHARS,
@@ -21,14 +20,6 @@ from pytest_graphinstruct.prompts import (
     ExemplarPool,
 )
 from pytest_graphinstruct.prompts.exemplars import FALLBACK_OFFSETS, PROVENANCE_KEYS
-from pytest_graphinstruct.prompts.reasoning import (
-    exemplar_reasoning,
-    infeasibility_reason,
-    refusal_answer,
-    refusal_reasoning,
-    shape_of,
-)
-from pytest_graphinstruct.prompts.texts import PACKAGED
 from pytest_graphinstruct.suite.instruction import Instruction
 from tests.prompts._factory import graph_text, level_suite, make
 
@@ -105,15 +96,6 @@ def test_refusal_exemplar_explains_why() -> None:
     assert ex.reasoning.startswith("Before building anything")
 
 
-def test_refusal_without_a_computable_reason() -> None:
-    inst = make("L2-010", constraints=("num_nodes=5", "planar=true"), feasible=False)
-    assert infeasibility_reason(inst) is None
-    assert refusal_answer(inst) == PACKAGED.render("refusal_answer")
-    assert PACKAGED.render("refusal_answer").endswith("no such graph exists.")
-    assert find_refusal(refusal_answer(inst))
-    assert "contradict" in refusal_reasoning(inst)
-
-
 # --- L5 exemplars ----------------------------------------------------------------------------
 
 def _l5(edit: str, ref: nx.Graph, task: str = "make_connected") -> Instruction:
@@ -142,77 +124,6 @@ def test_l5_falls_back_to_the_full_graph_when_the_edit_disagrees() -> None:
     (ex,) = ExemplarPool.from_suite([inst]).exemplars
     assert ex.answer.startswith("Graph[name='example'")
     assert ex.reasoning is not None and "written out in full" in ex.reasoning
-
-
-# --- reasoning ------------------------------------------------------------------------------
-
-@pytest.mark.parametrize(("constraints", "graph", "expected"), [
-    (("graph_type=tree", "num_nodes=7"), nx.balanced_tree(2, 2), "7 − 1 = 6 edges"),
-    (("graph_type=cycle", "num_nodes=6"), nx.cycle_graph(6), "exactly 6 edges"),
-    (("graph_type=complete", "num_nodes=5"), nx.complete_graph(5), "5 × (5 − 1) / 2 = 10"),
-    (("graph_type=star", "num_nodes=5"), nx.star_graph(4), "other 4 nodes"),
-    (("graph_type=wheel", "num_nodes=6"), nx.wheel_graph(6), "make 10 edges"),
-    (("graph_type=path", "num_nodes=5"), nx.path_graph(5), "which makes 4 edges"),
-    (("degree=3", "num_nodes=8"), nx.cubical_graph(), "3 × 8 / 2 = 12 edges"),
-    (("graph_type=regular", "num_nodes=6"), nx.cycle_graph(6), "2 × 6 / 2 = 6 edges"),
-    (("graph_type=complete_bipartite", "bipartite_sides=2,3"),
-     nx.complete_bipartite_graph(2, 3), "2 × 3 = 6 edges"),
-    (("bipartite=true", "num_nodes=4"), nx.path_graph(4), "two sides"),
-    (("graph_type=bipartite", "bipartite_sides=3,1"), nx.star_graph(3), "split 1 + 3"),
-    (("graph_type=forest", "num_nodes=6"), nx.Graph([(0, 1), (1, 2), (3, 4), (4, 5)]),
-     "2 trees need 6 − 2 = 4 edges"),
-    (("graph_type=connected", "num_nodes=4"), nx.cycle_graph(4), "at least 4 − 1 = 3"),
-    (("directed=true", "acyclic=true"), nx.DiGraph([(0, 1), (1, 2)]), "earlier node"),
-    (("num_nodes=4", "density<=0.5"), nx.path_graph(4),
-     "Take the requirements one at a time: num_nodes=4, density<=0.5. A density of at most "
-     "0.5 on 4 nodes allows at most 3 edges."),
-])
-def test_reasoning_is_computed_from_constraints(
-    constraints: tuple[str, ...], graph: nx.Graph, expected: str
-) -> None:
-    inst = make("L1-001", constraints=constraints, ref=graph)
-    text = exemplar_reasoning(inst, parse_graph(inst.references[0]))
-    assert expected in text
-    n, m = graph.number_of_nodes(), graph.number_of_edges()
-    assert text.endswith(f"settle on {n} nodes and {m} edges, write every edge out, and check "
-                         "each requirement against the finished graph before giving the answer.")
-
-
-def test_reasoning_ignores_keywords_in_the_text() -> None:
-    inst = make("L1-001", text="Generate a tree (actually a cycle) with 5 nodes.",
-                constraints=("graph_type=cycle", "num_nodes=5"), ref=nx.cycle_graph(5))
-    assert shape_of(inst) == "cycle"
-    text = exemplar_reasoning(inst, parse_graph(inst.references[0]))
-    assert "cycle on 5 nodes" in text and "tree" not in text
-    plain = make("L1-002", text="Generate a tree with 5 nodes.", constraints=("num_nodes=5",))
-    assert shape_of(plain) is None
-
-
-def test_implicit_graph_type_counts() -> None:
-    inst = make("L1-001", constraints=("num_nodes=4",), implicit=("graph_type=tree",))
-    assert shape_of(inst) == "tree"
-
-
-@pytest.mark.parametrize(("constraints", "needle"), [
-    (("degree=3", "num_nodes=5"), "3 × 5 = 15, which is odd"),
-    (("degree=5", "num_nodes=4"), "at most 3 neighbours, so degree 5"),
-    (("num_nodes=4", "num_edges=7"), "at most 6 edges, but 7"),
-    (("num_nodes=3", "num_edges=7", "directed=true"), "directed graph on 3 nodes has at most 6"),
-    (("graph_type=tree", "num_nodes=5", "num_edges=5"), "tree on 5 nodes has exactly 4 edges"),
-    (("connected=true", "num_nodes=6", "num_edges=3"), "at least 5 edges, but only 3"),
-    (("bipartite_sides=2,3", "num_nodes=6"), "add up to 5 nodes, but the graph must have 6"),
-])
-def test_infeasibility_reasons(constraints: tuple[str, ...], needle: str) -> None:
-    inst = make("L2-001", constraints=constraints, feasible=False)
-    reason = infeasibility_reason(inst)
-    assert reason is not None and needle in reason
-    assert find_refusal(refusal_answer(inst))
-
-
-def test_feasible_constraints_have_no_reason() -> None:
-    inst = make("L2-001", constraints=("degree=3", "num_nodes=6", "num_edges=9",
-                                       "connected=true"))
-    assert infeasibility_reason(inst) is None
 
 
 # --- selection -------------------------------------------------------------------------------

@@ -1,9 +1,7 @@
-"""D3: invariance under relabelling/reordering, hand cases, absences, determinism, GCN path."""
+"""D3: invariance under relabelling/reordering, hand cases, absences, determinism, batching."""
 
 from __future__ import annotations
 
-import fcntl
-import itertools
 import json
 import math
 import random
@@ -18,9 +16,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from pytest_graphinstruct.kernels import blas
 from pytest_graphinstruct.score import d3, gcn
-from pytest_graphinstruct.score.canon import canonical_form, canonical_graph, undirected_adjacency
+from pytest_graphinstruct.score.canon import undirected_adjacency
 from pytest_graphinstruct.score.d3 import D3Config, graph_sets_d3, graphs_d3, instruction_d3
 from pytest_graphinstruct.score.embedding import (
     embedding_mmd,
@@ -28,120 +25,17 @@ from pytest_graphinstruct.score.embedding import (
     greedy_modularity,
     spectral_features,
 )
-from pytest_graphinstruct.score.gpu_lock import gpu_lock
 from pytest_graphinstruct.suite.loader import instruction_from_record
 from pytest_graphinstruct.verify.verifier import Verifier
+from tests.score._d3graphs import FAMILIES, REFERENCES, graphs, relabelled, sbm
 
 ROOT = Path(__file__).resolve().parents[2]
 OFFICIAL = ROOT.parent / "shared" / "official-suite" / "instructions"
 NO_GCN = D3Config(gcn=False)
 
 
-# -- helpers --------------------------------------------------------------------------------------
-
-def relabelled(g: nx.Graph, rng: random.Random, *, directed: bool | None = None) -> nx.Graph:
-    """A copy with fresh string ids, shuffled node and edge insertion order, shuffled endpoints."""
-    nodes = list(g.nodes())
-    rng.shuffle(nodes)
-    names = {v: f"{rng.choice('abcxyz')}{rng.randrange(10**9)}_{i}" for i, v in enumerate(nodes)}
-    is_directed = g.is_directed() if directed is None else directed
-    out = nx.DiGraph() if is_directed else nx.Graph()
-    out.graph.update(g.graph)
-    out.add_nodes_from((names[v], dict(g.nodes[v])) for v in nodes)
-    edges = list(g.edges())
-    rng.shuffle(edges)
-    for u, v in edges:
-        if not g.is_directed() and rng.random() < 0.5:
-            u, v = v, u
-        out.add_edge(names[u], names[v])
-    return out
-
-
-@st.composite
-def graphs(draw: Any, min_nodes: int = 2, max_nodes: int = 13) -> nx.Graph:
-    n = draw(st.integers(min_nodes, max_nodes))
-    pairs = list(itertools.combinations(range(n), 2))
-    chosen = draw(st.lists(st.sampled_from(pairs), unique=True, max_size=len(pairs))
-                  if pairs else st.just([]))
-    g = nx.Graph()
-    g.add_nodes_from(str(i) for i in range(n))
-    g.add_edges_from((str(u), str(v)) for u, v in chosen)
-    return g
-
-
-def sbm(sizes: list[int], seed: int) -> nx.Graph:
-    k = len(sizes)
-    p = [[0.7 if i == j else 0.05 for j in range(k)] for i in range(k)]
-    g = nx.stochastic_block_model(sizes, p, seed=seed)
-    return nx.relabel_nodes(nx.Graph(g), {v: str(v) for v in g})
-
-
-REFERENCES = [sbm([7, 7, 6], 1), nx.relabel_nodes(nx.barabasi_albert_graph(16, 2, seed=3), str)]
-
-
 def parts(s: d3.D3Sample) -> tuple[Any, ...]:
     return (s.value, s.renormalized, s.grassmann, s.mmd, s.mmd_distance, s.gcn, s.reference)
-
-
-# -- canonical form -------------------------------------------------------------------------------
-
-FAMILIES = {
-    "cycle": lambda r: nx.cycle_graph(r.randint(3, 30)),
-    "complete": lambda r: nx.complete_graph(r.randint(1, 25)),
-    "star": lambda r: nx.star_graph(r.randint(1, 40)),
-    "grid": lambda r: nx.grid_2d_graph(r.randint(1, 6), r.randint(1, 6)),
-    "petersen": lambda r: nx.petersen_graph(),
-    "hypercube": lambda r: nx.hypercube_graph(r.randint(1, 4)),
-    "matching": lambda r: nx.disjoint_union_all([nx.path_graph(2)] * r.randint(1, 20)),
-    "c6+2c3": lambda r: nx.disjoint_union_all([nx.cycle_graph(6), nx.cycle_graph(3),
-                                              nx.cycle_graph(3)]),
-    "3-regular": lambda r: nx.random_regular_graph(3, 2 * r.randint(2, 15),
-                                                   seed=r.randrange(10**6)),
-    "k_mn": lambda r: nx.complete_bipartite_graph(r.randint(1, 8), r.randint(1, 8)),
-    "tree": lambda r: nx.random_labeled_tree(r.randint(1, 40), seed=r.randrange(10**6)),
-    "rook4x4": lambda r: nx.cartesian_product(nx.complete_graph(4), nx.complete_graph(4)),
-    "paley13": lambda r: nx.Graph(nx.paley_graph(13)),
-    "ws": lambda r: nx.watts_strogatz_graph(r.randint(8, 40), 4, 0.1, seed=r.randrange(10**6)),
-}
-
-
-@pytest.mark.parametrize("family", sorted(FAMILIES))
-@pytest.mark.parametrize("seed", [0, 1, 2])
-def test_canonical_form_is_invariant_on_symmetric_families(family: str, seed: int) -> None:
-    rng = random.Random(seed)
-    g = nx.Graph(FAMILIES[family](rng))
-    base = canonical_graph(g)
-    assert base.exact
-    for _ in range(3):
-        other = canonical_graph(relabelled(g, rng))
-        assert other.certificate == base.certificate
-        assert np.array_equal(other.adjacency, base.adjacency)
-
-
-@pytest.mark.slow
-def test_canonical_certificate_decides_isomorphism_on_small_graphs() -> None:
-    rng = random.Random(5)
-    for _ in range(800):
-        n = rng.randint(1, 7)
-        a = nx.gnp_random_graph(n, rng.random(), seed=rng.randrange(10**6))
-        b = nx.gnp_random_graph(n, rng.random(), seed=rng.randrange(10**6))
-        same = canonical_graph(a).certificate == canonical_graph(b).certificate
-        assert same == nx.is_isomorphic(a, b)
-
-
-def test_canonical_form_uses_the_undirected_simple_view() -> None:
-    d = nx.DiGraph([("a", "b"), ("b", "a"), ("b", "c"), ("c", "c")])
-    u = nx.Graph([("x", "y"), ("y", "z")])
-    assert canonical_graph(d).certificate == canonical_graph(u).certificate
-    with pytest.raises(ValueError):
-        canonical_form(np.array([[0, 1], [0, 0]], dtype=bool))
-
-
-def test_canonical_budget_is_reported() -> None:
-    g = nx.random_regular_graph(3, 40, seed=1)
-    tight = canonical_graph(g, max_leaves=2)
-    assert not tight.exact and tight.leaves <= 2
-    assert canonical_graph(g).exact
 
 
 # -- invariance of D3 -----------------------------------------------------------------------------
@@ -372,7 +266,7 @@ def test_batched_and_single_calls_agree_bit_for_bit() -> None:
 _SUBPROCESS = """
 import json, networkx as nx
 from pytest_graphinstruct.score.d3 import graphs_d3
-from tests.score.test_d3 import REFERENCES
+from tests.score._d3graphs import REFERENCES
 gen = nx.relabel_nodes(nx.barabasi_albert_graph(15, 2, seed=4), str)
 s = graphs_d3([gen], REFERENCES).samples[0]
 print(json.dumps([s.value.hex(), s.grassmann.hex(), s.mmd.hex(), s.gcn.hex()]))
@@ -388,106 +282,6 @@ def test_outputs_are_identical_across_processes() -> None:
     s = graphs_d3([gen], REFERENCES).samples[0]
     assert s.value is not None and s.gcn is not None
     assert json.loads(out) == [s.value.hex(), s.grassmann.hex(), s.mmd.hex(), s.gcn.hex()]
-
-
-def _task(seed: int) -> gcn.GcnTask:
-    g = spectral_features(sbm([6, 6, 6], seed))
-    r = spectral_features(REFERENCES[0])
-    c = int(r.communities.max()) + 1
-    return gcn.GcnTask(gcn.gcn_graph(g.canonical.adjacency, g.node_features),
-                       np.minimum(g.communities, c - 1), np.arange(g.n),
-                       gcn.gcn_graph(r.canonical.adjacency, r.node_features), r.communities,
-                       np.arange(0, r.n, 5), c)
-
-
-def test_gcn_runs_on_one_thread_and_restores_the_setting() -> None:
-    torch = pytest.importorskip("torch")
-    before = torch.get_num_threads()
-    run = gcn.soft_accuracies([_task(1), _task(2)])
-    assert run.threads == 1 and run.device == "cpu"
-    assert torch.get_num_threads() == before
-    assert all(0.0 <= s <= 1.0 for s in run.scores)
-
-
-@pytest.mark.slow
-def test_gcn_is_deterministic_and_batch_independent() -> None:
-    tasks = [_task(s) for s in range(4)]
-    together = gcn.soft_accuracies(tasks).scores
-    assert together == gcn.soft_accuracies(tasks).scores
-    assert [gcn.soft_accuracies([t]).scores[0] for t in tasks] == list(together)
-
-
-def test_auto_device_falls_back_to_cpu_without_cuda() -> None:
-    torch = pytest.importorskip("torch")
-    if torch.cuda.is_available():
-        pytest.skip("CUDA present")
-    run = gcn.soft_accuracies([_task(1)], gcn.GcnConfig(device="auto"))
-    assert run.device == "cpu" and run.scores == gcn.soft_accuracies([_task(1)]).scores
-
-
-def test_cuda_batch_agrees_with_cpu(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    torch = pytest.importorskip("torch")
-    if not torch.cuda.is_available():
-        pytest.skip("no CUDA device")
-    monkeypatch.setenv("GRAPHINSTRUCT_GPU_LOCK", str(tmp_path / "gpu.lock"))
-    tasks = [_task(s) for s in range(3)]
-    gpu = gcn.soft_accuracies(tasks, gcn.GcnConfig(device="cuda"))
-    assert gpu.device == "cuda"
-    assert np.allclose(gpu.scores, gcn.soft_accuracies(tasks).scores, atol=1e-3)
-
-
-def test_shared_training_key_trains_once_with_same_result() -> None:
-    t = _task(3)
-    keyed = gcn.GcnTask(t.train_graph, t.train_labels, t.train_nodes, t.eval_graph,
-                        t.eval_labels, t.eval_nodes, t.num_classes, train_key="same")
-    assert gcn.soft_accuracies([keyed, keyed]).scores == (gcn.soft_accuracies([t]).scores * 2)
-
-
-def test_gcn_layers_match_torch_geometric_gcnconv() -> None:
-    torch = pytest.importorskip("torch")
-    pyg = pytest.importorskip("torch_geometric.nn")
-    from torch_geometric.nn.conv.gcn_conv import gcn_norm
-
-    f = spectral_features(REFERENCES[1])
-    gg = gcn.gcn_graph(f.canonical.adjacency, f.node_features)
-    torch.manual_seed(0)
-    c1, c2 = pyg.GCNConv(4, 16), pyg.GCNConv(16, 3)
-    with torch.no_grad():
-        c1.bias.normal_()
-        c2.bias.normal_()
-    x, ei = torch.from_numpy(gg.features.copy()), torch.from_numpy(gg.edges.copy())
-    expected = c2(torch.relu(c1(x, ei)), ei)
-    params = [c1.lin.weight.detach().T[None].contiguous(), c1.bias.detach()[None],
-              c2.lin.weight.detach().T[None].contiguous(), c2.bias.detach()[None]]
-    edge_index, weight = gcn_norm(ei, None, gg.n, add_self_loops=True)
-    owner = torch.zeros(gg.n, dtype=torch.long)
-    ax = gcn._propagate(torch, x, edge_index, weight)
-    got = gcn._forward(torch, params, ax, owner, edge_index, weight, None)
-    assert torch.allclose(got, expected, atol=1e-5)
-
-
-def test_blas_single_thread_is_restored() -> None:
-    before = blas.blas_threads()
-    with blas.single_blas_thread():
-        if before is not None:
-            assert blas.blas_threads() == 1
-        with blas.single_blas_thread():
-            pass
-    assert blas.blas_threads() == before
-
-
-def test_gpu_lock_excludes_other_processes(tmp_path: Path) -> None:
-    path = tmp_path / "gpu.lock"
-    probe = ("import fcntl, os, sys; fd = os.open(sys.argv[1], os.O_RDWR)\n"
-             "try:\n    fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB); print('free')\n"
-             "except BlockingIOError:\n    print('held')\n")
-    with gpu_lock(path):
-        held = subprocess.run([sys.executable, "-c", probe, str(path)], capture_output=True,
-                              text=True, check=True).stdout.strip()
-    free = subprocess.run([sys.executable, "-c", probe, str(path)], capture_output=True,
-                          text=True, check=True).stdout.strip()
-    assert (held, free) == ("held", "free")
-    assert fcntl is not None
 
 
 # -- instruction level -----------------------------------------------------------------------------

@@ -11,7 +11,6 @@ import json
 
 from pytest_graphinstruct.answers import Answer
 from pytest_graphinstruct.report.render.failures import format_failure
-from pytest_graphinstruct.report.untrusted import escape, escape_block
 from pytest_graphinstruct.run.aggregate import build_cell, with_pareto
 from pytest_graphinstruct.run.config import Cell
 from pytest_graphinstruct.run.evaluate import check, evaluate
@@ -109,23 +108,6 @@ def test_a_report_whose_items_lack_raw_answers_validates_and_reads() -> None:
     assert_valid_report(data)
     del data["cells"][0]["per_instruction"][0]["samples"][0]["raw_answer"]
     assert RunReport.from_json(data).cells[0].per_instruction[0].samples[0].raw_answer is None
-
-
-# -- escaping ----------------------------------------------------------------------------------
-
-
-def test_escape_neutralises_controls_ansi_and_bidi() -> None:
-    shown = escape(HOSTILE)
-    assert not any(ch in shown for ch in "\x1b\r\x07\x00\u202e\n")
-    assert "\\x1b[31mPASSED" in shown and "\\r" in shown and "\\u202e" in shown
-    assert escape("a\tb é 图") == "a\tb é 图"  # ordinary text, tabs and non-ASCII unchanged
-    assert escape("x\ud800y") == "x\\ud800y"
-
-
-def test_escape_block_keeps_lines_apart_and_escapes_within_them() -> None:
-    assert escape_block("one\ntwo\x1b[0m\r\nthree") == ["one", "two\\x1b[0m\\r", "three"]
-    assert escape_block("") == [""]
-    assert escape_block("a\u2028b\x85c") == ["a\\u2028b\\x85c"]
 
 
 # -- the failure text --------------------------------------------------------------------------
