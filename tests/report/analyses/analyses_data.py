@@ -18,6 +18,8 @@ QUALITY = SHARED / "published-results" / "quality"
 PAPER = SHARED / "paper" / "graphinstruct-paper.txt"
 TOP15 = SHARED / "published-results" / "tab1_quality_top15.csv"
 WEIGHTS = (0.05, 0.10, 0.15, 0.20, 0.25, 0.25)
+HALF = 0.0005 + 1e-9
+"""Within rounding of the paper's third decimal."""
 METHOD_PARTS = ("-oracle", "-caap", "-combined", "-retry", "-sc", "-vgig")
 
 
@@ -47,6 +49,26 @@ def write_cell(folder: Path, model: str, strategy: str, levels: Mapping[int, Seq
 def uniform(value: float, n: int = 4) -> dict[int, list[float]]:
     """Every level with ``n`` items of score ``value``."""
     return {lv: [value] * n for lv in range(6)}
+
+
+STRATS = ("zero-shot", "few-shot", "zero-cot", "few-cot")
+
+
+def family(folder: Path) -> list[Path]:
+    """GPT-4o (T2, scale 3) and GPT-4o-mini (T3, scale 2), one GPT family, each with the four
+    strategies at a uniform score (0.8 and 0.6): few-shot lifts L4 by 0.1, zero-CoT moves L2 by
+    +0.02 (GPT-4o) and -0.04 (mini); TPV 500 for zero-shot, 1500 for the others."""
+    files = []
+    for model, base in (("gpt4o", 0.8), ("gpt4omini", 0.6)):
+        for s in STRATS:
+            levels = uniform(base)
+            if s == "few-shot":
+                levels[4] = [base + 0.1] * 4
+            if s == "zero-cot":
+                levels[2] = [base + (0.02 if model == "gpt4o" else -0.04)] * 4
+            files.append(write_cell(folder, model, s, levels, tpv=500 if s == "zero-shot"
+                                    else 1500))
+    return files
 
 
 def published_files(baseline_only: bool = False) -> list[Path]:

@@ -5,10 +5,12 @@ from __future__ import annotations
 
 import importlib
 import inspect
+import json
 from pathlib import Path
 
 import pytest
 
+from pytest_graphinstruct.__main__ import main
 from pytest_graphinstruct.errors import GraphInstructError
 from pytest_graphinstruct.report.analyses import registry
 from pytest_graphinstruct.report.analyses.registry import (
@@ -17,7 +19,7 @@ from pytest_graphinstruct.report.analyses.registry import (
     AnalysisRequest,
 )
 
-from .analyses_data import uniform, write_cell
+from .analyses_data import family, uniform, write_cell
 
 
 @pytest.mark.parametrize("analysis", ANALYSES, ids=lambda a: a.name)
@@ -59,3 +61,15 @@ def test_run_renders_and_refuses_rule_elsewhere(tmp_path: Path) -> None:
         AnalysisRequest(files, options=AnalysisOptions(format="csv")))
     assert board.text.splitlines()[0].startswith("rank_total,rank_final,label")
     assert board.warnings == ()
+
+
+def test_cli_analyze(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    files = [str(p) for p in family(tmp_path)]
+    for name in ("tier-gap", "strategy-effects", "cot", "frontier"):
+        assert main(["analyze", name, *files, "--format", "json"]) == 0
+        assert json.loads(capsys.readouterr().out)["analysis"] == name
+    assert main(["analyze", "scaling", "--resamples", "50", *files]) == 0
+    assert "GPT-4o-mini" in capsys.readouterr().out
+    assert main(["analyze", "methods", *files]) == 2  # no method cell: one line
+    assert capsys.readouterr().err.count("\n") == 1
+    assert main(["analyze", "cot", "--rule", "all-cells", *files]) == 2

@@ -36,3 +36,21 @@ def test_cells_from_several_reports_are_compared_with_each_other() -> None:
     odd = replace(both.cells[0].summary, s_final=0.123)
     one = replace(both, cells=(replace(both.cells[0], summary=odd), both.cells[1]))
     assert page_cells([NamedReport("a.json", one)])[0].cell.summary.s_final == 0.123
+
+
+def test_a_label_twice_in_one_report_gets_a_number_and_keeps_its_marks() -> None:
+    from dataclasses import replace
+
+    both = two_cell_report()
+    odd = replace(both.cells[0].summary, s_final=0.123)
+    twice = replace(both, cells=(replace(both.cells[0], summary=odd), both.cells[0]))
+    cells = page_cells([NamedReport("a.json", twice), NamedReport("b.json", both)])
+    assert [c.key for c in cells] == [
+        "m-zero-shot [a.json]", "m-zero-shot [a.json] #2", "m-zero-shot [b.json]",
+        "m-few-shot"]
+    # labels repeat: the marks are each report's own, not compared across the files
+    assert cells[0].cell.summary.s_final == 0.123
+
+
+def test_no_reports_make_no_cells() -> None:
+    assert page_cells([]) == ()

@@ -8,7 +8,7 @@ from dataclasses import replace
 from pytest_graphinstruct.report.render.html.cells import NamedReport, page_cells
 from pytest_graphinstruct.report.render.html.document import DOCUMENT_SCHEMA, document
 from pytest_graphinstruct.report.render.html.taxonomy import taxonomy
-from pytest_graphinstruct.run.results import RunReport, SampleResult
+from pytest_graphinstruct.run.results import CellReport, RunReport, SampleResult
 from tests.report.html_fixtures import instructions, two_cell_report
 
 
@@ -80,3 +80,53 @@ def test_a_sample_without_text_has_no_drawing_and_says_why() -> None:
     item = replace(cell.per_instruction[0], samples=(SampleResult(parsed=False, refusal=False),))
     doc = _doc(RunReport((replace(cell, per_instruction=(item,)),)))
     assert "no answer text" in doc["items"][0]["samples"][0]["drawing"]["omitted"]
+
+
+def test_no_reports_give_an_empty_document() -> None:
+    doc = document([], [], reports=[])
+    assert (doc["cells"], doc["items"], doc["sources"], doc["partial"]) == ([], [], [], False)
+    assert doc["baseline"] is None and doc["title"] == "GraphInstruct report"
+    json.dumps(doc, allow_nan=False)
+
+
+def test_untrusted_text_is_kept_as_data_exactly() -> None:
+    from tests.report.html_fixtures import HOSTILE
+
+    cell = two_cell_report().cells[0]
+    item = replace(cell.per_instruction[2], error=HOSTILE, instruction_id="L1-<b>3</b>")
+    doc = _doc(RunReport((replace(cell, per_instruction=(item,)),)), title=HOSTILE)
+    shown = doc["items"][0]
+    assert (shown["id"], shown["error"], doc["title"]) == ("L1-<b>3</b>", HOSTILE, HOSTILE)
+    assert shown["samples"][0]["raw"] == HOSTILE  # escaping is the page's (json_script)
+
+
+def test_numbers_are_rounded_to_four_decimals() -> None:
+    cell = two_cell_report().cells[0]
+    item = replace(cell.per_instruction[0], level_score=0.123456789,
+                   dimension_scores={"D1": 1 / 3})
+    doc = _doc(RunReport((replace(cell, per_instruction=(item,)),)))
+    shown = doc["items"][0]
+    assert shown["score"] == 0.1235 and shown["dims"][0] == 0.3333
+    assert shown["dims"][1:] == [None] * 4  # a dimension the item has no score for
+
+
+def _relabelled(cell: CellReport, strategy: str) -> CellReport:
+    return replace(cell, metadata=replace(cell.metadata, strategy=strategy))
+
+
+def test_a_baseline_of_several_cells_answers_by_label_only() -> None:
+    report = two_cell_report()
+    zero, few = report.cells
+    doc = _doc(report, baseline=NamedReport("b.json", RunReport((zero,
+                                                                 _relabelled(few, "x")))))
+    items = doc["items"]
+    assert all(i["baseline"] == i["outcome"] for i in items if i["cell"] == 0)
+    # no m-few-shot in the baseline (and it has two cells): nothing to compare
+    assert all(i["baseline"] is None and not i["differs"] for i in items if i["cell"] == 1)
+
+
+def test_the_same_answer_in_two_cells_is_drawn_alike() -> None:
+    few = two_cell_report().cells[1]
+    doc = _doc(RunReport((few, _relabelled(few, "copy"))))
+    a, b = (i["samples"][0]["drawing"] for i in doc["items"] if i["id"] == "L1-001")
+    assert a == b and "labels" in a

@@ -115,3 +115,69 @@ def test_write_page_replaces_the_file_whole(tmp_path: Path) -> None:
     write_page(page, out)
     assert out.read_text(encoding="utf-8") == page.html
     assert [p.name for p in out.parent.iterdir()] == ["r.html"]
+
+
+def test_no_reports_give_a_page_without_cells() -> None:
+    page = build_page([])
+    assert (page.cells, page.items) == (0, 0)
+    doc = json.loads(_DATA.findall(page.html)[0])
+    assert doc["title"] == "GraphInstruct report" and doc["cells"] == []
+
+
+def test_the_title_names_a_single_report_and_counts_are_given() -> None:
+    page = build_page([NamedReport("r.json", two_cell_report())])
+    assert (page.cells, page.items) == (2, 8)
+    assert "<title>GraphInstruct report: r.json</title>" in page.html
+
+
+def test_a_hostile_coverage_line_and_error_are_escaped() -> None:
+    from dataclasses import replace
+
+    from pytest_graphinstruct.run.results import Coverage
+
+    report = two_cell_report()
+    cell = report.cells[0]
+    item = replace(cell.per_instruction[0], error=HOSTILE, instruction_id="<b>id</b>")
+    hostile = replace(report, coverage=Coverage.partial(HOSTILE), cells=(
+        replace(cell, per_instruction=(item, *cell.per_instruction[1:])),))
+    page = build_page([NamedReport("r.json", hostile)]).html
+    parser = _Tags()
+    parser.feed(page)
+    assert parser.tags.count("script") == 2 and "img" not in parser.tags and "b" not in parser.tags
+    assert "&lt;/script&gt;&lt;script&gt;alert(1)" in page  # the coverage line, as text
+    doc = json.loads(_DATA.findall(page)[0])
+    assert doc["items"][0]["error"] == HOSTILE and doc["items"][0]["id"] == "<b>id</b>"
+
+
+def test_a_static_file_that_would_close_its_element_is_refused(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    from pytest_graphinstruct.report.render.html import page as page_module
+
+    class _Files:
+        def joinpath(self, name: str) -> _Files:
+            return self
+
+        def read_text(self, encoding: str) -> str:
+            return "let x = '</SCRIPT>';"
+
+    monkeypatch.setattr(page_module.resources, "files", lambda package: _Files())
+    with pytest.raises(ValueError, match="must not contain '</script'"):
+        page_module._static("report.js")
+
+
+def test_a_failed_write_leaves_the_old_page_and_no_temporary(tmp_path: Path,
+                                                             monkeypatch: pytest.MonkeyPatch
+                                                             ) -> None:
+    from pytest_graphinstruct.report.render.html.page import Page
+
+    out = tmp_path / "r.html"
+    out.write_text("old", encoding="utf-8")
+
+    def refuse(self: Path, target: Path) -> Path:
+        raise OSError("disk full")
+
+    monkeypatch.setattr(Path, "replace", refuse)
+    with pytest.raises(OSError, match="disk full"):
+        write_page(Page("<html>new</html>", 0, 0), out)
+    assert out.read_text(encoding="utf-8") == "old"
+    assert [p.name for p in tmp_path.iterdir()] == ["r.html"]

@@ -128,3 +128,42 @@ def test_the_legends_below_other_charts_clear_their_ticks(
     for text in [ax.xaxis.label, *ax.get_xticklabels()]:
         assert not _overlaps(box, text.get_window_extent(renderer))
     assert box.y0 >= 0
+
+
+def test_no_cells_no_plots() -> None:
+    assert all_plots([], []) == ()
+    assert level_bars([]) is None and profiles([]) is None and pareto_scatter([]) is None
+
+
+def test_many_cells_show_the_best_and_say_so() -> None:
+    from pytest_graphinstruct.report.render.html.plots import MAX_SERIES
+
+    zero, few = _cells()
+    many = [PageCell(f"c{k}", few.cell, "r.json") for k in range(MAX_SERIES)] + [zero]
+    plot = profiles(many)
+    assert plot is not None
+    assert plot.note == f"the {MAX_SERIES} cells with the highest S_total of {MAX_SERIES + 1}"
+    assert "c0" in plot.svg and zero.key not in plot.svg  # m-zero-shot scores lowest
+    assert profiles(many[:MAX_SERIES]).note == ""  # type: ignore[union-attr]
+
+
+def test_cells_without_samples_are_left_off_the_taxonomy_bars() -> None:
+    from pytest_graphinstruct.report.render.html.taxonomy import Taxonomy
+
+    cells = _cells()
+    taxes = [taxonomy(c.cell.per_instruction) for c in cells]
+    plot = taxonomy_bars(cells, [taxes[0], Taxonomy({})])
+    assert plot is not None and cells[0].key in plot.svg and cells[1].key not in plot.svg
+    assert taxonomy_bars(cells, [Taxonomy({}), Taxonomy({})]) is None
+
+
+@pytest.mark.parametrize("make", ["pareto", "heatmap", "taxonomy"])
+def test_a_hostile_cell_label_is_text_in_every_chart(make: str) -> None:
+    zero, few = _cells()
+    evil = PageCell("<script>alert(1)</script>", few.cell, "r.json")
+    plot = {"pareto": lambda: pareto_scatter([zero, evil]),
+            "heatmap": lambda: delta_heatmap([zero, evil]),
+            "taxonomy": lambda: taxonomy_bars([evil], [taxonomy(few.cell.per_instruction)]),
+            }[make]()
+    assert plot is not None and "<script>" not in plot.svg and "&lt;script&gt;" in plot.svg
+    ElementTree.fromstring(plot.svg)

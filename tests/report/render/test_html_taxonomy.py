@@ -46,3 +46,37 @@ def test_items_without_samples_are_no_answer_when_errored_else_unknown() -> None
     assert item_classes(errored) == ("no answer",)
     assert item_classes(released) == ("unknown",)  # never guessed from its scores
     assert taxonomy([errored, released]).classes["unknown"] == 1
+
+
+def test_an_empty_or_blank_answer_is_no_answer_and_refusal_comes_before_truncation() -> None:
+    assert sample_class(SampleResult(parsed=False, refusal=False, raw_answer=" \n\t")) == \
+        "no answer"
+    assert sample_class(SampleResult(parsed=False, refusal=False, error="empty answer")) == \
+        "no answer"
+    assert sample_class(SampleResult(parsed=False, refusal=True, truncated=True,
+                                     raw_answer="I can't")) == "refusal"
+    assert sample_class(SampleResult(parsed=False, refusal=False, raw_answer="words")) == \
+        "unparseable"
+    # a parsed graph with only derived violations still has violations
+    assert sample_class(SampleResult(parsed=True, refusal=False,
+                                     derived_violations=("num_edges=3",))) == "violations"
+
+
+def test_a_sample_counts_once_per_category_and_only_with_violations() -> None:
+    details = (ViolationDetail("num_nodes=3", "count", 1.0),
+               ViolationDetail("num_edges=2", "count", 1.0),
+               ViolationDetail("graph_type=tree", "structural", 1.0))
+    bad = SampleResult(parsed=True, refusal=False, violations=("num_nodes=3",),
+                       violation_details=details)
+    truncated = SampleResult(parsed=True, refusal=False, violations=("num_nodes=3",),
+                             truncated=True, violation_details=details)
+    item = ItemResult("L0-001", 0, "m-zero-shot", "m", "zero-shot", outcome="failed",
+                      samples=(bad, bad, truncated))
+    t = taxonomy([item])
+    assert t.classes["violations"] == 2 and t.classes["truncated"] == 1
+    assert t.categories == {"count": 2, "structural": 2}
+
+
+def test_no_items_count_nothing() -> None:
+    t = taxonomy([])
+    assert t.total == 0 and t.classes == dict.fromkeys(CLASSES, 0) and t.categories == {}
