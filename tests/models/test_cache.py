@@ -18,7 +18,6 @@ import pytest
 from pytest_graphinstruct.answers import Answer, Usage
 from pytest_graphinstruct.errors import ModelError
 from pytest_graphinstruct.models.cache import CACHE_FILE, AnswerCache, CacheWarning
-from pytest_graphinstruct.models.cache_format import level_of
 from pytest_graphinstruct.models.openai_backend import OpenAIBackend
 from pytest_graphinstruct.models.scheduler import Scheduler
 from tests.models.fake_openai import FakeOpenAIServer
@@ -211,13 +210,6 @@ def test_rerun_after_sigkill_requests_only_the_missing_answers(
         assert stats["cache_hits"] == saved and stats["issued"] == n - saved
         with pytest.warns(CacheWarning, match="corrupt"):  # the torn line, now terminated
             assert len(AnswerCache(directory)) == n
-
-
-# -- helpers ----------------------------------------------------------------------------------
-
-
-def test_level_of() -> None:
-    assert level_of("L5-013") == 5 and level_of("custom") is None
 
 
 # -- failures are noticed (issue 11) ----------------------------------------------------------
