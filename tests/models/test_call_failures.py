@@ -133,7 +133,7 @@ def test_error_detail_reads_the_body_then_the_raw_text_then_the_message() -> Non
 
 
 @given(st.text(min_size=1, max_size=1000))
-def test_error_detail_is_one_line_of_at_most_300_characters(message: str) -> None:
+def test_error_detail_is_one_line_cut_at_300_characters(message: str) -> None:
     detail = error_detail(status_error(500, body(message)))
     assert "\n" not in detail and len(detail) <= 301
     words = " ".join(message.split())
