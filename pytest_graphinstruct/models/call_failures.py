@@ -104,8 +104,8 @@ def _error_body(exc: Any) -> Mapping[str, Any]:
 
 
 def error_detail(exc: Any) -> str:
-    """The error's message from its body (``[code] message``), on one line of at most 300
-    characters."""
+    """The error's message from its body (``[code] message``), on one line, the message cut
+    to its first 300 characters (then ``…``)."""
     body = _error_body(exc)
     msg = body.get("message")
     if not isinstance(msg, str) or not msg:

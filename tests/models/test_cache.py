@@ -1,4 +1,5 @@
-"""AnswerCache: round trips, crash safety, concurrent writers, kill -9 resume, export."""
+"""AnswerCache: round trips, crash safety, concurrent writers, kill -9 resume, merging (its
+claims: test_cache_claims)."""
 
 from __future__ import annotations
 
@@ -8,9 +9,7 @@ import os
 import signal
 import subprocess
 import sys
-import threading
 import time
-from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -18,7 +17,6 @@ import pytest
 from pytest_graphinstruct.answers import Answer, Usage
 from pytest_graphinstruct.errors import ModelError
 from pytest_graphinstruct.models.cache import CACHE_FILE, AnswerCache, CacheWarning
-from pytest_graphinstruct.models.cache_format import level_of
 from pytest_graphinstruct.models.openai_backend import OpenAIBackend
 from pytest_graphinstruct.models.scheduler import Scheduler
 from tests.models.fake_openai import FakeOpenAIServer
@@ -213,13 +211,6 @@ def test_rerun_after_sigkill_requests_only_the_missing_answers(
             assert len(AnswerCache(directory)) == n
 
 
-# -- helpers ----------------------------------------------------------------------------------
-
-
-def test_level_of() -> None:
-    assert level_of("L5-013") == 5 and level_of("custom") is None
-
-
 # -- failures are noticed (issue 11) ----------------------------------------------------------
 
 
@@ -302,115 +293,6 @@ def test_an_intact_cache_warns_nothing(tmp_path: Path) -> None:
         cache = AnswerCache(tmp_path)
     assert cache.damaged_lines == 0 and cache.damage_summary() is None
     assert cache.write_failures == 0 and cache.write_failure_summary() is None
-
-
-# -- claims: one process asks, the others wait for its answer ---------------------------------
-
-_CLAIM_HOLDER = """
-import sys, time
-from pytest_graphinstruct.models.cache import AnswerCache
-claim = AnswerCache(sys.argv[1]).claim("k", wait_s=0)
-print("held" if claim.held else "not held", flush=True)
-time.sleep(60)
-"""
-
-
-def test_a_killed_owner_never_blocks_a_claim(tmp_path: Path) -> None:
-    child = subprocess.Popen([sys.executable, "-c", _CLAIM_HOLDER, str(tmp_path)], cwd=ROOT,
-                             stdout=subprocess.PIPE)
-    try:
-        assert child.stdout is not None and child.stdout.readline() == b"held\n"
-        cache = AnswerCache(tmp_path)
-        busy = cache.claim("k", wait_s=0.1)
-        assert not busy.held and busy.waited and busy.answer is None
-        child.send_signal(signal.SIGKILL)
-        child.wait(10)
-        # the kernel let go of the dead owner's lock: the claim is taken at the first try,
-        # without waiting (no clock needed to tell)
-        mine = cache.claim("k", wait_s=10)
-        assert mine.held and not mine.waited
-        mine.release()
-    finally:
-        if child.poll() is None:
-            child.kill()
-            child.wait()
-
-
-class _Polled(threading.Event):
-    """A ``stop`` event for :meth:`AnswerCache.claim` that is never set by the claim's owner
-    but tells the test (:attr:`polled`) that the claim has found the key taken and waits."""
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.polled = threading.Event()
-
-    def wait(self, timeout: float | None = None) -> bool:
-        self.polled.set()
-        return super().wait(timeout)
-
-
-def _when_waiting(stop: _Polled, action: Callable[[], None]) -> threading.Thread:
-    """Run ``action`` in a thread once a claim given ``stop`` is waiting."""
-
-    def run() -> None:
-        if stop.polled.wait(WAIT_S):
-            action()
-
-    thread = threading.Thread(target=run, daemon=True)
-    thread.start()
-    return thread
-
-
-def test_a_waiter_gets_the_owners_answer(tmp_path: Path) -> None:
-    owner, waiter = AnswerCache(tmp_path), AnswerCache(tmp_path)
-    claim = owner.claim("k", wait_s=0)
-    assert claim.held and not claim.waited
-
-    def answer() -> None:
-        owner.put("k", req(), ok("from the owner"))
-        claim.release()
-
-    stop = _Polled()
-    _when_waiting(stop, answer)  # the owner answers once the waiter waits
-    got = waiter.claim("k", wait_s=WAIT_S, stop=stop)
-    assert got.waited and not got.held and got.answer is not None
-    assert got.answer.text == "from the owner" and got.answer.cached
-
-
-def test_a_released_claim_without_an_answer_passes_to_the_waiter(tmp_path: Path) -> None:
-    cache = AnswerCache(tmp_path)
-    first = cache.claim("k", wait_s=0)
-    stop = _Polled()
-    # once the second waits, the owner lets go: its answer was an error, not cached
-    _when_waiting(stop, first.release)
-    second = cache.claim("k", wait_s=WAIT_S, stop=stop)
-    assert second.held and second.waited and second.answer is None
-    second.release()
-    second.release()  # idempotent
-    assert not (tmp_path / "claims" / "k.lock").exists()
-
-
-def test_a_hung_owner_blocks_only_for_the_wait_bound(tmp_path: Path) -> None:
-    cache = AnswerCache(tmp_path)
-    held = cache.claim("k", wait_s=0)
-    t0 = time.monotonic()
-    late = cache.claim("k", wait_s=0.3)
-    # the bound is the point: the owner never lets go, the claim gives up at its wait bound
-    # (measured 0.30-0.35 s with one core kept busy; 5 s is generous)
-    assert not late.held and late.waited and 0.3 <= time.monotonic() - t0 < 5.0
-    stop = _Polled()
-    _when_waiting(stop, stop.set)  # stopped while it waits
-    cancelled = cache.claim("k", wait_s=WAIT_S, stop=stop)
-    assert cancelled.cancelled and not cancelled.held
-    held.release()
-
-
-def test_no_claim_when_the_directory_cannot_hold_one(tmp_path: Path) -> None:
-    cache = AnswerCache(tmp_path)
-    (tmp_path / "claims").write_text("a file where the directory should be")
-    claim = cache.claim("k", wait_s=1)
-    assert not claim.held and not claim.waited and claim.answer is None
-    claim.release()
 
 
 # -- merging ----------------------------------------------------------------------------------

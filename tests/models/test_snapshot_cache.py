@@ -1,5 +1,5 @@
 """The cache knows the model: snapshots recorded with each answer, stale answers asked again,
-the version in the key, the 1-token probe (issue 19)."""
+the version in the key (issue 19; the 1-token probe: test_endpoint_probes)."""
 
 from __future__ import annotations
 
@@ -10,18 +10,10 @@ import pytest
 
 from pytest_graphinstruct.answers import Answer, Usage
 from pytest_graphinstruct.models.cache import CACHE_FILE, AnswerCache
-from pytest_graphinstruct.models.cache_format import CacheEntry, supersedes
-from pytest_graphinstruct.models.endpoint_probes import PROBE_HEADER
+from pytest_graphinstruct.models.cache_format import CacheEntry
 from pytest_graphinstruct.models.openai_backend import OpenAIBackend
 from pytest_graphinstruct.models.scheduler import Scheduler
-from pytest_graphinstruct.models.snapshot import (
-    CacheSource,
-    Snapshot,
-    is_stale,
-    merge_sources,
-    snapshot_of,
-    sorted_snapshots,
-)
+from pytest_graphinstruct.models.snapshot import CacheSource, Snapshot, is_stale
 from tests.models.fake_openai import FakeOpenAIServer
 from tests.models.helpers import req
 
@@ -82,40 +74,8 @@ def test_old_records_stay_readable_as_an_unknown_snapshot(tmp_path: Path) -> Non
     assert entry.created == 1700000000.0
 
 
-def test_odd_snapshot_fields_are_kept_as_one_short_printable_line() -> None:
-    assert Snapshot.from_json({"model": " a\nb ", "fingerprint": 7}) == Snapshot("a b", None)
-    assert Snapshot.from_json({"model": "\x1b[2Jx"}).model == "\\x1b[2Jx"  # escaped
-    assert len(Snapshot.from_json({"model": "x" * 999}).model or "") == 200
-    assert Snapshot.from_json(None) == Snapshot()
-    assert Snapshot("m", "fp").describe() == "m (fp)"
-    assert Snapshot().describe() == "unknown snapshot"
-
-
-def test_what_is_stale() -> None:
-    assert is_stale("gpt-4o-2024-05-13", "gpt-4o-2024-08-06")
-    assert not is_stale("gpt-4o-2024-08-06", "gpt-4o-2024-08-06")
-    assert not is_stale(None, "gpt-4o-2024-08-06")  # nothing known against it: reused
-    assert not is_stale("gpt-4o-2024-05-13", None)  # the endpoint says nothing: as before
-
 
 # -- which record of a key wins ------------------------------------------------------------------
-
-def entry(snapshot: str | None, created: float | None) -> CacheEntry:
-    return CacheEntry("k", ok(), "ep", "m", "L1-001", 1, "c", 0, created=created,
-                      snapshot=snapshot)
-
-
-@pytest.mark.parametrize(("new", "kept", "replaces"), [
-    (entry("b", 2.0), entry("a", 1.0), True),   # asked again from the new snapshot
-    (entry("a", 2.0), entry("a", 1.0), False),  # a duplicate: the first wins
-    (entry("a", 1.0), entry("b", 2.0), False),  # an older answer never replaces a newer one
-    (entry("b", None), entry("a", 1.0), True),  # no time: the later line counts as later
-    (entry("b", 2.0), entry(None, 1.0), True),
-])
-def test_a_later_answer_of_another_snapshot_replaces_the_kept_one(
-        new: CacheEntry, kept: CacheEntry, replaces: bool) -> None:
-    assert supersedes(new, kept) is replaces
-
 
 def test_store_replaces_a_stale_answer_and_a_reopened_cache_agrees(tmp_path: Path) -> None:
     cache = AnswerCache(tmp_path)
@@ -156,33 +116,6 @@ def test_the_mark_separates_earlier_runs_from_this_one(tmp_path: Path) -> None:
     assert nxt.earlier(found(nxt, "during"))  # the next run
 
 
-def test_a_claim_does_not_take_a_stale_answer_for_the_owners(tmp_path: Path) -> None:
-    cache = AnswerCache(tmp_path)
-    cache.put("k", req(), ok(), served=Snapshot("snap-1"))
-    owner = AnswerCache(tmp_path).claim("k", wait_s=5)
-    assert owner.held
-    try:
-        waiting = cache.claim("k", wait_s=0.2, poll_s=0.01,
-                              accept=lambda e: not is_stale(e.snapshot, "snap-2"))
-        assert waiting.waited and waiting.answer is None  # waited in vain, did not take it
-        shared = cache.claim("k", wait_s=0.2, poll_s=0.01)
-        assert shared.answer is not None and shared.entry is not None
-    finally:
-        owner.release()
-
-
-# -- sources ----------------------------------------------------------------------------------
-
-def test_cache_sources_merge_as_sets_and_the_oldest_time() -> None:
-    a = CacheSource().add("s1", 20.0).add(None, None)
-    b = CacheSource().add("s2", 10.0)
-    assert a.merge(b) == CacheSource(frozenset({"s1", "s2", None}), 10.0)
-    assert CacheSource.from_json(a.to_json()) == a
-    assert a.to_json() == {"snapshots": ["s1", None], "oldest": 20.0}
-    assert merge_sources({"x": a}, {"x": b, "y": b}) == {"x": a.merge(b), "y": b}
-    assert sorted_snapshots([None, "b", "a", "b"]) == ["a", "b", None]
-
-
 # -- the backend ------------------------------------------------------------------------------
 
 def test_the_version_is_part_of_the_key_and_none_keeps_the_old_keys(
@@ -205,45 +138,6 @@ def test_complete_served_says_which_snapshot_answered(fake_openai: FakeOpenAISer
     answer, served = backend.complete_served(req("y"))
     assert served == Snapshot("fake-2024-06", "fp_1")
     assert backend.complete(req("z")).text == "echo: z"
-
-
-def test_the_probe_asks_for_one_token_and_is_not_a_model_answer(
-        fake_openai: FakeOpenAIServer, backend_for) -> None:
-    fake_openai.served_model, fake_openai.system_fingerprint = "gpt-x-2024-08-06", "fp_9"
-    served, why = backend_for().probe_snapshot()
-    assert (served, why) == (Snapshot("gpt-x-2024-08-06", "fp_9"), None)
-    (probe,) = fake_openai.probes
-    assert probe.body["max_tokens"] == 1 and probe.body["model"] == "fake-model"
-    headers = {k.lower(): v for k, v in probe.headers.items()}
-    assert headers[PROBE_HEADER.lower()] == "snapshot"
-    assert fake_openai.request_count == 0
-
-
-def test_a_failed_probe_says_why_and_knows_nothing(fake_openai: FakeOpenAIServer,
-                                                   backend_for) -> None:
-    fake_openai.probe_status = 503
-    served, why = backend_for(max_retries=3).probe_snapshot()
-    assert served == Snapshot() and why is not None and "503" in why
-    assert len(fake_openai.probes) == 1  # never retried
-
-
-def test_the_probe_falls_back_to_max_completion_tokens(fake_openai: FakeOpenAIServer,
-                                                       backend_for) -> None:
-    fake_openai.rejects_max_tokens = True  # like OpenAI's reasoning models
-    fake_openai.served_model = "o-mini-2025-01-31"
-    served, why = backend_for().probe_snapshot()
-    assert (served.model, why) == ("o-mini-2025-01-31", None)
-    (probe,) = fake_openai.probes
-    assert probe.body["max_completion_tokens"] == 1 and "max_tokens" not in probe.body
-
-
-def test_snapshot_of_reads_only_strings() -> None:
-    class Completion:
-        model = "m-1"
-        system_fingerprint = None
-
-    assert snapshot_of(Completion()) == Snapshot("m-1", None)
-    assert snapshot_of(object()) == Snapshot()
 
 
 # -- the scheduler ----------------------------------------------------------------------------
