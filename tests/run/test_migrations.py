@@ -20,10 +20,11 @@ from typing import Any
 import pytest
 
 from pytest_graphinstruct.run.aggregate import cell_point
-from pytest_graphinstruct.run.migrations import RELEASE_SOURCE, from_release, from_v1
+from pytest_graphinstruct.run.migrations import RELEASE_SOURCE, finite, from_release, from_v1
 from pytest_graphinstruct.run.results import (
     PREVIOUS_SCHEMA,
     CellReport,
+    ReportError,
     RunReport,
     SampleResult,
 )
@@ -299,3 +300,50 @@ def test_v1_score_report() -> None:
     assert bad.valid_rate is None and bad.level_score is None
     assert cell.per_level[1].level_score == pytest.approx(0.9)
     assert_valid_report(json.loads(report_json(report)))
+
+
+# -- the migration's own steps -----------------------------------------------------------------
+
+
+def test_a_v1_item_becomes_the_current_items_json() -> None:
+    from pytest_graphinstruct.run.migrations import _v1_item
+
+    item = _v1_item({"tpv": 12.0, "valid_samples": 1, "samples": [{}, {}, {}, {}]})
+    assert item == {"d5_tokens_per_valid": 12.0, "valid_samples": 1,
+                    "samples": [{}, {}, {}, {}], "d1_valid_rate": 0.25}
+    kept = _v1_item({"d5_tokens_per_valid": 3.0, "tpv": 99.0, "d1_valid_rate": 0.5,
+                     "samples": []})
+    assert kept["d5_tokens_per_valid"] == 3.0 and kept["d1_valid_rate"] == 0.5
+    assert _v1_item({"samples": []})["d1_valid_rate"] is None
+
+
+def test_a_v1_single_cell_keeps_its_partial_flag_and_a_multi_cell_report_has_no_tool() -> None:
+    cell = v1_cell("m", "zero-shot")
+    cell["metadata"]["partial"] = True
+    assert from_v1(cell).partial
+    several = from_v1({"schema": PREVIOUS_SCHEMA, "cells": [v1_cell("m", "zero-shot")]})
+    assert several.tool is None and not several.partial
+
+
+@pytest.mark.parametrize(("value", "expected"), [(None, None), (1, 1.0), (0.25, 0.25)])
+def test_finite_numbers_pass(value: Any, expected: float | None) -> None:
+    assert finite(value, "x") == expected
+
+
+@pytest.mark.parametrize("value", ["0.8", True, float("nan"), float("inf"), [1]])
+def test_anything_else_is_not_a_finite_number(value: Any) -> None:
+    with pytest.raises(ReportError, match=r"^total_score is not a finite number: "):
+        finite(value, "total_score")
+
+
+def test_release_metadata_that_is_not_an_object_is_refused() -> None:
+    with pytest.raises(ReportError, match="release 'metadata' is not an object"):
+        from_release(quality(metadata="gpt-4o"), "m-zero-shot.quality.json")
+
+
+def test_a_release_file_without_outcomes_passes_an_item_at_d4_one() -> None:
+    (cell,) = from_release(quality(), "m-zero-shot.quality.json").cells
+    assert [r.outcome for r in cell.per_instruction] == [
+        "failed", "passed", "failed", "passed", "failed", "passed"]
+    assert cell.per_level[1].pass_rate == 1.0 and cell.per_level[0].pass_rate == 0.0
+    assert cell.metadata.quality_only and cell.summary.error == 0
