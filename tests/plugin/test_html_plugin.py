@@ -62,14 +62,3 @@ def test_a_page_that_cannot_be_written_is_a_usage_error_at_start(
                                            "-p", "no:cacheprovider")
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     assert "name the same file" in result.stderr.str()
-
-
-def test_a_failed_page_write_is_one_line_and_raises_nothing(tmp_path: Path) -> None:
-    from pytest_graphinstruct.pytest_run.outputs import write_html
-    from tests.report.html_fixtures import two_cell_report
-
-    blocker = tmp_path / "file"
-    blocker.write_text("")
-    line = write_html(two_cell_report(), blocker / "r.html", None)
-    assert line.startswith(f"html report NOT written to {blocker / 'r.html'}: ")
-    assert "\n" not in line

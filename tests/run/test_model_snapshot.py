@@ -1,31 +1,23 @@
-"""--gi-model-version, --gi-reuse-stale-cache, the preflight's snapshot check, the cells'
-model_version and the run record's cache use (issue 19: the cache knows the model)."""
+"""--gi-model-version, --gi-reuse-stale-cache, the cells' model_version and the run record's cache
+use (issue 19: the cache knows the model); the preflight's snapshot check is in
+tests/run/test_preflight.py."""
 
 from __future__ import annotations
 
 import json
-from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from pytest_graphinstruct.answers import Answer
 from pytest_graphinstruct.errors import GraphInstructError
-from pytest_graphinstruct.models.cache import AnswerCache
-from pytest_graphinstruct.models.openai_backend import OpenAIBackend
-from pytest_graphinstruct.models.snapshot import CacheSource, Snapshot
-from pytest_graphinstruct.models.testserver import FakeOpenAIServer
+from pytest_graphinstruct.models.snapshot import CacheSource
 from pytest_graphinstruct.report.render.terminal import cache_lines, summary_lines
 from pytest_graphinstruct.run.config import RunConfig, build_run_config
-from pytest_graphinstruct.run.preflight import Served, preflight, snapshot_notes
 from pytest_graphinstruct.run.provenance import cache_use
 from pytest_graphinstruct.run.results import CacheUse, ItemResult, RunInfo, RunReport, SampleResult
-from pytest_graphinstruct.run.session import BenchmarkSession, cell_metadata
-from tests.models.helpers import req
+from pytest_graphinstruct.run.session import cell_metadata
 from tests.plugin._suite import write_suite
-
-KEY = "GI_SNAPSHOT_TEST_KEY"
 
 
 @pytest.fixture
@@ -83,110 +75,6 @@ def test_model_version_is_the_users_else_the_snapshot_served(suite: Path) -> Non
     assert cell_metadata(named, named.cells[0],
                          served={"gpt-x": "gpt-x-2024-11-20"}).model_version == (
         "gpt-x-2024-08-06")
-
-
-def test_served_travels_as_json() -> None:
-    served = Served({"gpt-x": Snapshot("gpt-x-1", "fp"), "y": Snapshot()}, cache_mark=120)
-    again = Served.from_json(json.loads(json.dumps(served.to_json())))
-    assert again == served and again.snapshot("gpt-x") == "gpt-x-1"
-    assert again.snapshot("y") is None and again.models() == {"gpt-x": "gpt-x-1"}
-    assert Served.from_json(None) == Served()
-
-
-# -- the preflight ----------------------------------------------------------------------------
-
-@pytest.fixture
-def server(monkeypatch: pytest.MonkeyPatch) -> Any:
-    monkeypatch.setenv(KEY, "sk-test-snapshot")
-    with FakeOpenAIServer() as srv:
-        yield srv
-
-
-def _endpoint_config(suite: Path, server: FakeOpenAIServer, cache: Path,
-                     **raw: Any) -> RunConfig:
-    return config(suite, base_url=server.base_url, api_key_env=KEY, cache=str(cache), **raw)
-
-
-def _cache_answers(run: RunConfig, cache: Path, snapshot: str | None, n: int,
-                   prefix: str = "q") -> None:
-    backend = OpenAIBackend(run.base_url, "gpt-x", api_key_env=KEY,
-                            model_version=run.model_version("gpt-x"))
-    store = AnswerCache(cache)
-    for i in range(n):
-        r = replace(req(f"{prefix}{i}"), model="gpt-x")
-        store.put(r.cache_key(backend.endpoint), r, Answer(text="Graph[] {}"),
-                  endpoint=backend.endpoint, served=Snapshot(snapshot))
-
-
-def test_the_preflight_learns_the_snapshot_and_hands_over_the_cache(
-        suite: Path, server: FakeOpenAIServer, tmp_path: Path) -> None:
-    server.served_model, server.system_fingerprint = "gpt-x-2024-08-06", "fp_1"
-    run = _endpoint_config(suite, server, tmp_path / "c")
-    _cache_answers(run, tmp_path / "c", "gpt-x-2024-08-06", 2)
-    inputs = preflight(run)
-    assert inputs.served.snapshots == {"gpt-x": Snapshot("gpt-x-2024-08-06", "fp_1")}
-    assert inputs.cache is not None and inputs.served.cache_mark == inputs.cache.mark > 0
-    assert inputs.notes == ()  # the cached answers are of the snapshot served: nothing to say
-    assert len(server.probes) == 1 and server.request_count == 0
-    bench = BenchmarkSession(run, inputs=inputs)
-    assert bench.cache is inputs.cache
-    assert bench.schedulers["gpt-x"].snapshot == "gpt-x-2024-08-06"
-    report = bench.report([])
-    assert report.cells[0].metadata.model_version == "gpt-x-2024-08-06"
-
-
-def test_stale_answers_are_announced_in_one_line(suite: Path, server: FakeOpenAIServer,
-                                                 tmp_path: Path) -> None:
-    run = _endpoint_config(suite, server, tmp_path / "c")
-    _cache_answers(run, tmp_path / "c", "gpt-x-2024-05-13", 3)
-    _cache_answers(run, tmp_path / "c", None, 2, prefix="unknown")  # not stale: not counted
-    server.served_model = "gpt-x-2024-08-06"
-    (line,) = preflight(run).notes
-    assert line == ("gpt-x: the cache holds 3 answer(s) of another snapshot (3 from "
-                    "gpt-x-2024-05-13) than the one the endpoint serves now (gpt-x-2024-08-06): "
-                    "this run asks again for those it needs (--gi-reuse-stale-cache reuses "
-                    "them)")
-    (line,) = preflight(_endpoint_config(suite, server, tmp_path / "c",
-                                         reuse_stale_cache=True)).notes
-    assert line.startswith("gpt-x: reusing stale cached answers on purpose "
-                           "(--gi-reuse-stale-cache): the cache holds 3 answer(s)")
-
-
-def test_answers_of_another_version_are_not_counted(suite: Path, server: FakeOpenAIServer,
-                                                    tmp_path: Path) -> None:
-    plain = _endpoint_config(suite, server, tmp_path / "c")
-    _cache_answers(plain, tmp_path / "c", "gpt-x-2024-05-13", 2)
-    server.served_model = "gpt-x-2024-08-06"
-    named = _endpoint_config(suite, server, tmp_path / "c", model_version="gpt-x-2024-08-06")
-    assert preflight(named).notes == ()  # other keys: never reused for this version anyway
-
-
-def test_an_endpoint_that_names_no_snapshot(suite: Path, server: FakeOpenAIServer,
-                                            tmp_path: Path) -> None:
-    run = _endpoint_config(suite, server, tmp_path / "c")
-    assert preflight(run).notes == ()  # nothing cached: nothing to say
-    _cache_answers(run, tmp_path / "c", "gpt-x-2024-05-13", 2)
-    server.probe_status = 500
-    inputs = preflight(run)
-    assert inputs.served.snapshot("gpt-x") is None
-    (line,) = inputs.notes
-    assert line.startswith("gpt-x: the endpoint did not say which snapshot it serves (the "
-                           "1-token probe failed: HTTP 500")
-    assert line.endswith("nothing is known against the 2 answer(s) cached for it, which are "
-                         "reused as before")
-
-
-def test_a_version_the_endpoint_does_not_serve_is_said(suite: Path, tmp_path: Path) -> None:
-    run = config(suite, model_version="gpt-x-2024-08-06")
-    lines = snapshot_notes(run, "gpt-x", Snapshot("gpt-x-2024-11-20", "fp_2"), None, cache=None,
-                           endpoint="ep")
-    assert lines == ["gpt-x: --gi-model-version=gpt-x-2024-08-06, but the endpoint serves "
-                     "gpt-x-2024-11-20 (fp_2)"]
-
-
-def test_oracle_and_replay_need_no_probe(suite: Path, tmp_path: Path) -> None:
-    inputs = preflight(config(suite, model="oracle", cache=str(tmp_path / "c")))
-    assert inputs.served.snapshots == {} and inputs.notes == ()
 
 
 # -- the run record ---------------------------------------------------------------------------

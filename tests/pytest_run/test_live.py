@@ -1,0 +1,88 @@
+"""The live progress line: shown only by the process that reports, when the terminal and
+options allow it, on the terminal writer's stream for the duration of the items' run."""
+
+from __future__ import annotations
+
+import io
+from pathlib import Path
+from types import SimpleNamespace
+from typing import Any
+
+import pytest
+
+from pytest_graphinstruct.pytest_run.live import live_line, live_wanted
+from pytest_graphinstruct.report.live.line import LiveLine
+from pytest_graphinstruct.run.tally import ProgressCounts
+
+from .fakes import FakeConfig, FakePluginManager, FakeSession, FakeWriter
+
+
+def _driver(tmp_path: Path, *, progress: str = "on", worker: tuple[int, int] | None = None,
+            reporter: Any = "tty", selected: list[str] | None = None, controller: bool = False,
+            writer: FakeWriter | None = None, **config: Any) -> Any:
+    if reporter == "tty":
+        reporter = SimpleNamespace(isatty=True, hasmarkup=True)
+    plugins = FakePluginManager(**({} if reporter is None else {"terminalreporter": reporter}))
+    return SimpleNamespace(
+        config=FakeConfig(tmp_path, plugins=plugins, writer=writer, **config),
+        run=SimpleNamespace(progress=progress), worker=worker, selected=selected,
+        controller=controller, items_done=1,
+        progress_counts=lambda: ProgressCounts(requested=4, received=3))
+
+
+def test_wanted_on_an_interactive_terminal(tmp_path: Path) -> None:
+    assert live_wanted(_driver(tmp_path, progress="auto"))
+    assert live_wanted(_driver(tmp_path, progress="on"))
+
+
+@pytest.mark.parametrize("kw", [
+    {"worker": (0, 2)},  # a worker never shows it: its controller does
+    {"reporter": None},  # no terminal reporter (-p no:terminal)
+    {"progress": "off"},
+    {"progress": "auto", "reporter": SimpleNamespace(isatty=False, hasmarkup=False)},
+    {"verbosity": -1},  # -q
+    {"capture": "no"},  # -s
+])
+def test_not_wanted(tmp_path: Path, kw: dict[str, Any]) -> None:
+    assert not live_wanted(_driver(tmp_path, **kw))
+
+
+@pytest.mark.parametrize("kw", [
+    {"collectonly": True},
+    {"progress": "off"},
+    {"selected": []},  # no items to watch
+])
+def test_nothing_is_shown_when(tmp_path: Path, kw: dict[str, Any]) -> None:
+    stream = io.StringIO()
+    driver = _driver(tmp_path, writer=FakeWriter(stream), **{"selected": ["a[c]"], **kw})
+    with live_line(driver, FakeSession(driver.config)):
+        assert driver.config.writer._file is stream
+    assert stream.getvalue() == ""
+
+
+def test_a_writer_without_a_stream_is_left_alone(tmp_path: Path) -> None:
+    driver = _driver(tmp_path, selected=["a[c]"], writer=FakeWriter(None))
+    with live_line(driver, FakeSession(driver.config)):
+        assert driver.config.writer._file is None
+
+
+def test_the_line_is_drawn_on_the_stream_and_the_stream_given_back(tmp_path: Path) -> None:
+    stream = io.StringIO()
+    driver = _driver(tmp_path, selected=["a[c]", "b[c]"], writer=FakeWriter(stream))
+    with live_line(driver, FakeSession(driver.config)):
+        live = driver.config.writer._file
+        assert isinstance(live, LiveLine) and live.stream is stream
+        live.refresh()  # the watcher thread may have drawn already: the text is the same
+    assert driver.config.writer._file is stream
+    shown = stream.getvalue()
+    assert "answers 3/4" in shown and "items 1/2" in shown
+
+
+def test_the_controller_shows_it_before_it_knows_the_selection(tmp_path: Path) -> None:
+    stream = io.StringIO()
+    driver = _driver(tmp_path, controller=True, writer=FakeWriter(stream))
+    with pytest.raises(RuntimeError), live_line(driver, FakeSession(driver.config)):
+        driver.config.writer._file.refresh()
+        raise RuntimeError("the run loop failed")
+    assert driver.config.writer._file is stream  # given back on the way out too
+    assert "items 1/?" in stream.getvalue()

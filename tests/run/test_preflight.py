@@ -1,0 +1,198 @@
+"""The preflight: one check of a run's inputs before any work (suite, recorded answers, shard,
+backends, endpoints), the snapshot each endpoint serves against the cached answers
+(:class:`Served`, :func:`snapshot_notes`), and ``--gi-per-level``'s cut."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from pytest_graphinstruct.answers import Answer
+from pytest_graphinstruct.errors import GraphInstructError
+from pytest_graphinstruct.models.cache import AnswerCache
+from pytest_graphinstruct.models.openai_backend import OpenAIBackend
+from pytest_graphinstruct.models.snapshot import Snapshot
+from pytest_graphinstruct.models.testserver import FakeOpenAIServer
+from pytest_graphinstruct.run.config import RunConfig, build_run_config
+from pytest_graphinstruct.run.preflight import Served, first_per_level, preflight, snapshot_notes
+from pytest_graphinstruct.run.session import BenchmarkSession
+from pytest_graphinstruct.suite.loader import load_suite
+from tests.models.helpers import req
+from tests.plugin._suite import write_suite
+
+KEY = "GI_SNAPSHOT_TEST_KEY"
+
+
+@pytest.fixture
+def suite(tmp_path: Path) -> Path:
+    root = tmp_path / "suite"
+    return write_suite(root)
+
+
+def config(suite: Path, **raw: Any) -> RunConfig:
+    run = build_run_config({"model": "gpt-x", "suite": str(suite), **raw}, rootdir=suite.parent)
+    assert run is not None
+    return run
+
+
+# -- what every process agrees on ---------------------------------------------------------------
+
+def test_served_travels_as_json() -> None:
+    served = Served({"gpt-x": Snapshot("gpt-x-1", "fp"), "y": Snapshot()}, cache_mark=120)
+    again = Served.from_json(json.loads(json.dumps(served.to_json())))
+    assert again == served and again.snapshot("gpt-x") == "gpt-x-1"
+    assert again.snapshot("y") is None and again.models() == {"gpt-x": "gpt-x-1"}
+    assert Served.from_json(None) == Served()
+
+
+
+# -- the preflight ----------------------------------------------------------------------------
+
+@pytest.fixture
+def server(monkeypatch: pytest.MonkeyPatch) -> Any:
+    monkeypatch.setenv(KEY, "sk-test-snapshot")
+    with FakeOpenAIServer() as srv:
+        yield srv
+
+
+def _endpoint_config(suite: Path, server: FakeOpenAIServer, cache: Path,
+                     **raw: Any) -> RunConfig:
+    return config(suite, base_url=server.base_url, api_key_env=KEY, cache=str(cache), **raw)
+
+
+def _cache_answers(run: RunConfig, cache: Path, snapshot: str | None, n: int,
+                   prefix: str = "q") -> None:
+    backend = OpenAIBackend(run.base_url, "gpt-x", api_key_env=KEY,
+                            model_version=run.model_version("gpt-x"))
+    store = AnswerCache(cache)
+    for i in range(n):
+        r = replace(req(f"{prefix}{i}"), model="gpt-x")
+        store.put(r.cache_key(backend.endpoint), r, Answer(text="Graph[] {}"),
+                  endpoint=backend.endpoint, served=Snapshot(snapshot))
+
+
+def test_the_preflight_learns_the_snapshot_and_hands_over_the_cache(
+        suite: Path, server: FakeOpenAIServer, tmp_path: Path) -> None:
+    server.served_model, server.system_fingerprint = "gpt-x-2024-08-06", "fp_1"
+    run = _endpoint_config(suite, server, tmp_path / "c")
+    _cache_answers(run, tmp_path / "c", "gpt-x-2024-08-06", 2)
+    inputs = preflight(run)
+    assert inputs.served.snapshots == {"gpt-x": Snapshot("gpt-x-2024-08-06", "fp_1")}
+    assert inputs.cache is not None and inputs.served.cache_mark == inputs.cache.mark > 0
+    assert inputs.notes == ()  # the cached answers are of the snapshot served: nothing to say
+    assert len(server.probes) == 1 and server.request_count == 0
+    bench = BenchmarkSession(run, inputs=inputs)
+    assert bench.cache is inputs.cache
+    assert bench.schedulers["gpt-x"].snapshot == "gpt-x-2024-08-06"
+    report = bench.report([])
+    assert report.cells[0].metadata.model_version == "gpt-x-2024-08-06"
+
+
+def test_stale_answers_are_announced_in_one_line(suite: Path, server: FakeOpenAIServer,
+                                                 tmp_path: Path) -> None:
+    run = _endpoint_config(suite, server, tmp_path / "c")
+    _cache_answers(run, tmp_path / "c", "gpt-x-2024-05-13", 3)
+    _cache_answers(run, tmp_path / "c", None, 2, prefix="unknown")  # not stale: not counted
+    server.served_model = "gpt-x-2024-08-06"
+    (line,) = preflight(run).notes
+    assert line == ("gpt-x: the cache holds 3 answer(s) of another snapshot (3 from "
+                    "gpt-x-2024-05-13) than the one the endpoint serves now (gpt-x-2024-08-06): "
+                    "this run asks again for those it needs (--gi-reuse-stale-cache reuses "
+                    "them)")
+    (line,) = preflight(_endpoint_config(suite, server, tmp_path / "c",
+                                         reuse_stale_cache=True)).notes
+    assert line.startswith("gpt-x: reusing stale cached answers on purpose "
+                           "(--gi-reuse-stale-cache): the cache holds 3 answer(s)")
+
+
+def test_answers_of_another_version_are_not_counted(suite: Path, server: FakeOpenAIServer,
+                                                    tmp_path: Path) -> None:
+    plain = _endpoint_config(suite, server, tmp_path / "c")
+    _cache_answers(plain, tmp_path / "c", "gpt-x-2024-05-13", 2)
+    server.served_model = "gpt-x-2024-08-06"
+    named = _endpoint_config(suite, server, tmp_path / "c", model_version="gpt-x-2024-08-06")
+    assert preflight(named).notes == ()  # other keys: never reused for this version anyway
+
+
+def test_an_endpoint_that_names_no_snapshot(suite: Path, server: FakeOpenAIServer,
+                                            tmp_path: Path) -> None:
+    run = _endpoint_config(suite, server, tmp_path / "c")
+    assert preflight(run).notes == ()  # nothing cached: nothing to say
+    _cache_answers(run, tmp_path / "c", "gpt-x-2024-05-13", 2)
+    server.probe_status = 500
+    inputs = preflight(run)
+    assert inputs.served.snapshot("gpt-x") is None
+    (line,) = inputs.notes
+    assert line.startswith("gpt-x: the endpoint did not say which snapshot it serves (the "
+                           "1-token probe failed: HTTP 500")
+    assert line.endswith("nothing is known against the 2 answer(s) cached for it, which are "
+                         "reused as before")
+
+
+def test_a_version_the_endpoint_does_not_serve_is_said(suite: Path, tmp_path: Path) -> None:
+    run = config(suite, model_version="gpt-x-2024-08-06")
+    lines = snapshot_notes(run, "gpt-x", Snapshot("gpt-x-2024-11-20", "fp_2"), None, cache=None,
+                           endpoint="ep")
+    assert lines == ["gpt-x: --gi-model-version=gpt-x-2024-08-06, but the endpoint serves "
+                     "gpt-x-2024-11-20 (fp_2)"]
+
+
+def test_oracle_and_replay_need_no_probe(suite: Path, tmp_path: Path) -> None:
+    inputs = preflight(config(suite, model="oracle", cache=str(tmp_path / "c")))
+    assert inputs.served.snapshots == {} and inputs.notes == ()
+
+
+def test_the_suite_and_recorded_answers_are_read_once(suite: Path, tmp_path: Path) -> None:
+    replay = tmp_path / "a.jsonl"
+    replay.write_text(json.dumps({"instruction_id": "L1-001", "level": 1, "samples": [
+        {"raw_output": "Graph[] {}", "input_tokens": 1, "output_tokens": 1}]}) + "\n",
+        encoding="utf-8")
+    run = build_run_config({"replay": str(replay), "suite": str(suite)}, rootdir=tmp_path)
+    assert run is not None
+    inputs = preflight(run)
+    assert [i.id for i in inputs.suite] == ["L0-001", "L1-001", "L1-002", "L2-001"]
+    assert inputs.replay is not None and [r.instruction_id for r in inputs.replay] == ["L1-001"]
+    assert inputs.served == Served() and inputs.cache is None and inputs.notes == ()
+
+
+def test_a_suite_that_went_missing_is_said_before_any_work(suite: Path) -> None:
+    run = config(suite, model="oracle")
+    for level in suite.iterdir():
+        level.unlink()
+    with pytest.raises(GraphInstructError):
+        preflight(run)
+
+
+def test_an_endpoint_that_does_not_answer_is_said_once_before_the_run(
+        suite: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv(KEY, "sk-test")
+    with FakeOpenAIServer() as gone:  # its port, closed once the server stops
+        base_url = gone.base_url
+    run = config(suite, base_url=base_url, api_key_env=KEY)
+    with pytest.raises(GraphInstructError, match=(
+            r"^--gi-model=gpt-x: cannot reach .*\(checked once before the run; nothing was "
+            r"asked\)$")):
+        preflight(run)
+
+
+@pytest.mark.parametrize("shard", ["3/5", "5/5"])
+def test_a_shard_that_does_not_fit_the_selection_is_refused(suite: Path, shard: str) -> None:
+    # the tiny suite cut to one per level selects 3 instructions: 5 shards are too many
+    with pytest.raises(GraphInstructError, match=(
+            f"^--gi-shard={shard}: 5 shards of the 3 instructions this run selects would leave "
+            "shards empty")):
+        preflight(config(suite, model="oracle", shard=shard, per_level="1"))
+    preflight(config(suite, model="oracle", shard="2/2"))  # 4 instructions: it fits
+
+
+def test_first_per_level_keeps_the_first_n_of_each_level_in_order(suite: Path) -> None:
+    instructions = list(load_suite(suite))
+    assert [i.id for i in first_per_level(instructions, 1)] == ["L0-001", "L1-001", "L2-001"]
+    assert first_per_level(instructions, None) == instructions
+    assert first_per_level(instructions, 0) == []
+    assert [i.id for i in first_per_level(reversed(instructions), 1)] == [
+        "L2-001", "L1-002", "L0-001"]
