@@ -92,8 +92,9 @@ def preflight(config: RunConfig) -> RunInputs:
         GraphInstructError: the suite is missing, malformed or empty; the baseline is of
             another suite or lacks a cell of the run; the recorded answers cannot be read;
             ``--gi-shard`` asks for more shards than the run selects instructions, or its
-            shard holds none; a backend cannot be built (an unset API key variable, a
-            malformed base URL); or an endpoint does not answer (one line saying why).
+            shard holds none; a backend cannot be built (an unset API key variable for a host
+            that is not loopback — :mod:`~pytest_graphinstruct.run.backends` —, a malformed
+            base URL); or an endpoint does not answer (one line saying why).
     """
     suite = load_suite(config.suite, levels=config.levels)
     _check_baseline(config, suite)
