@@ -68,9 +68,6 @@ def is_checkable(c: Constraint) -> bool:
     return not KEYS[c.key].metadata
 
 
-_NO_LOCUS = Locus()
-
-
 @dataclass(frozen=True)
 class _Outcome:
     satisfied: bool
@@ -160,11 +157,13 @@ def _observed_number(observed: float, bound: float, satisfied: bool) -> str:
     return text
 
 
-def _numeric(c: Constraint, observed: float, where: Locus = _NO_LOCUS,
+def _numeric(c: Constraint, observed: float, where: Callable[[], Locus] = Locus,
              note: str = "") -> _Outcome:
+    """The outcome of a numeric constraint; ``where`` makes its locus, asked only on failure
+    (a satisfied verdict has none, and most checks hold)."""
     ok, expected, eff = _compare(c, observed)
     text = _observed_number(observed, eff, ok)
-    return _Outcome(ok, expected, text + note, where)
+    return _Outcome(ok, expected, text + note, Locus() if ok else where())
 
 
 def _wanted_bool(c: Constraint) -> bool:
@@ -194,31 +193,34 @@ def _connected(c: Constraint, f: GraphFacts) -> _Outcome:
         observed = "weakly connected" if f.directed else "connected"
     else:
         observed = components_text(f)
-    where = where_components(f) if want and f.n > 0 else Locus()
-    return _Outcome(f.connected == want, "connected" if want else "not connected", observed,
-                    where)
+    ok = f.connected == want
+    where = where_components(f) if not ok and want and f.n > 0 else Locus()
+    return _Outcome(ok, "connected" if want else "not connected", observed, where)
 
 
 def _acyclic(c: Constraint, f: GraphFacts) -> _Outcome:
     want = _wanted_bool(c)
     kind = "directed cycle" if f.directed else "cycle"
     observed = "acyclic" if f.acyclic else f"has a {kind}"
-    return _Outcome(f.acyclic == want, "acyclic" if want else f"has a {kind}", observed,
-                    where_cycle(f) if want else Locus())
+    ok = f.acyclic == want
+    return _Outcome(ok, "acyclic" if want else f"has a {kind}", observed,
+                    where_cycle(f) if want and not ok else Locus())
 
 
 def _planar(c: Constraint, f: GraphFacts) -> _Outcome:
     want = _wanted_bool(c)
-    return _Outcome(f.planar == want, "planar" if want else "not planar",
+    ok = f.planar == want
+    return _Outcome(ok, "planar" if want else "not planar",
                     "planar" if f.planar else "not planar",
-                    where_kuratowski(f) if want else Locus())
+                    where_kuratowski(f) if want and not ok else Locus())
 
 
 def _bipartite(c: Constraint, f: GraphFacts) -> _Outcome:
     want = _wanted_bool(c)
-    return _Outcome(f.bipartite == want, "bipartite" if want else "not bipartite",
+    ok = f.bipartite == want
+    return _Outcome(ok, "bipartite" if want else "not bipartite",
                     "bipartite" if f.bipartite else "not bipartite (odd cycle)",
-                    where_odd_cycle(f) if want else Locus())
+                    where_odd_cycle(f) if want and not ok else Locus())
 
 
 def _bipartite_sides(c: Constraint, f: GraphFacts) -> _Outcome:
@@ -235,8 +237,8 @@ def _bipartite_sides(c: Constraint, f: GraphFacts) -> _Outcome:
         more = f" (+{len(pairs) - 5} more)" if len(pairs) > 5 else ""
         observed = f"achievable sides: {shown}{more}"
     if ok:
-        observed = f"sides {p},{q}" + ("" if len(pairs) == 1 else
-                                       " (achievable by flipping components)")
+        return _Outcome(ok, expected, f"sides {p},{q}" + (
+            "" if len(pairs) == 1 else " (achievable by flipping components)"))
     sides = f.component_sides
     where = (Locus().with_sides("component_sides", sides[:WHERE_LIMIT])
              .with_count("count", len(sides)))
@@ -322,7 +324,7 @@ def _distance(c: Constraint, f: GraphFacts, value: float) -> _Outcome:
         _, expected, _ = _compare(c, 0)
         return _Outcome(False, expected, reason)
     note, where = _distance_note(f, value)
-    return _numeric(c, value, where, note)
+    return _numeric(c, value, lambda: where, note)
 
 
 def _diameter(c: Constraint, f: GraphFacts) -> _Outcome:
@@ -346,7 +348,7 @@ def _clustering(c: Constraint, f: GraphFacts) -> _Outcome:
 
 
 def _num_components(c: Constraint, f: GraphFacts) -> _Outcome:
-    return _numeric(c, f.num_components, where_components(f) if f.n else Locus())
+    return _numeric(c, f.num_components, lambda: where_components(f) if f.n else Locus())
 
 
 def _edge_connectivity(c: Constraint, f: GraphFacts) -> _Outcome:
@@ -366,7 +368,7 @@ def _edge_connectivity(c: Constraint, f: GraphFacts) -> _Outcome:
                          key=lambda e: tuple(map(node_sort_key, e)))
             where = (Locus().with_edges("cut_edges", capped(cut, EDGE_LIMIT))
                      .with_count("count", len(cut)))
-    return _numeric(c, value, where, note)
+    return _numeric(c, value, lambda: where, note)
 
 
 def minimum_edge_cut(g: nx.Graph, size: int) -> set[tuple[Node, Node]]:

@@ -61,10 +61,17 @@ def locus_kind(name: str) -> LocusKind | None:
     return kind
 
 
-def _node(value: Any, where: str) -> NodeId:
-    if isinstance(value, bool) or not isinstance(value, str | int):
-        raise ValueError(f"{where}: a node id is a string or an integer, not {value!r}")
-    return value
+def _at(name: str, index: int | None) -> str:
+    return name if index is None else f"{name}[{index}]"
+
+
+def _nodes(items: Sequence[Any], name: str, index: int | None = None) -> tuple[NodeId, ...]:
+    """``items`` as node ids; an error names ``name[index]``, or each item's own index."""
+    for k, x in enumerate(items):
+        if isinstance(x, bool) or not isinstance(x, str | int):
+            raise ValueError(f"{_at(name, k if index is None else index)}: a node id is a "
+                             f"string or an integer, not {x!r}")
+    return tuple(items)
 
 
 def _count(value: Any, where: str) -> int:
@@ -73,36 +80,42 @@ def _count(value: Any, where: str) -> int:
     return value
 
 
-def _list(value: Any, where: str) -> Sequence[Any]:
+def _counts(items: Sequence[Any], name: str, index: int | None = None) -> tuple[int, ...]:
+    """``items`` as counts; an error names ``name[index]``, or each item's own index."""
+    for k, x in enumerate(items):
+        if isinstance(x, bool) or not isinstance(x, int) or x < 0:
+            raise ValueError(f"{_at(name, k if index is None else index)}: expected a count, "
+                             f"got {x!r}")
+    return tuple(items)
+
+
+def _list(value: Any, name: str, index: int | None = None) -> Sequence[Any]:
     if not isinstance(value, list | tuple):
-        raise ValueError(f"{where}: expected a list, got {value!r}")
+        raise ValueError(f"{_at(name, index)}: expected a list, got {value!r}")
     return value
 
 
 def _entry(name: str, kind: LocusKind, value: Any) -> LocusValue:
+    """``value`` in the typed form of ``kind`` (tuples), or a ValueError naming the entry."""
     if kind == "count":
         return _count(value, name)
     items = _list(value, name)
     if kind == "nodes":
-        return tuple(_node(x, f"{name}[{k}]") for k, x in enumerate(items))
+        return _nodes(items, name)
     if kind == "numbers":
-        return tuple(_count(x, f"{name}[{k}]") for k, x in enumerate(items))
-    if kind == "sides":
-        return tuple(_sides(x, f"{name}[{k}]") for k, x in enumerate(items))
+        return _counts(items, name)
     out = []
     for k, x in enumerate(items):
-        group = tuple(_node(y, f"{name}[{k}]") for y in _list(x, f"{name}[{k}]"))
-        if kind == "edges" and len(group) != 2:
-            raise ValueError(f"{name}[{k}]: an edge is [u, v], got {x!r}")
+        if kind == "sides":
+            group: tuple[NodeId, ...] = _counts(_list(x, name, k), name, k)
+            if len(group) != 2:
+                raise ValueError(f"{name}[{k}]: expected [p, q], got {x!r}")
+        else:
+            group = _nodes(_list(x, name, k), name, k)
+            if kind == "edges" and len(group) != 2:
+                raise ValueError(f"{name}[{k}]: an edge is [u, v], got {x!r}")
         out.append(group)
     return tuple(out)
-
-
-def _sides(value: Any, where: str) -> tuple[int, ...]:
-    sides = tuple(_count(x, where) for x in _list(value, where))
-    if len(sides) != 2:
-        raise ValueError(f"{where}: expected [p, q], got {value!r}")
-    return sides
 
 
 @dataclass(frozen=True)
@@ -200,7 +213,17 @@ class Locus:
     def _with(self, name: str, kind: LocusKind, value: Any) -> Locus:
         if locus_kind(name) != kind:  # the name types say so, but not to an untyped caller
             raise ValueError(f"{name}: not a locus name of kind {kind}")
-        return Locus((*self.entries, (name, _entry(name, kind, value))))
+        if any(name == known for known, _ in self.entries):
+            raise ValueError(f"{name}: named twice")
+        return Locus._checked((*self.entries, (name, _entry(name, kind, value))))
+
+    @classmethod
+    def _checked(cls, entries: tuple[tuple[str, LocusValue], ...]) -> Locus:
+        """A locus of ``entries`` already validated (a builder checks only the entry it adds,
+        not every entry again)."""
+        locus = object.__new__(cls)
+        object.__setattr__(locus, "entries", entries)
+        return locus
 
     def __bool__(self) -> bool:
         return bool(self.entries)
