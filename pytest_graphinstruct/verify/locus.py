@@ -161,30 +161,30 @@ class Locus:
             if kind is None:
                 raise ValueError(f"{name}: not a locus name")
             entries.append((name, _entry(name, kind, value)))
-        return cls(tuple(entries))
+        return cls._checked(tuple(entries))  # a mapping names each entry once
 
     def with_nodes(self, name: NodesName, ids: Iterable[Hashable], *,
                    cap: int | None = None) -> Locus:
         """This locus and the node ids ``ids`` (strings or integers) under ``name``; with
-        ``cap``, a capped list (:meth:`_listed`)."""
+        ``cap``, only when there are any: the first ``cap`` and ``<name>_count``, how many."""
         return self._listed(name, "nodes", ids, cap)
 
     def with_edges(self, name: EdgesName, edges: Iterable[Sequence[Hashable]], *,
                    cap: int | None = None) -> Locus:
-        """This locus and the edges ``[u, v]`` under ``name``; with ``cap``, a capped list
-        (:meth:`_listed`)."""
+        """This locus and the edges ``[u, v]`` under ``name``; with ``cap``, only when there
+        are any: the first ``cap`` and ``<name>_count``, how many."""
         return self._listed(name, "edges", edges, cap)
 
     def with_groups(self, name: GroupsName, groups: Iterable[Sequence[Hashable]], *,
                     cap: int | None = None) -> Locus:
-        """This locus and the groups of node ids under ``name``; with ``cap``, a capped list
-        (:meth:`_listed`)."""
+        """This locus and the groups of node ids under ``name``; with ``cap``, only when there
+        are any: the first ``cap`` and ``<name>_count``, how many."""
         return self._listed(name, "groups", groups, cap)
 
     def with_numbers(self, name: NumbersName, numbers: Iterable[int], *,
                      cap: int | None = None) -> Locus:
-        """This locus and the non-negative ``numbers`` under ``name``; with ``cap``, a capped
-        list (:meth:`_listed`)."""
+        """This locus and the non-negative ``numbers`` under ``name``; with ``cap``, only when
+        there are any: the first ``cap`` and ``<name>_count``, how many."""
         return self._listed(name, "numbers", numbers, cap)
 
     def with_sides(self, name: SidesName, sides: Iterable[Sequence[int]]) -> Locus:
