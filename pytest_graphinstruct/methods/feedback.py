@@ -35,6 +35,7 @@ import networkx as nx
 from pytest_graphinstruct.methods.priors import prior
 from pytest_graphinstruct.prompts.texts import PACKAGED, TemplateSet
 from pytest_graphinstruct.suite.instruction import Instruction
+from pytest_graphinstruct.verify.locus import Locus
 from pytest_graphinstruct.verify.tasks.diff import EditDiff, edit_distance
 from pytest_graphinstruct.verify.verdict import CATEGORIES, Source, Verdict, Verification
 from pytest_graphinstruct.vocab import FEEDBACK_LEVELS, FeedbackLevel
@@ -232,8 +233,9 @@ def _bullet(v: Verdict, templates: TemplateSet) -> str:
     return templates.render_section(_FILE, "bullet_where", bullet=text, where=where)
 
 
-def _where(where: Mapping[str, Any], templates: TemplateSet) -> str:
+def _where(found: Locus, templates: TemplateSet) -> str:
     """A short, bounded description of a verdict's locus."""
+    where = found.to_json()
     parts = []
 
     def locus(section: str, **values: object) -> None:

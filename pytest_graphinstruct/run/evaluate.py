@@ -100,7 +100,7 @@ def _detail(x: Verdict) -> ViolationDetail:
     if category == "parse":
         raise ValueError("a parse verdict has no violation detail")
     return ViolationDetail(x.constraint, category, None if gap is None else gap.gap,
-                           x.expected, x.observed, x.locus)
+                           x.expected, x.observed, x.where)
 
 
 def sample_result(v: Verification, answer: Answer | None = None) -> SampleResult:

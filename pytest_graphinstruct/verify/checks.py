@@ -26,7 +26,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, cast
+from typing import cast
 
 import networkx as nx
 from networkx.algorithms.connectivity import build_auxiliary_edge_connectivity, minimum_st_edge_cut
@@ -53,6 +53,7 @@ from pytest_graphinstruct.verify.graph_types import (
     where_nodes,
     where_odd_cycle,
 )
+from pytest_graphinstruct.verify.locus import Locus
 from pytest_graphinstruct.verify.node_order import Node, node_sort_key, sorted_nodes
 from pytest_graphinstruct.verify.properties import GraphFacts
 from pytest_graphinstruct.verify.verdict import Source, Verdict
@@ -72,7 +73,7 @@ class _Outcome:
     satisfied: bool
     expected: str
     observed: str
-    where: Mapping[str, Any] = field(default_factory=dict)
+    where: Locus = field(default_factory=Locus)
 
 
 def check_constraint(c: Constraint, facts: GraphFacts, source: Source) -> Verdict:
@@ -103,7 +104,7 @@ def check_constraint(c: Constraint, facts: GraphFacts, source: Source) -> Verdic
         satisfied=outcome.satisfied,
         expected=outcome.expected,
         observed=outcome.observed,
-        where={} if outcome.satisfied else dict(outcome.where),
+        where=Locus() if outcome.satisfied else outcome.where,
     )
 
 
@@ -156,11 +157,13 @@ def _observed_number(observed: float, bound: float, satisfied: bool) -> str:
     return text
 
 
-def _numeric(c: Constraint, observed: float, where: Mapping[str, Any] | None = None,
+def _numeric(c: Constraint, observed: float, where: Callable[[], Locus] = Locus,
              note: str = "") -> _Outcome:
+    """The outcome of a numeric constraint; ``where`` makes its locus, asked only on failure
+    (a satisfied verdict has none, and most checks hold)."""
     ok, expected, eff = _compare(c, observed)
     text = _observed_number(observed, eff, ok)
-    return _Outcome(ok, expected, text + note, where or {})
+    return _Outcome(ok, expected, text + note, Locus() if ok else where())
 
 
 def _wanted_bool(c: Constraint) -> bool:
@@ -190,31 +193,34 @@ def _connected(c: Constraint, f: GraphFacts) -> _Outcome:
         observed = "weakly connected" if f.directed else "connected"
     else:
         observed = components_text(f)
-    where = where_components(f) if want and f.n > 0 else {}
-    return _Outcome(f.connected == want, "connected" if want else "not connected", observed,
-                    where)
+    ok = f.connected == want
+    where = where_components(f) if not ok and want and f.n > 0 else Locus()
+    return _Outcome(ok, "connected" if want else "not connected", observed, where)
 
 
 def _acyclic(c: Constraint, f: GraphFacts) -> _Outcome:
     want = _wanted_bool(c)
     kind = "directed cycle" if f.directed else "cycle"
     observed = "acyclic" if f.acyclic else f"has a {kind}"
-    return _Outcome(f.acyclic == want, "acyclic" if want else f"has a {kind}", observed,
-                    where_cycle(f) if want else {})
+    ok = f.acyclic == want
+    return _Outcome(ok, "acyclic" if want else f"has a {kind}", observed,
+                    where_cycle(f) if want and not ok else Locus())
 
 
 def _planar(c: Constraint, f: GraphFacts) -> _Outcome:
     want = _wanted_bool(c)
-    return _Outcome(f.planar == want, "planar" if want else "not planar",
+    ok = f.planar == want
+    return _Outcome(ok, "planar" if want else "not planar",
                     "planar" if f.planar else "not planar",
-                    where_kuratowski(f) if want else {})
+                    where_kuratowski(f) if want and not ok else Locus())
 
 
 def _bipartite(c: Constraint, f: GraphFacts) -> _Outcome:
     want = _wanted_bool(c)
-    return _Outcome(f.bipartite == want, "bipartite" if want else "not bipartite",
+    ok = f.bipartite == want
+    return _Outcome(ok, "bipartite" if want else "not bipartite",
                     "bipartite" if f.bipartite else "not bipartite (odd cycle)",
-                    where_odd_cycle(f) if want else {})
+                    where_odd_cycle(f) if want and not ok else Locus())
 
 
 def _bipartite_sides(c: Constraint, f: GraphFacts) -> _Outcome:
@@ -231,10 +237,11 @@ def _bipartite_sides(c: Constraint, f: GraphFacts) -> _Outcome:
         more = f" (+{len(pairs) - 5} more)" if len(pairs) > 5 else ""
         observed = f"achievable sides: {shown}{more}"
     if ok:
-        observed = f"sides {p},{q}" + ("" if len(pairs) == 1 else
-                                       " (achievable by flipping components)")
+        return _Outcome(ok, expected, f"sides {p},{q}" + (
+            "" if len(pairs) == 1 else " (achievable by flipping components)"))
     sides = f.component_sides
-    where = {"component_sides": [list(s) for s in sides[:WHERE_LIMIT]], "count": len(sides)}
+    where = (Locus().with_sides("component_sides", sides[:WHERE_LIMIT])
+             .with_count("count", len(sides)))
     return _Outcome(ok, expected, observed, where)
 
 
@@ -303,10 +310,10 @@ def _max_degree(c: Constraint, f: GraphFacts) -> _Outcome:
     return _extreme_degree(c, f, minimum=False)
 
 
-def _distance_note(f: GraphFacts, value: float) -> tuple[str, Mapping[str, Any]]:
+def _distance_note(f: GraphFacts, value: float) -> tuple[str, Locus]:
     if math.isinf(value):
-        return f" ({components_text(f)})", (where_components(f) if f.n else {})
-    return "", {}
+        return f" ({components_text(f)})", (where_components(f) if f.n else Locus())
+    return "", Locus()
 
 
 def _distance(c: Constraint, f: GraphFacts, value: float) -> _Outcome:
@@ -317,7 +324,7 @@ def _distance(c: Constraint, f: GraphFacts, value: float) -> _Outcome:
         _, expected, _ = _compare(c, 0)
         return _Outcome(False, expected, reason)
     note, where = _distance_note(f, value)
-    return _numeric(c, value, where, note)
+    return _numeric(c, value, lambda: where, note)
 
 
 def _diameter(c: Constraint, f: GraphFacts) -> _Outcome:
@@ -341,13 +348,13 @@ def _clustering(c: Constraint, f: GraphFacts) -> _Outcome:
 
 
 def _num_components(c: Constraint, f: GraphFacts) -> _Outcome:
-    return _numeric(c, f.num_components, where_components(f) if f.n else {})
+    return _numeric(c, f.num_components, lambda: where_components(f) if f.n else Locus())
 
 
 def _edge_connectivity(c: Constraint, f: GraphFacts) -> _Outcome:
     value = f.edge_connectivity
     ok, _, _ = _compare(c, value)
-    where: Mapping[str, Any] = {}
+    where = Locus()
     note = ""
     if not ok:
         if f.n >= 2 and not f.connected:
@@ -359,8 +366,9 @@ def _edge_connectivity(c: Constraint, f: GraphFacts) -> _Outcome:
             cut = sorted((sorted_nodes(e) if not f.directed else list(e)
                           for e in minimum_edge_cut(f.graph, value)),
                          key=lambda e: tuple(map(node_sort_key, e)))
-            where = {"cut_edges": capped(cut, EDGE_LIMIT), "count": len(cut)}
-    return _numeric(c, value, where, note)
+            where = (Locus().with_edges("cut_edges", capped(cut, EDGE_LIMIT))
+                     .with_count("count", len(cut)))
+    return _numeric(c, value, lambda: where, note)
 
 
 def minimum_edge_cut(g: nx.Graph, size: int) -> set[tuple[Node, Node]]:

@@ -14,10 +14,9 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 from pytest_graphinstruct.graphs.model import ParsedGraph
 from pytest_graphinstruct.verify.graph_types import EDGE_LIMIT, WHERE_LIMIT, capped
+from pytest_graphinstruct.verify.locus import Locus
 from pytest_graphinstruct.verify.node_order import sorted_nodes
 from pytest_graphinstruct.verify.verdict import Source, Verdict
 
@@ -31,10 +30,9 @@ CONTRADICTION_CHECKS: tuple[str, ...] = (
 )
 
 
-def _verdict(key: str, ok: bool, expected: str, observed: str,
-             where: dict[str, Any] | None = None) -> Verdict:
+def _verdict(key: str, ok: bool, expected: str, observed: str, where: Locus) -> Verdict:
     return Verdict(constraint=key, key=key, source=Source.CONTRADICTION, satisfied=ok,
-                   expected=expected, observed=observed, where={} if ok else (where or {}))
+                   expected=expected, observed=observed, where=Locus() if ok else where)
 
 
 def _is_blank(node: object) -> bool:
@@ -63,7 +61,7 @@ def check_contradictions(pg: ParsedGraph) -> tuple[Verdict, ...]:
     v_loops = _verdict(
         "no_self_loops", not loops, "no self-loops",
         f"{len(loops)} self-loop(s)" if loops else "none",
-        {"nodes": capped(loops), "count": len(loops)},
+        Locus().with_nodes("nodes", capped(loops)).with_count("count", len(loops)),
     )
 
     blank = list(pg.blank_nodes)
@@ -71,14 +69,14 @@ def check_contradictions(pg: ParsedGraph) -> tuple[Verdict, ...]:
     v_blank = _verdict(
         "no_blank_ids", not blank, "no blank or null node ids",
         f"{len(blank)} blank id(s)" if blank else "none",
-        {"nodes": capped(blank, WHERE_LIMIT), "count": len(blank)},
+        Locus().with_nodes("nodes", capped(blank, WHERE_LIMIT)).with_count("count", len(blank)),
     )
 
     dups = [[u, v] for u, v in pg.duplicate_edges]
     v_dups = _verdict(
         "no_parallel_edges", not dups, "no edge listed twice",
         f"{len(dups)} repeated edge(s)" if dups else "none",
-        {"edges": capped(dups, EDGE_LIMIT), "count": len(dups)},
+        Locus().with_edges("edges", capped(dups, EDGE_LIMIT)).with_count("count", len(dups)),
     )
 
     v_nodes = _header_count("nodes", "node", pg.declared_nodes, g.number_of_nodes())
@@ -93,5 +91,6 @@ def _header_count(key: str, noun: str, declared: int | None, actual: int) -> Ver
     name = f"header_{noun}_count"
     if declared is None:
         return _verdict(name, True, f"header {key}= equals the {noun} count",
-                        f"no {key}= in header ({actual} {key})")
-    return _verdict(name, declared == actual, f"= {declared} (header {key}=)", f"{actual} {key}")
+                        f"no {key}= in header ({actual} {key})", Locus())
+    return _verdict(name, declared == actual, f"= {declared} (header {key}=)", f"{actual} {key}",
+                    Locus())

@@ -1,9 +1,10 @@
 """Graph-type validators: is this graph a tree, a wheel, a 3×4 grid, …?
 
 :func:`check_graph_type` decides one ``graph_type`` name on a :class:`GraphFacts` and returns a
-:class:`TypeCheck` (``ok``, a short ``observed`` description, and on failure a JSON-ready
-``where`` locating the problem).  It never raises for a graph: every type accepts directed and
-undirected input (the reference release crashes on directed wheels and grids).
+:class:`TypeCheck` (``ok``, a short ``observed`` description, and on failure a
+:class:`~pytest_graphinstruct.verify.locus.Locus` ``where`` locating the problem).  It never
+raises for a graph: every type accepts directed and undirected input (the reference release
+crashes on directed wheels and grids).
 
 Directed semantics (documented in docs/CONSTRAINTS.md):
 
@@ -35,6 +36,7 @@ from typing import Any
 
 import networkx as nx
 
+from pytest_graphinstruct.verify.locus import Locus
 from pytest_graphinstruct.verify.node_order import Node, node_sort_key, sorted_nodes
 from pytest_graphinstruct.verify.properties import GraphFacts
 
@@ -51,15 +53,15 @@ class TypeCheck:
         ok: whether the graph is of the type.
         observed: a short description (``'tree'``, ``'3x4 grid'``, ``'disconnected: 2
             components'``).
-        where: JSON-ready locus of the failure (empty when ``ok``).
+        where: the locus of the failure (empty when ``ok``).
     """
 
     ok: bool
     observed: str
-    where: Mapping[str, Any] = field(default_factory=dict, hash=False)
+    where: Locus = field(default_factory=Locus, hash=False)
 
 
-# -- where helpers (shared with checks.py) --------------------------------------------------------
+# -- locus builders (shared with checks.py) --------------------------------------------------------
 
 def capped(items: Sequence[Any], limit: int = WHERE_LIMIT) -> list[Any]:
     """The first ``limit`` items as a list."""
@@ -67,51 +69,55 @@ def capped(items: Sequence[Any], limit: int = WHERE_LIMIT) -> list[Any]:
 
 
 def where_nodes(nodes: Sequence[Node], facts: GraphFacts | None = None,
-                limit: int = WHERE_LIMIT) -> dict[str, Any]:
-    """``{'nodes': [...], 'count': N}`` plus each listed node's degree when ``facts`` is given."""
-    out: dict[str, Any] = {"nodes": capped(nodes, limit), "count": len(nodes)}
+                limit: int = WHERE_LIMIT) -> Locus:
+    """``nodes`` (capped) and ``count``, plus each listed node's ``degrees`` when ``facts`` is
+    given."""
+    shown = capped(nodes, limit)
+    where = Locus().with_nodes("nodes", shown).with_count("count", len(nodes))
     if facts is not None:
-        out["degrees"] = [facts.degrees[v] for v in out["nodes"]]
-    return out
+        where = where.with_numbers("degrees", [facts.degrees[v] for v in shown])
+    return where
 
 
-def where_components(facts: GraphFacts, limit: int = WHERE_LIMIT) -> dict[str, Any]:
-    """``{'components': [[...], ...], 'component_sizes': [...], 'count': k}``, lists capped."""
+def where_components(facts: GraphFacts, limit: int = WHERE_LIMIT) -> Locus:
+    """``components`` and ``component_sizes`` (lists capped), and ``count``: how many."""
     comps = facts.components
-    return {
-        "components": [capped(c, limit) for c in comps[:limit]],
-        "component_sizes": [len(c) for c in comps[:limit]],
-        "count": len(comps),
-    }
+    return (Locus().with_groups("components", [capped(c, limit) for c in comps[:limit]])
+            .with_numbers("component_sizes", [len(c) for c in comps[:limit]])
+            .with_count("count", len(comps)))
 
 
-def where_cycle(facts: GraphFacts) -> dict[str, Any]:
-    """``{'cycle': [[u, v], ...], 'count': length}`` for one cycle of the graph."""
+def where_cycle(facts: GraphFacts) -> Locus:
+    """``cycle`` (its edges ``[u, v]``, capped) and ``count``: its length."""
     cycle = facts.cycle or []
-    return {"cycle": capped(cycle, EDGE_LIMIT), "count": len(cycle)}
+    return Locus().with_edges("cycle", capped(cycle, EDGE_LIMIT)).with_count("count", len(cycle))
 
 
-def where_odd_cycle(facts: GraphFacts) -> dict[str, Any]:
-    """``{'odd_cycle': [nodes...], 'count': length}``."""
+def where_odd_cycle(facts: GraphFacts) -> Locus:
+    """``odd_cycle`` (its nodes, capped) and ``count``: its length."""
     cycle = facts.odd_cycle or []
-    return {"odd_cycle": capped(cycle, EDGE_LIMIT), "count": len(cycle)}
+    return (Locus().with_nodes("odd_cycle", capped(cycle, EDGE_LIMIT))
+            .with_count("count", len(cycle)))
 
 
-def where_kuratowski(facts: GraphFacts) -> dict[str, Any]:
-    """``{'kuratowski_edges': [[u, v], ...], 'count': N}``."""
+def where_kuratowski(facts: GraphFacts) -> Locus:
+    """``kuratowski_edges`` (capped) and ``count``: how many."""
     edges = facts.kuratowski_edges or []
-    return {"kuratowski_edges": capped(edges, EDGE_LIMIT), "count": len(edges)}
+    return (Locus().with_edges("kuratowski_edges", capped(edges, EDGE_LIMIT))
+            .with_count("count", len(edges)))
 
 
-def where_self_loops(facts: GraphFacts) -> dict[str, Any]:
-    """``{'self_loops': [nodes...], 'count': N}``."""
-    return {"self_loops": capped(facts.self_loops), "count": len(facts.self_loops)}
+def where_self_loops(facts: GraphFacts) -> Locus:
+    """``self_loops`` (their nodes, capped) and ``count``: how many."""
+    return (Locus().with_nodes("self_loops", capped(facts.self_loops))
+            .with_count("count", len(facts.self_loops)))
 
 
-def where_antiparallel(facts: GraphFacts) -> dict[str, Any]:
-    """``{'antiparallel': [[u, v], ...], 'count': N}``."""
+def where_antiparallel(facts: GraphFacts) -> Locus:
+    """``antiparallel`` (pairs ``[u, v]`` joined both ways, capped) and ``count``: how many."""
     pairs = facts.antiparallel_pairs
-    return {"antiparallel": capped(pairs, EDGE_LIMIT), "count": len(pairs)}
+    return (Locus().with_edges("antiparallel", capped(pairs, EDGE_LIMIT))
+            .with_count("count", len(pairs)))
 
 
 def components_text(facts: GraphFacts) -> str:
@@ -204,7 +210,7 @@ def _tree(facts: GraphFacts) -> TypeCheck:
     return TypeCheck(True, "tree")
 
 
-def where_cycle_undirected(facts: GraphFacts) -> dict[str, Any]:
+def where_cycle_undirected(facts: GraphFacts) -> Locus:
     """A cycle of the underlying undirected graph (for shape failures of directed graphs,
     which may have undirected cycles but no directed one)."""
     if not facts.directed:
@@ -212,9 +218,9 @@ def where_cycle_undirected(facts: GraphFacts) -> dict[str, Any]:
     try:
         found = nx.find_cycle(facts.undirected)
     except nx.NetworkXNoCycle:
-        return {}
+        return Locus()
     cycle = [[u, v] for u, v in found]
-    return {"cycle": capped(cycle, EDGE_LIMIT), "count": len(cycle)}
+    return Locus().with_edges("cycle", capped(cycle, EDGE_LIMIT)).with_count("count", len(cycle))
 
 
 def _forest(facts: GraphFacts) -> TypeCheck:
@@ -336,8 +342,9 @@ def _wheel(facts: GraphFacts) -> TypeCheck:
         parts = sorted((sorted_nodes(c) for c in nx.connected_components(rim)),
                        key=lambda c: (-len(c), node_sort_key(c[0])))
         return TypeCheck(False, f"not a wheel: the rim is {len(parts)} separate cycles",
-                         {"components": [capped(c) for c in parts[:WHERE_LIMIT]],
-                          "count": len(parts)})
+                         Locus().with_groups("components",
+                                             [capped(c) for c in parts[:WHERE_LIMIT]])
+                         .with_count("count", len(parts)))
     return TypeCheck(True, f"wheel with hub {hub} and a rim of {n - 1} nodes")
 
 
@@ -418,7 +425,7 @@ def _grid(facts: GraphFacts) -> TypeCheck:
             bad = facts.nodes_where(lambda d: d not in (2, 3, 4))
             seen = dict(sorted(counts.items()))
             return TypeCheck(False, f"not a {p}x{q} grid: degree counts {seen}, expected {want}",
-                             where_nodes(bad, facts) if bad else {})
+                             where_nodes(bad, facts) if bad else Locus())
         if _grid_coordinates(facts, p, q) is not None:
             return TypeCheck(True, f"{p}x{q} grid")
         return TypeCheck(False, f"not a grid: right edge and degree counts for {p}x{q} but not "

@@ -1,33 +1,53 @@
 """A verdict's locus: where in the graph a check fails, as typed, named lists.
 
-The checks build a locus as a JSON-ready mapping (``{"nodes": [...], "count": 3}``); a
-:class:`Locus` is that mapping read once against :data:`LOCUS_KEYS`, which says what every name
-holds, so a reader (the HTML report marks the nodes and edges it names) never guesses a shape.
-Names keep the order the check gave them, so the JSON written is the mapping as built.
+A check builds its :class:`Locus` entry by entry with the builder of each entry's kind
+(:meth:`Locus.with_nodes`, :meth:`Locus.with_edges`, …), whose name parameter admits only the
+names of that kind; :data:`LOCUS_KEYS` says what every name holds, so a reader (the HTML report
+marks the nodes and edges it names) never guesses a shape.  Entries keep the order the check
+added them in, so the JSON written (:meth:`Locus.to_json`) is the locus as built;
+:meth:`Locus.of` reads that JSON back.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Hashable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any, Literal, get_args
 
 LocusKind = Literal["nodes", "edges", "groups", "numbers", "sides", "count"]
 """What a locus entry holds: node ids; edges ``[u, v]``; groups of node ids (components,
 triangles: they name no one node as wrong); numbers (degrees, sizes); per component the sizes
 of its two sides ``[p, q]``; one count."""
 
+NodesName = Literal["nodes", "self_loops", "odd_cycle", "missing_nodes", "extra_nodes",
+                    "unreached_nodes"]
+"""The names of entries that list node ids."""
+EdgesName = Literal["edges", "cycle", "kuratowski_edges", "antiparallel", "cut_edges",
+                    "missing_edges", "extra_edges", "bridges"]
+"""The names of entries that list edges ``[u, v]``."""
+GroupsName = Literal["components", "triangles"]
+"""The names of entries that list groups of node ids."""
+SidesName = Literal["component_sides"]
+"""The names of entries that list per-component side sizes ``[p, q]``."""
+NumbersName = Literal["degrees", "component_sizes"]
+"""The names of entries that list numbers."""
+CountName = Literal["count", "cycle_length", "odd_cycle_length"]
+"""The names of entries that hold one count."""
+ListName = NodesName | EdgesName | GroupsName | SidesName | NumbersName
+"""The names of entries that hold a list (each may be followed by its ``<name>_count``)."""
+
+
+def _named(kind: LocusKind, names: Any) -> dict[str, LocusKind]:
+    return {name: kind for name in get_args(names)}
+
+
 LOCUS_KEYS: Mapping[str, LocusKind] = {
-    "nodes": "nodes", "self_loops": "nodes", "odd_cycle": "nodes", "missing_nodes": "nodes",
-    "extra_nodes": "nodes", "unreached_nodes": "nodes",
-    "edges": "edges", "cycle": "edges", "kuratowski_edges": "edges", "antiparallel": "edges",
-    "cut_edges": "edges", "missing_edges": "edges", "extra_edges": "edges", "bridges": "edges",
-    "components": "groups", "triangles": "groups", "component_sides": "sides",
-    "degrees": "numbers", "component_sizes": "numbers",
-    "count": "count", "cycle_length": "count", "odd_cycle_length": "count",
+    **_named("nodes", NodesName), **_named("edges", EdgesName), **_named("groups", GroupsName),
+    **_named("sides", SidesName), **_named("numbers", NumbersName),
+    **_named("count", CountName),
 }
-"""Every name a locus may hold and what it holds; a list's name with ``_count`` appended is
-its full length (the list itself is capped)."""
+"""Every name a locus may hold and what it holds (the names of each kind are its ``…Name``
+type); a list's name with ``_count`` appended is its full length (the list itself is capped)."""
 
 NodeId = str | int
 LocusValue = int | tuple[NodeId, ...] | tuple[tuple[NodeId, ...], ...]
@@ -41,10 +61,17 @@ def locus_kind(name: str) -> LocusKind | None:
     return kind
 
 
-def _node(value: Any, where: str) -> NodeId:
-    if isinstance(value, bool) or not isinstance(value, str | int):
-        raise ValueError(f"{where}: a node id is a string or an integer, not {value!r}")
-    return value
+def _at(name: str, index: int | None) -> str:
+    return name if index is None else f"{name}[{index}]"
+
+
+def _nodes(items: Sequence[Any], name: str, index: int | None = None) -> tuple[NodeId, ...]:
+    """``items`` as node ids; an error names ``name[index]``, or each item's own index."""
+    for k, x in enumerate(items):
+        if isinstance(x, bool) or not isinstance(x, str | int):
+            raise ValueError(f"{_at(name, k if index is None else index)}: a node id is a "
+                             f"string or an integer, not {x!r}")
+    return tuple(items)
 
 
 def _count(value: Any, where: str) -> int:
@@ -53,49 +80,76 @@ def _count(value: Any, where: str) -> int:
     return value
 
 
-def _list(value: Any, where: str) -> Sequence[Any]:
+def _counts(items: Sequence[Any], name: str, index: int | None = None) -> tuple[int, ...]:
+    """``items`` as counts; an error names ``name[index]``, or each item's own index."""
+    for k, x in enumerate(items):
+        if isinstance(x, bool) or not isinstance(x, int) or x < 0:
+            raise ValueError(f"{_at(name, k if index is None else index)}: expected a count, "
+                             f"got {x!r}")
+    return tuple(items)
+
+
+def _list(value: Any, name: str, index: int | None = None) -> Sequence[Any]:
     if not isinstance(value, list | tuple):
-        raise ValueError(f"{where}: expected a list, got {value!r}")
+        raise ValueError(f"{_at(name, index)}: expected a list, got {value!r}")
     return value
 
 
 def _entry(name: str, kind: LocusKind, value: Any) -> LocusValue:
+    """``value`` in the typed form of ``kind`` (tuples), or a ValueError naming the entry."""
     if kind == "count":
         return _count(value, name)
     items = _list(value, name)
     if kind == "nodes":
-        return tuple(_node(x, f"{name}[{k}]") for k, x in enumerate(items))
+        return _nodes(items, name)
     if kind == "numbers":
-        return tuple(_count(x, f"{name}[{k}]") for k, x in enumerate(items))
-    if kind == "sides":
-        return tuple(_sides(x, f"{name}[{k}]") for k, x in enumerate(items))
+        return _counts(items, name)
     out = []
     for k, x in enumerate(items):
-        group = tuple(_node(y, f"{name}[{k}]") for y in _list(x, f"{name}[{k}]"))
-        if kind == "edges" and len(group) != 2:
-            raise ValueError(f"{name}[{k}]: an edge is [u, v], got {x!r}")
+        if kind == "sides":
+            group: tuple[NodeId, ...] = _counts(_list(x, name, k), name, k)
+            if len(group) != 2:
+                raise ValueError(f"{name}[{k}]: expected [p, q], got {x!r}")
+        else:
+            group = _nodes(_list(x, name, k), name, k)
+            if kind == "edges" and len(group) != 2:
+                raise ValueError(f"{name}[{k}]: an edge is [u, v], got {x!r}")
         out.append(group)
     return tuple(out)
-
-
-def _sides(value: Any, where: str) -> tuple[int, ...]:
-    sides = tuple(_count(x, where) for x in _list(value, where))
-    if len(sides) != 2:
-        raise ValueError(f"{where}: expected [p, q], got {value!r}")
-    return sides
 
 
 @dataclass(frozen=True)
 class Locus:
     """Where a check fails: ``(name, value)`` entries in the order the check gave them, each
     name one of :data:`LOCUS_KEYS` (or a list's ``<name>_count``).  Empty when the check holds
-    or no locus applies."""
+    or no locus applies.
+
+    Build one with the ``with_*`` builder of each entry's kind (each returns a new locus with
+    the entry appended); read one from its JSON with :meth:`of`.
+
+    Raises:
+        ValueError: an entry whose name is no locus name or is given twice, or whose value is
+            not of its name's kind in typed form (tuples, node ids as strings or integers,
+            counts as non-negative integers); the message names the entry.
+    """
 
     entries: tuple[tuple[str, LocusValue], ...] = ()
 
+    def __post_init__(self) -> None:
+        seen: set[str] = set()
+        for name, value in self.entries:
+            kind = locus_kind(name)
+            if kind is None:
+                raise ValueError(f"{name}: not a locus name")
+            if name in seen:
+                raise ValueError(f"{name}: named twice")
+            seen.add(name)
+            if _entry(name, kind, value) != value:
+                raise ValueError(f"{name}: expected the typed form (tuples), got {value!r}")
+
     @classmethod
     def of(cls, where: Mapping[str, Any]) -> Locus:
-        """The locus of a check's JSON-ready mapping (also its JSON in a report).
+        """The locus of its JSON (a report's ``where``).
 
         Raises:
             ValueError: a name that is no locus name, or a value not of its name's kind (the
@@ -107,12 +161,75 @@ class Locus:
             if kind is None:
                 raise ValueError(f"{name}: not a locus name")
             entries.append((name, _entry(name, kind, value)))
-        return cls(tuple(entries))
+        return cls._checked(tuple(entries))  # a mapping names each entry once
+
+    def with_nodes(self, name: NodesName, ids: Iterable[Hashable], *,
+                   cap: int | None = None) -> Locus:
+        """This locus and the node ids ``ids`` (strings or integers) under ``name``; with
+        ``cap``, only when there are any: the first ``cap`` and ``<name>_count``, how many."""
+        return self._listed(name, "nodes", ids, cap)
+
+    def with_edges(self, name: EdgesName, edges: Iterable[Sequence[Hashable]], *,
+                   cap: int | None = None) -> Locus:
+        """This locus and the edges ``[u, v]`` under ``name``; with ``cap``, only when there
+        are any: the first ``cap`` and ``<name>_count``, how many."""
+        return self._listed(name, "edges", edges, cap)
+
+    def with_groups(self, name: GroupsName, groups: Iterable[Sequence[Hashable]], *,
+                    cap: int | None = None) -> Locus:
+        """This locus and the groups of node ids under ``name``; with ``cap``, only when there
+        are any: the first ``cap`` and ``<name>_count``, how many."""
+        return self._listed(name, "groups", groups, cap)
+
+    def with_numbers(self, name: NumbersName, numbers: Iterable[int], *,
+                     cap: int | None = None) -> Locus:
+        """This locus and the non-negative ``numbers`` under ``name``; with ``cap``, only when
+        there are any: the first ``cap`` and ``<name>_count``, how many."""
+        return self._listed(name, "numbers", numbers, cap)
+
+    def with_sides(self, name: SidesName, sides: Iterable[Sequence[int]]) -> Locus:
+        """This locus and the side sizes ``[p, q]`` under ``name``."""
+        return self._with(name, "sides", list(sides))
+
+    def with_count(self, name: CountName, count: int) -> Locus:
+        """This locus and the non-negative ``count`` under ``name``."""
+        return self._with(name, "count", count)
+
+    def with_total(self, name: ListName, total: int) -> Locus:
+        """This locus and ``<name>_count``: the full length of the (capped) list ``name``."""
+        return self._with(f"{name}_count", "count", total)
+
+    def _listed(self, name: ListName, kind: LocusKind, items: Iterable[Any],
+                cap: int | None) -> Locus:
+        """The list ``items`` under ``name``; with ``cap``: nothing when ``items`` is empty,
+        else its first ``cap`` items followed by ``<name>_count``, its full length."""
+        listed = list(items)
+        if cap is None:
+            return self._with(name, kind, listed)
+        if not listed:
+            return self
+        return self._with(name, kind, listed[:cap]).with_total(name, len(listed))
+
+    def _with(self, name: str, kind: LocusKind, value: Any) -> Locus:
+        if locus_kind(name) != kind:  # the name types say so, but not to an untyped caller
+            raise ValueError(f"{name}: not a locus name of kind {kind}")
+        if any(name == known for known, _ in self.entries):
+            raise ValueError(f"{name}: named twice")
+        return Locus._checked((*self.entries, (name, _entry(name, kind, value))))
+
+    @classmethod
+    def _checked(cls, entries: tuple[tuple[str, LocusValue], ...]) -> Locus:
+        """A locus of ``entries`` already validated (a builder checks only the entry it adds,
+        not every entry again)."""
+        locus = object.__new__(cls)
+        object.__setattr__(locus, "entries", entries)
+        return locus
 
     def __bool__(self) -> bool:
         return bool(self.entries)
 
     def to_json(self) -> dict[str, Any]:
+        """The JSON of the locus: each entry under its name, in order, tuples as lists."""
         return {name: _json(value) for name, value in self.entries}
 
     @property

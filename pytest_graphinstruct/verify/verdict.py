@@ -67,9 +67,6 @@ class Source(enum.Enum):
     PARSE = "parse"  #: no graph could be recovered
 
 
-_NO_WHERE: Mapping[str, Any] = MappingProxyType({})
-
-
 @dataclass(frozen=True)
 class Verdict:
     """The outcome of one check on one graph.
@@ -83,14 +80,10 @@ class Verdict:
         satisfied: whether it holds.
         expected: human-readable expectation (``'= 4'``, ``'>= 0.25 (tolerance 0.0125)'``).
         observed: human-readable observation (``'5'``, ``'0.2131'``, ``'2 components'``).
-        where: JSON-ready locus of the failure, e.g. ``{"nodes": [...]}``, ``{"cycle": [...]}``,
-            ``{"components": [[...], ...]}``, ``{"edges": [[u, v], ...]}``; empty when satisfied
-            or when no locus applies.
-
-    Raises:
-        ValueError: ``where`` is not a locus (:meth:`~pytest_graphinstruct.verify.locus.Locus.of`
-            names the entry), so a check that builds a malformed one fails where it builds it,
-            not in the report that reads it.
+        where: the locus of the failure (:class:`~pytest_graphinstruct.verify.locus.Locus`:
+            the nodes, a cycle, the components, the edges …); empty when satisfied or when no
+            locus applies.  A check that builds a malformed one fails where it builds it, not in
+            the report that reads it.
     """
 
     constraint: str
@@ -99,11 +92,7 @@ class Verdict:
     satisfied: bool
     expected: str
     observed: str
-    where: Mapping[str, Any] = field(default_factory=lambda: _NO_WHERE)
-
-    def __post_init__(self) -> None:
-        if self.where:
-            self.locus  # noqa: B018 - read once: a malformed locus fails where it is made
+    where: Locus = field(default_factory=Locus)
 
     @property
     def inferred(self) -> bool:
@@ -117,11 +106,6 @@ class Verdict:
         if self.source is Source.TASK:
             return "task"
         return _KEY_CATEGORY.get(self.key, "structural")
-
-    @functools.cached_property
-    def locus(self) -> Locus:
-        """:attr:`where` as a typed :class:`~pytest_graphinstruct.verify.locus.Locus`."""
-        return Locus.of(self.where)
 
     @functools.cached_property
     def gap(self) -> Gap | None:
@@ -145,7 +129,7 @@ class Verdict:
         text = (f"{mark} {self.constraint} [{self.source.value}]: expected {self.expected}, "
                 f"observed {self.observed}")
         if self.where and not self.satisfied:
-            text += f" (where: {_render_where(self.where)})"
+            text += f" (where: {_render_where(self.where.to_json())})"
         return text
 
     def to_json(self) -> dict[str, Any]:
@@ -156,7 +140,7 @@ class Verdict:
             "satisfied": self.satisfied,
             "expected": self.expected,
             "observed": self.observed,
-            "where": dict(self.where),
+            "where": self.where.to_json(),
         }
 
 

@@ -20,6 +20,7 @@ from pytest_graphinstruct.verify.checks import (
     is_checkable,
     minimum_edge_cut,
 )
+from pytest_graphinstruct.verify.locus import Locus
 from pytest_graphinstruct.verify.properties import GraphFacts
 from pytest_graphinstruct.verify.verdict import Source, Verdict
 from tests.verify._graphgen import C, gnp_graphs
@@ -76,19 +77,21 @@ def test_every_graph_key_has_a_check() -> None:
 def test_verdict_fields_and_where_only_on_failure() -> None:
     g = nx.Graph([(0, 1), (2, 3)])
     ok = check("num_nodes==4", g, Source.INFERRED)
-    assert ok.satisfied and ok.where == {} and ok.source is Source.INFERRED
+    assert ok.satisfied and ok.where == Locus() and ok.source is Source.INFERRED
     assert ok.constraint == "num_nodes==4" and ok.expected == "= 4" and ok.observed == "4"
     bad = check("connected=true", g)
     assert not bad.satisfied and bad.observed == "disconnected: 2 components"
-    assert bad.where["components"] == [[0, 1], [2, 3]] and bad.where["count"] == 2
+    where = bad.where.to_json()
+    assert where["components"] == [[0, 1], [2, 3]] and where["count"] == 2
     good_neg = check("connected=false", g)
-    assert good_neg.satisfied and good_neg.where == {}
+    assert good_neg.satisfied and good_neg.where == Locus()
 
 
 def test_components_listing_is_capped() -> None:
     g = nx.empty_graph(25)
     v = check("connected=true", g)
-    assert len(v.where["components"]) == 10 and v.where["count"] == 25
+    where = v.where.to_json()
+    assert len(where["components"]) == 10 and where["count"] == 25
 
 
 # -- counts and booleans --------------------------------------------------------------------------
@@ -131,12 +134,13 @@ def test_booleans(text: str, graph: nx.Graph, expected: bool) -> None:
 
 def test_boolean_loci() -> None:
     v = check("acyclic=true", nx.cycle_graph(4))
-    assert len(v.where["cycle"]) == 4
+    assert len(v.where.to_json()["cycle"]) == 4
     v = check("planar=true", nx.complete_bipartite_graph(3, 3))
-    assert v.where["count"] == 9 and len(v.where["kuratowski_edges"]) == 9
+    where = v.where.to_json()
+    assert where["count"] == 9 and len(where["kuratowski_edges"]) == 9
     v = check("bipartite=true", nx.cycle_graph(7))
-    assert len(v.where["odd_cycle"]) == 7
-    assert check("planar=false", nx.path_graph(3)).where == {}
+    assert len(v.where.to_json()["odd_cycle"]) == 7
+    assert check("planar=false", nx.path_graph(3)).where == Locus()
 
 
 # -- bipartite_sides ------------------------------------------------------------------------------
@@ -169,7 +173,7 @@ def test_bipartite_sides_disconnected_uses_some_colouring() -> None:
 def test_bipartite_sides_not_bipartite() -> None:
     v = check("bipartite_sides=1,2", nx.cycle_graph(3))
     assert not v.satisfied and v.observed.startswith("not bipartite")
-    assert len(v.where["odd_cycle"]) == 3
+    assert len(v.where.to_json()["odd_cycle"]) == 3
 
 
 # -- graph_type -----------------------------------------------------------------------------------
@@ -201,10 +205,11 @@ def test_degree_semantics() -> None:
 
 def test_degree_where_names_offending_nodes() -> None:
     v = check("degree=2", nx.path_graph(4))
-    assert v.where["nodes"] == [0, 3] and v.where["degrees"] == [1, 1]
+    where = v.where.to_json()
+    assert where["nodes"] == [0, 3] and where["degrees"] == [1, 1]
     # every degree <= 3 but they differ: the nodes off the most common degree are named
     v = check("degree<=3", nx.path_graph(5))
-    assert v.where["nodes"] == [0, 4]
+    assert v.where.to_json()["nodes"] == [0, 4]
 
 
 @pytest.mark.parametrize(("text", "expected"), [
@@ -222,11 +227,11 @@ def test_min_max_degree_semantics(text: str, expected: bool) -> None:
 def test_min_max_degree_expected_text_and_where() -> None:
     v = check("min_degree=2", nx.path_graph(4))
     assert v.expected == ">= 2 (min_degree=2 means at least 2)"
-    assert v.where["nodes"] == [0, 3]
+    assert v.where.to_json()["nodes"] == [0, 3]
     v = check("max_degree=1", nx.star_graph(3))
-    assert v.expected == "<= 1 (max_degree=1 means at most 1)" and v.where["nodes"] == [0]
+    assert v.expected == "<= 1 (max_degree=1 means at most 1)" and v.where.to_json()["nodes"] == [0]
     v = check("min_degree<=0", nx.path_graph(3))  # min is 1: the nodes attaining it
-    assert v.where["nodes"] == [0, 2]
+    assert v.where.to_json()["nodes"] == [0, 2]
     assert holds("min_degree=0", nx.Graph()) and holds("max_degree=0", nx.Graph())
 
 
@@ -285,10 +290,10 @@ def test_distances_on_disconnected_and_empty_graphs() -> None:
     g = nx.Graph([(0, 1), (2, 3)])
     v = check("average_path_length<=3.0", g)
     assert not v.satisfied and v.observed == "inf (disconnected: 2 components)"
-    assert v.where["count"] == 2
+    assert v.where.to_json()["count"] == 2
     assert not holds("diameter<=10", g) and holds("diameter>=10", g)
     e = check("diameter<=1", nx.Graph())
-    assert not e.satisfied and e.observed == "inf (empty graph)" and e.where == {}
+    assert not e.satisfied and e.observed == "inf (empty graph)" and e.where == Locus()
 
 
 @pytest.mark.parametrize("text", ["diameter<=39", "diameter>=1", "diameter=39", "diameter!=5",
@@ -302,7 +307,7 @@ def test_distances_too_large_to_compute_are_not_satisfied(text: str,
     v = check(text, nx.path_graph(40))
     assert not v.satisfied
     assert v.observed == "not computed: answer too large (40 nodes × (40 + 39 edges) = 3160 > 3159)"
-    assert v.observed in v.describe() and v.gap is None and v.where == {}
+    assert v.observed in v.describe() and v.gap is None and v.where == Locus()
 
 
 def test_failing_value_is_never_printed_equal_to_its_bound() -> None:
@@ -320,9 +325,9 @@ def test_fmt_number() -> None:
 def test_edge_connectivity() -> None:
     assert holds("edge_connectivity>=2", nx.cycle_graph(6))
     v = check("edge_connectivity>=2", nx.path_graph(5))
-    assert not v.satisfied and v.observed == "1" and len(v.where["cut_edges"]) == 1
+    assert not v.satisfied and v.observed == "1" and len(v.where.to_json()["cut_edges"]) == 1
     v = check("edge_connectivity>=1", nx.Graph([(0, 1), (2, 3)]))
-    assert v.observed == "0 (disconnected: 2 components)" and v.where["count"] == 2
+    assert v.observed == "0 (disconnected: 2 components)" and v.where.to_json()["count"] == 2
     v = check("edge_connectivity>=1", nx.DiGraph([(0, 1), (1, 2)]))
     assert not v.satisfied and "not strongly connected" in v.observed
     assert holds("edge_connectivity=0", nx.path_graph(1))
@@ -331,16 +336,16 @@ def test_edge_connectivity() -> None:
 def test_the_cut_shown_is_a_node_of_least_degree_or_the_first_smaller_cut() -> None:
     ring = nx.relabel_nodes(nx.cycle_graph(8), str)  # λ = δ = 2: every node's edges are a cut
     v = check("edge_connectivity>=3", ring)
-    assert v.where == {"cut_edges": [["0", "1"], ["0", "7"]], "count": 2}
+    assert v.where.to_json() == {"cut_edges": [["0", "1"], ["0", "7"]], "count": 2}
     barbell = nx.relabel_nodes(nx.barbell_graph(4, 0), str)  # λ = 1 < δ = 3: the bridge
-    assert check("edge_connectivity>=2", barbell).where["cut_edges"] == [["3", "4"]]
+    assert check("edge_connectivity>=2", barbell).where.to_json()["cut_edges"] == [["3", "4"]]
 
 
 def test_the_cut_of_a_graph_with_self_loops_leaves_them_out() -> None:
     g = nx.Graph([("0", "0"), ("0", "1"), ("1", "1")])
     assert minimum_edge_cut(g, GraphFacts(g).edge_connectivity) == {("0", "1")}
     verdict = check("edge_connectivity>=2", g)
-    assert not verdict.satisfied and verdict.where["cut_edges"] == [["0", "1"]]
+    assert not verdict.satisfied and verdict.where.to_json()["cut_edges"] == [["0", "1"]]
 
 
 @given(gnp_graphs(max_nodes=12))
@@ -381,7 +386,8 @@ def test_breakage_on_a_tree() -> None:
     assert failing(TREE_CONSTRAINTS, cut) == {"num_edges=14", "connected=true",
                                               "graph_type=tree", "num_components=1"}
     v = check("connected=true", cut)
-    assert v.where["count"] == 2 and sorted(v.where["component_sizes"]) == [7, 8]
+    where = v.where.to_json()
+    assert where["count"] == 2 and sorted(where["component_sizes"]) == [7, 8]
 
     chord = t.copy()
     chord.add_edge(7, 8)  # sibling leaves: a triangle 3-7-8 -> odd cycle as well
@@ -391,7 +397,7 @@ def test_breakage_on_a_tree() -> None:
     even.add_edge(7, 0)  # leaf to root (degree 2): 7-3-1-0 closes a 4-cycle, still bipartite
     assert failing(TREE_CONSTRAINTS, even) == {"num_edges=14", "acyclic=true",
                                                "graph_type=tree"}
-    cyc = check("acyclic=true", even).where["cycle"]
+    cyc = check("acyclic=true", even).where.to_json()["cycle"]
     assert {frozenset(e) for e in cyc} == {frozenset(e) for e in ((7, 3), (3, 1), (1, 0), (0, 7))}
 
 
@@ -403,7 +409,7 @@ def test_breakage_odd_cycle_in_bipartite_graph() -> None:
     g.add_edge(0, 1)  # same side: triangle 0-1-3
     assert failing(texts, g) == {"bipartite=true", "bipartite_sides=3,3",
                                  "graph_type=complete_bipartite", "num_edges=9"}
-    odd = check("bipartite=true", g).where["odd_cycle"]
+    odd = check("bipartite=true", g).where.to_json()["odd_cycle"]
     assert len(odd) % 2 == 1 and {0, 1} <= set(odd)
 
 
@@ -415,7 +421,7 @@ def test_breakage_k5_in_planar_graph() -> None:
     g.add_edges_from(k5)
     g.add_edge(0, 100)
     assert failing(texts, g) == {"planar=true", "bipartite=true"}
-    where = check("planar=true", g).where
+    where = check("planar=true", g).where.to_json()
     assert {frozenset(e) for e in where["kuratowski_edges"]} == {frozenset(e) for e in k5}
 
 
@@ -426,12 +432,14 @@ def test_breakage_one_node_of_degree_four_in_a_cubic_graph() -> None:
     g.add_edge(7, "x")  # node 7 gets degree 4; the new node has degree 1
     assert failing(texts, g) == {"degree=3", "num_nodes=10", "num_edges=15", "min_degree=3"}
     v = check("degree=3", g)
-    assert 7 in v.where["nodes"] and v.where["degrees"][v.where["nodes"].index(7)] == 4
+    where = v.where.to_json()
+    assert 7 in where["nodes"] and where["degrees"][where["nodes"].index(7)] == 4
     h = nx.circulant_graph(10, [1, 5])
     h.remove_edge(0, 5)
     h.add_edge(0, 2)  # node 0 stays 3, node 5 drops to 2, node 2 rises to 4
     v = check("degree=3", h)
-    assert v.where["nodes"] == [2, 5] and v.where["degrees"] == [4, 2]
+    where = v.where.to_json()
+    assert where["nodes"] == [2, 5] and where["degrees"] == [4, 2]
 
 
 # -- agreement with networkx on random graphs -----------------------------------------------------
@@ -537,7 +545,7 @@ def test_every_key_agrees_with_networkx(g: nx.Graph, data: st.DataObject) -> Non
         c = C(text)
         v = check_constraint(c, f, Source.EXPLICIT)
         assert v.satisfied == _expected(c, actual), (text, actual, v)
-        assert (v.where == {}) or not v.satisfied
+        assert (v.where == Locus()) or not v.satisfied
         json.dumps(v.to_json(), default=str)
 
 

@@ -9,6 +9,7 @@ from hypothesis import given
 
 from pytest_graphinstruct.graphs.model import ParsedGraph
 from pytest_graphinstruct.verify.contradictions import CONTRADICTION_CHECKS, check_contradictions
+from pytest_graphinstruct.verify.locus import Locus
 from pytest_graphinstruct.verify.verdict import Source, Verdict
 from tests.verify._graphgen import gnp_graphs
 
@@ -24,7 +25,7 @@ def test_clean_graph_passes_all_five() -> None:
     g = nx.Graph([("0", "1"), ("1", "2")])
     verdicts = check_contradictions(ParsedGraph(graph=g, header={"nodes": 3},
                                                 declared_nodes=3))
-    assert len(verdicts) == 5 and all(v.satisfied and v.where == {} for v in verdicts)
+    assert len(verdicts) == 5 and all(v.satisfied and v.where == Locus() for v in verdicts)
 
 
 def test_empty_graph_passes() -> None:
@@ -35,20 +36,20 @@ def test_self_loops() -> None:
     g = nx.Graph([("0", "0"), ("0", "1"), ("10", "10"), ("2", "2")])
     v = by_key(ParsedGraph(graph=g))["no_self_loops"]
     assert not v.satisfied and v.observed == "3 self-loop(s)"
-    assert v.where == {"nodes": ["0", "2", "10"], "count": 3}
+    assert v.where.to_json() == {"nodes": ["0", "2", "10"], "count": 3}
 
 
 def test_blank_ids() -> None:
     g = nx.Graph([("", "1"), (" ", "2")])
     v = by_key(ParsedGraph(graph=g, blank_nodes=("",)))["no_blank_ids"]
-    assert not v.satisfied and v.where["nodes"] == ["", " "]
+    assert not v.satisfied and v.where.to_json()["nodes"] == ["", " "]
 
 
 def test_parallel_edges() -> None:
     g = nx.Graph([("0", "1"), ("1", "2")])
     pg = ParsedGraph(graph=g, duplicate_edges=(("0", "1"), ("2", "1")))
     v = by_key(pg)["no_parallel_edges"]
-    assert not v.satisfied and v.where == {"edges": [["0", "1"], ["2", "1"]], "count": 2}
+    assert not v.satisfied and v.where.to_json() == {"edges": [["0", "1"], ["2", "1"]], "count": 2}
 
 
 def test_header_counts() -> None:

@@ -17,8 +17,14 @@ from pytest_graphinstruct.verify.graph_types import (
     check_graph_type,
     grid_shapes,
 )
+from pytest_graphinstruct.verify.locus import Locus
 from pytest_graphinstruct.verify.properties import GraphFacts
 from tests.verify._graphgen import gnp_graphs, orient, relabel_randomly
+
+
+def grid(p: int, q: int) -> nx.Graph:
+    """The ``p×q`` grid with integer node ids (a locus names string or integer ids)."""
+    return nx.convert_node_labels_to_integers(nx.grid_2d_graph(p, q))
 
 
 def ok(name: str, g: nx.Graph) -> bool:
@@ -38,7 +44,7 @@ def test_typecheck_is_frozen_and_hashable() -> None:
     tc = TypeCheck(True, "tree")
     with pytest.raises(AttributeError):
         tc.ok = False  # type: ignore[misc]
-    assert hash(tc) == hash(TypeCheck(True, "tree", {"x": [1]}))
+    assert hash(tc) == hash(TypeCheck(True, "tree", Locus().with_nodes("nodes", [1])))
 
 
 # -- positive and negative hand cases (undirected) ------------------------------------------------
@@ -50,16 +56,15 @@ POSITIVE = {
     "cycle": [nx.cycle_graph(3), nx.cycle_graph(10)],
     "star": [nx.path_graph(1), nx.path_graph(2), nx.path_graph(3), nx.star_graph(6)],
     "wheel": [nx.complete_graph(4), nx.wheel_graph(5), nx.wheel_graph(12)],
-    "grid": [nx.grid_2d_graph(2, 2), nx.grid_2d_graph(2, 5), nx.grid_2d_graph(4, 4),
-             nx.grid_2d_graph(3, 7)],
+    "grid": [grid(2, 2), grid(2, 5), grid(4, 4), grid(3, 7)],
     "complete": [nx.complete_graph(1), nx.complete_graph(2), nx.complete_graph(6)],
     "complete_bipartite": [nx.path_graph(2), nx.star_graph(3), nx.complete_bipartite_graph(3, 4),
                            nx.cycle_graph(4)],
-    "bipartite": [nx.Graph(), nx.cycle_graph(6), nx.grid_2d_graph(3, 3),
+    "bipartite": [nx.Graph(), nx.cycle_graph(6), grid(3, 3),
                   nx.Graph([(0, 1), (2, 3)])],
     "connected": [nx.path_graph(1), nx.petersen_graph()],
     "regular": [nx.path_graph(1), nx.empty_graph(3), nx.petersen_graph(), nx.cycle_graph(5)],
-    "planar": [nx.Graph(), nx.complete_graph(4), nx.grid_2d_graph(4, 4)],
+    "planar": [nx.Graph(), nx.complete_graph(4), grid(4, 4)],
     "acyclic": [nx.Graph(), nx.balanced_tree(3, 2), nx.empty_graph(4)],
 }
 
@@ -75,7 +80,7 @@ NEGATIVE = {
               nx.Graph([(0, i) for i in range(1, 7)] + [(1, 2), (2, 3), (3, 1),
                                                         (4, 5), (5, 6), (6, 4)])],
     "grid": [nx.Graph(), nx.path_graph(4), nx.cycle_graph(6), nx.complete_graph(4),
-             nx.grid_2d_graph(1, 5), nx.path_graph(7)],
+             grid(1, 5), nx.path_graph(7)],
     "complete": [nx.Graph(), nx.empty_graph(2), nx.cycle_graph(4)],
     "complete_bipartite": [nx.Graph(), nx.path_graph(1), nx.empty_graph(3), nx.path_graph(4),
                            nx.complete_graph(3),
@@ -94,7 +99,7 @@ NEGATIVE = {
 def test_positive(name: str, index: int) -> None:
     tc = check_graph_type(name, GraphFacts(POSITIVE[name][index]))
     assert tc.ok, tc
-    assert tc.where == {}
+    assert tc.where == Locus()
 
 
 @pytest.mark.parametrize(("name", "index"),
@@ -102,24 +107,24 @@ def test_positive(name: str, index: int) -> None:
 def test_negative(name: str, index: int) -> None:
     tc = check_graph_type(name, GraphFacts(NEGATIVE[name][index]))
     assert not tc.ok, tc
-    json.dumps(tc.where)  # JSON-ready
+    json.dumps(tc.where.to_json())  # JSON-ready
 
 
 def test_failure_loci() -> None:
     tc = check_graph_type("tree", GraphFacts(nx.Graph([(0, 1), (2, 3)])))
-    assert tc.where["count"] == 2 and tc.observed.startswith("not a tree: disconnected")
+    assert tc.where.to_json()["count"] == 2 and tc.observed.startswith("not a tree: disconnected")
     tc = check_graph_type("tree", GraphFacts(nx.cycle_graph(4)))
-    assert len(tc.where["cycle"]) == 4
+    assert len(tc.where.to_json()["cycle"]) == 4
     tc = check_graph_type("cycle", GraphFacts(nx.path_graph(5)))
-    assert tc.where["nodes"] == [0, 4]
+    assert tc.where.to_json()["nodes"] == [0, 4]
     tc = check_graph_type("planar", GraphFacts(nx.complete_graph(5)))
-    assert tc.where["count"] == 10
+    assert tc.where.to_json()["count"] == 10
     tc = check_graph_type("bipartite", GraphFacts(nx.cycle_graph(5)))
-    assert len(tc.where["odd_cycle"]) == 5
+    assert len(tc.where.to_json()["odd_cycle"]) == 5
     g = nx.complete_bipartite_graph(2, 3)
     g.remove_edge(0, 2)
     tc = check_graph_type("complete_bipartite", GraphFacts(g))
-    assert tc.where["nodes"] == [0, 2] and "K{2,3} has 6" in tc.observed
+    assert tc.where.to_json()["nodes"] == [0, 2] and "K{2,3} has 6" in tc.observed
 
 
 def test_grid_shapes() -> None:
@@ -149,7 +154,7 @@ def test_directed_tree_must_be_rooted() -> None:
     assert "out-tree" in check_graph_type("tree", GraphFacts(orient(t, "out"))).observed
     mixed = nx.DiGraph([(0, 1), (2, 1), (2, 3)])  # a polytree, not rooted
     tc = check_graph_type("tree", GraphFacts(mixed))
-    assert not tc.ok and tc.where["nodes"] == [1]
+    assert not tc.ok and tc.where.to_json()["nodes"] == [1]
     assert not ok("tree", orient(t, "both"))
 
 
@@ -169,7 +174,7 @@ def test_directed_path_cycle_star() -> None:
     # reference release accepts any orientation of a cycle; we need a directed cycle
     zigzag = nx.DiGraph([(0, 1), (2, 1), (2, 3), (0, 3)])
     tc = check_graph_type("cycle", GraphFacts(zigzag))
-    assert not tc.ok and tc.where["nodes"] == [0, 1, 2, 3]
+    assert not tc.ok and tc.where.to_json()["nodes"] == [0, 1, 2, 3]
     assert ok("star", nx.DiGraph([(0, i) for i in range(1, 5)]))
     assert ok("star", nx.DiGraph([(i, 0) for i in range(1, 5)]))
     assert not ok("star", nx.DiGraph([(0, 1), (2, 0), (0, 3)]))
@@ -177,11 +182,11 @@ def test_directed_path_cycle_star() -> None:
 
 
 def test_directed_orientation_types() -> None:
-    for name, g in (("wheel", nx.wheel_graph(7)), ("grid", nx.grid_2d_graph(3, 3)),
+    for name, g in (("wheel", nx.wheel_graph(7)), ("grid", grid(3, 3)),
                     ("complete_bipartite", nx.complete_bipartite_graph(2, 3))):
         assert ok(name, orient(g, "random", seed=1)), name
         tc = check_graph_type(name, GraphFacts(orient(g, "both")))
-        assert not tc.ok and "antiparallel" in tc.where, name
+        assert not tc.ok and "antiparallel" in tc.where.to_json(), name
 
 
 def test_directed_complete_means_complete_digraph() -> None:
@@ -203,14 +208,14 @@ def test_every_type_gives_a_verdict_on_directed_graphs(g: nx.DiGraph) -> None:
     for name in VALIDATORS:
         tc = check_graph_type(name, f)
         assert isinstance(tc.ok, bool) and tc.observed
-        json.dumps(tc.where, default=str)
+        json.dumps(tc.where.to_json())
 
 
 @pytest.mark.parametrize("mode", ["random", "both", "out", "in"])
 @pytest.mark.parametrize("name", sorted(VALIDATORS))
 def test_directed_shapes_never_raise(name: str, mode: str) -> None:
     # the reference release crashes on a directed wheel/grid whose arc count matches
-    for g in (nx.wheel_graph(6), nx.grid_2d_graph(3, 4), nx.complete_graph(5), nx.Graph()):
+    for g in (nx.wheel_graph(6), grid(3, 4), nx.complete_graph(5), nx.Graph()):
         check_graph_type(name, GraphFacts(orient(g, mode)))
 
 
@@ -350,7 +355,7 @@ def test_validators_agree_with_oracles(g: nx.Graph) -> None:
         tc = check_graph_type(name, f)
         assert tc.ok == oracle(name, g), (name, tc, sorted(g.edges()))
         if tc.ok:
-            assert tc.where == {}
+            assert tc.where == Locus()
 
 
 @given(shaped_graphs(perturbed=False))

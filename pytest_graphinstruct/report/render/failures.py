@@ -34,7 +34,7 @@ def format_failure(checked: Checked, pass_rule: PassRule, *, raw: bool = False) 
             where = ""
             if x.where:
                 items = "; ".join(f"{escape(str(key))}={_short(val)}"
-                                  for key, val in x.where.items())
+                                  for key, val in x.where.entries)
                 where = f"  [where: {items}]"
             gap = x.gap
             shown_gap = f", gap {gap.gap:+.4g}" if gap is not None else ""

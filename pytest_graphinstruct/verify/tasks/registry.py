@@ -164,8 +164,8 @@ def check_task(
     """The task-semantic verdicts of one result graph against its base (docs/L5_TASKS.md).
 
     Promises: every verdict has ``source=Source.TASK``, ``key='task:<task_type>'`` and
-    ``constraint='task:<task_type>:<aspect>'``; ``where`` is empty when satisfied, else a
-    JSON-ready locus with lists capped at :data:`~.semantics.WHERE_CAP` items and a
+    ``constraint='task:<task_type>:<aspect>'``; ``where`` is empty when satisfied, else a locus
+    whose lists are capped at :data:`~.semantics.WHERE_CAP` items, each with its
     ``<name>_count``.  An unknown task type yields ``()``; an aspect whose parameter is not
     stated (explicit constraints first, then the text) or whose bounded search gave up is
     omitted.  Runs in bounded time (see the caps in :mod:`.algorithms`).

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -20,6 +20,7 @@ import networkx as nx
 
 from pytest_graphinstruct.graphs.model import Edge, ParsedGraph
 from pytest_graphinstruct.suite.constraints import Constraint, Op
+from pytest_graphinstruct.verify.locus import Locus
 from pytest_graphinstruct.verify.properties import GraphFacts
 from pytest_graphinstruct.verify.tasks import algorithms as alg
 from pytest_graphinstruct.verify.tasks import text as tx
@@ -79,7 +80,9 @@ class TaskContext:
         return self.result.graph
 
     def add(self, aspect: str, ok: bool, expected: str, observed: str,
-            where: Mapping[str, Any] | None = None) -> None:
+            where: Locus | None = None) -> None:
+        """Append the verdict of ``aspect``; ``where`` (the locus of a failure) is dropped when
+        it holds."""
         self.out.append(Verdict(
             constraint=f"task:{self.task}:{aspect}",
             key=f"task:{self.task}",
@@ -87,20 +90,8 @@ class TaskContext:
             satisfied=ok,
             expected=expected,
             observed=observed,
-            where={} if ok or not where else dict(where),
+            where=Locus() if ok or where is None else where,
         ))
-
-
-def _where(**lists: Iterable[Any]) -> dict[str, Any]:
-    """JSON-ready locus: each non-empty list capped at :data:`WHERE_CAP`, plus its count."""
-    out: dict[str, Any] = {}
-    for name, items in lists.items():
-        seq = list(items)
-        if not seq:
-            continue
-        out[name] = [list(x) if isinstance(x, tuple) else x for x in seq[:WHERE_CAP]]
-        out[f"{name}_count"] = len(seq)
-    return out
 
 
 def explicit_constraint(ctx: TaskContext, key: str, *ops: Op) -> Constraint | None:
@@ -132,7 +123,8 @@ def _nodes_preserved(ctx: TaskContext) -> None:
     ok = not missing and not extra
     observed = "the same nodes" if ok else f"{len(missing)} base nodes missing, {len(extra)} new"
     ctx.add("nodes_preserved", ok, f"the base's {len(ctx.base_nodes)} nodes, no others", observed,
-            _where(missing_nodes=missing, extra_nodes=extra))
+            Locus().with_nodes("missing_nodes", missing, cap=WHERE_CAP)
+                 .with_nodes("extra_nodes", extra, cap=WHERE_CAP))
 
 
 def _subgraph(ctx: TaskContext, with_nodes: bool = False) -> None:
@@ -144,7 +136,8 @@ def _subgraph(ctx: TaskContext, with_nodes: bool = False) -> None:
         f"{_plural(len(extra), 'edge')} and {_plural(len(extra_nodes), 'node')} not in the base"
         if with_nodes else f"{_plural(len(extra), 'edge')} not in the base")
     ctx.add("subgraph_of_base", ok, what, observed,
-            _where(extra_edges=extra, extra_nodes=extra_nodes))
+            Locus().with_edges("extra_edges", extra, cap=WHERE_CAP)
+                 .with_nodes("extra_nodes", extra_nodes, cap=WHERE_CAP))
 
 
 def _supergraph(ctx: TaskContext) -> None:
@@ -152,7 +145,7 @@ def _supergraph(ctx: TaskContext) -> None:
     ok = not missing
     ctx.add("supergraph_of_base", ok, "every base edge kept",
             "all base edges kept" if ok else f"{_plural(len(missing), 'base edge')} removed",
-            _where(missing_edges=missing))
+            Locus().with_edges("missing_edges", missing, cap=WHERE_CAP))
 
 
 def _containment(ctx: TaskContext, default: str | None) -> str | None:
@@ -192,8 +185,8 @@ def _component_lists(comps: Sequence[set[str]]) -> list[list[str]]:
 def _connected(ctx: TaskContext) -> None:
     comps = alg.components(ctx.result_graph)
     ok = len(comps) <= 1
-    where = _where(components=_component_lists(comps),
-                   component_sizes=sorted(len(c) for c in comps))
+    where = (Locus().with_groups("components", _component_lists(comps), cap=WHERE_CAP)
+             .with_numbers("component_sizes", sorted(len(c) for c in comps), cap=WHERE_CAP))
     ctx.add("connected", ok, "one (weakly) connected component",
             _plural(len(comps), "component"), where)
 
@@ -203,8 +196,8 @@ def _acyclic(ctx: TaskContext) -> None:
     kind = "a DAG" if ctx.result_graph.is_directed() else "a forest (no cycle)"
     cyc = [] if ok else alg.find_cycle(ctx.result_graph)
     ctx.add("acyclic", ok, kind, kind if ok else "has a cycle",
-            {"cycle": [list(e) for e in cyc[:WHERE_CAP]], "cycle_length": len(cyc)} if cyc
-            else None)
+            Locus().with_edges("cycle", cyc[:WHERE_CAP]).with_count("cycle_length", len(cyc))
+            if cyc else None)
 
 
 def _tree(ctx: TaskContext) -> None:
@@ -216,7 +209,9 @@ def _tree(ctx: TaskContext) -> None:
         return
     comps = alg.components(g) if n else []
     cyc = alg.find_cycle(g) if n else []
-    where = _where(components=_component_lists(comps) if len(comps) > 1 else [], cycle=cyc)
+    split = _component_lists(comps) if len(comps) > 1 else []
+    where = (Locus().with_groups("components", split, cap=WHERE_CAP)
+             .with_edges("cycle", cyc, cap=WHERE_CAP))
     ctx.add("tree", False, "a tree (connected, n−1 edges)",
             f"{_plural(len(comps), 'component')}, {m} edges on {n} nodes", where)
 
@@ -232,7 +227,8 @@ def _bipartite(ctx: TaskContext) -> None:
     where = None
     if not ok:
         odd = _odd_cycle(g)
-        where = {"odd_cycle": odd[:WHERE_CAP], "odd_cycle_length": len(odd)} if odd else None
+        where = (Locus().with_nodes("odd_cycle", odd[:WHERE_CAP])
+                 .with_count("odd_cycle_length", len(odd)) if odd else None)
     ctx.add("bipartite", ok, "bipartite", "bipartite" if ok else "has an odd cycle", where)
 
 
@@ -268,7 +264,7 @@ def _partition_aspect(ctx: TaskContext, sides: tuple[frozenset[str], frozenset[s
             f"every edge between {{{','.join(sorted_nodes(a))}}} and "
             f"{{{','.join(sorted_nodes(b))}}}",
             "all edges cross" if not bad else f"{_plural(len(bad), 'edge')} do not cross",
-            _where(edges=bad))
+            Locus().with_edges("edges", bad, cap=WHERE_CAP))
 
 
 # ----------------------------------------------------------------------------- counting
@@ -357,7 +353,7 @@ def check_mst(ctx: TaskContext) -> None:
                 f"every node at its {'weighted ' if w else ''}shortest distance from {src}",
                 "all distances shortest" if not wrong
                 else f"{_plural(len(wrong), 'node')} farther than shortest (or unreached)",
-                _where(nodes=wrong))
+                Locus().with_nodes("nodes", wrong, cap=WHERE_CAP))
         return
     if w is None:
         return
@@ -379,7 +375,8 @@ def _exact_edges(ctx: TaskContext, aspect: str, want: frozenset[Edge], what: str
     ctx.add(aspect, ok, f"{what}: {_plural(len(want), 'edge')}",
             "exactly those edges" if ok
             else f"{len(missing)} of its edges missing, {len(extra)} extra edges",
-            _where(missing_edges=missing, extra_edges=extra))
+            Locus().with_edges("missing_edges", missing, cap=WHERE_CAP)
+                 .with_edges("extra_edges", extra, cap=WHERE_CAP))
 
 
 def check_complement(ctx: TaskContext) -> None:
@@ -410,9 +407,11 @@ def check_complement(ctx: TaskContext) -> None:
             if len(missing) >= WHERE_CAP:
                 break
     ok = not extra and not missing_count
-    where: dict[str, Any] = _where(missing_edges=missing, extra_edges=extra)
-    if missing:
-        where["missing_edges_count"] = missing_count
+    where = Locus()
+    if missing:  # the first WHERE_CAP missing edges, and how many are missing
+        where = (where.with_edges("missing_edges", missing)
+                 .with_total("missing_edges", missing_count))
+    where = where.with_edges("extra_edges", extra, cap=WHERE_CAP)
     ctx.add("equals_complement", ok, f"the complement of the base: {_plural(want, 'edge')}",
             "exactly those edges" if ok
             else f"{missing_count} of its edges missing, {len(extra)} extra edges", where)
@@ -472,15 +471,17 @@ def check_graph_power(ctx: TaskContext) -> None:
             if v not in dist:
                 ctx.add("equals_some_power", False, "G^k for some k ≥ 2",
                         f"edge ({u},{v}) joins nodes unconnected in the base",
-                        _where(edges=[(u, v)]))
+                        Locus().with_edges("edges", [(u, v)], cap=WHERE_CAP))
                 return
             k_star = max(k_star, dist[v])
     want = edge_set(alg.graph_power(ctx.base_graph, k_star), ctx.directed)
     ok = want == ctx.result_edges
     ctx.add("equals_some_power", ok, "G^k for some k ≥ 2",
             f"G^{k_star}" if ok else f"not G^{k_star} (the only candidate), nor any other power",
-            _where(missing_edges=sorted_edges(want - ctx.result_edges),
-                   extra_edges=sorted_edges(ctx.result_edges - want)))
+            Locus().with_edges("missing_edges", sorted_edges(want - ctx.result_edges),
+                               cap=WHERE_CAP)
+                 .with_edges("extra_edges", sorted_edges(ctx.result_edges - want),
+                             cap=WHERE_CAP))
 
 
 def check_relabel(ctx: TaskContext) -> None:
@@ -506,8 +507,10 @@ def check_relabel(ctx: TaskContext) -> None:
             "exactly the mapped base" if ok else
             f"{len(missing_n)} mapped nodes missing, {len(extra_n)} other nodes; "
             f"{len(missing)} mapped edges missing, {len(extra)} extra",
-            _where(missing_nodes=missing_n, extra_nodes=extra_n, missing_edges=missing,
-                   extra_edges=extra))
+            Locus().with_nodes("missing_nodes", missing_n, cap=WHERE_CAP)
+                 .with_nodes("extra_nodes", extra_n, cap=WHERE_CAP)
+                 .with_edges("missing_edges", missing, cap=WHERE_CAP)
+                 .with_edges("extra_edges", extra, cap=WHERE_CAP))
 
 
 def _exact_graph(ctx: TaskContext, aspect: str, want_g: nx.Graph, what: str) -> None:
@@ -522,8 +525,10 @@ def _exact_graph(ctx: TaskContext, aspect: str, want_g: nx.Graph, what: str) -> 
             "exactly that graph" if ok else
             f"{len(missing_n)} nodes missing, {len(extra_n)} extra; "
             f"{len(missing)} edges missing, {len(extra)} extra",
-            _where(missing_nodes=missing_n, extra_nodes=extra_n, missing_edges=missing,
-                   extra_edges=extra))
+            Locus().with_nodes("missing_nodes", missing_n, cap=WHERE_CAP)
+                 .with_nodes("extra_nodes", extra_n, cap=WHERE_CAP)
+                 .with_edges("missing_edges", missing, cap=WHERE_CAP)
+                 .with_edges("extra_edges", extra, cap=WHERE_CAP))
 
 
 def k_of_core(ctx: TaskContext) -> int | None:
@@ -565,7 +570,7 @@ def check_extract_subgraph(ctx: TaskContext) -> None:
         missing = sorted_edges(want - ctx.result_edges)
         ctx.add("induced", not missing, "every base edge among the kept nodes",
                 "induced" if not missing else f"{_plural(len(missing), 'edge')} missing",
-                _where(missing_edges=missing))
+                Locus().with_edges("missing_edges", missing, cap=WHERE_CAP))
     ends = tx.path_endpoints(ctx.text)
     if ends is None or not set(ends) <= ctx.base_nodes:
         return
@@ -601,7 +606,7 @@ def check_prune_tree(ctx: TaskContext) -> None:
             "every base edge between kept nodes kept (only nodes removed)",
             "only nodes removed" if not missing
             else f"{_plural(len(missing), 'edge')} between kept nodes removed",
-            _where(missing_edges=missing))
+            Locus().with_edges("missing_edges", missing, cap=WHERE_CAP))
     _tree(ctx)
     r, d = tx.root(ctx.text), tx.depth_bound(ctx.text)
     base_u = alg.undirected(ctx.base_graph)
@@ -616,7 +621,8 @@ def check_prune_tree(ctx: TaskContext) -> None:
         obs = (f"depth {max(depths.values())}" if not unreached
                else f"{_plural(len(unreached), 'node')} not connected to the root")
         ctx.add("depth", ok, f"depth at most {d} from root {r}", obs,
-                _where(nodes=deep, unreached_nodes=unreached))
+                Locus().with_nodes("nodes", deep, cap=WHERE_CAP)
+                     .with_nodes("unreached_nodes", unreached, cap=WHERE_CAP))
     else:
         ctx.add("depth", False, f"depth at most {d} from root {r}", f"root {r} removed")
     if tx.asks_extreme(ctx.text) == ("remove", "min", "nodes"):
@@ -752,7 +758,8 @@ def check_make_acyclic(ctx: TaskContext) -> None:
         ctx.add("reversals_only", ok, "the base's arcs, some reversed, none added or removed",
                 "only reversals" if ok else
                 f"{len(bad_add)} new arcs, {len(bad_rem)} arcs removed without reversal",
-                _where(extra_edges=bad_add, missing_edges=bad_rem))
+                Locus().with_edges("extra_edges", bad_add, cap=WHERE_CAP)
+                     .with_edges("missing_edges", bad_rem, cap=WHERE_CAP))
     elif mode == "remove":
         _subgraph(ctx)
     else:
@@ -760,7 +767,7 @@ def check_make_acyclic(ctx: TaskContext) -> None:
         ctx.add("reversals_or_removals_only", not bad_add,
                 "base arcs reversed or removed, no new arcs",
                 "no new arcs" if not bad_add else f"{_plural(len(bad_add), 'new arc')}",
-                _where(extra_edges=bad_add))
+                Locus().with_edges("extra_edges", bad_add, cap=WHERE_CAP))
     _acyclic(ctx)
     if mode in ("reverse", "remove"):
         _count(ctx, mode, lambda: min_fas(ctx))
@@ -797,7 +804,8 @@ def check_break_cycles(ctx: TaskContext) -> None:
     tri = alg.triangles(ctx.result_graph)
     ok = not tri
     ctx.add("triangle_free", ok, "no triangle", "triangle-free" if ok
-            else f"{_plural(len(tri), 'triangle')}", _where(triangles=tri))
+            else f"{_plural(len(tri), 'triangle')}",
+            Locus().with_groups("triangles", tri, cap=WHERE_CAP))
     if tx.keeps_connected(ctx.text):
         _connected(ctx)
     _count(ctx, "remove", lambda: min_triangle_removals(ctx))
@@ -823,7 +831,7 @@ def check_make_bipartite(ctx: TaskContext) -> None:
         iso = sorted_nodes(str(v) for v in nx.isolates(ctx.result_graph))
         ctx.add("no_isolated_nodes", not iso, "every node keeps an edge",
                 "no isolated node" if not iso else _plural(len(iso), "isolated node"),
-                _where(nodes=iso))
+                Locus().with_nodes("nodes", iso, cap=WHERE_CAP))
     if way == "remove":
         _count(ctx, "remove", lambda: min_bipartite_removals(ctx))
 
@@ -869,7 +877,7 @@ def check_make_eulerian(ctx: TaskContext) -> None:
     ctx.add("eulerian", ok, f"Eulerian: {what}, non-isolated nodes connected",
             "Eulerian" if ok else (f"{_plural(len(odd), 'unbalanced node')}" if odd
                                    else "non-isolated nodes not connected"),
-            _where(nodes=sorted_nodes(odd)))
+            Locus().with_nodes("nodes", sorted_nodes(odd), cap=WHERE_CAP))
     if way == "add":
         _count(ctx, "add", lambda: min_eulerian_additions(ctx))
 
@@ -911,7 +919,7 @@ def check_make_regular(ctx: TaskContext) -> None:
         off = sorted_nodes(str(v) for v, d in degs.items() if d != k)
         ctx.add("regular", not off, f"every node of degree {k}",
                 f"{k}-regular" if not off else f"{_plural(len(off), 'node')} of another degree",
-                _where(nodes=off))
+                Locus().with_nodes("nodes", off, cap=WHERE_CAP))
     if way == "add":
         _count(ctx, "add", lambda: min_regular_additions(ctx))
 
@@ -943,8 +951,9 @@ def check_increase_connectivity(ctx: TaskContext) -> None:
         lam = alg.edge_connectivity(ctx.result_graph)
         ctx.add("edge_connectivity", lam >= k, f"edge connectivity at least {k}",
                 f"edge connectivity {lam}",
-                {"bridges": [list(map(str, e)) for e in
-                             list(nx.bridges(nx.Graph(ctx.result_graph)))[:WHERE_CAP]]}
+                Locus().with_edges("bridges", [list(map(str, e)) for e in
+                                               list(nx.bridges(nx.Graph(ctx.result_graph)))
+                                               [:WHERE_CAP]])
                 if lam < k and k == 2 and not ctx.result_graph.is_directed() and lam == 1 else None)
     if way == "add":
         _count(ctx, "add", lambda: min_connectivity_additions(ctx))
@@ -1004,13 +1013,15 @@ def check_split_graph(ctx: TaskContext) -> None:
     if k is not None:
         ctx.add("num_components", len(comps) == k, f"{k} components",
                 _plural(len(comps), "component"),
-                _where(component_sizes=sorted(len(c) for c in comps)))
+                Locus().with_numbers("component_sizes", sorted(len(c) for c in comps),
+                                     cap=WHERE_CAP))
     equal = tx.equal_component_sizes(ctx.text)
     if equal:
         sizes = sorted(len(c) for c in comps)
         ok = len(set(sizes)) <= 1
         ctx.add("equal_component_sizes", ok, "components of equal size",
-                f"sizes {sizes[:WHERE_CAP]}", _where(component_sizes=sizes))
+                f"sizes {sizes[:WHERE_CAP]}",
+                Locus().with_numbers("component_sizes", sizes, cap=WHERE_CAP))
     if way == "remove":
         _count(ctx, "remove", lambda: min_split_removals(ctx))
 
@@ -1050,7 +1061,8 @@ def _complete_bipartite_on(ctx: TaskContext, sides: tuple[frozenset[str], frozen
             f"{{{','.join(sorted_nodes(b))}}}",
             "exactly that graph" if ok else f"{len(missing)} cross edges missing, "
             f"{len(extra)} edges inside a side",
-            _where(missing_edges=missing, extra_edges=extra))
+            Locus().with_edges("missing_edges", missing, cap=WHERE_CAP)
+                 .with_edges("extra_edges", extra, cap=WHERE_CAP))
 
 
 def _known_bipartition(ctx: TaskContext) -> tuple[frozenset[str], frozenset[str]] | None:
@@ -1128,5 +1140,5 @@ def check_graph_transform(ctx: TaskContext) -> None:
         ctx.add("stated_edges_present", not missing,
                 f"the {_plural(len(set(want)), 'edge')} the text says to add",
                 "all present" if not missing else f"{_plural(len(missing), 'edge')} missing",
-                _where(missing_edges=missing))
+                Locus().with_edges("missing_edges", missing, cap=WHERE_CAP))
     _count(ctx, "add")
