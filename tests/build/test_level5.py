@@ -13,7 +13,7 @@ import networkx as nx
 import pytest
 
 from pytest_graphinstruct.build import l5_graphs as lg
-from pytest_graphinstruct.build.common import as_instruction, invariant
+from pytest_graphinstruct.build.common import as_instruction
 from pytest_graphinstruct.build.l5_templates import TEMPLATES
 from pytest_graphinstruct.build.level5 import (
     build_level5,
@@ -281,18 +281,6 @@ def test_split_sizes() -> None:
     assert sum(sizes) == 20 and len(sizes) == 4 and min(sizes) >= 3
     with pytest.raises(ValueError):
         lg.split_sizes(random.Random(1), 9, 4, 3)
-
-
-def test_invariant_is_an_invariant_and_separates_regular_graphs() -> None:
-    g = nx.random_regular_graph(3, 12, seed=4)
-    perm = list(range(12))
-    random.Random(2).shuffle(perm)
-    h = nx.relabel_nodes(g, dict(enumerate(perm)))
-    assert invariant(g) == invariant(h)
-    k33, prism = nx.complete_bipartite_graph(3, 3), nx.circular_ladder_graph(3)
-    assert invariant(k33) != invariant(prism)
-    d = nx.DiGraph([(0, 1), (1, 2)])
-    assert invariant(d) != invariant(nx.DiGraph([(0, 1), (2, 1)]))
 
 
 def test_mst_uniqueness() -> None:

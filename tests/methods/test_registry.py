@@ -66,13 +66,3 @@ def test_a_bad_method_string_gets_the_one_line_error(text: str, message: str) ->
         parse_method(text)
     assert str(err.value) == message.format(text)
 
-
-def test_one_call_methods_have_no_chain() -> None:
-    from pytest_graphinstruct.methods.spec import MethodContext
-
-    context = MethodContext(chains=3, rounds=3, feedback="fine")
-    for name in ("baseline", "caap", "constrained"):
-        spec = parse_method(name, internal=True)
-        with pytest.raises(ValueError, match="not an iterative method"):
-            method_of(spec).chain(spec, None, (), None, None,  # type: ignore[arg-type]
-                                  chain=0, context=context)
