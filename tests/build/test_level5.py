@@ -4,7 +4,6 @@ text ↔ constraint agreement, determinism, the oracle — and the helpers of l5
 from __future__ import annotations
 
 import json
-import random
 import re
 from collections import Counter
 from typing import Any
@@ -12,7 +11,6 @@ from typing import Any
 import networkx as nx
 import pytest
 
-from pytest_graphinstruct.build import l5_graphs as lg
 from pytest_graphinstruct.build.common import as_instruction
 from pytest_graphinstruct.build.l5_templates import TEMPLATES
 from pytest_graphinstruct.build.level5 import (
@@ -262,65 +260,3 @@ def test_long_edit_lists_wrap_and_parse() -> None:
                        + ", ".join(f"('{u}','{v}')" for u, v in removed) + "]; }")
     res = parse_answer(text, base=base)
     assert res.graph is not None and res.graph.num_edges == 0
-
-
-# ----------------------------------------------------------------------------- l5_graphs
-
-
-def test_relabel_is_a_seeded_permutation() -> None:
-    g = nx.path_graph(6)
-    a, ma = lg.relabel(g, random.Random(5))
-    b, mb = lg.relabel(g, random.Random(5))
-    assert ma == mb and sorted(ma.values(), key=int) == [str(i) for i in range(6)]
-    assert list(a.edges()) == list(b.edges())
-    assert nx.is_isomorphic(a, g)
-
-
-def test_split_sizes() -> None:
-    sizes = lg.split_sizes(random.Random(1), 20, 4, 3)
-    assert sum(sizes) == 20 and len(sizes) == 4 and min(sizes) >= 3
-    with pytest.raises(ValueError):
-        lg.split_sizes(random.Random(1), 9, 4, 3)
-
-
-def test_mst_uniqueness() -> None:
-    g = nx.cycle_graph(4)
-    nx.set_edge_attributes(g, 1, "weight")
-    t = lg.kruskal(g, random.Random(0))
-    assert t.number_of_edges() == 3 and not lg.mst_is_unique(g, t)
-    g.edges[0, 1]["weight"] = 5
-    t = lg.kruskal(g, random.Random(0))
-    assert not t.has_edge(0, 1) and lg.mst_is_unique(g, t)
-
-
-def test_tight_predecessors() -> None:
-    g = nx.Graph()
-    g.add_weighted_edges_from([(0, 1, 1), (1, 2, 1), (0, 2, 2), (2, 3, 5)])
-    dist, preds = lg.tight_predecessors(g, 0)
-    assert dist == {0: 0, 1: 1, 2: 2, 3: 7}
-    assert preds == {1: [0], 2: [0, 1], 3: [2]}
-
-
-def test_path_union_of_a_grid_is_the_grid() -> None:
-    g = nx.convert_node_labels_to_integers(nx.grid_2d_graph(3, 4))
-    g.add_edge(0, 100)  # a pendant decoy
-    u = lg.path_union(g, 0, 11)
-    assert set(u.nodes()) == set(range(12)) and u.number_of_edges() == 17
-
-
-def test_edge_disjoint_cycles() -> None:
-    g = nx.cycle_graph(5)
-    assert lg.edge_disjoint_cycles(g, [(0, 4)]) == [[4, 3, 2, 1, 0]]
-    g.add_edge(0, 2)
-    assert lg.edge_disjoint_cycles(g, [(0, 2), (0, 4)]) is None
-
-
-def test_spanning_forest_and_bipartite_constructions() -> None:
-    rng = random.Random(3)
-    g = lg.connected_graph(rng, 15, 6)
-    assert nx.is_connected(g) and g.number_of_edges() == 14 + 6
-    for _ in range(5):
-        assert nx.is_tree(lg.random_spanning_forest(g, rng))
-    b = lg.bipartite_connected(rng, 4, 5, 6)
-    assert nx.is_connected(b) and nx.is_bipartite(b) and b.number_of_edges() == 8 + 6
-    assert all((u < 4) != (v < 4) for u, v in b.edges())
