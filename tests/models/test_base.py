@@ -12,6 +12,8 @@ import pytest
 
 from pytest_graphinstruct.models.base import quiet_thread, wait_result
 
+SAFETY_NET_S = 120.0  # only keeps a broken wait from hanging the test; never a measurement
+
 
 class _Interrupted(Exception):
     pass
@@ -25,10 +27,15 @@ def _raise(signum: int, frame: object) -> None:
                     reason="signal handlers run in the main thread only")
 def test_a_signal_received_by_another_thread_ends_the_main_threads_wait() -> None:
     # The kernel may hand a Ctrl+C to any thread; a plain Future.result() in the main thread is
-    # not woken then.  The signal goes to a helper thread on purpose (pthread_kill).
+    # not woken then, and its handler would run only once the wait ended.  The signal goes to a
+    # helper thread on purpose (pthread_kill); the future is resolved only if the main thread
+    # has not acted on the signal after a safety net, so a wait that slept through the signal
+    # would end with the future done (and only then raise): the proof is that it is still
+    # pending when the handler's exception arrives.
     previous = signal.signal(signal.SIGUSR1, _raise)
     never: Future[int] = Future()
     main = threading.get_ident()
+    interrupted = threading.Event()
 
     def interrupt_once_main_waits() -> None:
         # the signal must come while the main thread is blocked inside the lock wait (before
@@ -43,18 +50,19 @@ def test_a_signal_received_by_another_thread_ends_the_main_threads_wait() -> Non
         # acts on it
         time.sleep(0.2)
         signal.pthread_kill(threading.get_ident(), signal.SIGUSR1)
+        if not interrupted.wait(SAFETY_NET_S):
+            never.set_result(0)  # the only other way the main thread's wait can end
 
     helper = threading.Thread(target=interrupt_once_main_waits)
-    started = time.monotonic()
     try:
         with pytest.raises(_Interrupted):
             helper.start()
-            wait_result(never, timeout=60)
-        # The point is a bound: the wait ends on the signal (within 0.25 s), not when its own
-        # 60 s are up, which is when a plain Future.result(60) would see it; 30 s is generous.
-        assert time.monotonic() - started < 30
+            wait_result(never)  # no timeout of its own: the signal or the result must end it
+        interrupted.set()
+        assert not never.done()  # ended by the signal, not by the result it waited for
     finally:
-        helper.join(10)
+        interrupted.set()
+        helper.join(SAFETY_NET_S)
         signal.signal(signal.SIGUSR1, previous)
 
 

@@ -8,7 +8,6 @@ import os
 import resource
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
@@ -163,24 +162,22 @@ def _limit_memory() -> None:  # pragma: no cover - runs in the child before exec
 
 
 @pytest.mark.slow  # a fresh Python process (2.5-5.5 s)
-def test_an_absurd_shard_count_is_one_line_within_seconds_under_a_memory_limit(
+def test_an_absurd_shard_count_is_one_line_under_a_memory_limit(
         pytester: pytest.Pytester, suite_dir: Path) -> None:
+    # 10**20 shards: anything that allocated per shard would hit the 4 GB limit, and anything
+    # that counted them would never end (the 120 s timeout only stops such a run), so a run
+    # that ends with the one usage line neither allocated nor counted.
     report = pytester.path / "r.json"
     env = {**os.environ, "OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1",
            "PYTHONPATH": str(ROOT)}
-    started = time.monotonic()
     proc = subprocess.run(
         [sys.executable, "-m", "pytest", f"--gi-suite={suite_dir}", "--gi-model=oracle",
          "--gi-no-cache", "-p", "no:cacheprovider", f"--gi-report={report}",
          f"--gi-shard=1/{10**20}", "-q"],
         cwd=pytester.path, env=env, capture_output=True, text=True, timeout=120,
         preexec_fn=_limit_memory)
-    elapsed = time.monotonic() - started
     assert proc.returncode == pytest.ExitCode.USAGE_ERROR, proc.stdout + proc.stderr
     lines = [line for line in proc.stderr.splitlines() if "pytest-graphinstruct:" in line]
     assert len(lines) == 1 and "--gi-shard" in lines[0], proc.stderr
     assert "Traceback" not in proc.stdout + proc.stderr
-    # measured 2.5-5.5 s (interpreter start and imports, on a loaded machine); 30 s is a
-    # generous bound, not a race
-    assert elapsed < 30, elapsed
     _assert_usage_report(report, "--gi-shard")
