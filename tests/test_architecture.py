@@ -64,3 +64,53 @@ def test_no_class_in_the_package_is_over_250_lines() -> None:
              if isinstance(node, ast.ClassDef) and node.end_lineno is not None}
     assert len(sizes) > 100
     assert {name: n for name, n in sizes.items() if n > 250} == {}
+
+
+def _any_in(annotation: ast.expr | None) -> int:
+    if annotation is None:
+        return 0
+    return sum(1 for n in ast.walk(annotation)
+               if isinstance(n, ast.Name) and n.id == "Any"
+               or isinstance(n, ast.Attribute) and n.attr == "Any")
+
+
+def _public_any(path: Path) -> dict[str, int]:
+    """``{qualified function: how many Any its parameters and return name}`` over the public
+    functions and methods of ``path`` (names without a leading underscore, dunders included,
+    inside public classes)."""
+    found: dict[str, int] = {}
+
+    def visit(body: list[ast.stmt], prefix: str) -> None:
+        for node in body:
+            if isinstance(node, ast.ClassDef) and not node.name.startswith("_"):
+                visit(node.body, f"{prefix}{node.name}.")
+            elif isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+                if node.name.startswith("_") and not node.name.endswith("__"):
+                    continue
+                a = node.args
+                params = [*a.posonlyargs, *a.args, *a.kwonlyargs, *filter(None, [a.vararg, a.kwarg])]
+                count = sum(_any_in(p.annotation) for p in params) + _any_in(node.returns)
+                if count:
+                    found[f"{prefix}{node.name}"] = count
+
+    visit(ast.parse(path.read_text(encoding="utf-8")).body, "")
+    return found
+
+
+ANY_IN_PUBLIC_SIGNATURES = 0
+"""The most ``Any`` the package's public signatures may hold: a ratchet (issue 21: no new
+``Any`` in public signatures).  Lower it when a change removes some; never raise it."""
+
+
+def test_public_signatures_hold_no_new_any() -> None:
+    counts = {f"{p.relative_to(PACKAGE).as_posix()}:{name}": n
+              for p in PACKAGE.rglob("*.py")
+              if not any(part.startswith("_") and part != "__init__.py"
+                         for part in p.relative_to(PACKAGE).parts)
+              for name, n in _public_any(p).items()}
+    total = sum(counts.values())
+    assert total <= ANY_IN_PUBLIC_SIGNATURES, (
+        f"{total} Any in public signatures, more than {ANY_IN_PUBLIC_SIGNATURES}: type the new "
+        f"ones (most used: {sorted(counts.items(), key=lambda kv: -kv[1])[:5]})")
+    assert total >= ANY_IN_PUBLIC_SIGNATURES - 10, (
+        f"{total} Any left: lower ANY_IN_PUBLIC_SIGNATURES to {total} so the ratchet holds")

@@ -65,8 +65,14 @@ def _at(name: str, index: int | None) -> str:
     return name if index is None else f"{name}[{index}]"
 
 
+_NODE_TYPES = frozenset({str, int})
+_COUNT_TYPES = frozenset({int})
+
+
 def _nodes(items: Sequence[Any], name: str, index: int | None = None) -> tuple[NodeId, ...]:
     """``items`` as node ids; an error names ``name[index]``, or each item's own index."""
+    if _NODE_TYPES.issuperset(map(type, items)):  # the common case, checked at C speed
+        return tuple(items)
     for k, x in enumerate(items):
         if isinstance(x, bool) or not isinstance(x, str | int):
             raise ValueError(f"{_at(name, k if index is None else index)}: a node id is a "
@@ -82,6 +88,8 @@ def _count(value: Any, where: str) -> int:
 
 def _counts(items: Sequence[Any], name: str, index: int | None = None) -> tuple[int, ...]:
     """``items`` as counts; an error names ``name[index]``, or each item's own index."""
+    if _COUNT_TYPES.issuperset(map(type, items)) and (not items or min(items) >= 0):
+        return tuple(items)
     for k, x in enumerate(items):
         if isinstance(x, bool) or not isinstance(x, int) or x < 0:
             raise ValueError(f"{_at(name, k if index is None else index)}: expected a count, "
