@@ -156,13 +156,15 @@ class Locus:
                 raise ValueError(f"{name}: expected the typed form (tuples), got {value!r}")
 
     @classmethod
-    def of(cls, where: Mapping[str, Any]) -> Locus:
+    def of(cls, where: object) -> Locus:
         """The locus of its JSON (a report's ``where``).
 
         Raises:
-            ValueError: a name that is no locus name, or a value not of its name's kind (the
-                message names the entry).
+            ValueError: ``where`` is not an object, a name is no locus name, or a value is
+                not of its name's kind (the message names the entry).
         """
+        if not isinstance(where, Mapping):
+            raise ValueError(f"a locus is an object of named lists, got {type(where).__name__}")
         entries = []
         for name, value in where.items():
             kind = locus_kind(name)

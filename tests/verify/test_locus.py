@@ -112,3 +112,9 @@ def test_a_verdict_carries_its_locus_and_writes_it_as_json() -> None:
     assert v.describe().endswith("(where: nodes=['a', 7]; count=2)")
     held = Verdict("min_degree=0", "min_degree", Source.EXPLICIT, True, ">= 0", "0")
     assert held.where == Locus() and held.to_json()["where"] == {}
+
+
+@pytest.mark.parametrize("where", [[], "nodes", None, 3])
+def test_a_locus_read_from_json_that_is_not_an_object_is_a_value_error(where: object) -> None:
+    with pytest.raises(ValueError, match="a locus is an object of named lists"):
+        Locus.of(where)
