@@ -5,7 +5,8 @@ its properties as cached attributes: a property is computed on first access and 
 verifying many constraints against one answer costs each property once.  The wrapped graph is
 never modified.  Its parts hold the larger families: :class:`~.degrees.DegreeFacts`,
 :class:`~.components.Components`, :class:`~.bipartition.Bipartition`, the distances of
-:mod:`~pytest_graphinstruct.verify.distances` and the failure locators of
+:mod:`~pytest_graphinstruct.verify.distances`, the greedy communities of
+:mod:`~pytest_graphinstruct.verify.modularity` and the failure locators of
 :mod:`~pytest_graphinstruct.verify.witnesses`; node ids are ordered by
 :func:`~.node_order.node_sort_key`.
 
@@ -35,6 +36,7 @@ from pytest_graphinstruct.verify.bipartition import Bipartition
 from pytest_graphinstruct.verify.components import Components, without_self_loops
 from pytest_graphinstruct.verify.degrees import DegreeFacts
 from pytest_graphinstruct.verify.distances import distance_stats, distance_work, not_computed_reason
+from pytest_graphinstruct.verify.modularity import greedy_modularity
 from pytest_graphinstruct.verify.node_order import Node, sorted_nodes
 from pytest_graphinstruct.verify.witnesses import antiparallel_pairs, kuratowski_edges, one_cycle
 
@@ -296,13 +298,13 @@ class GraphFacts:
         """Modularity of the greedy (Clauset–Newman–Moore) partition of the undirected view.
 
         Both the partition and its modularity are computed unweighted (edge attributes are
-        ignored; the graph is not touched).  0.0 when ``n < 2`` or there are no edges.
+        ignored; the graph is not touched), bit for bit as networkx's
+        ``greedy_modularity_communities`` and ``modularity`` compute them
+        (:func:`.modularity.greedy_modularity`).  0.0 when ``n < 2`` or there are no edges.
         """
-        u = self.undirected
         if self.n < 2 or self.undirected_m == 0:
             return 0.0
-        parts = nx.community.greedy_modularity_communities(u, weight=None)
-        return float(nx.community.modularity(u, parts, weight=None))
+        return greedy_modularity(self.undirected).modularity
 
     @cached_property
     def clustering(self) -> float:

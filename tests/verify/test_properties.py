@@ -8,6 +8,8 @@ import networkx as nx
 import pytest
 from hypothesis import given
 
+from pytest_graphinstruct.verify import properties
+from pytest_graphinstruct.verify.modularity import Communities
 from pytest_graphinstruct.verify.properties import GraphFacts
 from tests.verify._graphgen import gnp_graphs
 
@@ -107,18 +109,18 @@ def test_density_matches_networkx() -> None:
 def test_each_property_is_computed_once(monkeypatch: pytest.MonkeyPatch) -> None:
     calls = {"planar": 0, "greedy": 0}
     real_planar = nx.check_planarity
-    real_greedy = nx.community.greedy_modularity_communities
+    real_greedy = properties.greedy_modularity
 
     def planar(*a: object, **k: object) -> object:
         calls["planar"] += 1
         return real_planar(*a, **k)  # type: ignore[arg-type]
 
-    def greedy(*a: object, **k: object) -> object:
+    def greedy(g: nx.Graph) -> Communities:
         calls["greedy"] += 1
-        return real_greedy(*a, **k)  # type: ignore[arg-type]
+        return real_greedy(g)
 
     monkeypatch.setattr(nx, "check_planarity", planar)
-    monkeypatch.setattr(nx.community, "greedy_modularity_communities", greedy)
+    monkeypatch.setattr(properties, "greedy_modularity", greedy)
     f = GraphFacts(nx.petersen_graph())
     for _ in range(3):
         assert f.planar is False
