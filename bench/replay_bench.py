@@ -38,9 +38,10 @@ import tempfile
 import time
 from pathlib import Path
 
+from reference_answers import reference_texts
+
 ROOT = Path(__file__).resolve().parents[1]
 DEFAULT_SUITE = ROOT.parent / "shared/official-suite/instructions"
-REFUSAL = "No such graph exists: the constraints are contradictory, so this is infeasible."
 
 
 ENV = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
@@ -85,11 +86,9 @@ def main() -> int:
         answers = Path(tmp) / "refs.jsonl"
         with answers.open("w", encoding="utf-8") as f:
             for inst in suite:
-                raws = list(inst.references) or [REFUSAL]
                 f.write(json.dumps({"instruction_id": inst.id, "level": inst.level, "samples": [
-                    {"raw_output": raws[i % len(raws)], "input_tokens": 400,
-                     "output_tokens": len(raws[i % len(raws)]) // 4, "api_calls": 1}
-                    for i in range(args.k)]}) + "\n")
+                    {"raw_output": t, "input_tokens": 400, "output_tokens": len(t) // 4,
+                     "api_calls": 1} for t in reference_texts(inst, args.k)]}) + "\n")
         a, b = Path(tmp) / "score.json", Path(tmp) / "replay.json"
         t_score = _timed([py, "-m", "pytest_graphinstruct", "score", "--suite", args.suite,
                           "--responses", str(answers), "--report", str(a)])
