@@ -60,7 +60,7 @@ def _timed(cmd: list[str]) -> float:
 SPIN = "x = 0\nfor i in range(25_000_000):\n    x += i\n"
 
 
-def _ceiling() -> float:
+def ceiling() -> float:
     """What two CPU-bound processes gain here over one: ``2 × alone / slower of two``."""
     cmd = [sys.executable, "-c", SPIN]
     alone = _timed(cmd)
@@ -109,7 +109,7 @@ def main() -> int:
             _timed([*base, "--collect-only"])  # warm-up: bytecode caches written
             ratios, ceilings = [], []
             for i in range(args.pairs):
-                ceilings.append(_ceiling())
+                ceilings.append(ceiling())
                 t0 = _timed([*base, "-n", "0"])
                 t2 = _timed([*base, "-n", "2"])
                 ratios.append(t0 / t2)
