@@ -22,11 +22,11 @@ is built, written and read back (timed), and its digest compared with the commit
 
 Last, the paper's study (262,000 answers, score only) is projected from the measured rates: the
 fixed cost of a process (imports, suite, pools, D3's backend) plus the evaluation path's time
-per answer; one process, ``-n 2`` here (the item work divided by ``--xdist-speedup``, the
-oracle's speed-up ``bench/replay_bench.py`` measured, else by the two-process ceiling measured
-here, at that moment), and K shards of the ci/ kit (one process per shard job, as the kit runs
-them; a runner core taken as fast as one here), merged by one job that reads the K reports and
-writes one.
+per answer; one process, ``-n 2`` here (the item work divided by the two-process ceiling
+measured at the end of the run, and by ``--xdist-speedup`` when given: the oracle's speed-up
+``bench/replay_bench.py`` measured), and K shards of the ci/ kit (one process per shard job,
+as the kit runs them; a runner core taken as fast as one here), merged by one job that reads
+the K reports and writes one.
 
 Usage::
 
