@@ -8,12 +8,19 @@ an infeasible instruction), with the usage the bench has always given them.
 The report is built through the one evaluation path (:func:`~pytest_graphinstruct.run.evaluate.
 check` and :func:`~pytest_graphinstruct.run.evaluate.score`, then the run report's aggregation)
 and written by :func:`~pytest_graphinstruct.run.writer.report_json`, whose floats are Python's
-``repr`` (exact); its cell metadata names no path, machine or version, so the same answers give
-the same bytes on any machine, in any process, under any ``PYTHONHASHSEED``.
+``repr`` (exact); its cell metadata names no path, machine or version.
 
-``python bench/reference_answers.py --write`` recomputes the committed digests
-(``tests/run/score_digest.json``): only for a change that is meant to change scores, said so in
-its commit.
+The last digits of some floats depend on the CPU's instruction set: OpenBLAS (numpy, scipy) and
+MKL (torch's matrix products, D3's GCN) pick their kernels by CPU, and torch its vectorized
+loops (AVX-512 vs AVX2 changes D3 by ~1e-10 and the level scores and S_total with it).  So the
+pinned digests are computed with every library held to AVX2 (:data:`PINNED_ENV`: MKL's
+conditional numerical reproducibility, OpenBLAS's Haswell kernels, torch's AVX2 loops): the same
+bytes on any x86-64 CPU with AVX2, in any process, under any ``PYTHONHASHSEED`` or thread count.
+
+``python bench/reference_answers.py [--variant NAME] [--out DIR] [--write]`` runs itself under
+:data:`PINNED_ENV`, prints the digests, writes each report to ``DIR`` and, with ``--write``,
+recomputes the committed digests (``tests/run/score_digest.json``): only for a change that is
+meant to change scores, said so in its commit.
 """
 
 from __future__ import annotations
@@ -21,6 +28,8 @@ from __future__ import annotations
 import argparse
 import hashlib
 import json
+import os
+import platform
 import sys
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
@@ -43,6 +52,26 @@ PROJECT_POOLS = ROOT / "references" / "pools"
 DIGESTS = ROOT / "tests" / "run" / "score_digest.json"
 REFUSAL = "No such graph exists: the constraints are contradictory, so this is infeasible."
 CELL = Cell("references", "zero-shot")
+#: the environment the pinned digests are computed in: every library's kernels held to AVX2
+PINNED_ENV = {"OPENBLAS_CORETYPE": "Haswell", "MKL_CBWR": "AVX2", "ATEN_CPU_CAPABILITY": "avx2",
+              "DNNL_MAX_CPU_ISA": "AVX2"}
+
+
+def in_pinned_env() -> bool:
+    """Whether this process runs under :data:`PINNED_ENV` (read by the libraries at load)."""
+    return all(os.environ.get(k) == v for k, v in PINNED_ENV.items())
+
+
+def unpinnable_reason() -> str | None:
+    """Why this machine cannot reproduce the pinned digests (``None``: it can): they need an
+    x86-64 CPU with AVX2 (read from Linux's ``/proc/cpuinfo``)."""
+    if platform.machine().lower() not in ("x86_64", "amd64"):
+        return f"the pinned digests need an x86-64 CPU with AVX2, this is {platform.machine()}"
+    try:
+        flags = Path("/proc/cpuinfo").read_text(encoding="utf-8").split()
+    except OSError:
+        return "cannot tell whether the CPU has AVX2 (no /proc/cpuinfo)"
+    return None if "avx2" in flags else "the pinned digests need a CPU with AVX2"
 
 
 def reference_texts(inst: Instruction, k: int) -> list[str]:
@@ -103,12 +132,16 @@ class Digest:
 
     @classmethod
     def of(cls, report: RunReport) -> Digest:
-        text = report_json(report)
+        return cls.of_text(report_json(report))
+
+    @classmethod
+    def of_text(cls, text: str) -> Digest:
+        """The digest of a written report (:func:`~pytest_graphinstruct.run.writer.report_json`)."""
         items = {}
-        for cell in report.cells:
-            for item in cell.per_instruction:
-                blob = json.dumps(item.to_json(), sort_keys=True, ensure_ascii=False)
-                items[item.instruction_id] = hashlib.sha256(blob.encode()).hexdigest()[:16]
+        for cell in json.loads(text)["cells"]:
+            for item in cell["per_instruction"]:
+                blob = json.dumps(item, sort_keys=True, ensure_ascii=False)
+                items[item["instruction_id"]] = hashlib.sha256(blob.encode()).hexdigest()[:16]
         return cls(hashlib.sha256(text.encode("utf-8")).hexdigest(), items)
 
     def differences(self, pinned: Digest, limit: int = 10) -> list[str]:
@@ -170,13 +203,20 @@ def main() -> int:
     ap.add_argument("--suite", default=str(ROOT.parent / "shared/official-suite/instructions"))
     ap.add_argument("--variant", choices=sorted(VARIANTS), action="append",
                     help="only these (default: every variant)")
+    ap.add_argument("--out", default=None, help="write each variant's report JSON here")
     ap.add_argument("--write", action="store_true", help=f"write {DIGESTS.relative_to(ROOT)}")
     args = ap.parse_args()
+    if not in_pinned_env():  # the libraries read it when they load: start again under it
+        os.execve(sys.executable, [sys.executable, __file__, *sys.argv[1:]],
+                  {**os.environ, **PINNED_ENV})
     suite = list(load_suite(args.suite))
     out = json.loads(DIGESTS.read_text(encoding="utf-8")) if DIGESTS.is_file() else {}
     with tempfile.TemporaryDirectory() as tmp:
         for name in args.variant or VARIANTS:
-            digest = Digest.of(variant_report(name, suite, Path(tmp)))
+            text = report_json(variant_report(name, suite, Path(tmp)))
+            if args.out:
+                Path(args.out, f"{name}.json").write_text(text, encoding="utf-8")
+            digest = Digest.of_text(text)
             print(f"{name}: {digest.report} ({len(digest.items)} items)")
             out[name] = digest.to_json()
     if args.write:
