@@ -38,9 +38,10 @@ import tempfile
 import time
 from pathlib import Path
 
+from reference_answers import reference_texts
+
 ROOT = Path(__file__).resolve().parents[1]
 DEFAULT_SUITE = ROOT.parent / "shared/official-suite/instructions"
-REFUSAL = "No such graph exists: the constraints are contradictory, so this is infeasible."
 
 
 ENV = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
@@ -59,7 +60,7 @@ def _timed(cmd: list[str]) -> float:
 SPIN = "x = 0\nfor i in range(25_000_000):\n    x += i\n"
 
 
-def _ceiling() -> float:
+def ceiling() -> float:
     """What two CPU-bound processes gain here over one: ``2 × alone / slower of two``."""
     cmd = [sys.executable, "-c", SPIN]
     alone = _timed(cmd)
@@ -85,11 +86,9 @@ def main() -> int:
         answers = Path(tmp) / "refs.jsonl"
         with answers.open("w", encoding="utf-8") as f:
             for inst in suite:
-                raws = list(inst.references) or [REFUSAL]
                 f.write(json.dumps({"instruction_id": inst.id, "level": inst.level, "samples": [
-                    {"raw_output": raws[i % len(raws)], "input_tokens": 400,
-                     "output_tokens": len(raws[i % len(raws)]) // 4, "api_calls": 1}
-                    for i in range(args.k)]}) + "\n")
+                    {"raw_output": t, "input_tokens": 400, "output_tokens": len(t) // 4,
+                     "api_calls": 1} for t in reference_texts(inst, args.k)]}) + "\n")
         a, b = Path(tmp) / "score.json", Path(tmp) / "replay.json"
         t_score = _timed([py, "-m", "pytest_graphinstruct", "score", "--suite", args.suite,
                           "--responses", str(answers), "--report", str(a)])
@@ -110,7 +109,7 @@ def main() -> int:
             _timed([*base, "--collect-only"])  # warm-up: bytecode caches written
             ratios, ceilings = [], []
             for i in range(args.pairs):
-                ceilings.append(_ceiling())
+                ceilings.append(ceiling())
                 t0 = _timed([*base, "-n", "0"])
                 t2 = _timed([*base, "-n", "2"])
                 ratios.append(t0 / t2)
