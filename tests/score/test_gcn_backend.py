@@ -22,13 +22,17 @@ def _fresh(code: str) -> object:
     return json.loads(out[-1])
 
 
+@pytest.mark.slow  # imports torch in a subprocess
 def test_a_d3_training_loads_torch_geometric_but_never_torch_dynamo() -> None:
     pytest.importorskip("torch_geometric")
     loaded = _fresh(
         "import json, sys\n"
+        "import numpy as np\n"
         "from pytest_graphinstruct.score import gcn\n"
-        "from tests.score.test_gcn import FAST, TWO_TRIANGLES, _tiny\n"
-        "run = gcn.soft_accuracies([_tiny(*TWO_TRIANGLES)], FAST)\n"
+        "g = gcn.gcn_graph(np.ones((4, 4), bool) ^ np.eye(4, dtype=bool), np.eye(4))\n"
+        "labels = np.array([0, 0, 1, 1])\n"
+        "task = gcn.GcnTask(g, labels, np.arange(4), g, labels, np.arange(4), 2)\n"
+        "gcn.soft_accuracies([task], gcn.GcnConfig(epochs=2))\n"
         "print(json.dumps(sorted(m for m in sys.modules if m == 'torch_geometric'\n"
         "                        or m.startswith('torch._dynamo'))))\n")
     assert loaded == ["torch_geometric"]
@@ -51,6 +55,7 @@ def test_torch_compile_and_torch_geometric_still_find_the_real_dynamo() -> None:
     assert result == [True, True, "module", True]
 
 
+@pytest.mark.slow  # imports torch in a subprocess
 def test_a_failed_import_leaves_no_placeholder_behind() -> None:
     pytest.importorskip("torch")
     result = _fresh(
