@@ -51,6 +51,11 @@ class Placeholder(types.ModuleType):
     ``__spec__``.  Any other attribute — including ``__path__``, which a submodule import reads —
     imports the real module in its place and answers from it, so whoever uses it gets the real,
     fully loaded module.
+
+    One limit: ``import torch._dynamo.x`` through the placeholder loads the real package, which
+    may import ``x`` itself, and the import system then executes ``x`` a second time (it read
+    ``__path__`` before looking for ``x``).  torch_geometric's import imports no submodule of
+    ``torch._dynamo`` (tests/score/test_gcn_backend.py finds none loaded after :func:`load`).
     """
 
     def __init__(self, spec: importlib.machinery.ModuleSpec) -> None:
