@@ -26,8 +26,10 @@ of :mod:`pytest_graphinstruct.score.gpu_lock` for the whole batch; its scatter s
 so it is not bit-reproducible and may differ from the CPU in the last digits.  The CPU is the
 default.
 
-``torch`` and ``torch_geometric`` are imported lazily; :func:`unavailable_reason` says why they
-cannot be used (then callers report the GCN part absent — there is no fallback model).
+``torch`` and ``torch_geometric`` are imported lazily, on the first training, and without
+``torch._dynamo`` (:mod:`pytest_graphinstruct.score.gcn_backend`); :func:`unavailable_reason`
+says why they cannot be used (then callers report the GCN part absent — there is no fallback
+model).
 """
 
 from __future__ import annotations
@@ -115,18 +117,10 @@ def unavailable_reason() -> str | None:
 
 
 def _backend() -> tuple[Any, Any]:
-    import warnings
+    from pytest_graphinstruct.score import gcn_backend
 
-    import torch
-
-    # torch_geometric's import calls torch.jit.script, deprecated in this torch: the warning is
-    # about the library, not the user's run, so it is not shown on the first scored item.
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", DeprecationWarning)
-        import torch_geometric  # noqa: F401  (the package itself must import, not a submodule)
-        from torch_geometric.nn.conv.gcn_conv import gcn_norm
-
-    return torch, gcn_norm
+    backend = gcn_backend.load()
+    return backend.torch, backend.gcn_norm
 
 
 @contextlib.contextmanager
@@ -180,6 +174,52 @@ def soft_accuracies(tasks: Sequence[GcnTask], config: GcnConfig = GcnConfig()) -
                     for i, v in zip(members, vals, strict=True):
                         scores[i] = v
     return GcnRun(tuple(scores), threads, device)
+
+
+class _Adam:
+    """``torch.optim.Adam(params, lr, weight_decay=…, foreach=True)``, step for step.
+
+    The same state (a float step counter on the CPU, zeroed moments) goes to the same function,
+    torch's functional ``torch.optim.adam.adam``, under ``no_grad`` as ``Adam.step`` does, so
+    the parameters are bit-identical (tested).  ``torch.optim.Optimizer`` itself is not used:
+    its methods (constructor, ``zero_grad``, ``step``) import ``torch._dynamo`` on first use,
+    for their compile guards — 1.5–3 s that a process scoring D3 would pay for nothing
+    (:mod:`pytest_graphinstruct.score.gcn_backend`).
+    """
+
+    BETAS = (0.9, 0.999)  # torch.optim.Adam's defaults
+    EPS = 1e-8
+
+    def __init__(self, torch: Any, params: list[Any], config: GcnConfig) -> None:
+        from torch.optim.adam import adam
+
+        self._torch = torch
+        self._adam = adam
+        self._params = params
+        self._lr = config.lr
+        self._weight_decay = config.weight_decay
+        self._exp_avgs = [torch.zeros_like(p, memory_format=torch.preserve_format)
+                          for p in params]
+        self._exp_avg_sqs = [torch.zeros_like(p, memory_format=torch.preserve_format)
+                             for p in params]
+        step_dtype = torch.float64 if torch.get_default_dtype() == torch.float64 \
+            else torch.float32
+        self._steps = [torch.tensor(0.0, dtype=step_dtype, device="cpu") for _ in params]
+
+    def zero_grad(self) -> None:
+        """Drop the gradients (``Optimizer.zero_grad``'s default, ``set_to_none=True``)."""
+        for p in self._params:
+            p.grad = None
+
+    def step(self) -> None:
+        """One Adam update of every parameter from its gradient."""
+        torch = self._torch
+        with torch.no_grad():
+            self._adam(
+                self._params, [p.grad for p in self._params], self._exp_avgs,
+                self._exp_avg_sqs, [], self._steps, foreach=True, has_complex=False,
+                amsgrad=False, beta1=self.BETAS[0], beta2=self.BETAS[1], lr=self._lr,
+                weight_decay=self._weight_decay, eps=self.EPS, maximize=False)
 
 
 def _chunks(models: list[list[int]], tasks: Sequence[GcnTask]) -> Iterator[list[list[int]]]:
@@ -304,8 +344,7 @@ def _run_group(torch: Any, gcn_norm: Any, models: list[list[GcnTask]], width: in
     bank = _mask_bank(int(position.max()) + 1, config)
     scale = 1.0 / (1.0 - config.dropout)
     node_mask = class_mask_t.index_select(0, owner)  # constant: −∞ on padding classes
-    optimizer = torch.optim.Adam(params, lr=config.lr, weight_decay=config.weight_decay,
-                                 foreach=True)
+    optimizer = _Adam(torch, params, config)
     for epoch in range(config.epochs):
         optimizer.zero_grad()
         keep = torch.from_numpy(bank[position, epoch] * np.float32(scale)).to(device)

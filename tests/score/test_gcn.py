@@ -182,3 +182,47 @@ def test_unavailable_reason_names_the_missing_package(monkeypatch: pytest.Monkey
     assert reason is not None and reason.startswith("torch/torch_geometric not importable")
     with pytest.raises(ImportError):
         gcn.soft_accuracies([_tiny(*TWO_TRIANGLES)], FAST)
+
+
+class _TorchOptimAdam:
+    """torch.optim.Adam as the GCN configured it before its own Adam: the reference."""
+
+    def __init__(self, torch: object, params: list[object], config: gcn.GcnConfig) -> None:
+        import torch as t
+
+        self._opt = t.optim.Adam(params, lr=config.lr, weight_decay=config.weight_decay,
+                                 foreach=True)
+
+    def zero_grad(self) -> None:
+        self._opt.zero_grad()
+
+    def step(self) -> None:
+        self._opt.step()
+
+
+def test_adam_updates_are_torch_optim_adams_bit_for_bit() -> None:
+    torch = pytest.importorskip("torch")
+    gen = torch.Generator().manual_seed(0)
+    shapes = [(3, 5, 16), (3, 16), (3, 16, 8), (3, 8)]
+    ours = [torch.randn(s, generator=gen).requires_grad_(True) for s in shapes]
+    theirs = [p.detach().clone().requires_grad_(True) for p in ours]
+    initial = [p.detach().clone() for p in ours]
+    config = gcn.GcnConfig()
+    mine, reference = gcn._Adam(torch, ours, config), _TorchOptimAdam(torch, theirs, config)
+    for _ in range(7):
+        grads = [torch.randn(s, generator=gen) for s in shapes]
+        for opt, params in ((mine, ours), (reference, theirs)):
+            opt.zero_grad()
+            sum((p * g).sum() for p, g in zip(params, grads, strict=True)).backward()
+            opt.step()
+    assert not any(torch.equal(a, b) for a, b in zip(ours, initial, strict=True))
+    assert all(torch.equal(a, b) for a, b in zip(ours, theirs, strict=True))
+
+
+def test_scores_are_those_of_torch_optim_adam_bit_for_bit(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    pytest.importorskip("torch_geometric")
+    tasks = [_task(1), _task(2), _task(3)]
+    ours = gcn.soft_accuracies(tasks, FAST).scores
+    monkeypatch.setattr(gcn, "_Adam", _TorchOptimAdam)
+    assert gcn.soft_accuracies(tasks, FAST).scores == ours

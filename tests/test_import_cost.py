@@ -1,0 +1,127 @@
+"""Who pays for torch: only a process that scores D3 (levels 3 and 4) imports torch and
+torch_geometric, and even that one never loads ``torch._dynamo`` (score/gcn_backend.py).
+
+Each check runs in a fresh process and reads its ``sys.modules`` at the end.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.plugin._suite import TREE4, write_suite
+
+ROOT = Path(__file__).resolve().parent.parent
+PINNED_REPORT = ROOT / "tests" / "plugin" / "pinned" / "oracle.json"
+TORCH = ("torch", "torch_geometric", "torch._dynamo")
+
+# A pytest plugin, loaded with -p, that writes what the session loaded; under xdist each process
+# writes its own file.
+PROBE = f"""
+import json, os, sys
+
+def pytest_sessionfinish(session):
+    name = os.environ.get("PYTEST_XDIST_WORKER", "controller")
+    with open(os.path.join(os.environ["GI_PROBE_DIR"], name + ".json"), "w") as f:
+        json.dump([m for m in {TORCH!r} if m in sys.modules], f)
+"""
+
+
+def _cli_loaded(argvs: list[list[str]], cwd: Path) -> tuple[list[object], list[str]]:
+    """Run ``python -m pytest_graphinstruct`` commands in one fresh process: their exit codes
+    and which of :data:`TORCH` it loaded."""
+    script = (
+        "import json, sys\n"
+        "from pytest_graphinstruct.__main__ import main\n"
+        "codes = []\n"
+        f"for argv in {argvs!r}:\n"
+        "    try:\n"
+        "        codes.append(main(argv))\n"
+        "    except SystemExit as exc:\n"
+        "        codes.append(exc.code)\n"
+        f"print(json.dumps([codes, [m for m in {TORCH!r} if m in sys.modules]]))\n")
+    out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
+                         check=True, cwd=cwd).stdout.strip().splitlines()
+    codes, loaded = json.loads(out[-1])
+    return codes, loaded
+
+
+def _plugin_run_loaded(tmp_path: Path, *args: str) -> tuple[subprocess.CompletedProcess[str],
+                                                            dict[str, list[str]]]:
+    """A pytest run of the plugin in ``tmp_path``: the finished process and, per process of
+    the run, which of :data:`TORCH` it loaded."""
+    (tmp_path / "gi_probe.py").write_text(PROBE, encoding="utf-8")
+    probes = tmp_path / "probes"
+    probes.mkdir()
+    env = {**os.environ, "GI_PROBE_DIR": str(probes),
+           "PYTHONPATH": f"{tmp_path}:{ROOT}"}
+    proc = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "gi_probe",
+                           "-p", "no:cacheprovider", "-p", "no:randomly", *args],
+                          capture_output=True, text=True, check=False, cwd=tmp_path, env=env)
+    return proc, {p.stem: json.loads(p.read_text(encoding="utf-8"))
+                  for p in probes.glob("*.json")}
+
+
+def test_report_commands_never_import_torch(tmp_path: Path) -> None:
+    report = str(PINNED_REPORT)
+    (tmp_path / "store").mkdir()
+    codes, loaded = _cli_loaded([
+        ["score", "--help"],
+        ["gate", report, "--baseline", report],
+        ["html", report, "--out", str(tmp_path / "r.html")],
+        ["compare", report, report],
+        ["show", "L1-001", "--report", report],
+        ["plan", report],
+        ["pareto", report],
+        ["leaderboard", report],
+        ["runs", "list", "--store", str(tmp_path / "store")],
+    ], tmp_path)
+    assert codes == [0] * 9
+    assert (tmp_path / "r.html").stat().st_size > 0
+    assert loaded == []
+
+
+@pytest.mark.slow  # a whole scoring run in a subprocess
+def test_score_without_d3_levels_never_imports_torch(tmp_path: Path) -> None:
+    suite = write_suite(tmp_path / "suite")
+    answers = tmp_path / "answers.jsonl"
+    answers.write_text(json.dumps({"instruction_id": "L1-001", "level": 1, "samples": [
+        {"raw_output": TREE4, "input_tokens": 5, "output_tokens": 5, "api_calls": 1}]}) + "\n",
+        encoding="utf-8")
+    codes, loaded = _cli_loaded([["score", "--suite", str(suite), "--responses", str(answers),
+                                  "--report", str(tmp_path / "report.json")]], tmp_path)
+    assert codes == [0]
+    assert loaded == []
+
+
+@pytest.mark.slow  # pytest runs in subprocesses
+def test_a_run_of_levels_0_to_2_never_imports_torch(tmp_path: Path) -> None:
+    suite = write_suite(tmp_path / "suite")
+    proc, loaded = _plugin_run_loaded(tmp_path, "--gi-model=oracle", f"--gi-suite={suite}",
+                                      "--gi-levels=0,1,2")
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert loaded == {"controller": []}
+
+
+@pytest.mark.slow  # pytest runs in subprocesses, two xdist workers
+def test_xdist_workers_of_levels_0_to_2_never_import_torch(tmp_path: Path) -> None:
+    suite = write_suite(tmp_path / "suite")
+    proc, loaded = _plugin_run_loaded(tmp_path, "-n", "2", "--gi-model=oracle",
+                                      f"--gi-suite={suite}", "--gi-levels=0,1,2")
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert loaded == {"controller": [], "gw0": [], "gw1": []}
+
+
+@pytest.mark.slow  # pytest runs in subprocesses, D3's backend imported
+def test_a_run_of_level_3_imports_torch_but_not_dynamo(tmp_path: Path) -> None:
+    proc, loaded = _plugin_run_loaded(tmp_path, "--gi-model=oracle",
+                                      f"--gi-suite={ROOT / 'instructions'}", "--gi-levels=3",
+                                      "--gi-per-level=1", "--gi-pools=none")
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "1 passed" in proc.stdout
+    assert loaded == {"controller": ["torch", "torch_geometric"]}
