@@ -60,12 +60,14 @@ from pytest_graphinstruct.suite.constraints import Constraint
 from pytest_graphinstruct.suite.instruction import Instruction
 from pytest_graphinstruct.verify import bipartition as _bipartition_module
 from pytest_graphinstruct.verify import checks as _checks_module
+from pytest_graphinstruct.verify import clustering as _clustering_module
 from pytest_graphinstruct.verify import components as _components_module
 from pytest_graphinstruct.verify import degrees as _degrees_module
 from pytest_graphinstruct.verify import distances as _distances_module
 from pytest_graphinstruct.verify import graph_types as _graph_types_module
 from pytest_graphinstruct.verify import modularity as _modularity_module
 from pytest_graphinstruct.verify import node_order as _node_order_module
+from pytest_graphinstruct.verify import planarity as _planarity_module
 from pytest_graphinstruct.verify import properties as _properties_module
 from pytest_graphinstruct.verify import witnesses as _witnesses_module
 from pytest_graphinstruct.verify.checks import is_checkable
@@ -73,7 +75,8 @@ from pytest_graphinstruct.verify.properties import GraphFacts
 
 _FINGERPRINT = code_fingerprint((
     _checks_module, _properties_module, _degrees_module, _components_module, _bipartition_module,
-    _distances_module, _modularity_module, _witnesses_module, _node_order_module,
+    _distances_module, _modularity_module, _clustering_module, _planarity_module,
+    _witnesses_module, _node_order_module,
     _graph_types_module, _constraints_module, mmd, _format_module, _cache_module, _matching_module,
     sys.modules[__name__]))
 

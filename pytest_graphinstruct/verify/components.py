@@ -22,16 +22,21 @@ class Components:
         self.undirected = undirected
 
     @cached_property
+    def _node_sets(self) -> list[set[Node]]:
+        """The components as found, unsorted (what :attr:`count` needs)."""
+        return list(nx.connected_components(self.undirected))
+
+    @cached_property
     def components(self) -> tuple[tuple[Node, ...], ...]:
         """The components: each sorted naturally; largest first, then by first node."""
-        comps = [tuple(sorted_nodes(c)) for c in nx.connected_components(self.undirected)]
+        comps = [tuple(sorted_nodes(c)) for c in self._node_sets]
         comps.sort(key=lambda c: (-len(c), node_sort_key(c[0])))
         return tuple(comps)
 
     @property
     def count(self) -> int:
-        """Number of components; 0 for the empty graph."""
-        return len(self.components)
+        """Number of components; 0 for the empty graph (the natural order is not needed)."""
+        return len(self._node_sets)
 
     @property
     def connected(self) -> bool:

@@ -4,6 +4,7 @@ all-pairs BFS, within a work budget (:func:`distance_stats`)."""
 from __future__ import annotations
 
 import math
+from itertools import chain
 
 import networkx as nx
 import numpy as np
@@ -42,7 +43,7 @@ def distance_stats(undirected: nx.Graph, *, connected: bool, work: int) -> tuple
         return math.inf, math.inf
     if n == 1:
         return 0, 0.0
-    found = _all_pairs_distance_sum(_undirected_csr(undirected),
+    found = _all_pairs_distance_sum(_Adjacency(undirected),
                                     bfs_allowed=work <= DISTANCE_WORK_LIMIT)
     if found is None:
         return math.nan, math.nan
@@ -57,22 +58,39 @@ def not_computed_reason(n: int, m: int) -> str:
             f"{distance_work(n, m)} > {DISTANCE_WORK_LIMIT})")
 
 
-def _undirected_csr(u: nx.Graph) -> csr_array:
-    """The symmetric 0/1 adjacency matrix of undirected ``u`` (rows in ``list(u)`` order),
-    built from index arrays (no per-entry Python objects beyond one pass over the edges)."""
-    index = {v: i for i, v in enumerate(u)}
-    m = u.number_of_edges()
-    pairs = np.fromiter((index[x] for e in u.edges() for x in e), dtype=np.int64, count=2 * m)
-    a, b = pairs[0::2], pairs[1::2]
-    n = len(index)
-    data = np.ones(2 * m, dtype=np.int8)
-    adj = csr_array((data, (np.concatenate([a, b]), np.concatenate([b, a]))), shape=(n, n))
-    adj.sum_duplicates()
-    adj.data[:] = 1
-    return adj
+class _Adjacency:
+    """The symmetric 0/1 adjacency matrix of undirected ``u`` (rows in ``list(u)`` order), as
+    CSR index arrays read straight off networkx's neighbour dicts (one C-level pass over the
+    neighbour ids; an undirected graph's dicts already hold both directions of every edge),
+    made into a dense or a sparse matrix by whichever route uses it."""
+
+    def __init__(self, u: nx.Graph) -> None:
+        rows = [nbrs for _, nbrs in u.adjacency()]
+        index = {v: i for i, v in enumerate(u)}
+        self.n = n = len(rows)
+        lengths = np.fromiter(map(len, rows), dtype=np.int64, count=n)
+        self.indptr = np.zeros(n + 1, dtype=np.int64)
+        np.cumsum(lengths, out=self.indptr[1:])
+        #: Number of stored entries: both directions of every edge, a self-loop once.
+        self.nnz = nnz = int(self.indptr[-1])
+        self.indices = np.fromiter(map(index.__getitem__, chain.from_iterable(rows)),
+                                   dtype=np.int64, count=nnz)
+
+    def dense(self) -> np.ndarray:
+        """The matrix as an ``n × n`` float32 array."""
+        a = np.zeros((self.n, self.n), dtype=np.float32)
+        a[np.repeat(np.arange(self.n), np.diff(self.indptr)), self.indices] = 1
+        return a
+
+    def sparse(self) -> csr_array:
+        """The matrix as a CSR array of int8 ones, column indices sorted."""
+        data = np.ones(self.nnz, dtype=np.int8)
+        adj = csr_array((data, self.indices, self.indptr), shape=(self.n, self.n))
+        adj.sort_indices()
+        return adj
 
 
-def _all_pairs_distance_sum(adj: csr_array, *, bfs_allowed: bool) -> tuple[int, int] | None:
+def _all_pairs_distance_sum(adj: _Adjacency, *, bfs_allowed: bool) -> tuple[int, int] | None:
     """``(largest, sum)`` of the BFS distances between all ordered node pairs of the connected
     undirected graph ``adj``; ``None`` when only per-source BFS could find them and
     ``bfs_allowed`` is false.
@@ -82,13 +100,12 @@ def _all_pairs_distance_sum(adj: csr_array, *, bfs_allowed: bool) -> tuple[int, 
     the products never cost much more than the per-source BFS would; a graph that needs more
     levels (long and thin) is finished with per-source BFS (scipy's C ``shortest_path``).
     """
-    n = adj.shape[0]
-    budget = _dense_level_budget(n, adj.nnz)
+    budget = _dense_level_budget(adj.n, adj.nnz)
     if budget:
-        found = _distance_sum_by_products(adj, budget)
+        found = _distance_sum_by_products(adj.dense(), budget)
         if found is not None:
             return found
-    return _distance_sum_by_bfs(adj) if bfs_allowed else None
+    return _distance_sum_by_bfs(adj.sparse()) if bfs_allowed else None
 
 
 #: Dense frontier expansion is used up to this many nodes (a few ``n × n`` float32 matrices).
@@ -106,12 +123,11 @@ def _dense_level_budget(n: int, nnz: int) -> int:
     return (_BFS_TO_PRODUCT_COST * nnz) // (n * n)
 
 
-def _distance_sum_by_products(adj: csr_array, max_levels: int) -> tuple[int, int] | None:
-    """Level-synchronous BFS from every node at once: row ``s`` of ``frontier`` holds the nodes
-    first reached from ``s`` at the current level.  ``None`` when more than ``max_levels``
-    levels would be needed."""
-    n = adj.shape[0]
-    a = adj.toarray().astype(np.float32)
+def _distance_sum_by_products(a: np.ndarray, max_levels: int) -> tuple[int, int] | None:
+    """Level-synchronous BFS from every node at once over the dense 0/1 matrix ``a``: row ``s``
+    of ``frontier`` holds the nodes first reached from ``s`` at the current level.  ``None``
+    when more than ``max_levels`` levels would be needed."""
+    n = a.shape[0]
     reached = np.eye(n, dtype=bool)
     frontier = np.eye(n, dtype=np.float32)
     total = 0

@@ -26,6 +26,7 @@ Conventions (see docs/CONSTRAINTS.md for the reasons):
 from __future__ import annotations
 
 import math
+import operator
 from collections.abc import Callable, Mapping
 from functools import cached_property
 from typing import Generic, TypeVar, overload
@@ -33,11 +34,13 @@ from typing import Generic, TypeVar, overload
 import networkx as nx
 
 from pytest_graphinstruct.verify.bipartition import Bipartition
+from pytest_graphinstruct.verify.clustering import average_clustering
 from pytest_graphinstruct.verify.components import Components, without_self_loops
 from pytest_graphinstruct.verify.degrees import DegreeFacts
 from pytest_graphinstruct.verify.distances import distance_stats, distance_work, not_computed_reason
 from pytest_graphinstruct.verify.modularity import greedy_modularity
 from pytest_graphinstruct.verify.node_order import Node, sorted_nodes
+from pytest_graphinstruct.verify.planarity import is_planar
 from pytest_graphinstruct.verify.witnesses import antiparallel_pairs, kuratowski_edges, one_cycle
 
 T = TypeVar("T")
@@ -106,8 +109,12 @@ class GraphFacts:
 
     @cached_property
     def m(self) -> int:
-        """Number of edges (arcs for a directed graph); self-loops count."""
-        return self.graph.number_of_edges()
+        """Number of edges (arcs for a directed graph); self-loops count.  Undirected: the
+        adjacency entries (two per edge, one per self-loop) plus the self-loops, halved."""
+        adj = self.graph._adj  # a DiGraph's successors; no Python step per node
+        entries = sum(map(len, adj.values()))
+        return entries if self.directed else (
+            entries + sum(map(operator.contains, adj.values(), adj))) // 2
 
     # -- degrees (:class:`~.degrees.DegreeFacts`) -------------------------------------------------
 
@@ -155,7 +162,7 @@ class GraphFacts:
     @cached_property
     def undirected_m(self) -> int:
         """Number of edges of :attr:`undirected`."""
-        return self.undirected.number_of_edges()
+        return self.undirected.number_of_edges() if self.directed else self.m
 
     @property
     def has_antiparallel(self) -> bool:
@@ -217,9 +224,8 @@ class GraphFacts:
 
     @cached_property
     def planar(self) -> bool:
-        """Whether the underlying undirected graph is planar (``nx.check_planarity``)."""
-        ok, _ = nx.check_planarity(self.undirected)
-        return bool(ok)
+        """Whether the underlying undirected graph is planar (:func:`.planarity.is_planar`)."""
+        return is_planar(self.undirected)
 
     @cached_property
     def kuratowski_edges(self) -> list[list[Node]] | None:
@@ -309,7 +315,7 @@ class GraphFacts:
     @cached_property
     def clustering(self) -> float:
         """Average local clustering of the undirected view (nodes of degree < 2 count 0);
-        0.0 for the empty graph."""
+        0.0 for the empty graph (:func:`.clustering.average_clustering`)."""
         if self.n == 0:
             return 0.0
-        return float(nx.average_clustering(self.undirected))
+        return average_clustering(self.undirected)

@@ -54,10 +54,25 @@ def test_distances_match_old_implementation_on_both_routes(g: nx.Graph,
     assert (GraphFacts(g).diameter, GraphFacts(g).average_path_length) == want
 
 
+@pytest.mark.parametrize("g", [
+    *_DISTANCE_FAMILIES[:4], nx.Graph([("b", "b"), ("b", "a"), ("c", "a"), ("c", "c")]),
+    nx.empty_graph(3), nx.lollipop_graph(5, 4),
+], ids=lambda g: f"{type(g).__name__}{len(g)}")
+def test_adjacency_matrix_is_networkx_adjacency_matrix(g: nx.Graph) -> None:
+    u = GraphFacts(g).undirected
+    want = nx.to_scipy_sparse_array(u, nodelist=list(u), weight=None, format="csr")
+    adj = distances._Adjacency(u)
+    got = adj.sparse()
+    assert adj.nnz == want.nnz == got.nnz
+    assert got.has_sorted_indices and got.dtype == "int8"
+    assert (got.toarray() == want.toarray()).all()
+    assert (adj.dense() == want.toarray().astype("float32")).all()
+
+
 def test_dense_route_gives_up_after_its_level_budget(monkeypatch: pytest.MonkeyPatch) -> None:
-    adj = distances._undirected_csr(nx.path_graph(10))
-    assert distances._distance_sum_by_products(adj, 3) is None  # diameter 9 > 3 levels
-    assert distances._distance_sum_by_products(adj, 9) == (9, 330)
+    adj = distances._Adjacency(nx.path_graph(10))
+    assert distances._distance_sum_by_products(adj.dense(), 3) is None  # diameter 9 > 3 levels
+    assert distances._distance_sum_by_products(adj.dense(), 9) == (9, 330)
     assert distances._dense_level_budget(10, adj.nnz) == 166 * 18 // 100
     assert distances._dense_level_budget(distances._DENSE_MAX_NODES + 1, 10**9) == 0
 
