@@ -112,9 +112,8 @@ class GraphFacts:
         """Number of edges (arcs for a directed graph); self-loops count.  Undirected: the
         adjacency entries (two per edge, one per self-loop) plus the self-loops, halved."""
         adj = self.graph._adj  # a DiGraph's successors; no Python step per node
-        entries = sum(map(len, adj.values()))
-        return entries if self.directed else (
-            entries + sum(map(operator.contains, adj.values(), adj))) // 2
+        loops = 0 if self.directed else sum(map(operator.contains, adj.values(), adj))
+        return (sum(map(len, adj.values())) + loops) // (1 if self.directed else 2)
 
     # -- degrees (:class:`~.degrees.DegreeFacts`) -------------------------------------------------
 
@@ -297,7 +296,9 @@ class GraphFacts:
     def density(self) -> float:
         """``nx.density``: ``m / (n(n-1))`` directed, ``2m / (n(n-1))`` undirected; 0 when
         ``n < 2``; self-loops count in ``m``."""
-        return float(nx.density(self.graph))
+        n, m = self.n, self.m  # networkx's arithmetic on the cached counts
+        d = m / (n * (n - 1)) if m and n > 1 else 0.0
+        return d if self.directed else d * 2
 
     @cached_property
     def modularity(self) -> float:
