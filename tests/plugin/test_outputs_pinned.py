@@ -41,11 +41,14 @@ def _replay_answers(path: Path) -> None:
 
 
 def _normalized_terminal(text: str, where: Path) -> str:
-    """The terminal output without what the machine decides: paths, durations, the header's
-    platform and plugin lines (versions, and the order plugins were found in), and the lines
-    of pytest's short summary (pytest 8.0 leaves out a failure's message there)."""
+    """The terminal output without what the machine decides: paths, durations (and the final
+    line's padding, which follows their width), the header's platform and plugin lines
+    (versions, and the order plugins were found in), and the lines of pytest's short summary
+    (pytest 8.0 leaves out a failure's message there)."""
     text = text.replace(str(where), "<tmp>")
     text = re.sub(r"in \d+\.\d+s( \(\d+:\d+:\d+\))?", "in <t>", text)
+    # the final line is centred in '=': its padding follows the duration's width
+    text = re.sub(r"^=+ (.* in <t>) =+$", r"== \1 ==", text, flags=re.M)
     skipped = ("platform ", "plugins: ", "PASSED ", "FAILED ", "ERROR ", "SKIPPED ", "XFAIL ",
                "XPASS ")
     return "\n".join(line.rstrip() for line in text.splitlines()
