@@ -58,8 +58,9 @@ def _plugin_run_loaded(tmp_path: Path, *args: str) -> tuple[subprocess.Completed
     (tmp_path / "gi_probe.py").write_text(PROBE, encoding="utf-8")
     probes = tmp_path / "probes"
     probes.mkdir()
-    env = {**os.environ, "GI_PROBE_DIR": str(probes),
-           "PYTHONPATH": f"{tmp_path}:{ROOT}"}
+    # not this process's xdist identity (PYTEST_XDIST_WORKER …): the run names its own
+    env = {**{k: v for k, v in os.environ.items() if not k.startswith("PYTEST_")},
+           "GI_PROBE_DIR": str(probes), "PYTHONPATH": f"{tmp_path}:{ROOT}"}
     proc = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "gi_probe",
                            "-p", "no:cacheprovider", "-p", "no:randomly", *args],
                           capture_output=True, text=True, check=False, cwd=tmp_path, env=env)
