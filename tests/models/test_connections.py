@@ -32,14 +32,16 @@ WAIT_S = 60.0  # a safety net for a broken call or a socket never closed, never 
 def established_to(port: int) -> int:
     """Client sockets in state ESTABLISHED connected to ``127.0.0.1:port``, each counted once
     (by its address pair: a read of a long, changing table may list an entry twice)."""
+    # the remote end as the kernel lists it: 127.0.0.1 (little-endian hex), and the same
+    # address mapped into IPv6 in tcp6; any other address with this port is someone else's
+    remotes = {f"0100007F:{port:04X}", f"0000000000000000FFFF00000100007F:{port:04X}"}
     seen: set[tuple[str, str]] = set()
     for table in (Path("/proc/net/tcp"), Path("/proc/net/tcp6")):
         if not table.exists():
             continue
         for line in table.read_text().splitlines()[1:]:
             fields = line.split()
-            remote_port = int(fields[2].rsplit(":", 1)[1], 16)
-            if remote_port == port and fields[3] == "01":  # 01 = TCP_ESTABLISHED
+            if fields[2] in remotes and fields[3] == "01":  # 01 = TCP_ESTABLISHED
                 seen.add((fields[1], fields[2]))
     return len(seen)
 
