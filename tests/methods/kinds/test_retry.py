@@ -13,25 +13,10 @@ from pytest_graphinstruct.methods.iterative import chain_temperature, verifier_g
 from pytest_graphinstruct.methods.kinds.retry import RETRY
 from pytest_graphinstruct.methods.registry import method_of, parse_method
 from pytest_graphinstruct.methods.spec import MethodContext, MethodSpec
-from pytest_graphinstruct.suite.instruction import Instruction
-from pytest_graphinstruct.suite.loader import instruction_from_record
 from pytest_graphinstruct.verify.verifier import Verifier
+from tests.methods.kinds._tree import CYCLE4, TREE4, tree_instruction
 
-TREE4 = ("Graph[name='t', nodes=4] { node_list = ['0','1','2','3']; "
-         "edge_list = [('0','1'), ('1','2'), ('1','3')]; }")
-CYCLE4 = ("Graph[name='c', nodes=4] { node_list = ['0','1','2','3']; "
-          "edge_list = [('0','1'), ('1','2'), ('2','3'), ('3','0')]; }")
 PROMPT = (Message("system", "s"), Message("user", "Generate a tree with 4 nodes."))
-
-
-def _instruction() -> Instruction:
-    inst = instruction_from_record({
-        "id": "L1-001", "level": 1, "instruction": "Generate a tree with 4 nodes.",
-        "explicit_constraints": ["graph_type=tree", "num_nodes=4"],
-        "implicit_constraints": [], "graph_sizes": ["small"],
-        "reference_solutions": [TREE4], "feasible": True})
-    assert inst is not None
-    return inst
 
 
 class Scripted:
@@ -51,7 +36,7 @@ class Scripted:
 
 def _run(model: Scripted, spec: MethodSpec, *, chain: int = 0,
          temperature: float | None = 0.5) -> iterative.ChainResult:
-    inst = _instruction()
+    inst = tree_instruction()
     context = MethodContext(chains=3, rounds=3, feedback="fine", temperature=temperature)
     return RETRY.chain(spec, inst, PROMPT, model, verifier_grader(inst, Verifier()),
                        chain=chain, context=context)
@@ -79,7 +64,7 @@ def test_a_chain_takes_the_specs_rounds_else_the_runs_at_the_base_temperature(
 
     monkeypatch.setattr(iterative, "retry_chain", fake)
     context = MethodContext(chains=2, rounds=3, feedback="coarse", temperature=temperature)
-    assert RETRY.chain(spec, _instruction(), PROMPT, "ask", "grade",  # type: ignore[arg-type]
+    assert RETRY.chain(spec, tree_instruction(), PROMPT, "ask", "grade",  # type: ignore[arg-type]
                        chain=2, context=context) == "chain"
     assert seen == {"prompt": PROMPT, "ask": "ask", "grade": "grade", "chain": 2,
                     "rounds": rounds, "temperature": base}

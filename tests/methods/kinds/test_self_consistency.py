@@ -9,23 +9,10 @@ from pytest_graphinstruct.answers import Answer, Message, Usage
 from pytest_graphinstruct.methods.iterative import chain_temperature, verifier_grader
 from pytest_graphinstruct.methods.kinds.self_consistency import SELF_CONSISTENCY
 from pytest_graphinstruct.methods.spec import MethodContext, MethodSpec
-from pytest_graphinstruct.suite.instruction import Instruction
-from pytest_graphinstruct.suite.loader import instruction_from_record
 from pytest_graphinstruct.verify.verifier import Verifier
+from tests.methods.kinds._tree import TREE4, tree_instruction
 
-TREE4 = ("Graph[name='t', nodes=4] { node_list = ['0','1','2','3']; "
-         "edge_list = [('0','1'), ('1','2'), ('1','3')]; }")
 PROMPT = (Message("user", "Generate a tree with 4 nodes."),)
-
-
-def _instruction() -> Instruction:
-    inst = instruction_from_record({
-        "id": "L1-001", "level": 1, "instruction": "Generate a tree with 4 nodes.",
-        "explicit_constraints": ["graph_type=tree", "num_nodes=4"],
-        "implicit_constraints": [], "graph_sizes": ["small"],
-        "reference_solutions": [TREE4], "feasible": True})
-    assert inst is not None
-    return inst
 
 
 def test_flags() -> None:
@@ -49,7 +36,7 @@ def test_a_chain_asks_one_plus_t_samples_and_keeps_the_best(spec: MethodSpec,
         return Answer(text=answers[call], usage=Usage(10, 5), calls=1)
 
     context = MethodContext(chains=3, rounds=2, feedback="fine", temperature=0.5)
-    inst = _instruction()
+    inst = tree_instruction()
     result = SELF_CONSISTENCY.chain(spec, inst, PROMPT, ask, verifier_grader(inst, Verifier()),
                                     chain=2, context=context)
     tau = chain_temperature(0.5, 2)

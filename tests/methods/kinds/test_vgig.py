@@ -13,25 +13,10 @@ from pytest_graphinstruct.methods.iterative import chain_temperature, verifier_g
 from pytest_graphinstruct.methods.kinds.vgig import VGIG, Vgig
 from pytest_graphinstruct.methods.spec import MethodContext, MethodSpec
 from pytest_graphinstruct.prompts.texts import PACKAGED
-from pytest_graphinstruct.suite.instruction import Instruction
-from pytest_graphinstruct.suite.loader import instruction_from_record
 from pytest_graphinstruct.verify.verifier import Verifier
+from tests.methods.kinds._tree import CYCLE4, TREE4, tree_instruction
 
-TREE4 = ("Graph[name='t', nodes=4] { node_list = ['0','1','2','3']; "
-         "edge_list = [('0','1'), ('1','2'), ('1','3')]; }")
-CYCLE4 = ("Graph[name='c', nodes=4] { node_list = ['0','1','2','3']; "
-          "edge_list = [('0','1'), ('1','2'), ('2','3'), ('3','0')]; }")
 PROMPT = (Message("user", "Generate a tree with 4 nodes."),)
-
-
-def _instruction(feasible: bool = True) -> Instruction:
-    inst = instruction_from_record({
-        "id": "L1-001", "level": 1, "instruction": "Generate a tree with 4 nodes.",
-        "explicit_constraints": ["graph_type=tree", "num_nodes=4"],
-        "implicit_constraints": [], "graph_sizes": ["small"],
-        "reference_solutions": [TREE4], "feasible": feasible})
-    assert inst is not None
-    return inst
 
 
 def test_flags() -> None:
@@ -57,7 +42,7 @@ def test_a_chain_takes_the_specs_rounds_and_feedback_else_the_runs(
 
     monkeypatch.setattr(iterative, "vgig_chain", fake)
     context = MethodContext(chains=2, rounds=3, feedback="fine", temperature=None)
-    inst = _instruction(feasible=False)
+    inst = tree_instruction(feasible=False)
     assert VGIG.chain(spec, inst, PROMPT, None, None,  # type: ignore[arg-type]
                       chain=1, context=context) == "chain"
     assert seen == {"prompt": PROMPT, "chain": 1, "feasible": False, "rounds": rounds,
@@ -73,7 +58,7 @@ def test_a_failed_answer_is_refined_with_the_verifiers_feedback() -> None:
         asked.append((messages, temperature))
         return Answer(text=script[call], usage=Usage(10, 5), calls=1)
 
-    inst = _instruction()
+    inst = tree_instruction()
     context = MethodContext(chains=1, rounds=3, feedback="fine", temperature=0.5)
     result = VGIG.chain(MethodSpec("vgig", "vgig"), inst, PROMPT, ask,
                         verifier_grader(inst, Verifier()), chain=0, context=context)
@@ -93,7 +78,7 @@ def test_an_infeasible_instruction_keeps_round_zero() -> None:
         calls.append(call)
         return Answer(text=CYCLE4, usage=Usage(10, 5), calls=1)
 
-    inst = _instruction(feasible=False)
+    inst = tree_instruction(feasible=False)
     context = MethodContext(chains=1, rounds=3, feedback="fine")
     result = VGIG.chain(MethodSpec("vgig", "vgig"), inst, PROMPT, ask,
                         verifier_grader(inst, Verifier()), chain=0, context=context)
