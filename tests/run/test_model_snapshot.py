@@ -13,24 +13,10 @@ import pytest
 from pytest_graphinstruct.errors import GraphInstructError
 from pytest_graphinstruct.models.snapshot import CacheSource
 from pytest_graphinstruct.report.render.terminal import cache_lines, summary_lines
-from pytest_graphinstruct.run.config import RunConfig, build_run_config
 from pytest_graphinstruct.run.provenance import cache_use
 from pytest_graphinstruct.run.results import CacheUse, ItemResult, RunInfo, RunReport, SampleResult
 from pytest_graphinstruct.run.session import cell_metadata
-from tests.plugin._suite import write_suite
-
-
-@pytest.fixture
-def suite(tmp_path: Path) -> Path:
-    root = tmp_path / "suite"
-    return write_suite(root)
-
-
-def config(suite: Path, **raw: Any) -> RunConfig:
-    run = build_run_config({"model": "gpt-x", "suite": str(suite), **raw}, rootdir=suite.parent)
-    assert run is not None
-    return run
-
+from tests.run._gpt_x import config, suite_fixture  # noqa: F401  (the fixture `suite`)
 
 # -- the options ------------------------------------------------------------------------------
 

@@ -22,21 +22,9 @@ from pytest_graphinstruct.run.preflight import Served, first_per_level, prefligh
 from pytest_graphinstruct.run.session import BenchmarkSession
 from pytest_graphinstruct.suite.loader import load_suite
 from tests.models.helpers import req
-from tests.plugin._suite import write_suite
+from tests.run._gpt_x import config, suite_fixture  # noqa: F401  (the fixture `suite`)
 
 KEY = "GI_SNAPSHOT_TEST_KEY"
-
-
-@pytest.fixture
-def suite(tmp_path: Path) -> Path:
-    root = tmp_path / "suite"
-    return write_suite(root)
-
-
-def config(suite: Path, **raw: Any) -> RunConfig:
-    run = build_run_config({"model": "gpt-x", "suite": str(suite), **raw}, rootdir=suite.parent)
-    assert run is not None
-    return run
 
 
 # -- what every process agrees on ---------------------------------------------------------------
