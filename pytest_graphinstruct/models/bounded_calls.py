@@ -26,9 +26,12 @@ httpx ``request`` event hook); httpcore reports every connection it opens
 network stream, whose public ``get_extra_info("socket")`` is the socket.  Abandoning the call
 shuts those sockets down (``shutdown(SHUT_RDWR)``: on Linux this wakes a thread blocked in
 ``recv``; ``close()`` alone does not, and closing a descriptor another thread uses could close a
-reused one) and the call's thread then closes its client.  A connection opened after the call was
-abandoned (the abandon came while it was connecting) is shut down as soon as httpcore reports
-it.
+reused one) and the call's thread then closes its client.  An abandoned call's thread that has
+not begun to connect never does (the trace raises at ``connect_tcp.started``: a thread starved of
+CPU past its deadline would otherwise connect after its caller moved on).  A connect already
+under way at the abandon is shut down as soon as httpcore reports it, and the caller waits for
+that report (:data:`SETTLE_S` at most) before it returns, so the slot it frees is never taken
+by a new call while the old connection is still open.
 
 Why a client per call and not one shared pool: httpcore reports a connection to the trace of
 the request that *opened* it; a pooled connection reused by a later request is not reported
@@ -52,6 +55,12 @@ from pytest_graphinstruct.models.base import quiet_thread
 CALL_THREAD_NAME = "gi-http-call"
 """The name of the thread each HTTP call runs in (it ends with its call, abandoned or not)."""
 _REDACTED = "[REDACTED]"
+_CONNECT_EVENTS = ("connect_tcp.", "start_tls.")  # httpcore's trace names, after "connection."
+SETTLE_S = 2.0
+"""How long an abandoned call's caller waits for a connect under way at the abort to be
+reported (and shut down), so that the caller's slot is not reused while the abandoned thread
+still holds an open connection.  A loopback or LAN connect takes microseconds; the wait matters
+only when the abandoned thread is starved of CPU between its connect and its report."""
 
 _T = TypeVar("_T")
 
@@ -84,42 +93,64 @@ def _shut(sock: socket.socket) -> None:
         socket.socket.shutdown(sock, socket.SHUT_RDWR)
 
 
+class _Abandoned(Exception):
+    """Raised from the trace into an abandoned call's thread: it must not connect any more."""
+
+
 class _OwnedCall:
     """The sockets one HTTP call opened, so that abandoning the call closes its connections.
 
     :meth:`attach` is an httpx ``request`` event hook: it installs :meth:`_trace` as the
     request's httpcore ``trace`` extension, which hears of every connection httpcore opens for
-    it.  :meth:`abort` shuts every such socket down, and any opened later at once.
+    it.  :meth:`abort` shuts every such socket down, and any opened later at once; a connection
+    the call has not begun to open by then is never opened (the trace raises :class:`_Abandoned`
+    at its start).  :meth:`settle` waits for a connect already under way at the abort.
     """
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
+        self._settled = threading.Condition(self._lock)
         self._sockets: list[socket.socket] = []
+        self._connecting = 0  # connects (or TLS handshakes) begun and not yet reported
         self.aborted = False
 
     def attach(self, request: Any) -> None:
         request.extensions["trace"] = self._trace
 
     def _trace(self, event: str, info: Mapping[str, Any]) -> None:
-        if not event.endswith((".connect_tcp.complete", ".start_tls.complete")):
+        if not event.startswith(_CONNECT_EVENTS, event.find(".") + 1):
             return
-        stream = info.get("return_value")
+        if event.endswith(".started"):
+            with self._lock:
+                if self.aborted:  # a late thread: its call is over, it must not connect
+                    raise _Abandoned("the call was abandoned before it connected")
+                self._connecting += 1
+            return
+        stream = info.get("return_value") if event.endswith(".complete") else None
         sock = stream.get_extra_info("socket") if stream is not None else None
-        if not isinstance(sock, socket.socket):
-            return
         with self._lock:
-            self._sockets.append(sock)
+            self._connecting = max(0, self._connecting - 1)
+            if isinstance(sock, socket.socket):
+                self._sockets.append(sock)
             aborted = self.aborted
-        if aborted:  # abandoned while connecting: this connection must not live either
+            self._settled.notify_all()
+        if aborted and isinstance(sock, socket.socket):  # abandoned while connecting
             _shut(sock)
 
     def abort(self) -> None:
-        """Shut down every connection of the call, now and when one is opened later."""
+        """Shut down every connection of the call, now and when one is opened later; refuse
+        to open any more."""
         with self._lock:
             self.aborted = True
             sockets = list(self._sockets)
         for sock in sockets:
             _shut(sock)
+
+    def settle(self, timeout_s: float) -> bool:
+        """Wait up to ``timeout_s`` until no connect of this call is under way (a connect that
+        completes after an :meth:`abort` is shut down as it is reported).  True: none is."""
+        with self._lock:
+            return self._settled.wait_for(lambda: self._connecting == 0, timeout_s)
 
 
 class BoundedCalls:
@@ -225,6 +256,7 @@ class BoundedCalls:
             if not call.aborted:  # aborted: cancel() broke the connection; that is the story
                 raise value
         call.abort()
+        call.settle(SETTLE_S)
         if self.cancelled.is_set():
             raise CallCancelled()
         raise DeadlineExceeded()

@@ -17,6 +17,7 @@ from pytest_graphinstruct.models.bounded_calls import (
     BoundedCalls,
     CallCancelled,
     DeadlineExceeded,
+    _Abandoned,
     _OwnedCall,
     http_package,
 )
@@ -205,3 +206,81 @@ def test_attach_installs_the_trace_on_the_request() -> None:
     request = SimpleNamespace(extensions={})
     call.attach(request)
     assert request.extensions["trace"] == call._trace
+
+
+def test_a_started_connect_after_the_abort_is_refused() -> None:
+    call = _OwnedCall()
+    call.abort()
+    with pytest.raises(_Abandoned):
+        call._trace("connection.connect_tcp.started", {})
+    with pytest.raises(_Abandoned):
+        call._trace("connection.start_tls.started", {})
+    assert call.settle(0)  # nothing under way: a refused connect was never counted
+
+
+def test_settle_waits_for_a_connect_under_way_at_the_abort_and_it_is_shut() -> None:
+    call = _OwnedCall()
+    call._trace("connection.connect_tcp.started", {})
+    call.abort()
+    assert not call.settle(0)  # the connect is still under way
+    settled: list[bool] = []
+    waiter = threading.Thread(target=lambda: settled.append(call.settle(WAIT_S)))
+    waiter.start()
+    mine, peer = socket.socketpair()
+    try:
+        trace_event(call, "connection.connect_tcp.complete", mine)
+        waiter.join(WAIT_S)
+        assert settled == [True]
+        assert closed_by_peer(peer)
+    finally:
+        mine.close()
+        peer.close()
+
+
+def test_a_failed_connect_is_no_longer_under_way() -> None:
+    call = _OwnedCall()
+    call._trace("connection.connect_tcp.started", {})
+    assert not call.settle(0)
+    call._trace("connection.connect_tcp.failed", {"exception": OSError("refused")})
+    assert call.settle(0)
+
+
+def test_a_thread_late_past_its_deadline_never_connects() -> None:
+    # fn reaches its request only after the caller gave up (it waits for release, set after
+    # DeadlineExceeded): the connection must not be made at all, so the listener has nothing
+    # to accept once the thread has ended.
+    listener = socket.create_server(("127.0.0.1", 0))
+    port = listener.getsockname()[1]
+    calls = bounded(f"http://127.0.0.1:{port}/v1")
+    started, release = threading.Event(), threading.Event()
+    raised: list[BaseException] = []
+    threads: list[threading.Thread] = []
+
+    def fn(client: Any) -> object:
+        threads.append(threading.current_thread())
+        started.set()
+        release.wait(WAIT_S)
+        try:
+            return client.models.list()
+        except BaseException as exc:
+            raised.append(exc)
+            raise
+
+    try:
+        with pytest.raises(DeadlineExceeded):
+            calls.run(fn, 0.05)  # fn cannot return before the deadline: no race
+        assert started.is_set()
+        release.set()
+        threads[0].join(WAIT_S)
+        assert not threads[0].is_alive()
+        listener.setblocking(False)
+        with pytest.raises(BlockingIOError):
+            listener.accept()
+        assert len(raised) == 1
+        cause: BaseException | None = raised[0]
+        while cause is not None and not isinstance(cause, _Abandoned):
+            cause = cause.__cause__ or cause.__context__
+        assert isinstance(cause, _Abandoned), repr(raised[0])
+    finally:
+        release.set()
+        listener.close()

@@ -29,9 +29,10 @@ ENDLESS = "x " * 100_000  # an answer that, dripped a byte per 0.05 s or more, t
 WAIT_S = 60.0  # a safety net for a broken call or a socket never closed, never a measurement
 
 
-def established_to(port: int) -> int:
-    """Client sockets in state ESTABLISHED connected to ``127.0.0.1:port``, each counted once
-    (by its address pair: a read of a long, changing table may list an entry twice)."""
+def established_sockets(port: int) -> set[tuple[str, str]]:
+    """Client sockets in state ESTABLISHED connected to ``127.0.0.1:port``, as (local, remote)
+    address pairs from the kernel's table (a read of a long, changing table may list an entry
+    twice: the set counts it once)."""
     # the remote end as the kernel lists it: 127.0.0.1 (little-endian hex), and the same
     # address mapped into IPv6 in tcp6; any other address with this port is someone else's
     remotes = {f"0100007F:{port:04X}", f"0000000000000000FFFF00000100007F:{port:04X}"}
@@ -43,7 +44,12 @@ def established_to(port: int) -> int:
             fields = line.split()
             if fields[2] in remotes and fields[3] == "01":  # 01 = TCP_ESTABLISHED
                 seen.add((fields[1], fields[2]))
-    return len(seen)
+    return seen
+
+
+def established_to(port: int) -> int:
+    """How many :func:`established_sockets` there are."""
+    return len(established_sockets(port))
 
 
 def wait_until(condition: Callable[[], bool], timeout_s: float = WAIT_S) -> bool:
@@ -57,22 +63,32 @@ def wait_until(condition: Callable[[], bool], timeout_s: float = WAIT_S) -> bool
 
 
 class Sampler:
-    """Samples the established connections to a port every 50 ms while running."""
+    """Samples the established connections to a port every 50 ms while running, and keeps
+    what it saw at the peak (for a failure message: when, which local ports, which threads)."""
 
     def __init__(self, port: int) -> None:
         self.port = port
         self.peak = 0
         self.samples = 0
+        self.at_peak = ""
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, name="conn-sampler", daemon=True)
+        self._start = time.monotonic()
 
     def _run(self) -> None:
         while not self._stop.is_set():
-            self.peak = max(self.peak, established_to(self.port))
+            sockets = established_sockets(self.port)
+            if len(sockets) > self.peak:
+                self.peak = len(sockets)
+                local_ports = sorted(int(local.rsplit(":", 1)[1], 16) for local, _ in sockets)
+                threads = sum(t.name == CALL_THREAD_NAME for t in threading.enumerate())
+                self.at_peak = (f"{self.peak} at {time.monotonic() - self._start:.2f} s "
+                                f"(local ports {local_ports}; {threads} call threads alive)")
             self.samples += 1
             self._stop.wait(0.05)
 
     def __enter__(self) -> Sampler:
+        self._start = time.monotonic()
         self._thread.start()
         return self
 
@@ -112,7 +128,7 @@ def test_abandoned_calls_close_their_connections_and_end_their_threads(
                                 range(2 * CONCURRENCY)))
     assert all(not a.ok and "deadline of 1 s" in (a.error or "") for a in answers), answers
     assert dripping.request_count == 2 * CONCURRENCY
-    assert sampler.samples > 5 and sampler.peak <= CONCURRENCY + SLACK, sampler.peak
+    assert sampler.samples > 5 and sampler.peak <= CONCURRENCY + SLACK, sampler.at_peak
     assert wait_until(lambda: established_to(dripping.port) == 0), (
         f"{established_to(dripping.port)} connections still established")
     assert wait_until(lambda: new_call_threads(before) == 0), (
