@@ -39,7 +39,7 @@ from pytest_graphinstruct.run.codec import (
     decode,
 )
 from pytest_graphinstruct.run.shard import MAX_SHARDS
-from pytest_graphinstruct.score.instruction_score import ScoreDetails
+from pytest_graphinstruct.score.details import ScoreDetails
 from pytest_graphinstruct.verify.locus import Locus, locus_schema
 from pytest_graphinstruct.verify.verdict import Category
 from pytest_graphinstruct.vocab import (

@@ -79,8 +79,6 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
-from scipy.stats import chi2
-from scipy.stats import t as student_t
 
 from pytest_graphinstruct.options import DEFAULT_MAX_REGRESSION as _DEFAULT_MAX_REGRESSION
 from pytest_graphinstruct.score.levels import LEVEL_WEIGHTS_V
@@ -329,11 +327,15 @@ OWN_VARIANCE_FROM = 5
 """A template weighs its between-template deviation by its own within variance from this many
 instructions on (4 degrees of freedom); smaller ones take their level's pooled within
 variance."""
-CAP = float(chi2.ppf(0.99, 1))
+CAP = 6.6348966010212145
 """A template's standardized squared deviation counts at most this much (χ²₁'s 99 % quantile,
-times its expected inflation ``1 + n_g·ρ``) in the pooled shared-noise ratio."""
-KAPPA = float(chi2.cdf(CAP, 3) + CAP * chi2.sf(CAP, 1))
-"""``E min(χ²₁, CAP)``: what a capped deviation counts on average with no shared noise."""
+``scipy.stats.chi2.ppf(0.99, 1)``, times its expected inflation ``1 + n_g·ρ``) in the pooled
+shared-noise ratio.  Written as a number so that importing this module does not import
+scipy.stats (0.3–1 s, paid by every process of a run before its first item); a test holds it
+equal to scipy's value."""
+KAPPA = 0.9818573063891706
+"""``E min(χ²₁, CAP)`` = ``chi2.cdf(CAP, 3) + CAP · chi2.sf(CAP, 1)``: what a capped deviation
+counts on average with no shared noise (a number, as :data:`CAP`; a test holds it to scipy)."""
 
 
 @dataclass(frozen=True)
@@ -572,11 +574,15 @@ def _p_drop(mean: float, se: float, df: float) -> float:
         return 1.0
     if se <= 0:  # no spread at all: a drop is certain, anything else is not one
         return 0.0 if mean < 0 else 1.0
+    from scipy.stats import t as student_t
+
     return float(student_t.cdf(mean / se, df))
 
 
 def _interval(mean: float, se: float, df: float, confidence: float,
               bound: float = 1.0) -> tuple[float, float]:
+    from scipy.stats import t as student_t
+
     if df <= 0:
         return -bound, bound
     half = float(student_t.ppf(0.5 + confidence / 2, df)) * se if se > 0 else 0.0

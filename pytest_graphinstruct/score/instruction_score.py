@@ -9,7 +9,7 @@ never silently replaced by something else.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -20,6 +20,7 @@ from pytest_graphinstruct.score.d2 import instruction_d2
 from pytest_graphinstruct.score.d3 import D3Result, graph_sets_d3
 from pytest_graphinstruct.score.d4 import instruction_d4, is_valid
 from pytest_graphinstruct.score.d5 import D5Result, Spend, infeasible_d5, instruction_d5
+from pytest_graphinstruct.score.details import ScoreDetails
 from pytest_graphinstruct.score.domain_fit import DomainProfile
 from pytest_graphinstruct.score.levels import LevelScore, effective_weights, level_score
 from pytest_graphinstruct.suite.instruction import Instruction
@@ -55,22 +56,6 @@ def _profile(g: PoolGraph) -> DomainProfile:
     if prof is None:
         prof = _POOL_PROFILES[g] = DomainProfile(g.graph)
     return prof
-
-
-@dataclass(frozen=True)
-class ScoreDetails:
-    """How an item's dimensions were computed, as its report keeps them (``details``).
-
-    ``pool_references`` names the pool graphs that were D3 and L4 domain-fit yardsticks
-    (``None``: no pool graph matched, or the run had no pools); ``d1``, ``d2``, ``d3`` and
-    ``caap`` (a CAAP cell's decision for the item) are diagnostics for people, shown and
-    compared whole (``None``: not computed).  Only the keys that are set are written."""
-
-    pool_references: tuple[str, ...] | None = field(default=None, metadata={"omit_none": True})
-    d1: Mapping[str, Any] | None = field(default=None, metadata={"omit_none": True})
-    d2: Mapping[str, Any] | None = field(default=None, metadata={"omit_none": True})
-    d3: Mapping[str, Any] | None = field(default=None, metadata={"omit_none": True})
-    caap: Mapping[str, Any] | None = field(default=None, metadata={"omit_none": True})
 
 
 @dataclass(frozen=True)

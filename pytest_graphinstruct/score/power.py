@@ -53,10 +53,6 @@ from functools import cached_property, lru_cache
 from typing import NamedTuple
 
 import numpy as np
-from scipy.integrate import quad
-from scipy.special import stdtrit
-from scipy.stats import chi2, norm
-from scipy.stats import f as f_dist
 
 from pytest_graphinstruct.score.bootstrap import CAP, KAPPA, OWN_VARIANCE_FROM, bm_df
 from pytest_graphinstruct.score.multiple import FAMILY_ALPHA
@@ -205,6 +201,10 @@ def _capped(nu: float) -> tuple[float, float]:
     """Mean and variance of ``min(c·F(1, ν), CAP)`` (``c = (ν − 2)/ν``): what one template
     counts in the ratio's equation when nothing is shared and its weight comes from a variance
     of ``ν`` degrees of freedom (``χ²₁`` from 1000 on)."""
+    from scipy.integrate import quad
+    from scipy.stats import chi2
+    from scipy.stats import f as f_dist
+
     if nu >= 1000:
         first = float(chi2.cdf(CAP, 3) + CAP * chi2.sf(CAP, 1))
         second = float(3.0 * chi2.cdf(CAP, 5) + CAP * CAP * chi2.sf(CAP, 1))
@@ -306,6 +306,8 @@ def _spread(noise: LevelNoise, drops: np.ndarray, samples: np.ndarray,
             instructions: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
     """Per case (``drops``, ``samples`` and ``instructions`` broadcast to one axis) and draw:
     ``se²/V`` and the test's degrees of freedom; ``None``: the test cannot measure anything."""
+    from scipy.stats import chi2
+
     drops, ks, ns = (a.astype(float).ravel() for a in np.broadcast_arrays(
         np.atleast_1d(drops), np.atleast_1d(samples), np.atleast_1d(instructions)))
     d = _draws(max(len(noise.pooled), 1))
@@ -351,6 +353,9 @@ def _curve(noise: LevelNoise, drops: np.ndarray, samples: np.ndarray,
            instructions: np.ndarray, delta: float, alpha: float, tests: int) -> np.ndarray:
     """The power for each case (``drops``, ``samples``, ``instructions`` broadcast to one
     axis): the module docstring's average over the draws (0 where nothing can be measured)."""
+    from scipy.special import stdtrit
+    from scipy.stats import norm
+
     drops, ks, ns = (a.astype(float).ravel() for a in np.broadcast_arrays(
         np.atleast_1d(drops), np.atleast_1d(samples), np.atleast_1d(instructions)))
     same = not noise.uneven and np.all(ns == ns[0])  # the estimates do not depend on the case

@@ -35,7 +35,7 @@ from pytest_graphinstruct.run.results import (
 )
 from pytest_graphinstruct.run.schema import schema_text, shipped_path
 from pytest_graphinstruct.run.writer import report_json
-from pytest_graphinstruct.score.instruction_score import ScoreDetails
+from pytest_graphinstruct.score.details import ScoreDetails
 from pytest_graphinstruct.vocab import DIMENSIONS, LEVELS, OUTCOMES, PASS_RULES, SIZE_BUCKETS
 from tests.report.schema_check import assert_valid_report, report_errors, report_schema
 

@@ -5,6 +5,7 @@ backends, endpoints), the snapshot each endpoint serves against the cached answe
 from __future__ import annotations
 
 import json
+import socket
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -158,13 +159,17 @@ def test_a_suite_that_went_missing_is_said_before_any_work(suite: Path) -> None:
 def test_an_endpoint_that_does_not_answer_is_said_once_before_the_run(
         suite: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv(KEY, "sk-test")
-    with FakeOpenAIServer() as gone:  # its port, closed once the server stops
-        base_url = gone.base_url
-    run = config(suite, base_url=base_url, api_key_env=KEY)
-    with pytest.raises(GraphInstructError, match=(
-            r"^--gi-model=gpt-x: cannot reach .*\(checked once before the run; nothing was "
-            r"asked\)$")):
-        preflight(run)
+    # A port bound and not listening, held for the whole test: a connect is refused, and no
+    # other process can take the port meanwhile (a stopped server's port could be reused by a
+    # test running beside this one, which then answered).
+    with socket.socket() as held:
+        held.bind(("127.0.0.1", 0))
+        base_url = f"http://127.0.0.1:{held.getsockname()[1]}/v1"
+        run = config(suite, base_url=base_url, api_key_env=KEY)
+        with pytest.raises(GraphInstructError, match=(
+                r"^--gi-model=gpt-x: cannot reach .*\(checked once before the run; nothing "
+                r"was asked\)$")):
+            preflight(run)
 
 
 @pytest.mark.parametrize("shard", ["3/5", "5/5"])

@@ -618,3 +618,9 @@ def test_published_paired_l5_comparison(strategy: str, delta: float, low: float,
     assert d.low == pytest.approx(low, abs=0.005)
     assert d.high == pytest.approx(high, abs=0.005)
     assert d.contains(0.0) == (low <= 0.0 <= high)
+
+
+def test_the_cap_and_its_mean_are_scipys_values_to_the_last_digit() -> None:
+    # written as numbers so that importing the module does not import scipy.stats
+    assert bs.CAP == float(stats.chi2.ppf(0.99, 1))
+    assert bs.KAPPA == float(stats.chi2.cdf(bs.CAP, 3) + bs.CAP * stats.chi2.sf(bs.CAP, 1))

@@ -27,7 +27,7 @@ from pytest_graphinstruct.report.analyses.contamination import (
 )
 from pytest_graphinstruct.run.aggregate import build_cell, with_pareto
 from pytest_graphinstruct.run.results import CellMetadata, CellReport, ItemResult
-from pytest_graphinstruct.score.instruction_score import ScoreDetails
+from pytest_graphinstruct.score.details import ScoreDetails
 from pytest_graphinstruct.suite.instruction import Instruction
 from pytest_graphinstruct.suite.loader import Suite, instruction_from_record, load_suite
 
