@@ -622,5 +622,5 @@ def test_published_paired_l5_comparison(strategy: str, delta: float, low: float,
 
 def test_the_cap_and_its_mean_are_scipys_values_to_the_last_digit() -> None:
     # written as numbers so that importing the module does not import scipy.stats
-    assert bs.CAP == float(stats.chi2.ppf(0.99, 1))
-    assert bs.KAPPA == float(stats.chi2.cdf(bs.CAP, 3) + bs.CAP * stats.chi2.sf(bs.CAP, 1))
+    assert float(stats.chi2.ppf(0.99, 1)) == bs.CAP
+    assert float(stats.chi2.cdf(bs.CAP, 3) + bs.CAP * stats.chi2.sf(bs.CAP, 1)) == bs.KAPPA
