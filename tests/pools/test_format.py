@@ -9,8 +9,11 @@ from pathlib import Path
 
 import networkx as nx
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from pytest_graphinstruct.pools import Pool, PoolError, write_pool
+from pytest_graphinstruct.pools.format import _valid_str_edges
 
 
 def test_write_then_load_round_trips_and_hashes_like_memory(tmp_path: Path,
@@ -131,3 +134,17 @@ def test_loaded_graphs_are_built_on_first_use(tmp_path: Path, graphs: list[nx.Gr
     want = nx.relabel_nodes(graphs[0], str)
     assert list(first.graph.nodes) == list(want.nodes)
     assert {frozenset(e) for e in first.graph.edges} == {frozenset(e) for e in want.edges}
+
+
+@settings(max_examples=300, deadline=None)
+@given(edges=st.lists(st.tuples(st.sampled_from("abcd"), st.sampled_from("abcd")), max_size=8),
+       directed=st.booleans())
+def test_the_fast_edge_check_accepts_exactly_the_lists_without_a_repeat(
+        edges: list[tuple[str, str]], directed: bool) -> None:
+    as_lists = [[u, v] for u, v in edges]
+    keys = [(u, v) if directed else frozenset((u, v)) for u, v in edges]
+    repeats = len(set(keys)) != len(keys)
+    got = _valid_str_edges(as_lists, set("abcd"), directed)
+    assert (got is None) == repeats
+    if got is not None:
+        assert got == edges
