@@ -22,14 +22,14 @@ PLUGIN_IMPORTED = time.time()
 
 
 def _process_start() -> float | None:
-    """This process's start (epoch seconds, 10 ms resolution), from /proc; None elsewhere."""
+    """This process's start (epoch seconds, 10 ms resolution): its start in clock ticks since
+    boot (/proc/self/stat) against the boot clock now; None off Linux."""
     try:
         stat = Path("/proc/self/stat").read_text()
         ticks = int(stat.rsplit(")", 1)[1].split()[19])
-        boot = next(float(line.split()[1]) for line in Path("/proc/stat").read_text().splitlines()
-                    if line.startswith("btime "))
-        return boot + ticks / os.sysconf("SC_CLK_TCK")
-    except (OSError, ValueError, IndexError, StopIteration):
+        age = time.clock_gettime(time.CLOCK_BOOTTIME) - ticks / os.sysconf("SC_CLK_TCK")
+        return time.time() - age
+    except (OSError, ValueError, IndexError, AttributeError):
         return None
 
 
