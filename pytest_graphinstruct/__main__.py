@@ -61,6 +61,8 @@ GATE_ARGUMENTS = (
     CliArgument("max_regression", "allowed real drop of a level's quality (default "
                 f"{DEFAULT_MAX_REGRESSION:g})"),
     CliArgument("fail_under", "fail a cell whose S_total over the levels run is below this"),
+    CliArgument("min_pass_all", "fail a level of a cell whose pass^k (the share of items whose "
+                "every sample passes) is below this"),
     CliArgument("max_error_rate", "allowed share of items without an answer (default "
                 f"{DEFAULT_MAX_ERROR_RATE:g})"),
     CliArgument("markdown", "write the Markdown summary here (also appended to "
@@ -243,7 +245,7 @@ def _gate(args: argparse.Namespace) -> int:
     from pytest_graphinstruct.report.commands.gate import gate
     from pytest_graphinstruct.report.render.markdown import write_markdown
 
-    for name in ("max_regression", "fail_under", "max_error_rate"):
+    for name in ("max_regression", "fail_under", "max_error_rate", "min_pass_all"):
         value, option = getattr(args, name), OPTION_BY_DEST[name]  # the --gi-* option's bounds
         if value is not None and not option.within(value):
             raise GraphInstructError(f"--{name.replace('_', '-')} must be within "
@@ -252,7 +254,8 @@ def _gate(args: argparse.Namespace) -> int:
                   max_regression=(DEFAULT_MAX_REGRESSION if args.max_regression is None
                                   else args.max_regression),
                   fail_under=args.fail_under, max_error_rate=args.max_error_rate,
-                  baseline_cell=args.baseline_cell, strict=args.strict)
+                  baseline_cell=args.baseline_cell, strict=args.strict,
+                  min_pass_all=args.min_pass_all)
     for line in result.lines():
         print(line)
     if args.markdown:

@@ -183,6 +183,9 @@ OPTIONS: Final[tuple[Option, ...]] = (
            "domain fit (default: references/pools when present; 'none': off)"),
     Option("fail-under", "fail the session when a cell's S_total (over the levels run) is "
            "below this", "number", low=0, high=1),
+    Option("min-pass-all", "fail the session when, in any cell, a level's pass^k — the share "
+           "of its items whose every sample passes (k: --gi-samples) — is below this, for "
+           "'always right', not 'right on average'", "number", low=0, high=1),
     Option("baseline", "baseline report to compare against (items that failed there are "
            "expected failures)", "path"),
     Option("max-regression", "fail when a level's quality dropped by more than this vs the "

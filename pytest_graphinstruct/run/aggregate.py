@@ -13,6 +13,7 @@ from dataclasses import replace
 from statistics import fmean
 
 from pytest_graphinstruct import __version__
+from pytest_graphinstruct.run.consistency import measure
 from pytest_graphinstruct.run.results import (
     CellMetadata,
     CellReport,
@@ -99,7 +100,21 @@ def build_cell(metadata: CellMetadata, items: Sequence[ItemResult]) -> CellRepor
         api_calls=sum(r.api_calls for r in items),
     )
     meta = replace(metadata, missing_dimensions=missing)
-    return CellReport(meta, summary, _level_rows(items, boot), tuple(items))
+    cell = CellReport(meta, summary, _level_rows(items, boot), tuple(items))
+    return with_consistency(cell)
+
+
+def with_consistency(cell: CellReport) -> CellReport:
+    """``cell`` with its consistency over samples (:mod:`.consistency`) in its level rows, its
+    summary and its flaky list — only when its items have two or more samples each (``k ≥
+    2``): a one-sample cell has nothing to add and stays as it was."""
+    measured = measure(cell.per_instruction)
+    if measured is None or measured.k < 2:
+        return cell
+    rows = {lv: replace(row, consistency=measured.levels.get(lv))
+            for lv, row in cell.per_level.items()}
+    return replace(cell, summary=replace(cell.summary, consistency=measured.cell),
+                   per_level=rows, flaky=measured.flaky)
 
 
 def cell_point(cell: CellReport) -> CellPoint:
@@ -127,7 +142,7 @@ def with_pareto(cells: Sequence[CellReport], *, partial: bool = False,
             pareto_compared_cells=a.pareto_compared_cells,
             s_final=c.summary.s_total if alone else a.s_final, q_per_ktpv=a.q_per_ktpv,
             frontier_distance=None if alone else a.frontier_distance)
-        marked.append(CellReport(c.metadata, summary, c.per_level, c.per_instruction))
+        marked.append(replace(c, summary=summary))
     pareto = ParetoSummary(tuple(analysis.excluded), dict(analysis.cost_at_q),
                            dict(analysis.sigma_strat))
     return RunReport(tuple(marked), pareto=pareto, partial=partial, tool=tool)

@@ -90,6 +90,7 @@ class RunConfig:
     html: Path | None = None  #: the HTML report's file (--gi-html)
     store: Path | None = None  #: --gi-autosave: the run store's folder (None: no autosave)
     fail_under: float | None = None
+    min_pass_all: float | None = None  #: --gi-min-pass-all: the floor of each level's pass^k
     baseline: Path | None = None
     max_regression: float | None = None
     update_baseline: bool = False
@@ -289,6 +290,7 @@ def run_config(values: OptionValues, *, rootdir: Path) -> RunConfig | None:
         exemplar_seed=_present(values.integer("exemplar_seed")),
         pools=_pools(values.text("pools"), rootdir),
         fail_under=values.number("fail_under"),
+        min_pass_all=values.number("min_pass_all"),
         baseline=baseline,
         max_regression=max_regression,
         update_baseline=update_baseline,

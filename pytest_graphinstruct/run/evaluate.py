@@ -145,6 +145,7 @@ def _result(c: Checked, scores: InstructionScores | None) -> ItemResult:
         outcome="passed" if c.passed else "failed", samples=samples, valid_samples=valid,
         valid_rate=valid / len(samples) if samples else None, tokens=_tokens(c.answers),
         api_calls=sum(a.calls for a in c.answers), d4_instruction_score=0.0,
+        passing_samples=c.passing_samples if len(samples) > 1 else None,
     )
     if scores is None:  # no sample at all: nothing to score
         return base

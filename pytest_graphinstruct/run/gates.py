@@ -6,6 +6,9 @@ matched by label (``model-strategy``, ``-method`` appended for a method other th
 baseline), instructions by id; the comparison itself is :mod:`.comparison`'s.
 
 * ``fail_under``: a cell whose ``S_total`` over the levels run is below the floor fails.
+* ``min_pass_all``: a level of a cell whose pass^k (the share of its items whose every one of
+  ``k`` samples passes: :mod:`.consistency`) is below the floor fails; with one sample per
+  item pass^1 is the share of items whose sample passes.
 * ``max_regression``: a level fails when its drop is real — the family-wise test over every
   compared (cell, level) rejects "no drop" — and larger than ``max_regression``.
 * ``strict``: also an item that newly fails, and anything of the baseline not compared.
@@ -23,6 +26,7 @@ from pathlib import Path
 
 from pytest_graphinstruct.errors import GraphInstructError
 from pytest_graphinstruct.run.comparison import CellComparison
+from pytest_graphinstruct.run.consistency import measure
 from pytest_graphinstruct.run.reader import read_report
 from pytest_graphinstruct.run.results import CellReport, ReportError, RunReport
 from pytest_graphinstruct.vocab import Level
@@ -143,7 +147,8 @@ def new_failure_notes(comparisons: Sequence[CellComparison], *, hint: str = "") 
 
 
 def check_gates(report: RunReport, comparisons: Sequence[CellComparison] = (), *,
-                fail_under: float | None = None, strict: bool = False) -> list[GateFailure]:
+                fail_under: float | None = None, strict: bool = False,
+                min_pass_all: float | None = None) -> list[GateFailure]:
     """Every gate the report trips (empty when it passes all configured gates), given its
     cells' comparisons with the baseline (none: no baseline gate)."""
     out: list[GateFailure] = []
@@ -153,6 +158,8 @@ def check_gates(report: RunReport, comparisons: Sequence[CellComparison] = (), *
             shown = "none" if total is None else f"{total:.4f}"
             out.append(GateFailure("fail_under", cell.label, f"{cell.label}: S_total {shown} "
                                    f"is below --gi-fail-under={fail_under:g}"))
+        if min_pass_all is not None:
+            out += pass_all_failures(cell, min_pass_all)
     for c in comparisons:
         for lv in c.regressed_levels:
             d = c.diff.levels[lv]
@@ -173,6 +180,25 @@ def check_gates(report: RunReport, comparisons: Sequence[CellComparison] = (), *
             out.append(GateFailure("strict", c.label, f"{c.label}: not compared with the "
                                    "baseline: " + ", ".join(x.describe()
                                                             for x in c.not_compared)))
+    return out
+
+
+def pass_all_failures(cell: CellReport, floor: float) -> list[GateFailure]:
+    """One failure per level of ``cell`` whose pass^k is below ``floor``, measured from its
+    items (:func:`.consistency.measure`: reports of one sample and older ones too); a level
+    with no item to measure (only errors) is the error budget's, not this gate's."""
+    measured = measure(cell.per_instruction)
+    if measured is None:
+        return []
+    out = []
+    for lv, row in sorted(measured.levels.items()):
+        if row.pass_all_k < floor:
+            left = f", {row.left_out} without an answer left out" if row.left_out else ""
+            out.append(GateFailure(
+                "min_pass_all", cell.label,
+                f"{cell.label}: L{lv} pass^{row.k} {row.pass_all_k:.4f} (items whose every "
+                f"one of {row.k} samples passes; {row.items} items{left}) is below "
+                f"--gi-min-pass-all={floor:g}"))
     return out
 
 
@@ -231,10 +257,12 @@ def error_rate(report: RunReport) -> float:
 
 def judge(report: RunReport, comparisons: Sequence[CellComparison] = (), *,
           max_error_rate: float, fail_under: float | None = None,
-          strict: bool = False, extra: Sequence[GateFailure] = ()) -> GateVerdict:
+          strict: bool = False, min_pass_all: float | None = None,
+          extra: Sequence[GateFailure] = ()) -> GateVerdict:
     """Apply the run's gates and error budget to its report and comparisons (``extra``:
     failures decided elsewhere, e.g. a missing baseline)."""
-    gates = check_gates(report, comparisons, fail_under=fail_under, strict=strict)
+    gates = check_gates(report, comparisons, fail_under=fail_under, strict=strict,
+                        min_pass_all=min_pass_all)
     incomplete = (None if report.coverage.complete
                   else report.coverage.describe().removeprefix("partial: "))
     scored = sum(1 for c in report.cells for r in c.per_instruction if r.scored)

@@ -220,6 +220,9 @@ class ItemResult(JsonRecord):
     samples: tuple[SampleResult, ...] = ()
     details: ScoreDetails = field(default_factory=ScoreDetails)
     cluster: Name | None = None
+    #: how many samples passed their own verification (the count the pass rule combined);
+    #: written for items of two or more samples, ``None`` otherwise and in older reports
+    passing_samples: Count | None = field(default=None, metadata={"omit_none": True})
 
     def __post_init__(self) -> None:
         if self.outcome not in OUTCOMES:
@@ -240,9 +243,22 @@ class ItemResult(JsonRecord):
         error); ``None`` without samples."""
         if not self.samples:
             return None
-        ok = sum(1 for s in self.samples
-                 if not s.violations and not s.derived_violations and s.error is None)
-        return ok / len(self.samples)
+        return _passing(self.samples) / len(self.samples)
+
+    @property
+    def passing(self) -> int | None:
+        """How many of the item's samples passed: ``passing_samples`` when the report kept
+        it, else counted from the samples' recorded violations and parse errors (a report of
+        one sample, or older); ``None`` without samples."""
+        if self.passing_samples is not None:
+            return self.passing_samples
+        return _passing(self.samples) if self.samples else None
+
+
+def _passing(samples: Sequence[SampleResult]) -> int:
+    """Samples with no violation of any kind and no parse error."""
+    return sum(1 for s in samples
+               if not s.violations and not s.derived_violations and s.error is None)
 
 
 @dataclass(frozen=True)
@@ -307,6 +323,38 @@ class CellMetadata(JsonRecord):
 
 
 @dataclass(frozen=True)
+class ConsistencyRow(JsonRecord):
+    """Consistency over samples of a level or a cell (docs/PLUGIN.md, "Consistency over
+    samples"): over the ``items`` with samples, at ``k`` (the fewest samples any of them has),
+    pass@1 (the mean share of passing samples), pass@k (at least one of ``k`` samples passes)
+    and pass^k (``pass_all_k``: all ``k`` pass), each with its 95 % bootstrap interval over the
+    items; ``flaky`` items passed some samples and failed others.  ``left_out`` items had no
+    sample to count (errors, skipped) and are in no figure."""
+
+    k: Positive
+    items: Count
+    left_out: Count
+    flaky: Count
+    pass_at_1: Unit
+    pass_at_1_ci95: Interval
+    pass_at_k: Unit
+    pass_at_k_ci95: Interval
+    pass_all_k: Unit
+    pass_all_k_ci95: Interval
+
+
+@dataclass(frozen=True)
+class FlakyItem(JsonRecord):
+    """An item whose samples disagree: ``passing`` of its ``samples`` passed (``0 < passing <
+    samples``)."""
+
+    instruction_id: Name
+    level: Level
+    passing: Count
+    samples: Positive
+
+
+@dataclass(frozen=True)
 class LevelRow(JsonRecord):
     """One level of one cell: item counts by outcome, mean dimensions, level score and CI."""
 
@@ -320,6 +368,8 @@ class LevelRow(JsonRecord):
     level_score: Unit | None
     level_score_ci95: Interval | None
     scored_items: Count
+    #: pass@1, pass@k and pass^k over the level's items (``None``: one sample per item)
+    consistency: ConsistencyRow | None = field(default=None, metadata={"omit_none": True})
 
 
 @dataclass(frozen=True)
@@ -351,6 +401,8 @@ class CellSummary(JsonRecord):
     s_final: NonNegative | None = None
     q_per_ktpv: NonNegative | None = None
     frontier_distance: NonNegative | None = None
+    #: pass@1, pass@k and pass^k over the cell's items (``None``: one sample per item)
+    consistency: ConsistencyRow | None = field(default=None, metadata={"omit_none": True})
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "infra_errors", self.error)
@@ -358,12 +410,15 @@ class CellSummary(JsonRecord):
 
 @dataclass(frozen=True)
 class CellReport(JsonRecord):
-    """One cell of a run: metadata, summary, per-level rows, and every item in suite order."""
+    """One cell of a run: metadata, summary, per-level rows, every item in suite order, and
+    (with two or more samples per item) the flaky items."""
 
     metadata: CellMetadata
     summary: CellSummary
     per_level: Mapping[Level, LevelRow]
     per_instruction: tuple[ItemResult, ...]
+    #: the items whose samples disagree, in suite order (``None``: one sample per item)
+    flaky: tuple[FlakyItem, ...] | None = field(default=None, metadata={"omit_none": True})
     # The GraphInstruct release's quality.json fields, so a cell is a release file too.
     per_level_scores: Mapping[Level, Unit | None] = field(init=False, repr=False,
                                                                 compare=False)

@@ -58,7 +58,7 @@ __all__ = [
 class GateOptions:
     """The options that decide a verdict (``--gi-baseline``, ``--gi-update-baseline``,
     ``--gi-baseline-cell``, ``--gi-max-regression``, ``--gi-fail-under``,
-    ``--gi-max-error-rate``, ``--gi-strict``)."""
+    ``--gi-max-error-rate``, ``--gi-strict``, ``--gi-min-pass-all``)."""
 
     baseline: Path | None = None
     update_baseline: bool = False
@@ -67,6 +67,7 @@ class GateOptions:
     fail_under: float | None = None
     max_error_rate: float = 0.05
     strict: bool = False
+    min_pass_all: float | None = None
 
     @classmethod
     def of(cls, config: RunConfig) -> GateOptions:
@@ -74,7 +75,7 @@ class GateOptions:
         return cls(config.baseline, config.update_baseline, config.baseline_cell,
                    DEFAULT_MAX_REGRESSION if config.max_regression is None
                    else config.max_regression, config.fail_under, config.max_error_rate,
-                   config.strict)
+                   config.strict, config.min_pass_all)
 
 
 @dataclass(frozen=True)
@@ -270,7 +271,8 @@ def decide(report: RunReport, plan: BaselinePlan, options: GateOptions) -> Decis
         else:
             notes.append(f"the old baseline is not compared with this run: {exc}")
     verdict = judge(report, comparisons, max_error_rate=options.max_error_rate,
-                    fail_under=options.fail_under, strict=options.strict, extra=extra)
+                    fail_under=options.fail_under, strict=options.strict,
+                    min_pass_all=options.min_pass_all, extra=extra)
     if not options.strict:
         notes += new_failure_notes(comparisons, hint=" (--gi-strict fails on them)")
     decision = Decision(verdict, plan, comparisons, update_change, tuple(notes))

@@ -95,6 +95,7 @@ __all__ = [
     "bm_df",
     "bootstrap_levels",
     "is_regression",
+    "mean_interval",
     "paired_bootstrap",
     "paired_diff",
 ]
@@ -252,6 +253,30 @@ def bootstrap_levels(
         renorm = Interval(float(v @ means) / vsum, *_bounds(total_boot / vsum, confidence),
                           n=n_all)
     return BootstrapResult(out, total, renorm, b, seed, confidence)
+
+
+def mean_interval(
+    xs: Sequence[float],
+    *,
+    stream: int,
+    b: int = DEFAULT_B,
+    seed: int = DEFAULT_SEED,
+    confidence: float = CONFIDENCE,
+) -> Interval:
+    """The mean of ``xs`` with its percentile bootstrap interval, the instructions resampled
+    with replacement from the generator seeded with ``(seed, stream)`` — for ``stream`` a
+    level, the interval :func:`bootstrap_levels` gives that level.  Two sequences of one
+    length resampled with one ``stream`` draw the same resamples.
+
+    Raises:
+        ValueError: ``xs`` is empty or not finite, or ``b`` / ``confidence`` are out of range.
+    """
+    _check(b, confidence)
+    x = _array(xs, "mean_interval")
+    if not x.size:
+        raise ValueError("mean_interval: no values")
+    boot = _resample_means(x, b, _rng(seed, stream))
+    return Interval(float(x.mean()), *_bounds(boot, confidence), n=int(x.size))
 
 
 def _paired(boot: np.ndarray, estimate: float, n: int, confidence: float) -> PairedDiff:

@@ -22,10 +22,12 @@ from hypothesis import strategies as st
 from jsonschema import Draft202012Validator
 
 from pytest_graphinstruct.run.aggregate import build_cell, build_run_report, with_pareto
+from pytest_graphinstruct.run.codec import json_fields
 from pytest_graphinstruct.run.results import (
     SCHEMA,
     CellMetadata,
     CellReport,
+    CellSummary,
     ItemResult,
     LevelRow,
     ParetoSummary,
@@ -192,9 +194,34 @@ def test_every_written_field_is_described_required_and_closed(
 ) -> None:
     definition = _definition(name)
     keys = set(written(_records()))
-    assert set(definition["properties"]) == keys
-    assert set(definition["required"]) == keys
+    record = _RECORDS.get(name)
+    optional = {f.key for f in json_fields(record) if f.omit_none} if record else set()
+    assert set(definition["properties"]) == keys | optional
+    assert set(definition["required"]) == keys - optional
     assert definition["additionalProperties"] is False
+
+
+_RECORDS: dict[str, type] = {"SampleResult": SampleResult, "ItemResult": ItemResult,
+                             "CellMetadata": CellMetadata, "LevelRow": LevelRow,
+                             "CellSummary": CellSummary, "CellReport": CellReport,
+                             "ParetoSummary": ParetoSummary}
+
+
+def test_a_cell_of_several_samples_writes_its_consistency_and_validates() -> None:
+    """The fields left out of a one-sample report (:data:`_records`): each item's passing
+    samples, the consistency rows and the flaky list."""
+    items = [item("m", "zero-shot", iid, outcome="passed" if k % 2 == 0 else "failed",
+                  passing_samples=2 - k % 2) for k, iid in enumerate(ids(1, 4))]
+    items.append(item("m", "zero-shot", "L1-100", outcome="error"))
+    report = run_of(build_cell(CellMetadata("m", "zero-shot", samples_per_instruction=2), items))
+    round_trips(report)
+    data = report.to_json()["cells"][0]
+    assert data["per_instruction"][1]["passing_samples"] == 1
+    assert data["summary"]["consistency"]["left_out"] == 1
+    assert data["per_level"]["1"]["consistency"]["k"] == 2
+    assert data["flaky"] == [{"instruction_id": "L1-001", "level": 1, "passing": 1,
+                              "samples": 2}, {"instruction_id": "L1-003", "level": 1,
+                                              "passing": 1, "samples": 2}]
 
 
 def test_the_run_object_is_described_required_and_closed() -> None:

@@ -17,7 +17,13 @@ from pytest_graphinstruct.run.gates import (
     judge,
     load_baseline,
 )
-from pytest_graphinstruct.run.results import CellMetadata, CellReport, ItemResult, RunReport
+from pytest_graphinstruct.run.results import (
+    CellMetadata,
+    CellReport,
+    ItemResult,
+    RunReport,
+    SampleResult,
+)
 
 
 def run(scores: dict[str, float], outcomes: dict[str, str] | None = None) -> RunReport:
@@ -104,3 +110,35 @@ def test_compare_cell_names_new_failures_with_their_first_violation() -> None:
     assert c.diff.levels[2].mean_diff == pytest.approx((20 * -0.5 + 0.5) / 40)
     (small,) = compare_cells([(now, base)], max_regression=0.5)  # a real drop, but under DELTA
     assert small.regressed_levels == () and len(small.newly_failing) == 20
+
+
+def _sampled(iid: str, passing: int, n: int = 3, outcome: str | None = None) -> ItemResult:
+    return ItemResult(instruction_id=iid, level=int(iid[1]), cell="m-zero-shot", model="m",
+                      strategy="zero-shot", level_score=passing / n, passing_samples=passing,
+                      outcome=outcome or ("passed" if passing == n else "failed"),
+                      samples=(SampleResult(parsed=True, refusal=False),) * n)
+
+
+def test_min_pass_all_names_the_level_its_pass_all_k_and_the_floor() -> None:
+    items = [_sampled("L1-001", 3), _sampled("L1-002", 3), _sampled("L2-001", 3),
+             _sampled("L2-002", 2), _sampled("L2-003", 0),
+             ItemResult(instruction_id="L2-004", level=2, cell="m-zero-shot", model="m",
+                        strategy="zero-shot", outcome="error", error="HTTP 500")]
+    report = with_pareto([build_cell(CellMetadata("m", "zero-shot"), items)])
+    assert check_gates(report, min_pass_all=1 / 3) == []
+    (g,) = check_gates(report, min_pass_all=0.5)
+    assert g.gate == "min_pass_all" and g.cell == "m-zero-shot"
+    assert g.message == ("m-zero-shot: L2 pass^3 0.3333 (items whose every one of 3 samples "
+                         "passes; 3 items, 1 without an answer left out) is below "
+                         "--gi-min-pass-all=0.5")
+    verdict = judge(report, max_error_rate=1.0, min_pass_all=0.5)
+    assert verdict.failed and verdict.lines() == [f"GATE FAILED (min_pass_all): {g.message}"]
+
+
+def test_min_pass_all_with_one_sample_is_the_share_of_items_that_pass() -> None:
+    assert check_gates(run({"a": 1.0, "b": 0.5}), min_pass_all=1.0) == []  # no samples
+    items = [_sampled("L2-001", 1, n=1), _sampled("L2-002", 0, n=1)]
+    one = with_pareto([build_cell(CellMetadata("m", "zero-shot"), items)])
+    assert one.cells[0].summary.consistency is None  # not written with one sample
+    (g,) = check_gates(one, min_pass_all=0.6)
+    assert "L2 pass^1 0.5000" in g.message

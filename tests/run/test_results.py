@@ -204,3 +204,28 @@ def test_a_replay_check_reads_back_and_a_wrong_total_is_refused() -> None:
     data["replay_problems"]["total"] = 7
     with pytest.raises(ValueError, match="replay_problems: total 7 is not the sum of by_kind"):
         RunInfo.from_json(data)
+
+
+def test_passing_reads_the_kept_count_else_counts_the_recorded_samples() -> None:
+    ok = SampleResult(parsed=True, refusal=False)
+    bad = SampleResult(parsed=True, refusal=False, derived_violations=("no_self_loops",))
+    unparsed = SampleResult(parsed=False, refusal=False, error="no graph")
+    base = ItemResult(instruction_id="L1-001", level=1, cell="m-zero-shot", model="m",
+                      strategy="zero-shot", outcome="failed", samples=(ok, bad, unparsed))
+    assert base.passing == 1 and base.passing_samples is None
+    assert ItemResult.from_json({**base.to_json(), "passing_samples": 2}).passing == 2
+    assert "passing_samples" not in base.to_json()  # older reports lack it and still read
+    assert ItemResult.from_json(base.to_json()) == base
+    assert ItemResult(instruction_id="L1-002", level=1, cell="m-zero-shot", model="m",
+                      strategy="zero-shot", outcome="error").passing is None
+
+
+def test_consistency_fields_are_optional_when_read() -> None:
+    cell = build_cell(CellMetadata("m", "zero-shot"), [ItemResult(
+        instruction_id="L1-001", level=1, cell="m-zero-shot", model="m", strategy="zero-shot",
+        level_score=1.0, samples=(SampleResult(parsed=True, refusal=False),) * 2)])
+    data = cell.to_json()
+    assert data["flaky"] == [] and "consistency" in data["summary"]
+    del data["flaky"], data["summary"]["consistency"], data["per_level"]["1"]["consistency"]
+    older = type(cell).from_json(data)
+    assert older.flaky is None and older.summary.consistency is None

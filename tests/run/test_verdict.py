@@ -18,6 +18,7 @@ from pytest_graphinstruct.run.results import (
     ItemResult,
     RunInfo,
     RunReport,
+    SampleResult,
 )
 from pytest_graphinstruct.run.verdict import (
     BaselinePlan,
@@ -175,3 +176,17 @@ def test_without_a_baseline_nothing_is_compared_or_written() -> None:
     d = decide(report(), BaselinePlan(), GateOptions())
     assert d.compared_lines() == [] and settle_baseline(report(), d) is None
     assert d.record().baseline is None and d.record().passed
+
+
+def test_the_pass_all_gate_flows_through_the_decision() -> None:
+    items = [ItemResult(instruction_id=f"L1-{k:03d}", level=1, cell="m-zero-shot", model="m",
+                        strategy="zero-shot", level_score=0.5, outcome="failed",
+                        passing_samples=k % 3, samples=(SampleResult(parsed=True,
+                                                                     refusal=False),) * 2)
+             for k in range(3)]
+    r = with_pareto([build_cell(CellMetadata("m", "zero-shot"), items)])
+    assert not decide(r, BaselinePlan(), GateOptions(min_pass_all=1 / 3)).failed
+    d = decide(r, BaselinePlan(), GateOptions(min_pass_all=0.5))
+    assert d.failed and d.record().failures == (
+        "GATE FAILED (min_pass_all): m-zero-shot: L1 pass^2 0.3333 (items whose every one of "
+        "2 samples passes; 3 items) is below --gi-min-pass-all=0.5",)

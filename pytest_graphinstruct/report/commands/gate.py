@@ -4,8 +4,9 @@ its run would have been — the way a sharded CI run is gated after ``merge``.
 The rules are the run's, applied by the same driver (:mod:`pytest_graphinstruct.run.verdict`):
 a partial report fails; a level fails when its drop is real (the family-wise test over every
 compared level of every cell) and larger than ``max_regression``; a cell fails below
-``fail_under``; more than ``max_error_rate`` of items without an answer fails; ``strict`` also
-fails on newly failing items and on anything of the baseline not compared.  The baseline must be
+``fail_under``; a level of a cell fails when its pass^k is below ``min_pass_all``; more than
+``max_error_rate`` of items without an answer fails; ``strict`` also fails on newly failing
+items and on anything of the baseline not compared.  The baseline must be
 of the same suite and hold every cell of the report (``baseline_cell`` compares across cells on
 purpose); otherwise it is an input error, never a silent comparison.
 """
@@ -52,7 +53,7 @@ class GateResult:
 def gate(report_path: str | Path, baseline_path: str | Path | None, *,
          max_regression: float = DEFAULT_MAX_REGRESSION, fail_under: float | None = None,
          max_error_rate: float = 0.05, baseline_cell: str | None = None,
-         strict: bool = False) -> GateResult:
+         strict: bool = False, min_pass_all: float | None = None) -> GateResult:
     """Gate the report at ``report_path`` (against ``baseline_path`` when given).
 
     Raises:
@@ -68,7 +69,8 @@ def gate(report_path: str | Path, baseline_path: str | Path | None, *,
                                  "needs --baseline")
     options = GateOptions(None if baseline_path is None else Path(baseline_path),
                           baseline_cell=baseline_cell, max_regression=max_regression,
-                          fail_under=fail_under, max_error_rate=max_error_rate, strict=strict)
+                          fail_under=fail_under, max_error_rate=max_error_rate, strict=strict,
+                          min_pass_all=min_pass_all)
     plan = BaselinePlan()
     if options.baseline is not None:
         if not options.baseline.exists():

@@ -5,10 +5,11 @@ It holds: the verdict (passed / failed and why — the gates', and pytest's own 
 the heading agrees with the exit status of the run that wrote it), what came from the answer
 cache (how many answers, from which model snapshots, how old the oldest:
 :func:`.terminal.cache_lines`), one row per cell (S_total with its interval, S_final, items,
-cost), the per-level scores, the gate evidence per cell and level (the paired bootstrap of
-``current − baseline``), the items that newly fail against the baseline with their
-first violation and the items that newly pass (each list capped), and notes (new failures that
-are not a significant drop, levels not run).
+cost), the per-level scores, with two or more samples per item the consistency over samples
+(pass@1, pass@k, pass^k per level and every flaky item), the gate evidence per cell and level
+(the paired bootstrap of ``current − baseline``), the items that newly fail against the
+baseline with their first violation and the items that newly pass (each list capped), and notes
+(new failures that are not a significant drop, levels not run).
 
 Every text that comes from a report — cell labels, instruction ids, constraint strings, error
 messages — is escaped for Markdown (:func:`md`): a report may come from anywhere, and error
@@ -97,6 +98,7 @@ def render_markdown(report: RunReport, decision: Decision, *,
     out += _cells_table(report)
     out.append("")
     out += _levels_table(report, {c.label: c for c in comparisons})
+    out += _consistency(report)
     for comparison in comparisons:
         out.append("")
         out += _comparison(comparison, max_items)
@@ -170,6 +172,39 @@ def _levels_table(report: RunReport, compared: dict[str, CellComparison]) -> lis
         rows += ["", "— : no level score — the cell did not run that level, or none of its "
                  "items there was scored (all errors)."]
     return rows
+
+
+def _ci_text(x: float, ci: Sequence[float]) -> str:
+    return f"{x:.3f} [{ci[0]:.3f}, {ci[1]:.3f}]"
+
+
+def _consistency(report: RunReport) -> list[str]:
+    """Consistency over samples (only cells of two or more samples per item): pass@1, pass@k
+    and pass^k with their 95 % intervals per level and for the cell, then every flaky item."""
+    cells = [c for c in report.cells if c.summary.consistency is not None]
+    if not cells:
+        return []
+    out = ["", "### Consistency over samples", "",
+           "| cell | level | k | items | left out | pass@1 | pass@k | pass^k | flaky |",
+           "|---|---|---:|---:|---:|---|---|---|---:|"]
+    flaky: list[str] = []
+    for c in cells:
+        rows = [(f"L{lv}", row.consistency) for lv, row in sorted(c.per_level.items())]
+        for level, x in [*rows, ("all", c.summary.consistency)]:
+            if x is not None:
+                out.append(f"| {code(c.label)} | {level} | {x.k} | {x.items} | {x.left_out} | "
+                           f"{_ci_text(x.pass_at_1, x.pass_at_1_ci95)} | "
+                           f"{_ci_text(x.pass_at_k, x.pass_at_k_ci95)} | "
+                           f"{_ci_text(x.pass_all_k, x.pass_all_k_ci95)} | {x.flaky} |")
+        if c.flaky:
+            named = ", ".join(f"{code(x.instruction_id, 60)} {x.passing}/{x.samples}"
+                              for x in c.flaky)
+            flaky.append(f"- {code(c.label)} ({len(c.flaky)}): {named}")
+    out += ["", "pass@k: at least one of k samples passes; pass^k: every one passes; items "
+            "without an answer are left out (counted under 'left out')."]
+    if flaky:
+        out += ["", "Flaky items (some samples pass, some fail; passing/samples):", "", *flaky]
+    return out
 
 
 def _comparison(c: CellComparison, max_items: int, *,

@@ -1,4 +1,5 @@
-"""The terminal summary of a run report: a row per cell and level, a row per cell, notes."""
+"""The terminal summary of a run report: a row per cell and level, a row per cell, notes, and
+(with two or more samples per item) the consistency over samples and the flaky items."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ from tabulate import tabulate
 
 from pytest_graphinstruct.models.recorded import SHOWN
 from pytest_graphinstruct.report.untrusted import escape
-from pytest_graphinstruct.run.results import RunInfo, RunReport
+from pytest_graphinstruct.run.results import ConsistencyRow, RunInfo, RunReport
 from pytest_graphinstruct.vocab import DIMENSIONS
 
 
@@ -84,10 +85,57 @@ def summary_lines(report: RunReport) -> list[str]:
                          "(no answer obtained) are left out of it and counted under 'error'")
         for n in notes:
             lines.append(f"{escape(c.label)}: {n}")
+    lines += consistency_lines(report)
     lines += cache_lines(report.run)
     if report.partial:
         lines.insert(0, f"INCOMPLETE RUN — {escape(report.coverage.describe())}")
     return lines
+
+
+FLAKY_SHOWN = 10
+"""Flaky items the terminal names per cell (the rest are counted; every one is in the JSON,
+Markdown and HTML reports)."""
+
+
+def _figure(x: float, ci: Sequence[float]) -> str:
+    return f"{x:.3f} {_ci(ci)}"
+
+
+def _consistency_row(label: str, level: str, row: ConsistencyRow) -> list[object]:
+    return [label, level, row.k, row.items, row.left_out, _figure(row.pass_at_1,
+            row.pass_at_1_ci95), _figure(row.pass_at_k, row.pass_at_k_ci95),
+            _figure(row.pass_all_k, row.pass_all_k_ci95), row.flaky]
+
+
+def consistency_lines(report: RunReport, limit: int = FLAKY_SHOWN) -> list[str]:
+    """Consistency over samples (none: no cell of two or more samples per item, no line): a
+    table of pass@1, pass@k and pass^k with their 95 % intervals per cell and level and for
+    the cell, then per cell its flaky items (``id c/n``), ``limit`` of them named and the rest
+    counted."""
+    rows: list[list[object]] = []
+    flaky: list[str] = []
+    for c in report.cells:
+        total = c.summary.consistency
+        if total is None:
+            continue
+        label = escape(c.label)
+        rows += [_consistency_row(label, f"L{lv}", row.consistency)
+                 for lv, row in sorted(c.per_level.items()) if row.consistency is not None]
+        rows.append(_consistency_row(label, "all", total))
+        items = c.flaky or ()
+        if items:
+            named = ", ".join(f"{escape(x.instruction_id)} {x.passing}/{x.samples}"
+                              for x in items[:limit])
+            more = f" … and {len(items) - limit} more" if len(items) > limit else ""
+            flaky.append(f"{label}: flaky (some samples pass, some fail): {named}{more}")
+    if not rows:
+        return []
+    lines = ["", "consistency over samples (k samples per item; pass^k: every one passes; "
+             "items without an answer left out)"]
+    lines += tabulate(rows, headers=["cell", "level", "k", "items", "left out",
+                                     "pass@1 95% CI", "pass@k 95% CI", "pass^k 95% CI",
+                                     "flaky"], tablefmt="simple").splitlines()
+    return lines + flaky
 
 
 def replay_lines(run: RunInfo | None, limit: int = SHOWN) -> list[str]:

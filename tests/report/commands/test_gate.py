@@ -8,10 +8,18 @@ from pathlib import Path
 
 import pytest
 
+from pytest_graphinstruct.__main__ import main
 from pytest_graphinstruct.errors import GraphInstructError
 from pytest_graphinstruct.report.commands.gate import gate
 from pytest_graphinstruct.run.aggregate import build_cell, with_pareto
-from pytest_graphinstruct.run.results import CellMetadata, Coverage, ItemResult, RunInfo, RunReport
+from pytest_graphinstruct.run.results import (
+    CellMetadata,
+    Coverage,
+    ItemResult,
+    RunInfo,
+    RunReport,
+    SampleResult,
+)
 from pytest_graphinstruct.run.writer import write_report
 
 IDS = [f"L{lv}-{k:03d}" for lv in (0, 2) for k in range(60)]
@@ -131,3 +139,21 @@ def test_unusable_inputs_are_one_line_errors(tmp_path: Path, baseline: Path) -> 
     assert "bad.json" in str(err.value) and "\n" not in str(err.value)
     with pytest.raises(GraphInstructError):
         gate(tmp_path / "missing.json", None)
+
+
+def test_min_pass_all_judges_a_saved_report_of_several_samples(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    sample = SampleResult(parsed=True, refusal=False)
+    items = [ItemResult(instruction_id=f"L2-{k:03d}", level=2, cell="m-zero-shot", model="m",
+                        strategy="zero-shot", level_score=1.0, outcome="passed",
+                        passing_samples=2 if k else 3, samples=(sample,) * 3)
+             for k in range(4)]
+    path = _save(with_pareto([build_cell(CellMetadata("m", "zero-shot"), items)]),
+                 tmp_path / "r.json")
+    assert not gate(path, None, min_pass_all=0.25).failed
+    assert gate(path, None, min_pass_all=0.3).lines() == [
+        "GATE FAILED (min_pass_all): m-zero-shot: L2 pass^3 0.2500 (items whose every one of 3 "
+        "samples passes; 4 items) is below --gi-min-pass-all=0.3"]
+    assert main(["gate", str(path), "--min-pass-all", "0.3"]) == 1
+    assert main(["gate", str(path), "--min-pass-all", "1.5"]) == 2
+    assert "--min-pass-all must be within 0..1, got 1.5" in capsys.readouterr().err

@@ -8,6 +8,7 @@ from dataclasses import replace
 from pytest_graphinstruct.report.render.html.cells import NamedReport, page_cells
 from pytest_graphinstruct.report.render.html.document import DOCUMENT_SCHEMA, document
 from pytest_graphinstruct.report.render.html.taxonomy import taxonomy
+from pytest_graphinstruct.run.aggregate import build_cell, with_pareto
 from pytest_graphinstruct.run.results import CellReport, RunReport, SampleResult
 from tests.report.html_fixtures import instructions, two_cell_report
 
@@ -130,3 +131,18 @@ def test_the_same_answer_in_two_cells_is_drawn_alike() -> None:
     doc = _doc(RunReport((few, _relabelled(few, "copy"))))
     a, b = (i["samples"][0]["drawing"] for i in doc["items"] if i["id"] == "L1-001")
     assert a == b and "labels" in a
+
+
+def test_consistency_is_in_the_document_only_with_several_samples() -> None:
+    report = two_cell_report()
+    assert all("consistency" not in c for c in _doc(report)["cells"])
+    ok = SampleResult(parsed=True, refusal=False)
+    cell = report.cells[0]
+    items = tuple(replace(r, samples=(ok,) * 2, passing_samples=1) if r.scored else r
+                  for r in cell.per_instruction)
+    sampled = with_pareto([build_cell(cell.metadata, items)])
+    (doc_cell,) = _doc(sampled)["cells"]
+    rows, flaky = doc_cell["consistency"]["rows"], doc_cell["consistency"]["flaky"]
+    assert rows[-1]["level"] == "all" and rows[-1]["k"] == 2
+    assert rows[-1]["pass_at_1"][0] == 0.5 and rows[-1]["pass_all_k"][0] == 0.0
+    assert [x["id"] for x in flaky] == [r.instruction_id for r in items if r.scored]

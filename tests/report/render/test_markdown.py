@@ -123,3 +123,22 @@ def test_a_dash_in_the_levels_table_has_a_legend() -> None:
     alone = _run(set())
     assert "— : no level score" not in render_markdown(
         alone, decide(alone, BaselinePlan(), GateOptions()))
+
+
+def _sampled(samples: int) -> RunReport:
+    ok = SampleResult(parsed=True, refusal=False)
+    items = [ItemResult(instruction_id=iid, level=1, cell="m-zero-shot", model="m",
+                        strategy="zero-shot", outcome="failed", level_score=0.5,
+                        samples=(ok,) * samples,
+                        passing_samples=passing if samples > 1 else None)
+             for iid, passing in (("L1-001", 1), ("L1-<b>*x*", 2))]
+    return with_pareto([build_cell(CellMetadata("m", "zero-shot"), items)])
+
+
+def test_consistency_and_every_flaky_item_with_several_samples_only() -> None:
+    text = render_markdown(_sampled(3), decide(_sampled(3), BaselinePlan(), GateOptions()))
+    assert "### Consistency over samples" in text
+    assert "| `m-zero-shot` | all | 3 | 2 | 0 | 0.500 [" in text
+    assert "- `m-zero-shot` (2): `L1-001` 1/3, `L1-<b>*x*` 2/3" in text  # a code span
+    one = render_markdown(_sampled(1), decide(_sampled(1), BaselinePlan(), GateOptions()))
+    assert "Consistency" not in one and "flaky" not in one.lower()

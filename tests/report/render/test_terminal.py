@@ -3,9 +3,13 @@ column belongs to, what "—" means."""
 
 from __future__ import annotations
 
-from pytest_graphinstruct.report.render.terminal import summary_lines
+from pytest_graphinstruct.report.render.terminal import (
+    FLAKY_SHOWN,
+    consistency_lines,
+    summary_lines,
+)
 from pytest_graphinstruct.run.aggregate import build_cell, with_pareto
-from pytest_graphinstruct.run.results import CellMetadata, ItemResult, RunReport
+from pytest_graphinstruct.run.results import CellMetadata, ItemResult, RunReport, SampleResult
 
 
 def _report(dims: dict[str, float]) -> RunReport:
@@ -53,3 +57,31 @@ def test_labels_coverage_and_notes_from_outside_are_escaped() -> None:
                       *warning_lines(["the endpoint serves \x1b]0;pwned\x07model"])])
     assert "\x1b" not in text and "\x07" not in text
     assert "m\\x1b[2J-zero-shot" in text and "\\x1b]0;pwned\\x07" in text
+
+
+def _sampled(n_flaky: int, *, samples: int = 3) -> RunReport:
+    """One always-right item and ``n_flaky`` items of one passing sample in ``samples``."""
+    ok = SampleResult(parsed=True, refusal=False)
+    items = [ItemResult(instruction_id=f"L1-{n:03d}", level=1, cell="m-zero-shot", model="m",
+                        strategy="zero-shot", outcome="passed" if n == 0 else "failed",
+                        level_score=0.9, samples=(ok,) * samples,
+                        passing_samples=samples if n == 0 else 1 if samples > 1 else None)
+             for n in range(n_flaky + 1)]
+    return with_pareto([build_cell(CellMetadata("m", "zero-shot"), items)])
+
+
+def test_consistency_is_shown_with_several_samples_and_the_flaky_list_is_capped() -> None:
+    lines = summary_lines(_sampled(FLAKY_SHOWN + 2))
+    head = _header(lines, "consistency over samples")
+    table = lines[lines.index(head) + 1:]
+    assert "pass@1 95% CI" in table[0] and "pass^k 95% CI" in table[0]
+    row = next(line for line in table if line.startswith("m-zero-shot  all"))
+    assert row.split()[2:5] == ["3", "13", "0"] and row.split()[-1] == "12"
+    (flaky,) = [line for line in lines if "flaky (some samples pass" in line]
+    assert flaky.startswith("m-zero-shot: flaky (some samples pass, some fail): L1-001 1/3, ")
+    assert "L1-010 1/3 … and 2 more" in flaky and "L1-011" not in flaky
+
+
+def test_one_sample_shows_no_consistency() -> None:
+    assert consistency_lines(_sampled(2, samples=1)) == []
+    assert not any("consistency" in line for line in summary_lines(_sampled(2, samples=1)))

@@ -8,7 +8,11 @@ script, so the document is the one place the page's data is decided.  Shape (``s
      "baseline": name | null, "categories": [...], "classes": [...],
      "cells": [{"key", "model", "strategy", "method", "source", "summary": {...},
                 "levels": [{"level", "items", ..., "dims": [D1..D5], "score", "ci"}],
-                "taxonomy": {"classes": {...}, "categories": {...}}}],
+                "taxonomy": {"classes": {...}, "categories": {...}},
+                "consistency": {"rows": [{"level", "k", "items", "left_out", "flaky",
+                                          "pass_at_1", "pass_at_k", "pass_all_k"}],
+                                "flaky": [{"id", "level", "passing", "samples"}]}}],
+                                            # consistency: only with 2+ samples per item
      "instructions": {id: text},            # only when a suite was given
      "items": [{"cell": index, "id", "level", "outcome", "score", "dims", "expected_failure",
                 "error", "classes", "categories", "baseline": outcome | null, "differs",
@@ -36,7 +40,13 @@ from pytest_graphinstruct.report.render.html.taxonomy import (
     item_classes,
     sample_class,
 )
-from pytest_graphinstruct.run.results import ItemResult, RunReport, SampleResult
+from pytest_graphinstruct.run.results import (
+    CellReport,
+    ConsistencyRow,
+    ItemResult,
+    RunReport,
+    SampleResult,
+)
 from pytest_graphinstruct.suite.instruction import Instruction
 from pytest_graphinstruct.verify.verdict import CATEGORIES
 from pytest_graphinstruct.vocab import DIMENSIONS
@@ -112,7 +122,30 @@ def _cell(pc: PageCell, tax: Taxonomy) -> dict[str, Any]:
         },
         "levels": levels,
         "taxonomy": {"classes": dict(tax.classes), "categories": dict(tax.categories)},
+        **_consistency(pc.cell),
     }
+
+
+def _figures(label: str, row: ConsistencyRow) -> dict[str, Any]:
+    return {"level": label, "k": row.k, "items": row.items, "left_out": row.left_out,
+            "flaky": row.flaky,
+            "pass_at_1": [_r(row.pass_at_1), *map(_r, row.pass_at_1_ci95)],
+            "pass_at_k": [_r(row.pass_at_k), *map(_r, row.pass_at_k_ci95)],
+            "pass_all_k": [_r(row.pass_all_k), *map(_r, row.pass_all_k_ci95)]}
+
+
+def _consistency(cell: CellReport) -> dict[str, Any]:
+    """``{"consistency": {"rows": [...], "flaky": [...]}}`` for a cell of two or more samples
+    per item (each figure ``[estimate, low, high]``; the cell's own row last, level "all");
+    ``{}`` otherwise, so a one-sample page is unchanged."""
+    total = cell.summary.consistency
+    if total is None:
+        return {}
+    rows = [_figures(f"L{lv}", row.consistency) for lv, row in sorted(cell.per_level.items())
+            if row.consistency is not None]
+    flaky = [{"id": x.instruction_id, "level": x.level, "passing": x.passing,
+              "samples": x.samples} for x in cell.flaky or ()]
+    return {"consistency": {"rows": [*rows, _figures("all", total)], "flaky": flaky}}
 
 
 def _baseline_outcomes(report: RunReport) -> dict[tuple[str | None, str], str]:
