@@ -18,7 +18,8 @@ from pytest_graphinstruct.vocab import PYTEST_PLUGIN_NAME
 
 def activate(config: pytest.Config, raw: dict[str, Any]) -> None:
     """Validate the options and register the run's hooks, and its xdist hooks only when xdist
-    is loaded (a bad value is a usage error, and the report of ``--gi-report`` says so)."""
+    is loaded (a bad value is a usage error, and the report of ``--gi-report`` says so); a dry
+    run registers only its own (:mod:`.dry_run`)."""
     for d in sorted(DOMAINS):
         config.addinivalue_line("markers", f"{d}: GraphInstruct L4 domain {d}")
     try:
@@ -28,6 +29,11 @@ def activate(config: pytest.Config, raw: dict[str, Any]) -> None:
     if run is None:
         return
     driver = RunDriver(config, run)
+    if run.dry_run:
+        from pytest_graphinstruct.pytest_run.dry_run import DryRunPlugin
+
+        config.pluginmanager.register(DryRunPlugin(driver), PYTEST_PLUGIN_NAME)
+        return
     config.pluginmanager.register(GraphInstructPlugin(driver), PYTEST_PLUGIN_NAME)
     if config.pluginmanager.hasplugin("xdist"):
         config.pluginmanager.register(XdistHooks(driver), XDIST_PLUGIN_NAME)
