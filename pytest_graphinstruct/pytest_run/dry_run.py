@@ -6,6 +6,7 @@ error: the estimate needs no workers)."""
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import TYPE_CHECKING
 
 import pytest
@@ -15,6 +16,13 @@ from pytest_graphinstruct.pytest_run.items import GraphInstructItem
 
 if TYPE_CHECKING:
     from pytest_graphinstruct.pytest_run.driver import RunDriver
+    from pytest_graphinstruct.run.config import RunConfig
+
+
+def dry_run_config(run: RunConfig) -> RunConfig:
+    """``run`` as a dry run makes it: without the answer cache and the outputs (it opens and
+    writes nothing)."""
+    return replace(run, cache_dir=None, report=None, html=None, markdown=None, store=None)
 
 
 class DryRunPlugin:

@@ -28,12 +28,13 @@ def activate(config: pytest.Config, raw: dict[str, Any]) -> None:
         raise refuse(config, raw, exc) from None
     if run is None:
         return
-    driver = RunDriver(config, run)
     if run.dry_run:
-        from pytest_graphinstruct.pytest_run.dry_run import DryRunPlugin
+        from pytest_graphinstruct.pytest_run.dry_run import DryRunPlugin, dry_run_config
 
+        driver = RunDriver(config, dry_run_config(run))
         config.pluginmanager.register(DryRunPlugin(driver), PYTEST_PLUGIN_NAME)
         return
+    driver = RunDriver(config, run)
     config.pluginmanager.register(GraphInstructPlugin(driver), PYTEST_PLUGIN_NAME)
     if config.pluginmanager.hasplugin("xdist"):
         config.pluginmanager.register(XdistHooks(driver), XDIST_PLUGIN_NAME)
