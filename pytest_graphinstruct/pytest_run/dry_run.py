@@ -55,24 +55,22 @@ class DryRunPlugin:
 
 
 def dry_run_lines(driver: RunDriver, items: list[pytest.Item]) -> list[str]:
-    """The estimate of the selected ``items`` as the dry run prints it.
+    """The estimate of the selected ``items`` as the dry run prints it (the output tokens
+    from the run's ``--gi-baseline`` report, which the driver read and checked).
 
     Raises:
-        pytest.UsageError: the price table, the baseline report or the token counting cannot
-            be read (one line).
+        pytest.UsageError: the price table cannot be read or tokens cannot be counted (one
+            line).
     """
     from pytest_graphinstruct.models.prices import load_prices
     from pytest_graphinstruct.report.render.estimate import estimate_lines
     from pytest_graphinstruct.run.estimate import estimate_run
-    from pytest_graphinstruct.run.reader import read_report
 
     run, bench = driver.run, driver.bench
     chosen = [(it.instruction, it.cell) for it in items if isinstance(it, GraphInstructItem)]
     try:
-        baseline = (read_report(run.baseline) if run.baseline is not None
-                    and run.baseline.is_file() else None)
         estimate = estimate_run(run, chosen, bench.requests, bench.inputs.samples,
-                                load_prices(run.prices), baseline)
+                                load_prices(run.prices), driver.plan.report)
     except GraphInstructError as exc:
         raise driver.usage(exc) from None
     return estimate_lines(estimate)
