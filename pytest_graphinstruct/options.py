@@ -177,6 +177,16 @@ OPTIONS: Final[tuple[Option, ...]] = (
            "rootdir)"),
     Option("max-tokens-total", "stop issuing requests once this many tokens were spent",
            "integer", low=1),
+    Option("max-cost", "hard cap on money, in the price table's currency: no request is "
+           "issued once its worst case (counted input + --gi-max-tokens output) could take the "
+           "spending above it; the run ends partial, its answers cached for the rerun (needs "
+           "--gi-max-tokens and a price for every model)", "number", low=0, low_open=True),
+    Option("prices", "price table JSON for --gi-dry-run and --gi-max-cost (default: the "
+           "packaged snapshot, pytest_graphinstruct/models/data/prices.json; docs/MODELS.md)",
+           "path"),
+    Option("dry-run", "estimate the run without sending anything: requests, input tokens "
+           "(counted), output tokens (estimated), cost and time for the selected items; then "
+           "exit", "flag", ini=False),
     Option("exemplar-seed", f"seed of few-shot exemplar selection (default "
            f"{DEFAULT_EXEMPLAR_SEED})", "integer", default=DEFAULT_EXEMPLAR_SEED),
     Option("pools", "reference pools (a directory with l3/ and/or l4/) for D1's MMD, D3 and L4 "

@@ -17,6 +17,7 @@ from pytest_graphinstruct.models.request_stats import RequestStats
 from pytest_graphinstruct.models.snapshot import Snapshot
 
 if TYPE_CHECKING:  # the budget is the scheduler's public type; its module imports this one
+    from pytest_graphinstruct.models.cost_cap import RequestCost
     from pytest_graphinstruct.models.scheduler import TokenBudget
 
 
@@ -33,11 +34,13 @@ class RequestIssuer:
         budget: the token budget (``None``: none).
         share_in_flight: take the cache's per-key claims.
         claim_wait_s: the longest wait for another process's request in flight.
+        cost: the model's side of the run's cost cap (``None``: no cap).
     """
 
     def __init__(self, backend: Backend, endpoint: str, *, view: CacheView, gate: IssueGate,
                  stats: RequestStats, limiter: RateLimiter | None, budget: TokenBudget | None,
-                 share_in_flight: bool, claim_wait_s: float) -> None:
+                 share_in_flight: bool, claim_wait_s: float,
+                 cost: RequestCost | None = None) -> None:
         self.backend = backend
         self.endpoint = endpoint
         self._view = view
@@ -47,6 +50,7 @@ class RequestIssuer:
         self.budget = budget
         self.share_in_flight = share_in_flight
         self.claim_wait_s = claim_wait_s
+        self.cost = cost
 
     def obtain(self, key: str, request: Request) -> Answer:
         """The answer of ``request`` (cache key ``key``): cached, a peer's, or issued."""
@@ -81,8 +85,8 @@ class RequestIssuer:
             claim.release()
 
     def issue(self, key: str, request: Request) -> Answer:
-        """Send ``request`` (unless the circuit is open or the budget spent) and store the
-        answer."""
+        """Send ``request`` (unless the circuit is open, the budget spent or its worst case
+        does not fit in the cost cap) and store the answer."""
         refused = self._gate.refusal(key)
         if refused is not None:
             return refused
@@ -95,13 +99,14 @@ class RequestIssuer:
             self._stats.add("budget_skipped")
             return self._view.publish(key, Answer(error=self.budget.refusal(), calls=0),
                                       "budget")
-        served: Snapshot | None = None
-        with self._stats.in_flight():
-            complete_served = getattr(self.backend, "complete_served", None)
-            if callable(complete_served):
-                answer, served = complete_served(request)
-            else:
-                answer = self.backend.complete(request)
+        reserved = 0.0
+        if self.cost is not None:
+            reserved = self.cost.worst_case(request)
+            if not self.cost.cap.reserve(reserved):
+                self._stats.add("cost_skipped")
+                return self._view.publish(key, Answer(error=self.cost.cap.refusal(reserved),
+                                                      calls=0), "cost cap")
+        answer, served = self._call(request, reserved)
         if not self._gate.attempt_feed:
             self._gate.feed_request(answer)
         reason = self._gate.circuit_open_reason
@@ -114,6 +119,23 @@ class RequestIssuer:
             self.budget.spend(spent)
         self._store(key, request, answer, served)
         return answer
+
+    def _call(self, request: Request, reserved: float) -> tuple[Answer, Snapshot | None]:
+        """The backend's answer to ``request`` (and the snapshot that served it, when the
+        backend says); the cost cap's reservation is settled however the call ends."""
+        answer: Answer | None = None
+        try:
+            with self._stats.in_flight():
+                complete_served = getattr(self.backend, "complete_served", None)
+                if callable(complete_served):
+                    answer, served = complete_served(request)
+                    return answer, served
+                answer = self.backend.complete(request)
+                return answer, None
+        finally:
+            if self.cost is not None:
+                self.cost.cap.settle(reserved, 0.0 if answer is None
+                                     else self.cost.cost_of(answer))
 
     def _store(self, key: str, request: Request, answer: Answer,
                served: Snapshot | None) -> None:

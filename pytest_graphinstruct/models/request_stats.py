@@ -32,6 +32,7 @@ class RequestStats:
             "errors": 0,            # issued requests that ended in an error
             "truncated": 0,         # answers that hit the token limit
             "budget_skipped": 0,    # requests not issued because of the token budget
+            "cost_skipped": 0,      # requests not issued because of the cost cap
             "input_tokens": 0,
             "output_tokens": 0,
             "usage_missing": 0,     # answers without a usage block (tokens unknown)

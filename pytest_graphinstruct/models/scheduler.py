@@ -28,6 +28,10 @@ Promises:
   Requests already in flight complete and are kept (the budget can be overshot by at most
   ``concurrency - 1`` answers).  Answers without a usage block spend nothing (unknown, never
   estimated); cached answers spend nothing.
+* Cost cap (``cost``, :mod:`.cost_cap`): a request is issued only when its worst case (counted
+  input tokens + ``max_tokens`` output, at list price) fits in what the cap has left, reserved
+  until its answer's usage replaces it, so spent ≤ cap at any concurrency; once one is refused
+  none is issued after it (``Answer(error=COST_CAP_REACHED + ...)``, ``cost_skipped``).
 * Obtained answers (not errors, not truncated) of a cacheable backend are written to the cache
   as soon as they arrive, so a killed run loses at most the requests in flight.  A write that
   fails is counted (``cache_write_errors``) and the run goes on.
@@ -66,6 +70,7 @@ from pytest_graphinstruct.models.base import Backend, Request, one_line, wait_re
 from pytest_graphinstruct.models.cache import AnswerCache
 from pytest_graphinstruct.models.cache_view import CacheView
 from pytest_graphinstruct.models.circuit import CIRCUIT_OPEN
+from pytest_graphinstruct.models.cost_cap import RequestCost
 from pytest_graphinstruct.models.issue_gate import IssueGate
 from pytest_graphinstruct.models.issuer import RequestIssuer
 from pytest_graphinstruct.models.ratelimit import RateLimiter
@@ -138,6 +143,8 @@ class Scheduler:
         rate_burst: requests that may start back to back under the rate limit.
         cache: the answer cache; ignored when the backend is not cacheable.
         token_budget: a token count, or a :class:`TokenBudget` shared with other schedulers.
+        cost: this backend's side of a cost cap shared with other schedulers
+            (:class:`~.cost_cap.RequestCost`; ``None``: no cap).
         circuit_breaker: the breaker's threshold (:class:`~.circuit.CircuitBreaker`: this many
             consecutive endpoint faults, or 80 % of the last five times as many, open it;
             ``None`` or 0 = never); applies to remote backends only (``backend.remote``).
@@ -169,6 +176,7 @@ class Scheduler:
         snapshot: str | None = None,
         reuse_stale: bool = False,
         stop_check: Callable[[], str | None] | None = None,
+        cost: RequestCost | None = None,
     ) -> None:
         if concurrency < 1:
             raise ValueError(f"concurrency must be >= 1, got {concurrency!r}")
@@ -194,7 +202,9 @@ class Scheduler:
             backend, self.endpoint, view=self._view, gate=self._gate, stats=self._stats,
             limiter=self.limiter, budget=self.budget, share_in_flight=share_in_flight,
             claim_wait_s=float(claim_wait_s if claim_wait_s is not None
-                               else getattr(backend, "worst_case_s", DEFAULT_CLAIM_WAIT_S)))
+                               else getattr(backend, "worst_case_s", DEFAULT_CLAIM_WAIT_S)),
+            cost=cost)
+        self.cost = cost
 
     def __repr__(self) -> str:
         return (f"Scheduler({self.backend!r}, concurrency={self.concurrency}, "

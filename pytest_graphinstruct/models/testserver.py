@@ -9,7 +9,11 @@ free port) and can be scripted to misbehave, one :class:`Fault` per request::
 
 Answers come from ``responder(request_json) -> str`` (default: echoes the last user message).
 Usage is ``prompt_tokens`` = words in all messages, ``completion_tokens`` = words in the answer
-(at least 1), so tests can predict token counts.  Every completion request is counted and
+(at least 1), so tests can predict token counts; with ``token_counter`` (a
+:class:`~.tokens.TokenCounter`) it is that counter's :meth:`~.tokens.TokenCounter.count_messages`
+of the messages received and :meth:`~.tokens.TokenCounter.count_text` of the answer, the
+counting the package's own estimates use.  :attr:`FakeOpenAIServer.tokens_counted` sums the
+usage of every answer sent.  Every completion request is counted and
 recorded (JSON body, headers, arrival time) in :attr:`FakeOpenAIServer.requests`.
 
 Faults are consumed first from the FIFO :meth:`FakeOpenAIServer.script` queue (in arrival order),
@@ -48,7 +52,10 @@ from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from pytest_graphinstruct.models.tokens import TokenCounter
 
 __all__ = ["FakeOpenAIServer", "Fault", "RecordedRequest", "default_responder"]
 
@@ -173,6 +180,11 @@ def _words(text: Any) -> int:
     return len(str(text).split()) if text else 0
 
 
+def _count(value: Any) -> int:
+    """A usage block's count as billed (anything but a whole number ≥ 0: none)."""
+    return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else 0
+
+
 @dataclass
 class _State:
     latency_s: float
@@ -197,6 +209,8 @@ class _State:
     gate: threading.Event = field(default_factory=threading.Event)  # clear: answers are held
     hold_after: int = 0  # while held, the requests beyond this many (since reset) wait
     arrived: threading.Condition = field(init=False)  # notified on every recorded request
+    token_counter: TokenCounter | None = None  # counts usage (None: words)
+    usage_sent: list[tuple[int, int]] = field(default_factory=list)  # answers' usage blocks
 
     def __post_init__(self) -> None:
         self.gate.set()
@@ -356,6 +370,16 @@ class _Handler(BaseHTTPRequestHandler):
 
     def _completion(self, body: dict[str, Any], text: str, finish: str) -> dict[str, Any]:
         st = self.server.state
+        counter = st.token_counter
+        if counter is None:
+            prompt = sum(_words(m.get("content")) for m in body.get("messages", [])
+                         if isinstance(m, dict))
+            output = max(1, _words(text))
+        else:
+            prompt = counter.count_messages((str(m.get("role", "")), str(m.get("content") or ""))
+                                            for m in body.get("messages", [])
+                                            if isinstance(m, dict))
+            output = counter.count_text(text)
         completion: dict[str, Any] = {
             "id": f"chatcmpl-{len(st.requests)}",
             "object": "chat.completion",
@@ -363,11 +387,7 @@ class _Handler(BaseHTTPRequestHandler):
             "model": st.served_model or body.get("model", st.model),
             "choices": [{"index": 0, "finish_reason": finish,
                          "message": {"role": "assistant", "content": text}}],
-            "usage": {
-                "prompt_tokens": sum(_words(m.get("content")) for m in body.get("messages", [])
-                                     if isinstance(m, dict)),
-                "completion_tokens": max(1, _words(text)),
-            },
+            "usage": {"prompt_tokens": prompt, "completion_tokens": output},
         }
         if st.system_fingerprint is not None:
             completion["system_fingerprint"] = st.system_fingerprint
@@ -410,6 +430,10 @@ class _Handler(BaseHTTPRequestHandler):
             completion["choices"][0]["message"]["content"] = None
         if kind == "usage" and fault is not None:
             completion["usage"] = dict(fault.usage or {})
+        usage = completion.get("usage") or {}
+        with st.lock:
+            st.usage_sent.append((_count(usage.get("prompt_tokens")),
+                                  _count(usage.get("completion_tokens"))))
         if kind == "drip" and fault is not None:
             self._drip(json.dumps(completion).encode("utf-8"), fault.hang_s)
             return
@@ -448,6 +472,7 @@ class FakeOpenAIServer:
         model: the id listed by ``GET /v1/models``.
         serial: handle one completion request at a time (a single-worker provider queue).
         port: the port to bind (0 = any free port).
+        token_counter: counts the usage sent (``None``: words; see the module docstring).
     """
 
     def __init__(
@@ -459,8 +484,10 @@ class FakeOpenAIServer:
         model: str = "fake-model",
         serial: bool = False,
         port: int = 0,
+        token_counter: TokenCounter | None = None,
     ) -> None:
         self._state = _State(latency_s, responder, fault_for, model, serial)
+        self._state.token_counter = token_counter
         self._port = port
         self._httpd: _Server | None = None
         self._thread: threading.Thread | None = None
@@ -646,6 +673,7 @@ class FakeOpenAIServer:
             self._state.script.clear()
             self._state.requests.clear()
             self._state.probes.clear()
+            self._state.usage_sent.clear()
             self._state.max_in_flight = 0
 
     # -- observations ------------------------------------------------------------------------
@@ -660,6 +688,14 @@ class FakeOpenAIServer:
     def request_count(self) -> int:
         with self._state.lock:
             return len(self._state.requests)
+
+    @property
+    def tokens_counted(self) -> tuple[int, int]:
+        """The input and output tokens of the usage blocks of every answer sent (since the
+        start or :meth:`reset`): what a provider would bill."""
+        with self._state.lock:
+            sent = list(self._state.usage_sent)
+        return sum(p for p, _ in sent), sum(c for _, c in sent)
 
     @property
     def max_in_flight(self) -> int:

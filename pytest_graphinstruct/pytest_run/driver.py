@@ -187,7 +187,8 @@ class RunDriver:
     def collect(self, session: pytest.Session, items: list[pytest.Item]) -> None:
         """Append the run's items, announced like a collector's ("collected N items")."""
         try:
-            self.bench.pools  # noqa: B018  (load now: a broken pool directory is a usage error)
+            if not self.run.dry_run:  # a dry run scores nothing
+                self.bench.pools  # noqa: B018  (load now: a broken pool directory: usage error)
         except GraphInstructError as exc:
             raise self.usage(exc) from None
         chosen = self.selection()

@@ -18,7 +18,8 @@ from pytest_graphinstruct.vocab import PYTEST_PLUGIN_NAME
 
 def activate(config: pytest.Config, raw: dict[str, Any]) -> None:
     """Validate the options and register the run's hooks, and its xdist hooks only when xdist
-    is loaded (a bad value is a usage error, and the report of ``--gi-report`` says so)."""
+    is loaded (a bad value is a usage error, and the report of ``--gi-report`` says so); a dry
+    run registers only its own (:mod:`.dry_run`)."""
     for d in sorted(DOMAINS):
         config.addinivalue_line("markers", f"{d}: GraphInstruct L4 domain {d}")
     try:
@@ -26,6 +27,12 @@ def activate(config: pytest.Config, raw: dict[str, Any]) -> None:
     except GraphInstructError as exc:
         raise refuse(config, raw, exc) from None
     if run is None:
+        return
+    if run.dry_run:
+        from pytest_graphinstruct.pytest_run.dry_run import DryRunPlugin, dry_run_config
+
+        driver = RunDriver(config, dry_run_config(run))
+        config.pluginmanager.register(DryRunPlugin(driver), PYTEST_PLUGIN_NAME)
         return
     driver = RunDriver(config, run)
     config.pluginmanager.register(GraphInstructPlugin(driver), PYTEST_PLUGIN_NAME)

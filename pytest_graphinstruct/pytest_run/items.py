@@ -48,6 +48,7 @@ class GraphInstructItem(pytest.Item):
         self.unsent: str | None = None  # the circuit breaker's error: never sent (an error)
 
     def setup(self) -> None:
+        from pytest_graphinstruct.models.cost_cap import is_cost_capped
         from pytest_graphinstruct.models.scheduler import BUDGET_EXHAUSTED, is_circuit_open
 
         answers = self.driver.bench.answers(self.instruction, self.cell)  # at once if stopped
@@ -55,6 +56,10 @@ class GraphInstructItem(pytest.Item):
         if stopped is not None and all(a.error is not None and a.calls == 0 for a in answers):
             self.stopped = True  # never asked: no result (the report counts it missing)
             pytest.skip(f"not asked: the run stopped ({stopped})")
+        capped = next((a.error for a in answers if is_cost_capped(a)), None)
+        if capped is not None:  # not run: no result, so the run is partial and a rerun asks
+            self.stopped = True
+            pytest.skip(f"not asked: {capped}")
         self.answers = answers
         errors = [a.error for a in answers if a.error is not None]
         if errors:

@@ -112,6 +112,9 @@ class RunConfig:
     #: --gi-model-version: the version each model is expected to be (model, version)
     model_versions: tuple[tuple[str, str], ...] = ()
     reuse_stale_cache: bool = False  #: --gi-reuse-stale-cache: reuse another snapshot's answers
+    dry_run: bool = False  #: --gi-dry-run: estimate the run, send nothing
+    prices: Path | None = None  #: --gi-prices: the price table (None: the packaged snapshot)
+    max_cost: float | None = None  #: --gi-max-cost: the cap on money (price table's currency)
 
     @property
     def models(self) -> tuple[str, ...]:
@@ -266,6 +269,7 @@ def run_config(values: OptionValues, *, rootdir: Path) -> RunConfig | None:
     if baseline is not None and max_regression is None:
         max_regression = DEFAULT_MAX_REGRESSION
     samples = values.integer("samples")
+    prices, max_cost = _costs(values, tuple(dict.fromkeys(models)), params)
     return RunConfig(
         cells=cells,
         suite=suite,
@@ -310,7 +314,37 @@ def run_config(values: OptionValues, *, rootdir: Path) -> RunConfig | None:
         model_versions=_model_versions(values.text("model_version"),
                                        tuple(dict.fromkeys(models))),
         reuse_stale_cache=values.flag("reuse_stale_cache"),
+        dry_run=values.flag("dry_run"),
+        prices=prices,
+        max_cost=max_cost,
     )
+
+
+def _costs(values: OptionValues, models: tuple[str, ...],
+           params: DecodingParams) -> tuple[Path | None, float | None]:
+    """``--gi-prices`` and ``--gi-max-cost``, checked: a ``--gi-prices`` file must be a
+    valid table (read now), and ``--gi-max-cost`` needs ``--gi-max-tokens`` (the most one
+    answer may cost) and a price for every model.
+
+    Raises:
+        GraphInstructError: one line naming the option, the file or the model.
+    """
+    prices = values.path("prices")
+    max_cost = values.number("max_cost")
+    if prices is not None or max_cost is not None:
+        from pytest_graphinstruct.models.prices import load_prices
+
+        table = load_prices(prices)
+        if max_cost is not None:
+            if params.max_tokens is None:
+                raise GraphInstructError("--gi-max-cost needs --gi-max-tokens: the most one "
+                                         "answer may cost bounds each request's worst case")
+            missing = table.missing(models)
+            if missing:
+                raise GraphInstructError(
+                    f"--gi-max-cost: no price for {', '.join(missing)} in {table.origin}; "
+                    "give one with --gi-prices=FILE (docs/MODELS.md)")
+    return prices, max_cost
 
 
 def _distinct_outputs(named: list[tuple[str, Path | None]]) -> None:

@@ -8,12 +8,21 @@ from dataclasses import replace
 
 from pytest_graphinstruct.answers import Answer, Message
 from pytest_graphinstruct.models.base import quiet_thread
+from pytest_graphinstruct.models.cost_cap import is_cost_capped
 from pytest_graphinstruct.run.config import Cell
 from pytest_graphinstruct.run.requests import RequestBuilder
 from pytest_graphinstruct.run.schedulers import ModelSchedulers
 from pytest_graphinstruct.run.session_inputs import SessionInputs
 from pytest_graphinstruct.suite.instruction import Instruction
 from pytest_graphinstruct.verify.verifier import Verifier
+
+
+class _CostCapped(Exception):
+    """A call of a chain the cost cap did not issue: the chain ends unanswered."""
+
+    def __init__(self, answer: Answer) -> None:
+        super().__init__(answer.error)
+        self.answer = answer
 
 
 class MethodChains:
@@ -55,13 +64,18 @@ class MethodChains:
         def ask(messages: tuple[Message, ...], temperature: float, call: int) -> Answer:
             request = replace(base, messages=messages, sample_index=sample_index(k, call),
                               params=replace(base.params, temperature=temperature))
-            return scheduler.submit(request).result()
+            answer = scheduler.submit(request).result()
+            if is_cost_capped(answer):
+                raise _CostCapped(answer)
+            return answer
 
         try:
             grader = verifier_grader(inst, self.verifier,
                                      pool_profiles(inst, self.inputs.pools))
             result = run_chain(cell.method, inst, base.messages, ask, grader, chain=k,
                                config=self.inputs.config)
+        except _CostCapped as capped:  # the chain is not run (its calls so far are cached)
+            return capped.answer
         except Exception as exc:  # a harness fault: say it in one line
             return Answer(error=f"method {cell.method} failed: {type(exc).__name__}: {exc}")
         return chain_answer(result)

@@ -6,11 +6,14 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
+from pytest_graphinstruct.errors import GraphInstructError
 from pytest_graphinstruct.models.base import quiet_timer
 from pytest_graphinstruct.run.session_inputs import SessionInputs
 from pytest_graphinstruct.run.stop import STOP_GRACE_S
 
 if TYPE_CHECKING:
+    from pytest_graphinstruct.models.cost_cap import CostCap, RequestCost
+    from pytest_graphinstruct.models.prices import PriceTable
     from pytest_graphinstruct.models.snapshot import CacheSource
 
 
@@ -26,6 +29,8 @@ class ModelSchedulers:
         self._stop_check = stop_check
         self._schedulers: dict[str, Any] | None = None
         self.stopped: str | None = None  # why the run stopped issuing requests (stop())
+        self.cap: CostCap | None = None  # --gi-max-cost, once the schedulers are built
+        self.prices: PriceTable | None = None  # the price table of the cap
 
     @property
     def schedulers(self) -> dict[str, Any]:
@@ -57,6 +62,7 @@ class ModelSchedulers:
         if config.max_tokens_total is not None:
             share = config.max_tokens_total // (self.worker[1] if self.worker else 1)
             budget = TokenBudget(max(1, share))
+        self.cap = self._cost_cap()
         schedulers: dict[str, Any] = {}
         for model in config.models:
             backend = make_run_backend(
@@ -71,8 +77,38 @@ class ModelSchedulers:
                 rate_limit=config.rate_limit, cache=cache, token_budget=budget,
                 snapshot=self.inputs.served.snapshot(model),
                 reuse_stale=config.reuse_stale_cache, stop_check=self._stop_check,
+                cost=self._request_cost(model),
             )
         return schedulers
+
+    def _cost_cap(self) -> CostCap | None:
+        """The run's ``--gi-max-cost`` for every model of this process; under xdist each
+        worker gets its share (like the token budget), so the workers together stay within
+        it."""
+        from pytest_graphinstruct.models.cost_cap import CostCap
+        from pytest_graphinstruct.models.prices import load_prices
+
+        config = self.inputs.config
+        if config.max_cost is None:
+            return None
+        self.prices = load_prices(config.prices)
+        return CostCap(config.max_cost / (self.worker[1] if self.worker else 1),
+                       self.prices.currency)
+
+    def _request_cost(self, model: str) -> RequestCost | None:
+        """``model``'s side of the cap (``None``: no cap, or a model that costs nothing)."""
+        from pytest_graphinstruct.models.cost_cap import RequestCost
+        from pytest_graphinstruct.models.prices import FREE_MODELS
+        from pytest_graphinstruct.models.tokens import TokenCounter, encoding_name_for
+
+        config = self.inputs.config
+        if self.cap is None or self.prices is None or model in FREE_MODELS:
+            return None
+        price = self.prices.price(model)
+        if price is None or config.params.max_tokens is None:  # refused by run.config
+            raise GraphInstructError(f"--gi-max-cost: no price for {model}")
+        return RequestCost(self.cap, price, TokenCounter(encoding_name_for(model)),
+                           config.params.max_tokens)
 
     def stop(self, reason: str, *, grace_s: float | None = None) -> None:
         """Issue no new request, in any cell (the run was interrupted): requests not issued
@@ -103,7 +139,7 @@ class ModelSchedulers:
 
     def notes(self) -> list[str]:
         """One line per model whose circuit breaker opened or whose provider reported
-        impossible token counts."""
+        impossible token counts, and one when the cost cap refused requests."""
         out: list[str] = []
         for model, scheduler in (self._schedulers or {}).items():
             if scheduler.circuit_open_reason:
@@ -116,6 +152,9 @@ class ModelSchedulers:
                 out.append(f"{model}: {rejected} answer(s) with an impossible token count from "
                            f"the provider (first: {backend.first_usage_rejection}); recounted "
                            "with tiktoken")
+        capped = None if self.cap is None else self.cap.summary()
+        if capped is not None:
+            out.append(capped)
         return out
 
     def cache_sources(self) -> dict[str, CacheSource]:

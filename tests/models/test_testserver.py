@@ -113,3 +113,35 @@ def test_a_server_on_any_port_never_shares_it_with_live_connections() -> None:
     with FakeOpenAIServer() as server:
         assert server._httpd is not None
         assert server._httpd.socket.getsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR) == 0
+
+
+def _usage(server: FakeOpenAIServer, text: str) -> dict[str, int]:
+    body = json.dumps({"model": "fake-model",
+                       "messages": [{"role": "system", "content": "Be brief."},
+                                    {"role": "user", "content": text}]}).encode()
+    request = urllib.request.Request(server.base_url + "/chat/completions", data=body,
+                                     headers={"Content-Type": "application/json"})
+    with urllib.request.urlopen(request, timeout=60) as resp:
+        usage: dict[str, int] = json.loads(resp.read())["usage"]
+    return usage
+
+
+def test_usage_counts_words_or_the_packages_tokens_and_is_summed() -> None:
+    from pytest_graphinstruct.models.tokens import TokenCounter
+
+    with FakeOpenAIServer() as server:
+        words = _usage(server, "three little words")
+        assert (words["prompt_tokens"], words["completion_tokens"]) == (5, 4)
+        assert server.tokens_counted == (5, 4)
+    counter = TokenCounter("cl100k_base")
+    with FakeOpenAIServer(token_counter=counter) as server:
+        counted = _usage(server, "three little words")
+        _usage(server, "again")
+        prompt = counter.count_messages([("system", "Be brief."),
+                                         ("user", "three little words")])
+        assert counted["prompt_tokens"] == prompt
+        assert counted["completion_tokens"] == counter.count_text("echo: three little words")
+        again = counter.count_messages([("system", "Be brief."), ("user", "again")])
+        assert server.tokens_counted[0] == prompt + again
+        server.reset()
+        assert server.tokens_counted == (0, 0)

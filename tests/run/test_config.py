@@ -137,3 +137,22 @@ def test_bad_prompt_overrides_are_refused_with_the_options(suite: Path, tmp_path
     with pytest.raises(GraphInstructError, match=message):
         build_run_config({"model": "m", "suite": str(suite), "prompts": str(folder)},
                          rootdir=suite)
+
+
+def test_cost_options_are_read_and_checked(suite: Path, tmp_path: Path) -> None:
+    run = build_run_config({"model": "gpt-4o,oracle", "suite": str(suite), "max_cost": "2.5",
+                            "max_tokens": "100", "dry_run": True}, rootdir=suite)
+    assert run is not None and run.max_cost == 2.5 and run.dry_run and run.prices is None
+    with pytest.raises(GraphInstructError, match="--gi-max-cost needs --gi-max-tokens"):
+        build_run_config({"model": "gpt-4o", "suite": str(suite), "max_cost": "1"},
+                         rootdir=suite)
+    with pytest.raises(GraphInstructError, match=r"no price for my-model in prices\.json; "
+                                                  "give one with --gi-prices"):
+        build_run_config({"model": "my-model", "suite": str(suite), "max_cost": "1",
+                          "max_tokens": "10"}, rootdir=suite)
+    bad = tmp_path / "mine.json"
+    bad.write_text('{"currency": "USD", "taken": "2025-01-01", "models": {"m": {}}}',
+                   encoding="utf-8")
+    with pytest.raises(GraphInstructError, match=r"mine\.json: models\.m\.input_per_1m is missing"):
+        build_run_config({"model": "m", "suite": str(suite), "prices": str(bad)},
+                         rootdir=suite)

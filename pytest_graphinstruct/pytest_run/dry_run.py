@@ -1,0 +1,76 @@
+"""``--gi-dry-run``: the run's items are collected as usual (``-k``, ``-m``, ``--gi-levels``,
+``--gi-per-level`` and ``--gi-shard`` select them), then, instead of the run, its estimate is
+printed (:mod:`pytest_graphinstruct.run.estimate`) and nothing runs: no backend is built, no
+request sent, no report or cache written.  One process only (with ``-n`` it is a usage
+error: the estimate needs no workers)."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from typing import TYPE_CHECKING
+
+import pytest
+
+from pytest_graphinstruct.errors import GraphInstructError
+from pytest_graphinstruct.pytest_run.items import GraphInstructItem
+
+if TYPE_CHECKING:
+    from pytest_graphinstruct.pytest_run.driver import RunDriver
+    from pytest_graphinstruct.run.config import RunConfig
+
+
+def dry_run_config(run: RunConfig) -> RunConfig:
+    """``run`` as a dry run makes it: without the answer cache and the outputs (it opens and
+    writes nothing)."""
+    return replace(run, cache_dir=None, report=None, html=None, markdown=None, store=None)
+
+
+class DryRunPlugin:
+    """The hooks of a dry run: collect the items, estimate them, print, run nothing."""
+
+    def __init__(self, driver: RunDriver) -> None:
+        self.driver = driver
+        self.lines: list[str] = []
+
+    @pytest.hookimpl(tryfirst=True)  # before xdist starts its workers
+    def pytest_sessionstart(self, session: pytest.Session) -> None:
+        if getattr(session.config.option, "numprocesses", None):
+            raise self.driver.usage("--gi-dry-run runs in one process: drop -n")
+
+    @pytest.hookimpl(tryfirst=True)
+    def pytest_collection_modifyitems(self, session: pytest.Session, config: pytest.Config,
+                                      items: list[pytest.Item]) -> None:
+        self.driver.collect(session, items)
+
+    def pytest_collection_finish(self, session: pytest.Session) -> None:
+        self.lines = dry_run_lines(self.driver, session.items)
+
+    @pytest.hookimpl(tryfirst=True)
+    def pytest_runtestloop(self, session: pytest.Session) -> bool:
+        return True  # nothing runs
+
+    def pytest_terminal_summary(self, terminalreporter: pytest.TerminalReporter) -> None:
+        for line in self.lines:
+            terminalreporter.write_line(line)
+
+
+def dry_run_lines(driver: RunDriver, items: list[pytest.Item]) -> list[str]:
+    """The estimate of the selected ``items`` as the dry run prints it (the output tokens
+    from the run's ``--gi-baseline`` report, which the driver read and checked).
+
+    Raises:
+        pytest.UsageError: the price table cannot be read or tokens cannot be counted (one
+            line).
+    """
+    from pytest_graphinstruct.models.prices import load_prices
+    from pytest_graphinstruct.report.render.estimate import estimate_lines
+    from pytest_graphinstruct.run.estimate import estimate_run
+
+    run, bench = driver.run, driver.bench
+    chosen = [(it.instruction, it.cell) for it in items if isinstance(it, GraphInstructItem)]
+    try:
+        estimate = estimate_run(run, chosen, bench.requests, bench.inputs.samples,
+                                load_prices(run.prices), driver.plan.report)
+    except GraphInstructError as exc:
+        raise driver.usage(exc) from None
+    return estimate_lines(estimate)

@@ -1,0 +1,122 @@
+"""The cost cap: reservation arithmetic, worst case and actual cost of a request, and the
+scheduler refusing what could exceed it."""
+
+from __future__ import annotations
+
+import threading
+from pathlib import Path
+
+import pytest
+
+from pytest_graphinstruct.answers import Answer, Usage
+from pytest_graphinstruct.models.base import DecodingParams
+from pytest_graphinstruct.models.cache import AnswerCache
+from pytest_graphinstruct.models.cost_cap import (
+    COST_CAP_REACHED,
+    CostCap,
+    RequestCost,
+    is_cost_capped,
+)
+from pytest_graphinstruct.models.openai_backend import OpenAIBackend
+from pytest_graphinstruct.models.prices import ModelPrice
+from pytest_graphinstruct.models.scheduler import Scheduler
+from pytest_graphinstruct.models.tokens import TokenCounter
+from tests.models.fake_openai import FakeOpenAIServer
+from tests.models.helpers import req
+
+#: one token costs 1 (input) or 2 (output): costs are token counts
+PRICE = ModelPrice(input_per_1m=1_000_000, output_per_1m=2_000_000)
+
+
+def test_reservations_keep_the_spending_within_the_cap() -> None:
+    cap = CostCap(10.0, "USD")
+    assert cap.reserve(4.0) and cap.reserve(4.0)
+    assert not cap.reserve(4.0)  # 8 set aside: a third could reach 12
+    cap.settle(4.0, 1.0)
+    cap.settle(4.0, 1.5)
+    assert cap.spent == pytest.approx(2.5)
+    assert not cap.reserve(1.0)  # closed once a request was refused
+    assert cap.refused == 2
+
+
+def test_the_summary_is_one_line_only_after_a_refusal() -> None:
+    cap = CostCap(1.0, "EUR")
+    assert cap.summary() is None
+    assert not cap.reserve(2.0)
+    line = cap.summary()
+    assert line is not None and "\n" not in line
+    assert line.startswith(COST_CAP_REACHED) and "EUR" in line and "1 request(s)" in line
+    assert cap.refusal(2.0).startswith(COST_CAP_REACHED) and "2.0000" in cap.refusal(2.0)
+
+
+def test_a_cap_must_be_positive() -> None:
+    with pytest.raises(ValueError):
+        CostCap(0.0, "USD")
+
+
+def test_worst_case_counts_the_messages_sent_and_max_tokens() -> None:
+    counter = TokenCounter("cl100k_base")
+    cost = RequestCost(CostCap(100.0, "USD"), PRICE, counter, max_tokens=7)
+    request = req("three words here")
+    tokens = counter.count_messages([("user", "three words here")])
+    assert cost.worst_case(request) == pytest.approx(tokens + 2 * 7)
+    own = req("three words here", params=DecodingParams(max_tokens=2))
+    assert cost.worst_case(own) == pytest.approx(tokens + 2 * 2)  # the request's own limit
+    assert cost.cost_of(Answer(text="x", usage=Usage(5, 3))) == pytest.approx(5 + 6)
+    assert cost.cost_of(Answer(error="HTTP 500")) == 0.0
+
+
+def test_is_cost_capped_only_for_cap_refusals() -> None:
+    assert is_cost_capped(Answer(error=f"{COST_CAP_REACHED}: 1 of 1 USD spent", calls=0))
+    assert not is_cost_capped(Answer(error="HTTP 503"))
+    assert not is_cost_capped(Answer(text=f"{COST_CAP_REACHED} is what I say"))
+
+
+def test_the_scheduler_stops_at_the_cap_and_the_server_agrees(api_key: str,
+                                                               tmp_path: Path) -> None:
+    counter = TokenCounter("cl100k_base")
+    with FakeOpenAIServer(token_counter=counter) as server:
+        backend = OpenAIBackend(server.base_url, "fake-model", api_key_env=api_key,
+                                timeout_s=5.0)
+        prompt = counter.count_messages([("user", "w w")])
+        worst = prompt + 2 * 20
+        actual = prompt + 2 * counter.count_text("echo: w w")
+        # after three answers the fourth's worst case just fits; after four, a fifth does not
+        cap = CostCap(3 * actual + worst, "USD")
+        cost = RequestCost(cap, PRICE, counter, max_tokens=20)
+        cache = AnswerCache(tmp_path)
+        requests = [req("w w", sample=k) for k in range(6)]
+        with Scheduler(backend, concurrency=1, cache=cache, cost=cost) as sched:
+            answers = [f.result() for f in sched.submit_all(requests)]
+            stats = sched.stats()
+        sent_in, sent_out = server.tokens_counted
+    issued = [a for a in answers if a.ok]
+    refused = [a for a in answers if is_cost_capped(a)]
+    assert len(issued) == 4 and len(refused) == 2
+    assert all(a.calls == 0 for a in refused)
+    assert server.request_count == len(issued) == stats["issued"]
+    assert stats["cost_skipped"] == len(refused)
+    assert cap.spent == pytest.approx(PRICE.cost(sent_in, sent_out))
+    assert cap.spent <= cap.limit
+    assert len(cache) == len(issued)
+
+
+def test_requests_in_flight_together_never_exceed_the_cap(api_key: str) -> None:
+    """Eight workers asking at once: each reserves its worst case before its call, so the
+    cap holds whichever order they run in."""
+    counter = TokenCounter("cl100k_base")
+    gate = threading.Event()
+    with FakeOpenAIServer(token_counter=counter) as server:
+        server.responder = lambda body: (gate.wait(30), "ok")[1]
+        backend = OpenAIBackend(server.base_url, "fake-model", api_key_env=api_key,
+                                timeout_s=60.0)
+        worst = counter.count_messages([("user", "q")]) + 2 * 50
+        cap = CostCap(worst * 2.5, "USD")
+        cost = RequestCost(cap, PRICE, counter, max_tokens=50)
+        with Scheduler(backend, concurrency=8, cost=cost) as sched:
+            futures = sched.submit_all([req("q", sample=k) for k in range(8)])
+            assert server.wait_for_requests(2, timeout=60)
+            gate.set()
+            answers = [f.result() for f in futures]
+    assert sum(a.ok for a in answers) == 2 == server.request_count
+    assert cap.spent <= cap.limit

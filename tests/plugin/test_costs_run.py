@@ -1,0 +1,97 @@
+"""--gi-dry-run and --gi-max-cost end to end, against the fake server counting tokens with the
+package's own counter: the estimate's input tokens are what the real run sends, a capped run
+stops within its cap and its rerun asks only for what is missing."""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import pytest_graphinstruct.models.openai_backend  # noqa: F401  (see test_plugin.py)
+from pytest_graphinstruct.models.testserver import FakeOpenAIServer
+from pytest_graphinstruct.models.tokens import TokenCounter
+
+from ._suite import TREE4
+
+pytestmark = pytest.mark.slow  # whole pytester runs: the full tier (.ci/run)
+
+pytest_plugins = ["pytester"]
+
+#: fake-model at one unit of money per input token and two per output token
+PRICES = {"currency": "USD", "taken": "2025-01-01",
+          "models": {"fake-model": {"input_per_1m": 1_000_000, "output_per_1m": 2_000_000}}}
+
+
+@pytest.fixture
+def server() -> Iterator[FakeOpenAIServer]:
+    with FakeOpenAIServer(responder=lambda body: TREE4,
+                          token_counter=TokenCounter("cl100k_base")) as srv:
+        yield srv
+
+
+@pytest.fixture
+def prices(pytester: pytest.Pytester) -> Path:
+    path = pytester.path / "prices.json"
+    path.write_text(json.dumps(PRICES), encoding="utf-8")
+    return path
+
+
+def args(suite_dir: Path, server: FakeOpenAIServer, cache: Path, *extra: str) -> list[str]:
+    return [f"--gi-suite={suite_dir}", "--gi-model=fake-model", f"--gi-base-url={server.base_url}",
+            "--gi-api-key-env=GI_TEST_KEY", f"--gi-cache={cache}", "--gi-backoff=0.01",
+            "--gi-max-retries=0", "-p", "no:cacheprovider", *extra]
+
+
+def totals(output: str) -> tuple[int, int]:
+    """The dry run's total requests and input tokens."""
+    found = re.search(r"^total\s+(\d+)\s+(\d+)\s", output, re.MULTILINE)
+    assert found is not None, output
+    return int(found[1]), int(found[2])
+
+
+def test_the_dry_run_counts_what_the_run_then_sends(
+        pytester: pytest.Pytester, suite_dir: Path, server: FakeOpenAIServer, prices: Path,
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("GI_TEST_KEY", "sk-test")
+    run = args(suite_dir, server, pytester.path / "c", "--gi-samples=2",
+               "--gi-strategy=zero-shot,few-shot", f"--gi-prices={prices}")
+    dry = pytester.runpytest(*run, "--gi-dry-run")
+    assert dry.ret == pytest.ExitCode.OK
+    assert server.request_count == 0 and not server.probes  # nothing was sent
+    out = dry.stdout.str()
+    requests, input_tokens = totals(out)
+    assert "nothing was sent" in out and "fake-model-few-shot" in out
+    assert not (pytester.path / "c").exists()  # no cache written either
+    real = pytester.runpytest(*run)
+    assert real.ret in (pytest.ExitCode.OK, pytest.ExitCode.TESTS_FAILED)
+    assert server.request_count == requests
+    assert server.tokens_counted[0] == input_tokens
+
+
+def test_a_capped_run_stops_within_the_cap_and_its_rerun_asks_only_what_is_missing(
+        pytester: pytest.Pytester, suite_dir: Path, server: FakeOpenAIServer, prices: Path,
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("GI_TEST_KEY", "sk-test")
+    cache, report = pytester.path / "c", pytester.path / "r.json"
+    run = args(suite_dir, server, cache, "--gi-samples=2", f"--gi-prices={prices}",
+               "--gi-max-tokens=100", "--gi-concurrency=1", f"--gi-report={report}")
+    requests, input_tokens = totals(pytester.runpytest(*run, "--gi-dry-run").stdout.str())
+    cap = input_tokens / 2
+    capped = pytester.runpytest(*run, f"--gi-max-cost={cap}")
+    sent_in, sent_out = server.tokens_counted
+    asked = server.request_count
+    assert 0 < asked < requests
+    assert sent_in + 2 * sent_out <= cap  # the server's bill agrees: spent ≤ cap
+    assert len(re.findall("cost cap reached .*the run is partial", capped.stdout.str())) == 1
+    data: dict[str, Any] = json.loads(report.read_text(encoding="utf-8"))
+    assert data["coverage"]["complete"] is False and data["coverage"]["missing_count"] > 0
+    rerun = pytester.runpytest(*run, f"--gi-max-cost={input_tokens * 100}")
+    assert server.request_count - asked == requests - asked  # only the missing ones
+    assert "cost cap reached" not in rerun.stdout.str()
+    data = json.loads(report.read_text(encoding="utf-8"))
+    assert data["coverage"]["complete"] is True
