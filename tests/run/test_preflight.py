@@ -5,6 +5,7 @@ backends, endpoints), the snapshot each endpoint serves against the cached answe
 from __future__ import annotations
 
 import json
+import re
 import socket
 from dataclasses import replace
 from pathlib import Path
@@ -14,6 +15,7 @@ import pytest
 
 from pytest_graphinstruct.answers import Answer
 from pytest_graphinstruct.errors import GraphInstructError
+from pytest_graphinstruct.models.bounded_calls import BoundedCalls
 from pytest_graphinstruct.models.cache import AnswerCache
 from pytest_graphinstruct.models.openai_backend import OpenAIBackend
 from pytest_graphinstruct.models.snapshot import Snapshot
@@ -159,6 +161,20 @@ def test_a_suite_that_went_missing_is_said_before_any_work(suite: Path) -> None:
 def test_an_endpoint_that_does_not_answer_is_said_once_before_the_run(
         suite: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv(KEY, "sk-test")
+    # What the preflight's HTTP call returned or raised, for the failure message.
+    seen: list[str] = []
+    real_run = BoundedCalls.run
+
+    def spy(self: BoundedCalls, fn: Any, deadline_s: float) -> Any:
+        try:
+            out = real_run(self, fn, deadline_s)
+        except BaseException as exc:
+            seen.append(f"raised {exc!r} (cause {exc.__cause__!r})"[:500])
+            raise
+        seen.append(f"returned {out!r}"[:500])
+        return out
+
+    monkeypatch.setattr(BoundedCalls, "run", spy)
     # A port bound and not listening, held for the whole test: a connect is refused, and no
     # other process can take the port meanwhile (a stopped server's port could be reused by a
     # test running beside this one, which then answered).
@@ -166,10 +182,13 @@ def test_an_endpoint_that_does_not_answer_is_said_once_before_the_run(
         held.bind(("127.0.0.1", 0))
         base_url = f"http://127.0.0.1:{held.getsockname()[1]}/v1"
         run = config(suite, base_url=base_url, api_key_env=KEY)
-        with pytest.raises(GraphInstructError, match=(
-                r"^--gi-model=gpt-x: cannot reach .*\(checked once before the run; nothing "
-                r"was asked\)$")):
+        try:
             preflight(run)
+        except GraphInstructError as exc:
+            assert re.match(r"^--gi-model=gpt-x: cannot reach .*\(checked once before the run; "
+                            r"nothing was asked\)$", str(exc)), str(exc)
+        else:
+            pytest.fail(f"the preflight passed {base_url}; its calls: {seen}")
 
 
 @pytest.mark.parametrize("shard", ["3/5", "5/5"])

@@ -1,0 +1,41 @@
+"""Load, before any test, what an in-process pytester run would otherwise load a second time.
+
+pytester restores ``sys.modules`` after each in-process run: a module first imported inside a
+run is dropped and imported again later, as a second copy with classes of its own.  openai and
+its HTTP package import parts of themselves lazily, on a client's first request, its first
+connection error or its first parsed answer; if that first time falls inside a pytester run,
+later tests mix two copies, and openai's ``except httpx2.RequestError`` no longer catches what
+the client raises (a refused connection escaped unwrapped, and the preflight took it for an
+answer).  One real round trip of each kind here, against the local fake server and a port
+that refuses, loads every such part once per process.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import socket
+
+import openai
+
+from pytest_graphinstruct.models.bounded_calls import BoundedCalls
+from pytest_graphinstruct.models.testserver import FakeOpenAIServer
+
+
+def _warm_http_stack() -> None:
+    with FakeOpenAIServer() as server:
+        calls = BoundedCalls(api_key="sk-warm", base_url=server.base_url, timeout_s=30.0,
+                             default_query=None)
+        calls.run(lambda client: client.models.list(), 30.0)
+        calls.run(lambda client: client.models.with_raw_response.list(), 30.0)
+        calls.run(lambda client: client.chat.completions.create(
+            model="fake-model", messages=[{"role": "user", "content": "warm"}]), 30.0)
+    with socket.socket() as held:  # bound, not listening: a connect is refused
+        held.bind(("127.0.0.1", 0))
+        refused = BoundedCalls(api_key="sk-warm",
+                               base_url=f"http://127.0.0.1:{held.getsockname()[1]}/v1",
+                               timeout_s=30.0, default_query=None)
+        with contextlib.suppress(openai.APIConnectionError):  # anything else: loud, here
+            refused.run(lambda client: client.models.with_raw_response.list(), 30.0)
+
+
+_warm_http_stack()
