@@ -47,9 +47,10 @@ DEFAULT_SUITE = ROOT.parent / "shared/official-suite/instructions"
 ENV = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
 
 
-def _timed(cmd: list[str]) -> float:
+def _timed(cmd: list[str], env: dict[str, str] = ENV) -> float:
+    """The wall time of ``cmd`` run from the project root; exits with its output if it fails."""
     t = time.perf_counter()
-    proc = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, check=False, env=ENV)
+    proc = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, check=False, env=env)
     elapsed = time.perf_counter() - t
     if proc.returncode != 0:
         sys.exit(f"failed ({proc.returncode}): {' '.join(cmd)}\n{proc.stdout[-2000:]}"

@@ -28,16 +28,14 @@ import argparse
 import json
 import os
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
 from typing import Any
 
-from replay_bench import ENV, ceiling
+from replay_bench import ENV, _timed, ceiling
 
-ROOT = Path(__file__).resolve().parents[1]
 BENCH = Path(__file__).resolve().parent
 
 
@@ -49,12 +47,7 @@ def _run(workers: int, timeline: Path, extra: list[str]) -> float:
     cmd = [sys.executable, "-m", "pytest", "instructions", "--gi-model=oracle", "-q",
            "-p", "no:cacheprovider", "--gi-no-cache", "-p", "timeline_plugin",
            "-n", str(workers), *extra]
-    t = time.perf_counter()
-    proc = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, check=False, env=env)
-    wall = time.perf_counter() - t
-    if proc.returncode != 0:
-        sys.exit(f"failed ({proc.returncode}): {' '.join(cmd)}\n{proc.stdout[-2000:]}")
-    return wall
+    return _timed(cmd, env)
 
 
 def _phases(timeline: Path, launched: float) -> dict[str, dict[str, float]]:

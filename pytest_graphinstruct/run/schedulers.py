@@ -57,12 +57,13 @@ class ModelSchedulers:
         from pytest_graphinstruct.run.backends import make_run_backend
 
         config = self.inputs.config
-        # One budget for every model of the run; under xdist each worker gets its share.
+        # One budget and one cost cap for every model of the run; under xdist each worker
+        # gets its share of each, so the workers together stay within them.
+        workers = self.worker[1] if self.worker else 1
         budget = None
         if config.max_tokens_total is not None:
-            share = config.max_tokens_total // (self.worker[1] if self.worker else 1)
-            budget = TokenBudget(max(1, share))
-        self.cap = self._cost_cap()
+            budget = TokenBudget(max(1, config.max_tokens_total // workers))
+        self.cap = self._cost_cap(workers)
         schedulers: dict[str, Any] = {}
         for model in config.models:
             backend = make_run_backend(
@@ -81,10 +82,9 @@ class ModelSchedulers:
             )
         return schedulers
 
-    def _cost_cap(self) -> CostCap | None:
-        """The run's ``--gi-max-cost`` for every model of this process; under xdist each
-        worker gets its share (like the token budget), so the workers together stay within
-        it."""
+    def _cost_cap(self, workers: int) -> CostCap | None:
+        """This process's share of the run's ``--gi-max-cost`` (the run's ``workers``
+        processes share it evenly), for every model."""
         from pytest_graphinstruct.models.cost_cap import CostCap
         from pytest_graphinstruct.models.prices import load_prices
 
@@ -92,8 +92,7 @@ class ModelSchedulers:
         if config.max_cost is None:
             return None
         self.prices = load_prices(config.prices)
-        return CostCap(config.max_cost / (self.worker[1] if self.worker else 1),
-                       self.prices.currency)
+        return CostCap(config.max_cost / workers, self.prices.currency)
 
     def _request_cost(self, model: str) -> RequestCost | None:
         """``model``'s side of the cap (``None``: no cap, or a model that costs nothing)."""
