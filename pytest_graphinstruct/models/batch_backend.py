@@ -95,6 +95,10 @@ class BatchBackend:
                                      "its batch (a rerun resumes it)")
         self.inner.cancel(reason)
 
+    def close(self) -> None:
+        """End the runner's thread (after the run: every request was answered)."""
+        self.runner.cancel("closed: the run ended")
+
     def statuses(self) -> list[LedgerBatch]:
         """This endpoint's batches, oldest first (the live progress line's)."""
         return self.runner.statuses()

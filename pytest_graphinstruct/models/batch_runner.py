@@ -100,6 +100,7 @@ class BatchRunner:
         self._pending: list[str] = []
         self._first_at = self._last_at = 0.0
         self._tries: dict[str, int] = {}
+        self._unclaimed: dict[str, Served] = {}  # answers read before anyone here asked
         self._live = {k: b.input_file_id for b in ledger.live(endpoint) for k in b.custom_ids}
         self._failures = 0
         self._next_poll = 0.0
@@ -117,6 +118,10 @@ class BatchRunner:
             if key in self._waiters:
                 return self._waiters[key][0]
             fut: Future[Served] = Future()
+            unclaimed = self._unclaimed.pop(key, None)
+            if unclaimed is not None:  # read (and cached) before this ask came
+                fut.set_result(unclaimed)
+                return fut
             if self._closed is not None:
                 fut.set_result((Answer(error=self._closed, calls=0), Snapshot()))
                 return fut
@@ -251,6 +256,9 @@ class BatchRunner:
         with self._cond:
             self._live.pop(key, None)
             waiting = self._waiters.pop(key, None)
+            unclaimed = None
+            if waiting is None and result.body is not None:  # atomic with leaving _live
+                unclaimed = self._unclaimed[key] = self._answer(result.body, None, 0.0)
             if (waiting is not None and result.body is None and result.retry
                     and self._retry(key, waiting)):
                 return
@@ -260,8 +268,8 @@ class BatchRunner:
                                               calls=0), Snapshot()))
             return
         if waiting is None:  # a killed run's line read before (or without) the rerun's ask
-            if meta is not None:
-                self._store(key, meta, *self._answer(result.body, None, 0.0))
+            if meta is not None and unclaimed is not None:
+                self._store(key, meta, *unclaimed)
             return
         fut, request, started = waiting
         fut.set_result(self._answer(result.body, request, time.monotonic() - started))
