@@ -57,7 +57,8 @@ class BatchBackend:
     remote = False
 
     def __init__(self, inner: OpenAIBackend, cache: AnswerCache | None,
-                 settings: BatchSettings = BatchSettings(), *, api: BatchApi | None = None) -> None:
+                 settings: BatchSettings | None = None, *,
+                 api: BatchApi | None = None) -> None:
         self.inner = inner
         self.endpoint = inner.endpoint
         self.model = inner.model
@@ -67,7 +68,7 @@ class BatchBackend:
         self.runner = BatchRunner(
             api or BatchApi(inner.client, inner.timeout_s), self.ledger, self.endpoint,
             body=inner.chat.body, answer=self._answer, store=self._store,
-            fallback=inner.complete_served, settings=settings)
+            fallback=inner.complete_served, settings=settings or BatchSettings())
 
     def __repr__(self) -> str:
         return f"BatchBackend({self.inner!r})"

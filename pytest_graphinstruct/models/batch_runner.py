@@ -254,25 +254,26 @@ class BatchRunner:
 
     def _resolve(self, key: str, meta: RequestMeta | None, result: LineResult) -> None:
         with self._cond:
+            unasked = key not in self._waiters
+        if unasked and result.body is not None and meta is not None:
+            # a killed run's line read before (or without) the rerun's ask: cached first, then
+            # handed out, so an ask that comes meanwhile waits for it (the key is still live)
+            self._store(key, meta, *self._answer(result.body, None, 0.0))
+        with self._cond:
             self._live.pop(key, None)
             waiting = self._waiters.pop(key, None)
-            unclaimed = None
-            if waiting is None and result.body is not None:  # atomic with leaving _live
-                unclaimed = self._unclaimed[key] = self._answer(result.body, None, 0.0)
-            if (waiting is not None and result.body is None and result.retry
-                    and self._retry(key, waiting)):
+            if waiting is None:
+                if result.body is not None:
+                    self._unclaimed[key] = self._answer(result.body, None, 0.0)
+                return  # a retry nobody here waits for is dropped: a later ask submits it
+            if result.body is None and result.retry and self._retry(key, waiting):
                 return
-        if result.body is None:  # a final error, or a retry nobody here waits for (dropped)
-            if waiting is not None:
-                waiting[0].set_result((Answer(error=result.error or "batch request failed",
-                                              calls=0), Snapshot()))
-            return
-        if waiting is None:  # a killed run's line read before (or without) the rerun's ask
-            if meta is not None and unclaimed is not None:
-                self._store(key, meta, *unclaimed)
-            return
         fut, request, started = waiting
-        fut.set_result(self._answer(result.body, request, time.monotonic() - started))
+        if result.body is None:
+            fut.set_result((Answer(error=result.error or "batch request failed", calls=0),
+                            Snapshot()))
+        else:
+            fut.set_result(self._answer(result.body, request, time.monotonic() - started))
 
     def _retry(self, key: str, waiting: tuple[Future[Served], Request, float]) -> bool:
         """Send a failed or expired line again (under the lock): the next batch, or an

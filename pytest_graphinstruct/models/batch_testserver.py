@@ -211,7 +211,7 @@ def _multipart_file(content_type: str, body: bytes) -> bytes:
     """The ``file`` part of a multipart/form-data upload."""
     message = email.parser.BytesParser(policy=email.policy.HTTP).parsebytes(
         f"Content-Type: {content_type}\r\n\r\n".encode() + body)
-    for part in message.iter_parts():  # type: ignore[attr-defined]
+    for part in message.iter_parts():
         if part.get_param("name", header="content-disposition") == "file":
             payload = part.get_payload(decode=True)
             if isinstance(payload, bytes):
