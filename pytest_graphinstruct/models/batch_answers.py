@@ -6,7 +6,6 @@ UsageAccounting`: the provider's block, tiktoken for what it left out or got imp
 from __future__ import annotations
 
 from types import SimpleNamespace
-from typing import Any
 
 from pytest_graphinstruct.answers import Answer
 from pytest_graphinstruct.models.base import Request, one_line
@@ -18,7 +17,7 @@ from pytest_graphinstruct.models.usage_accounting import UsageAccounting
 _MAX_DEPTH = 32
 
 
-def namespace(value: Any, depth: int = 0) -> Any:
+def namespace(value: object, depth: int = 0) -> object:
     """A JSON value with every object as an attribute namespace (what :func:`choice` and the
     usage accounting read, as from the ``openai`` client's objects); nesting past 32 levels is
     cut (``None``)."""
@@ -32,7 +31,7 @@ def namespace(value: Any, depth: int = 0) -> Any:
     return value
 
 
-def answer_of(body: dict[str, Any], request: Request | None, usage: UsageAccounting, *,
+def answer_of(body: dict[str, object], request: Request | None, usage: UsageAccounting, *,
               latency_s: float) -> tuple[Answer, Snapshot]:
     """The answer a 200 line's ``body`` holds (``calls=1``: the line that answered; lines a
     batch failed or expired are not billed and not counted), or an error answer when the body

@@ -12,7 +12,7 @@ up); none is retried here.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
 from pytest_graphinstruct.errors import ModelError
 from pytest_graphinstruct.models.base import one_line
@@ -56,8 +56,8 @@ class BatchApi:
         timeout_s: the timeout of each call.
     """
 
-    def __init__(self, client: Any, timeout_s: float) -> None:
-        self._client = client.with_options(timeout=timeout_s)
+    def __init__(self, client: object, timeout_s: float) -> None:
+        self._client: Any = cast(Any, client).with_options(timeout=timeout_s)
 
     def upload(self, data: bytes, name: str) -> str:
         """Upload an input file (``purpose=batch``); its file id."""
@@ -103,7 +103,7 @@ class BatchApi:
         return b"".join(chunks)
 
     @staticmethod
-    def status_of(batch: Any) -> BatchStatus:
+    def status_of(batch: object) -> BatchStatus:
         """A batch object (the client's, or a plain namespace) as a :class:`BatchStatus`."""
         counts = getattr(batch, "request_counts", None)
         errors = getattr(batch, "errors", None)

@@ -22,7 +22,7 @@ Promises:
 
 from __future__ import annotations
 
-from typing import Any
+from typing import NoReturn
 
 from pytest_graphinstruct.answers import Answer
 from pytest_graphinstruct.models.base import Request
@@ -73,7 +73,7 @@ class BatchBackend:
     def __repr__(self) -> str:
         return f"BatchBackend({self.inner!r})"
 
-    def __reduce__(self) -> Any:
+    def __reduce__(self) -> NoReturn:
         raise TypeError("BatchBackend cannot be pickled (it holds an API key)")
 
     @property
@@ -104,7 +104,7 @@ class BatchBackend:
         """This endpoint's batches, oldest first (the live progress line's)."""
         return self.runner.statuses()
 
-    def _answer(self, body: dict[str, Any], request: Request | None, latency_s: float) -> Served:
+    def _answer(self, body: dict[str, object], request: Request | None, latency_s: float) -> Served:
         return answer_of(body, request, self._usage, latency_s=latency_s)
 
     def _store(self, key: str, meta: RequestMeta, answer: Answer, served: Snapshot) -> None:

@@ -47,7 +47,7 @@ class BatchLine:
     chat completion body the ordinary request would send."""
 
     custom_id: str
-    body: dict[str, Any]
+    body: dict[str, object]
 
     def encoded(self) -> bytes:
         """The JSONL line (newline included)."""

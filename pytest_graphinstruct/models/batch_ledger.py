@@ -104,7 +104,9 @@ class BatchLedger:
             self._batches.append(batch)
             self._write()
 
-    def update(self, input_file_id: str, **changes: Any) -> LedgerBatch:
+    def update(self, input_file_id: str, *, batch_id: str | None = None,
+               state: str | None = None, collected: bool | None = None,
+               counts: tuple[int, int, int] | None = None) -> LedgerBatch:
         """Change the entry of ``input_file_id`` (``batch_id``, ``state``, ``collected``,
         ``counts``) and write the ledger; returns the new entry.
 
@@ -114,7 +116,12 @@ class BatchLedger:
         with self._lock:
             for n, batch in enumerate(self._batches):
                 if batch.input_file_id == input_file_id:
-                    self._batches[n] = new = replace(batch, **changes)
+                    new = replace(
+                        batch, batch_id=batch.batch_id if batch_id is None else batch_id,
+                        state=batch.state if state is None else state,
+                        collected=batch.collected if collected is None else collected,
+                        counts=batch.counts if counts is None else counts)
+                    self._batches[n] = new
                     self._write()
                     return new
         raise KeyError(input_file_id)

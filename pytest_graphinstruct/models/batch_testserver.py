@@ -75,7 +75,7 @@ class FakeBatchAPI:
         self.batches: dict[str, _Batch] = {}
         self.submitted: Counter[str] = Counter()  #: request lines per custom_id, all batches
         self._lock = threading.Condition()
-        server.routes = self.route
+        server.route(self.route)
 
     # -- the test's side -----------------------------------------------------------------------
 

@@ -51,13 +51,13 @@ class ChatCompletions:
             kwargs["response_format"] = self.response_format
         return kwargs
 
-    def body(self, request: Request) -> dict[str, Any]:
+    def body(self, request: Request) -> dict[str, object]:
         """The JSON body :meth:`create` sends for ``request`` (the client merges
         ``extra_body`` into it, later keys winning): the Batch API's request line body, so a
         batch request is exactly the ordinary one."""
         kwargs = self.arguments(request)
         extra = kwargs.pop("extra_body", {})
-        body: dict[str, Any] = {"messages": [m.to_json() for m in request.messages],
+        body: dict[str, object] = {"messages": [m.to_json() for m in request.messages],
                                 "model": request.model or self.model, **kwargs}
         body.update(extra)
         return body

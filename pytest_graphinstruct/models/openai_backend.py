@@ -218,7 +218,7 @@ class OpenAIBackend:
         return self._usage.first_rejection
 
     @property
-    def client(self) -> Any:
+    def client(self) -> object:
         """The backend's ``openai`` client (its key and base URL; no retries of its own): the
         batch mode's files and batches calls (:mod:`.batch_api`).  Never written anywhere."""
         return self._calls.client

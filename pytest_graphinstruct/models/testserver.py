@@ -224,7 +224,7 @@ class _State:
         self.arrived = threading.Condition(self.lock)
 
 
-def completion_of(st: _State, body: dict[str, Any], text: str, finish: str) -> dict[str, Any]:
+def _completion_of(st: _State, body: dict[str, Any], text: str, finish: str) -> dict[str, Any]:
     """The chat completion object answering ``body`` with ``text`` (the usage the server
     counts: words, or its token counter's count)."""
     counter = st.token_counter
@@ -251,6 +251,14 @@ def completion_of(st: _State, body: dict[str, Any], text: str, finish: str) -> d
     completion["usage"]["total_tokens"] = (completion["usage"]["prompt_tokens"]
                                            + completion["usage"]["completion_tokens"])
     return completion
+
+
+def _counted_completion(st: _State, body: dict[str, Any]) -> dict[str, Any]:
+    """The responder's answer to ``body`` as a completion, its usage added to the counts."""
+    done = _completion_of(st, body, st.responder(body), "stop")
+    with st.lock:
+        st.usage_sent.append((done["usage"]["prompt_tokens"], done["usage"]["completion_tokens"]))
+    return done
 
 
 class _Server(ThreadingHTTPServer):
@@ -424,7 +432,7 @@ class _Handler(BaseHTTPRequestHandler):
         self._send_json(200, self._completion(body, "OK", "length"))
 
     def _completion(self, body: dict[str, Any], text: str, finish: str) -> dict[str, Any]:
-        return completion_of(self.server.state, body, text, finish)
+        return _completion_of(self.server.state, body, text, finish)
 
     def _answer(self, body: dict[str, Any], fault: Fault | None) -> None:
         st = self.server.state
@@ -668,27 +676,13 @@ class FakeOpenAIServer:
         with self._state.lock:
             return list(self._state.probes)
 
-    @property
-    def routes(self) -> Routes | None:
-        """More routes, asked first for every request ((method, path, headers, body) ->
-        (status, body, content type), ``None``: not theirs): the fake Batch API's
-        (:mod:`.batch_testserver`)."""
-        return self._state.routes
+    def route(self, routes: Routes | None) -> None:
+        """Ask ``routes`` first for every request (the fake Batch API, .batch_testserver)."""
+        self._state.routes = routes
 
-    @routes.setter
-    def routes(self, value: Routes | None) -> None:
-        self._state.routes = value
-
-    def completion(self, body: dict[str, Any]) -> dict[str, Any]:
-        """The chat completion object the chat route answers ``body`` with when no fault is
-        scripted (the responder's text, the usage counted as for every answer, added to
-        :attr:`tokens_counted`)."""
-        completion = completion_of(self._state, body, self._state.responder(body), "stop")
-        usage = completion["usage"]
-        with self._state.lock:
-            self._state.usage_sent.append((_count(usage.get("prompt_tokens")),
-                                           _count(usage.get("completion_tokens"))))
-        return completion
+    def completion(self, body: dict[str, object]) -> dict[str, object]:
+        """The chat route's answer to ``body`` (no fault), its usage added to the counts."""
+        return _counted_completion(self._state, body)
 
     def script(self, *faults: Fault) -> None:
         """Queue faults for the next requests, one per request, in arrival order."""
