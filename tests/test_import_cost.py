@@ -140,3 +140,19 @@ def test_the_plugins_entry_point_never_imports_scipy_stats_or_torch() -> None:
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          check=True, cwd=ROOT).stdout.strip()
     assert out == "[]"
+
+
+def test_the_preflight_of_an_oracle_run_loads_no_verifier(tmp_path: Path) -> None:
+    # The xdist controller runs the preflight before it spawns its workers: the verifier
+    # (networkx, scipy's sparse graphs; ~0.3 s) is the workers' to load, not the controller's.
+    code = ("import sys\nfrom pathlib import Path\n"
+            "from pytest_graphinstruct.run.config import build_run_config\n"
+            "from pytest_graphinstruct.run.preflight import preflight\n"
+            "run = build_run_config({'model': 'oracle', 'no_cache': True}, "
+            f"rootdir=Path({str(ROOT)!r}))\n"
+            "assert len(preflight(run).suite) == 800\n"
+            "print(sorted(m for m in sys.modules if m.startswith('pytest_graphinstruct.verify.')"
+            " and m.rsplit('.', 1)[1] in ('verifier', 'checks', 'properties')))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         check=True, cwd=tmp_path).stdout.strip()
+    assert out == "[]"
