@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
@@ -28,14 +29,16 @@ class ModelSchedulers:
         self.local = local
         self._stop_check = stop_check
         self._schedulers: dict[str, Any] | None = None
+        self._building = threading.Lock()  # method chains' threads may ask first, at once
         self.stopped: str | None = None  # why the run stopped issuing requests (stop())
         self.cap: CostCap | None = None  # --gi-max-cost, once the schedulers are built
         self.prices: PriceTable | None = None  # the price table of the cap
 
     @property
     def schedulers(self) -> dict[str, Any]:
-        """One scheduler per model, built on first access (a process that only merges results,
-        like the xdist controller, never builds backends).
+        """One scheduler per model, built once, on first access from any thread (a process that
+        only merges results, like the xdist controller, never builds backends; the threads of
+        method chains may be the first to ask, at once).
 
         The embedded ``local`` model answers one request at a time, so its scheduler keeps one
         request in flight per process (and its backend's gate orders the processes); every
@@ -46,10 +49,12 @@ class ModelSchedulers:
                 ``[local]`` install, ...).
         """
         if self._schedulers is None:
-            self._schedulers = self._build()
-            if self.stopped is not None:  # stopped before any request: none is ever issued
-                for scheduler in self._schedulers.values():
-                    scheduler.stop_issuing(self.stopped)
+            with self._building:  # built once, whichever thread asks first
+                if self._schedulers is None:
+                    self._schedulers = built = self._build()
+                    if self.stopped is not None:  # stopped before any request: none is issued
+                        for scheduler in built.values():
+                            scheduler.stop_issuing(self.stopped)
         return self._schedulers
 
     def _build(self) -> dict[str, Any]:
