@@ -15,6 +15,7 @@ from pytest_graphinstruct.run.stop import STOP_GRACE_S
 if TYPE_CHECKING:
     from pytest_graphinstruct.models.cost_cap import CostCap, RequestCost
     from pytest_graphinstruct.models.prices import PriceTable
+    from pytest_graphinstruct.models.request_stats import Sent
     from pytest_graphinstruct.models.snapshot import CacheSource
 
 
@@ -167,6 +168,14 @@ class ModelSchedulers:
         from pytest_graphinstruct.models.snapshot import merge_sources
 
         return merge_sources(*(s.cache_sources() for s in (self._schedulers or {}).values()))
+
+    def sent(self) -> dict[str, Sent]:
+        """Per model whose answers come from an endpoint (a cacheable backend: not the oracle,
+        not recorded answers): what this process's scheduler really sent to it and how many
+        answers an earlier run's cache served (:meth:`.Scheduler.sent`); empty before any
+        scheduler is built."""
+        return {model: s.sent() for model, s in (self._schedulers or {}).items()
+                if getattr(s.backend, "cacheable", False)}
 
     def tokens_spent(self) -> int:
         """The tokens this process's schedulers spent so far (safe from any thread)."""
