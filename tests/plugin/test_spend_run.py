@@ -6,6 +6,7 @@ shared request in each cell; a rerun from the cache sends nothing and says so.""
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -95,6 +96,23 @@ def test_spend_is_what_the_server_received_and_a_cached_rerun_sent_nothing(
     assert _charged(data) > sent  # the cells' charges are the same as the first run's
     assert (f"sent to the endpoints: 0 request(s), 0 input + 0 output tokens, 0 USD at list "
             f"price; {sent} answer(s) from the cache") in again.stdout.str()
+
+
+def test_the_dry_run_counts_a_plain_and_an_iterative_cell_as_the_run_sends_them(
+        pytester: pytest.Pytester, suite_dir: Path, server: FakeOpenAIServer,
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """An iterative chain's first call is asked at the chain's temperature, so it is not the
+    plain cell's sample: the estimate must not count the two as one request."""
+    monkeypatch.setenv("GI_TEST_KEY", "sk-test")
+    args = [*_args(pytester, suite_dir, server), "--gi-method=none,vgig",
+            "--gi-vgig-rounds=0"]  # round 0 alone: the estimate is exact
+    dry = pytester.runpytest(*args, "--gi-dry-run").stdout.str()
+    found = re.search(r"^total\s+(\d+)\s+(\d+)\s", dry, re.MULTILINE)
+    assert found is not None, dry
+    pytester.runpytest(*args)
+    spend = _report(pytester)["run"]["spend"]["fake-model"]
+    assert int(found[1]) == server.request_count == spend["requests"] == 8
+    assert int(found[2]) == server.tokens_counted[0] == spend["input_tokens"]
 
 
 def test_retries_are_requests_sent_and_only_answers_are_billed(
