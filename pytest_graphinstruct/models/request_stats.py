@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, fields
 from typing import Any
@@ -39,7 +39,7 @@ class Sent:
         return {f.name: getattr(self, f.name) for f in fields(self)}
 
     @classmethod
-    def from_json(cls, data: dict[str, Any]) -> Sent:
+    def from_json(cls, data: Mapping[str, int]) -> Sent:
         return cls(**{f.name: int(data.get(f.name) or 0) for f in fields(cls)})
 
 
