@@ -53,6 +53,10 @@ MAX_ROUNDS: Final = 50
 """Most refinement rounds an iterative method may take."""
 DEFAULT_CHAINS: Final = 3
 DEFAULT_EXEMPLAR_SEED: Final = 0
+DEFAULT_BATCH_POLL_S: Final = 30.0
+"""Seconds between two polls of a batch run's batches (``--gi-batch-poll``)."""
+DEFAULT_BATCH_QUIET_S: Final = 2.0
+"""A batch run's round is complete once no request arrived for this long (``--gi-batch-quiet``)."""
 DEFAULT_CACHE_DIR: Final = ".pytest_cache/graphinstruct"
 """The answer cache's folder, relative to the pytest rootdir (or the working directory)."""
 DEFAULT_STORE_DIR: Final = ".graphinstruct/runs"
@@ -187,6 +191,18 @@ OPTIONS: Final[tuple[Option, ...]] = (
     Option("dry-run", "estimate the run without sending anything: requests, input tokens "
            "(counted), output tokens (estimated), cost and time for the selected items; then "
            "exit", "flag", ini=False),
+    Option("batch", "ask an OpenAI-compatible endpoint through its Batch API (half price at "
+           "OpenAI; answers within 24 h): each round of requests goes as batches, polled until "
+           "done, their results cached as ordinary answers; a killed run resumes the same "
+           "batches (docs/MODELS.md 'Batch mode'); not with -n", "flag"),
+    Option("batch-fallback", "with --gi-batch: send the requests a batch failed or expired "
+           "again as ordinary requests (default: in a later batch)", "flag"),
+    Option("batch-poll", f"with --gi-batch: seconds between two polls of the batches (default "
+           f"{DEFAULT_BATCH_POLL_S:g})", "number", default=DEFAULT_BATCH_POLL_S, low=0,
+           low_open=True),
+    Option("batch-quiet", f"with --gi-batch: a round's batch is sent once no request arrived "
+           f"for this many seconds (default {DEFAULT_BATCH_QUIET_S:g})", "number",
+           default=DEFAULT_BATCH_QUIET_S, low=0, low_open=True),
     Option("exemplar-seed", f"seed of few-shot exemplar selection (default "
            f"{DEFAULT_EXEMPLAR_SEED})", "integer", default=DEFAULT_EXEMPLAR_SEED),
     Option("pools", "reference pools (a directory with l3/ and/or l4/) for D1's MMD, D3 and L4 "

@@ -51,6 +51,17 @@ class ChatCompletions:
             kwargs["response_format"] = self.response_format
         return kwargs
 
+    def body(self, request: Request) -> dict[str, object]:
+        """The JSON body :meth:`create` sends for ``request`` (the client merges
+        ``extra_body`` into it, later keys winning): the Batch API's request line body, so a
+        batch request is exactly the ordinary one."""
+        kwargs = self.arguments(request)
+        extra = kwargs.pop("extra_body", {})
+        body: dict[str, object] = {"messages": [m.to_json() for m in request.messages],
+                                "model": request.model or self.model, **kwargs}
+        body.update(extra)
+        return body
+
     def create(self, client: Any, request: Request, kwargs: dict[str, Any]) -> Any:
         """Ask ``client`` for ``request``'s completion with ``kwargs`` (:meth:`arguments`)."""
         return client.chat.completions.create(

@@ -218,6 +218,12 @@ class OpenAIBackend:
         return self._usage.first_rejection
 
     @property
+    def client(self) -> object:
+        """The backend's ``openai`` client (its key and base URL; no retries of its own): the
+        batch mode's files and batches calls (:mod:`.batch_api`).  Never written anywhere."""
+        return self._calls.client
+
+    @property
     def worst_case_s(self) -> float:
         """The longest one :meth:`complete` can take (every attempt hitting its deadline, every
         backoff at its cap), not counting a wait at a serial gate."""

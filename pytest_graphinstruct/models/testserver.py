@@ -185,6 +185,10 @@ def _count(value: Any) -> int:
     return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else 0
 
 
+Routes = Callable[[str, str, dict[str, str], bytes], "tuple[int, bytes, str] | None"]
+"""Extra routes of a fake server (:attr:`FakeOpenAIServer.routes`)."""
+
+
 @dataclass
 class _State:
     latency_s: float
@@ -211,10 +215,50 @@ class _State:
     arrived: threading.Condition = field(init=False)  # notified on every recorded request
     token_counter: TokenCounter | None = None  # counts usage (None: words)
     usage_sent: list[tuple[int, int]] = field(default_factory=list)  # answers' usage blocks
+    #: more routes (the fake Batch API): (method, path, headers, body) -> (status, body,
+    #: content type), or None when the route is not theirs
+    routes: Routes | None = None
 
     def __post_init__(self) -> None:
         self.gate.set()
         self.arrived = threading.Condition(self.lock)
+
+
+def _completion_of(st: _State, body: dict[str, Any], text: str, finish: str) -> dict[str, Any]:
+    """The chat completion object answering ``body`` with ``text`` (the usage the server
+    counts: words, or its token counter's count)."""
+    counter = st.token_counter
+    if counter is None:
+        prompt = sum(_words(m.get("content")) for m in body.get("messages", [])
+                     if isinstance(m, dict))
+        output = max(1, _words(text))
+    else:
+        prompt = counter.count_messages((str(m.get("role", "")), str(m.get("content") or ""))
+                                        for m in body.get("messages", [])
+                                        if isinstance(m, dict))
+        output = counter.count_text(text)
+    completion: dict[str, Any] = {
+        "id": f"chatcmpl-{len(st.requests)}",
+        "object": "chat.completion",
+        "created": int(time.time()),
+        "model": st.served_model or body.get("model", st.model),
+        "choices": [{"index": 0, "finish_reason": finish,
+                     "message": {"role": "assistant", "content": text}}],
+        "usage": {"prompt_tokens": prompt, "completion_tokens": output},
+    }
+    if st.system_fingerprint is not None:
+        completion["system_fingerprint"] = st.system_fingerprint
+    completion["usage"]["total_tokens"] = (completion["usage"]["prompt_tokens"]
+                                           + completion["usage"]["completion_tokens"])
+    return completion
+
+
+def _counted_completion(st: _State, body: dict[str, Any]) -> dict[str, Any]:
+    """The responder's answer to ``body`` as a completion, its usage added to the counts."""
+    done = _completion_of(st, body, st.responder(body), "stop")
+    with st.lock:
+        st.usage_sent.append((done["usage"]["prompt_tokens"], done["usage"]["completion_tokens"]))
+    return done
 
 
 class _Server(ThreadingHTTPServer):
@@ -289,8 +333,25 @@ class _Handler(BaseHTTPRequestHandler):
 
     # -- routes ------------------------------------------------------------------------------
 
+    def _routed(self, method: str, raw: bytes) -> bool:
+        """Whether the extra routes answered this request (and answer it)."""
+        routes = self.server.state.routes
+        done = None if routes is None else routes(method, self.path, dict(self.headers.items()),
+                                                  raw)
+        if done is None:
+            return False
+        status, data, content_type = done
+        self.send_response(status)
+        self.send_header("Content-Type", content_type)
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+        return True
+
     def do_GET(self) -> None:
         st = self.server.state
+        if self._routed("GET", b""):
+            return
         if self.path.split("?", 1)[0].rstrip("/").endswith("/models"):
             if st.models_hang_s and st.stop.wait(st.models_hang_s):
                 return
@@ -308,6 +369,8 @@ class _Handler(BaseHTTPRequestHandler):
         st = self.server.state
         length = int(self.headers.get("Content-Length") or 0)
         raw = self.rfile.read(length) if length else b""
+        if self._routed("POST", raw):
+            return
         if not self.path.split("?", 1)[0].rstrip("/").endswith("/chat/completions"):
             self._send_json(404, {"error": {"message": f"no route {self.path}",
                                             "type": "invalid_request_error", "code": None}})
@@ -369,31 +432,7 @@ class _Handler(BaseHTTPRequestHandler):
         self._send_json(200, self._completion(body, "OK", "length"))
 
     def _completion(self, body: dict[str, Any], text: str, finish: str) -> dict[str, Any]:
-        st = self.server.state
-        counter = st.token_counter
-        if counter is None:
-            prompt = sum(_words(m.get("content")) for m in body.get("messages", [])
-                         if isinstance(m, dict))
-            output = max(1, _words(text))
-        else:
-            prompt = counter.count_messages((str(m.get("role", "")), str(m.get("content") or ""))
-                                            for m in body.get("messages", [])
-                                            if isinstance(m, dict))
-            output = counter.count_text(text)
-        completion: dict[str, Any] = {
-            "id": f"chatcmpl-{len(st.requests)}",
-            "object": "chat.completion",
-            "created": int(time.time()),
-            "model": st.served_model or body.get("model", st.model),
-            "choices": [{"index": 0, "finish_reason": finish,
-                         "message": {"role": "assistant", "content": text}}],
-            "usage": {"prompt_tokens": prompt, "completion_tokens": output},
-        }
-        if st.system_fingerprint is not None:
-            completion["system_fingerprint"] = st.system_fingerprint
-        completion["usage"]["total_tokens"] = (completion["usage"]["prompt_tokens"]
-                                               + completion["usage"]["completion_tokens"])
-        return completion
+        return _completion_of(self.server.state, body, text, finish)
 
     def _answer(self, body: dict[str, Any], fault: Fault | None) -> None:
         st = self.server.state
@@ -417,6 +456,10 @@ class _Handler(BaseHTTPRequestHandler):
         if kind == "malformed":
             self._send_raw(200, b'{"id": "chatcmpl-x", "object": "chat.completion", "choices": [')
             return
+        self._answer_text(body, fault, kind)
+
+    def _answer_text(self, body: dict[str, Any], fault: Fault | None, kind: str) -> None:
+        st = self.server.state
         text = st.responder(body)
         completion = self._completion(body, text, "length" if kind == "length" else "stop")
         if kind == "no_usage":
@@ -446,7 +489,6 @@ class _Handler(BaseHTTPRequestHandler):
                 self.connection.shutdown(socket.SHUT_RDWR)
             return
         self._send_json(200, completion)
-
 
     def _drip(self, body: bytes, interval_s: float) -> None:
         """Send a whole 200 response one byte at a time (until done, the client leaves, or the
@@ -633,6 +675,14 @@ class FakeOpenAIServer:
         """A snapshot of every snapshot probe received (not in :attr:`requests`)."""
         with self._state.lock:
             return list(self._state.probes)
+
+    def route(self, routes: Routes | None) -> None:
+        """Ask ``routes`` first for every request (the fake Batch API, .batch_testserver)."""
+        self._state.routes = routes
+
+    def completion(self, body: dict[str, object]) -> dict[str, object]:
+        """The chat route's answer to ``body`` (no fault), its usage added to the counts."""
+        return _counted_completion(self._state, body)
 
     def script(self, *faults: Fault) -> None:
         """Queue faults for the next requests, one per request, in arrival order."""

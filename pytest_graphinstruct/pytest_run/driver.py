@@ -162,6 +162,9 @@ class RunDriver:
         from pytest_graphinstruct.run.preflight import preflight
 
         problem = unclaimable(self.run, self.plan)
+        if self.run.batch is not None and getattr(session.config.option, "numprocesses", None):
+            problem = ("--gi-batch runs in one process (its batches and their ledger are the "
+                       "process's): drop -n")
         if problem is not None:
             raise self.usage(problem)
         mark_started(self.run.report)

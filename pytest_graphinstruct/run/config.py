@@ -62,6 +62,15 @@ class Cell:
 
 
 @dataclass(frozen=True)
+class BatchMode:
+    """``--gi-batch``'s settings (docs/MODELS.md "Batch mode")."""
+
+    poll_s: float  #: --gi-batch-poll: seconds between two polls
+    quiet_s: float  #: --gi-batch-quiet: a round is sent once no request came for this long
+    fallback: bool = False  #: --gi-batch-fallback: failed/expired lines as ordinary requests
+
+
+@dataclass(frozen=True)
 class RunConfig:
     """Everything a benchmark session needs to know, validated."""
 
@@ -115,6 +124,7 @@ class RunConfig:
     dry_run: bool = False  #: --gi-dry-run: estimate the run, send nothing
     prices: Path | None = None  #: --gi-prices: the price table (None: the packaged snapshot)
     max_cost: float | None = None  #: --gi-max-cost: the cap on money (price table's currency)
+    batch: BatchMode | None = None  #: --gi-batch: answers through the Batch API (None: off)
 
     @property
     def models(self) -> tuple[str, ...]:
@@ -317,7 +327,32 @@ def run_config(values: OptionValues, *, rootdir: Path) -> RunConfig | None:
         dry_run=values.flag("dry_run"),
         prices=prices,
         max_cost=max_cost,
+        batch=_batch(values, tuple(dict.fromkeys(models)), replay_path),
     )
+
+
+def _batch(values: OptionValues, models: tuple[str, ...],
+           replay: Path | None) -> BatchMode | None:
+    """``--gi-batch`` and its settings, checked: only for models at an OpenAI-compatible
+    endpoint (not the oracle, the embedded model or a replay).
+
+    Raises:
+        GraphInstructError: one line naming the option and what it cannot batch.
+    """
+    fallback = values.flag("batch_fallback")
+    if not values.flag("batch"):
+        if fallback:
+            raise GraphInstructError("--gi-batch-fallback needs --gi-batch")
+        return None
+    if replay is not None:
+        raise GraphInstructError("--gi-batch asks an endpoint's Batch API: not with "
+                                 "--gi-replay (recorded answers)")
+    built_in = [m for m in models if m in ("oracle", "local")]
+    if built_in:
+        raise GraphInstructError(f"--gi-batch needs models at an OpenAI-compatible endpoint; "
+                                 f"{', '.join(built_in)} has no Batch API")
+    return BatchMode(poll_s=_present(values.number("batch_poll")),
+                     quiet_s=_present(values.number("batch_quiet")), fallback=fallback)
 
 
 def _costs(values: OptionValues, models: tuple[str, ...],

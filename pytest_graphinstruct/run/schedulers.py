@@ -79,14 +79,37 @@ class ModelSchedulers:
                 local=self.local, model_version=config.model_version(model),
             )
             cache = self.inputs.cache if getattr(backend, "cacheable", False) else None
+            concurrency = 1 if model == "local" else config.concurrency
+            rate_limit = config.rate_limit
+            if config.batch is not None:  # requests wait for their batch, one thread each
+                backend, concurrency = self._batched(backend), self._batch_concurrency()
+                rate_limit = None
             schedulers[model] = Scheduler(
-                backend, concurrency=1 if model == "local" else config.concurrency,
-                rate_limit=config.rate_limit, cache=cache, token_budget=budget,
+                backend, concurrency=concurrency,
+                rate_limit=rate_limit, cache=cache, token_budget=budget,
                 snapshot=self.inputs.served.snapshot(model),
                 reuse_stale=config.reuse_stale_cache, stop_check=self._stop_check,
-                cost=self._request_cost(model),
+                cost=self._request_cost(model), share_in_flight=config.batch is None,
             )
         return schedulers
+
+    def _batched(self, backend: Any) -> Any:
+        """``backend`` asked through its endpoint's Batch API (``--gi-batch``)."""
+        from pytest_graphinstruct.models.batch_backend import BatchBackend
+        from pytest_graphinstruct.models.batch_runner import BatchSettings
+        from pytest_graphinstruct.models.openai_backend import OpenAIBackend
+
+        mode = self.inputs.config.batch
+        if not isinstance(backend, OpenAIBackend) or mode is None:
+            raise GraphInstructError(f"--gi-batch: {backend!r} has no Batch API")
+        return BatchBackend(backend, self.inputs.cache, BatchSettings(
+            poll_s=mode.poll_s, quiet_s=mode.quiet_s, fallback=mode.fallback))
+
+    @staticmethod
+    def _batch_concurrency() -> int:
+        from pytest_graphinstruct.models.batch_backend import BATCH_CONCURRENCY
+
+        return BATCH_CONCURRENCY
 
     def _cost_cap(self, workers: int) -> CostCap | None:
         """This process's share of the run's ``--gi-max-cost`` (the run's ``workers``
@@ -141,6 +164,9 @@ class ModelSchedulers:
         requests not started are dropped and none is retried."""
         for s in (self._schedulers or {}).values():
             s.close(cancel_pending=cancel)
+            close = getattr(s.backend, "close", None)  # a batch backend's thread
+            if callable(close):
+                close()
 
     def notes(self) -> list[str]:
         """One line per model whose circuit breaker opened or whose provider reported
@@ -161,6 +187,24 @@ class ModelSchedulers:
         if capped is not None:
             out.append(capped)
         return out
+
+    def batch_line(self) -> str | None:
+        """The batches' states for the live progress line (``--gi-batch``), e.g. ``batch 2/3
+        in_progress 340/500``: the oldest batch not read yet of each model, its place among
+        this run's batches and its request counts; ``None`` without batch mode."""
+        parts: list[str] = []
+        for scheduler in list((self._schedulers or {}).values()):
+            statuses = getattr(scheduler.backend, "statuses", None)
+            if not callable(statuses):
+                continue
+            batches = statuses()
+            live = [n for n, b in enumerate(batches) if b.live]
+            if not live:
+                continue
+            batch = batches[live[0]]
+            done, _, total = batch.counts
+            parts.append(f"batch {live[0] + 1}/{len(batches)} {batch.state} {done}/{total}")
+        return ", ".join(parts) or None
 
     def cache_sources(self) -> dict[str, CacheSource]:
         """Per cell label: the snapshots of the answers this process reused from an earlier

@@ -156,3 +156,21 @@ def test_cost_options_are_read_and_checked(suite: Path, tmp_path: Path) -> None:
     with pytest.raises(GraphInstructError, match=r"mine\.json: models\.m\.input_per_1m is missing"):
         build_run_config({"model": "m", "suite": str(suite), "prices": str(bad)},
                          rootdir=suite)
+
+
+def test_batch_mode_is_read_and_checked(tmp_path: Path) -> None:
+    from pytest_graphinstruct.run.config import BatchMode
+
+    suite = tmp_path / "suite"
+    suite.mkdir()
+    (suite / "level_1.json").write_text("[]", encoding="utf-8")
+    base = {"suite": str(suite), "base_url": "http://127.0.0.1:1/v1"}
+    run = build_run_config({**base, "model": "gpt-4o", "batch": True, "batch_poll": 5.0,
+                            "batch_fallback": True}, rootdir=tmp_path)
+    assert run is not None and run.batch == BatchMode(poll_s=5.0, quiet_s=2.0, fallback=True)
+    plain = build_run_config({**base, "model": "gpt-4o"}, rootdir=tmp_path)
+    assert plain is not None and plain.batch is None
+    with pytest.raises(GraphInstructError, match="oracle has no Batch API"):
+        build_run_config({**base, "model": "oracle", "batch": True}, rootdir=tmp_path)
+    with pytest.raises(GraphInstructError, match="--gi-batch-fallback needs --gi-batch"):
+        build_run_config({**base, "model": "gpt-4o", "batch_fallback": True}, rootdir=tmp_path)

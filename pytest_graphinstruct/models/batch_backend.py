@@ -1,0 +1,114 @@
+"""``--gi-batch``: a backend that obtains an OpenAI-compatible endpoint's answers through its
+Batch API instead of one HTTP request each (:class:`BatchBackend`).
+
+It sits where the ordinary backend sits, under the scheduler: the scheduler's cache lookups,
+deduplication, token budget and cost cap, and everything after the cache (verdicts, scores,
+reports, gates, methods), are unchanged.  :meth:`BatchBackend.complete_served` hands the
+request to the :class:`~.batch_runner.BatchRunner` and blocks until its batch line's answer is
+back; the runner gathers the requests of one round into batches, polls them and resolves them.
+
+Promises:
+
+* A batch line's body is exactly what the ordinary request would send
+  (:meth:`~.chat_completions.ChatCompletions.body`, the wrapped backend's), and its answer is
+  read as the ordinary response would be (:mod:`.batch_answers`): one answer per request, cached
+  under the same key (:attr:`endpoint` is the wrapped backend's).
+* Never raises for infrastructure problems (an error :class:`Answer`, ``calls=0``), like every
+  backend.  :meth:`cancel` answers the waiting requests at once and leaves the batches to the
+  next run (they are in the ledger of the cache folder).
+* Not ``remote``: the scheduler's circuit breaker, made for one failing HTTP call after
+  another, does not apply (the runner counts failed API calls itself).
+"""
+
+from __future__ import annotations
+
+from typing import NoReturn
+
+from pytest_graphinstruct.answers import Answer
+from pytest_graphinstruct.models.base import Request
+from pytest_graphinstruct.models.batch_answers import answer_of
+from pytest_graphinstruct.models.batch_api import BatchApi
+from pytest_graphinstruct.models.batch_ledger import BatchLedger, LedgerBatch, RequestMeta
+from pytest_graphinstruct.models.batch_runner import BatchRunner, BatchSettings, Served
+from pytest_graphinstruct.models.cache import AnswerCache
+from pytest_graphinstruct.models.openai_backend import OpenAIBackend
+from pytest_graphinstruct.models.snapshot import Snapshot
+from pytest_graphinstruct.models.tokens import TokenCounter, encoding_name_for
+from pytest_graphinstruct.models.usage_accounting import UsageAccounting
+
+BATCH_CONCURRENCY = 10_000
+"""The scheduler's worker threads in batch mode: requests waiting for their batch at once (each
+blocked in one thread, not polling).  A round of more requests goes in several batches."""
+
+
+class BatchBackend:
+    """The batch mode's backend over an :class:`OpenAIBackend` (see the module's promises).
+
+    Args:
+        inner: the endpoint's ordinary backend (its client, key, base URL and request bodies;
+            and its requests for ``--gi-batch-fallback``).
+        cache: the answer cache (results no one in this process waits for are written here);
+            ``None``: none.
+        settings: the run's batch settings.
+        api: the Batch API calls (default: over ``inner``'s client).
+    """
+
+    cacheable = True
+    remote = False
+
+    def __init__(self, inner: OpenAIBackend, cache: AnswerCache | None,
+                 settings: BatchSettings | None = None, *,
+                 api: BatchApi | None = None) -> None:
+        self.inner = inner
+        self.endpoint = inner.endpoint
+        self.model = inner.model
+        self.cache = cache
+        self._usage = UsageAccounting(TokenCounter(encoding_name_for(inner.model)))
+        self.ledger = BatchLedger(cache.path.parent if cache is not None else None)
+        self.runner = BatchRunner(
+            api or BatchApi(inner.client, inner.timeout_s), self.ledger, self.endpoint,
+            body=inner.chat.body, answer=self._answer, store=self._store,
+            fallback=inner.complete_served, settings=settings or BatchSettings())
+
+    def __repr__(self) -> str:
+        return f"BatchBackend({self.inner!r})"
+
+    def __reduce__(self) -> NoReturn:
+        raise TypeError("BatchBackend cannot be pickled (it holds an API key)")
+
+    @property
+    def worst_case_s(self) -> float:
+        """A batch may take its whole completion window (24 h)."""
+        return 24 * 3600.0
+
+    def complete(self, request: Request) -> Answer:
+        """The answer of ``request``'s batch line (blocks until its batch is read)."""
+        return self.complete_served(request)[0]
+
+    def complete_served(self, request: Request) -> Served:
+        """:meth:`complete`, and what the line's response said served it."""
+        return self.runner.ask(request.cache_key(self.endpoint), request).result()
+
+    def cancel(self, reason: str | None = None) -> None:
+        """Answer every waiting request with an error (``reason``, else that the run was
+        interrupted) and stop gathering and polling; the batches stay for the next run."""
+        self.runner.cancel(reason or "cancelled: the run was interrupted while waiting for "
+                                     "its batch (a rerun resumes it)")
+        self.inner.cancel(reason)
+
+    def close(self) -> None:
+        """End the runner's thread (after the run: every request was answered)."""
+        self.runner.cancel("closed: the run ended")
+
+    def statuses(self) -> list[LedgerBatch]:
+        """This endpoint's batches, oldest first (the live progress line's)."""
+        return self.runner.statuses()
+
+    def _answer(self, body: dict[str, object], request: Request | None, latency_s: float) -> Served:
+        return answer_of(body, request, self._usage, latency_s=latency_s)
+
+    def _store(self, key: str, meta: RequestMeta, answer: Answer, served: Snapshot) -> None:
+        if self.cache is not None:
+            request = Request(meta.model, (), sample_index=meta.sample_index,
+                              instruction_id=meta.instruction_id, cell=meta.cell)
+            self.cache.store(key, request, answer, endpoint=self.endpoint, served=served)

@@ -1,0 +1,192 @@
+"""The batch ledger: which batches a batch run created, what each holds and whether its results
+were read — kept in the answer cache's folder (``batches.json``) so a run killed while waiting
+resumes polling the same batches and never submits a request that is in a live batch again.
+
+Promises:
+
+* Every change is written at once, atomically (a temporary file, ``fsync``, ``os.replace``):
+  a kill leaves the old ledger or the new one, never a torn one.
+* An input file is recorded (``input_file_id``, its custom ids and their requests' metadata)
+  *before* its batch is created, and the batch id right after: a run killed between the two
+  finds the entry without a batch id, and :class:`~.batch_runner.BatchRunner` looks the batch
+  up by its input file before creating one.
+* A damaged or unreadable ledger is never fatal: it reads as empty and :attr:`BatchLedger.
+  warning` says why in one line (batches it named are then not resumed; their requests are
+  asked again).
+* Thread-safe (one lock); one process per cache folder (batch mode refuses xdist).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import tempfile
+import threading
+from dataclasses import asdict, dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+from pytest_graphinstruct.models.base import one_line
+
+LEDGER_NAME = "batches.json"
+LEDGER_VERSION = 1
+TERMINAL_STATES = frozenset({"completed", "failed", "expired", "cancelled"})
+"""Batch states after which nothing more will come (OpenAI's ``status`` values)."""
+
+
+@dataclass(frozen=True)
+class RequestMeta:
+    """What the cache records about a request besides its answer (for a result that arrives
+    before, or without, the request being asked by this process)."""
+
+    model: str
+    instruction_id: str = ""
+    cell: str = ""
+    sample_index: int = 0
+
+
+@dataclass(frozen=True)
+class LedgerBatch:
+    """One input file and the batch made of it.
+
+    Attributes:
+        endpoint: the backend's endpoint (cache keys are under it).
+        input_file_id: the uploaded input file.
+        custom_ids: its request lines' ids (the requests' cache keys), in order.
+        requests: the metadata of each custom id.
+        batch_id: the batch (``""`` until created).
+        state: the batch's last known status.
+        collected: its results were read (and its answers cached).
+        counts: the last known request counts (completed, failed, total).
+    """
+
+    endpoint: str
+    input_file_id: str
+    custom_ids: tuple[str, ...]
+    requests: dict[str, RequestMeta] = field(default_factory=dict)
+    batch_id: str = ""
+    state: str = "uploaded"
+    collected: bool = False
+    counts: tuple[int, int, int] = (0, 0, 0)
+
+    @property
+    def live(self) -> bool:
+        """Its results may still come (not collected)."""
+        return not self.collected
+
+
+class BatchLedger:
+    """The ledger file of one cache folder (see the module's promises).
+
+    Args:
+        folder: the answer cache's folder; ``None`` keeps the ledger in memory only.
+    """
+
+    def __init__(self, folder: Path | None) -> None:
+        self.path = None if folder is None else Path(folder) / LEDGER_NAME
+        self._lock = threading.Lock()
+        self.warning: str | None = None
+        self._batches: list[LedgerBatch] = self._read()
+
+    def batches(self, endpoint: str | None = None) -> list[LedgerBatch]:
+        """Every batch recorded (of ``endpoint`` when given), oldest first."""
+        with self._lock:
+            return [b for b in self._batches if endpoint is None or b.endpoint == endpoint]
+
+    def live(self, endpoint: str) -> list[LedgerBatch]:
+        """The batches of ``endpoint`` whose results were not read yet."""
+        return [b for b in self.batches(endpoint) if b.live]
+
+    def add(self, batch: LedgerBatch) -> None:
+        """Record a new input file (before its batch is created)."""
+        with self._lock:
+            self._batches.append(batch)
+            self._write()
+
+    def update(self, input_file_id: str, *, batch_id: str | None = None,
+               state: str | None = None, collected: bool | None = None,
+               counts: tuple[int, int, int] | None = None) -> LedgerBatch:
+        """Change the entry of ``input_file_id`` (``batch_id``, ``state``, ``collected``,
+        ``counts``) and write the ledger; returns the new entry.
+
+        Raises:
+            KeyError: no entry has that input file.
+        """
+        with self._lock:
+            for n, batch in enumerate(self._batches):
+                if batch.input_file_id == input_file_id:
+                    new = replace(
+                        batch, batch_id=batch.batch_id if batch_id is None else batch_id,
+                        state=batch.state if state is None else state,
+                        collected=batch.collected if collected is None else collected,
+                        counts=batch.counts if counts is None else counts)
+                    self._batches[n] = new
+                    self._write()
+                    return new
+        raise KeyError(input_file_id)
+
+    # -- the file ------------------------------------------------------------------------------
+
+    def _read(self) -> list[LedgerBatch]:
+        if self.path is None or not self.path.exists():
+            return []
+        try:
+            data = json.loads(self.path.read_text(encoding="utf-8"))
+            if not isinstance(data, dict) or data.get("v") != LEDGER_VERSION:
+                raise ValueError(f"not a version {LEDGER_VERSION} ledger")
+            return [_batch_of(obj) for obj in data["batches"]]
+        except (OSError, UnicodeDecodeError, ValueError, TypeError, KeyError) as exc:
+            self.warning = one_line(f"batch ledger {self.path} unreadable, ignored "
+                                    f"({type(exc).__name__}: {exc})")
+            return []
+
+    def _write(self) -> None:
+        """Write the ledger atomically (under the lock).  A failed write is kept as the
+        warning; the ledger stays right in memory."""
+        if self.path is None:
+            return
+        blob = json.dumps({"v": LEDGER_VERSION, "batches": [_json_of(b) for b in self._batches]},
+                          ensure_ascii=False, separators=(",", ":"))
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            fd, tmp = tempfile.mkstemp(dir=self.path.parent, prefix=".batches-", suffix=".tmp")
+            try:
+                with os.fdopen(fd, "w", encoding="utf-8") as fh:
+                    fh.write(blob)
+                    fh.flush()
+                    os.fsync(fh.fileno())
+                os.replace(tmp, self.path)
+            except BaseException:
+                with contextlib.suppress(OSError):
+                    os.unlink(tmp)
+                raise
+        except OSError as exc:
+            self.warning = one_line(f"cannot write the batch ledger {self.path}: {exc}")
+
+
+def _json_of(batch: LedgerBatch) -> dict[str, Any]:
+    obj = asdict(batch)
+    obj["custom_ids"] = list(batch.custom_ids)
+    obj["counts"] = list(batch.counts)
+    obj["requests"] = {k: [m.model, m.instruction_id, m.cell, m.sample_index]
+                       for k, m in batch.requests.items()}
+    return obj
+
+
+def _batch_of(obj: Any) -> LedgerBatch:
+    """One entry read back; raises TypeError/ValueError/KeyError on a malformed one."""
+    if not isinstance(obj, dict):
+        raise TypeError("a ledger entry is not an object")
+    requests: dict[str, RequestMeta] = {}
+    for key, meta in dict(obj.get("requests") or {}).items():
+        model, inst, cell, sample = meta
+        requests[str(key)] = RequestMeta(str(model), str(inst), str(cell), int(sample))
+    counts = tuple(int(c) for c in obj.get("counts") or (0, 0, 0))
+    if len(counts) != 3:
+        raise ValueError("counts must hold 3 numbers")
+    return LedgerBatch(
+        endpoint=str(obj["endpoint"]), input_file_id=str(obj["input_file_id"]),
+        custom_ids=tuple(str(c) for c in obj["custom_ids"]), requests=requests,
+        batch_id=str(obj.get("batch_id") or ""), state=str(obj.get("state") or "uploaded"),
+        collected=bool(obj.get("collected")), counts=(counts[0], counts[1], counts[2]))

@@ -1,0 +1,310 @@
+"""The batch run's one thread: it gathers the requests waiting for answers into batches, polls
+the live batches, and hands each request its answer (:class:`BatchRunner`).
+
+Promises:
+
+* **One batch per round.**  Requests are gathered until none has arrived for ``quiet_s``
+  seconds (or a file's worth is waiting, or the oldest has waited ``gather_s``), then written
+  as input files (:func:`~.batch_files.input_files`, within the limits) and submitted, one batch
+  per file.  An iterative method's next round is asked only when its previous answers came
+  back, so each round forms its own batch.
+* **Never submitted twice.**  Every input file is recorded in the ledger
+  (:class:`~.batch_ledger.BatchLedger`) before its batch is created, the batch id right after;
+  a request whose key is in a live batch of the ledger (this run's or a killed run's) is not
+  submitted again: it waits for that batch.  A run killed between upload and record re-uploads
+  (an input file is not a request); one killed between create and record finds its batch by
+  the input file (:meth:`~.batch_api.BatchApi.find_by_input`).
+* **Results become ordinary answers**: each 200 line through :func:`~.batch_answers.answer_of`;
+  a line whose request no one in this process waits for (a killed run's batch, read before the
+  rerun asks) is written to the answer cache under its key at once, so the scheduler finds it
+  there.  Lines a batch failed, expired or cancelled (and a line missing from a finished
+  batch) are retried: in the next batch, at most ``max_tries`` batches in all, or — with
+  ``fallback`` — at once as an ordinary request of the wrapped backend.  A line the endpoint
+  refused for the request's own fault (a 4xx) is the request's error answer, like an ordinary
+  request's.  A retried line whose request no one here waits for is dropped: a later ask
+  submits it (once).
+* An API call that fails (upload, create, poll, download) is tried again at the next poll, up
+  to ``call_tries`` times in a row; then the requests it concerned get an error answer naming
+  the failure.  Nothing the endpoint sends stops the thread.
+* :meth:`BatchRunner.cancel` answers every waiting request with an error at once and ends the
+  thread; the batches stay on the endpoint and in the ledger, so the next run resumes them.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable
+from concurrent.futures import Future, ThreadPoolExecutor
+from dataclasses import dataclass
+
+from pytest_graphinstruct.answers import Answer
+from pytest_graphinstruct.models.base import Request, one_line, quiet_thread
+from pytest_graphinstruct.models.batch_api import BatchApi, BatchStatus
+from pytest_graphinstruct.models.batch_files import (
+    MAX_BYTES_PER_FILE,
+    MAX_REQUESTS_PER_FILE,
+    BatchLine,
+    LineResult,
+    input_files,
+    read_results,
+)
+from pytest_graphinstruct.models.batch_ledger import (
+    TERMINAL_STATES,
+    BatchLedger,
+    LedgerBatch,
+    RequestMeta,
+)
+from pytest_graphinstruct.models.snapshot import Snapshot
+
+Served = tuple[Answer, Snapshot]
+
+
+@dataclass(frozen=True)
+class BatchSettings:
+    """How a batch run gathers, submits and polls (``--gi-batch-*``; docs/MODELS.md)."""
+
+    poll_s: float = 30.0  #: seconds between two polls of the live batches
+    quiet_s: float = 2.0  #: a round is complete when no request arrived for this long
+    gather_s: float = 60.0  #: the longest a request waits to be put in a batch
+    max_requests: int = MAX_REQUESTS_PER_FILE  #: request lines per input file
+    max_bytes: int = MAX_BYTES_PER_FILE  #: bytes per input file
+    max_tries: int = 3  #: batches one request may go in (failed or expired lines retried)
+    call_tries: int = 5  #: failed API calls in a row before their requests get an error
+    fallback: bool = False  #: retry failed/expired lines as ordinary requests instead
+
+
+class BatchRunner:
+    """The gathering, submitting and polling of one backend's batches (module promises).
+
+    Args:
+        api: the endpoint's files and batches calls.
+        ledger: the cache folder's ledger.
+        endpoint: the backend's endpoint (the cache keys' and the ledger entries').
+        body: the chat completion body of a request (the ordinary request's, exactly).
+        answer: a 200 line's body as an answer (the request when known, the latency).
+        store: caches an answer nobody here waits for (key, request metadata, answer, snapshot).
+        fallback: an ordinary request's answer (the wrapped backend), for ``--gi-batch-fallback``.
+        settings: the run's batch settings.
+    """
+
+    def __init__(self, api: BatchApi, ledger: BatchLedger, endpoint: str, *,
+                 body: Callable[[Request], dict[str, object]],
+                 answer: Callable[[dict[str, object], Request | None, float], Served],
+                 store: Callable[[str, RequestMeta, Answer, Snapshot], None],
+                 fallback: Callable[[Request], Served], settings: BatchSettings) -> None:
+        self.api, self.ledger, self.endpoint, self.settings = api, ledger, endpoint, settings
+        self._body, self._answer, self._store, self._fallback = body, answer, store, fallback
+        self._cond = threading.Condition()
+        self._waiters: dict[str, tuple[Future[Served], Request, float]] = {}
+        self._pending: list[str] = []
+        self._first_at = self._last_at = 0.0
+        self._tries: dict[str, int] = {}
+        self._unclaimed: dict[str, Served] = {}  # answers read before anyone here asked
+        self._live = {k: b.input_file_id for b in ledger.live(endpoint) for k in b.custom_ids}
+        self._failures = 0
+        self._next_poll = 0.0
+        self._closed: str | None = None
+        self._fallbacks = ThreadPoolExecutor(4, "gi-batch-fallback", initializer=quiet_thread)
+        self._thread = threading.Thread(target=self._loop, name="gi-batch", daemon=True)
+        self._thread.start()
+
+    # -- the callers' side ---------------------------------------------------------------------
+
+    def ask(self, key: str, request: Request) -> Future[Served]:
+        """The future answer of ``request`` (cache key ``key``): one already waited for, the
+        live batch's that holds the key, or a new line of the next batch."""
+        with self._cond:
+            if key in self._waiters:
+                return self._waiters[key][0]
+            fut: Future[Served] = Future()
+            unclaimed = self._unclaimed.pop(key, None)
+            if unclaimed is not None:  # read (and cached) before this ask came
+                fut.set_result(unclaimed)
+                return fut
+            if self._closed is not None:
+                fut.set_result((Answer(error=self._closed, calls=0), Snapshot()))
+                return fut
+            self._waiters[key] = (fut, request, time.monotonic())
+            if key not in self._live:
+                self._enqueue(key)
+            self._cond.notify_all()
+        return fut
+
+    def cancel(self, reason: str) -> None:
+        """Answer every waiting request with ``reason`` and end the thread (the batches stay
+        on the endpoint and in the ledger for the next run)."""
+        with self._cond:
+            if self._closed is None:
+                self._closed = one_line(reason)
+            waiters, self._waiters, self._pending = self._waiters, {}, []
+            self._cond.notify_all()
+        for fut, _, _ in waiters.values():
+            if not fut.done():
+                fut.set_result((Answer(error=self._closed, calls=0), Snapshot()))
+        self._fallbacks.shutdown(wait=False, cancel_futures=True)
+
+    def statuses(self) -> list[LedgerBatch]:
+        """This endpoint's batches as the ledger knows them, oldest first."""
+        return self.ledger.batches(self.endpoint)
+
+    # -- the thread ----------------------------------------------------------------------------
+
+    def _enqueue(self, key: str) -> None:
+        """Put ``key`` in the next batch (under the lock)."""
+        now = time.monotonic()
+        if not self._pending:
+            self._first_at = now
+        self._pending.append(key)
+        self._last_at = now
+
+    def _loop(self) -> None:
+        quiet_thread()
+        while True:
+            with self._cond:
+                if self._closed is not None:
+                    return
+                now = time.monotonic()
+                submit = self._due(now)
+                poll = bool(self._live) and now >= self._next_poll
+                if not submit and not poll:
+                    self._cond.wait(self._wake_in(now))
+                    continue
+                keys, self._pending = (self._pending, []) if submit else ([], self._pending)
+            try:
+                if keys:
+                    self._submit(keys)
+                if poll:
+                    self._next_poll = time.monotonic() + self.settings.poll_s
+                    self._poll()
+            except Exception as exc:  # nothing the endpoint does may end this thread
+                self._failed_call(keys, f"batch mode: {type(exc).__name__}: {exc}")
+
+    def _due(self, now: float) -> bool:
+        if not self._pending:
+            return False
+        s = self.settings
+        return (now - self._last_at >= s.quiet_s or now - self._first_at >= s.gather_s
+                or len(self._pending) >= s.max_requests)
+
+    def _wake_in(self, now: float) -> float:
+        waits = [self.settings.poll_s if not self._live else max(0.0, self._next_poll - now)]
+        if self._pending:
+            waits.append(max(0.0, min(self._last_at + self.settings.quiet_s,
+                                      self._first_at + self.settings.gather_s) - now))
+        return max(0.005, min(waits))
+
+    def _submit(self, keys: list[str]) -> None:
+        """Write ``keys``' requests as input files and create their batches."""
+        with self._cond:
+            lines = [(k, self._waiters[k][1]) for k in dict.fromkeys(keys) if k in self._waiters]
+        files = input_files((BatchLine(k, self._body(r)) for k, r in lines),
+                            max_requests=self.settings.max_requests,
+                            max_bytes=self.settings.max_bytes)
+        requests = dict(lines)
+        for n, file in enumerate(files):
+            try:
+                file_id = self.api.upload(file.data, f"gi-batch-{int(time.time())}-{n}.jsonl")
+            except Exception:
+                with self._cond:  # not uploaded: nothing was submitted; try again later
+                    for later in files[n:]:
+                        for key in later.custom_ids:
+                            self._enqueue(key)
+                raise
+            meta = {k: RequestMeta(r.model, r.instruction_id, r.cell, r.sample_index)
+                    for k in file.custom_ids for r in (requests[k],)}
+            self.ledger.add(LedgerBatch(self.endpoint, file_id, file.custom_ids, meta))
+            with self._cond:
+                for key in file.custom_ids:
+                    self._live[key] = file_id
+                    self._tries[key] = self._tries.get(key, 0) + 1
+            self._create(file_id)
+        self._next_poll = time.monotonic() + self.settings.poll_s
+
+    def _create(self, file_id: str) -> None:
+        status = self.api.create(file_id, {"gi_input_file": file_id})
+        self.ledger.update(file_id, batch_id=status.batch_id, state=status.status)
+
+    def _poll(self) -> None:
+        """Poll every live batch once; collect the finished ones."""
+        for batch in self.ledger.live(self.endpoint):
+            if not batch.batch_id:  # a run killed between upload and create: find or create
+                found = self.api.find_by_input(batch.input_file_id)
+                if found is None:
+                    self._create(batch.input_file_id)
+                    continue
+                batch = self.ledger.update(batch.input_file_id, batch_id=found.batch_id)
+            status = self.api.retrieve(batch.batch_id)
+            self.ledger.update(batch.input_file_id, state=status.status,
+                               counts=(status.completed, status.failed, status.total))
+            if status.status in TERMINAL_STATES:
+                self._collect(batch, status)
+        self._failures = 0
+
+    def _collect(self, batch: LedgerBatch, status: BatchStatus) -> None:
+        """Read a finished batch's files and hand out its lines' answers."""
+        files = [self.api.content(f) for f in (status.output_file_id, status.error_file_id) if f]
+        read = read_results(files)
+        self.ledger.update(batch.input_file_id, collected=True)
+        why = f"batch {status.status}" + (f": {status.errors}" if status.errors else "")
+        for key in batch.custom_ids:
+            result = read.results.get(key) or LineResult(
+                key, error=one_line(f"no result line ({why})"), retry=True)
+            self._resolve(key, batch.requests.get(key), result)
+
+    def _resolve(self, key: str, meta: RequestMeta | None, result: LineResult) -> None:
+        with self._cond:
+            unasked = key not in self._waiters
+        if unasked and result.body is not None and meta is not None:
+            # a killed run's line read before (or without) the rerun's ask: cached first, then
+            # handed out, so an ask that comes meanwhile waits for it (the key is still live)
+            self._store(key, meta, *self._answer(result.body, None, 0.0))
+        with self._cond:
+            self._live.pop(key, None)
+            waiting = self._waiters.pop(key, None)
+            if waiting is None:
+                if result.body is not None:
+                    self._unclaimed[key] = self._answer(result.body, None, 0.0)
+                return  # a retry nobody here waits for is dropped: a later ask submits it
+            if result.body is None and result.retry and self._retry(key, waiting):
+                return
+        fut, request, started = waiting
+        if result.body is None:
+            fut.set_result((Answer(error=result.error or "batch request failed", calls=0),
+                            Snapshot()))
+        else:
+            fut.set_result(self._answer(result.body, request, time.monotonic() - started))
+
+    def _retry(self, key: str, waiting: tuple[Future[Served], Request, float]) -> bool:
+        """Send a failed or expired line again (under the lock): the next batch, or an
+        ordinary request with ``fallback``; ``False`` when its tries are spent."""
+        fut, request, _ = waiting
+        if self.settings.fallback:
+            self._fallbacks.submit(self._ordinary, fut, request)
+            return True
+        if self._tries.get(key, 0) >= self.settings.max_tries:
+            return False
+        self._waiters[key] = waiting
+        self._enqueue(key)
+        return True
+
+    def _ordinary(self, fut: Future[Served], request: Request) -> None:
+        """``request`` as an ordinary request (``--gi-batch-fallback``); never raises."""
+        try:
+            fut.set_result(self._fallback(request))
+        except Exception as exc:  # the wrapped backend never raises; this is a safety net
+            fut.set_result((Answer(error=one_line(f"fallback request failed: {exc}"),
+                                   calls=0), Snapshot()))
+
+    def _failed_call(self, keys: list[str], message: str) -> None:
+        """An API call failed: tried again at the next poll, until ``call_tries`` in a row
+        failed; then every request not in a live batch, and those in one, get the error."""
+        self._failures += 1
+        if self._failures < self.settings.call_tries:
+            return
+        error = one_line(message, f"; gave up after {self._failures} failed call(s)")
+        with self._cond:
+            waiters, self._waiters, self._pending = self._waiters, {}, []
+        for fut, _, _ in waiters.values():
+            fut.set_result((Answer(error=error, calls=0), Snapshot()))
+        self._failures = 0

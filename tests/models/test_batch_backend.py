@@ -1,0 +1,144 @@
+"""BatchBackend and its runner against the fake Batch API: bodies equal the ordinary request's,
+one batch per round, retries (later batch, or ordinary requests), final errors, resume from the
+ledger without resubmitting, cancel."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+import pytest
+
+from pytest_graphinstruct.answers import Message
+from pytest_graphinstruct.models.base import DecodingParams, Request
+from pytest_graphinstruct.models.batch_backend import BatchBackend
+from pytest_graphinstruct.models.batch_runner import BatchSettings
+from pytest_graphinstruct.models.batch_testserver import FakeBatchAPI
+from pytest_graphinstruct.models.cache import AnswerCache
+from pytest_graphinstruct.models.openai_backend import OpenAIBackend
+from pytest_graphinstruct.models.testserver import FakeOpenAIServer
+
+FAST = BatchSettings(poll_s=0.02, quiet_s=0.05)
+
+
+@pytest.fixture
+def server() -> Iterator[FakeOpenAIServer]:
+    with FakeOpenAIServer() as srv:
+        yield srv
+
+
+def inner(server: FakeOpenAIServer) -> OpenAIBackend:
+    return OpenAIBackend(server.base_url, "fake-model", api_key="sk-test", max_retries=0,
+                         extra_body={"top_k": 3})
+
+
+def requests(n: int, tag: str = "q") -> list[Request]:
+    return [Request("fake-model", (Message("user", f"{tag} {i}"),),
+                    DecodingParams(temperature=0.5, max_tokens=50), instruction_id=f"L1-{i:03d}")
+            for i in range(n)]
+
+
+def ask_all(backend: BatchBackend, reqs: list[Request]) -> list[str]:
+    with ThreadPoolExecutor(len(reqs)) as pool:
+        answers = list(pool.map(backend.complete, reqs))
+    return [a.text if a.ok else f"ERROR {a.error}" for a in answers]  # type: ignore[misc]
+
+
+def test_a_batch_line_is_the_ordinary_request_and_its_answer_the_ordinary_answer(
+        server: FakeOpenAIServer, tmp_path: Path) -> None:
+    api = FakeBatchAPI(server)
+    plain = inner(server)
+    request = requests(1)[0]
+    ordinary = plain.complete(request)
+    backend = BatchBackend(inner(server), AnswerCache(tmp_path), FAST)
+    batched = backend.complete(request)
+    (line,) = api.batches["batch_1"].lines
+    assert line["body"] == server.requests[0].body
+    assert line["custom_id"] == request.cache_key(backend.endpoint)
+    assert (batched.text, batched.usage, batched.calls) == (ordinary.text, ordinary.usage, 1)
+    backend.close()
+
+
+def test_each_round_forms_one_batch_and_failed_or_expired_lines_go_in_the_next(
+        server: FakeOpenAIServer, tmp_path: Path) -> None:
+    api = FakeBatchAPI(server, line_fault=lambda c, n: ("failed" if c < "4" else "expired"
+                                                        if c < "8" else None) if n == 1 else None)
+    backend = BatchBackend(inner(server), AnswerCache(tmp_path), FAST)
+    assert ask_all(backend, requests(12)) == [f"echo: q {i}" for i in range(12)]
+    assert ask_all(backend, requests(5, "r")) == [f"echo: r {i}" for i in range(5)]
+    first = {x["custom_id"] for x in api.batches["batch_1"].lines}
+    assert len(first) == 12 and len(api.batches) in (3, 4)  # round 1, its retries, round 2
+    assert all(n <= 2 for n in api.submitted.values()) and server.request_count == 0
+    backend.close()
+
+
+def test_with_fallback_failed_lines_become_ordinary_requests(
+        server: FakeOpenAIServer, tmp_path: Path) -> None:
+    api = FakeBatchAPI(server, line_fault=lambda c, n: "failed" if c < "8" else None)
+    settings = BatchSettings(poll_s=0.02, quiet_s=0.05, fallback=True)
+    backend = BatchBackend(inner(server), AnswerCache(tmp_path), settings)
+    assert ask_all(backend, requests(10)) == [f"echo: q {i}" for i in range(10)]
+    failed = sum(1 for c in api.submitted if c < "8")
+    assert len(api.batches) == 1 and server.request_count == failed
+    backend.close()
+
+
+@pytest.mark.parametrize(("fault", "says"), [("refused", "HTTP 400"),
+                                             ("malformed", "no result line"),
+                                             ("failed", "HTTP 500")])
+def test_lines_that_never_answer_are_error_answers(server: FakeOpenAIServer, tmp_path: Path,
+                                                   fault: str, says: str) -> None:
+    api = FakeBatchAPI(server, line_fault=lambda c, n: fault)
+    settings = BatchSettings(poll_s=0.02, quiet_s=0.05, max_tries=2)
+    backend = BatchBackend(inner(server), AnswerCache(tmp_path), settings)
+    (text,) = ask_all(backend, requests(1))
+    assert text.startswith("ERROR") and says in text
+    assert len(api.batches) == (1 if fault == "refused" else 2)
+    backend.close()
+
+
+def test_a_new_backend_resumes_the_live_batch_of_the_ledger(
+        server: FakeOpenAIServer, tmp_path: Path) -> None:
+    api = FakeBatchAPI(server, hold=True)
+    first = BatchBackend(inner(server), AnswerCache(tmp_path), FAST)
+    reqs = requests(6)
+    with ThreadPoolExecutor(6) as pool:
+        waiting = [pool.submit(first.complete, r) for r in reqs]
+        assert api.wait_for_polls("batch_1", 1, 30)
+        first.cancel("killed")  # as a killed run: the batch stays on the endpoint
+        assert all((w.result().error or "").startswith("killed") for w in waiting)
+    second = BatchBackend(inner(server), AnswerCache(tmp_path), FAST)
+    with ThreadPoolExecutor(6) as pool:
+        waiting = [pool.submit(second.complete, r) for r in reqs]
+        assert api.wait_for_polls("batch_1", 3, 30)
+        api.finish("batch_1")
+        assert [w.result().text for w in waiting] == [f"echo: q {i}" for i in range(6)]
+    assert list(api.batches) == ["batch_1"] and set(api.submitted.values()) == {1}
+    second.close()
+
+
+def test_results_read_before_anyone_asks_are_cached_and_not_resubmitted(
+        server: FakeOpenAIServer, tmp_path: Path) -> None:
+    api = FakeBatchAPI(server, hold=True)
+    first = BatchBackend(inner(server), AnswerCache(tmp_path), FAST)
+    reqs = requests(3)
+    with ThreadPoolExecutor(3) as pool:
+        waiting = [pool.submit(first.complete, r) for r in reqs]
+        assert api.wait_for_polls("batch_1", 1, 30)
+        first.cancel("killed")
+        assert all(not w.result().ok for w in waiting)
+    api.finish("batch_1")
+    cache = AnswerCache(tmp_path)
+    second = BatchBackend(inner(server), cache, FAST)
+    assert api.wait_for_polls("batch_1", 2, 30)
+    stored = [r.cache_key(second.endpoint) for r in reqs]
+    for _ in range(3000):  # until the runner has read the batch (a safety bound of 30 s)
+        if all(AnswerCache(tmp_path).lookup(k) is not None for k in stored):
+            break
+        threading.Event().wait(0.01)
+    assert all(AnswerCache(tmp_path).lookup(k) is not None for k in stored)
+    assert [second.complete(r).text for r in reqs] == [f"echo: q {i}" for i in range(3)]
+    assert list(api.batches) == ["batch_1"]
+    second.close()
