@@ -75,6 +75,7 @@ class CacheView:
             if stale:
                 self._stats.add("stale_reused")
             if earlier:
+                self._stats.add("cache_earlier")
                 self._from_cache.setdefault(key, entry)
         return replace(entry.answer, cached=earlier)
 
@@ -94,6 +95,7 @@ class CacheView:
             self.cache.earlier(claim.entry)
         if earlier and claim.entry is not None:
             with self._lock:
+                self._stats.add("cache_earlier")
                 self._from_cache.setdefault(key, claim.entry)
         return replace(answer, cached=earlier)
 

@@ -1,15 +1,46 @@
 """A scheduler's counters (:meth:`.Scheduler.stats`): what was submitted, answered from the
-cache, issued and spent, and what was not sent and why."""
+cache, issued and spent, and what was not sent and why; and :class:`Sent`, the part of them that
+says what really went to the endpoint (:meth:`RequestStats.sent`)."""
 
 from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
+from dataclasses import dataclass, fields
 from typing import Any
 
 from pytest_graphinstruct.answers import Answer
+
+
+@dataclass(frozen=True)
+class Sent:
+    """What one scheduler (or several, added with ``+``) really sent to its endpoint, each
+    request once however many cells or samples asked for it: ``requests`` — HTTP requests,
+    retries included (``retries`` of them beyond each request's first call); ``input_tokens``
+    and ``output_tokens`` — the usage of the answers obtained (the provider's, or counted
+    offline where it sent none; an answer without usage adds nothing); ``cached`` — answers
+    served from an earlier run's answer cache (nothing sent for them).
+
+    Promises: ``Sent.from_json(s.to_json()) == s``; a missing key reads as 0.
+    """
+
+    requests: int = 0
+    retries: int = 0
+    input_tokens: int = 0
+    output_tokens: int = 0
+    cached: int = 0
+
+    def __add__(self, other: Sent) -> Sent:
+        return Sent(*(getattr(self, f.name) + getattr(other, f.name) for f in fields(self)))
+
+    def to_json(self) -> dict[str, int]:
+        return {f.name: getattr(self, f.name) for f in fields(self)}
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, int]) -> Sent:
+        return cls(**{f.name: int(data.get(f.name) or 0) for f in fields(cls)})
 
 
 class RequestStats:
@@ -26,6 +57,7 @@ class RequestStats:
             "submitted": 0,         # submit() calls
             "deduplicated": 0,      # submits answered by an existing future
             "cache_hits": 0,        # answers taken from the cache
+            "cache_earlier": 0,     # ... of them cached before this run began
             "issued": 0,            # requests handed to the backend
             "calls": 0,             # HTTP attempts (retries included) of issued requests
             "retries": 0,           # calls beyond the first of each issued request
@@ -92,6 +124,15 @@ class RequestStats:
         """Input + output tokens of the answers counted so far."""
         with self._lock:
             return int(self._counts["input_tokens"] + self._counts["output_tokens"])
+
+    def sent(self) -> Sent:
+        """What was sent to the endpoint so far (issued requests' HTTP calls and their
+        answers' usage) and how many answers an earlier run's cache served."""
+        with self._lock:
+            s = self._counts
+            return Sent(requests=s["calls"], retries=s["retries"],
+                        input_tokens=s["input_tokens"], output_tokens=s["output_tokens"],
+                        cached=s["cache_earlier"])
 
     def report(self, pending: int) -> dict[str, Any]:
         """The counters, then ``pending`` (as given), ``tokens`` and ``elapsed_s`` (since this

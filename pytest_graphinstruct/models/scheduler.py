@@ -75,7 +75,7 @@ from pytest_graphinstruct.models.issue_gate import IssueGate
 from pytest_graphinstruct.models.issuer import RequestIssuer
 from pytest_graphinstruct.models.ratelimit import RateLimiter
 from pytest_graphinstruct.models.request_queue import RequestQueue
-from pytest_graphinstruct.models.request_stats import RequestStats
+from pytest_graphinstruct.models.request_stats import RequestStats, Sent
 from pytest_graphinstruct.models.snapshot import CacheSource
 from pytest_graphinstruct.options import DEFAULT_CONCURRENCY
 
@@ -340,6 +340,12 @@ class Scheduler:
         """Input + output tokens of the answers obtained so far (their usage; cache hits
         spend nothing)."""
         return self._stats.tokens_spent()
+
+    def sent(self) -> Sent:
+        """What this scheduler really sent to its backend so far (:class:`~.request_stats.Sent`:
+        HTTP requests with their retries and their answers' tokens, each request once however
+        many cells asked for it) and how many answers an earlier run's cache served."""
+        return self._stats.sent()
 
     def stats(self) -> dict[str, Any]:
         """A snapshot of the counters (:class:`~.request_stats.RequestStats`) plus ``pending``,

@@ -73,8 +73,8 @@ def _note_unrecorded(driver: RunDriver) -> None:
 
 def _run_info(driver: RunDriver, results: Sequence[ItemResult], coverage: Coverage) -> RunInfo:
     """What produced this run (docs/RUNS.md), as the process that writes the report knows it;
-    under xdist the cache counts are the workers' (the controller's results are read back from
-    JSON, which does not keep them)."""
+    under xdist the cache counts and what was sent are the workers' (the controller's results
+    are read back from JSON, which does not keep them, and it sends nothing itself)."""
     from pytest_graphinstruct.run.provenance import run_info
     from pytest_graphinstruct.run.results import ItemFilter
 
@@ -90,7 +90,8 @@ def _run_info(driver: RunDriver, results: Sequence[ItemResult], coverage: Covera
         sources=driver.totals.sources if driver.controller or bench is None
         else bench.cache_sources(),
         served=None if driver.inputs is None else driver.inputs.served.models(),
-        replay=None if bench is None else bench.replay_check)
+        replay=None if bench is None else bench.replay_check,
+        sent=driver.totals.sent if driver.controller or bench is None else bench.sent())
 
 
 def _shard_selection(driver: RunDriver) -> ShardSelection | None:

@@ -16,6 +16,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
+from pytest_graphinstruct.models.request_stats import Sent
 from pytest_graphinstruct.models.snapshot import CacheSource, merge_sources
 from pytest_graphinstruct.run.results import ItemResult
 from pytest_graphinstruct.run.tally import ProgressCounts
@@ -65,20 +66,23 @@ class WorkerPayload:
     """What a worker sends back at session end: its scored ``results``, its session's
     ``notes``, its final answer counts (``progress``; ``None`` when the controller shows no
     live line), the samples answered from the cache per cell (``cached``: only the process
-    that obtained the answers knows it) and where those came from (``sources``)."""
+    that obtained the answers knows it), where those came from (``sources``) and what it
+    really sent to each model's endpoint (``sent``)."""
 
     results: tuple[ItemResult, ...] = ()
     notes: tuple[str, ...] = ()
     progress: ProgressCounts | None = None
     cached: Mapping[str, int] = field(default_factory=dict)
     sources: Mapping[str, CacheSource] = field(default_factory=dict)
+    sent: Mapping[str, Sent] = field(default_factory=dict)
 
     def to_json(self) -> str:
         return json.dumps({
             "results": [r.to_json() for r in self.results], "notes": list(self.notes),
             "progress": None if self.progress is None else self.progress.to_json(),
             "cached": dict(self.cached),
-            "sources": {cell: s.to_json() for cell, s in self.sources.items()}})
+            "sources": {cell: s.to_json() for cell, s in self.sources.items()},
+            "sent": {model: s.to_json() for model, s in self.sent.items()}})
 
     @classmethod
     def from_json(cls, text: str) -> WorkerPayload:
@@ -89,7 +93,8 @@ class WorkerPayload:
                    progress=None if progress is None else ProgressCounts.from_json(progress),
                    cached={str(c): int(n) for c, n in (data.get("cached") or {}).items()},
                    sources={str(c): CacheSource.from_json(s)
-                            for c, s in (data.get("sources") or {}).items()})
+                            for c, s in (data.get("sources") or {}).items()},
+                   sent={str(m): Sent.from_json(s) for m, s in (data.get("sent") or {}).items()})
 
 
 @dataclass
@@ -97,13 +102,15 @@ class WorkerTotals:
     """What the xdist controller has gathered from its workers so far: their results, why a
     worker sent none (``errors``), each worker's latest answer counts (``progress``, by
     worker id; replaced, never mutated: the live line's thread reads it), samples answered
-    from the cache per cell and the cache sources, merged."""
+    from the cache per cell and the cache sources, merged, and what each model's endpoint was
+    sent, summed over the workers (``sent``)."""
 
     results: list[ItemResult] = field(default_factory=list)
     errors: list[str] = field(default_factory=list)
     progress: dict[str, ProgressCounts] = field(default_factory=dict)
     cached: dict[str, int] = field(default_factory=dict)
     sources: dict[str, CacheSource] = field(default_factory=dict)
+    sent: dict[str, Sent] = field(default_factory=dict)
 
     def add(self, worker: str, payload: WorkerPayload) -> None:
         """Add one worker's payload (its notes are the caller's to keep)."""
@@ -113,6 +120,8 @@ class WorkerTotals:
         for cell, n in payload.cached.items():
             self.cached[cell] = self.cached.get(cell, 0) + n
         self.sources = merge_sources(self.sources, payload.sources)
+        for model, sent in payload.sent.items():
+            self.sent[model] = self.sent.get(model, Sent()) + sent
 
     def counted(self, worker: str, counts: ProgressCounts) -> None:
         """``worker``'s latest answer counts."""
@@ -127,8 +136,8 @@ class WorkerTotals:
 def worker_payload(bench: BenchmarkSession | None, *, progress: bool) -> WorkerPayload:
     """What a worker sends at session end: ``bench``'s results (the items it still holds are
     scored now), then its notes, its final answer counts when ``progress`` (the last report
-    may precede answers), its cached samples per cell and its cache sources; an empty payload
-    when it never opened a session."""
+    may precede answers), its cached samples per cell, its cache sources and what it sent to
+    each model's endpoint; an empty payload when it never opened a session."""
     from pytest_graphinstruct.run.provenance import cached_samples
 
     if bench is None:
@@ -136,4 +145,5 @@ def worker_payload(bench: BenchmarkSession | None, *, progress: bool) -> WorkerP
     results = tuple(bench.flush())
     return WorkerPayload(results=results, notes=tuple(bench.notes()),
                          progress=bench.progress() if progress else None,
-                         cached=cached_samples(results), sources=bench.cache_sources())
+                         cached=cached_samples(results), sources=bench.cache_sources(),
+                         sent=bench.sent())

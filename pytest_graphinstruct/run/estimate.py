@@ -25,14 +25,14 @@ from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import Final
 
 from pytest_graphinstruct.methods.registry import method_of
 from pytest_graphinstruct.models.prices import PriceTable
 from pytest_graphinstruct.models.tokens import TokenCounter, encoding_name_for
 from pytest_graphinstruct.run.config import Cell, RunConfig
-from pytest_graphinstruct.run.method_runner import sample_index
+from pytest_graphinstruct.run.method_runner import first_call
 from pytest_graphinstruct.run.requests import RequestBuilder
 from pytest_graphinstruct.run.results import RunReport
 from pytest_graphinstruct.suite.instruction import Instruction
@@ -142,8 +142,8 @@ def estimate_run(config: RunConfig, items: Sequence[tuple[Instruction, Cell]],
         row = tally.setdefault(cell.label, [0, 0, 0])
         for k in range(samples(inst, cell)):
             request = requests.request(inst, cell, 0 if iterative else k)
-            if iterative:
-                request = replace(request, sample_index=sample_index(k, 0))
+            if iterative:  # at the chain's own temperature: not the plain cell's sample k
+                request = first_call(request, k, config)
             key = request.cache_key(cell.model)
             if key in seen:
                 continue

@@ -14,8 +14,10 @@ from __future__ import annotations
 from dataclasses import replace
 
 from pytest_graphinstruct.answers import Answer, Message, MethodStep, Usage
-from pytest_graphinstruct.methods.iterative import Ask, ChainResult, Grader
+from pytest_graphinstruct.methods.iterative import Ask, ChainResult, Grader, chain_temperature
+from pytest_graphinstruct.methods.kinds.base_temperature import base_temperature
 from pytest_graphinstruct.methods.registry import method_of, parse_method
+from pytest_graphinstruct.models.base import Request
 from pytest_graphinstruct.run.config import RunConfig
 from pytest_graphinstruct.suite.instruction import Instruction
 
@@ -26,6 +28,17 @@ CALLS_PER_CHAIN = 1000
 def sample_index(chain: int, call: int) -> int:
     """The request sample index of call ``call`` of chain ``chain``."""
     return chain * CALLS_PER_CHAIN + call
+
+
+def first_call(request: Request, chain: int, config: RunConfig) -> Request:
+    """The first call of chain ``chain`` of an iterative cell whose plain request is
+    ``request``, as the chain asks it: the same messages at the chain's sample index and at
+    the chain's temperature around the run's base temperature (every iterative method starts
+    there; its follow-up calls depend on the answers).  Not the plain cell's sample ``chain``:
+    that one is asked at the run's temperature and index, so the two are not one request."""
+    tau = chain_temperature(base_temperature(config.method_context), chain)
+    return replace(request, sample_index=sample_index(chain, 0),
+                   params=replace(request.params, temperature=tau))
 
 
 def run_chain(method: str, instruction: Instruction, prompt: tuple[Message, ...], ask: Ask,

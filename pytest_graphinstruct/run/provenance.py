@@ -17,7 +17,9 @@ from datetime import UTC, datetime
 from pathlib import Path
 from urllib.parse import urlsplit, urlunsplit
 
+from pytest_graphinstruct.errors import GraphInstructError
 from pytest_graphinstruct.models.recorded import ReplayCheck
+from pytest_graphinstruct.models.request_stats import Sent
 from pytest_graphinstruct.models.snapshot import CacheSource, sorted_snapshots
 from pytest_graphinstruct.run.config import RunConfig
 from pytest_graphinstruct.run.results import (
@@ -27,6 +29,7 @@ from pytest_graphinstruct.run.results import (
     ItemResult,
     Machine,
     RunInfo,
+    Spend,
 )
 from pytest_graphinstruct.suite.loader import Suite
 from pytest_graphinstruct.vocab import LEVELS, Level
@@ -203,6 +206,32 @@ def cache_use(results: Iterable[ItemResult], cached: Mapping[str, int],
     return out
 
 
+def spend(sent: Mapping[str, Sent] | None, prices: Path | None) -> dict[str, Spend] | None:
+    """Per model, what ``sent`` (model → :class:`~.models.request_stats.Sent`, summed over
+    the processes that asked) says the run really sent, with its cost at the list price of
+    the price table ``prices`` (``None``: the packaged one); ``None`` when no model had an
+    endpoint (nothing to record: the oracle, recorded answers).  A model the table has no
+    price for, or a table that cannot be read, leaves the cost ``None``."""
+    if not sent:
+        return None
+    from pytest_graphinstruct.models.prices import PriceTable, load_prices
+
+    table: PriceTable | None
+    try:
+        table = load_prices(prices)
+    except (GraphInstructError, OSError, ValueError):
+        table = None
+    out = {}
+    for model, s in sorted(sent.items()):
+        price = None if table is None else table.price(model)
+        cost = None if price is None else round(price.cost(s.input_tokens, s.output_tokens), 9)
+        out[model] = Spend(requests=s.requests, retries=s.retries, input_tokens=s.input_tokens,
+                           output_tokens=s.output_tokens, cost=cost,
+                           currency=None if cost is None or table is None else table.currency,
+                           cached=s.cached)
+    return out
+
+
 def utc_time(unix: float) -> str:
     """A Unix time as UTC ISO 8601 to the second."""
     return datetime.fromtimestamp(unix, UTC).isoformat(timespec="seconds")
@@ -214,15 +243,17 @@ def run_info(config: RunConfig, *, started: str | None, suite: Suite | None,
              local: Mapping[str, str] | None = None,
              sources: Mapping[str, CacheSource] | None = None,
              served: Mapping[str, str | None] | None = None,
-             replay: ReplayCheck | None = None) -> RunInfo:
+             replay: ReplayCheck | None = None,
+             sent: Mapping[str, Sent] | None = None) -> RunInfo:
     """The ``run`` record of a run of ``config`` that started at ``started`` and ends now:
     this machine, the suite and its hash (``suite``: what the run loaded; ``None``: never
     loaded), the git state of ``rootdir``, each model's endpoint (``local``: the embedded
     server's), ``item_filter``, and per cell the samples of ``results`` answered from the cache
     (``cached``: counts from other processes; default: those ``results`` carry), the
     snapshots and age of those answers (``sources``, cell → what the processes reused),
-    the snapshot each model's endpoint served (``served``, model → snapshot) and what
-    reading the recorded answers skipped (``replay``)."""
+    the snapshot each model's endpoint served (``served``, model → snapshot), what
+    reading the recorded answers skipped (``replay``) and what each model's endpoint was
+    really sent (``sent``, model → counts summed over the processes; :func:`spend`)."""
     def text(value: object) -> str | None:
         return None if value is None else str(value)
 
@@ -236,4 +267,5 @@ def run_info(config: RunConfig, *, started: str | None, suite: Suite | None,
         replay_problems=replay,
         cache_dir=text(config.cache_dir),
         cache=cache_use(results, cached_samples(results) if cached is None else cached,
-                        sources, {c.label: (served or {}).get(c.model) for c in config.cells}))
+                        sources, {c.label: (served or {}).get(c.model) for c in config.cells}),
+        spend=spend(sent, config.prices))

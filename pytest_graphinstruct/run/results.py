@@ -572,6 +572,37 @@ class CacheUse(JsonRecord):
                         oldest, self.served if self.served == other.served else None)
 
 
+@dataclass(frozen=True)
+class Spend(JsonRecord):
+    """What a run really sent to one model's endpoint, each request once however many cells
+    asked for it (the cells' ``api_calls`` and tokens charge a shared request to each of them):
+    ``requests`` — HTTP requests, ``retries`` of them beyond a request's first call;
+    ``input_tokens`` and ``output_tokens`` — the usage of the answers obtained (the
+    provider's, or counted offline where it sent none); ``cost`` — those tokens at the price
+    table's list price, in its ``currency`` (``None``: the table has no price for the model);
+    ``cached`` — answers an earlier run's answer cache served, for which nothing was sent.
+    Under xdist each process counts its own and the report holds their sum."""
+
+    requests: Count
+    retries: Count
+    input_tokens: Count
+    output_tokens: Count
+    cost: NonNegative | None
+    currency: Name | None
+    cached: Count
+
+    def combined(self, other: Spend) -> Spend:
+        """Both records as one (shards of one run): counts and costs summed; the cost is
+        ``None`` when either is, or when their currencies differ."""
+        same = self.cost is not None and other.cost is not None and \
+            self.currency == other.currency
+        return Spend(self.requests + other.requests, self.retries + other.retries,
+                     self.input_tokens + other.input_tokens,
+                     self.output_tokens + other.output_tokens,
+                     (self.cost or 0.0) + (other.cost or 0.0) if same else None,
+                     self.currency if same else None, self.cached + other.cached)
+
+
 def _replay_check(data: Any) -> ReplayCheck:
     """A ``replay_problems`` object read strictly (its JSON form is ``ReplayCheck``'s own)."""
     check = _Problems.from_json(data)
@@ -618,6 +649,21 @@ class RunInfo(JsonRecord):
     #: what reading the ``--gi-replay`` file skipped, line by line (``None``: no replay file,
     #: or a report written before it was kept)
     replay_problems: ReplayCheck | None = field(default=None, metadata={"codec": _REPLAY})
+    #: model → what the run really sent to its endpoint (:class:`Spend`); not written when no
+    #: model had an endpoint (the oracle, recorded answers) or in reports written before it
+    #: was kept (``None``: not recorded)
+    spend: Mapping[str, Spend] | None = field(default=None, metadata={"omit_none": True})
+
+    @property
+    def spent(self) -> Spend | None:
+        """Every model's :attr:`spend` added (``None``: not recorded, or no model)."""
+        spends = list((self.spend or {}).values())
+        if not spends:
+            return None
+        total = spends[0]
+        for one in spends[1:]:
+            total = total.combined(one)
+        return total
 
     @property
     def cached_samples(self) -> int:

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
@@ -14,6 +15,7 @@ from pytest_graphinstruct.run.stop import STOP_GRACE_S
 if TYPE_CHECKING:
     from pytest_graphinstruct.models.cost_cap import CostCap, RequestCost
     from pytest_graphinstruct.models.prices import PriceTable
+    from pytest_graphinstruct.models.request_stats import Sent
     from pytest_graphinstruct.models.snapshot import CacheSource
 
 
@@ -28,14 +30,16 @@ class ModelSchedulers:
         self.local = local
         self._stop_check = stop_check
         self._schedulers: dict[str, Any] | None = None
+        self._building = threading.Lock()  # method chains' threads may ask first, at once
         self.stopped: str | None = None  # why the run stopped issuing requests (stop())
         self.cap: CostCap | None = None  # --gi-max-cost, once the schedulers are built
         self.prices: PriceTable | None = None  # the price table of the cap
 
     @property
     def schedulers(self) -> dict[str, Any]:
-        """One scheduler per model, built on first access (a process that only merges results,
-        like the xdist controller, never builds backends).
+        """One scheduler per model, built once, on first access from any thread (a process that
+        only merges results, like the xdist controller, never builds backends; the threads of
+        method chains may be the first to ask, at once).
 
         The embedded ``local`` model answers one request at a time, so its scheduler keeps one
         request in flight per process (and its backend's gate orders the processes); every
@@ -46,10 +50,12 @@ class ModelSchedulers:
                 ``[local]`` install, ...).
         """
         if self._schedulers is None:
-            self._schedulers = self._build()
-            if self.stopped is not None:  # stopped before any request: none is ever issued
-                for scheduler in self._schedulers.values():
-                    scheduler.stop_issuing(self.stopped)
+            with self._building:  # built once, whichever thread asks first
+                if self._schedulers is None:
+                    self._schedulers = built = self._build()
+                    if self.stopped is not None:  # stopped before any request: none is issued
+                        for scheduler in built.values():
+                            scheduler.stop_issuing(self.stopped)
         return self._schedulers
 
     def _build(self) -> dict[str, Any]:
@@ -206,6 +212,14 @@ class ModelSchedulers:
         from pytest_graphinstruct.models.snapshot import merge_sources
 
         return merge_sources(*(s.cache_sources() for s in (self._schedulers or {}).values()))
+
+    def sent(self) -> dict[str, Sent]:
+        """Per model whose answers come from an endpoint (a cacheable backend: not the oracle,
+        not recorded answers): what this process's scheduler really sent to it and how many
+        answers an earlier run's cache served (:meth:`.Scheduler.sent`); empty before any
+        scheduler is built."""
+        return {model: s.sent() for model, s in (self._schedulers or {}).items()
+                if getattr(s.backend, "cacheable", False)}
 
     def tokens_spent(self) -> int:
         """The tokens this process's schedulers spent so far (safe from any thread)."""

@@ -45,6 +45,7 @@ from pytest_graphinstruct.vocab import Outcome
 if TYPE_CHECKING:
     from pytest_graphinstruct.models.cache import AnswerCache
     from pytest_graphinstruct.models.recorded import RecordProblem, ReplayCheck
+    from pytest_graphinstruct.models.request_stats import Sent
     from pytest_graphinstruct.models.snapshot import CacheSource
     from pytest_graphinstruct.pools import ReferencePools
     from pytest_graphinstruct.run.preflight import RunInputs, Served
@@ -222,6 +223,11 @@ class BenchmarkSession:
         """Per cell label: the snapshots of the answers this process reused from an earlier
         run's cache and when the oldest was cached (:meth:`.Scheduler.cache_sources`)."""
         return self.models.cache_sources()
+
+    def sent(self) -> dict[str, Sent]:
+        """Per model with an endpoint: what this process really sent to it and how many
+        answers an earlier run's cache served (:meth:`.ModelSchedulers.sent`)."""
+        return self.models.sent()
 
     def progress(self) -> ProgressCounts:
         """The prefetched answers' counts so far and the tokens this process spent (safe to

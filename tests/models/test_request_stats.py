@@ -5,7 +5,7 @@ from __future__ import annotations
 import threading
 
 from pytest_graphinstruct.answers import Answer, Usage
-from pytest_graphinstruct.models.request_stats import RequestStats
+from pytest_graphinstruct.models.request_stats import RequestStats, Sent
 
 
 def test_an_answer_counts_its_calls_retries_tokens_and_returns_what_it_spent() -> None:
@@ -28,3 +28,15 @@ def test_in_flight_keeps_the_highest_count() -> None:
     out = stats.report(pending=0)
     assert out["max_in_flight"] == 2 and out["published"] == 2
     assert list(out)[-3:] == ["pending", "tokens", "elapsed_s"]
+
+
+def test_sent_is_what_went_over_the_wire_and_what_an_earlier_cache_served() -> None:
+    stats = RequestStats(threading.RLock())
+    stats.account(Answer(text="x", usage=Usage(3, 4), calls=3))
+    stats.account(Answer(error="boom", calls=2))  # sent twice, billed nothing
+    stats.add("cache_hits", 2)
+    stats.add("cache_earlier")  # one of them was cached before the run began
+    sent = stats.sent()
+    assert sent == Sent(requests=5, retries=3, input_tokens=3, output_tokens=4, cached=1)
+    assert Sent.from_json(sent.to_json()) == sent and Sent.from_json({}) == Sent()
+    assert sent + Sent(1, 0, 10, 10, 4) == Sent(6, 3, 13, 14, 5)

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 
+from pytest_graphinstruct.models.request_stats import Sent
 from pytest_graphinstruct.models.snapshot import CacheSource, Snapshot
 from pytest_graphinstruct.pytest_run.payload import WorkerInput, WorkerPayload, WorkerTotals
 from pytest_graphinstruct.run.preflight import Served
@@ -23,7 +24,8 @@ def _payload() -> WorkerPayload:
         results=(_result("L0-001"), _result("L1-002", "m-few-shot")),
         notes=("a stale answer", "another"), progress=ProgressCounts(4, 3, 1, 0, 120),
         cached={"m-zero-shot": 1, "m-few-shot": 0},
-        sources={"m-zero-shot": CacheSource(frozenset({"m-2024", None}), 17.5)})
+        sources={"m-zero-shot": CacheSource(frozenset({"m-2024", None}), 17.5)},
+        sent={"m": Sent(requests=5, retries=1, input_tokens=400, output_tokens=90, cached=2)})
 
 
 def test_worker_input_round_trips_through_one_json_document() -> None:
@@ -39,7 +41,8 @@ def test_worker_input_round_trips_through_one_json_document() -> None:
 def test_worker_payload_round_trips_through_one_json_document() -> None:
     given = _payload()
     text = given.to_json()
-    assert set(json.loads(text)) == {"results", "notes", "progress", "cached", "sources"}
+    assert set(json.loads(text)) == {"results", "notes", "progress", "cached", "sources",
+                                     "sent"}
     assert WorkerPayload.from_json(text) == given
     assert WorkerPayload.from_json(WorkerPayload().to_json()) == WorkerPayload()
 
@@ -56,9 +59,11 @@ def test_totals_add_payloads_and_keep_each_workers_latest_counts() -> None:
     totals.add("gw1", WorkerPayload(results=(_result("L2-001"),), progress=ProgressCounts(1, 1),
                                     cached={"m-zero-shot": 2},
                                     sources={"m-zero-shot": CacheSource(frozenset({"m-2025"}),
-                                                                        3.0)}))
+                                                                        3.0)},
+                                    sent={"m": Sent(3, 0, 100, 10, 1), "n": Sent(1)}))
     assert [r.instruction_id for r in totals.results] == ["L0-001", "L1-002", "L2-001"]
     assert totals.cached == {"m-zero-shot": 3, "m-few-shot": 0}
+    assert totals.sent == {"m": Sent(8, 1, 500, 100, 3), "n": Sent(1)}  # summed per model
     assert totals.sources["m-zero-shot"] == CacheSource(frozenset({"m-2024", "m-2025", None}), 3.0)
     assert totals.counts() == ProgressCounts(5, 4, 1, 0, 120)
     assert seen is not totals.progress and set(seen) == {"gw0"}  # replaced, not mutated

@@ -73,7 +73,7 @@ def test_the_rate_limit_bounds_the_time_below(tmp_path: Path) -> None:
     assert est.time_s == pytest.approx(est.requests / 0.1)
 
 
-def test_an_iterative_cell_counts_first_calls_and_shares_identical_requests(
+def test_an_iterative_cell_counts_first_calls_and_shares_only_identical_requests(
         tmp_path: Path) -> None:
     run, inputs, builder = _setup(tmp_path, method="none,vgig", chains="3")
     items = _items(run, inputs)
@@ -82,8 +82,14 @@ def test_an_iterative_cell_counts_first_calls_and_shares_identical_requests(
     assert not plain.follow_ups and vgig.follow_ups
     n = len(inputs.suite)
     assert plain.requests == n
-    # chain 0's first call is the plain cell's sample 0 (one cache key): the run sends it once
-    assert vgig.requests == 2 * n
+    # a chain's first call is at the chain's temperature, so chain 0's is not the plain cell's
+    # sample 0 (the run sends both: tests/plugin/test_spend_run.py)
+    assert vgig.requests == 3 * n
+    run, inputs, builder = _setup(tmp_path, method="vgig,retry", chains="3")
+    first, second = estimate_run(run, _items(run, inputs), builder, inputs.samples,
+                                 PRICES).cells
+    # retry's chains start with the same calls as vgig's (one cache key each): sent once
+    assert (first.requests, second.requests) == (3 * n, 0)
 
 
 def test_a_model_without_a_price_has_no_cost(tmp_path: Path) -> None:

@@ -19,6 +19,7 @@ from pytest_graphinstruct.run.provenance import (
     git_state,
     machine,
     public_url,
+    spend,
     suite_hash,
     utc_now,
 )
@@ -33,6 +34,7 @@ from pytest_graphinstruct.run.results import (
     RunInfo,
     RunReport,
     SampleResult,
+    Spend,
 )
 from pytest_graphinstruct.run.writer import report_json
 from pytest_graphinstruct.suite.loader import load_suite
@@ -48,6 +50,8 @@ FULL = RunInfo(
                       per_level=3, selected=5),
     pools="/pools", replay=None, cache_dir="/cache",
     cache={"gpt-zero-shot": CacheUse(cached=2, samples=5)},
+    spend={"gpt": Spend(requests=3, retries=0, input_tokens=300, output_tokens=90,
+                        cost=0.0017, currency="USD", cached=2)},
 )
 
 
@@ -194,3 +198,29 @@ def test_cache_counts_per_cell() -> None:
     results = [_item("a", True, False), _item("a", True), _item("b", False)]
     assert cached_samples(results) == {"a": 2, "b": 0}
     assert cache_use(results, {"a": 2}) == {"a": CacheUse(2, 3), "b": CacheUse(0, 1)}
+
+
+def test_spend_prices_what_was_sent_and_records_nothing_without_an_endpoint(
+        tmp_path: Path) -> None:
+    from pytest_graphinstruct.models.request_stats import Sent
+
+    assert spend(None, None) is None and spend({}, None) is None  # oracle, replay
+    sent = {"gpt-4o": Sent(requests=3, retries=1, input_tokens=1_000_000,
+                           output_tokens=100_000, cached=2),
+            "my-finetune": Sent(requests=1, input_tokens=5, output_tokens=5)}
+    out = spend(sent, None)  # the packaged table: gpt-4o has a price, the finetune none
+    assert out is not None and list(out) == ["gpt-4o", "my-finetune"]
+    from pytest_graphinstruct.models.prices import load_prices
+
+    price = load_prices().price("gpt-4o")
+    assert price is not None
+    assert out["gpt-4o"].cost == pytest.approx(price.cost(1_000_000, 100_000))
+    assert (out["gpt-4o"].requests, out["gpt-4o"].retries, out["gpt-4o"].cached) == (3, 1, 2)
+    assert out["gpt-4o"].currency == "USD"
+    assert (out["my-finetune"].cost, out["my-finetune"].currency) == (None, None)
+    table = tmp_path / "p.json"
+    table.write_text(json.dumps({"currency": "EUR", "taken": "2025-01-01", "models": {
+        "my-finetune": {"input_per_1m": 1e6, "output_per_1m": 2e6}}}), encoding="utf-8")
+    mine = spend(sent, table)
+    assert mine is not None and mine["my-finetune"].cost == 15.0
+    assert mine["my-finetune"].currency == "EUR" and mine["gpt-4o"].cost is None

@@ -229,3 +229,27 @@ def test_consistency_fields_are_optional_when_read() -> None:
     del data["flaky"], data["summary"]["consistency"], data["per_level"]["1"]["consistency"]
     older = type(cell).from_json(data)
     assert older.flaky is None and older.summary.consistency is None
+
+
+def test_spend_is_omitted_while_not_recorded_and_reads_back() -> None:
+    from pytest_graphinstruct.run.results import RunInfo, Spend
+
+    assert "spend" not in RunInfo().to_json()  # oracle, replay, older reports: no key
+    assert RunInfo.from_json(RunInfo().to_json()).spend is None
+    priced = Spend(requests=12, retries=2, input_tokens=1000, output_tokens=300, cost=0.0125,
+                   currency="USD", cached=4)
+    unpriced = Spend(requests=1, retries=0, input_tokens=10, output_tokens=5, cost=None,
+                     currency=None, cached=0)
+    info = RunInfo(spend={"gpt-x": priced, "mystery": unpriced})
+    data = json.loads(json.dumps(info.to_json()))
+    assert data["spend"]["gpt-x"] == {"requests": 12, "retries": 2, "input_tokens": 1000,
+                                      "output_tokens": 300, "cost": 0.0125, "currency": "USD",
+                                      "cached": 4}
+    assert RunInfo.from_json(data) == info
+    assert RunInfo(spend={"gpt-x": priced}).spent == priced
+    total = info.spent  # a model without a price leaves the total's cost unknown
+    assert total is not None and (total.requests, total.cost, total.currency) == (13, None, None)
+    assert priced.combined(priced) == Spend(24, 4, 2000, 600, 0.025, "USD", 8)
+    data["spend"]["gpt-x"]["requests"] = -1
+    with pytest.raises(ValueError, match="requests"):
+        RunInfo.from_json(data)

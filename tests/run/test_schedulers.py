@@ -2,7 +2,12 @@
 
 from __future__ import annotations
 
+import threading
+import time
 from pathlib import Path
+from typing import Any
+
+import pytest
 
 from pytest_graphinstruct.run.config import build_run_config
 from pytest_graphinstruct.run.requests import RequestBuilder
@@ -28,6 +33,31 @@ def test_nothing_is_built_until_asked_and_then_once(tmp_path: Path) -> None:
     models.close(cancel=True)  # nothing built: nothing to close
     built = models.schedulers
     assert list(built) == ["oracle"] and models.schedulers is built
+    models.close()
+
+
+def test_threads_asking_first_at_once_share_one_build(tmp_path: Path,
+                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    """Method chains' threads may be the first to ask: one set of schedulers, not one each
+    (each would count, cap and close its own)."""
+    models, _ = _models(tmp_path)
+    build, calls = models._build, []
+
+    def slow_build() -> dict[str, Any]:
+        calls.append(1)
+        time.sleep(0.05)  # every thread is in the property by now
+        return build()
+
+    monkeypatch.setattr(models, "_build", slow_build)
+    seen: list[object] = []
+    threads = [threading.Thread(target=lambda: seen.append(models.schedulers))
+               for _ in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert len(calls) == 1 and len(seen) == 4 and all(x is seen[0] for x in seen)
+    assert models.sent() == {}  # the oracle has no endpoint: nothing to count
     models.close()
 
 

@@ -54,6 +54,7 @@ from pytest_graphinstruct.run.results import (
     RunInfo,
     RunReport,
     ShardSelection,
+    Spend,
 )
 from pytest_graphinstruct.run.shard import assign
 from pytest_graphinstruct.vocab import natural_key
@@ -305,7 +306,8 @@ def _coverage(inputs: Sequence[tuple[str, RunReport]],
 def _run_info(inputs: Sequence[tuple[str, RunReport]], selected: int) -> RunInfo | None:
     """The merged run's record: the first shard's, spanning every shard's time, with the
     cache use combined (:meth:`CacheUse.combined`: counts summed, snapshots joined, the oldest
-    kept) and no shard in its filter."""
+    kept), what each model was sent summed over the shards that recorded it
+    (:meth:`Spend.combined`; ``None`` when none did) and no shard in its filter."""
     runs = [r.run for _, r in inputs if r.run is not None]
     if not runs:
         return None
@@ -316,11 +318,15 @@ def _run_info(inputs: Sequence[tuple[str, RunReport]], selected: int) -> RunInfo
     for x in runs:
         for label, use in x.cache.items():
             cache[label] = cache[label].combined(use) if label in cache else use
+    spend: dict[str, Spend] = {}
+    for x in runs:
+        for model, one in (x.spend or {}).items():
+            spend[model] = spend[model].combined(one) if model in spend else one
     endpoints = {k: v for x in runs for k, v in x.endpoints.items()}
     flt = replace(first.filter, shard=None, selected=selected)
     return replace(first, started=min(started) if started else None,
                    finished=max(finished) if finished else None, endpoints=endpoints,
-                   filter=flt, cache=cache)
+                   filter=flt, cache=cache, spend=spend or None)
 
 
 @dataclass(frozen=True)

@@ -87,6 +87,7 @@ def summary_lines(report: RunReport) -> list[str]:
             lines.append(f"{escape(c.label)}: {n}")
     lines += consistency_lines(report)
     lines += cache_lines(report.run)
+    lines += spend_lines(report.run)
     if report.partial:
         lines.insert(0, f"INCOMPLETE RUN — {escape(report.coverage.describe())}")
     return lines
@@ -175,6 +176,32 @@ def cache_lines(run: RunInfo | None) -> list[str]:
                           f"now {escape(served)}" for served, olds in sorted(stale.items()))
         lines.append(f"stale cached answers reused on purpose (--gi-reuse-stale-cache): {which}")
     return lines
+
+
+def spend_lines(run: RunInfo | None) -> list[str]:
+    """What the run really sent to the models' endpoints, all models added, in one line
+    (none when the report does not record it: no model had an endpoint, or an older report):
+    requests (and how many were retries), input and output tokens, the cost at list price
+    (or the models without a price), and the answers an earlier run's cache served."""
+    spent = None if run is None else run.spent
+    if run is None or spent is None:
+        return []
+    if spent.cost is not None:
+        cost = f"{_money(spent.cost)} {escape(spent.currency or '')} at list price".replace(
+            "  ", " ")
+    else:
+        unpriced = [escape(m) for m, s in (run.spend or {}).items() if s.cost is None]
+        cost = f"cost unknown (no price for {', '.join(unpriced)})"
+    retries = f" ({spent.retries} of them retries)" if spent.retries else ""
+    return [f"sent to the endpoints: {spent.requests:,} request(s){retries}, "
+            f"{spent.input_tokens:,} input + {spent.output_tokens:,} output tokens, {cost}; "
+            f"{spent.cached:,} answer(s) from the cache (a request cells share is sent once "
+            "and counted in each cell's API calls)"]
+
+
+def _money(x: float) -> str:
+    """An amount: two decimals from 1 up, else four significant digits (``0.0123``)."""
+    return f"{x:,.2f}" if x >= 1 else f"{x:.4g}"
 
 
 def warning_lines(notes: Sequence[str]) -> list[str]:

@@ -21,6 +21,7 @@ from pytest_graphinstruct.run.results import (
     RunInfo,
     RunReport,
     ShardSelection,
+    Spend,
 )
 from pytest_graphinstruct.run.shard import Shard, select
 from tests.models.helpers import req
@@ -296,3 +297,12 @@ def test_many_missing_shards_are_named_in_a_short_line() -> None:
     assert "shard(s) 2/36, 3/36, 4/36, 5/36, 6/36, 7/36, 8/36, 9/36, 10/36, 11/36 and 25 more " \
            "missing" in cov.reason
     assert len(merged.notes[0]) < 200
+
+
+def test_what_the_shards_sent_is_summed_per_model() -> None:
+    one = Spend(requests=10, retries=1, input_tokens=1000, output_tokens=200, cost=0.5,
+                currency="USD", cached=3)
+    merged = merge_reports(_shards(3, spend={"m": one})).report.run
+    assert merged is not None and merged.spend == {"m": Spend(30, 3, 3000, 600, 1.5, "USD", 9)}
+    none = merge_reports(_shards(2)).report.run  # oracle or older shards: not recorded
+    assert none is not None and none.spend is None

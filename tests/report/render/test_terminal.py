@@ -6,10 +6,18 @@ from __future__ import annotations
 from pytest_graphinstruct.report.render.terminal import (
     FLAKY_SHOWN,
     consistency_lines,
+    spend_lines,
     summary_lines,
 )
 from pytest_graphinstruct.run.aggregate import build_cell, with_pareto
-from pytest_graphinstruct.run.results import CellMetadata, ItemResult, RunReport, SampleResult
+from pytest_graphinstruct.run.results import (
+    CellMetadata,
+    ItemResult,
+    RunInfo,
+    RunReport,
+    SampleResult,
+    Spend,
+)
 
 
 def _report(dims: dict[str, float]) -> RunReport:
@@ -85,3 +93,20 @@ def test_consistency_is_shown_with_several_samples_and_the_flaky_list_is_capped(
 def test_one_sample_shows_no_consistency() -> None:
     assert consistency_lines(_sampled(2, samples=1)) == []
     assert not any("consistency" in line for line in summary_lines(_sampled(2, samples=1)))
+
+
+def test_what_was_sent_is_one_line_over_every_model() -> None:
+    a = Spend(requests=10, retries=2, input_tokens=12_000, output_tokens=3_000, cost=0.0123,
+              currency="USD", cached=5)
+    b = Spend(requests=0, retries=0, input_tokens=0, output_tokens=0, cost=0.0,
+              currency="USD", cached=7)
+    report = RunReport((), run=RunInfo(spend={"m": a, "n": b}))
+    line = ("sent to the endpoints: 10 request(s) (2 of them retries), 12,000 input + 3,000 "
+            "output tokens, 0.0123 USD at list price; 12 answer(s) from the cache (a request "
+            "cells share is sent once and counted in each cell's API calls)")
+    assert spend_lines(report.run) == [line] and summary_lines(report)[-1] == line
+    free = Spend(requests=3, retries=0, input_tokens=9, output_tokens=9, cost=None,
+                 currency=None, cached=0)
+    unpriced = spend_lines(RunInfo(spend={"m": a, "x\x1b[31m": free}))
+    assert "cost unknown (no price for x\\x1b[31m)" in unpriced[0]
+    assert spend_lines(RunInfo()) == [] and spend_lines(None) == []
