@@ -99,6 +99,12 @@ class CacheView:
                 self._from_cache.setdefault(key, claim.entry)
         return replace(answer, cached=earlier)
 
+    def earlier_keys(self) -> frozenset[str]:
+        """The keys whose answer an earlier run's answer cache served in this process (each
+        once, however often it was asked)."""
+        with self._lock:
+            return frozenset(self._from_cache)
+
     def sources(self) -> dict[str, CacheSource]:
         """Per cell label: the snapshots of the answers reused from an earlier run's cache
         and when the oldest was cached (cells that reused none are absent)."""

@@ -63,6 +63,7 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable, Iterable
 from concurrent.futures import CancelledError, Future
+from dataclasses import replace
 from typing import Any
 
 from pytest_graphinstruct.answers import Answer
@@ -344,8 +345,13 @@ class Scheduler:
     def sent(self) -> Sent:
         """What this scheduler really sent to its backend so far (:class:`~.request_stats.Sent`:
         HTTP requests with their retries and their answers' tokens, each request once however
-        many cells asked for it) and how many answers an earlier run's cache served."""
-        return self._stats.sent()
+        many cells asked for it) and how many distinct answers an earlier run's cache served
+        (:meth:`earlier_keys`)."""
+        return replace(self._stats.sent(), cached=len(self._view.earlier_keys()))
+
+    def earlier_keys(self) -> frozenset[str]:
+        """The cache keys an earlier run's answer cache answered in this process."""
+        return self._view.earlier_keys()
 
     def stats(self) -> dict[str, Any]:
         """A snapshot of the counters (:class:`~.request_stats.RequestStats`) plus ``pending``,

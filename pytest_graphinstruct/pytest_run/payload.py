@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
 
 from pytest_graphinstruct.models.request_stats import Sent
@@ -67,7 +67,9 @@ class WorkerPayload:
     ``notes``, its final answer counts (``progress``; ``None`` when the controller shows no
     live line), the samples answered from the cache per cell (``cached``: only the process
     that obtained the answers knows it), where those came from (``sources``) and what it
-    really sent to each model's endpoint (``sent``)."""
+    really sent to each model's endpoint (``sent``), with the cache keys behind its ``cached``
+    count (``earlier``: the controller counts their union, since two workers may each read
+    the same answer from the cache)."""
 
     results: tuple[ItemResult, ...] = ()
     notes: tuple[str, ...] = ()
@@ -75,6 +77,7 @@ class WorkerPayload:
     cached: Mapping[str, int] = field(default_factory=dict)
     sources: Mapping[str, CacheSource] = field(default_factory=dict)
     sent: Mapping[str, Sent] = field(default_factory=dict)
+    earlier: Mapping[str, frozenset[str]] = field(default_factory=dict)
 
     def to_json(self) -> str:
         return json.dumps({
@@ -82,7 +85,8 @@ class WorkerPayload:
             "progress": None if self.progress is None else self.progress.to_json(),
             "cached": dict(self.cached),
             "sources": {cell: s.to_json() for cell, s in self.sources.items()},
-            "sent": {model: s.to_json() for model, s in self.sent.items()}})
+            "sent": {model: s.to_json() for model, s in self.sent.items()},
+            "earlier": {model: sorted(keys) for model, keys in self.earlier.items()}})
 
     @classmethod
     def from_json(cls, text: str) -> WorkerPayload:
@@ -94,7 +98,9 @@ class WorkerPayload:
                    cached={str(c): int(n) for c, n in (data.get("cached") or {}).items()},
                    sources={str(c): CacheSource.from_json(s)
                             for c, s in (data.get("sources") or {}).items()},
-                   sent={str(m): Sent.from_json(s) for m, s in (data.get("sent") or {}).items()})
+                   sent={str(m): Sent.from_json(s) for m, s in (data.get("sent") or {}).items()},
+                   earlier={str(m): frozenset(map(str, keys))
+                            for m, keys in (data.get("earlier") or {}).items()})
 
 
 @dataclass
@@ -103,7 +109,8 @@ class WorkerTotals:
     worker sent none (``errors``), each worker's latest answer counts (``progress``, by
     worker id; replaced, never mutated: the live line's thread reads it), samples answered
     from the cache per cell and the cache sources, merged, and what each model's endpoint was
-    sent, summed over the workers (``sent``)."""
+    sent, summed over the workers (``sent``; its ``cached`` is the number of distinct cache
+    keys the workers read from an earlier run's cache, :attr:`earlier`)."""
 
     results: list[ItemResult] = field(default_factory=list)
     errors: list[str] = field(default_factory=list)
@@ -111,6 +118,7 @@ class WorkerTotals:
     cached: dict[str, int] = field(default_factory=dict)
     sources: dict[str, CacheSource] = field(default_factory=dict)
     sent: dict[str, Sent] = field(default_factory=dict)
+    earlier: dict[str, set[str]] = field(default_factory=dict)
 
     def add(self, worker: str, payload: WorkerPayload) -> None:
         """Add one worker's payload (its notes are the caller's to keep)."""
@@ -120,8 +128,11 @@ class WorkerTotals:
         for cell, n in payload.cached.items():
             self.cached[cell] = self.cached.get(cell, 0) + n
         self.sources = merge_sources(self.sources, payload.sources)
+        for model, keys in payload.earlier.items():
+            self.earlier.setdefault(model, set()).update(keys)
         for model, sent in payload.sent.items():
-            self.sent[model] = self.sent.get(model, Sent()) + sent
+            total = self.sent.get(model, Sent()) + sent
+            self.sent[model] = replace(total, cached=len(self.earlier.get(model, ())))
 
     def counted(self, worker: str, counts: ProgressCounts) -> None:
         """``worker``'s latest answer counts."""
@@ -146,4 +157,4 @@ def worker_payload(bench: BenchmarkSession | None, *, progress: bool) -> WorkerP
     return WorkerPayload(results=results, notes=tuple(bench.notes()),
                          progress=bench.progress() if progress else None,
                          cached=cached_samples(results), sources=bench.cache_sources(),
-                         sent=bench.sent())
+                         sent=bench.sent(), earlier=bench.earlier_keys())

@@ -221,6 +221,12 @@ class ModelSchedulers:
         return {model: s.sent() for model, s in (self._schedulers or {}).items()
                 if getattr(s.backend, "cacheable", False)}
 
+    def earlier_keys(self) -> dict[str, frozenset[str]]:
+        """Per model of :meth:`sent`: the cache keys an earlier run's cache answered in this
+        process (the xdist controller counts their union: two workers may read one answer)."""
+        return {model: s.earlier_keys() for model, s in (self._schedulers or {}).items()
+                if getattr(s.backend, "cacheable", False)}
+
     def tokens_spent(self) -> int:
         """The tokens this process's schedulers spent so far (safe from any thread)."""
         return sum(s.tokens_spent() for s in (self._schedulers or {}).values())

@@ -224,6 +224,11 @@ class BenchmarkSession:
         run's cache and when the oldest was cached (:meth:`.Scheduler.cache_sources`)."""
         return self.models.cache_sources()
 
+    def earlier_keys(self) -> dict[str, frozenset[str]]:
+        """Per model with an endpoint: the cache keys an earlier run's cache answered here
+        (:meth:`.ModelSchedulers.earlier_keys`)."""
+        return self.models.earlier_keys()
+
     def sent(self) -> dict[str, Sent]:
         """Per model with an endpoint: what this process really sent to it and how many
         answers an earlier run's cache served (:meth:`.ModelSchedulers.sent`)."""

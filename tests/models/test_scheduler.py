@@ -88,6 +88,20 @@ def test_cache_hits_resolve_immediately_and_misses_are_written(
     assert SECRET not in (tmp_path / CACHE_FILE).read_text(encoding="utf-8")
 
 
+def test_an_earlier_answer_asked_again_counts_once_as_cached(
+    fake_openai, backend_for, tmp_path: Path
+) -> None:
+    backend = backend_for()
+    with Scheduler(backend, concurrency=2, cache=AnswerCache(tmp_path)) as sched:
+        sched.answer(req("a"))
+    with Scheduler(backend, concurrency=2, cache=AnswerCache(tmp_path)) as sched:
+        assert sched.answer(req("a")).cached
+        assert sched.answer(req("a", iid="L2-999", cell="other/cell")).cached  # same key
+        sent, keys = sched.sent(), sched.earlier_keys()
+    assert sent.cached == 1 and sent.requests == 0
+    assert keys == {req("a").cache_key(backend.endpoint)}
+
+
 def test_errors_and_truncated_answers_are_not_cached(fake_openai, backend_for, tmp_path) -> None:
     cache = AnswerCache(tmp_path)
     fake_openai.script(Fault.unauthorized(), Fault.length())

@@ -25,7 +25,8 @@ def _payload() -> WorkerPayload:
         notes=("a stale answer", "another"), progress=ProgressCounts(4, 3, 1, 0, 120),
         cached={"m-zero-shot": 1, "m-few-shot": 0},
         sources={"m-zero-shot": CacheSource(frozenset({"m-2024", None}), 17.5)},
-        sent={"m": Sent(requests=5, retries=1, input_tokens=400, output_tokens=90, cached=2)})
+        sent={"m": Sent(requests=5, retries=1, input_tokens=400, output_tokens=90, cached=2)},
+        earlier={"m": frozenset({"k1", "k2"})})
 
 
 def test_worker_input_round_trips_through_one_json_document() -> None:
@@ -42,7 +43,7 @@ def test_worker_payload_round_trips_through_one_json_document() -> None:
     given = _payload()
     text = given.to_json()
     assert set(json.loads(text)) == {"results", "notes", "progress", "cached", "sources",
-                                     "sent"}
+                                     "sent", "earlier"}
     assert WorkerPayload.from_json(text) == given
     assert WorkerPayload.from_json(WorkerPayload().to_json()) == WorkerPayload()
 
@@ -60,10 +61,12 @@ def test_totals_add_payloads_and_keep_each_workers_latest_counts() -> None:
                                     cached={"m-zero-shot": 2},
                                     sources={"m-zero-shot": CacheSource(frozenset({"m-2025"}),
                                                                         3.0)},
-                                    sent={"m": Sent(3, 0, 100, 10, 1), "n": Sent(1)}))
+                                    sent={"m": Sent(3, 0, 100, 10, 2), "n": Sent(1)},
+                                    earlier={"m": frozenset({"k2", "k3"})}))
     assert [r.instruction_id for r in totals.results] == ["L0-001", "L1-002", "L2-001"]
     assert totals.cached == {"m-zero-shot": 3, "m-few-shot": 0}
-    assert totals.sent == {"m": Sent(8, 1, 500, 100, 3), "n": Sent(1)}  # summed per model
+    # summed per model; the answers from the cache counted once each: k2 was read by both
+    assert totals.sent == {"m": Sent(8, 1, 500, 100, 3), "n": Sent(1)}
     assert totals.sources["m-zero-shot"] == CacheSource(frozenset({"m-2024", "m-2025", None}), 3.0)
     assert totals.counts() == ProgressCounts(5, 4, 1, 0, 120)
     assert seen is not totals.progress and set(seen) == {"gw0"}  # replaced, not mutated
