@@ -104,6 +104,11 @@ class BatchBackend:
         """This endpoint's batches, oldest first (the live progress line's)."""
         return self.runner.statuses()
 
+    def sent_ordinary(self, request: Request) -> bool:
+        """Whether ``request``'s answer came from an ordinary request of the wrapped backend
+        (``--gi-batch-fallback``: billed at list price), not from a batch line."""
+        return self.runner.sent_ordinary(request.cache_key(self.endpoint))
+
     def _answer(self, body: dict[str, object], request: Request | None, latency_s: float) -> Served:
         return answer_of(body, request, self._usage, latency_s=latency_s)
 

@@ -101,6 +101,7 @@ class BatchRunner:
         self._first_at = self._last_at = 0.0
         self._tries: dict[str, int] = {}
         self._unclaimed: dict[str, Served] = {}  # answers read before anyone here asked
+        self._ordinary: set[str] = set()  # keys sent as ordinary requests (fallback)
         self._live = {k: b.input_file_id for b in ledger.live(endpoint) for k in b.custom_ids}
         self._failures = 0
         self._next_poll = 0.0
@@ -147,6 +148,12 @@ class BatchRunner:
     def statuses(self) -> list[LedgerBatch]:
         """This endpoint's batches as the ledger knows them, oldest first."""
         return self.ledger.batches(self.endpoint)
+
+    def sent_ordinary(self, key: str) -> bool:
+        """Whether ``key``'s request was sent as an ordinary request (``fallback``; billed at
+        list price), set before its answer is handed out."""
+        with self._cond:
+            return key in self._ordinary
 
     # -- the thread ----------------------------------------------------------------------------
 
@@ -280,7 +287,8 @@ class BatchRunner:
         ordinary request with ``fallback``; ``False`` when its tries are spent."""
         fut, request, _ = waiting
         if self.settings.fallback:
-            self._fallbacks.submit(self._ordinary, fut, request)
+            self._ordinary.add(key)
+            self._fallbacks.submit(self._send_ordinary, fut, request)
             return True
         if self._tries.get(key, 0) >= self.settings.max_tries:
             return False
@@ -288,7 +296,7 @@ class BatchRunner:
         self._enqueue(key)
         return True
 
-    def _ordinary(self, fut: Future[Served], request: Request) -> None:
+    def _send_ordinary(self, fut: Future[Served], request: Request) -> None:
         """``request`` as an ordinary request (``--gi-batch-fallback``); never raises."""
         try:
             fut.set_result(self._fallback(request))

@@ -83,7 +83,7 @@ class ModelSchedulers:
                 rate_limit=rate_limit, cache=cache, token_budget=budget,
                 snapshot=self.inputs.served.snapshot(model),
                 reuse_stale=config.reuse_stale_cache, stop_check=self._stop_check,
-                cost=self._request_cost(model), share_in_flight=config.batch is None,
+                cost=self._request_cost(model, backend), share_in_flight=config.batch is None,
             )
         return schedulers
 
@@ -117,9 +117,11 @@ class ModelSchedulers:
         self.prices = load_prices(config.prices)
         return CostCap(config.max_cost / workers, self.prices.currency)
 
-    def _request_cost(self, model: str) -> RequestCost | None:
-        """``model``'s side of the cap (``None``: no cap, or a model that costs nothing)."""
-        from pytest_graphinstruct.models.cost_cap import RequestCost
+    def _request_cost(self, model: str, backend: Any) -> RequestCost | None:
+        """``model``'s side of the cap (``None``: no cap, or a model that costs nothing); in
+        batch mode at the batch price (``backend``, the batch backend, says which answers an
+        ordinary fallback request obtained: those at list price)."""
+        from pytest_graphinstruct.models.cost_cap import BatchPricing, RequestCost
         from pytest_graphinstruct.models.prices import FREE_MODELS
         from pytest_graphinstruct.models.tokens import TokenCounter, encoding_name_for
 
@@ -129,8 +131,11 @@ class ModelSchedulers:
         price = self.prices.price(model)
         if price is None or config.params.max_tokens is None:  # refused by run.config
             raise GraphInstructError(f"--gi-max-cost: no price for {model}")
+        batch = None
+        if config.batch is not None:
+            batch = BatchPricing(fallback=config.batch.fallback, ordinary=backend.sent_ordinary)
         return RequestCost(self.cap, price, TokenCounter(encoding_name_for(model)),
-                           config.params.max_tokens)
+                           config.params.max_tokens, batch=batch)
 
     def stop(self, reason: str, *, grace_s: float | None = None) -> None:
         """Issue no new request, in any cell (the run was interrupted): requests not issued
