@@ -101,7 +101,8 @@ class BatchBackend:
         self.runner.cancel("closed: the run ended")
 
     def statuses(self) -> list[LedgerBatch]:
-        """This endpoint's batches, oldest first (the live progress line's)."""
+        """The batches this run deals with, oldest first (the live progress line's;
+        :meth:`.BatchRunner.statuses`)."""
         return self.runner.statuses()
 
     def sent_ordinary(self, request: Request) -> bool:

@@ -103,6 +103,8 @@ class BatchRunner:
         self._unclaimed: dict[str, Served] = {}  # answers read before anyone here asked
         self._ordinary: set[str] = set()  # keys sent as ordinary requests (fallback)
         self._live = {k: b.input_file_id for b in ledger.live(endpoint) for k in b.custom_ids}
+        known = ledger.batches(endpoint)  # this run's batches: from the first live one on
+        self._first = next((n for n, b in enumerate(known) if b.live), len(known))
         self._failures = 0
         self._next_poll = 0.0
         self._closed: str | None = None
@@ -146,8 +148,10 @@ class BatchRunner:
         self._fallbacks.shutdown(wait=False, cancel_futures=True)
 
     def statuses(self) -> list[LedgerBatch]:
-        """This endpoint's batches as the ledger knows them, oldest first."""
-        return self.ledger.batches(self.endpoint)
+        """The batches this run deals with, as the ledger knows them, oldest first: from the
+        first live one at the start (a killed run's) on, this run's own included; older runs'
+        finished batches are not counted."""
+        return self.ledger.batches(self.endpoint)[self._first:]
 
     def sent_ordinary(self, key: str) -> bool:
         """Whether ``key``'s request was sent as an ordinary request (``fallback``; billed at

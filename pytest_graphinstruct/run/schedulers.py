@@ -10,6 +10,7 @@ from pytest_graphinstruct.errors import GraphInstructError
 from pytest_graphinstruct.models.base import quiet_timer
 from pytest_graphinstruct.run.session_inputs import SessionInputs
 from pytest_graphinstruct.run.stop import STOP_GRACE_S
+from pytest_graphinstruct.run.tally import BatchProgress
 
 if TYPE_CHECKING:
     from pytest_graphinstruct.models.cost_cap import CostCap, RequestCost
@@ -187,12 +188,13 @@ class ModelSchedulers:
             out.append(capped)
         return out
 
-    def batch_line(self) -> str | None:
-        """The batches' states for the live progress line (``--gi-batch``), e.g. ``batch 2/3
-        in_progress 340/500``: the oldest batch not read yet of each model, its place among
-        this run's batches and its request counts; ``None`` without batch mode."""
-        parts: list[str] = []
-        for scheduler in list((self._schedulers or {}).values()):
+    def batch_progress(self) -> tuple[BatchProgress, ...]:
+        """Where each batched model's batches stand (``--gi-batch``; the live progress line):
+        per model with a batch not read yet, the oldest such batch, its place among the
+        model's batches this run deals with and its last known state and counts; empty
+        without batch mode (or before the schedulers are built).  Safe from any thread."""
+        out: list[BatchProgress] = []
+        for model, scheduler in list((self._schedulers or {}).items()):
             statuses = getattr(scheduler.backend, "statuses", None)
             if not callable(statuses):
                 continue
@@ -201,9 +203,10 @@ class ModelSchedulers:
             if not live:
                 continue
             batch = batches[live[0]]
-            done, _, total = batch.counts
-            parts.append(f"batch {live[0] + 1}/{len(batches)} {batch.state} {done}/{total}")
-        return ", ".join(parts) or None
+            done, failed, total = batch.counts
+            out.append(BatchProgress(model, live[0] + 1, len(batches), batch.state,
+                                     done, failed, total))
+        return tuple(out)
 
     def cache_sources(self) -> dict[str, CacheSource]:
         """Per cell label: the snapshots of the answers this process reused from an earlier
