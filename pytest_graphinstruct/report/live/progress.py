@@ -138,8 +138,9 @@ def batch_text(batch: BatchProgress, *, named: bool = False) -> str:
     """``batch 2/3 in_progress 340/500`` (``, 12 failed`` when some failed; the model's name
     first with ``named``).  The state and the counts came from the endpoint: the state is
     escaped to printable ASCII (no control, format or wide character acts on the terminal or
-    changes the line's width), its whitespace runs made one space and cut to :data:`MAX_STATE_CHARS`;
-    counts below zero show as 0, large ones shortened (:func:`format_count`)."""
+    changes the line's width), its whitespace runs made one space, and cut to
+    :data:`MAX_STATE_CHARS`; counts below zero show as 0, large ones shortened
+    (:func:`format_count`).  The model's name is escaped the same way and cut to 40."""
     state = " ".join(escape(batch.state).encode("ascii", "backslashreplace").decode().split())
     if len(state) > MAX_STATE_CHARS:
         state = state[: MAX_STATE_CHARS - 3] + "..."
