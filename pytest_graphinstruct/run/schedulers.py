@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
@@ -29,6 +30,7 @@ class ModelSchedulers:
         self.local = local
         self._stop_check = stop_check
         self._schedulers: dict[str, Any] | None = None
+        self._build_lock = threading.Lock()  # the first accesses may come from many threads
         self.stopped: str | None = None  # why the run stopped issuing requests (stop())
         self.cap: CostCap | None = None  # --gi-max-cost, once the schedulers are built
         self.prices: PriceTable | None = None  # the price table of the cap
@@ -36,7 +38,9 @@ class ModelSchedulers:
     @property
     def schedulers(self) -> dict[str, Any]:
         """One scheduler per model, built on first access (a process that only merges results,
-        like the xdist controller, never builds backends).
+        like the xdist controller, never builds backends), once however many threads ask
+        first (an iterative method's chains start on threads of their own): one backend, rate
+        limit, token budget and batch runner per model.
 
         The embedded ``local`` model answers one request at a time, so its scheduler keeps one
         request in flight per process (and its backend's gate orders the processes); every
@@ -46,12 +50,13 @@ class ModelSchedulers:
             GraphInstructError: a backend cannot be set up (a missing API key, a missing
                 ``[local]`` install, ...).
         """
-        if self._schedulers is None:
-            self._schedulers = self._build()
-            if self.stopped is not None:  # stopped before any request: none is ever issued
-                for scheduler in self._schedulers.values():
-                    scheduler.stop_issuing(self.stopped)
-        return self._schedulers
+        with self._build_lock:
+            if self._schedulers is None:
+                self._schedulers = built = self._build()
+                if self.stopped is not None:  # stopped before any request: none is issued
+                    for scheduler in built.values():
+                        scheduler.stop_issuing(self.stopped)
+            return self._schedulers
 
     def _build(self) -> dict[str, Any]:
         from pytest_graphinstruct.models.scheduler import Scheduler, TokenBudget

@@ -2,7 +2,13 @@
 
 from __future__ import annotations
 
+import contextlib
+import threading
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
+from typing import Any
+
+import pytest
 
 from pytest_graphinstruct.run.config import build_run_config
 from pytest_graphinstruct.run.requests import RequestBuilder
@@ -43,3 +49,25 @@ def test_a_stop_resolves_every_later_request_to_its_reason(tmp_path: Path) -> No
     models.close(cancel=True)
     assert models.stopped == "interrupted (SIGINT)"
     assert (answer.error, answer.calls) == ("interrupted (SIGINT)", 0)
+
+
+def test_threads_asking_first_together_share_one_build(tmp_path: Path,
+                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    """An iterative method's chains start on threads of their own and each asks for the
+    schedulers first: one set is built (one backend, budget and batch runner per model)."""
+    models, _ = _models(tmp_path)
+    builds: list[int] = []
+    inside = threading.Barrier(2, timeout=0.5)  # a second builder would meet the first here
+    real = models._build
+
+    def slow_build() -> dict[str, Any]:
+        builds.append(1)
+        with contextlib.suppress(threading.BrokenBarrierError):
+            inside.wait()
+        return real()
+
+    monkeypatch.setattr(models, "_build", slow_build)
+    with ThreadPoolExecutor(8) as pool:
+        seen = list(pool.map(lambda _: models.schedulers, range(8)))
+    assert builds == [1] and all(s is seen[0] for s in seen)
+    models.close()
