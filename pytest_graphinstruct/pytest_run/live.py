@@ -48,10 +48,9 @@ def live_line(driver: RunDriver, session: pytest.Session) -> Iterator[None]:
 
     def render(width: int) -> str:
         selected = driver.selected
-        opened = driver.opened  # batch mode: where the batches stand
         view = meter.observe(time.monotonic(), driver.progress_counts(), driver.items_done,
                              None if selected is None else len(selected),
-                             () if opened is None else opened.batch_progress())
+                             driver.batch_progress())
         return progress_line(view, width)
 
     live = LiveLine(stream, render, width=lambda: writer.fullwidth)
