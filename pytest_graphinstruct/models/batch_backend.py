@@ -101,8 +101,14 @@ class BatchBackend:
         self.runner.cancel("closed: the run ended")
 
     def statuses(self) -> list[LedgerBatch]:
-        """This endpoint's batches, oldest first (the live progress line's)."""
+        """The batches this run deals with, oldest first (the live progress line's;
+        :meth:`.BatchRunner.statuses`)."""
         return self.runner.statuses()
+
+    def sent_ordinary(self, request: Request) -> bool:
+        """Whether ``request``'s answer came from an ordinary request of the wrapped backend
+        (``--gi-batch-fallback``: billed at list price), not from a batch line."""
+        return self.runner.sent_ordinary(request.cache_key(self.endpoint))
 
     def _answer(self, body: dict[str, object], request: Request | None, latency_s: float) -> Served:
         return answer_of(body, request, self._usage, latency_s=latency_s)

@@ -10,9 +10,11 @@ Promises:
   *before* its batch is created, and the batch id right after: a run killed between the two
   finds the entry without a batch id, and :class:`~.batch_runner.BatchRunner` looks the batch
   up by its input file before creating one.
-* A damaged or unreadable ledger is never fatal: it reads as empty and :attr:`BatchLedger.
-  warning` says why in one line (batches it named are then not resumed; their requests are
-  asked again).
+* A ledger that exists but cannot be read (damaged, another version, unreadable) is never
+  taken as empty: :class:`BatchLedger` raises :class:`LedgerUnreadable`, one line naming the
+  file and how to proceed — its batches may still be live at the endpoint, and a run that
+  forgot them would submit (and pay for) their requests a second time.  Only the user, by
+  moving the file aside, decides to resubmit everything.
 * Thread-safe (one lock); one process per cache folder (batch mode refuses xdist).
 """
 
@@ -27,12 +29,18 @@ from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from pytest_graphinstruct.errors import ModelError
 from pytest_graphinstruct.models.base import one_line
 
 LEDGER_NAME = "batches.json"
 LEDGER_VERSION = 1
 TERMINAL_STATES = frozenset({"completed", "failed", "expired", "cancelled"})
 """Batch states after which nothing more will come (OpenAI's ``status`` values)."""
+
+
+class LedgerUnreadable(ModelError):
+    """The cache folder's batch ledger exists but cannot be read: a batch run refuses to start
+    (its message names the file and says to move it aside to resubmit everything)."""
 
 
 @dataclass(frozen=True)
@@ -81,12 +89,15 @@ class BatchLedger:
 
     Args:
         folder: the answer cache's folder; ``None`` keeps the ledger in memory only.
+
+    Raises:
+        LedgerUnreadable: the ledger file exists but cannot be read.
     """
 
     def __init__(self, folder: Path | None) -> None:
         self.path = None if folder is None else Path(folder) / LEDGER_NAME
         self._lock = threading.Lock()
-        self.warning: str | None = None
+        self.warning: str | None = None  #: why the ledger could not be written (one line)
         self._batches: list[LedgerBatch] = self._read()
 
     def batches(self, endpoint: str | None = None) -> list[LedgerBatch]:
@@ -137,9 +148,8 @@ class BatchLedger:
                 raise ValueError(f"not a version {LEDGER_VERSION} ledger")
             return [_batch_of(obj) for obj in data["batches"]]
         except (OSError, UnicodeDecodeError, ValueError, TypeError, KeyError) as exc:
-            self.warning = one_line(f"batch ledger {self.path} unreadable, ignored "
-                                    f"({type(exc).__name__}: {exc})")
-            return []
+            raise LedgerUnreadable(unreadable_message(self.path, exc)) from None
+
 
     def _write(self) -> None:
         """Write the ledger atomically (under the lock).  A failed write is kept as the
@@ -190,3 +200,13 @@ def _batch_of(obj: Any) -> LedgerBatch:
         custom_ids=tuple(str(c) for c in obj["custom_ids"]), requests=requests,
         batch_id=str(obj.get("batch_id") or ""), state=str(obj.get("state") or "uploaded"),
         collected=bool(obj.get("collected")), counts=(counts[0], counts[1], counts[2]))
+
+
+def unreadable_message(path: Path, exc: BaseException) -> str:
+    """The one line of :class:`LedgerUnreadable`: the file, why, and how to proceed (the
+    cause is cut first, so the file and the advice always survive)."""
+    cause = one_line(f"{type(exc).__name__}: {exc}", limit=120)
+    return (f"--gi-batch: the batch ledger {path} cannot be read ({cause}); it may name "
+            "batches still running at the endpoint, whose requests a run without it would "
+            f"submit (and pay for) again: nothing was submitted. To resubmit everything not "
+            f"cached, move it aside (mv {path} {path}.damaged) and run again")

@@ -101,7 +101,10 @@ class BatchRunner:
         self._first_at = self._last_at = 0.0
         self._tries: dict[str, int] = {}
         self._unclaimed: dict[str, Served] = {}  # answers read before anyone here asked
+        self._ordinary: set[str] = set()  # keys sent as ordinary requests (fallback)
         self._live = {k: b.input_file_id for b in ledger.live(endpoint) for k in b.custom_ids}
+        known = ledger.batches(endpoint)  # this run's batches: from the first live one on
+        self._first = next((n for n, b in enumerate(known) if b.live), len(known))
         self._failures = 0
         self._next_poll = 0.0
         self._closed: str | None = None
@@ -145,8 +148,16 @@ class BatchRunner:
         self._fallbacks.shutdown(wait=False, cancel_futures=True)
 
     def statuses(self) -> list[LedgerBatch]:
-        """This endpoint's batches as the ledger knows them, oldest first."""
-        return self.ledger.batches(self.endpoint)
+        """The batches this run deals with, as the ledger knows them, oldest first: from the
+        first live one at the start (a killed run's) on, this run's own included; older runs'
+        finished batches are not counted."""
+        return self.ledger.batches(self.endpoint)[self._first:]
+
+    def sent_ordinary(self, key: str) -> bool:
+        """Whether ``key``'s request was sent as an ordinary request (``fallback``; billed at
+        list price), set before its answer is handed out."""
+        with self._cond:
+            return key in self._ordinary
 
     # -- the thread ----------------------------------------------------------------------------
 
@@ -280,7 +291,8 @@ class BatchRunner:
         ordinary request with ``fallback``; ``False`` when its tries are spent."""
         fut, request, _ = waiting
         if self.settings.fallback:
-            self._fallbacks.submit(self._ordinary, fut, request)
+            self._ordinary.add(key)
+            self._fallbacks.submit(self._send_ordinary, fut, request)
             return True
         if self._tries.get(key, 0) >= self.settings.max_tries:
             return False
@@ -288,7 +300,7 @@ class BatchRunner:
         self._enqueue(key)
         return True
 
-    def _ordinary(self, fut: Future[Served], request: Request) -> None:
+    def _send_ordinary(self, fut: Future[Served], request: Request) -> None:
         """``request`` as an ordinary request (``--gi-batch-fallback``); never raises."""
         try:
             fut.set_result(self._fallback(request))

@@ -13,6 +13,10 @@ control (:class:`FakeBatchAPI`).  Never a real provider.
   becomes of a line: ``None`` (answered as the chat route would answer its body), ``"failed"``
   (HTTP 500 in the error file), ``"expired"`` (``batch_expired`` in the error file; the batch
   ends ``expired``), ``"refused"`` (HTTP 400) or ``"malformed"`` (a damaged output line).
+* ``batch_fault(number)`` (``number``: 1 for the first batch created) ends a batch as a whole:
+  ``"failed"`` (the endpoint refused it: no output file, its ``errors`` say why) or
+  ``"cancelled"`` (cancelled by the endpoint before any line ran: no output file);
+  :meth:`FakeBatchAPI.finish` takes the same as ``whole``.
 """
 
 from __future__ import annotations
@@ -30,6 +34,7 @@ from typing import Any
 from pytest_graphinstruct.models.testserver import FakeOpenAIServer
 
 LineFault = Callable[[str, int], "str | None"]
+BatchFault = Callable[[int], "str | None"]
 _JSON = "application/json"
 
 
@@ -46,10 +51,13 @@ class _Batch:
     failed: int = 0
     polls: int = 0
     metadata: dict[str, Any] = field(default_factory=dict)
+    errors: str | None = None
 
     def to_json(self) -> dict[str, Any]:
         return {"id": self.batch_id, "object": "batch", "endpoint": "/v1/chat/completions",
-                "errors": None, "input_file_id": self.input_file_id,
+                "errors": None if self.errors is None else {"object": "list", "data": [
+                    {"code": "scripted", "message": self.errors, "param": None,
+                     "line": None}]}, "input_file_id": self.input_file_id,
                 "completion_window": "24h", "status": self.status,
                 "output_file_id": self.output_file_id, "error_file_id": self.error_file_id,
                 "created_at": int(self.created), "metadata": self.metadata,
@@ -64,13 +72,16 @@ class FakeBatchAPI:
         server: the fake server whose routes it adds (and whose chat answers it gives).
         hold: batches stay ``in_progress`` until :meth:`finish`.
         line_fault: what becomes of each line (``None``: every line is answered).
+        batch_fault: which batches end as a whole ``failed`` or ``cancelled``.
     """
 
     def __init__(self, server: FakeOpenAIServer, *, hold: bool = False,
-                 line_fault: LineFault | None = None) -> None:
+                 line_fault: LineFault | None = None,
+                 batch_fault: BatchFault | None = None) -> None:
         self.server = server
         self.hold = hold
         self.line_fault = line_fault
+        self.batch_fault = batch_fault
         self.files: dict[str, bytes] = {}
         self.batches: dict[str, _Batch] = {}
         self.submitted: Counter[str] = Counter()  #: request lines per custom_id, all batches
@@ -95,12 +106,20 @@ class FakeBatchAPI:
         with self._lock:
             return list(self.batches)
 
-    def finish(self, batch_id: str) -> None:
+    def finish(self, batch_id: str, whole: str | None = None) -> None:
         """End ``batch_id`` now: its lines answered (or failed, as ``line_fault`` says), its
-        output and error files written."""
+        output and error files written; or, with ``whole`` (or as ``batch_fault`` says),
+        ``failed`` or ``cancelled`` as a whole, no line run."""
         with self._lock:
             batch = self.batches[batch_id]
             if batch.status != "in_progress":
+                return
+            whole = whole or (self.batch_fault(list(self.batches).index(batch_id) + 1)
+                              if self.batch_fault else None)
+            if whole is not None:
+                batch.status = whole
+                batch.errors = f"scripted: the batch {whole}" if whole == "failed" else None
+                self._lock.notify_all()
                 return
             output: list[bytes] = []
             errors: list[bytes] = []

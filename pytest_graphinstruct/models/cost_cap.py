@@ -13,6 +13,11 @@ Promises:
   what a capped run answered is a prefix of its order of requests, not its cheapest ones.
 * What an answer cost is its usage (the provider's, or tiktoken's count where the provider
   sent none: :mod:`.usage_accounting`); an answer without usage (an error) costs nothing.
+* In batch mode (``--gi-batch``, :class:`BatchPricing`) a request sent in a batch is reserved
+  and settled at the model's batch price (``batch_discount`` × list price): the worst case at
+  the batch price, the answer at the batch price.  With ``--gi-batch-fallback`` a line a batch
+  failed may be sent again as an ordinary request, at list price: its worst case is reserved at
+  list price, and an answer the fallback obtained is settled at list price.
 * A request refused is never sent: its answer is an error starting with
   :data:`COST_CAP_REACHED` (:func:`is_cost_capped`) and ``calls=0``.
 """
@@ -20,6 +25,8 @@ Promises:
 from __future__ import annotations
 
 import threading
+from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Final
 
 from pytest_graphinstruct.answers import Answer
@@ -102,6 +109,25 @@ class CostCap:
                 "the rest")
 
 
+def _never(request: Request) -> bool:
+    return False
+
+
+@dataclass(frozen=True)
+class BatchPricing:
+    """How a batch run's requests are billed (``--gi-batch``): at the batch price, but for
+    those sent as ordinary requests after their batch line failed (``--gi-batch-fallback``).
+
+    Attributes:
+        fallback: a request may end as an ordinary request (its worst case is at list price).
+        ordinary: whether ``request``'s answer came from an ordinary request (asked once its
+            answer is back; the batch backend's record of its fallbacks).
+    """
+
+    fallback: bool = False
+    ordinary: Callable[[Request], bool] = _never
+
+
 class RequestCost:
     """One model's side of the cap: its price, its token counter and its ``max_tokens``.
 
@@ -110,25 +136,35 @@ class RequestCost:
         price: the model's price.
         counter: counts the input tokens of what is sent (the model's encoding).
         max_tokens: the most output tokens one answer may have (``--gi-max-tokens``).
+        batch: batch mode's pricing (``None``: every request at list price).
     """
 
     def __init__(self, cap: CostCap, price: ModelPrice, counter: TokenCounter,
-                 max_tokens: int) -> None:
+                 max_tokens: int, *, batch: BatchPricing | None = None) -> None:
         self.cap = cap
         self.price = price
         self.counter = counter
         self.max_tokens = max_tokens
+        self.batch = batch
 
     def worst_case(self, request: Request) -> float:
         """The most ``request`` can cost: its counted input tokens and its ``max_tokens``
-        (the request's own when it sets one, else this model's) of output, at list price."""
+        (the request's own when it sets one, else this model's) of output, at list price —
+        at the batch price in batch mode without fallback."""
         tokens = self.counter.count_messages((m.role, m.content) for m in request.messages)
         out = request.params.max_tokens or self.max_tokens
-        return self.price.cost(tokens, out)
+        batched = self.batch is not None and not self.batch.fallback
+        return self.price.cost(tokens, out, batch=batched)
 
-    def cost_of(self, answer: Answer) -> float:
-        """What ``answer`` cost: its usage at list price (none: nothing)."""
+    def cost_of(self, answer: Answer, request: Request | None = None) -> float:
+        """What ``answer`` (of ``request``) cost: its usage at list price, or at the batch
+        price in batch mode unless the answer came from an ordinary request (``request``
+        unknown in batch mode with fallback: list price, the upper bound); no usage:
+        nothing."""
         usage = answer.usage
         if usage is None:
             return 0.0
-        return self.price.cost(usage.input_tokens or 0, usage.output_tokens or 0)
+        batched = self.batch is not None and not (
+            self.batch.fallback and (request is None or self.batch.ordinary(request)))
+        return self.price.cost(usage.input_tokens or 0, usage.output_tokens or 0,
+                               batch=batched)

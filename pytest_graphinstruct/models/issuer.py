@@ -135,7 +135,7 @@ class RequestIssuer:
         finally:
             if self.cost is not None:
                 self.cost.cap.settle(reserved, 0.0 if answer is None
-                                     else self.cost.cost_of(answer))
+                                     else self.cost.cost_of(answer, request))
 
     def _store(self, key: str, request: Request, answer: Answer,
                served: Snapshot | None) -> None:

@@ -40,7 +40,7 @@ from pytest_graphinstruct.pytest_run.signals import RunStopper
 from pytest_graphinstruct.pytest_run.usage import one_line, usage_error, write_stopped
 from pytest_graphinstruct.run.config import Cell, RunConfig
 from pytest_graphinstruct.run.results import ItemResult, RunReport
-from pytest_graphinstruct.run.tally import ProgressCounts
+from pytest_graphinstruct.run.tally import BatchProgress, ProgressCounts
 from pytest_graphinstruct.suite.instruction import Instruction
 
 if TYPE_CHECKING:  # the evaluation path is imported on first use: an xdist controller that
@@ -228,6 +228,10 @@ class RunDriver:
         if self.controller:
             return self.totals.counts()
         return self.opened.progress() if self.opened is not None else ProgressCounts()
+
+    def batch_progress(self) -> tuple[BatchProgress, ...]:
+        """Where a batch run's batches stand (empty otherwise; batch runs are one process)."""
+        return self.opened.batch_progress() if self.opened is not None else ()
 
     def made_report(self, item: pytest.Item, report: pytest.TestReport,
                     call: pytest.CallInfo[None]) -> None:

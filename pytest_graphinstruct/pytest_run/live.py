@@ -49,7 +49,8 @@ def live_line(driver: RunDriver, session: pytest.Session) -> Iterator[None]:
     def render(width: int) -> str:
         selected = driver.selected
         view = meter.observe(time.monotonic(), driver.progress_counts(), driver.items_done,
-                             None if selected is None else len(selected))
+                             None if selected is None else len(selected),
+                             driver.batch_progress())
         return progress_line(view, width)
 
     live = LiveLine(stream, render, width=lambda: writer.fullwidth)

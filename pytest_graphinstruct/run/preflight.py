@@ -94,7 +94,9 @@ def preflight(config: RunConfig) -> RunInputs:
             ``--gi-shard`` asks for more shards than the run selects instructions, or its
             shard holds none; a backend cannot be built (an unset API key variable for a host
             that is not loopback — :mod:`~pytest_graphinstruct.run.backends` —, a malformed
-            base URL); or an endpoint does not answer (one line saying why).
+            base URL); an endpoint does not answer (one line saying why); or a ``--gi-batch``
+            run's batch ledger exists but cannot be read
+            (:class:`~pytest_graphinstruct.models.batch_ledger.LedgerUnreadable`).
     """
     suite = load_suite(config.suite, levels=config.levels)
     _check_baseline(config, suite)
@@ -106,6 +108,10 @@ def preflight(config: RunConfig) -> RunInputs:
         return RunInputs(suite, responses)
     _check_shard(config, suite, None)
     cache = AnswerCache(config.cache_dir) if config.cache_dir is not None else None
+    if config.batch is not None and config.cache_dir is not None:
+        from pytest_graphinstruct.models.batch_ledger import BatchLedger
+
+        BatchLedger(config.cache_dir)  # a damaged ledger: refused before any request
     snapshots: dict[str, Snapshot] = {}
     notes: list[str] = []
     for model in config.models:

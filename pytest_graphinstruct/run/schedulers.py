@@ -11,6 +11,7 @@ from pytest_graphinstruct.errors import GraphInstructError
 from pytest_graphinstruct.models.base import quiet_timer
 from pytest_graphinstruct.run.session_inputs import SessionInputs
 from pytest_graphinstruct.run.stop import STOP_GRACE_S
+from pytest_graphinstruct.run.tally import BatchProgress
 
 if TYPE_CHECKING:
     from pytest_graphinstruct.models.cost_cap import CostCap, RequestCost
@@ -89,7 +90,7 @@ class ModelSchedulers:
                 rate_limit=rate_limit, cache=cache, token_budget=budget,
                 snapshot=self.inputs.served.snapshot(model),
                 reuse_stale=config.reuse_stale_cache, stop_check=self._stop_check,
-                cost=self._request_cost(model), share_in_flight=config.batch is None,
+                cost=self._request_cost(model, backend), share_in_flight=config.batch is None,
             )
         return schedulers
 
@@ -123,9 +124,11 @@ class ModelSchedulers:
         self.prices = load_prices(config.prices)
         return CostCap(config.max_cost / workers, self.prices.currency)
 
-    def _request_cost(self, model: str) -> RequestCost | None:
-        """``model``'s side of the cap (``None``: no cap, or a model that costs nothing)."""
-        from pytest_graphinstruct.models.cost_cap import RequestCost
+    def _request_cost(self, model: str, backend: Any) -> RequestCost | None:
+        """``model``'s side of the cap (``None``: no cap, or a model that costs nothing); in
+        batch mode at the batch price (``backend``, the batch backend, says which answers an
+        ordinary fallback request obtained: those at list price)."""
+        from pytest_graphinstruct.models.cost_cap import BatchPricing, RequestCost
         from pytest_graphinstruct.models.prices import FREE_MODELS
         from pytest_graphinstruct.models.tokens import TokenCounter, encoding_name_for
 
@@ -135,8 +138,11 @@ class ModelSchedulers:
         price = self.prices.price(model)
         if price is None or config.params.max_tokens is None:  # refused by run.config
             raise GraphInstructError(f"--gi-max-cost: no price for {model}")
+        batch = None
+        if config.batch is not None:
+            batch = BatchPricing(fallback=config.batch.fallback, ordinary=backend.sent_ordinary)
         return RequestCost(self.cap, price, TokenCounter(encoding_name_for(model)),
-                           config.params.max_tokens)
+                           config.params.max_tokens, batch=batch)
 
     def stop(self, reason: str, *, grace_s: float | None = None) -> None:
         """Issue no new request, in any cell (the run was interrupted): requests not issued
@@ -188,12 +194,13 @@ class ModelSchedulers:
             out.append(capped)
         return out
 
-    def batch_line(self) -> str | None:
-        """The batches' states for the live progress line (``--gi-batch``), e.g. ``batch 2/3
-        in_progress 340/500``: the oldest batch not read yet of each model, its place among
-        this run's batches and its request counts; ``None`` without batch mode."""
-        parts: list[str] = []
-        for scheduler in list((self._schedulers or {}).values()):
+    def batch_progress(self) -> tuple[BatchProgress, ...]:
+        """Where each batched model's batches stand (``--gi-batch``; the live progress line):
+        per model with a batch not read yet, the oldest such batch, its place among the
+        model's batches this run deals with and its last known state and counts; empty
+        without batch mode (or before the schedulers are built).  Safe from any thread."""
+        out: list[BatchProgress] = []
+        for model, scheduler in list((self._schedulers or {}).items()):
             statuses = getattr(scheduler.backend, "statuses", None)
             if not callable(statuses):
                 continue
@@ -202,9 +209,10 @@ class ModelSchedulers:
             if not live:
                 continue
             batch = batches[live[0]]
-            done, _, total = batch.counts
-            parts.append(f"batch {live[0] + 1}/{len(batches)} {batch.state} {done}/{total}")
-        return ", ".join(parts) or None
+            done, failed, total = batch.counts
+            out.append(BatchProgress(model, live[0] + 1, len(batches), batch.state,
+                                     done, failed, total))
+        return tuple(out)
 
     def cache_sources(self) -> dict[str, CacheSource]:
         """Per cell label: the snapshots of the answers this process reused from an earlier

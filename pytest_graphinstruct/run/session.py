@@ -36,7 +36,7 @@ from pytest_graphinstruct.run.results import CellMetadata, Coverage, ItemResult,
 from pytest_graphinstruct.run.schedulers import ModelSchedulers
 from pytest_graphinstruct.run.scoring import ScoringQueue
 from pytest_graphinstruct.run.session_inputs import SessionInputs, runs_method
-from pytest_graphinstruct.run.tally import AnswerTally, ProgressCounts
+from pytest_graphinstruct.run.tally import AnswerTally, BatchProgress, ProgressCounts
 from pytest_graphinstruct.suite.instruction import Instruction
 from pytest_graphinstruct.suite.loader import Suite
 from pytest_graphinstruct.verify.verifier import Verifier
@@ -238,6 +238,11 @@ class BenchmarkSession:
         """The prefetched answers' counts so far and the tokens this process spent (safe to
         call from any thread)."""
         return self.tally.counts(tokens=self.models.tokens_spent())
+
+    def batch_progress(self) -> tuple[BatchProgress, ...]:
+        """Where each model's batches stand (``--gi-batch``; empty otherwise), safe to call
+        from any thread (:meth:`.ModelSchedulers.batch_progress`)."""
+        return self.models.batch_progress()
 
 
 def cell_metadata(config: RunConfig, cell: Cell, *, partial: bool = False,

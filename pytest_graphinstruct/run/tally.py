@@ -1,4 +1,5 @@
-"""Live counts of a run's answers, for the progress line (exact, thread-safe, cheap to read).
+"""Live counts of a run's answers, for the progress line (exact, thread-safe, cheap to read),
+and a batch run's batches (:class:`BatchProgress`).
 
 A :class:`BenchmarkSession` counts the answers it *planned* — every sample its prefetch
 submitted (a method's chain counts once) — as they are delivered: cache hits and
@@ -54,6 +55,27 @@ class ProgressCounts:
             values.append(value if isinstance(value, int) and not isinstance(value, bool)
                           and value >= 0 else 0)
         return cls(*values)
+
+
+@dataclass(frozen=True)
+class BatchProgress:
+    """Where one model's batches stand in a batch run (``--gi-batch``), for the progress line:
+    the oldest batch whose results were not read yet.
+
+    ``index`` of ``total``: its place (from 1) among the model's batches this run deals with
+    (a killed run's it resumes, and its own); ``state``, ``completed``, ``failed`` and
+    ``requests``: its last known status and request counts, as the endpoint said them —
+    untrusted (:func:`~pytest_graphinstruct.report.live.progress.batch_text` escapes and bounds
+    them).
+    """
+
+    model: str
+    index: int
+    total: int
+    state: str
+    completed: int = 0
+    failed: int = 0
+    requests: int = 0
 
 
 class AnswerTally:

@@ -1,10 +1,18 @@
-"""The batch ledger: written atomically, read back by the next run, damage never fatal."""
+"""The batch ledger: written atomically, read back by the next run; a damaged one is refused,
+never read as empty (its live batches would be submitted again)."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
-from pytest_graphinstruct.models.batch_ledger import BatchLedger, LedgerBatch, RequestMeta
+import pytest
+
+from pytest_graphinstruct.models.batch_ledger import (
+    BatchLedger,
+    LedgerBatch,
+    LedgerUnreadable,
+    RequestMeta,
+)
 
 
 def test_entries_survive_a_new_process_and_updates(tmp_path: Path) -> None:
@@ -22,7 +30,20 @@ def test_entries_survive_a_new_process_and_updates(tmp_path: Path) -> None:
     assert not list(tmp_path.glob(".batches-*"))  # no temporary file left
 
 
-def test_a_damaged_ledger_reads_as_empty_with_a_warning(tmp_path: Path) -> None:
-    (tmp_path / "batches.json").write_text("{torn", encoding="utf-8")
-    ledger = BatchLedger(tmp_path)
-    assert ledger.batches() == [] and "unreadable" in (ledger.warning or "")
+@pytest.mark.parametrize("text", ["{torn", '{"v": 99, "batches": []}',
+                                  '{"v": 1, "batches": [{"endpoint": "e"}]}', "[]"])
+def test_a_damaged_ledger_is_refused_in_one_line_naming_the_file_and_the_way_out(
+        tmp_path: Path, text: str) -> None:
+    path = tmp_path / "batches.json"
+    path.write_text(text, encoding="utf-8")
+    with pytest.raises(LedgerUnreadable) as caught:
+        BatchLedger(tmp_path)
+    message = str(caught.value)
+    assert "\n" not in message and message.startswith("--gi-batch: the batch ledger ")
+    assert str(path) in message and "cannot be read" in message
+    assert f"move it aside (mv {path} {path}.damaged)" in message
+    assert path.read_text(encoding="utf-8") == text  # left as it was
+
+
+def test_a_missing_ledger_is_empty(tmp_path: Path) -> None:
+    assert BatchLedger(tmp_path).batches() == [] and BatchLedger(None).batches() == []

@@ -1,5 +1,6 @@
 """The cost cap: reservation arithmetic, worst case and actual cost of a request, and the
-scheduler refusing what could exceed it."""
+scheduler refusing what could exceed it; in batch mode at the batch price (list price for what
+``--gi-batch-fallback`` sends as ordinary requests)."""
 
 from __future__ import annotations
 
@@ -10,9 +11,13 @@ import pytest
 
 from pytest_graphinstruct.answers import Answer, Usage
 from pytest_graphinstruct.models.base import DecodingParams
+from pytest_graphinstruct.models.batch_backend import BatchBackend
+from pytest_graphinstruct.models.batch_runner import BatchSettings
+from pytest_graphinstruct.models.batch_testserver import FakeBatchAPI
 from pytest_graphinstruct.models.cache import AnswerCache
 from pytest_graphinstruct.models.cost_cap import (
     COST_CAP_REACHED,
+    BatchPricing,
     CostCap,
     RequestCost,
     is_cost_capped,
@@ -26,6 +31,8 @@ from tests.models.helpers import req
 
 #: one token costs 1 (input) or 2 (output): costs are token counts
 PRICE = ModelPrice(input_per_1m=1_000_000, output_per_1m=2_000_000)
+#: the same, at half price in a batch
+HALF = ModelPrice(input_per_1m=1_000_000, output_per_1m=2_000_000, batch_discount=0.5)
 
 
 def test_reservations_keep_the_spending_within_the_cap() -> None:
@@ -120,3 +127,53 @@ def test_requests_in_flight_together_never_exceed_the_cap(api_key: str) -> None:
             answers = [f.result() for f in futures]
     assert sum(a.ok for a in answers) == 2 == server.request_count
     assert cap.spent <= cap.limit
+
+
+def test_batch_mode_reserves_and_settles_at_the_batch_price() -> None:
+    counter = TokenCounter("cl100k_base")
+    request = req("three words here")
+    tokens = counter.count_messages([("user", "three words here")])
+    used = Answer(text="x", usage=Usage(5, 3))
+    batch = RequestCost(CostCap(100.0, "USD"), HALF, counter, max_tokens=7,
+                        batch=BatchPricing())
+    assert batch.worst_case(request) == pytest.approx((tokens + 2 * 7) / 2)
+    assert batch.cost_of(used, request) == pytest.approx((5 + 6) / 2)
+    # with fallback a line may end as an ordinary request: reserved at list price, and
+    # settled at list price only when the fallback answered it
+    fell_back: set[str] = set()
+    pricing = BatchPricing(fallback=True, ordinary=lambda r: r.messages[0].content in fell_back)
+    fallback = RequestCost(CostCap(100.0, "USD"), HALF, counter, max_tokens=7, batch=pricing)
+    assert fallback.worst_case(request) == pytest.approx(tokens + 2 * 7)
+    assert fallback.cost_of(used, request) == pytest.approx((5 + 6) / 2)
+    fell_back.add(request.messages[0].content)
+    assert fallback.cost_of(used, request) == pytest.approx(5 + 6)
+    assert fallback.cost_of(used) == pytest.approx(5 + 6)  # request unknown: the upper bound
+
+
+@pytest.mark.parametrize("fallback", [False, True], ids=["batch", "fallback"])
+def test_a_batch_runs_cap_is_spent_at_the_batch_price_the_server_counted(
+        tmp_path: Path, fallback: bool) -> None:
+    """Six requests through BatchBackend under a scheduler with a cap: what the cap counts
+    spent is the tokens the server billed at the batch price — and, with fallback, the lines
+    the batch failed (sent again as ordinary requests) at list price."""
+    counter = TokenCounter("cl100k_base")
+    with FakeOpenAIServer(token_counter=counter) as server:
+        api = FakeBatchAPI(server, line_fault=(
+            lambda c, n: "failed" if fallback and c < "8" else None))
+        inner = OpenAIBackend(server.base_url, "fake-model", api_key="sk-test", max_retries=0)
+        backend = BatchBackend(inner, AnswerCache(tmp_path),
+                               BatchSettings(poll_s=0.02, quiet_s=0.05, fallback=fallback))
+        cap = CostCap(1e9, "USD")
+        cost = RequestCost(cap, HALF, counter, max_tokens=20,
+                           batch=BatchPricing(fallback=fallback, ordinary=backend.sent_ordinary))
+        with Scheduler(backend, concurrency=8, cost=cost, share_in_flight=False) as sched:
+            answers = [f.result() for f in sched.submit_all(
+                [req(f"w {k}", sample=k) for k in range(6)])]
+        backend.close()
+        assert all(a.ok for a in answers)
+    per_answer = [PRICE.cost(a.usage.input_tokens or 0, a.usage.output_tokens or 0)
+                  for a in answers if a.usage is not None]
+    ordinary = server.request_count  # the fallback's ordinary requests (list price)
+    assert ordinary == (sum(1 for c in api.submitted if c < "8") if fallback else 0)
+    assert len(per_answer) == 6 and len(set(per_answer)) == 1  # the same size each
+    assert cap.spent == pytest.approx(per_answer[0] * (ordinary + (6 - ordinary) / 2))

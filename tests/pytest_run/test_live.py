@@ -12,14 +12,15 @@ import pytest
 
 from pytest_graphinstruct.pytest_run.live import live_line, live_wanted
 from pytest_graphinstruct.report.live.line import LiveLine
-from pytest_graphinstruct.run.tally import ProgressCounts
+from pytest_graphinstruct.run.tally import BatchProgress, ProgressCounts
 
 from .fakes import FakeConfig, FakePluginManager, FakeSession, FakeWriter
 
 
 def _driver(tmp_path: Path, *, progress: str = "on", worker: tuple[int, int] | None = None,
             reporter: Any = "tty", selected: list[str] | None = None, controller: bool = False,
-            writer: FakeWriter | None = None, **config: Any) -> Any:
+            writer: FakeWriter | None = None, batches: tuple[BatchProgress, ...] = (),
+            **config: Any) -> Any:
     if reporter == "tty":
         reporter = SimpleNamespace(isatty=True, hasmarkup=True)
     plugins = FakePluginManager(**({} if reporter is None else {"terminalreporter": reporter}))
@@ -27,7 +28,8 @@ def _driver(tmp_path: Path, *, progress: str = "on", worker: tuple[int, int] | N
         config=FakeConfig(tmp_path, plugins=plugins, writer=writer, **config),
         run=SimpleNamespace(progress=progress), worker=worker, selected=selected,
         controller=controller, items_done=1,
-        progress_counts=lambda: ProgressCounts(requested=4, received=3))
+        progress_counts=lambda: ProgressCounts(requested=4, received=3),
+        batch_progress=lambda: batches)
 
 
 def test_wanted_on_an_interactive_terminal(tmp_path: Path) -> None:
@@ -76,6 +78,17 @@ def test_the_line_is_drawn_on_the_stream_and_the_stream_given_back(tmp_path: Pat
     assert driver.config.writer._file is stream
     shown = stream.getvalue()
     assert "answers 3/4" in shown and "items 1/2" in shown
+    assert "batch" not in shown  # not a batch run
+
+
+def test_a_batch_runs_line_shows_its_batch_state(tmp_path: Path) -> None:
+    stream = io.StringIO()
+    batch = BatchProgress("m", 1, 2, "in_progress\x1b[2J", 1, 0, 4)
+    driver = _driver(tmp_path, selected=["a[c]"], writer=FakeWriter(stream), batches=(batch,))
+    with live_line(driver, FakeSession(driver.config)):
+        driver.config.writer._file.refresh()
+    shown = stream.getvalue()
+    assert "items 1/1 | batch 1/2 in_progress\\x1b[2J 1/4" in shown and "\x1b[2J" not in shown
 
 
 def test_the_controller_shows_it_before_it_knows_the_selection(tmp_path: Path) -> None:

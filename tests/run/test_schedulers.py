@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+import contextlib
 import threading
-import time
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -36,31 +37,6 @@ def test_nothing_is_built_until_asked_and_then_once(tmp_path: Path) -> None:
     models.close()
 
 
-def test_threads_asking_first_at_once_share_one_build(tmp_path: Path,
-                                                     monkeypatch: pytest.MonkeyPatch) -> None:
-    """Method chains' threads may be the first to ask: one set of schedulers, not one each
-    (each would count, cap and close its own)."""
-    models, _ = _models(tmp_path)
-    build, calls = models._build, []
-
-    def slow_build() -> dict[str, Any]:
-        calls.append(1)
-        time.sleep(0.05)  # every thread is in the property by now
-        return build()
-
-    monkeypatch.setattr(models, "_build", slow_build)
-    seen: list[object] = []
-    threads = [threading.Thread(target=lambda: seen.append(models.schedulers))
-               for _ in range(4)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
-    assert len(calls) == 1 and len(seen) == 4 and all(x is seen[0] for x in seen)
-    assert models.sent() == {}  # the oracle has no endpoint: nothing to count
-    models.close()
-
-
 def test_a_stop_resolves_every_later_request_to_its_reason(tmp_path: Path) -> None:
     models, requests = _models(tmp_path)
     scheduler = models.schedulers["oracle"]
@@ -73,3 +49,26 @@ def test_a_stop_resolves_every_later_request_to_its_reason(tmp_path: Path) -> No
     models.close(cancel=True)
     assert models.stopped == "interrupted (SIGINT)"
     assert (answer.error, answer.calls) == ("interrupted (SIGINT)", 0)
+
+
+def test_threads_asking_first_together_share_one_build(tmp_path: Path,
+                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    """An iterative method's chains start on threads of their own and each asks for the
+    schedulers first: one set is built (one backend, budget and batch runner per model)."""
+    models, _ = _models(tmp_path)
+    builds: list[int] = []
+    inside = threading.Barrier(2, timeout=0.5)  # a second builder would meet the first here
+    real = models._build
+
+    def slow_build() -> dict[str, Any]:
+        builds.append(1)
+        with contextlib.suppress(threading.BrokenBarrierError):
+            inside.wait()
+        return real()
+
+    monkeypatch.setattr(models, "_build", slow_build)
+    with ThreadPoolExecutor(8) as pool:
+        seen = list(pool.map(lambda _: models.schedulers, range(8)))
+    assert builds == [1] and all(s is seen[0] for s in seen)
+    assert models.sent() == {}  # the oracle has no endpoint: nothing to count
+    models.close()

@@ -8,6 +8,12 @@ time — and returns a :class:`ProgressView`; :func:`progress_line` says it in f
     GraphInstruct: answers 312/800 (120 cached) | items 290/800 | 4.1 answers/s |
       ETA 2m05s | tokens 1.23M | 2 errors | 1m16s elapsed        (one line, cut here)
 
+A batch run (``--gi-batch``) also says where each model's batches stand, kept as long as the
+answers and items when the line is too narrow (in batch mode the answers come a batch at a
+time, so the batch's own counts are the progress to watch)::
+
+    GraphInstruct: answers 0/500 | items 0/500 | batch 1/1 in_progress 340/500 | ...
+
 Rates are the change over a sliding window (:data:`RATE_WINDOW_S`), not medians of
 instantaneous rates: answers arrive in bursts of up to ``--gi-concurrency`` at once, so
 instantaneous rates are mostly zero or spikes.  The answer rate counts answers obtained from
@@ -22,9 +28,11 @@ from __future__ import annotations
 
 import math
 from collections import deque
+from collections.abc import Sequence
 from dataclasses import dataclass
 
-from pytest_graphinstruct.run.tally import ProgressCounts
+from pytest_graphinstruct.escaping import escape
+from pytest_graphinstruct.run.tally import BatchProgress, ProgressCounts
 
 RATE_WINDOW_S = 60.0
 """The rates are the change of the counts over the last this many seconds."""
@@ -43,6 +51,7 @@ class ProgressView:
     answer_rate: float | None  #: answers from the model per second; ``None``: not yet known
     item_rate: float | None
     eta_s: float | None
+    batches: tuple[BatchProgress, ...] = ()  #: batch mode: each model's batches (else empty)
 
 
 class ProgressMeter:
@@ -56,8 +65,10 @@ class ProgressMeter:
         self._samples: deque[tuple[float, int, int]] = deque()
 
     def observe(self, now: float, counts: ProgressCounts, items_done: int,
-                items_selected: int | None) -> ProgressView:
-        """Record a snapshot taken at ``now`` and return what the line shows then."""
+                items_selected: int | None,
+                batches: Sequence[BatchProgress] = ()) -> ProgressView:
+        """Record a snapshot taken at ``now`` and return what the line shows then (with the
+        batch run's ``batches`` as they stand)."""
         fresh = counts.received - counts.cached
         samples = self._samples
         samples.append((now, fresh, items_done))
@@ -74,7 +85,7 @@ class ProgressMeter:
                             items_selected=items_selected, elapsed_s=max(0.0, now - self.start),
                             answer_rate=answer_rate, item_rate=item_rate,
                             eta_s=_eta(counts, items_done, items_selected, answer_rate,
-                                       item_rate))
+                                       item_rate), batches=tuple(batches))
 
 
 def _eta(counts: ProgressCounts, items_done: int, items_selected: int | None,
@@ -119,6 +130,32 @@ def format_count(n: int) -> str:
     return f"{n / 1e9:.3g}G" if n / 1e9 < 999.5 else f"{n / 1e9:.0f}G"
 
 
+MAX_STATE_CHARS = 24
+"""A batch state longer than this (from the endpoint: untrusted) is cut."""
+
+
+def batch_text(batch: BatchProgress, *, named: bool = False) -> str:
+    """``batch 2/3 in_progress 340/500`` (``, 12 failed`` when some failed; the model's name
+    first with ``named``).  The state and the counts came from the endpoint: the state is
+    escaped to printable ASCII (no control, format or wide character acts on the terminal or
+    changes the line's width), its whitespace runs made one space, and cut to
+    :data:`MAX_STATE_CHARS`; counts below zero show as 0, large ones shortened
+    (:func:`format_count`).  The model's name is escaped the same way and cut to 40."""
+    state = " ".join(escape(batch.state).encode("ascii", "backslashreplace").decode().split())
+    if len(state) > MAX_STATE_CHARS:
+        state = state[: MAX_STATE_CHARS - 3] + "..."
+    done, failed, total = (format_count(max(0, n)) for n in
+                           (batch.completed, batch.failed, batch.requests))
+    text = (f"batch {format_count(max(0, batch.index))}/{format_count(max(0, batch.total))} "
+            f"{state or '?'} {done}/{total}")
+    if batch.failed > 0:
+        text += f", {failed} failed"
+    if named:
+        model = " ".join(escape(batch.model).encode("ascii", "backslashreplace").decode().split())
+        text = f"{model[:40]} {text}"
+    return text
+
+
 _PREFIX = "GraphInstruct: "
 _SEP = " | "
 
@@ -141,6 +178,7 @@ def progress_line(view: ProgressView, width: int) -> str:
     fields = [
         (0, answers),
         (0, f"items {view.items_done}/{selected}"),
+        *((0, batch_text(b, named=len(view.batches) > 1)) for b in view.batches),
         (3, rate),
         (1, eta),
         (2, f"tokens {format_count(c.tokens)}"),

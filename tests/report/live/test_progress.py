@@ -1,4 +1,5 @@
-"""The live progress line's text: rates, ETA and width from counts and a fake clock."""
+"""The live progress line's text: rates, ETA and width from counts and a fake clock; a batch
+run's batch states, escaped and bounded."""
 
 from __future__ import annotations
 
@@ -9,14 +10,16 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from pytest_graphinstruct.report.live.progress import (
+    MAX_STATE_CHARS,
     MIN_RATE_SPAN_S,
     ProgressMeter,
     ProgressView,
+    batch_text,
     format_count,
     format_duration,
     progress_line,
 )
-from pytest_graphinstruct.run.tally import ProgressCounts
+from pytest_graphinstruct.run.tally import BatchProgress, ProgressCounts
 
 
 def counts(requested: int = 100, received: int = 0, cached: int = 0, errors: int = 0,
@@ -126,13 +129,55 @@ def test_narrow_terminals_drop_the_least_important_fields_first() -> None:
        errors=st.integers(0, 10**7), tokens=st.integers(0, 10**13),
        done=st.integers(0, 10**6), selected=st.one_of(st.none(), st.integers(0, 10**6)),
        elapsed=st.floats(0, 10**7), rate=st.one_of(st.none(), st.floats(0, 10**6)),
-       eta=st.one_of(st.none(), st.floats(0, 10**8)), width=st.integers(1, 400))
+       eta=st.one_of(st.none(), st.floats(0, 10**8)), width=st.integers(1, 400),
+       batches=st.lists(st.builds(BatchProgress, st.text(max_size=60), st.integers(-5, 10**9),
+                                  st.integers(-5, 10**9), st.text(max_size=200),
+                                  st.integers(-(10**9), 10**12), st.integers(-5, 10**12),
+                                  st.integers(-5, 10**12)), max_size=3))
 def test_the_line_is_bounded_and_plain(requested: int, received: int, errors: int, tokens: int,
                                        done: int, selected: int | None, elapsed: float,
                                        rate: float | None, eta: float | None,
-                                       width: int) -> None:
+                                       width: int, batches: list[BatchProgress]) -> None:
     view = ProgressView(ProgressCounts(requested, received, received // 2, errors, tokens),
-                        done, selected, elapsed, rate, rate, eta)
+                        done, selected, elapsed, rate, rate, eta, tuple(batches))
     line = progress_line(view, width)
     assert len(line) < max(2, width)
     assert re.fullmatch(r"[ -~]*", line)  # printable ASCII: no escape or control characters
+
+
+def view_with(*batches: BatchProgress) -> ProgressView:
+    return ProgressView(counts(received=0), 0, 500, 10.0, None, None, None, batches)
+
+
+def test_a_batch_runs_line_says_where_its_batch_stands() -> None:
+    meter = ProgressMeter(0.0)
+    batch = BatchProgress("gpt-x", 2, 3, "in_progress", 340, 0, 500)
+    view = meter.observe(1.0, counts(), 0, 500, [batch])
+    assert view.batches == (batch,)
+    line = progress_line(view, 200)
+    assert "answers 0/100 | items 0/500 | batch 2/3 in_progress 340/500 |" in line
+    failed = BatchProgress("gpt-x", 1, 1, "finalizing", 480, 20, 500)
+    assert batch_text(failed) == "batch 1/1 finalizing 480/500, 20 failed"
+    two = progress_line(view_with(batch, BatchProgress("m2", 1, 1, "validating", 0, 0, 12_345)),
+                        300)
+    assert "gpt-x batch 2/3 in_progress 340/500 | m2 batch 1/1 validating 0/12.3k" in two
+    assert "batch" not in progress_line(view_with(), 300)  # not a batch run
+
+
+def test_batch_states_are_kept_as_long_as_the_answers_on_a_narrow_terminal() -> None:
+    view = ProgressView(counts(received=5, tokens=10_000), 4, 10, 75.0, 1.5, 1.0, 5.0,
+                        (BatchProgress("m", 1, 1, "in_progress", 5, 0, 100),))
+    tight = progress_line(view, 80)
+    assert tight == "GraphInstruct: answers 5/100 | items 4/10 | batch 1/1 in_progress 5/100"
+
+
+@pytest.mark.parametrize("state", ["\x1b[2J\x1b[31mcompleted\x07", "in\nprogress\r\t x",
+                                   "\u202edetaerc", "完成" * 20, "x" * 500])
+def test_a_hostile_batch_state_is_escaped_and_bounded(state: str) -> None:
+    text = batch_text(BatchProgress("m\x1b[2J", 1, 1, state, -3, 0, 10**15))
+    assert re.fullmatch(r"[ -~]*", text)  # printable ASCII: nothing acts on the terminal
+    shown = text.split(" ", 2)[2].rsplit(" ", 1)[0]
+    assert len(shown) <= MAX_STATE_CHARS and "\x1b" not in text.replace("\\x1b", "")
+    assert text.endswith(" 0/1000000G")
+    assert batch_text(BatchProgress("m\x1b[2J", 1, 1, "ok", 0, 0, 1), named=True).startswith(
+        "m\\x1b[2J batch")
