@@ -43,6 +43,11 @@ class LedgerUnreadable(ModelError):
     (its message names the file and says to move it aside to resubmit everything)."""
 
 
+class LedgerUnwritable(ModelError):
+    """A new input file could not be recorded in the ledger: its batch is not created (a
+    batch the ledger does not name could be submitted again after a kill)."""
+
+
 @dataclass(frozen=True)
 class RequestMeta:
     """What the cache records about a request besides its answer (for a result that arrives
@@ -98,6 +103,7 @@ class BatchLedger:
         self.path = None if folder is None else Path(folder) / LEDGER_NAME
         self._lock = threading.Lock()
         self.warning: str | None = None  #: why the ledger could not be written (one line)
+        self._failed: str | None = None  # the last write's failure, for add()
         self._batches: list[LedgerBatch] = self._read()
 
     def batches(self, endpoint: str | None = None) -> list[LedgerBatch]:
@@ -110,10 +116,19 @@ class BatchLedger:
         return [b for b in self.batches(endpoint) if b.live]
 
     def add(self, batch: LedgerBatch) -> None:
-        """Record a new input file (before its batch is created)."""
+        """Record a new input file (before its batch is created).
+
+        Raises:
+            LedgerUnwritable: the ledger could not be written; the entry is not kept, so no
+                batch is created for it.
+        """
         with self._lock:
             self._batches.append(batch)
             self._write()
+            if self._failed is not None:
+                self._batches.pop()
+                failed, self._failed = self._failed, None
+                raise LedgerUnwritable(failed)
 
     def update(self, input_file_id: str, *, batch_id: str | None = None,
                state: str | None = None, collected: bool | None = None,
@@ -154,6 +169,7 @@ class BatchLedger:
     def _write(self) -> None:
         """Write the ledger atomically (under the lock).  A failed write is kept as the
         warning; the ledger stays right in memory."""
+        self._failed = None
         if self.path is None:
             return
         blob = json.dumps({"v": LEDGER_VERSION, "batches": [_json_of(b) for b in self._batches]},
@@ -172,7 +188,8 @@ class BatchLedger:
                     os.unlink(tmp)
                 raise
         except OSError as exc:
-            self.warning = one_line(f"cannot write the batch ledger {self.path}: {exc}")
+            self.warning = self._failed = one_line(
+                f"cannot write the batch ledger {self.path}: {exc}")
 
 
 def _json_of(batch: LedgerBatch) -> dict[str, Any]:

@@ -214,17 +214,18 @@ class BatchRunner:
                             max_bytes=self.settings.max_bytes)
         requests = dict(lines)
         for n, file in enumerate(files):
+            meta = {k: RequestMeta(r.model, r.instruction_id, r.cell, r.sample_index)
+                    for k in file.custom_ids for r in (requests[k],)}
             try:
                 file_id = self.api.upload(file.data, f"gi-batch-{int(time.time())}-{n}.jsonl")
+                # recorded before its batch exists: a batch the ledger cannot name is never made
+                self.ledger.add(LedgerBatch(self.endpoint, file_id, file.custom_ids, meta))
             except Exception:
-                with self._cond:  # not uploaded: nothing was submitted; try again later
+                with self._cond:  # no batch was created: nothing was submitted; try again later
                     for later in files[n:]:
                         for key in later.custom_ids:
                             self._enqueue(key)
                 raise
-            meta = {k: RequestMeta(r.model, r.instruction_id, r.cell, r.sample_index)
-                    for k in file.custom_ids for r in (requests[k],)}
-            self.ledger.add(LedgerBatch(self.endpoint, file_id, file.custom_ids, meta))
             with self._cond:
                 for key in file.custom_ids:
                     self._live[key] = file_id

@@ -184,6 +184,10 @@ class ModelSchedulers:
                 out.append(f"{model}: {scheduler.circuit_open_reason} ({unsent} request(s) "
                            "not sent; their items are errors)")
             backend = scheduler.backend
+            ledger = getattr(backend, "ledger", None)
+            if ledger is not None and ledger.warning:
+                out.append(f"{model}: {ledger.warning} (the batches it could not record may be "
+                           "submitted again by a later run)")
             rejected = getattr(backend, "usage_rejections", 0)
             if rejected:
                 out.append(f"{model}: {rejected} answer(s) with an impossible token count from "

@@ -99,6 +99,20 @@ def test_lines_that_never_answer_are_error_answers(server: FakeOpenAIServer, tmp
     backend.close()
 
 
+def test_a_batch_the_ledger_cannot_record_is_never_created(
+        server: FakeOpenAIServer, tmp_path: Path) -> None:
+    api = FakeBatchAPI(server)
+    blocker = tmp_path / "not-a-folder"
+    blocker.write_text("x", encoding="utf-8")
+    settings = BatchSettings(poll_s=0.02, quiet_s=0.05, call_tries=2)
+    backend = BatchBackend(inner(server), AnswerCache(tmp_path / "cache"), settings)
+    backend.ledger.path = blocker / "batches.json"  # its folder is a file: no write succeeds
+    (text,) = ask_all(backend, requests(1))
+    assert text.startswith("ERROR") and "cannot write the batch ledger" in text
+    assert api.batches == {} and server.request_count == 0  # nothing submitted, nothing billed
+    backend.close()
+
+
 def test_a_new_backend_resumes_the_live_batch_of_the_ledger(
         server: FakeOpenAIServer, tmp_path: Path) -> None:
     api = FakeBatchAPI(server, hold=True)

@@ -11,6 +11,7 @@ from pytest_graphinstruct.models.batch_ledger import (
     BatchLedger,
     LedgerBatch,
     LedgerUnreadable,
+    LedgerUnwritable,
     RequestMeta,
 )
 
@@ -47,3 +48,12 @@ def test_a_damaged_ledger_is_refused_in_one_line_naming_the_file_and_the_way_out
 
 def test_a_missing_ledger_is_empty(tmp_path: Path) -> None:
     assert BatchLedger(tmp_path).batches() == [] and BatchLedger(None).batches() == []
+
+
+def test_an_entry_that_cannot_be_written_is_refused_and_not_kept(tmp_path: Path) -> None:
+    blocker = tmp_path / "not-a-folder"
+    blocker.write_text("x", encoding="utf-8")
+    ledger = BatchLedger(blocker / "cache")  # its folder cannot be made
+    with pytest.raises(LedgerUnwritable, match="cannot write the batch ledger"):
+        ledger.add(LedgerBatch("http://e/v1", "file-1", ("k1",), {}))
+    assert ledger.batches() == [] and ledger.warning is not None
