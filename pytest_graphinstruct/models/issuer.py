@@ -114,7 +114,9 @@ class RequestIssuer:
             # a call the opening circuit stopped (a backend whose cancel() takes no reason):
             # the one summary line, not an interruption message
             answer = replace(answer, error=reason)
-        spent = self._stats.account(answer)
+        ordinary = getattr(self.backend, "sent_ordinary", None)  # a batch backend's record
+        spent = self._stats.account(
+            answer, batched=callable(ordinary) and answer.ok and not ordinary(request))
         if self.budget is not None and spent:
             self.budget.spend(spent)
         self._store(key, request, answer, served)

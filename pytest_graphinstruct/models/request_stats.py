@@ -20,8 +20,10 @@ class Sent:
     request once however many cells or samples asked for it: ``requests`` — HTTP requests,
     retries included (``retries`` of them beyond each request's first call); ``input_tokens``
     and ``output_tokens`` — the usage of the answers obtained (the provider's, or counted
-    offline where it sent none; an answer without usage adds nothing); ``cached`` — answers
-    served from an earlier run's answer cache (nothing sent for them).
+    offline where it sent none; an answer without usage adds nothing), ``batch_input_tokens``
+    and ``batch_output_tokens`` of them answered by ``batch_requests`` batch lines
+    (``--gi-batch``: billed at the batch price); ``cached`` — answers served from an earlier
+    run's answer cache (nothing sent for them).
 
     Promises: ``Sent.from_json(s.to_json()) == s``; a missing key reads as 0.
     """
@@ -31,6 +33,9 @@ class Sent:
     input_tokens: int = 0
     output_tokens: int = 0
     cached: int = 0
+    batch_input_tokens: int = 0
+    batch_output_tokens: int = 0
+    batch_requests: int = 0
 
     def __add__(self, other: Sent) -> Sent:
         return Sent(*(getattr(self, f.name) + getattr(other, f.name) for f in fields(self)))
@@ -66,6 +71,9 @@ class RequestStats:
             "budget_skipped": 0,    # requests not issued because of the token budget
             "cost_skipped": 0,      # requests not issued because of the cost cap
             "input_tokens": 0,
+            "batch_input_tokens": 0,     # ... of them answered by a batch line
+            "batch_output_tokens": 0,
+            "batch_requests": 0,
             "output_tokens": 0,
             "usage_missing": 0,     # answers without a usage block (tokens unknown)
             "cache_write_errors": 0,  # answers the cache could not write (disk full, ...)
@@ -99,9 +107,9 @@ class RequestStats:
             with self._lock:
                 self._in_flight -= 1
 
-    def account(self, answer: Answer) -> int:
-        """Count the answer of one issued request; returns the tokens it spent (its usage's
-        input + output; 0 without a usage block)."""
+    def account(self, answer: Answer, *, batched: bool = False) -> int:
+        """Count the answer of one issued request (``batched``: a batch line answered it);
+        returns the tokens it spent (its usage's input + output; 0 without a usage block)."""
         spent = 0
         with self._lock:
             s = self._counts
@@ -117,6 +125,10 @@ class RequestStats:
             if answer.usage is not None:
                 s["input_tokens"] += answer.usage.input_tokens or 0
                 s["output_tokens"] += answer.usage.output_tokens or 0
+                if batched:
+                    s["batch_requests"] += 1
+                    s["batch_input_tokens"] += answer.usage.input_tokens or 0
+                    s["batch_output_tokens"] += answer.usage.output_tokens or 0
                 spent = (answer.usage.input_tokens or 0) + (answer.usage.output_tokens or 0)
         return spent
 
@@ -132,7 +144,9 @@ class RequestStats:
             s = self._counts
             return Sent(requests=s["calls"], retries=s["retries"],
                         input_tokens=s["input_tokens"], output_tokens=s["output_tokens"],
-                        cached=s["cache_earlier"])
+                        cached=s["cache_earlier"], batch_input_tokens=s["batch_input_tokens"],
+                        batch_output_tokens=s["batch_output_tokens"],
+                        batch_requests=s["batch_requests"])
 
     def report(self, pending: int) -> dict[str, Any]:
         """The counters, then ``pending`` (as given), ``tokens`` and ``elapsed_s`` (since this

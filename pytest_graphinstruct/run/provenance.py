@@ -208,8 +208,9 @@ def cache_use(results: Iterable[ItemResult], cached: Mapping[str, int],
 
 def spend(sent: Mapping[str, Sent] | None, prices: Path | None) -> dict[str, Spend] | None:
     """Per model, what ``sent`` (model → :class:`~.models.request_stats.Sent`, summed over
-    the processes that asked) says the run really sent, with its cost at the list price of
-    the price table ``prices`` (``None``: the packaged one); ``None`` when no model had an
+    the processes that asked) says the run really sent, with its cost at the prices of the
+    price table ``prices`` (``None``: the packaged one): the batch price for the tokens a batch
+    line answered (``--gi-batch``), the list price for the rest; ``None`` when no model had an
     endpoint (nothing to record: the oracle, recorded answers).  A model the table has no
     price for, or a table that cannot be read, leaves the cost ``None``."""
     if not sent:
@@ -224,11 +225,14 @@ def spend(sent: Mapping[str, Sent] | None, prices: Path | None) -> dict[str, Spe
     out = {}
     for model, s in sorted(sent.items()):
         price = None if table is None else table.price(model)
-        cost = None if price is None else round(price.cost(s.input_tokens, s.output_tokens), 9)
+        cost = None if price is None else round(
+            price.cost(s.input_tokens - s.batch_input_tokens,
+                       s.output_tokens - s.batch_output_tokens)
+            + price.cost(s.batch_input_tokens, s.batch_output_tokens, batch=True), 9)
         out[model] = Spend(requests=s.requests, retries=s.retries, input_tokens=s.input_tokens,
                            output_tokens=s.output_tokens, cost=cost,
                            currency=None if cost is None or table is None else table.currency,
-                           cached=s.cached)
+                           cached=s.cached, batched=s.batch_requests or None)
     return out
 
 

@@ -579,9 +579,11 @@ class Spend(JsonRecord):
     ``requests`` — HTTP requests, ``retries`` of them beyond a request's first call;
     ``input_tokens`` and ``output_tokens`` — the usage of the answers obtained (the
     provider's, or counted offline where it sent none); ``cost`` — those tokens at the price
-    table's list price, in its ``currency`` (``None``: the table has no price for the model);
-    ``cached`` — answers an earlier run's answer cache served, for which nothing was sent.
-    Under xdist each process counts its own and the report holds their sum."""
+    table's prices, in its ``currency`` (``None``: the table has no price for the model): the
+    batch price for the answers of batch lines, the list price for the rest; ``cached`` —
+    answers an earlier run's answer cache served, for which nothing was sent; ``batched`` — the
+    requests a batch line answered (``--gi-batch``; not written without batch mode).  Under
+    xdist each process counts its own and the report holds their sum."""
 
     requests: Count
     retries: Count
@@ -590,6 +592,7 @@ class Spend(JsonRecord):
     cost: NonNegative | None
     currency: Name | None
     cached: Count
+    batched: Count | None = field(default=None, metadata={"omit_none": True})
 
     def combined(self, other: Spend) -> Spend:
         """Both records as one (shards of one run): counts and costs summed; the cost is
@@ -600,7 +603,9 @@ class Spend(JsonRecord):
                      self.input_tokens + other.input_tokens,
                      self.output_tokens + other.output_tokens,
                      (self.cost or 0.0) + (other.cost or 0.0) if same else None,
-                     self.currency if same else None, self.cached + other.cached)
+                     self.currency if same else None, self.cached + other.cached,
+                     None if self.batched is None and other.batched is None
+                     else (self.batched or 0) + (other.batched or 0))
 
 
 def _replay_check(data: Any) -> ReplayCheck:

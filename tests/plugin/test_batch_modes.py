@@ -6,6 +6,7 @@ the live progress line of a batch run showing its batch's state."""
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -83,9 +84,13 @@ def test_fallback_sends_the_faulted_lines_as_ordinary_requests_once(
         return next(faults, None)
 
     api = FakeBatchAPI(server, line_fault=line_fault)
-    report = pytester.path / "r.json"
+    report, prices = pytester.path / "r.json", pytester.path / "prices.json"
+    prices.write_text(json.dumps({"currency": "USD", "taken": "2025-01-01", "models": {
+        "fake-model": {"input_per_1m": 1e6, "output_per_1m": 2e6, "batch_discount": 0.5}}}),
+        encoding="utf-8")
     result = pytester.runpytest(*args(suite_dir, server, pytester.path / "c",
-                                      "--gi-batch-fallback", f"--gi-report={report}"))
+                                      "--gi-batch-fallback", f"--gi-report={report}",
+                                      f"--gi-prices={prices}"))
     assert result.ret == pytest.ExitCode.TESTS_FAILED, result.stdout.str()  # echo: all fail
     (batch,) = api.batches.values()
     assert (batch.completed, batch.failed, len(batch.lines)) == (ITEMS - 2, 2, ITEMS)
@@ -95,6 +100,12 @@ def test_fallback_sends_the_faulted_lines_as_ordinary_requests_once(
     faulted = [x for x in batch.lines if x["body"]["messages"][-1]["content"] in ordinary]
     assert len(faulted) == 2
     assert "error" not in outcomes(report)
+    # what it cost: 2 batch lines at half the list price, the 2 fallbacks at list price
+    spent = load_valid_report(report)["run"]["spend"]["fake-model"]
+    listed = spent["input_tokens"] + 2 * spent["output_tokens"]
+    assert spent["batched"] == 2 and spent["requests"] == ITEMS
+    assert listed / 2 < spent["cost"] < listed
+    assert "batch price for the 2 batch line(s)" in result.stdout.str()
 
 
 @pytest.mark.parametrize("whole", ["failed", "cancelled"])

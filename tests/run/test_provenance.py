@@ -224,3 +224,21 @@ def test_spend_prices_what_was_sent_and_records_nothing_without_an_endpoint(
     mine = spend(sent, table)
     assert mine is not None and mine["my-finetune"].cost == 15.0
     assert mine["my-finetune"].currency == "EUR" and mine["gpt-4o"].cost is None
+
+
+def test_spend_prices_batch_lines_at_the_batch_price_and_the_rest_at_list_price(
+        tmp_path: Path) -> None:
+    from pytest_graphinstruct.models.request_stats import Sent
+
+    table = tmp_path / "p.json"
+    table.write_text(json.dumps({"currency": "USD", "taken": "2025-01-01", "models": {
+        "m": {"input_per_1m": 1e6, "output_per_1m": 2e6, "batch_discount": 0.5}}}),
+        encoding="utf-8")
+    sent = {"m": Sent(requests=4, input_tokens=100, output_tokens=10, batch_input_tokens=60,
+                      batch_output_tokens=6, batch_requests=3)}
+    out = spend(sent, table)
+    assert out is not None
+    # 40 + 2·4 at list price, (60 + 2·6) · 0.5 at the batch price
+    assert out["m"].cost == 48.0 + 36.0 and out["m"].batched == 3
+    plain = spend({"m": Sent(requests=4, input_tokens=100, output_tokens=10)}, table)
+    assert plain is not None and plain["m"].cost == 120.0 and plain["m"].batched is None

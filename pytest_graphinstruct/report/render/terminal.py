@@ -182,12 +182,15 @@ def spend_lines(run: RunInfo | None) -> list[str]:
     """What the run really sent to the models' endpoints, all models added, in one line
     (none when the report does not record it: no model had an endpoint, or an older report):
     requests (and how many were retries), input and output tokens, the cost at list price
-    (or the models without a price), and the answers an earlier run's cache served."""
+    (at batch and list prices when batch lines answered some; or the models without a price),
+    and the answers an earlier run's cache served."""
     spent = None if run is None else run.spent
     if run is None or spent is None:
         return []
     if spent.cost is not None:
-        cost = f"{_money(spent.cost)} {escape(spent.currency or '')} at list price".replace(
+        prices = ("list price" if not spent.batched else
+                  f"batch price for the {spent.batched:,} batch line(s), list price for the rest")
+        cost = f"{_money(spent.cost)} {escape(spent.currency or '')} at {prices}".replace(
             "  ", " ")
     else:
         unpriced = [escape(m) for m, s in (run.spend or {}).items() if s.cost is None]
