@@ -8,17 +8,25 @@ later tests mix two copies, and openai's ``except httpx2.RequestError`` no longe
 the client raises (a refused connection escaped unwrapped, and the preflight took it for an
 answer).  One real round trip of each kind here, against the local fake server and a port
 that refuses, loads every such part once per process.
+
+Also: D3's GCN result store (``score/gcn_store.py``) is off for every test and every process a
+test starts (the environment is inherited), so scores — and the committed digests — are
+computed, never read from a user's cache; the store's own tests name a folder of their own.
 """
 
 from __future__ import annotations
 
 import contextlib
+import os
 import socket
 
 import openai
 
 from pytest_graphinstruct.models.bounded_calls import BoundedCalls
 from pytest_graphinstruct.models.testserver import FakeOpenAIServer
+from pytest_graphinstruct.score.gcn_store import ENV as D3_CACHE_ENV
+
+os.environ[D3_CACHE_ENV] = "off"
 
 
 def _warm_http_stack() -> None:

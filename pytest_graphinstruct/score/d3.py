@@ -39,6 +39,8 @@ result is ``None`` with a reason.
 
 from __future__ import annotations
 
+import importlib.util
+import sys
 from collections import OrderedDict
 from collections.abc import Hashable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -58,6 +60,7 @@ from pytest_graphinstruct.score.embedding import (
     grassmann_coherence,
     spectral_features,
 )
+from pytest_graphinstruct.score.gcn_store import GcnStore, default_store, result_key
 from pytest_graphinstruct.suite.instruction import Instruction
 from pytest_graphinstruct.verify.verdict import Verification
 
@@ -192,6 +195,26 @@ _FEATURES_MAX = 8192
 _EXPERIMENT_A: dict[tuple[bytes, gcn_mod.GcnConfig], float] = {}
 
 
+def _backend_findable() -> bool:
+    """Whether torch and torch_geometric can be found (without importing them)."""
+    for name in ("torch", "torch_geometric"):
+        try:
+            if importlib.util.find_spec(name) is None:
+                return False
+        except (ImportError, ValueError, AttributeError):
+            return False
+    return True
+
+
+def _store(config: D3Config) -> GcnStore | None:
+    """The process's GCN result store (:mod:`.gcn_store`), for CPU training only."""
+    if config.gcn_config.device != "cpu":
+        return None
+    from pytest_graphinstruct.score import canon, embedding
+
+    return default_store((gcn_mod, sys.modules[__name__], embedding, canon))
+
+
 def _content_key(g: nx.Graph) -> Hashable:
     edges = frozenset(frozenset((u, v)) for u, v in g.edges() if u != v)
     return frozenset(g.nodes()), edges
@@ -262,6 +285,7 @@ class _Pair:
     mmd_distance: float
     a_key: tuple[bytes, gcn_mod.GcnConfig] | None = None
     b_task: int | None = None
+    b_value: float | None = None  # experiment B read from the store (no task)
 
 
 def _score_sets(sets: Sequence[tuple[list[nx.Graph], list[nx.Graph]]],
@@ -275,8 +299,10 @@ def _score_sets_inner(sets: Sequence[tuple[list[nx.Graph], list[nx.Graph]]],
     gcn_unavailable: str | None = None
     if not config.gcn:
         gcn_unavailable = "GCN part disabled by the caller"
-    else:
+    elif not _backend_findable():  # the import itself waits until a model must be trained
         gcn_unavailable = gcn_mod.unavailable_reason()
+    store = _store(config) if gcn_unavailable is None else None
+    stored_b: dict[tuple[bytes, bytes], float] = {}
 
     tasks: list[gcn_mod.GcnTask] = []
     task_index: dict[tuple[bytes, bytes], int] = {}
@@ -318,12 +344,23 @@ def _score_sets_inner(sets: Sequence[tuple[list[nx.Graph], list[nx.Graph]]],
                 rcert = ref.feats.canonical.certificate
                 akey = (rcert, config.gcn_config)
                 pair.a_key = akey
+                if akey not in _EXPERIMENT_A and store is not None:
+                    known = store.get(result_key("A", rcert, config.gcn_config))
+                    if known is not None:
+                        _EXPERIMENT_A[akey] = known
                 if akey not in _EXPERIMENT_A and akey not in a_tasks:
                     rg = _gcn_graph(ref.feats)
                     a_tasks[akey] = len(tasks)
                     tasks.append(gcn_mod.GcnTask(rg, ref.labels, ref.train, rg, ref.labels,
                                                  ref.test, ref.num_classes, ("A", rcert)))
                 bkey = (gf.canonical.certificate, rcert)
+                if bkey not in task_index and bkey not in stored_b and store is not None:
+                    known = store.get(result_key("B", *bkey, config.gcn_config))
+                    if known is not None:
+                        stored_b[bkey] = known
+                if bkey in stored_b:
+                    pair.b_value = stored_b[bkey]
+                    continue
                 if bkey not in task_index:
                     labels = np.minimum(gf.communities, ref.num_classes - 1)
                     task_index[bkey] = len(tasks)
@@ -335,11 +372,17 @@ def _score_sets_inner(sets: Sequence[tuple[list[nx.Graph], list[nx.Graph]]],
         prepared.append((refs, gens, pairs, too_large))
 
     scores: tuple[float, ...] = ()
-    if tasks:
+    if tasks and gcn_unavailable is None:
+        gcn_unavailable = gcn_mod.unavailable_reason()  # imported only now: it costs ~1 s
+    if tasks and gcn_unavailable is None:
         run = gcn_mod.soft_accuracies(tasks, config.gcn_config)
         scores = run.scores
         for akey, ti in a_tasks.items():
             _EXPERIMENT_A[akey] = scores[ti]
+        if store is not None and run.device == "cpu":  # a GPU's sums are not reproducible
+            store.put({**{result_key("A", k[0], k[1]): scores[ti] for k, ti in a_tasks.items()},
+                       **{result_key("B", *k, config.gcn_config): scores[ti]
+                          for k, ti in task_index.items()}})
 
     results = []
     for item in prepared:
@@ -377,8 +420,10 @@ def _sample(gi: int, gf: SpectralFeatures | None, note: str | None, refs: list[_
         elif gcn_unavailable is not None:
             unavailable["gcn"] = gcn_unavailable
         else:
-            assert pair.a_key is not None and pair.b_task is not None
-            gcn_value = max(0.0, 1.0 - abs(_EXPERIMENT_A[pair.a_key] - scores[pair.b_task]))
+            assert pair.a_key is not None
+            b = pair.b_value if pair.b_task is None else scores[pair.b_task]
+            assert b is not None
+            gcn_value = max(0.0, 1.0 - abs(_EXPERIMENT_A[pair.a_key] - b))
             parts["gcn"] = gcn_value
         total = sum(WEIGHTS[k] for k in parts)
         renorm = sum(WEIGHTS[k] * v for k, v in parts.items()) / total

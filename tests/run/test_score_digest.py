@@ -26,19 +26,22 @@ from pathlib import Path
 import pytest
 
 from bench.reference_answers import VARIANTS, Digest, Variant, pinned, unpinnable_reason
+from pytest_graphinstruct.score.gcn_store import ENV as D3_CACHE_ENV
 
 ROOT = Path(__file__).resolve().parents[2]
 SCRIPT = ROOT / "bench" / "reference_answers.py"
 
 
-def _check(name: str, suite_dir: Path, tmp_path: Path) -> None:
+def _check(name: str, suite_dir: Path, tmp_path: Path, *, store: Path | None = None) -> None:
     reason = unpinnable_reason()
     if reason is not None:
         pytest.skip(reason)
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}  # D3's GCN result store: off (conftest.py)
+    if store is not None:
+        env[D3_CACHE_ENV] = str(store)
     proc = subprocess.run([sys.executable, str(SCRIPT), "--variant", name, "--suite",
                            str(suite_dir), "--out", str(tmp_path)],
-                          capture_output=True, text=True, check=False, timeout=1800,
-                          env={**os.environ, "PYTHONPATH": str(ROOT)})
+                          capture_output=True, text=True, check=False, timeout=1800, env=env)
     assert proc.returncode == 0, proc.stderr[-3000:]
     path = tmp_path / f"{name}.json"
     digest = Digest.of_text(path.read_text(encoding="utf-8"))
@@ -65,6 +68,18 @@ def test_the_official_references_score_as_pinned(official_suite_dir: Path,
     bench/score_bench.py times, scored as ``score`` scores them."""
     assert VARIANTS["full"] == Variant(None, 5, pools=True)
     _check("full", official_suite_dir, tmp_path)
+
+
+@pytest.mark.official
+def test_gcn_results_read_from_the_store_score_as_pinned(official_suite_dir: Path,
+                                                         tmp_path: Path) -> None:
+    """The fast variant twice with D3's GCN result store: once filling it, once reading it (a
+    new process: nothing trained); both reports are the pinned one."""
+    store = tmp_path / "store"
+    for run in ("fill", "read"):
+        (tmp_path / run).mkdir()
+        _check("fast", official_suite_dir, tmp_path / run, store=store)
+        assert any(store.glob("gcn-*.jsonl"))
 
 
 def test_a_changed_item_is_named() -> None:

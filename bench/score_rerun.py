@@ -1,0 +1,54 @@
+"""``score`` on the official references' 4,000 answers as a user runs it (a process each, end to
+end), with D3's GCN result store (score/gcn_store.py): first into an empty store, then twice
+reading it — what a CI rerun on the same answers pays — and the reports compared (all equal
+but their ``run`` records).
+
+Usage::
+
+    python bench/score_rerun.py [--suite DIR] [--k 5]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import tempfile
+from pathlib import Path
+
+from reference_answers import reference_texts
+from replay_bench import DEFAULT_SUITE, ENV, _timed
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--suite", default=str(DEFAULT_SUITE))
+    ap.add_argument("--k", type=int, default=5)
+    args = ap.parse_args()
+    from pytest_graphinstruct.score.gcn_store import ENV as STORE
+    from pytest_graphinstruct.suite.loader import load_suite
+
+    suite = load_suite(args.suite)
+    with tempfile.TemporaryDirectory() as tmp:
+        answers = Path(tmp) / "refs.jsonl"
+        with answers.open("w", encoding="utf-8") as f:
+            for inst in suite:
+                f.write(json.dumps({"instruction_id": inst.id, "level": inst.level, "samples": [
+                    {"raw_output": t, "input_tokens": 400, "output_tokens": len(t) // 4,
+                     "api_calls": 1} for t in reference_texts(inst, args.k)]}) + "\n")
+        env = {**ENV, STORE: str(Path(tmp) / "store")}
+        reports = []
+        for run in ("an empty store", "the store", "the store"):
+            out = Path(tmp) / f"report{len(reports)}.json"
+            t = _timed([sys.executable, "-m", "pytest_graphinstruct", "score", "--suite",
+                        args.suite, "--responses", str(answers), "--report", str(out)], env)
+            print(f"score, {len(suite) * args.k} answers, {run}: {t:.1f} s", flush=True)
+            report = json.loads(out.read_text(encoding="utf-8"))
+            report.pop("run", None)
+            reports.append(report)
+    print(f"reports identical: {all(r == reports[0] for r in reports)}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
