@@ -210,9 +210,10 @@ def _store(config: D3Config) -> GcnStore | None:
     """The process's GCN result store (:mod:`.gcn_store`), for CPU training only."""
     if config.gcn_config.device != "cpu":
         return None
-    from pytest_graphinstruct.score import canon, embedding
+    from pytest_graphinstruct.kernels import blas
+    from pytest_graphinstruct.score import canon, embedding, gcn_backend
 
-    return default_store((gcn_mod, sys.modules[__name__], embedding, canon))
+    return default_store((gcn_mod, gcn_backend, sys.modules[__name__], embedding, canon, blas))
 
 
 def _content_key(g: nx.Graph) -> Hashable:

@@ -9,8 +9,9 @@ again; the store lets it read them instead.
 What keeps a stored value right:
 
 * the file is named by a **fingerprint** of everything the value could depend on besides its
-  key: the source of the modules that compute it (``gcn``, ``d3``, ``embedding``, ``canon``),
-  the versions of torch, torch_geometric and numpy, the CPU (its model and instruction-set
+  key: the source of the modules that compute it (``gcn``, ``gcn_backend``, ``d3``,
+  ``embedding``, ``canon``, ``kernels.blas``), the versions of torch, torch_geometric, numpy,
+  scipy and networkx, the CPU (its model and instruction-set
   flags: AVX-512 and AVX2 kernels differ in the last digits) and the environment variables
   that choose kernels; any change starts an empty file;
 * the **key** of a value is the sha256 of its kind, the canonical certificates of its graphs and
@@ -115,7 +116,7 @@ def fingerprint(modules: tuple[ModuleType, ...]) -> str:
     from pytest_graphinstruct.pools.cache import code_fingerprint
 
     h = hashlib.sha256(code_fingerprint(modules).encode("ascii"))
-    for dist in ("torch", "torch_geometric", "numpy"):
+    for dist in ("torch", "torch_geometric", "numpy", "scipy", "networkx"):
         try:
             h.update(f"{dist}={metadata.version(dist)};".encode())
         except metadata.PackageNotFoundError:
