@@ -19,7 +19,8 @@ oracle -n 0 / -n 2 ≥ 1.6 on two cores).  Absolute times on shared machines are
 The child processes run with bytecode caching on, as a user's do: ``PYTHONDONTWRITEBYTECODE``
 (set in some sandboxes) is removed from their environment, because with it every process
 recompiles the package and pytest rewrites its asserts again (about 3.5 s per process here, paid
-once by ``-n 0`` and three times by ``-n 2``).
+once by ``-n 0`` and three times by ``-n 2``).  They run with D3's GCN result store off
+(``GI_D3_CACHE=off``): each run scores from scratch, as the first run on a machine does.
 
 Usage::
 
@@ -45,6 +46,9 @@ DEFAULT_SUITE = ROOT.parent / "shared/official-suite/instructions"
 
 
 ENV = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+# Every run scores from scratch: D3's GCN result store (score/gcn_store.py) would otherwise
+# serve every run after the first (bench/score_rerun.py times that).
+ENV["GI_D3_CACHE"] = "off"
 
 
 def _timed(cmd: list[str], env: dict[str, str] = ENV) -> float:
