@@ -45,6 +45,7 @@ from pytest_graphinstruct.models.batch_files import (
     MAX_BYTES_PER_FILE,
     MAX_REQUESTS_PER_FILE,
     BatchLine,
+    InputFile,
     LineResult,
     input_files,
     read_results,
@@ -221,17 +222,25 @@ class BatchRunner:
                 # recorded before its batch exists: a batch the ledger cannot name is never made
                 self.ledger.add(LedgerBatch(self.endpoint, file_id, file.custom_ids, meta))
             except Exception:
-                with self._cond:  # no batch was created: nothing was submitted; try again later
-                    for later in files[n:]:
-                        for key in later.custom_ids:
-                            self._enqueue(key)
+                self._requeue(files[n:])  # no batch was created: nothing was submitted
                 raise
             with self._cond:
                 for key in file.custom_ids:
                     self._live[key] = file_id
                     self._tries[key] = self._tries.get(key, 0) + 1
-            self._create(file_id)
+            try:
+                self._create(file_id)
+            except Exception:  # this file is in the ledger: the next poll creates its batch
+                self._requeue(files[n + 1:])
+                raise
         self._next_poll = time.monotonic() + self.settings.poll_s
+
+    def _requeue(self, files: list[InputFile]) -> None:
+        """Put the requests of ``files`` (not submitted) back in the next batch."""
+        with self._cond:
+            for file in files:
+                for key in file.custom_ids:
+                    self._enqueue(key)
 
     def _create(self, file_id: str) -> None:
         status = self.api.create(file_id, {"gi_input_file": file_id})

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Iterator
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import ThreadPoolExecutor, wait
 from pathlib import Path
 
 import pytest
@@ -14,6 +14,7 @@ import pytest
 from pytest_graphinstruct.answers import Message
 from pytest_graphinstruct.models.base import DecodingParams, Request
 from pytest_graphinstruct.models.batch_backend import BatchBackend
+from pytest_graphinstruct.models.batch_files import BatchLine, input_files
 from pytest_graphinstruct.models.batch_runner import BatchSettings
 from pytest_graphinstruct.models.batch_testserver import FakeBatchAPI
 from pytest_graphinstruct.models.cache import AnswerCache
@@ -71,6 +72,41 @@ def test_each_round_forms_one_batch_and_failed_or_expired_lines_go_in_the_next(
     first = {x["custom_id"] for x in api.batches["batch_1"].lines}
     assert len(first) == 12 and len(api.batches) in (3, 4)  # round 1, its retries, round 2
     assert all(n <= 2 for n in api.submitted.values()) and server.request_count == 0
+    backend.close()
+
+
+def test_a_batch_not_created_leaves_no_request_of_the_later_files_behind(
+        server: FakeOpenAIServer, tmp_path: Path) -> None:
+    """Four requests of one round in two input files (the byte limit fits two lines); creating
+    the first file's batch fails once: that file is in the ledger (its batch is created at the
+    next poll) and the second file goes in a later submit — every request is answered (before,
+    the second file's requests waited for ever), each line submitted once."""
+    api = FakeBatchAPI(server)
+    reqs = requests(4)
+    backend = BatchBackend(inner(server), AnswerCache(tmp_path), FAST)
+    line = max(len(f.data) for r in reqs for f in input_files(
+        [BatchLine(r.cache_key(backend.endpoint), backend.inner.chat.body(r))]))
+    backend.close()
+    backend = BatchBackend(inner(server), AnswerCache(tmp_path / "2"), BatchSettings(
+        poll_s=0.02, quiet_s=0.5, max_bytes=2 * line + 1))
+    real, calls = backend.runner.api.create, []
+
+    def flaky_create(file_id: str, metadata: dict[str, str] | None = None) -> object:
+        calls.append(file_id)
+        if len(calls) == 1:
+            raise ConnectionError("the endpoint hung up")
+        return real(file_id, metadata)
+
+    backend.runner.api.create = flaky_create  # type: ignore[method-assign]
+    with ThreadPoolExecutor(4) as pool:
+        futures = [pool.submit(backend.complete, r) for r in reqs]
+        done, _ = wait(futures, timeout=120)  # a hang fails here instead of hanging the suite
+        if len(done) < 4:
+            backend.close()  # answers the stuck requests, so the pool can end
+        assert len(done) == 4, "requests of a later file were left waiting"
+    assert [f.result().text for f in futures] == [f"echo: q {i}" for i in range(4)]
+    assert sorted(len(b.lines) for b in api.batches.values()) == [2, 2]  # two files
+    assert len(api.submitted) == 4 and set(api.submitted.values()) == {1}
     backend.close()
 
 
