@@ -302,21 +302,13 @@ class BatchRunner:
         fut, request, _ = waiting
         if self.settings.fallback:
             self._ordinary.add(key)
-            self._fallbacks.submit(self._send_ordinary, fut, request)
+            self._fallbacks.submit(_send_ordinary, self._fallback, fut, request)
             return True
         if self._tries.get(key, 0) >= self.settings.max_tries:
             return False
         self._waiters[key] = waiting
         self._enqueue(key)
         return True
-
-    def _send_ordinary(self, fut: Future[Served], request: Request) -> None:
-        """``request`` as an ordinary request (``--gi-batch-fallback``); never raises."""
-        try:
-            fut.set_result(self._fallback(request))
-        except Exception as exc:  # the wrapped backend never raises; this is a safety net
-            fut.set_result((Answer(error=one_line(f"fallback request failed: {exc}"),
-                                   calls=0), Snapshot()))
 
     def _failed_call(self, keys: list[str], message: str) -> None:
         """An API call failed: tried again at the next poll, until ``call_tries`` in a row
@@ -330,3 +322,13 @@ class BatchRunner:
         for fut, _, _ in waiters.values():
             fut.set_result((Answer(error=error, calls=0), Snapshot()))
         self._failures = 0
+
+
+def _send_ordinary(fallback: Callable[[Request], Served], fut: Future[Served],
+                   request: Request) -> None:
+    """``request`` as an ordinary request (``--gi-batch-fallback``); never raises."""
+    try:
+        fut.set_result(fallback(request))
+    except Exception as exc:  # the wrapped backend never raises; this is a safety net
+        fut.set_result((Answer(error=one_line(f"fallback request failed: {exc}"), calls=0),
+                        Snapshot()))
