@@ -157,8 +157,11 @@ def default_store(modules: tuple[ModuleType, ...]) -> GcnStore | None:
             if setting.strip().lower() in _OFF:
                 _DEFAULT[setting] = None
             else:
-                base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
-                folder = Path(setting) if setting else (
-                    Path(base) / "pytest-graphinstruct" / "d3")
-                _DEFAULT[setting] = GcnStore(folder, fingerprint(modules))
+                try:
+                    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+                    folder = Path(setting) if setting else (
+                        Path(base) / "pytest-graphinstruct" / "d3")
+                    _DEFAULT[setting] = GcnStore(folder, fingerprint(modules))
+                except (OSError, RuntimeError, KeyError):  # no home folder, unreadable source
+                    _DEFAULT[setting] = None
         return _DEFAULT[setting]

@@ -96,3 +96,15 @@ def test_the_store_is_not_read_when_the_backend_is_missing(
     d3.clear_caches()
     res = graph_sets_d3(sets)[0]
     assert res.value is None and "gcn" in res.unavailable  # as without a store: absent
+
+
+def test_no_home_folder_means_no_store_not_a_crash(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv(gcn_store.ENV, raising=False)
+    monkeypatch.delenv("XDG_CACHE_HOME", raising=False)
+    monkeypatch.setattr(gcn_store, "_DEFAULT", {})
+
+    def no_home() -> Path:
+        raise RuntimeError("Could not determine home directory.")
+
+    monkeypatch.setattr(Path, "home", staticmethod(no_home))
+    assert default_store((gcn,)) is None
