@@ -75,7 +75,6 @@ class CacheView:
             if stale:
                 self._stats.add("stale_reused")
             if earlier:
-                self._stats.add("cache_earlier")
                 self._from_cache.setdefault(key, entry)
         return replace(entry.answer, cached=earlier)
 
@@ -95,7 +94,6 @@ class CacheView:
             self.cache.earlier(claim.entry)
         if earlier and claim.entry is not None:
             with self._lock:
-                self._stats.add("cache_earlier")
                 self._from_cache.setdefault(key, claim.entry)
         return replace(answer, cached=earlier)
 

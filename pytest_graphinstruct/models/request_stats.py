@@ -62,7 +62,6 @@ class RequestStats:
             "submitted": 0,         # submit() calls
             "deduplicated": 0,      # submits answered by an existing future
             "cache_hits": 0,        # answers taken from the cache
-            "cache_earlier": 0,     # ... of them cached before this run began
             "issued": 0,            # requests handed to the backend
             "calls": 0,             # HTTP attempts (retries included) of issued requests
             "retries": 0,           # calls beyond the first of each issued request
@@ -137,14 +136,15 @@ class RequestStats:
         with self._lock:
             return int(self._counts["input_tokens"] + self._counts["output_tokens"])
 
-    def sent(self) -> Sent:
+    def sent(self, *, cached: int = 0) -> Sent:
         """What was sent to the endpoint so far (issued requests' HTTP calls and their
-        answers' usage) and how many answers an earlier run's cache served."""
+        answers' usage), with ``cached`` answers an earlier run's cache served (the cache
+        view's distinct keys: :meth:`.CacheView.earlier_keys`)."""
         with self._lock:
             s = self._counts
             return Sent(requests=s["calls"], retries=s["retries"],
                         input_tokens=s["input_tokens"], output_tokens=s["output_tokens"],
-                        cached=s["cache_earlier"], batch_input_tokens=s["batch_input_tokens"],
+                        cached=cached, batch_input_tokens=s["batch_input_tokens"],
                         batch_output_tokens=s["batch_output_tokens"],
                         batch_requests=s["batch_requests"])
 

@@ -63,7 +63,6 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable, Iterable
 from concurrent.futures import CancelledError, Future
-from dataclasses import replace
 from typing import Any
 
 from pytest_graphinstruct.answers import Answer
@@ -347,7 +346,7 @@ class Scheduler:
         HTTP requests with their retries and their answers' tokens, each request once however
         many cells asked for it) and how many distinct answers an earlier run's cache served
         (:meth:`earlier_keys`)."""
-        return replace(self._stats.sent(), cached=len(self._view.earlier_keys()))
+        return self._stats.sent(cached=len(self._view.earlier_keys()))
 
     def earlier_keys(self) -> frozenset[str]:
         """The cache keys an earlier run's answer cache answered in this process."""

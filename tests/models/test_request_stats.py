@@ -35,8 +35,7 @@ def test_sent_is_what_went_over_the_wire_and_what_an_earlier_cache_served() -> N
     stats.account(Answer(text="x", usage=Usage(3, 4), calls=3))
     stats.account(Answer(error="boom", calls=2))  # sent twice, billed nothing
     stats.add("cache_hits", 2)
-    stats.add("cache_earlier")  # one of them was cached before the run began
-    sent = stats.sent()
+    sent = stats.sent(cached=1)  # one of them was cached before the run began
     assert sent == Sent(requests=5, retries=3, input_tokens=3, output_tokens=4, cached=1)
     assert Sent.from_json(sent.to_json()) == sent and Sent.from_json({}) == Sent()
     assert sent + Sent(1, 0, 10, 10, 4) == Sent(6, 3, 13, 14, 5)
