@@ -80,6 +80,17 @@ def reference_texts(inst: Instruction, k: int) -> list[str]:
     return [raws[i % len(raws)] for i in range(k)]
 
 
+def write_recorded(path: Path, suite: Iterable[Instruction], k: int) -> None:
+    """The references as a recorded-answers file (``score --responses``, ``--gi-replay``): per
+    instruction ``k`` samples of :func:`reference_texts`, 400 input tokens and a quarter of the
+    text's characters as output tokens, one call each."""
+    with path.open("w", encoding="utf-8") as f:
+        for inst in suite:
+            f.write(json.dumps({"instruction_id": inst.id, "level": inst.level, "samples": [
+                {"raw_output": t, "input_tokens": 400, "output_tokens": len(t) // 4,
+                 "api_calls": 1} for t in reference_texts(inst, k)]}) + "\n")
+
+
 def reference_answers(inst: Instruction, k: int) -> list[Answer]:
     """:func:`reference_texts` as answers: 400 input tokens, a quarter of the characters as
     output tokens, one call each."""

@@ -39,7 +39,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from reference_answers import reference_texts
+from reference_answers import write_recorded
 
 ROOT = Path(__file__).resolve().parents[1]
 DEFAULT_SUITE = ROOT.parent / "shared/official-suite/instructions"
@@ -89,11 +89,7 @@ def main() -> int:
     py = sys.executable
     with tempfile.TemporaryDirectory() as tmp:
         answers = Path(tmp) / "refs.jsonl"
-        with answers.open("w", encoding="utf-8") as f:
-            for inst in suite:
-                f.write(json.dumps({"instruction_id": inst.id, "level": inst.level, "samples": [
-                    {"raw_output": t, "input_tokens": 400, "output_tokens": len(t) // 4,
-                     "api_calls": 1} for t in reference_texts(inst, args.k)]}) + "\n")
+        write_recorded(answers, suite, args.k)
         a, b = Path(tmp) / "score.json", Path(tmp) / "replay.json"
         t_score = _timed([py, "-m", "pytest_graphinstruct", "score", "--suite", args.suite,
                           "--responses", str(answers), "--report", str(a)])

@@ -16,7 +16,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-from reference_answers import reference_texts
+from reference_answers import write_recorded
 from replay_bench import DEFAULT_SUITE, ENV, _timed
 
 
@@ -31,11 +31,7 @@ def main() -> int:
     suite = load_suite(args.suite)
     with tempfile.TemporaryDirectory() as tmp:
         answers = Path(tmp) / "refs.jsonl"
-        with answers.open("w", encoding="utf-8") as f:
-            for inst in suite:
-                f.write(json.dumps({"instruction_id": inst.id, "level": inst.level, "samples": [
-                    {"raw_output": t, "input_tokens": 400, "output_tokens": len(t) // 4,
-                     "api_calls": 1} for t in reference_texts(inst, args.k)]}) + "\n")
+        write_recorded(answers, suite, args.k)
         env = {**ENV, STORE: str(Path(tmp) / "store")}
         reports = []
         for run in ("an empty store", "the store", "the store"):

@@ -6,6 +6,9 @@ import json
 from pathlib import Path
 from typing import Any
 
+from pytest_graphinstruct.models.testserver import FakeOpenAIServer
+from pytest_graphinstruct.models.tokens import TokenCounter
+
 TREE4 = ("Graph[name='L1-001-ref1', nodes=4] { node_list = ['0','1','2','3']; "
          "edge_list = [('0','1'), ('1','2'), ('1','3')]; }")
 CYCLE4 = ("Graph[name='L1-002-ref1', nodes=4] { node_list = ['0','1','2','3']; "
@@ -40,3 +43,26 @@ def write_suite(root: Path) -> Path:
     for lv, recs in suite_records().items():
         (root / f"level_{lv}.json").write_text(json.dumps(recs), encoding="utf-8")
     return root
+
+
+#: fake-model at one unit of money per input token and two per output token
+PRICES: dict[str, Any] = {
+    "currency": "USD", "taken": "2025-01-01",
+    "models": {"fake-model": {"input_per_1m": 1_000_000, "output_per_1m": 2_000_000}}}
+
+
+def write_prices(path: Path, *, batch_discount: float | None = None) -> Path:
+    """:data:`PRICES` as a ``--gi-prices`` file at ``path`` (fake-model's batch requests at
+    ``batch_discount`` of the list price, when given); returns ``path``."""
+    model = dict(PRICES["models"]["fake-model"])
+    if batch_discount is not None:
+        model["batch_discount"] = batch_discount
+    path.write_text(json.dumps({**PRICES, "models": {"fake-model": model}}), encoding="utf-8")
+    return path
+
+
+def tree_server() -> FakeOpenAIServer:
+    """A fake server (to enter with ``with``) answering :data:`TREE4` to every request and
+    counting tokens with the package's own counter, as the cost tests compare them."""
+    return FakeOpenAIServer(responder=lambda body: TREE4,
+                            token_counter=TokenCounter("cl100k_base"))

@@ -6,7 +6,6 @@ the live progress line of a batch run showing its batch's state."""
 
 from __future__ import annotations
 
-import json
 import os
 import subprocess
 import sys
@@ -20,6 +19,8 @@ import pytest_graphinstruct.models.openai_backend  # noqa: F401  (see test_plugi
 from pytest_graphinstruct.models.batch_testserver import FakeBatchAPI
 from pytest_graphinstruct.models.testserver import FakeOpenAIServer
 from tests.report.schema_check import load_valid_report
+
+from ._suite import write_prices
 
 pytest_plugins = ["pytester"]
 
@@ -84,10 +85,8 @@ def test_fallback_sends_the_faulted_lines_as_ordinary_requests_once(
         return next(faults, None)
 
     api = FakeBatchAPI(server, line_fault=line_fault)
-    report, prices = pytester.path / "r.json", pytester.path / "prices.json"
-    prices.write_text(json.dumps({"currency": "USD", "taken": "2025-01-01", "models": {
-        "fake-model": {"input_per_1m": 1e6, "output_per_1m": 2e6, "batch_discount": 0.5}}}),
-        encoding="utf-8")
+    report = pytester.path / "r.json"
+    prices = write_prices(pytester.path / "prices.json", batch_discount=0.5)
     result = pytester.runpytest(*args(suite_dir, server, pytester.path / "c",
                                       "--gi-batch-fallback", f"--gi-report={report}",
                                       f"--gi-prices={prices}"))

@@ -14,31 +14,22 @@ import pytest
 
 import pytest_graphinstruct.models.openai_backend  # noqa: F401  (see test_plugin.py)
 from pytest_graphinstruct.models.testserver import FakeOpenAIServer
-from pytest_graphinstruct.models.tokens import TokenCounter
 
-from ._suite import TREE4
+from ._suite import tree_server, write_prices
 
 pytestmark = pytest.mark.slow  # whole pytester runs: the full tier (.ci/run)
 
 pytest_plugins = ["pytester"]
 
-#: fake-model at one unit of money per input token and two per output token
-PRICES = {"currency": "USD", "taken": "2025-01-01",
-          "models": {"fake-model": {"input_per_1m": 1_000_000, "output_per_1m": 2_000_000}}}
-
-
 @pytest.fixture
 def server() -> Iterator[FakeOpenAIServer]:
-    with FakeOpenAIServer(responder=lambda body: TREE4,
-                          token_counter=TokenCounter("cl100k_base")) as srv:
+    with tree_server() as srv:
         yield srv
 
 
 @pytest.fixture
 def prices(pytester: pytest.Pytester) -> Path:
-    path = pytester.path / "prices.json"
-    path.write_text(json.dumps(PRICES), encoding="utf-8")
-    return path
+    return write_prices(pytester.path / "prices.json")
 
 
 def args(suite_dir: Path, server: FakeOpenAIServer, cache: Path, *extra: str) -> list[str]:

@@ -15,23 +15,16 @@ import pytest
 
 import pytest_graphinstruct.models.openai_backend  # noqa: F401  (see test_plugin.py)
 from pytest_graphinstruct.models.testserver import FakeOpenAIServer, Fault
-from pytest_graphinstruct.models.tokens import TokenCounter
 from tests.report.schema_check import load_valid_report
 
-from ._suite import TREE4
+from ._suite import tree_server, write_prices
 
 pytest_plugins = ["pytester"]
-
-#: fake-model at one unit of money per input token and two per output token
-PRICES = {"currency": "USD", "taken": "2025-01-01",
-          "models": {"fake-model": {"input_per_1m": 1_000_000, "output_per_1m": 2_000_000}}}
-
 
 @pytest.fixture
 def server() -> Iterator[FakeOpenAIServer]:
     # TREE4 passes L1-001 only: the other items' vgig chains ask for one refinement each
-    with FakeOpenAIServer(responder=lambda body: TREE4,
-                          token_counter=TokenCounter("cl100k_base")) as srv:
+    with tree_server() as srv:
         yield srv
 
 
@@ -40,8 +33,7 @@ def _args(pytester: pytest.Pytester, suite_dir: Path, server: FakeOpenAIServer,
     """A run of two method cells at one refinement round, ``vgig`` and ``retry``, whose round
     0 is the same request (shared; a plain cell shares nothing with them: their round 0 is at
     the methods' base temperature), with a price table, a cache and a report."""
-    prices = pytester.path / "prices.json"
-    prices.write_text(json.dumps(PRICES), encoding="utf-8")
+    prices = write_prices(pytester.path / "prices.json")
     return [f"--gi-suite={suite_dir}", "--gi-model=fake-model",
             f"--gi-base-url={server.base_url}", "--gi-api-key-env=GI_TEST_KEY",
             f"--gi-cache={pytester.path / 'cache'}", f"--gi-prices={prices}",
@@ -62,11 +54,24 @@ def _charged(data: dict[str, Any]) -> int:
 
 
 def _expected(server: FakeOpenAIServer, *, retries: int = 0, cached: int = 0) -> dict[str, Any]:
-    """The spend record the server's own counts make (at PRICES)."""
+    """The spend record the server's own counts make (at _suite.PRICES)."""
     sent_in, sent_out = server.tokens_counted
     return {"requests": server.request_count, "retries": retries, "input_tokens": sent_in,
             "output_tokens": sent_out, "cost": pytest.approx(sent_in + 2 * sent_out),
             "currency": "USD", "cached": cached}
+
+
+def _first_run_spent(first: pytest.RunResult, pytester: pytest.Pytester,
+                     server: FakeOpenAIServer) -> int:
+    """Check a first run's report: its spend is the server's counts, and the cells, which share
+    round 0, charge more than was sent (each cell charges it, the endpoint got it once).
+    Returns the requests sent."""
+    assert first.ret in (pytest.ExitCode.OK, pytest.ExitCode.TESTS_FAILED)
+    data = _report(pytester)
+    sent = server.request_count
+    assert data["run"]["spend"] == {"fake-model": _expected(server)}
+    assert _charged(data) > sent > 0
+    return sent
 
 
 def test_spend_is_what_the_server_received_and_a_cached_rerun_sent_nothing(
@@ -75,12 +80,7 @@ def test_spend_is_what_the_server_received_and_a_cached_rerun_sent_nothing(
     monkeypatch.setenv("GI_TEST_KEY", "sk-test")
     args = _args(pytester, suite_dir, server)
     first = pytester.runpytest(*args)
-    assert first.ret in (pytest.ExitCode.OK, pytest.ExitCode.TESTS_FAILED)
-    data = _report(pytester)
-    sent = server.request_count
-    assert data["run"]["spend"] == {"fake-model": _expected(server)}
-    # the cells share round 0: each charges it, the endpoint got it once
-    assert _charged(data) > sent > 0
+    sent = _first_run_spent(first, pytester, server)
     line = next(x for x in first.stdout.lines if x.startswith("sent to the endpoints:"))
     assert line.startswith(f"sent to the endpoints: {sent} request(s), ")
     assert "USD at list price; 0 answer(s) from the cache" in line
@@ -141,12 +141,7 @@ def test_spend_under_xdist_is_the_workers_sum(
         monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("GI_TEST_KEY", "sk-test")
     args = _args(pytester, suite_dir, server, "-n", "2")
-    first = pytester.runpytest_subprocess(*args)
-    assert first.ret in (pytest.ExitCode.OK, pytest.ExitCode.TESTS_FAILED)
-    data = _report(pytester)
-    sent = server.request_count
-    assert data["run"]["spend"] == {"fake-model": _expected(server)}
-    assert _charged(data) > sent > 0
+    sent = _first_run_spent(pytester.runpytest_subprocess(*args), pytester, server)
     server.reset()
     pytester.runpytest_subprocess(*args)
     assert server.request_count == 0
