@@ -42,6 +42,7 @@ from pytest_graphinstruct.options import (
     parse_levels,
 )
 from pytest_graphinstruct.report.analyses import registry
+from pytest_graphinstruct.vocab import as_gate_test
 
 # The run options a command takes, made from their rows of options.OPTIONS (the help is the
 # command's own where it says more, or less, than the --gi-* option's).
@@ -69,6 +70,7 @@ GATE_ARGUMENTS = (
                 "$GITHUB_STEP_SUMMARY when set)", metavar="FILE"),
     CliArgument("strict", "also fail on items that newly fail and on anything of the "
                 "baseline not compared"),
+    CliArgument("gate_test", flag="--test"),
 )
 
 
@@ -93,8 +95,8 @@ def _parser() -> argparse.ArgumentParser:
                         "distance, sigma_strat) over the cells of one or more reports")
     pa.add_argument("reports", nargs="+", help="report files: ours, or the release's "
                     "*.quality.json")
-    co = sub.add_parser("compare", help="paired bootstrap of candidate - baseline per level, "
-                        "cost change, newly failing/passing items and a verdict")
+    co = sub.add_parser("compare", help="candidate - baseline per level (the gate's paired "
+                        "test), cost change, newly failing/passing items and a verdict")
     co.add_argument("baseline", help="baseline report JSON")
     co.add_argument("candidate", help="candidate report JSON")
     co.add_argument("--cell", default=None, help="cell label of both sides, when a report "
@@ -104,9 +106,12 @@ def _parser() -> argparse.ArgumentParser:
     co.add_argument("--candidate-cell", default=None, help="cell label of the candidate "
                     "(overrides --cell for that side)")
     add_arguments(co, (CliArgument("max_regression", "verdict threshold: a level regressed "
-                                   "(improved) when its mean change is below -DELTA (above "
-                                   "+DELTA) and the whole 95%% CI is below (above) 0 (default "
-                                   f"{DEFAULT_MAX_REGRESSION:g}, as --gi-max-regression)"),))
+                                   "when the gate's test finds a real drop (Holm over the "
+                                   "cell's levels) and its mean change is below -DELTA; "
+                                   "improved when the mean change is above +DELTA and the "
+                                   "whole 95%% CI above 0 (default "
+                                   f"{DEFAULT_MAX_REGRESSION:g}, as --gi-max-regression)"),
+                       CliArgument("gate_test", flag="--test")))
     co.add_argument("--fail-on-regression", action="store_true", help="exit status 1 when the "
                     "verdict is regression")
     sh = sub.add_parser("show", help="one item of a report: cell, outcome, per-sample parse "
@@ -255,7 +260,7 @@ def _gate(args: argparse.Namespace) -> int:
                                   else args.max_regression),
                   fail_under=args.fail_under, max_error_rate=args.max_error_rate,
                   baseline_cell=args.baseline_cell, strict=args.strict,
-                  min_pass_all=args.min_pass_all)
+                  min_pass_all=args.min_pass_all, test=as_gate_test(args.gate_test))
     for line in result.lines():
         print(line)
     if args.markdown:
@@ -392,7 +397,8 @@ def _compare(args: argparse.Namespace) -> int:
     base = pick(args.baseline, "baseline", args.baseline_cell or args.cell)
     cand = pick(args.candidate, "candidate", args.candidate_cell or args.cell)
     delta = DEFAULT_MAX_REGRESSION if args.max_regression is None else args.max_regression
-    comparison = compare_cells(base, cand, max_regression=delta)
+    comparison = compare_cells(base, cand, max_regression=delta,
+                               test=as_gate_test(args.gate_test))
     warning = comparison.warning()
     if warning:
         print(f"warning: {warning}", file=sys.stderr)

@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Final, Literal
 
 from pytest_graphinstruct.errors import GraphInstructError
-from pytest_graphinstruct.vocab import FEEDBACK_LEVELS, LEVELS, PASS_RULES, STRATEGIES
+from pytest_graphinstruct.vocab import FEEDBACK_LEVELS, GATE_TESTS, LEVELS, PASS_RULES, STRATEGIES
 
 if TYPE_CHECKING:
     import argparse
@@ -215,8 +215,13 @@ OPTIONS: Final[tuple[Option, ...]] = (
     Option("baseline", "baseline report to compare against (items that failed there are "
            "expected failures)", "path"),
     Option("max-regression", "fail when a level's quality dropped by more than this vs the "
-           "baseline and the paired bootstrap says the drop is real (default "
+           "baseline and the gate's test says the drop is real (default "
            f"{DEFAULT_MAX_REGRESSION:g})", "number", low=0, high=1),
+    Option("gate-test", "the gate's question: suite (default: is this run worse than the "
+           "baseline on this suite, beyond sampling noise; paired per instruction) or "
+           "templates (would it be worse on new instructions of the same templates; "
+           "blind to a change that moves whole templates, docs/PLUGIN.md)", "choice",
+           default="suite", choices=GATE_TESTS),
     Option("method", "methods, comma list: none (one call per sample; default), vgig "
            "(verification-guided iterative generation; vgig-none / vgig-coarse / vgig-fine "
            "name its feedback), retry, sc (self-consistency), caap (per-instruction strategy "

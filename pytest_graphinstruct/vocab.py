@@ -114,6 +114,24 @@ def as_pass_rule(text: object) -> PassRule:
     return _one_of(text, get_args(PassRule), "pass rule")
 
 
+GateTest = Literal["suite", "templates"]
+"""What the regression gate's test claims (:data:`GATE_TESTS`): ``suite`` — this run is worse
+than the baseline on this suite beyond sampling noise (the default; ``score.paired``);
+``templates`` — it would be worse on new instructions of the same templates (the
+template-clustered test, ``score.bootstrap.paired_bootstrap``)."""
+
+GATE_TESTS: Final[tuple[GateTest, ...]] = get_args(GateTest)
+
+
+def as_gate_test(text: object) -> GateTest:
+    """``text`` as a :data:`GateTest`.
+
+    Raises:
+        ValueError: ``text`` is not one of :data:`GATE_TESTS`.
+    """
+    return _one_of(text, GATE_TESTS, "gate test")
+
+
 Outcome = Literal["passed", "failed", "error", "skipped"]
 """An item's outcome: passed/failed are scored; error (no answer) and skipped are not."""
 

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import math
 from collections import Counter
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from pytest_graphinstruct.run.results import (
@@ -29,9 +29,10 @@ from pytest_graphinstruct.run.results import (
     LevelOmission,
 )
 from pytest_graphinstruct.score.bootstrap import PairedResult, paired_bootstrap
-from pytest_graphinstruct.score.multiple import FAMILY_ALPHA, regressions
+from pytest_graphinstruct.score.multiple import FAMILY_ALPHA, holm_adjusted, regressions
+from pytest_graphinstruct.score.paired import suite_paired
 from pytest_graphinstruct.score.power import ItemScore, detectable_drops
-from pytest_graphinstruct.vocab import Level
+from pytest_graphinstruct.vocab import GateTest, Level
 
 __all__ = [
     "IMPROVEMENT",
@@ -44,6 +45,7 @@ __all__ = [
     "compare_cells",
     "differences",
     "first_violation",
+    "incomparable",
     "omission_reason",
 ]
 
@@ -83,6 +85,12 @@ class CellComparison:
     #: level -> the smallest drop the gate detects there at 80 % power (levels it can tell)
     detectable: Mapping[int, float] = field(default_factory=dict)
     differences: tuple[str, ...] = ()
+    #: the gate's test (vocab.GateTest) and the family it decided in: level -> Holm-adjusted
+    #: p-value of "no drop", the number of (cell, level) tests and the family-wise alpha
+    test: GateTest = "suite"
+    adjusted: Mapping[int, float] = field(default_factory=dict)
+    family: int = 0
+    alpha: float = FAMILY_ALPHA
 
     @property
     def verdict(self) -> str:
@@ -92,6 +100,24 @@ class CellComparison:
         if self.regressed_levels:
             return REGRESSION
         return IMPROVEMENT if self.improved_levels else NO_CHANGE
+
+    def level_verdict(self, level: int) -> str:
+        """What the gate decided about ``level``, in words that agree with its numbers: the
+        decision is the test's (Holm over the family), the interval only says how large."""
+        d = self.diff.levels[level]
+        if level in self.regressed_levels:
+            return "regressed"
+        if level in self.improved_levels:
+            return "improved"
+        p = self.adjusted.get(level)
+        significant = p is not None and p <= self.alpha
+        if d.mean_diff < 0 and significant:
+            return (f"lower by {-d.mean_diff:.3f}, a real drop but within "
+                    f"--gi-max-regression={self.max_regression:g}")
+        if d.mean_diff < 0 and p is not None:
+            tests = f"{self.family} level test" + ("s" if self.family != 1 else "")
+            return f"lower, not significant (Holm p={p:.3g} > {self.alpha:g} over {tests})"
+        return "no significant change"
 
     @property
     def unjudged_failures(self) -> tuple[ItemChange, ...]:
@@ -190,19 +216,32 @@ def differences(a: CellMetadata, b: CellMetadata) -> tuple[str, ...]:
     return tuple(out)
 
 
+_INCOMPARABLE = ("samples per instruction", "decoding", "prompts")
+
+
+def incomparable(found: Sequence[str]) -> tuple[str, ...]:
+    """The :func:`differences` that make two cells' scores incomparable (samples per
+    instruction and decoding change a level score on the same answers; prompts change what is
+    asked): a gate refuses to judge across them.  A new model version is what a gate exists to
+    judge, not one of them."""
+    return tuple(x for x in found if x.startswith(_INCOMPARABLE))
+
+
 def _decoding(d: Mapping[str, object]) -> str:
     return ", ".join(f"{k}={v}" for k, v in sorted(d.items())) or "defaults"
 
 
-def baseline_items(cell: CellReport,
-                   derived: Mapping[str, str] | None = None) -> list[ItemScore]:
+def baseline_items(cell: CellReport, derived: Mapping[str, str] | None = None, *,
+                   only: Collection[str] | None = None) -> list[ItemScore]:
     """A cell's scored instructions as the power model reads them (level, cluster, level
     score, share of samples passed); an instruction without a recorded cluster takes the one
-    ``derived`` gives it (instruction id → cluster), else is its own."""
+    ``derived`` gives it (instruction id → cluster), else is its own.  ``only``: just these
+    instruction ids (those a comparison paired)."""
     derived = derived or {}
     return [ItemScore(r.level, r.cluster or derived.get(r.instruction_id)
                       or f"instruction:{r.instruction_id}", float(r.level_score), r.pass_share)
-            for r in cell.per_instruction if r.scored and r.level_score is not None]
+            for r in cell.per_instruction if r.scored and r.level_score is not None
+            and (only is None or r.instruction_id in only)]
 
 
 def baseline_samples(cell: CellReport) -> int:
@@ -260,13 +299,17 @@ def _not_compared(mine: Mapping[str, tuple[Level, float]],
 
 def compare_cells(pairs: Sequence[tuple[CellReport, CellReport]], *, max_regression: float,
                   run_filter: ItemFilter | None = None, alpha: float = FAMILY_ALPHA,
-                  power: bool = False) -> tuple[CellComparison, ...]:
+                  power: bool = False, test: GateTest = "suite") -> tuple[CellComparison, ...]:
     """Each ``(cell, baseline cell)`` pair compared, in order; which levels regressed is
     decided over every level of every pair together (one family: Holm at ``alpha``, and a
     mean drop larger than ``max_regression``).  ``run_filter`` is the run's item filter (the
     reason a level is not compared); with ``power``, each comparison also holds the smallest
-    drop each of its levels detects at 80 % power, predicted from the baseline cell with the
-    Holm share of this family (what a gated run prints; it takes a moment per level).
+    drop each of its levels detects at 80 % power, predicted from the baseline cell's items
+    that were paired, with the Holm share of this family (what a gated run prints).  ``test``
+    is the gate's test (:data:`~pytest_graphinstruct.vocab.GateTest`): ``suite``, the paired
+    sign-flip test on the fixed suite (:mod:`~pytest_graphinstruct.score.paired`), or
+    ``templates``, the template-clustered test
+    (:func:`~pytest_graphinstruct.score.bootstrap.paired_bootstrap`).
 
     Raises:
         ValueError: ``max_regression`` is negative, or an instruction has different levels in
@@ -275,17 +318,25 @@ def compare_cells(pairs: Sequence[tuple[CellReport, CellReport]], *, max_regress
     if max_regression < 0:
         raise ValueError(f"the allowed regression must be >= 0, got {max_regression:g}")
     scores = [(cell.scored_level_scores(), base.scored_level_scores()) for cell, base in pairs]
-    diffs = [paired_bootstrap(theirs, mine, clusters=_clusters(cell, base))
-             for (cell, base), (mine, theirs) in zip(pairs, scores, strict=True)]
+    tests = max(1, sum(len({mine[i][0] for i in set(mine) & set(theirs)})
+                       for mine, theirs in scores))
+    if test == "suite":
+        diffs = [suite_paired(theirs, mine, tests=tests, alpha=alpha) for mine, theirs in scores]
+    else:
+        diffs = [paired_bootstrap(theirs, mine, clusters=_clusters(cell, base))
+                 for (cell, base), (mine, theirs) in zip(pairs, scores, strict=True)]
     family = {(k, lv): d for k, diff in enumerate(diffs) for lv, d in diff.levels.items()}
     down = regressions(family, delta=max_regression, alpha=alpha)
+    adjusted = holm_adjusted({key: d.p_drop for key, d in family.items()})
     out = []
     for k, ((cell, base), diff) in enumerate(zip(pairs, diffs, strict=True)):
         mine, theirs = scores[k]
         failing, passing, errors = _changes(cell, base)
-        drops = (detectable_drops(baseline_items(base), samples=baseline_samples(base),
-                                  delta=max_regression, alpha=alpha, tests=max(len(family), 1))
-                 if power else {})
+        paired = baseline_items(base, only=mine.keys()) if power else []
+        drops = (detectable_drops(paired, samples=baseline_samples(base),
+                                  delta=max_regression, alpha=alpha, tests=len(family) or 1,
+                                  test=test)
+                 if paired else {})
         out.append(CellComparison(
             label=cell.label, baseline_label=base.label, diff=diff,
             max_regression=max_regression,
@@ -295,6 +346,8 @@ def compare_cells(pairs: Sequence[tuple[CellReport, CellReport]], *, max_regress
             newly_failing=failing, newly_passing=passing, now_errors=errors,
             not_compared=_not_compared(mine, theirs, run_filter),
             detectable=drops,
-            differences=differences(base.metadata, cell.metadata)))
+            differences=differences(base.metadata, cell.metadata),
+            test=test, adjusted={lv: p for (j, lv), p in adjusted.items() if j == k},
+            family=len(family), alpha=alpha))
     return tuple(out)
 

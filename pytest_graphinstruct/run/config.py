@@ -34,9 +34,11 @@ from pytest_graphinstruct.run.shard import Shard, parse_shard
 from pytest_graphinstruct.vocab import (
     METHOD_BASELINE,
     FeedbackLevel,
+    GateTest,
     Level,
     PassRule,
     as_feedback_level,
+    as_gate_test,
     as_level,
     as_pass_rule,
 )
@@ -102,6 +104,7 @@ class RunConfig:
     min_pass_all: float | None = None  #: --gi-min-pass-all: the floor of each level's pass^k
     baseline: Path | None = None
     max_regression: float | None = None
+    gate_test: GateTest = "suite"  #: --gi-gate-test: what the regression gate's test claims
     update_baseline: bool = False
     constrained_format: str = "auto"
     benchmark: bool = False  #: model violations are reported (xfail), not failures
@@ -307,6 +310,7 @@ def run_config(values: OptionValues, *, rootdir: Path) -> RunConfig | None:
         min_pass_all=values.number("min_pass_all"),
         baseline=baseline,
         max_regression=max_regression,
+        gate_test=as_gate_test(values.choice("gate_test")),
         update_baseline=update_baseline,
         constrained_format=constrained_format,
         benchmark=values.flag("benchmark"),

@@ -42,7 +42,7 @@ from pytest_graphinstruct.run.results import (
 )
 from pytest_graphinstruct.run.writer import write_report
 from pytest_graphinstruct.score.bootstrap import DEFAULT_MAX_REGRESSION
-from pytest_graphinstruct.vocab import LEVELS, Level
+from pytest_graphinstruct.vocab import LEVELS, GateTest, Level
 
 __all__ = [
     "BaselinePlan",
@@ -58,7 +58,7 @@ __all__ = [
 class GateOptions:
     """The options that decide a verdict (``--gi-baseline``, ``--gi-update-baseline``,
     ``--gi-baseline-cell``, ``--gi-max-regression``, ``--gi-fail-under``,
-    ``--gi-max-error-rate``, ``--gi-strict``, ``--gi-min-pass-all``)."""
+    ``--gi-max-error-rate``, ``--gi-strict``, ``--gi-min-pass-all``, ``--gi-gate-test``)."""
 
     baseline: Path | None = None
     update_baseline: bool = False
@@ -68,6 +68,7 @@ class GateOptions:
     max_error_rate: float = 0.05
     strict: bool = False
     min_pass_all: float | None = None
+    test: GateTest = "suite"
 
     @classmethod
     def of(cls, config: RunConfig) -> GateOptions:
@@ -75,7 +76,7 @@ class GateOptions:
         return cls(config.baseline, config.update_baseline, config.baseline_cell,
                    DEFAULT_MAX_REGRESSION if config.max_regression is None
                    else config.max_regression, config.fail_under, config.max_error_rate,
-                   config.strict, config.min_pass_all)
+                   config.strict, config.min_pass_all, config.gate_test)
 
 
 @dataclass(frozen=True)
@@ -191,10 +192,15 @@ class Decision:
         return None if self.plan.path is None else str(self.plan.path)
 
     def compared_lines(self) -> list[str]:
-        """One line per gated cell naming the baseline file and what was compared (every
-        gated run prints them, passing or not)."""
-        return [f"compared with baseline {self.baseline_name}: {c.scope()}"
-                for c in self.comparisons]
+        """Per gated cell, one line naming the baseline file and what was compared, and one
+        with each level's change and what the gate decided about it (every gated run prints
+        them, passing or not)."""
+        out = []
+        for c in self.comparisons:
+            out.append(f"compared with baseline {self.baseline_name}: {c.scope()}")
+            if c.diff.levels:
+                out.append(f"  {c.label}: {level_changes(c)}")
+        return out
 
     def update_lines(self) -> list[str]:
         """What an update changes against the old baseline, one line per cell."""
@@ -208,6 +214,18 @@ class Decision:
             failures=tuple(self.verdict.lines()), compared=tuple(self.compared_lines()),
             cells=tuple(_cell_gate(c) for c in self.comparisons),
             baseline_update=baseline_update)
+
+
+def level_changes(c: CellComparison) -> str:
+    """Each compared level's mean change, its 95 % interval, the Holm-adjusted p-value of "no
+    drop" and the gate's word for it (:meth:`CellComparison.level_verdict`)."""
+    parts = []
+    for lv, d in sorted(c.diff.levels.items()):
+        p = c.adjusted.get(lv)
+        shown = "" if p is None else f" p={p:.2g}"
+        parts.append(f"L{lv} {d.mean_diff:+.3f} [{d.low:+.3f}, {d.high:+.3f}]{shown} "
+                     f"{c.level_verdict(lv)}")
+    return "; ".join(parts)
 
 
 def change_summary(c: CellComparison) -> str:
@@ -249,7 +267,8 @@ def _compare(report: RunReport, plan: BaselinePlan,
         return ()
     return compare_cells(pairs, max_regression=options.max_regression,
                          run_filter=report.run.filter if report.run is not None else None,
-                         power=plan.gated)  # an update's change prints no power
+                         power=plan.gated,  # an update's change prints no power
+                         test=options.test)
 
 
 def decide(report: RunReport, plan: BaselinePlan, options: GateOptions) -> Decision:

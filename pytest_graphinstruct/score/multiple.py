@@ -22,7 +22,7 @@ from typing import TypeVar
 
 from pytest_graphinstruct.score.bootstrap import PairedDiff
 
-__all__ = ["FAMILY_ALPHA", "holm", "regressions"]
+__all__ = ["FAMILY_ALPHA", "holm", "holm_adjusted", "regressions"]
 
 FAMILY_ALPHA = 0.05
 """The family-wise false-alarm rate of a gated run (all levels of all cells together)."""
@@ -53,6 +53,25 @@ def holm(p_values: Mapping[K, float], *, alpha: float = FAMILY_ALPHA) -> frozens
             break
         rejected.append(key)
     return frozenset(rejected)
+
+
+def holm_adjusted(p_values: Mapping[K, float]) -> dict[K, float]:
+    """Holm-adjusted p-values: ``p̃_(j) = max_{i ≤ j} min(1, (m − i + 1)·p_(i))`` in ascending
+    order, so a key is rejected by :func:`holm` at ``alpha`` exactly when ``p̃ ≤ alpha``.
+
+    Raises:
+        ValueError: a p-value outside [0, 1] (NaN included).
+    """
+    for key, p in p_values.items():
+        if not 0.0 <= p <= 1.0:
+            raise ValueError(f"{key!r}: p-value must be within [0, 1], got {p}")
+    m = len(p_values)
+    out: dict[K, float] = {}
+    running = 0.0
+    for j, key in enumerate(sorted(p_values, key=lambda k: p_values[k])):
+        running = max(running, min(1.0, (m - j) * p_values[key]))
+        out[key] = running
+    return out
 
 
 def regressions(diffs: Mapping[K, PairedDiff], *, delta: float,

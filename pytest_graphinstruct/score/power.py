@@ -1,5 +1,18 @@
 """How much the regression gate can see: its power at a level, from a baseline's scores.
 
+**The fixed-suite test** (the default, :mod:`.paired`; ``test="suite"``).  For a level of ``n``
+paired instructions whose quality drops by ``D``, one instruction's change ``d_i`` has mean
+``−D`` and variance ``v = (2·σ² + D·(1 − D))/k`` (``σ²`` and the drop's own spread as below).
+The sign-flip test is close to the self-normalized ``Σ d_i / √(Σ d_i²)`` against the normal
+quantile ``c = Φ⁻¹(1 − alpha/tests)`` (the dropped level comes first in Holm's order), and
+``Σ d_i² ≈ n·(v + D²)``, so the level is flagged when ``d̄ < −max(delta, c·√((v + D²)/n))``
+with ``d̄ ~ N(−D, v/n)``; none can be flagged when ``2^−n`` (the smallest p-value of ``n``
+signs) is above ``alpha/tests``.  Measured against the gate itself by
+``bench/gate_calibration.py`` (docs/PLUGIN.md).  With one sample per instruction ``σ²`` is the
+conservative bound below, so the prediction errs towards larger drops.
+
+**The template-clustered test** (``test="templates"``, :func:`~.bootstrap.paired_bootstrap`):
+
 The gate (:func:`~pytest_graphinstruct.score.bootstrap.paired_bootstrap` and
 :func:`~pytest_graphinstruct.score.multiple.regressions`) flags a level when Holm rejects
 "no drop" at family-wise ``alpha`` over ``tests`` level tests and the mean drop exceeds
@@ -56,6 +69,7 @@ import numpy as np
 
 from pytest_graphinstruct.score.bootstrap import CAP, KAPPA, OWN_VARIANCE_FROM, bm_df
 from pytest_graphinstruct.score.multiple import FAMILY_ALPHA
+from pytest_graphinstruct.vocab import GateTest
 
 __all__ = [
     "POWER",
@@ -349,8 +363,25 @@ def _check(delta: float, alpha: float, tests: int, power: float) -> None:
         raise ValueError(f"power must be in (0, 1), got {power}")
 
 
+def _suite_curve(noise: LevelNoise, drops: np.ndarray, ks: np.ndarray, ns: np.ndarray,
+                 delta: float, alpha: float, tests: int) -> np.ndarray:
+    """The power of the fixed-suite test (:mod:`.paired`) for each case: module docstring,
+    "The fixed-suite test"."""
+    from scipy.stats import norm
+
+    c = float(norm.ppf(1.0 - alpha / tests))
+    d = np.clip(drops, 0.0, 1.0)
+    v = (2.0 * noise.sample_variance + d * (1.0 - d)) / ks  # one instruction's d_i
+    threshold = np.maximum(delta, c * np.sqrt((v + d * d) / ns))
+    out = norm.cdf((d - threshold) / np.sqrt(np.maximum(v / ns, 1e-30)))
+    # the sign-flip test's smallest p-value with n instructions is 2^-n
+    reachable = ns * math.log(2.0) > math.log(tests / alpha)
+    return np.asarray(np.where(reachable, out, 0.0))
+
+
 def _curve(noise: LevelNoise, drops: np.ndarray, samples: np.ndarray,
-           instructions: np.ndarray, delta: float, alpha: float, tests: int) -> np.ndarray:
+           instructions: np.ndarray, delta: float, alpha: float, tests: int,
+           test: GateTest = "templates") -> np.ndarray:
     """The power for each case (``drops``, ``samples``, ``instructions`` broadcast to one
     axis): the module docstring's average over the draws (0 where nothing can be measured)."""
     from scipy.special import stdtrit
@@ -358,6 +389,8 @@ def _curve(noise: LevelNoise, drops: np.ndarray, samples: np.ndarray,
 
     drops, ks, ns = (a.astype(float).ravel() for a in np.broadcast_arrays(
         np.atleast_1d(drops), np.atleast_1d(samples), np.atleast_1d(instructions)))
+    if test == "suite":
+        return _suite_curve(noise, drops, ks, ns, delta, alpha, tests)
     same = not noise.uneven and np.all(ns == ns[0])  # the estimates do not depend on the case
     spread = _spread(noise, drops[:1] if same else drops, ks[:1] if same else ks,
                      ns[:1] if same else ns)
@@ -387,19 +420,19 @@ def _defaults(noise: LevelNoise, samples: int | None, instructions: int | None
 
 def gate_power(noise: LevelNoise, drop: float, *, delta: float, alpha: float = FAMILY_ALPHA,
                tests: int = 6, samples: int | None = None,
-               instructions: int | None = None) -> float:
+               instructions: int | None = None, test: GateTest = "templates") -> float:
     """The chance the gate flags this level when its quality drops by ``drop`` (and nothing
     else changes), comparing runs of ``samples`` per instruction over ``instructions`` (default:
     the baseline's; more instructions keep the clusters' relative sizes)."""
     _check(delta, alpha, tests, 0.5)
     k, n = _defaults(noise, samples, instructions)
     return float(_curve(noise, np.array(drop), np.array(k), np.array(n), delta, alpha,
-                        tests)[0])
+                        tests, test)[0])
 
 
 def detectable_drop(noise: LevelNoise, *, delta: float, alpha: float = FAMILY_ALPHA,
                     tests: int = 6, power: float = POWER, samples: int | None = None,
-                    instructions: int | None = None) -> float:
+                    instructions: int | None = None, test: GateTest = "templates") -> float:
     """The smallest drop of the level's quality the gate flags with probability ``power``
     (``math.inf``: none up to the whole score range, e.g. a level with one cluster and no other
     level to estimate the shared noise from)."""
@@ -407,7 +440,7 @@ def detectable_drop(noise: LevelNoise, *, delta: float, alpha: float = FAMILY_AL
     k, n = _defaults(noise, samples, instructions)
     grid = np.linspace(0.0, _MAX_DROP, _STEPS + 1)
     ok = np.flatnonzero(_curve(noise, grid, np.array(k), np.array(n), delta, alpha,
-                               tests) >= power)
+                               tests, test) >= power)
     if not ok.size or (noise.mean is not None and float(grid[ok[0]]) > noise.mean + 1e-12):
         return math.inf  # nothing up to the level's whole score can be seen
     hi = float(grid[ok[0]])
@@ -415,14 +448,14 @@ def detectable_drop(noise: LevelNoise, *, delta: float, alpha: float = FAMILY_AL
     for _ in range(16):  # refine between the grid points around the first crossing
         mid = (lo + hi) / 2
         at = float(_curve(noise, np.array(mid), np.array(k), np.array(n), delta, alpha,
-                          tests)[0])
+                          tests, test)[0])
         lo, hi = (lo, mid) if at >= power else (mid, hi)
     return hi
 
 
 def samples_needed(noise: LevelNoise, drop: float, *, delta: float,
                    alpha: float = FAMILY_ALPHA, tests: int = 6, power: float = POWER,
-                   limit: int = 1000) -> int | None:
+                   limit: int = 1000, test: GateTest = "templates") -> int | None:
     """The fewest samples per instruction at which the gate flags a drop of ``drop`` with
     probability ``power`` over the level's instructions (``None``: not within ``limit``)."""
     _check(delta, alpha, tests, power)
@@ -430,26 +463,27 @@ def samples_needed(noise: LevelNoise, drop: float, *, delta: float,
         return None
     ks = np.arange(1, limit + 1)
     ok = np.flatnonzero(_curve(noise, np.array(drop), ks, np.array(noise.instructions), delta,
-                               alpha, tests) >= power)
+                               alpha, tests, test) >= power)
     return int(ks[ok[0]]) if ok.size else None
 
 
 def instructions_needed(noise: LevelNoise, drop: float, *, delta: float,
                         alpha: float = FAMILY_ALPHA, tests: int = 6, power: float = POWER,
-                        samples: int | None = None, limit: int = 100_000) -> int | None:
+                        samples: int | None = None, limit: int = 100_000,
+                        test: GateTest = "templates") -> int | None:
     """The fewest instructions (more of the same clusters, in the same proportions) at which
     the gate flags a drop of ``drop`` with probability ``power`` (``None``: not within
     ``limit``).  More instructions in the same clusters make the shared-noise part of the
     variance weigh more, so the power need not keep rising with them."""
     _check(delta, alpha, tests, power)
     k = noise.samples if samples is None else samples
-    low = noise.clusters + 1
+    low = 2 if test == "suite" else noise.clusters + 1
     if limit < low:
         return None
 
     def first(ns: np.ndarray) -> int | None:
         ok = np.flatnonzero(_curve(noise, np.array(drop), np.array(k), ns, delta, alpha,
-                                   tests) >= power)
+                                   tests, test) >= power)
         return int(ok[0]) if ok.size else None
 
     coarse = np.unique(np.round(np.geomspace(low, limit, 400)).astype(np.int64))
@@ -566,8 +600,9 @@ def noise_by_level(items: Iterable[ItemScore], *, samples: int) -> dict[int, Lev
 
 def detectable_drops(items: Iterable[ItemScore], *, samples: int, delta: float,
                      alpha: float = FAMILY_ALPHA, tests: int = 6,
-                     power: float = POWER) -> dict[int, float]:
+                     power: float = POWER, test: GateTest = "templates") -> dict[int, float]:
     """Level → :func:`detectable_drop` for a baseline's scored instructions (what a gated run
-    compares its levels with)."""
-    return {lv: detectable_drop(n, delta=delta, alpha=alpha, tests=tests, power=power)
+    compares its levels with: pass the instructions it paired)."""
+    return {lv: detectable_drop(n, delta=delta, alpha=alpha, tests=tests, power=power,
+                                test=test)
             for lv, n in noise_by_level(items, samples=samples).items()}

@@ -63,12 +63,16 @@ def test_a_gated_run_names_what_it_compared_and_passes_when_nothing_changed(
     plan = plan_baseline(options, ["m-zero-shot"], level_hashes=HASHES)
     d = decide(report(0.8), plan, options)
     assert not d.failed
-    (line,) = d.compared_lines()
+    line, changes = d.compared_lines()
     assert re.fullmatch(
         rf"compared with baseline {re.escape(str(base))}: m-zero-shot: 120 instructions "
         r"paired: L0 60 \(.*drops ≥ 0\.\d\d\), L2 60 \(.*drops ≥ 0\.\d\d\)", line), line
+    # identical answers: no change, an interval of width 0, nothing to reject
+    assert changes == ("  m-zero-shot: L0 +0.000 [+0.000, +0.000] p=1 no significant change; "
+                       "L2 +0.000 [+0.000, +0.000] p=1 no significant change")
     record = d.record()
-    assert record.passed and record.baseline == str(base) and record.compared == (line,)
+    assert record.passed and record.baseline == str(base)
+    assert record.compared == (line, changes)
     assert [x.level for x in record.cells[0].levels] == [0, 2]
 
 

@@ -1,8 +1,9 @@
 """Two cells compared: the ``compare`` command.
 
-The comparison is the one a gated run makes (:mod:`pytest_graphinstruct.run.comparison`): the
-paired bootstrap of ``candidate − baseline`` level scores over the instructions scored in both
-cells, resampling templates, per level and for S_total.  The verdict follows the rule of the
+The comparison is the one a gated run makes (:mod:`pytest_graphinstruct.run.comparison`):
+``candidate − baseline`` level scores over the instructions scored in both cells, per level and
+for S_total, judged by the gate's test (``--test``: the paired sign-flip test on this suite by
+default, or the template-clustered one).  The verdict follows the rule of the
 ``--gi-max-regression`` gate, so ``compare --fail-on-regression`` and a pytest run against the
 same baseline agree:
 
@@ -29,6 +30,7 @@ from pytest_graphinstruct.run.comparison import CellComparison, ItemChange
 from pytest_graphinstruct.run.comparison import compare_cells as run_comparison
 from pytest_graphinstruct.run.results import CellReport
 from pytest_graphinstruct.score.bootstrap import DEFAULT_MAX_REGRESSION, PairedDiff
+from pytest_graphinstruct.vocab import GateTest
 
 __all__ = ["Comparison", "compare_cells"]
 
@@ -60,10 +62,14 @@ class Comparison:
         base, cand, c = self.baseline, self.candidate, self.cell
         result = c.diff
         pct = round(100 * result.confidence)
-        out = [f"candidate {cand.label} - baseline {base.label} (paired bootstrap over shared "
-               f"instructions, {pct}% CI):"]
+        test = ("paired sign-flip test per instruction on this suite" if c.test == "suite"
+                else "template-clustered test")
+        out = [f"candidate {cand.label} - baseline {base.label} ({test} over shared "
+               f"instructions, {pct}% CI; Holm p over {c.family} level tests):"]
         for lv, d in result.levels.items():
-            out.append(f"  L{lv}: {_diff(d)}")
+            p = c.adjusted.get(lv)
+            shown = "" if p is None else f"  p={p:.3g}"
+            out.append(f"  L{lv}: {_diff(d)}{shown}  {c.level_verdict(lv)}")
         out.append(f"  S_total: {_diff(result.total)}")
         if result.only_baseline or result.only_candidate:
             out.append(f"  unpaired: {len(result.only_baseline)} only in baseline, "
@@ -87,17 +93,19 @@ class Comparison:
         delta = f"{c.max_regression:g}"
         pct = f"{round(100 * c.diff.confidence)}%"
         if c.regressed_levels:
-            return (f"{_levels(c.regressed_levels)}: mean change below -{delta} and the whole "
-                    f"{pct} CI below 0")
+            return (f"{_levels(c.regressed_levels)}: a real drop (Holm p <= {c.alpha:g} over "
+                    f"{c.family} level tests) with the mean change below -{delta}")
         if c.improved_levels:
             return (f"{_levels(c.improved_levels)}: mean change above +{delta} and the whole "
                     f"{pct} CI above 0")
-        return (f"no level changed by more than {delta} with its whole {pct} CI on one side "
-                "of 0")
+        return (f"no level has a real drop larger than {delta} (Holm over {c.family} level "
+                f"tests at {c.alpha:g}) nor a rise above +{delta} with its whole {pct} CI "
+                "above 0")
 
 
 def compare_cells(baseline: CellReport, candidate: CellReport, *,
-                  max_regression: float = DEFAULT_MAX_REGRESSION) -> Comparison:
+                  max_regression: float = DEFAULT_MAX_REGRESSION,
+                  test: GateTest = "suite") -> Comparison:
     """Compare two cells (module docstring) with the comparison a gated run uses
     (:func:`pytest_graphinstruct.run.comparison.compare_cells`).
 
@@ -113,7 +121,8 @@ def compare_cells(baseline: CellReport, candidate: CellReport, *,
                                  f"{len(base_scores)}, {candidate.label}: {len(cand_scores)}): "
                                  "nothing to compare")
     try:
-        (c,) = run_comparison([(candidate, baseline)], max_regression=max_regression)
+        (c,) = run_comparison([(candidate, baseline)], max_regression=max_regression,
+                              test=test)
     except ValueError as exc:  # an id on different levels in the two cells
         raise GraphInstructError(str(exc)) from None
     return Comparison(baseline, candidate, c)

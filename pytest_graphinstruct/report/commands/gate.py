@@ -29,6 +29,7 @@ from pytest_graphinstruct.run.verdict import (
     report_suite_hash,
 )
 from pytest_graphinstruct.score.bootstrap import DEFAULT_MAX_REGRESSION
+from pytest_graphinstruct.vocab import GateTest
 
 
 @dataclass(frozen=True)
@@ -53,7 +54,8 @@ class GateResult:
 def gate(report_path: str | Path, baseline_path: str | Path | None, *,
          max_regression: float = DEFAULT_MAX_REGRESSION, fail_under: float | None = None,
          max_error_rate: float = 0.05, baseline_cell: str | None = None,
-         strict: bool = False, min_pass_all: float | None = None) -> GateResult:
+         strict: bool = False, min_pass_all: float | None = None,
+         test: GateTest = "suite") -> GateResult:
     """Gate the report at ``report_path`` (against ``baseline_path`` when given).
 
     Raises:
@@ -70,7 +72,7 @@ def gate(report_path: str | Path, baseline_path: str | Path | None, *,
     options = GateOptions(None if baseline_path is None else Path(baseline_path),
                           baseline_cell=baseline_cell, max_regression=max_regression,
                           fail_under=fail_under, max_error_rate=max_error_rate, strict=strict,
-                          min_pass_all=min_pass_all)
+                          min_pass_all=min_pass_all, test=test)
     plan = BaselinePlan()
     if options.baseline is not None:
         if not options.baseline.exists():

@@ -214,14 +214,9 @@ def _comparison(c: CellComparison, max_items: int, *,
     out = [f"### {code(c.label)} {title}", "",
            "| level | change | 95% CI | instructions | verdict |", "|---|---:|---|---:|---|"]
     for lv, d in sorted(c.diff.levels.items()):
+        word = md(c.level_verdict(lv))
         if lv in c.regressed_levels:
-            word = "**regressed**"
-        elif d.high < 0:
-            word = "lower, within the allowed regression"
-        elif d.low > 0:
-            word = "improved"
-        else:
-            word = "no significant change"
+            word = f"**{word}**"
         out.append(f"| L{lv} | {_signed(d.mean_diff)} | [{d.low:+.3f}, {d.high:+.3f}] | {d.n} | "
                    f"{word} |")
     if c.newly_failing:

@@ -154,7 +154,8 @@ def test_runs_compare_pairs_shared_cells_and_lists_changed_items(
     assert "only in A: m-few-shot" in lines
     assert "only in B: m-zero-cot-vgig" in lines
     assert "== cell m-zero-shot ==" in lines
-    assert "  L2: -0.3000 [-0.3000, -0.3000]  n=29" in lines  # the compare command's lines
+    # the compare command's lines
+    assert any(x.startswith("  L2: -0.3000 [-0.3000, -0.3000]  n=29  p=") for x in lines)
     assert any(line.startswith("verdict: regression") for line in lines)
     assert "newly failing in B (3):" in lines
     assert ("  L2-003 failed: num_nodes=4 (count): expected = 4, observed 5") in lines

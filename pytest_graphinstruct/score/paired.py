@@ -1,0 +1,213 @@
+"""The gate's default test: is this run worse than the baseline *on this suite*?
+
+The instructions are fixed.  With nothing changed, each answer is a fresh draw from the same
+model, so for every instruction the baseline's and the candidate's samples are exchangeable
+and the paired difference ``d_i = c_i − b_i`` of the two runs' level scores (each the mean over
+the instruction's samples) is symmetric about 0 — whatever the instruction's own pass rate, and
+whatever its template.  What moves a whole template between two runs (a new snapshot, a changed
+prompt, provider drift) is a change this test exists to report, not noise.
+
+**The test** (per level): the paired randomization (sign-flip) test of ``Σ d_i``.  Under the
+null, flipping the sign of any subset ``F`` of the differences is as likely as the observed
+signs, so the one-sided p-value of "no drop" is the share of subsets with ``Σ_{i∈F} d_i ≥ 0``
+(flipping ``F`` does not raise the sum above what was observed).  It is computed over
+:func:`draws` random subsets (fixed by ``(seed, level, n)``), counting the observed one:
+``p = (1 + #{F: Σ_F d ≥ 0}) / (1 + B)`` — a valid p-value for any ``B``.
+
+* Exact in finite samples under the fixed-suite null; no distributional assumption, no
+  variance to estimate, so a uniform collapse (every difference equal) is as visible as it
+  should be: ``p = 1/(1 + B)`` once the level has more than ``log₂ B`` instructions.
+* At one sample per instruction the evidence is the discordant items (newly failing vs newly
+  passing: large ``|d_i|``); an item whose answer did not change has ``d_i = 0`` and weighs
+  nothing.  At ``k > 1`` it is the per-instruction changes of pass fraction and level score.
+* Monotone: a candidate that is no better on any instruction than another (``d' ≤ d``
+  elementwise) never gets a larger p-value, on every draw (``Σ_F d' ≤ Σ_F d``); scaling all
+  differences by a positive factor leaves p unchanged.  More evidence never reads as less.
+* Identical answers give ``d = 0``: ``p = 1`` and the interval ``[0, 0]``.
+
+Beside the test, the level's mean change ``d̄`` and its 95 % paired t interval ``d̄ ±
+t_{n−1}·s/√n`` (``s`` the differences' standard deviation) say how large the change is; the
+gate's decision is the test's (Holm over every compared (cell, level) at family-wise α, and a
+mean drop larger than ``--gi-max-regression``), never the interval's.
+
+**What it does not claim**: that the model would be worse on *other* instructions of the same
+templates.  That is the template-clustered test's question
+(:func:`~pytest_graphinstruct.score.bootstrap.paired_bootstrap`, ``--gi-gate-test=templates``).
+
+``B`` grows with the family so that Holm's smallest threshold can be reached:
+:func:`draws_for` (at least :data:`MIN_DRAWS`).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from functools import lru_cache
+
+import numpy as np
+
+from pytest_graphinstruct.score.bootstrap import (
+    CONFIDENCE,
+    DEFAULT_SEED,
+    PairedDiff,
+    PairedResult,
+)
+from pytest_graphinstruct.score.levels import LEVEL_WEIGHTS_V
+from pytest_graphinstruct.vocab import LEVELS
+
+__all__ = ["MIN_DRAWS", "draws_for", "flip_p_values", "suite_paired"]
+
+MIN_DRAWS = 10_000
+"""Random subsets a level's p-value is computed over, at least."""
+_RESOLUTION = 20  # the smallest Holm threshold is reached with this many draws to spare
+_MAX_CELLS = 4_000_000  # subset-matrix elements per chunk
+
+
+def draws_for(tests: int, alpha: float = 0.05) -> int:
+    """Random subsets per level for a family of ``tests`` tests at family-wise ``alpha``:
+    enough that the smallest p-value, ``1/(1 + B)``, lies well below Holm's smallest
+    threshold ``alpha/tests`` (at least :data:`MIN_DRAWS`)."""
+    if tests < 1:
+        raise ValueError(f"need at least one test, got {tests}")
+    return max(MIN_DRAWS, math.ceil(_RESOLUTION * tests / alpha))
+
+
+@lru_cache(maxsize=64)
+def _subsets(n: int, draws: int, seed: int, stream: int) -> np.ndarray:
+    """``draws × n`` membership matrix (0/1, float) of random subsets of ``n`` items, fixed by
+    ``(seed, stream, n)``; read-only."""
+    rng = np.random.default_rng([seed, stream, n])
+    out = rng.integers(0, 2, size=(draws, n)).astype(np.float64)
+    out.flags.writeable = False
+    return out
+
+
+def flip_p_values(d: np.ndarray, *, draws: int = MIN_DRAWS, seed: int = DEFAULT_SEED,
+                  stream: int = 0) -> np.ndarray:
+    """One-sided sign-flip p-values of "no drop" for each row of ``d`` (rows × n paired
+    differences, or one row as a flat array): ``(1 + #{F: Σ_{i∈F} d_i ≥ 0}) / (1 + B)`` over
+    ``B = draws`` random subsets fixed by ``(seed, stream, n)`` (module docstring).  Rows of
+    one call share the subsets, so two rows with ``d' ≤ d`` get ``p' ≤ p``.
+
+    Raises:
+        ValueError: ``d`` is empty, not finite, or ``draws`` < 1.
+    """
+    x = np.asarray(d, dtype=np.float64)
+    flat = x.ndim == 1
+    x = np.atleast_2d(x)
+    if x.ndim != 2 or x.shape[1] == 0:
+        raise ValueError("flip_p_values: need rows of at least one difference")
+    if not np.all(np.isfinite(x)):
+        raise ValueError("flip_p_values: differences must be finite")
+    if draws < 1:
+        raise ValueError(f"flip_p_values: need at least one draw, got {draws}")
+    n = x.shape[1]
+    # sums that are 0 in exact arithmetic count as ≥ 0 whatever the rounding
+    slack = 1e-9 * np.abs(x).sum(axis=1)
+    counts = np.zeros(x.shape[0])
+    rows = max(1, _MAX_CELLS // n)
+    subsets = _subsets(n, draws, seed, stream)
+    for start in range(0, draws, rows):
+        block = subsets[start:start + rows]
+        counts += np.sum(x @ block.T >= -slack[:, None], axis=1)
+    p = (1.0 + counts) / (1.0 + draws)
+    return p[0:1].reshape(()) if flat else p
+
+
+def _diff(d: np.ndarray, p: float, confidence: float) -> PairedDiff:
+    """The level's :class:`PairedDiff`: mean change, paired t interval, the test's p-value."""
+    from scipy.stats import t as student_t
+
+    n = int(d.size)
+    mean = float(d.mean())
+    if n < 2:
+        lo, hi, sd = -1.0, 1.0, 0.0
+    else:
+        sd = float(np.std(d, ddof=1))
+        half = float(student_t.ppf(0.5 + confidence / 2, n - 1)) * sd / math.sqrt(n)
+        lo, hi = max(mean - half, -1.0), min(mean + half, 1.0)
+    return PairedDiff(n, mean, lo, hi, float(np.mean(d >= 0)), float(np.mean(d <= 0)),
+                      p_drop=p, clusters=n, se=sd / math.sqrt(n) if n else 0.0,
+                      df=float(max(n - 1, 0)))
+
+
+def _combined(parts: list[PairedDiff], weights: np.ndarray, n: int, confidence: float,
+              scale: float = 1.0) -> PairedDiff:
+    """``Σ w_l·d̄_l / scale`` with the levels' t errors combined (Welch–Satterthwaite); its
+    p-value is the normal one (shown, never gated on)."""
+    from scipy.stats import norm
+    from scipy.stats import t as student_t
+
+    w = weights / scale
+    est = float(sum(wl * p.mean_diff for wl, p in zip(w, parts, strict=True)))
+    bound = float(np.abs(w).sum()) if parts else 1.0
+    terms = np.array([(wl * p.se) ** 2 for wl, p in zip(w, parts, strict=True)])
+    var = float(terms.sum())
+    if not parts or any(p.df <= 0 for p in parts):
+        lo, hi, se, df, p_drop = -bound, bound, 0.0, 0.0, 1.0
+    elif var <= 0:
+        lo = hi = est
+        se, df, p_drop = 0.0, float(sum(p.df for p in parts)), 0.0 if est < 0 else 1.0
+    else:
+        se = math.sqrt(var)
+        df = var * var / float(np.sum(terms * terms / np.array([p.df for p in parts])))
+        half = float(student_t.ppf(0.5 + confidence / 2, df)) * se
+        lo, hi = max(est - half, -bound), min(est + half, bound)
+        p_drop = float(norm.cdf(est / se))
+    return PairedDiff(n, est, lo, hi, float(est >= 0), float(est <= 0), p_drop=p_drop,
+                      clusters=n, se=se, df=df)
+
+
+def suite_paired(
+    baseline: Mapping[str, tuple[int, float]],
+    candidate: Mapping[str, tuple[int, float]],
+    *,
+    tests: int | None = None,
+    alpha: float = 0.05,
+    seed: int = DEFAULT_SEED,
+    confidence: float = CONFIDENCE,
+) -> PairedResult:
+    """``candidate − baseline`` per level on the fixed suite (module docstring), and for
+    ``S_total`` over the levels paired.
+
+    Both runs map an instruction id to ``(level, level_score)``; ids are paired by name and
+    sorted (the result does not depend on mapping order); ids in one run only are listed.
+    ``tests`` is the size of the family the p-values are judged in (it sets the draws:
+    :func:`draws_for`; default: the levels paired here).
+
+    Raises:
+        ValueError: an id on different levels in the two runs, a level outside 0..5, a score
+            that is not finite, or ``confidence`` outside (0, 1).
+    """
+    if not 0 < confidence < 1:
+        raise ValueError(f"confidence must be in (0, 1), got {confidence}")
+    common = sorted(set(baseline) & set(candidate))
+    by_level: dict[int, list[str]] = {}
+    for i in common:
+        lb, lc = baseline[i][0], candidate[i][0]
+        if lb != lc:
+            raise ValueError(f"{i}: level {lb} in the baseline but {lc} in the candidate")
+        if lb not in LEVELS:
+            raise ValueError(f"{i}: unknown level {lb!r} (levels are 0..5)")
+        by_level.setdefault(lb, []).append(i)
+    levels = sorted(by_level)
+    draws = draws_for(tests if tests is not None else max(len(levels), 1), alpha)
+    out: dict[int, PairedDiff] = {}
+    for lv in levels:
+        ids = by_level[lv]
+        d = (np.array([candidate[i][1] for i in ids], dtype=float)
+             - np.array([baseline[i][1] for i in ids], dtype=float))
+        if not np.all(np.isfinite(d)):
+            raise ValueError(f"L{lv}: scores must be finite numbers")
+        p = float(flip_p_values(d, draws=draws, seed=seed, stream=lv))
+        out[lv] = _diff(d, p, confidence)
+    parts = [out[lv] for lv in levels]
+    v = np.array([LEVEL_WEIGHTS_V[lv] for lv in levels], dtype=float)
+    total = _combined(parts, v, len(common), confidence)
+    renorm = (_combined(parts, v, len(common), confidence, scale=float(v.sum()))
+              if levels else None)
+    return PairedResult(
+        levels=out, total=total, total_renormalized=renorm,
+        only_baseline=tuple(sorted(set(baseline) - set(candidate))),
+        only_candidate=tuple(sorted(set(candidate) - set(baseline))),
+        b=draws, seed=seed, confidence=confidence)
