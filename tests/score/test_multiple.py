@@ -8,7 +8,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from pytest_graphinstruct.score.bootstrap import PairedDiff, paired_bootstrap
-from pytest_graphinstruct.score.multiple import FAMILY_ALPHA, holm, regressions
+from pytest_graphinstruct.score.multiple import FAMILY_ALPHA, holm, holm_adjusted, regressions
 
 
 def diff(p: float, mean: float = -0.1) -> PairedDiff:
@@ -94,3 +94,11 @@ def test_family_wise_false_alarms_stay_below_alpha_with_nothing_changed() -> Non
             family |= {(cell, lv): d for lv, d in r.levels.items()}
         alarms += bool(regressions(family, delta=0.0, alpha=FAMILY_ALPHA))
     assert alarms / 300 <= 0.09  # 5 % expected; a binomial 95 % upper bound for 300 runs
+
+
+def test_holm_adjusted_agrees_with_holm() -> None:
+    p = {"a": 0.001, "b": 0.02, "c": 0.04, "d": 0.3}
+    adj = holm_adjusted(p)
+    assert adj == pytest.approx({"a": 0.004, "b": 0.06, "c": 0.08, "d": 0.3})
+    with pytest.raises(ValueError):
+        holm_adjusted({"x": 1.5})
