@@ -12,6 +12,9 @@ baseline), instructions by id; the comparison itself is :mod:`.comparison`'s.
 * ``max_regression``: a level fails when its drop is real — the family-wise test over every
   compared (cell, level) rejects "no drop" — and larger than ``max_regression``.
 * ``strict``: also an item that newly fails, and anything of the baseline not compared.
+* Like with like: a cell whose baseline cell ran another number of samples per instruction,
+  other decoding or other prompts fails (``comparison.incomparable``): the same answers score
+  differently, so the change would not be the model's.
 * ``max_error_rate``: more than this share of items without an answer fails the run.
 * A run that did not finish (interrupted, terminated, a usage error, a crashed worker, items
   without results: the report's ``coverage``) fails whatever its scores, and a partial report
@@ -25,7 +28,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from pytest_graphinstruct.errors import GraphInstructError
-from pytest_graphinstruct.run.comparison import CellComparison
+from pytest_graphinstruct.run.comparison import CellComparison, incomparable
 from pytest_graphinstruct.run.consistency import measure
 from pytest_graphinstruct.run.reader import read_report
 from pytest_graphinstruct.run.results import CellReport, ReportError, RunReport
@@ -161,6 +164,14 @@ def check_gates(report: RunReport, comparisons: Sequence[CellComparison] = (), *
         if min_pass_all is not None:
             out += pass_all_failures(cell, min_pass_all)
     for c in comparisons:
+        unlike = incomparable(c.differences)
+        if unlike:
+            out.append(GateFailure(
+                "baseline", c.label,
+                f"{c.label}: not compared like with like: the baseline cell "
+                f"{c.baseline_label} differs in {', '.join(unlike)}, which changes the scores "
+                "of the same answers; run with the baseline's settings, or rebuild the "
+                "baseline with --gi-update-baseline"))
         for lv in c.regressed_levels:
             d = c.diff.levels[lv]
             newly = [x.instruction_id for x in c.newly_failing if x.level == lv]

@@ -44,9 +44,11 @@ empirical Bayes ratio and its error variance).  Measured on a baseline (:class:`
   instruction's share of passing samples ``p̂_i``: the level's pass/fail score gap ``ĝ`` is the
   least-squares slope of the level scores on ``p̂_i``, and ``σ² = mean_i ĝ²·p̂_i(1 −
   p̂_i)·k/(k − 1)`` (a sample's score is about the failing score plus ``ĝ`` when it passes).
-  With one sample (or no per-sample outcomes): ``σ²`` is ``k`` times the variance of the level
-  scores across the level's instructions — an upper bound (the run-to-run part of that spread
-  is at most all of it), so the figures are conservative.
+  With one sample and known outcomes: ``σ² = ĝ²·p̄(1 − p̄)`` with ``p̄`` the level's pass
+  rate, an upper bound of ``mean_i ĝ²·p_i(1 − p_i)``.  Without per-sample outcomes: ``σ²`` is
+  ``k`` times the variance of the level scores across the level's instructions — an upper
+  bound too (the run-to-run part of that spread is at most all of it), so the figures are
+  conservative.
 * The templates' relative run-to-run variances ``σ²_g`` (the template mean of ``p̂_i(1 −
   p̂_i)``, with ``k ≥ 2`` samples and pass shares; equal otherwise) give ``m``, ``f`` and the
   weights.
@@ -564,6 +566,14 @@ def level_noise(scores: Sequence[float], clusters: Sequence[str], *, samples: in
         slope = float(np.cov(shares, x, ddof=0)[0, 1] / np.var(shares))
         gap = min(max(slope, 0.0), 1.0)
         variance, conservative = gap * gap * float(within.mean()), False
+    elif shares is not None and x.size >= 2 and float(np.var(shares)) > 0:
+        # one sample each: the pass/fail gap as above, and the level's pass rate p̄ bounds the
+        # instructions' mean p_i(1 − p_i) by p̄(1 − p̄) (their spread only lowers it) — tighter
+        # than the spread of the scores, which also holds the instructions' own differences
+        slope = float(np.cov(shares, x, ddof=0)[0, 1] / np.var(shares))
+        gap = min(max(slope, 0.0), 1.0)
+        rate = float(shares.mean())
+        variance, conservative = gap * gap * rate * (1.0 - rate), True
     else:  # all of the spread of k-sample means taken as run-to-run noise: ≤ k·spread
         variance = samples * float(np.var(x, ddof=1)) if x.size >= 2 else 0.0
         conservative = True

@@ -46,10 +46,17 @@ def test_the_gap_and_within_instruction_variance_with_several_samples() -> None:
         2 * got.sample_variance / 600)
 
 
-def test_one_sample_takes_the_spread_of_scores_as_noise() -> None:
+def test_one_sample_bounds_the_noise_by_the_gap_and_the_pass_rate() -> None:
     scores = [0.2, 0.9, 0.5, 0.7]
     got = level_noise(scores, ["a", "a", "b", "b"], samples=1, pass_shares=[0, 1, 0, 1])
-    assert got.conservative and got.sample_variance == pytest.approx(np.var(scores, ddof=1))
+    # gap: the slope of the scores on pass/fail, (0.9 + 0.7)/2 − (0.2 + 0.5)/2 = 0.45; the
+    # pass rate 1/2 bounds the mean p(1 − p) by 1/4
+    assert got.conservative and got.sample_variance == pytest.approx(0.45 ** 2 * 0.25)
+    # tighter than the spread of the scores, which holds the instructions' own differences
+    assert got.sample_variance < np.var(scores, ddof=1)
+    # without outcomes, the spread of the scores (an upper bound)
+    plain = level_noise(scores, ["a", "a", "b", "b"], samples=1)
+    assert plain.conservative and plain.sample_variance == pytest.approx(np.var(scores, ddof=1))
     # no per-sample outcomes with k samples: k times the spread (an upper bound)
     five = level_noise(scores, ["a", "a", "b", "b"], samples=5)
     assert five.conservative and five.sample_variance == pytest.approx(5 * np.var(scores,
