@@ -134,6 +134,8 @@ class LevelNoise:
     own: int = -1
     uneven: tuple[tuple[float, float], ...] = ()
     mean: float | None = None  #: the level's mean score (a drop larger cannot happen)
+    #: the level score a sample gains by passing (``ĝ``; ``None``: unknown, taken as 1)
+    gap: float | None = None
 
     @property
     def clusters(self) -> int:
@@ -373,7 +375,10 @@ def _suite_curve(noise: LevelNoise, drops: np.ndarray, ks: np.ndarray, ns: np.nd
 
     c = float(norm.ppf(1.0 - alpha / tests))
     d = np.clip(drops, 0.0, 1.0)
-    v = (2.0 * noise.sample_variance + d * (1.0 - d)) / ks  # one instruction's d_i
+    # the drop's own spread: a share D/ĝ of answers flipping from passing to failing adds
+    # ĝ·D − D² to one sample's variance (a uniform shift adds nothing)
+    gap = 1.0 if noise.gap is None else max(noise.gap, 1e-9)
+    v = (2.0 * noise.sample_variance + np.maximum(gap * d - d * d, 0.0)) / ks
     threshold = np.maximum(delta, c * np.sqrt((v + d * d) / ns))
     out = norm.cdf((d - threshold) / np.sqrt(np.maximum(v / ns, 1e-30)))
     # the sign-flip test's smallest p-value with n instructions is 2^-n
@@ -565,7 +570,7 @@ def level_noise(scores: Sequence[float], clusters: Sequence[str], *, samples: in
     if shares is not None and samples >= 2 and x.size >= 2 and float(np.var(shares)) > 0:
         slope = float(np.cov(shares, x, ddof=0)[0, 1] / np.var(shares))
         gap = min(max(slope, 0.0), 1.0)
-        variance, conservative = gap * gap * float(within.mean()), False
+        variance, conservative, measured_gap = gap * gap * float(within.mean()), False, gap
     elif shares is not None and x.size >= 2 and float(np.var(shares)) > 0:
         # one sample each: the pass/fail gap as above, and the level's pass rate p̄ bounds the
         # instructions' mean p_i(1 − p_i) by p̄(1 − p̄) (their spread only lowers it) — tighter
@@ -573,14 +578,15 @@ def level_noise(scores: Sequence[float], clusters: Sequence[str], *, samples: in
         slope = float(np.cov(shares, x, ddof=0)[0, 1] / np.var(shares))
         gap = min(max(slope, 0.0), 1.0)
         rate = float(shares.mean())
-        variance, conservative = gap * gap * rate * (1.0 - rate), True
+        variance, conservative, measured_gap = gap * gap * rate * (1.0 - rate), True, gap
     else:  # all of the spread of k-sample means taken as run-to-run noise: ≤ k·spread
         variance = samples * float(np.var(x, ddof=1)) if x.size >= 2 else 0.0
-        conservative = True
+        conservative, measured_gap = True, None
     uneven = _uneven(sizes, np.ones(sizes.size) if relative is None else np.array(relative),
                      drop_weight, variance, samples)
     return LevelNoise(int(x.size), tuple(int(s) for s in sizes), variance, samples,
-                      conservative, relative, uneven=uneven, mean=float(x.mean()))
+                      conservative, relative, uneven=uneven, mean=float(x.mean()),
+                      gap=measured_gap)
 
 
 def noise_by_level(items: Iterable[ItemScore], *, samples: int) -> dict[int, LevelNoise]:
