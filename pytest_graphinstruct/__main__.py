@@ -178,7 +178,8 @@ def _add_plan_command(sub: Any) -> None:
     pl.add_argument("--drop", type=float, default=None, help="a drop to detect: print the "
                     "samples per instruction and the instructions it needs")
     add_arguments(pl, (CliArgument("max_regression", "the gate's allowed drop (default "
-                                   f"{DEFAULT_MAX_REGRESSION:g}, as --gi-max-regression)"),))
+                                   f"{DEFAULT_MAX_REGRESSION:g}, as --gi-max-regression)"),
+                       CliArgument("gate_test", flag="--test")))
     pl.add_argument("--suite", default=None, help="suite directory: clusters for instructions "
                     "the report records none for")
 
@@ -188,7 +189,8 @@ def _plan(args: argparse.Namespace) -> int:
 
     delta = DEFAULT_MAX_REGRESSION if args.max_regression is None else args.max_regression
     print("\n".join(plan(args.report, samples=args.samples, drop=args.drop,
-                         max_regression=delta, suite=args.suite)))
+                         max_regression=delta, suite=args.suite,
+                         test=as_gate_test(args.gate_test))))
     return 0
 
 

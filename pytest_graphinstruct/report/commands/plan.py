@@ -31,6 +31,7 @@ from pytest_graphinstruct.score.power import (
 )
 from pytest_graphinstruct.suite.clusters import cluster_of
 from pytest_graphinstruct.suite.loader import Suite, load_suite
+from pytest_graphinstruct.vocab import GateTest
 
 __all__ = ["LevelPlan", "plan_lines", "plan_report"]
 
@@ -51,7 +52,8 @@ class LevelPlan:
 
 def plan_report(report: RunReport, *, samples: int | None = None, drop: float | None = None,
                 max_regression: float = DEFAULT_MAX_REGRESSION, suite: Suite | None = None,
-                alpha: float = FAMILY_ALPHA, power: float = POWER) -> list[LevelPlan]:
+                alpha: float = FAMILY_ALPHA, power: float = POWER,
+                test: GateTest = "suite") -> list[LevelPlan]:
     """A :class:`LevelPlan` per scored level of every cell of ``report`` (``samples``: the
     figures for that many samples per instruction instead of the report's; ``suite``: clusters
     for instructions the report has none for).
@@ -85,12 +87,13 @@ def plan_report(report: RunReport, *, samples: int | None = None, drop: float | 
             out.append(LevelPlan(
                 cell=cell.label, level=lv, noise=noise, samples=at,
                 detectable=detectable_drop(noise, delta=max_regression, alpha=alpha,
-                                           tests=tests, power=power, samples=at),
+                                           tests=tests, power=power, samples=at, test=test),
                 samples_needed=(None if drop is None else samples_needed(
-                    noise, drop, delta=max_regression, alpha=alpha, tests=tests, power=power)),
+                    noise, drop, delta=max_regression, alpha=alpha, tests=tests, power=power,
+                    test=test)),
                 instructions_needed=(None if drop is None else instructions_needed(
                     noise, drop, delta=max_regression, alpha=alpha, tests=tests, power=power,
-                    samples=at)),
+                    samples=at, test=test)),
                 unknown_clusters=unknown[lv]))
     return out
 
@@ -101,7 +104,7 @@ def _drop(x: float) -> str:
 
 def plan_lines(plans: list[LevelPlan], *, name: str, drop: float | None = None,
                max_regression: float = DEFAULT_MAX_REGRESSION, alpha: float = FAMILY_ALPHA,
-               power: float = POWER) -> list[str]:
+               power: float = POWER, test: GateTest = "suite") -> list[str]:
     """The ``plan`` command's output: a table per cell and one line saying the rule."""
     lines: list[str] = []
     headers = ["level", "instructions", "clusters", "samples", f"detectable drop ({power:.0%})"]
@@ -130,19 +133,24 @@ def plan_lines(plans: list[LevelPlan], *, name: str, drop: float | None = None,
                          f"--suite to derive them): {', '.join(unknown)}")
         lines.append("")
     tests = len(plans)
+    how = ("the paired sign-flip test per instruction on this suite" if test == "suite" else
+           "one-sided t, the noise shared within a template pooled over every level, "
+           "Satterthwaite df")
+    caveat = ("where the noise is a bound (conservative levels), the figures err towards "
+              "larger drops" if test == "suite" else
+              "noise shared within a template, or a drop in a few templates, is harder to see")
     lines.append(
         f"rule: a level regresses when Holm over the {tests} level test(s) at family-wise "
-        f"{alpha:g} rejects 'no drop' (one-sided t, the noise shared within a template pooled "
-        f"over every level, Satterthwaite df) and its mean drop exceeds --max-regression="
+        f"{alpha:g} rejects 'no drop' ({how}) and its mean drop exceeds --max-regression="
         f"{max_regression:g}; detectable = the smallest drop of a whole level flagged in "
         f"{power:.0%} of runs, counting the spread of the answers that flip, for noise "
-        "independent between instructions (noise shared within a template, or a drop in a few "
-        "templates, is harder to see)")
+        f"independent between instructions ({caveat})")
     return lines
 
 
 def plan(path: str, *, samples: int | None = None, drop: float | None = None,
-         max_regression: float = DEFAULT_MAX_REGRESSION, suite: str | None = None) -> list[str]:
+         max_regression: float = DEFAULT_MAX_REGRESSION, suite: str | None = None,
+         test: GateTest = "suite") -> list[str]:
     """Read ``path`` (and ``suite``) and return :func:`plan_lines`.
 
     Raises:
@@ -157,5 +165,5 @@ def plan(path: str, *, samples: int | None = None, drop: float | None = None,
             raise GraphInstructError(f"suite not found: {root}")
         loaded = load_suite(root)
     plans = plan_report(read_report(path), samples=samples, drop=drop,
-                        max_regression=max_regression, suite=loaded)
-    return plan_lines(plans, name=path, drop=drop, max_regression=max_regression)
+                        max_regression=max_regression, suite=loaded, test=test)
+    return plan_lines(plans, name=path, drop=drop, max_regression=max_regression, test=test)

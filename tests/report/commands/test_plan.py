@@ -53,9 +53,12 @@ def test_a_row_per_cell_and_level() -> None:
     first = plans[0]
     assert (first.noise.instructions, first.noise.clusters, first.samples) == (100, 4, 5)
     assert not first.noise.conservative
-    # the family is every level of every cell: 4 tests
+    # the family is every level of every cell: 4 tests; the gate's default test
     assert first.detectable == pytest.approx(
-        detectable_drop(first.noise, delta=0.02, tests=4), rel=1e-9)
+        detectable_drop(first.noise, delta=0.02, tests=4, test="suite"), rel=1e-9)
+    templates = plan_report(report(), test="templates")[0]
+    assert templates.detectable == pytest.approx(
+        detectable_drop(first.noise, delta=0.02, tests=4, test="templates"), rel=1e-9)
     assert first.samples_needed is None and first.instructions_needed is None
 
 
@@ -89,11 +92,23 @@ def test_reports_without_clusters_count_each_instruction_alone_or_use_the_suite(
     assert derived[0].noise.clusters == 4 and derived[0].unknown_clusters == 0
 
 
-def test_one_cluster_detects_nothing() -> None:
+def test_one_cluster_detects_nothing_by_templates_but_the_suite_test_sees() -> None:
+    """The template-clustered test cannot estimate shared noise from one template; the
+    fixed-suite test does not need it."""
     one = [r for r in items("a", 1, 1, 30)]
-    plans = plan_report(with_pareto([build_cell(CellMetadata("a", "zero-shot"), one)]))
+    cell = with_pareto([build_cell(CellMetadata("a", "zero-shot"), one)])
+    plans = plan_report(cell, test="templates")
     assert math.isinf(plans[0].detectable)
-    assert "none" in "\n".join(plan_lines(plans, name="r"))
+    assert "none" in "\n".join(plan_lines(plans, name="r", test="templates"))
+    assert 0.02 < plan_report(cell)[0].detectable < 1
+
+
+def test_too_few_instructions_detect_nothing_on_the_suite() -> None:
+    """Four instructions: the sign-flip test's smallest p-value, 1/16, is above Holm's
+    threshold, so no drop can be seen."""
+    few = [r for r in items("a", 1, 2, 2)]
+    plans = plan_report(with_pareto([build_cell(CellMetadata("a", "zero-shot"), few)]))
+    assert math.isinf(plans[0].detectable)
 
 
 @pytest.mark.parametrize(("kw", "message"), [
