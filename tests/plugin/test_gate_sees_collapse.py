@@ -12,6 +12,7 @@ non-answer.
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Callable, Collection
 from pathlib import Path
 from typing import Any
@@ -132,3 +133,33 @@ def test_a_baseline_of_another_sample_count_is_not_compared_silently(
     assert gated.ret == pytest.ExitCode.TESTS_FAILED, out[-3000:]
     assert ("GATE FAILED (baseline): m-zero-shot: not compared like with like: the baseline "
             "cell m-zero-shot differs in samples per instruction (1 vs 2)") in out
+
+
+@pytest.mark.usefixtures("keyed")
+def test_the_power_figure_is_the_paired_instructions_not_the_baselines_whole_level(
+        pytester: pytest.Pytester, answers: dict[str, tuple[str, str]]) -> None:
+    """With ``-k L2-00`` nine instructions are paired: the compared line's power figure is
+    what those nine can detect, not what the baseline's 60 could."""
+    from pytest_graphinstruct.run.comparison import baseline_items
+    from pytest_graphinstruct.run.reader import read_report
+    from pytest_graphinstruct.score.power import detectable_drops
+
+    base = baseline(pytester, answers)
+    with FakeOpenAIServer(model="m", responder=responder(answers)) as server:
+        gated = run(pytester, server, f"--gi-baseline={base}", "-k", "L2-00")
+    out = gated.stdout.str()
+    assert gated.ret == pytest.ExitCode.OK, out[-3000:]
+    cell = read_report(base).cells[0]
+    nine = {f"L2-00{n}" for n in range(1, 10)}
+
+    def shown(drop: float) -> str:
+        return "any drop" if drop == float("inf") else f"{math.ceil(drop * 100 - 1e-9) / 100:.2f}"
+
+    paired = detectable_drops(baseline_items(cell, only=nine), samples=1, delta=0.02,
+                              tests=1, test="suite")[2]
+    whole = detectable_drops(baseline_items(cell), samples=1, delta=0.02, tests=1,
+                             test="suite")[2]
+    assert shown(paired) != shown(whole)
+    assert "m-zero-shot: 9 instructions paired: L2 9 " in out
+    line = next(x for x in out.splitlines() if "9 instructions paired" in x)
+    assert (shown(paired) in line) if paired != float("inf") else ("any drop" in line), line
