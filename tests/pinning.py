@@ -6,7 +6,7 @@ embedding score, trained with BLAS/MKL kernels that the CPU (or a GPU) chooses â
 pin holds every verdict, outcome, string and integer exactly, and every float within a
 tolerance (issue 32).  Measured spread of the references' report (``docs/SCORING.md``,
 "Pinned scores"): one item's D3 moves by at most 9.1e-9 between the AVX-512, AVX2 and generic
-kernels of this project's CPU and 2.6e-9 between two CPUs, and by up to 1.2e-6 between a CPU
+kernels of one AMD EPYC and 2.6e-9 between two CPUs, and by up to 1.2e-6 between a CPU
 and an H200 GPU; its GCN part (``details.d3.gcn``) by 6.7Ã— as much; every other float by less.
 
 The tolerances (absolute, :func:`tolerance`):
