@@ -1,4 +1,4 @@
-"""The official references scored as model answers, and the digest of their report.
+"""The official references scored as model answers, and the pins of their report.
 
 Shared by ``bench/score_bench.py``, ``bench/replay_bench.py`` and
 ``tests/run/test_score_digest.py``, so the bench times exactly the answers whose scores the test
@@ -10,17 +10,24 @@ check` and :func:`~pytest_graphinstruct.run.evaluate.score`, then the run report
 and written by :func:`~pytest_graphinstruct.run.writer.report_json`, whose floats are Python's
 ``repr`` (exact); its cell metadata names no path, machine or version.
 
-The last digits of some floats depend on the CPU's instruction set: OpenBLAS (numpy, scipy) and
-MKL (torch's matrix products, D3's GCN) pick their kernels by CPU, and torch its vectorized
-loops (AVX-512 vs AVX2 changes D3 by ~1e-10 and the level scores and S_total with it).  So the
-pinned digests are computed with every library held to AVX2 (:data:`PINNED_ENV`: MKL's
-conditional numerical reproducibility, OpenBLAS's Haswell kernels, torch's AVX2 loops): the same
-bytes on any x86-64 CPU with AVX2, in any process, under any ``PYTHONHASHSEED`` or thread count.
+The pins (:class:`Pins`, ``tests/run/score_digest.json``) hold what must not change: each
+item's outcome and every verdict, string and integer exactly (a hash of the item with its floats
+left out), and its floats and the report's aggregates within the tolerances of
+``tests/pinning.py`` (measured spread and reasons: ``docs/SCORING.md``, "Pinned scores").  The
+last digits of D3 follow the CPU's instruction set (OpenBLAS and MKL pick their kernels by CPU,
+torch its vectorized loops) and the device, so they cannot be pinned across machines; the
+report's sha256 is kept too, with the machine that wrote it (:func:`machine`: the CPU, its
+flags, Python and the numeric libraries' versions), and compared to the last digit only on that
+machine, on request (``GI_EXACT_DIGESTS=1``).  The report is computed with every library held
+to AVX2 kernels where the CPU has them (:data:`PINNED_ENV`: MKL's conditional numerical
+reproducibility, OpenBLAS's Haswell kernels, torch's AVX2 loops), which narrows the spread
+between CPUs but does not remove it.
 
 ``python bench/reference_answers.py [--variant NAME] [--out DIR] [--write]`` runs itself under
-:data:`PINNED_ENV`, prints the digests, writes each report to ``DIR`` and, with ``--write``,
-recomputes the committed digests (``tests/run/score_digest.json``): only for a change that is
-meant to change scores, said so in its commit.
+:data:`PINNED_ENV` (where it applies), compares each variant's report with the pins (prints
+what differs), writes each report to ``DIR`` and, with ``--write``, rewrites the pins
+(``tests/run/score_digest.json``): only for a change that is meant to change scores, said so in
+its commit.
 """
 
 from __future__ import annotations
@@ -31,9 +38,10 @@ import json
 import os
 import platform
 import sys
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
+from typing import Any
 
 from pytest_graphinstruct.answers import Answer, Usage
 from pytest_graphinstruct.pools import ReferencePools
@@ -46,32 +54,106 @@ from pytest_graphinstruct.suite.instruction import Instruction
 from pytest_graphinstruct.verify.verifier import Verifier
 
 ROOT = Path(__file__).resolve().parents[1]
+if str(ROOT) not in sys.path:  # run as a script (bench/ on the path): tests.pinning below
+    sys.path.insert(0, str(ROOT))
+
+from tests.pinning import (  # noqa: E402
+    floats_agree,
+    json_differences,
+    shape_digest,
+    split_floats,
+    tolerance,
+)
+
 #: the project's own reference pools: what ``score`` and the plugin use by default
 PROJECT_POOLS = ROOT / "references" / "pools"
-#: the committed digests (written by ``--write``, read by the test)
-DIGESTS = ROOT / "tests" / "run" / "score_digest.json"
+#: the committed pins (written by ``--write``, read by the test)
+PINS_FILE = ROOT / "tests" / "run" / "score_digest.json"
 REFUSAL = "No such graph exists: the constraints are contradictory, so this is infeasible."
 CELL = Cell("references", "zero-shot")
-#: the environment the pinned digests are computed in: every library's kernels held to AVX2
+#: the environment the pinned reports are computed in: every library's kernels held to AVX2
 PINNED_ENV = {"OPENBLAS_CORETYPE": "Haswell", "MKL_CBWR": "AVX2", "ATEN_CPU_CAPABILITY": "avx2",
               "DNNL_MAX_CPU_ISA": "AVX2"}
+#: the environment variables that choose numeric kernels (part of :func:`machine`)
+KERNEL_ENV = (*PINNED_ENV, "MKL_ENABLE_INSTRUCTIONS", "NPY_DISABLE_CPU_FEATURES")
+#: the distributions whose versions the report's last digits depend on (part of :func:`machine`)
+NUMERIC_DISTS = ("torch", "torch_geometric", "numpy", "scipy", "networkx")
 
 
-def in_pinned_env() -> bool:
-    """Whether this process runs under :data:`PINNED_ENV` (read by the libraries at load)."""
-    return all(os.environ.get(k) == v for k, v in PINNED_ENV.items())
+def _cpuinfo() -> dict[str, str]:
+    """The first processor's entries of Linux's ``/proc/cpuinfo`` (empty elsewhere)."""
+    info: dict[str, str] = {}
+    try:
+        text = Path("/proc/cpuinfo").read_text(encoding="utf-8")
+    except OSError:
+        return info
+    for line in text.splitlines():
+        if not line.strip():
+            break
+        key, _, value = line.partition(":")
+        info.setdefault(key.strip(), value.strip())
+    return info
 
 
 def unpinnable_reason() -> str | None:
-    """Why this machine cannot reproduce the pinned digests (``None``: it can): they need an
-    x86-64 CPU with AVX2 (read from Linux's ``/proc/cpuinfo``)."""
+    """Why :data:`PINNED_ENV` does not apply here (``None``: it does): it needs an x86-64 CPU
+    with AVX2 (read from Linux's ``/proc/cpuinfo``)."""
     if platform.machine().lower() not in ("x86_64", "amd64"):
-        return f"the pinned digests need an x86-64 CPU with AVX2, this is {platform.machine()}"
-    try:
-        flags = Path("/proc/cpuinfo").read_text(encoding="utf-8").split()
-    except OSError:
+        return f"PINNED_ENV needs an x86-64 CPU with AVX2, this is {platform.machine()}"
+    flags = _cpuinfo().get("flags")
+    if flags is None:
         return "cannot tell whether the CPU has AVX2 (no /proc/cpuinfo)"
-    return None if "avx2" in flags else "the pinned digests need a CPU with AVX2"
+    return None if "avx2" in flags.split() else "PINNED_ENV needs a CPU with AVX2"
+
+
+def kernel_env() -> dict[str, str]:
+    """The environment the reports are computed in: :data:`PINNED_ENV` where it applies, else
+    nothing (the libraries' own choice)."""
+    return dict(PINNED_ENV) if unpinnable_reason() is None else {}
+
+
+def in_kernel_env() -> bool:
+    """Whether this process runs under :func:`kernel_env` (read by the libraries at load)."""
+    return all(os.environ.get(k) == v for k, v in kernel_env().items())
+
+
+def machine(env: Mapping[str, str] | None = None) -> dict[str, str]:
+    """What a report's last digits depend on besides the code and the answers: the CPU (model,
+    family, model number, stepping, instruction-set flags), Python and :data:`NUMERIC_DISTS`'
+    versions, and :data:`KERNEL_ENV` as ``env`` (default: this process's) sets them."""
+    from importlib import metadata
+
+    env = os.environ if env is None else env
+    info = _cpuinfo()
+    out = {"cpu": info.get("model name") or platform.processor() or platform.machine(),
+           "cpu_id": "/".join(info.get(k, "?") for k in ("cpu family", "model", "stepping")),
+           "cpu_flags": " ".join(sorted(info.get("flags", "").split())),
+           "python": platform.python_version()}
+    for dist in NUMERIC_DISTS:
+        try:
+            out[dist] = metadata.version(dist)
+        except metadata.PackageNotFoundError:
+            out[dist] = ""
+    out["kernel_env"] = " ".join(f"{k}={env[k]}" for k in KERNEL_ENV if k in env)
+    return out
+
+
+def machine_differences(pinned: Mapping[str, str], here: Mapping[str, str]) -> list[str]:
+    """How the machine ``here`` differs from ``pinned`` (:func:`machine`), one entry each."""
+    out = []
+    for key in sorted(set(pinned) | set(here)):
+        a, b = pinned.get(key, ""), here.get(key, "")
+        if a == b:
+            continue
+        if key == "cpu_flags":
+            gone, new = sorted(set(a.split()) - set(b.split())), sorted(
+                set(b.split()) - set(a.split()))
+            listed = [f"-{f}" for f in gone] + [f"+{f}" for f in new]
+            more = f" (and {len(listed) - 8} more)" if len(listed) > 8 else ""
+            out.append(f"CPU flags {' '.join(listed[:8])}{more}")
+        else:
+            out.append(f"{key} {a!r} there, {b!r} here")
+    return out
 
 
 def reference_texts(inst: Instruction, k: int) -> list[str]:
@@ -134,46 +216,101 @@ def report_of(instructions: Sequence[Instruction], results: Sequence[ItemResult]
     return replace(report, tool=None)
 
 
+def _exact(_path: str) -> float:
+    return 0.0
+
+
 @dataclass(frozen=True)
-class Digest:
-    """sha256 of the whole report JSON, and of each item's part (to name what changed)."""
+class ItemPin:
+    """One item of a pinned report: its outcome, :func:`~tests.pinning.shape_digest` (every
+    verdict, string and integer) and its floats in order."""
 
-    report: str
-    items: dict[str, str]
-
-    @classmethod
-    def of(cls, report: RunReport) -> Digest:
-        return cls.of_text(report_json(report))
-
-    @classmethod
-    def of_text(cls, text: str) -> Digest:
-        """The digest of a written report (:func:`~pytest_graphinstruct.run.writer.report_json`)."""
-        items = {}
-        for cell in json.loads(text)["cells"]:
-            for item in cell["per_instruction"]:
-                blob = json.dumps(item, sort_keys=True, ensure_ascii=False)
-                items[item["instruction_id"]] = hashlib.sha256(blob.encode()).hexdigest()[:16]
-        return cls(hashlib.sha256(text.encode("utf-8")).hexdigest(), items)
-
-    def differences(self, pinned: Digest, limit: int = 10) -> list[str]:
-        """What differs from ``pinned``: the items by id, else the aggregates."""
-        changed = sorted(set(self.items) ^ set(pinned.items)
-                         | {i for i in self.items if self.items[i] != pinned.items.get(i)})
-        lines = [f"item {i} differs" for i in changed[:limit]]
-        if len(changed) > limit:
-            lines.append(f"… and {len(changed) - limit} more items")
-        if not changed and self.report != pinned.report:
-            lines.append("every item is the same: the summary, per-level rows or Pareto differ")
-        return lines
+    outcome: str
+    shape: str
+    floats: tuple[float, ...]
 
     def to_json(self) -> dict[str, object]:
-        return {"report": self.report, "items": self.items}
+        return {"outcome": self.outcome, "shape": self.shape, "floats": list(self.floats)}
 
     @classmethod
-    def from_json(cls, data: dict[str, object]) -> Digest:
-        items = data["items"]
-        assert isinstance(items, dict)
-        return cls(str(data["report"]), {str(k): str(v) for k, v in items.items()})
+    def from_json(cls, data: Mapping[str, Any]) -> ItemPin:
+        return cls(str(data["outcome"]), str(data["shape"]),
+                   tuple(float(f) for f in data["floats"]))
+
+
+def _items(report: Mapping[str, Any]) -> dict[str, dict[str, Any]]:
+    return {item["instruction_id"]: item for cell in report["cells"]
+            for item in cell["per_instruction"]}
+
+
+def _aggregates(report: Mapping[str, Any]) -> dict[str, Any]:
+    """The report without its items: every cell's ``per_instruction`` emptied."""
+    return {**report, "cells": [{**c, "per_instruction": []} for c in report["cells"]]}
+
+
+@dataclass(frozen=True)
+class Pins:
+    """What a variant's report must hold: per item an :class:`ItemPin`, the aggregates (the
+    report without its items: summary, per-level rows, Pareto, coverage) as they were written,
+    and, for the machine that wrote them (:func:`machine`), the sha256 of the whole report."""
+
+    report: str
+    machine: dict[str, str]
+    items: dict[str, ItemPin]
+    aggregates: dict[str, Any]
+
+    @classmethod
+    def of_text(cls, text: str, machine: dict[str, str]) -> Pins:
+        """The pins of a written report (:func:`~pytest_graphinstruct.run.writer.report_json`),
+        computed on ``machine``."""
+        report = json.loads(text)
+        items = {}
+        for iid, item in _items(report).items():
+            _, floats = split_floats(item)
+            items[iid] = ItemPin(str(item.get("outcome")), shape_digest(item),
+                                 tuple(v for _, v in floats))
+        return cls(hashlib.sha256(text.encode("utf-8")).hexdigest(), machine, items,
+                   _aggregates(report))
+
+    def differences(self, text: str, *, exact: bool = False) -> list[str]:
+        """Where the written report ``text`` differs from the pins, one line each naming the
+        item (or aggregate) and field, expected and observed: an item missing or not pinned,
+        its outcome, its other non-float content, a float beyond its tolerance
+        (:func:`tests.pinning.tolerance`; ``exact``: any float that is not the same)."""
+        tol = _exact if exact else tolerance
+        report = json.loads(text)
+        observed = _items(report)
+        out = [f"item {i}: missing" for i in self.items if i not in observed]
+        out += [f"item {i}: not pinned" for i in observed if i not in self.items]
+        for iid, item in observed.items():
+            pin = self.items.get(iid)
+            if pin is None:
+                continue
+            outcome = str(item.get("outcome"))
+            if outcome != pin.outcome:
+                out.append(f"item {iid} outcome: expected {pin.outcome!r}, observed {outcome!r}")
+            elif shape_digest(item) != pin.shape:
+                out.append(f"item {iid}: a verdict, string or integer differs (its floats "
+                           "are not compared)")
+            else:
+                _, floats = split_floats(item)
+                for (path, value), want in zip(floats, pin.floats, strict=True):
+                    if not floats_agree(want, value, tol(path)):
+                        out.append(f"item {iid} {path}: expected {want!r}, observed {value!r} "
+                                   f"(|Δ| {abs(want - value):.2g} > {tol(path):g})")
+        out += [f"aggregate {line}" for line in
+                json_differences(self.aggregates, _aggregates(report), tol=tol)]
+        return out
+
+    def to_json(self) -> dict[str, object]:
+        return {"report": self.report, "machine": self.machine, "aggregates": self.aggregates,
+                "items": {i: p.to_json() for i, p in self.items.items()}}
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> Pins:
+        return cls(str(data["report"]), {str(k): str(v) for k, v in data["machine"].items()},
+                   {str(i): ItemPin.from_json(p) for i, p in data["items"].items()},
+                   dict(data["aggregates"]))
 
 
 @dataclass(frozen=True)
@@ -199,10 +336,61 @@ def variant_report(name: str, suite: Sequence[Instruction], cache_dir: Path) -> 
     return reference_report(chosen, v.k, pools)
 
 
-def pinned(name: str) -> Digest:
-    """The committed digest of a variant."""
-    data = json.loads(DIGESTS.read_text(encoding="utf-8"))
-    return Digest.from_json(data[name])
+def pinned(name: str) -> Pins:
+    """The committed pins of a variant."""
+    return Pins.from_json(json.loads(PINS_FILE.read_text(encoding="utf-8"))[name])
+
+
+def pins_text(pins: Mapping[str, Pins]) -> str:
+    """The pins file: JSON with one line per item (a rewrite's diff names the items it moved)."""
+    variants = []
+    for name, p in sorted(pins.items()):
+        data = p.to_json()
+        items = data.pop("items")
+        assert isinstance(items, dict)
+        fields = [f"  {json.dumps(k)}: " + json.dumps(v, indent=1, ensure_ascii=False).replace(
+            "\n", "\n  ") for k, v in sorted(data.items())]  # the report's own key order
+        rows = ",\n".join(f"   {json.dumps(i)}: {json.dumps(v)}" for i, v in items.items())
+        fields.append('  "items": {\n' + rows + "\n  }")
+        variants.append(f" {json.dumps(name)}: {{\n" + ",\n".join(fields) + "\n }")
+    return "{\n" + ",\n".join(variants) + "\n}\n"
+
+
+def read_pins() -> dict[str, Pins]:
+    """Every variant's committed pins that can be read (none when the file is absent; a
+    variant in an older format is left out, so ``--write`` replaces it)."""
+    if not PINS_FILE.is_file():
+        return {}
+    out = {}
+    for name, data in json.loads(PINS_FILE.read_text(encoding="utf-8")).items():
+        try:
+            out[name] = Pins.from_json(data)
+        except (KeyError, TypeError, ValueError, AttributeError):
+            continue
+    return out
+
+
+def compared(name: str, text: str, pins: Pins | None) -> list[str]:
+    """Lines that say how the report ``text`` of variant ``name`` stands against ``pins``:
+    within the tolerances or not (with what differs), and to the last digit when ``pins``
+    were written on this machine."""
+    if pins is None:
+        return [f"{name}: no pins to compare with"]
+    diffs = pins.differences(text)
+    lines = [f"{name}: " + ("as pinned, within the tolerances" if not diffs else
+                            f"DIFFERS from the pins in {len(diffs)} places:")]
+    lines += [f"  {d}" for d in diffs[:10]] + ([f"  … and {len(diffs) - 10} more"]
+                                               if len(diffs) > 10 else [])
+    other = machine_differences(pins.machine, machine())
+    if other:
+        lines.append(f"{name}: exact digest not compared (pinned on another machine: "
+                     + "; ".join(other[:3]) + ")")
+    elif hashlib.sha256(text.encode("utf-8")).hexdigest() == pins.report:
+        lines.append(f"{name}: the pinned report to the last digit (this machine wrote it)")
+    else:
+        lines.append(f"{name}: NOT the pinned report to the last digit, on the machine that "
+                     f"wrote it ({len(pins.differences(text, exact=True))} values differ)")
+    return lines
 
 
 def main() -> int:
@@ -215,24 +403,24 @@ def main() -> int:
     ap.add_argument("--variant", choices=sorted(VARIANTS), action="append",
                     help="only these (default: every variant)")
     ap.add_argument("--out", default=None, help="write each variant's report JSON here")
-    ap.add_argument("--write", action="store_true", help=f"write {DIGESTS.relative_to(ROOT)}")
+    ap.add_argument("--write", action="store_true", help=f"write {PINS_FILE.relative_to(ROOT)}")
     args = ap.parse_args()
-    if not in_pinned_env():  # the libraries read it when they load: start again under it
+    if not in_kernel_env():  # the libraries read it when they load: start again under it
         os.execve(sys.executable, [sys.executable, __file__, *sys.argv[1:]],
-                  {**os.environ, **PINNED_ENV})
+                  {**os.environ, **kernel_env()})
     suite = list(load_suite(args.suite))
-    out = json.loads(DIGESTS.read_text(encoding="utf-8")) if DIGESTS.is_file() else {}
+    pins = read_pins()
     with tempfile.TemporaryDirectory() as tmp:
         for name in args.variant or VARIANTS:
             text = report_json(variant_report(name, suite, Path(tmp)))
             if args.out:
                 Path(args.out, f"{name}.json").write_text(text, encoding="utf-8")
-            digest = Digest.of_text(text)
-            print(f"{name}: {digest.report} ({len(digest.items)} items)")
-            out[name] = digest.to_json()
+            print("\n".join(compared(name, text, pins.get(name))))
+            if args.write:
+                pins[name] = Pins.of_text(text, machine())
     if args.write:
-        DIGESTS.write_text(json.dumps(out, indent=1, sort_keys=True) + "\n", encoding="utf-8")
-        print(f"wrote {DIGESTS}")
+        PINS_FILE.write_text(pins_text(pins), encoding="utf-8")
+        print(f"wrote {PINS_FILE}")
     return 0
 
 
