@@ -114,6 +114,37 @@ def match_baseline(labels: Sequence[str], baseline: RunReport, *, name: str,
     return {label: cells[label] for label in labels}
 
 
+def narrowing(run: RunReport, baseline: RunReport) -> str | None:
+    """What writing ``run`` over ``baseline`` would lose, in one phrase (``None``: nothing —
+    the run holds every item, ``(cell, instruction)``, of the baseline): ``the baseline has
+    800 items in 6 levels; this run has 1 (it would lose L1, L2, L3, L4, L5 and 199 of the 200
+    instructions of L0)``.  Cell labels are the report's (escaped by the caller's output)."""
+    have = {(c.label, r.instruction_id) for c in run.cells for r in c.per_instruction}
+    kept_labels = set(run.labels)
+    lost_cells = [c.label for c in baseline.cells if c.label not in kept_labels]
+    of: dict[Level, set[str]] = {}
+    lost: dict[Level, set[str]] = {}
+    for cell in baseline.cells:
+        for r in cell.per_instruction:
+            of.setdefault(r.level, set()).add(r.instruction_id)
+            if cell.label in kept_labels and (cell.label, r.instruction_id) not in have:
+                lost.setdefault(r.level, set()).add(r.instruction_id)
+    if not lost_cells and not lost:
+        return None
+    parts = [f"cell{'s' if len(lost_cells) > 1 else ''} {_names(lost_cells, 5)}"] if lost_cells \
+        else []
+    whole = [f"L{lv}" for lv in sorted(lost) if lost[lv] == of[lv]]
+    parts += whole
+    parts += [f"{len(ids)} of the {len(of[lv])} instructions of L{lv}"
+              for lv, ids in sorted(lost.items()) if ids != of[lv]]
+    total = sum(len(c.per_instruction) for c in baseline.cells)
+    cells = f" and {len(baseline.cells)} cells" if len(baseline.cells) > 1 else ""
+    mine = sum(len(c.per_instruction) for c in run.cells)
+    lose = ", ".join(parts[:-1]) + " and " + parts[-1] if len(parts) > 1 else parts[0]
+    return (f"the baseline has {total} items in {len(of)} levels{cells}; this run has {mine} "
+            f"(it would lose {lose})")
+
+
 def baseline_failures(baseline: Mapping[str, CellReport]) -> set[tuple[str, str]]:
     """``(cell label, instruction id)`` of every item that failed in the baseline."""
     return {(label, r.instruction_id) for label, c in baseline.items()

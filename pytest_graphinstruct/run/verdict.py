@@ -10,8 +10,9 @@ and ``compare`` / ``runs compare`` use the same comparison (:mod:`.comparison`):
 2. :func:`decide` after the run: compare each cell with its baseline cell (one family of
    tests over every level of every cell), apply the gates, say what was compared.
 3. :func:`settle_baseline`: write the baseline — only from a run that may be trusted
-   (complete, within ``--gi-max-error-rate``, with scored items), atomically; an update says
-   how the new baseline differs from the old one.
+   (complete, within ``--gi-max-error-rate``, with scored items) and, on an update, that holds
+   every item of the old baseline (unless ``--gi-replace-baseline``), atomically; an update
+   says how the new baseline differs from the old one.
 """
 
 from __future__ import annotations
@@ -30,6 +31,7 @@ from pytest_graphinstruct.run.gates import (
     baseline_failures,
     judge,
     match_baseline,
+    narrowing,
     new_failure_notes,
     read_baseline,
 )
@@ -58,7 +60,8 @@ __all__ = [
 class GateOptions:
     """The options that decide a verdict (``--gi-baseline``, ``--gi-update-baseline``,
     ``--gi-baseline-cell``, ``--gi-max-regression``, ``--gi-fail-under``,
-    ``--gi-max-error-rate``, ``--gi-strict``, ``--gi-min-pass-all``)."""
+    ``--gi-max-error-rate``, ``--gi-strict``, ``--gi-min-pass-all``,
+    ``--gi-replace-baseline``)."""
 
     baseline: Path | None = None
     update_baseline: bool = False
@@ -68,6 +71,7 @@ class GateOptions:
     max_error_rate: float = 0.05
     strict: bool = False
     min_pass_all: float | None = None
+    replace_baseline: bool = False  #: an update even from a run narrower than the baseline
 
     @classmethod
     def of(cls, config: RunConfig) -> GateOptions:
@@ -75,7 +79,7 @@ class GateOptions:
         return cls(config.baseline, config.update_baseline, config.baseline_cell,
                    DEFAULT_MAX_REGRESSION if config.max_regression is None
                    else config.max_regression, config.fail_under, config.max_error_rate,
-                   config.strict, config.min_pass_all)
+                   config.strict, config.min_pass_all, config.replace_baseline)
 
 
 @dataclass(frozen=True)
@@ -174,13 +178,16 @@ def report_suite_hash(report: RunReport) -> SuiteHashFor:
 @dataclass(frozen=True)
 class Decision:
     """A judged run: its verdict, each gated cell's comparison (``comparisons``; on an update,
-    the change against the old baseline in ``update_change`` instead), and notes."""
+    the change against the old baseline in ``update_change`` instead), and notes.
+    ``refused_update`` says why an update may not replace the old baseline (a run narrower
+    than it, without ``--gi-replace-baseline``); ``None``: nothing refused it."""
 
     verdict: GateVerdict
     plan: BaselinePlan
     comparisons: tuple[CellComparison, ...] = ()
     update_change: tuple[CellComparison, ...] = ()
     notes: tuple[str, ...] = ()
+    refused_update: str | None = None
 
     @property
     def failed(self) -> bool:
@@ -275,7 +282,8 @@ def decide(report: RunReport, plan: BaselinePlan, options: GateOptions) -> Decis
                     min_pass_all=options.min_pass_all, extra=extra)
     if not options.strict:
         notes += new_failure_notes(comparisons, hint=" (--gi-strict fails on them)")
-    decision = Decision(verdict, plan, comparisons, update_change, tuple(notes))
+    decision = _narrowed_update(report, Decision(verdict, plan, comparisons, update_change,
+                                                 tuple(notes)), options)
     if plan.missing and plan.path is not None:
         problem = decision.verdict.trust_problem()
         done = ("it is written from this run" if problem is None
@@ -289,6 +297,27 @@ def decide(report: RunReport, plan: BaselinePlan, options: GateOptions) -> Decis
     return decision
 
 
+def _narrowed_update(report: RunReport, decision: Decision, options: GateOptions) -> Decision:
+    """An update from a run that may be trusted but is narrower than the old baseline
+    (:func:`~.gates.narrowing`): refused — a gate failure naming what it would lose — unless
+    ``replace_baseline``, which replaces it and says what the new baseline lacks."""
+    plan = decision.plan
+    if not plan.update or plan.report is None or decision.verdict.trust_problem() is not None:
+        return decision
+    lost = narrowing(report, plan.report)
+    if lost is None:
+        return decision
+    if options.replace_baseline:
+        note = (f"NOTE: --gi-replace-baseline: {plan.path} is replaced by a narrower run: "
+                f"{lost}")
+        return replace(decision, notes=(*decision.notes, note))
+    refused = f"{lost}: refusing to replace it; pass --gi-replace-baseline to do it anyway"
+    failure = GateFailure("baseline", "", f"baseline {plan.path}: {refused}")
+    verdict = replace(decision.verdict,
+                      gate_failures=(*decision.verdict.gate_failures, failure))
+    return replace(decision, verdict=verdict, refused_update=refused)
+
+
 def settle_baseline(report: RunReport, decision: Decision) -> str | None:
     """Write ``report``, with the decision's gate record, as the baseline when the run is to
     write one and may be trusted; the line to show (``None``: the run writes no baseline).
@@ -297,7 +326,7 @@ def settle_baseline(report: RunReport, decision: Decision) -> str | None:
     plan = decision.plan
     if not plan.writes or plan.path is None:
         return None
-    problem = decision.verdict.trust_problem()
+    problem = decision.verdict.trust_problem() or decision.refused_update
     if problem is not None:
         state = "is unchanged" if plan.path.exists() else "was not created"
         return f"baseline NOT written: {problem}; {plan.path} {state}"
