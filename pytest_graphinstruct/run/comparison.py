@@ -4,8 +4,8 @@ A :class:`CellComparison` holds what was paired (instructions scored in both cel
 the paired bootstrap of ``current − baseline`` level scores over them (clusters: each
 instruction's template, so instructions made from one pattern are resampled together), the
 levels whose drop is real and larger than the allowed regression, the items whose outcome
-changed (newly failing, newly passing, now errors), and what the baseline holds that the run
-did not (levels or items not compared, with the reason the run's filter gives).
+changed (newly failing, newly passing, now errors), and what one side holds that the other
+did not (levels or items not compared, either side's, with the reason that side's filter gives).
 
 Which levels regressed is decided over the whole family of (cell, level) tests of one
 comparison (:func:`compare_cells`), so that with nothing changed a gated run fails at most
@@ -19,7 +19,7 @@ from __future__ import annotations
 import math
 from collections import Counter
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from pytest_graphinstruct.run.results import (
     CellMetadata,
@@ -155,8 +155,10 @@ def first_violation(item: ItemResult) -> str | None:
     return None
 
 
-def omission_reason(level: int, run_filter: ItemFilter | None, *, whole_level: bool) -> str:
-    """Why a run has no score for baseline items of ``level``, from the run's item filter."""
+def omission_reason(level: int, run_filter: ItemFilter | None, *, whole_level: bool,
+                    where: str = "this run") -> str:
+    """Why a run (``where`` names it: ``this run``, ``the baseline``) has no score for the
+    other side's items of ``level``, from that run's item filter."""
     if run_filter is not None:
         if run_filter.levels is not None and level not in run_filter.levels:
             return "left out by --gi-levels"
@@ -168,7 +170,7 @@ def omission_reason(level: int, run_filter: ItemFilter | None, *, whole_level: b
             return "left out by " + " ".join(x for x in chosen if x)
         if run_filter.per_level is not None and not whole_level:
             return f"left out by --gi-per-level={run_filter.per_level}"
-    return "no score in this run (errors or no result)"
+    return f"no score in {where} (errors or no result)"
 
 
 def differences(a: CellMetadata, b: CellMetadata) -> tuple[str, ...]:
@@ -243,8 +245,10 @@ def _changes(cell: CellReport, base: CellReport) -> tuple[tuple[ItemChange, ...]
 
 def _not_compared(mine: Mapping[str, tuple[Level, float]],
                   base: Mapping[str, tuple[Level, float]],
-                  run_filter: ItemFilter | None) -> tuple[LevelOmission, ...]:
-    """The baseline's scored instructions (``base``) the run has no score for (``mine``)."""
+                  run_filter: ItemFilter | None, *,
+                  where: str = "this run") -> tuple[LevelOmission, ...]:
+    """The baseline's scored instructions (``base``) the run has no score for (``mine``);
+    ``where`` names the run in the reason (the baseline's side swaps the two)."""
     theirs: dict[Level, list[str]] = {}
     for iid, (lv, _) in base.items():
         theirs.setdefault(lv, []).append(iid)
@@ -253,20 +257,32 @@ def _not_compared(mine: Mapping[str, tuple[Level, float]],
         lacking = sum(1 for i in ids if i not in mine)
         if lacking:
             whole = lacking == len(ids)
-            out.append(LevelOmission(lv, lacking, len(ids),
-                                   omission_reason(lv, run_filter, whole_level=whole)))
+            out.append(LevelOmission(lv, lacking, len(ids), omission_reason(
+                lv, run_filter, whole_level=whole, where=where)))
     return tuple(out)
+
+
+def _not_in_baseline(mine: Mapping[str, tuple[Level, float]],
+                     base: Mapping[str, tuple[Level, float]],
+                     baseline_filter: ItemFilter | None) -> tuple[LevelOmission, ...]:
+    """The run's scored instructions (``mine``) the baseline has no score for (``base``), per
+    level, with the reason the baseline's own item filter gives (``missing_from="baseline"``)."""
+    return tuple(replace(x, missing_from="baseline")
+                 for x in _not_compared(base, mine, baseline_filter, where="the baseline"))
 
 
 def compare_cells(pairs: Sequence[tuple[CellReport, CellReport]], *, max_regression: float,
                   run_filter: ItemFilter | None = None, alpha: float = FAMILY_ALPHA,
-                  power: bool = False) -> tuple[CellComparison, ...]:
+                  power: bool = False,
+                  baseline_filter: ItemFilter | None = None) -> tuple[CellComparison, ...]:
     """Each ``(cell, baseline cell)`` pair compared, in order; which levels regressed is
     decided over every level of every pair together (one family: Holm at ``alpha``, and a
     mean drop larger than ``max_regression``).  ``run_filter`` is the run's item filter (the
-    reason a level is not compared); with ``power``, each comparison also holds the smallest
-    drop each of its levels detects at 80 % power, predicted from the baseline cell with the
-    Holm share of this family (what a gated run prints; it takes a moment per level).
+    reason a level is not compared), ``baseline_filter`` the baseline's (the reason the
+    baseline lacks what the run scored: both sides are in ``not_compared``); with ``power``,
+    each comparison also holds the smallest drop each of its levels detects at 80 % power,
+    predicted from the baseline cell with the Holm share of this family (what a gated run
+    prints; it takes a moment per level).
 
     Raises:
         ValueError: ``max_regression`` is negative, or an instruction has different levels in
@@ -293,7 +309,8 @@ def compare_cells(pairs: Sequence[tuple[CellReport, CellReport]], *, max_regress
             improved_levels=tuple(lv for lv, d in sorted(diff.levels.items())
                                   if d.mean_diff > max_regression and d.low > 0),
             newly_failing=failing, newly_passing=passing, now_errors=errors,
-            not_compared=_not_compared(mine, theirs, run_filter),
+            not_compared=(*_not_compared(mine, theirs, run_filter),
+                          *_not_in_baseline(mine, theirs, baseline_filter)),
             detectable=drops,
             differences=differences(base.metadata, cell.metadata)))
     return tuple(out)

@@ -695,20 +695,31 @@ class LevelChange(JsonRecord):
 
 @dataclass(frozen=True)
 class LevelOmission(JsonRecord):
-    """Baseline items of one level that a gated run has no score for: ``items`` of the
-    baseline's ``of`` (a whole level when equal), and why (the run's filter, or no result)."""
+    """Items of one level that a gated run and its baseline do not both score, on the side
+    ``missing_from``: ``run`` — baseline items the run has no score for, ``items`` of the
+    baseline's ``of``; ``baseline`` — run items the baseline has no score for, ``items`` of the
+    run's ``of`` (a whole level when equal); and why (that side's filter, or no result).
+    Reports written before the baseline's side was named hold only the run's (``run``)."""
 
     level: Level
     items: Count
     of: Count
     reason: str
+    missing_from: Literal["run", "baseline"] = "run"
 
     @property
     def whole_level(self) -> bool:
         return self.items == self.of
 
     def describe(self) -> str:
-        """``L2 (left out by -k)`` or ``L1: 8 of 200 instructions (no result in this run)``."""
+        """``L2 (left out by -k)``, ``L1: 8 of 200 instructions (no result in this run)``;
+        the baseline's side: ``L2 (not in the baseline: left out by --gi-levels)``, ``L1: 3
+        of 200 instructions not in the baseline (no score in the baseline …)``."""
+        if self.missing_from == "baseline":
+            if self.whole_level:
+                return f"L{self.level} (not in the baseline: {self.reason})"
+            return (f"L{self.level}: {self.items} of {self.of} instructions not in the "
+                    f"baseline ({self.reason})")
         if self.whole_level:
             return f"L{self.level} ({self.reason})"
         return f"L{self.level}: {self.items} of {self.of} instructions ({self.reason})"

@@ -23,6 +23,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from pytest_graphinstruct.errors import GraphInstructError
+from pytest_graphinstruct.escaping import escape
 from pytest_graphinstruct.run.comparison import CellComparison, compare_cells
 from pytest_graphinstruct.run.config import RunConfig
 from pytest_graphinstruct.run.gates import (
@@ -50,6 +51,7 @@ __all__ = [
     "BaselinePlan",
     "Decision",
     "GateOptions",
+    "baseline_cells_not_run",
     "decide",
     "plan_baseline",
     "settle_baseline",
@@ -180,7 +182,9 @@ class Decision:
     """A judged run: its verdict, each gated cell's comparison (``comparisons``; on an update,
     the change against the old baseline in ``update_change`` instead), and notes.
     ``refused_update`` says why an update may not replace the old baseline (a run narrower
-    than it, without ``--gi-replace-baseline``); ``None``: nothing refused it."""
+    than it, without ``--gi-replace-baseline``); ``None``: nothing refused it.
+    ``cells_not_run``: the baseline's cells a gated run did not compare (it has no such
+    cell)."""
 
     verdict: GateVerdict
     plan: BaselinePlan
@@ -188,6 +192,8 @@ class Decision:
     update_change: tuple[CellComparison, ...] = ()
     notes: tuple[str, ...] = ()
     refused_update: str | None = None
+    #: the baseline's cells the run has no cell for (:func:`baseline_cells_not_run`)
+    cells_not_run: tuple[str, ...] = ()
 
     @property
     def failed(self) -> bool:
@@ -200,8 +206,22 @@ class Decision:
     def compared_lines(self) -> list[str]:
         """One line per gated cell naming the baseline file and what was compared (every
         gated run prints them, passing or not)."""
-        return [f"compared with baseline {self.baseline_name}: {c.scope()}"
-                for c in self.comparisons]
+        lines = [f"compared with baseline {self.baseline_name}: {c.scope()}"
+                 for c in self.comparisons]
+        if self.cells_not_run:
+            lines.append(f"compared with baseline {self.baseline_name}: "
+                         f"{self.cells_not_run_text()}")
+        return lines
+
+    def cells_not_run_text(self) -> str:
+        """``not compared: baseline cell m-few-shot (not in this run)`` (the first ten
+        named); empty when the run compared every baseline cell."""
+        if not self.cells_not_run:
+            return ""
+        shown = ", ".join(escape(label[:100]) for label in self.cells_not_run[:10])
+        more = f" … {len(self.cells_not_run) - 10} more" if len(self.cells_not_run) > 10 else ""
+        plural = "s" if len(self.cells_not_run) > 1 else ""
+        return f"not compared: baseline cell{plural} {shown}{more} (not in this run)"
 
     def update_lines(self) -> list[str]:
         """What an update changes against the old baseline, one line per cell."""
@@ -254,9 +274,20 @@ def _compare(report: RunReport, plan: BaselinePlan,
     pairs = [(cell, plan.cells[cell.label]) for cell in report.cells if cell.label in plan.cells]
     if not pairs:
         return ()
+    base_run = None if plan.report is None else plan.report.run
     return compare_cells(pairs, max_regression=options.max_regression,
                          run_filter=report.run.filter if report.run is not None else None,
-                         power=plan.gated)  # an update's change prints no power
+                         power=plan.gated,  # an update's change prints no power
+                         baseline_filter=None if base_run is None else base_run.filter)
+
+
+def baseline_cells_not_run(plan: BaselinePlan, options: GateOptions) -> tuple[str, ...]:
+    """The labels of the baseline's cells that no cell of a gated run was compared with (the
+    run has no such cell); none with ``--gi-baseline-cell``, which picks one on purpose."""
+    if not plan.gated or plan.report is None or options.baseline_cell is not None:
+        return ()
+    used = {c.label for c in plan.cells.values()}
+    return tuple(label for label in plan.report.labels if label not in used)
 
 
 def decide(report: RunReport, plan: BaselinePlan, options: GateOptions) -> Decision:
@@ -277,13 +308,19 @@ def decide(report: RunReport, plan: BaselinePlan, options: GateOptions) -> Decis
                                      f"compared with this run: {exc}"))
         else:
             notes.append(f"the old baseline is not compared with this run: {exc}")
+    cells_not_run = baseline_cells_not_run(plan, options)
+    if cells_not_run and options.strict:
+        extra.append(GateFailure("strict", "", f"baseline {plan.path}: {len(cells_not_run)} "
+                                 "cell(s) not compared with this run (it has no such cell): "
+                                 + ", ".join(escape(c[:100]) for c in cells_not_run[:10])))
     verdict = judge(report, comparisons, max_error_rate=options.max_error_rate,
                     fail_under=options.fail_under, strict=options.strict,
                     min_pass_all=options.min_pass_all, extra=extra)
     if not options.strict:
         notes += new_failure_notes(comparisons, hint=" (--gi-strict fails on them)")
     decision = _narrowed_update(report, Decision(verdict, plan, comparisons, update_change,
-                                                 tuple(notes)), options)
+                                                 tuple(notes), cells_not_run=cells_not_run),
+                                options)
     if plan.missing and plan.path is not None:
         problem = decision.verdict.trust_problem()
         done = ("it is written from this run" if problem is None

@@ -140,3 +140,38 @@ def test_a_first_baseline_is_written_from_a_narrow_run(
                    "-k", "L0-001")
     assert first.ret == pytest.ExitCode.OK, first.stdout.str()[-2000:]
     assert base.exists()
+
+
+# -- what the baseline lacks is named too, and --gi-strict fails on it --------------------------
+
+def test_a_level_and_a_cell_only_one_side_has_are_named_and_strict_fails_on_them(
+        pytester: pytest.Pytester, suite_dir: Path) -> None:
+    base = pytester.path / "baseline.json"
+    good = recorded(pytester.path / "good.jsonl", RIGHT)
+    made = replay(pytester, suite_dir, good, f"--gi-baseline={base}", "--gi-update-baseline",
+                  "--gi-levels=0,1", "--gi-strategy=zero-shot,few-shot")
+    assert made.ret == pytest.ExitCode.OK, made.stdout.str()[-2000:]
+    worse = recorded(pytester.path / "worse.jsonl", RIGHT, wrong=("L2-001",))  # L2 collapsed
+    report, summary = pytester.path / "r.json", pytester.path / "s.md"
+    gated = replay(pytester, suite_dir, worse, f"--gi-baseline={base}", f"--gi-report={report}",
+                   f"--gi-markdown={summary}")
+    out = gated.stdout.str()
+    lacking = "not compared: L2 (not in the baseline: left out by --gi-levels)"
+    cell = "not compared: baseline cell m-few-shot (not in this run)"
+    assert gated.ret == pytest.ExitCode.OK, out[-2000:]  # not a gate failure, but said
+    assert "m-zero-shot: 3 instructions paired: L0 1" in out and lacking in out, out[-2000:]
+    assert f"compared with baseline {base}: {cell}" in out
+    text = summary.read_text(encoding="utf-8")
+    assert lacking in text and cell in text
+    gate = load_valid_report(report)["gate"]
+    assert gate["cells"][0]["not_compared"] == [
+        {"level": 2, "items": 1, "of": 1, "reason": "left out by --gi-levels",
+         "missing_from": "baseline"}]
+    assert f"compared with baseline {base}: {cell}" in gate["compared"]
+    strict = replay(pytester, suite_dir, worse, f"--gi-baseline={base}", "--gi-strict")
+    assert strict.ret == pytest.ExitCode.TESTS_FAILED
+    strict.stdout.fnmatch_lines([
+        "GATE FAILED (strict): m-zero-shot: not compared with the baseline: L2 (not in the "
+        "baseline: left out by --gi-levels)",
+        f"GATE FAILED (strict): baseline {base}: 1 cell(s) not compared with this run (it has "
+        "no such cell): m-few-shot"])

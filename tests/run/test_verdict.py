@@ -221,3 +221,24 @@ def test_an_update_from_a_narrower_run_is_refused_unless_asked(tmp_path: Path) -
     options = GateOptions(first, update_baseline=True)
     d = decide(narrow, plan_baseline(options, ["m-zero-shot"]), options)
     assert settle_baseline(narrow, d) == f"baseline written to {first}"
+
+
+def test_baseline_cells_the_run_lacks_are_named_and_strict_fails_on_them(
+        tmp_path: Path) -> None:
+    one = report()
+    few = replace(one.cells[0], metadata=replace(one.cells[0].metadata, strategy="few-shot"))
+    path = save(replace(one, cells=(one.cells[0], few)), tmp_path / "b.json")
+    options = GateOptions(path)
+    d = decide(one, plan_baseline(options, ["m-zero-shot"]), options)
+    assert d.cells_not_run == ("m-few-shot",) and not d.failed
+    assert d.compared_lines()[-1] == (f"compared with baseline {path}: not compared: baseline "
+                                      "cell m-few-shot (not in this run)")
+    assert d.record().compared[-1] == d.compared_lines()[-1]  # the JSON report keeps it
+    strict = GateOptions(path, strict=True)
+    d = decide(one, plan_baseline(strict, ["m-zero-shot"]), strict)
+    assert d.failed and d.verdict.lines() == [
+        f"GATE FAILED (strict): baseline {path}: 1 cell(s) not compared with this run (it has "
+        "no such cell): m-few-shot"]
+    across = GateOptions(path, baseline_cell="m-few-shot")  # one cell picked on purpose
+    d = decide(one, plan_baseline(across, ["m-zero-shot"]), across)
+    assert d.cells_not_run == ()
