@@ -207,14 +207,14 @@ def _add_ci_commands(sub: Any) -> None:
 
 def _merge(args: argparse.Namespace) -> int:
     from pytest_graphinstruct.report.commands.merge import merge_reports
-    from pytest_graphinstruct.run.reader import read_report
+    from pytest_graphinstruct.run.reader import read_whole_report
     from pytest_graphinstruct.run.results import ReportError
     from pytest_graphinstruct.run.writer import write_report
 
     inputs = []
     for path in args.reports:
         try:
-            inputs.append((path, read_report(path)))
+            inputs.append((path, read_whole_report(path)))
         except ReportError as exc:
             raise GraphInstructError(str(exc)) from None
     merged = merge_reports(inputs)

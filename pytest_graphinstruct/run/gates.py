@@ -27,13 +27,14 @@ from pathlib import Path
 from pytest_graphinstruct.errors import GraphInstructError
 from pytest_graphinstruct.run.comparison import CellComparison
 from pytest_graphinstruct.run.consistency import measure
-from pytest_graphinstruct.run.reader import read_report
+from pytest_graphinstruct.run.reader import read_whole_report
 from pytest_graphinstruct.run.results import CellReport, ReportError, RunReport
 from pytest_graphinstruct.vocab import Level
 
 
 def read_baseline(path: str | Path) -> RunReport:
-    """A baseline report, checked: it exists, reads, is complete and has cells.
+    """A baseline report, checked: it exists, reads, does not contradict itself
+    (:func:`~.reader.read_whole_report`), is complete and has cells.
 
     Raises:
         GraphInstructError: missing (the message says how to create it), or not a report.
@@ -43,7 +44,7 @@ def read_baseline(path: str | Path) -> RunReport:
         raise GraphInstructError(f"baseline not found: {p} (create it with "
                                  "--gi-update-baseline)")
     try:
-        report = read_report(p)
+        report = read_whole_report(p)
     except ReportError as exc:
         raise GraphInstructError(f"baseline {exc}") from None
     if report.partial:

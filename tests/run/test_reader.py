@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import copy
 import json
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -12,11 +13,18 @@ import pytest
 
 from pytest_graphinstruct.run.aggregate import build_cell, with_pareto
 from pytest_graphinstruct.run.migrations import RELEASE_SOURCE
-from pytest_graphinstruct.run.reader import parse_report, read_cells, read_report
+from pytest_graphinstruct.run.reader import (
+    contradiction,
+    parse_report,
+    read_cells,
+    read_report,
+    read_whole_report,
+)
 from pytest_graphinstruct.run.results import (
     PREVIOUS_SCHEMA,
     SCHEMA,
     CellMetadata,
+    Coverage,
     ItemResult,
     ReportError,
     RunReport,
@@ -70,6 +78,31 @@ def test_read_cells_refuses_a_label_twice(tmp_path: Path) -> None:
         read_cells([tmp_path / "a.json", tmp_path / "b.json"])
     assert str(info.value) == (f"{tmp_path / 'b.json'}: cell m-zero-shot is also in "
                                f"{tmp_path / 'a.json'}")
+
+
+# -- a report that contradicts itself ---------------------------------------------------------
+
+
+def test_a_report_that_contradicts_itself_is_refused_for_a_verdict(tmp_path: Path) -> None:
+    report = replace(our_report(("m", "zero-shot")), coverage=Coverage(selected=6))
+    assert contradiction(report) is None
+    write_report(report, tmp_path / "fine.json")
+    assert read_whole_report(tmp_path / "fine.json") == report
+    cell = report.cells[0]
+    fewer = replace(report, coverage=Coverage(selected=7))
+    assert contradiction(fewer) == ("its coverage says 7 item(s) selected and complete, but its "
+                                    "cells hold 6 result(s)")
+    assert contradiction(replace(fewer, coverage=Coverage.partial("x", selected=7))) is None
+    twice = replace(report, cells=(replace(cell, per_instruction=(
+        *cell.per_instruction, replace(cell.per_instruction[0], outcome="failed"))),))
+    assert contradiction(twice) == ("cell m-zero-shot holds instruction "
+                                    f"{cell.per_instruction[0].instruction_id} more than once")
+    write_report(fewer, tmp_path / "fewer.json")
+    assert read_report(tmp_path / "fewer.json") == fewer  # what other commands read
+    with pytest.raises(ReportError) as info:
+        read_whole_report(tmp_path / "fewer.json")
+    assert str(info.value).startswith(f"{tmp_path / 'fewer.json'}: the report contradicts "
+                                      "itself: its coverage says 7 item(s)")
 
 
 # -- malformed input: one line, starting with the path ------------------------------------------
