@@ -27,6 +27,7 @@ from pytest_graphinstruct.run.results import (
     ItemFilter,
     ItemResult,
     LevelOmission,
+    describe_prompts,
 )
 from pytest_graphinstruct.score.bootstrap import PairedResult, paired_bootstrap
 from pytest_graphinstruct.score.multiple import FAMILY_ALPHA, regressions
@@ -111,8 +112,9 @@ class CellComparison:
     def scope(self) -> str:
         """What was compared, in one line (without the baseline's name): the cells, each
         compared level with its paired instructions and the smallest drop it detects at 80 %
-        power (saying so when that is too large for the allowed regression), and what the
-        baseline has that the run did not."""
+        power (saying so when that is too large for the allowed regression), what either side
+        has that the other did not, and how the two cells differ (:func:`differences`: the
+        change measured is also theirs)."""
         cells = (self.label if self.label == self.baseline_label
                  else f"{self.label} vs baseline cell {self.baseline_label}")
         weak = dict(self.underpowered)
@@ -122,6 +124,11 @@ class CellComparison:
         text = f"{cells}: {n} instructions paired" + (f": {levels}" if levels else "")
         if self.not_compared:
             text += "; not compared: " + ", ".join(x.describe() for x in self.not_compared)
+        # the suite is matched by its files' hashes (run.gates.match_baseline): its path is
+        # only where it lay, not a difference of what was asked
+        shown = [d for d in self.differences if not d.startswith("suite (")]
+        if shown:
+            text += "; the cells differ in " + ", ".join(shown)
         return text
 
     def _power_note(self, level: int, weak: bool) -> str:
@@ -174,10 +181,11 @@ def omission_reason(level: int, run_filter: ItemFilter | None, *, whole_level: b
 
 
 def differences(a: CellMetadata, b: CellMetadata) -> tuple[str, ...]:
-    """``name (a vs b)`` for each of suite, samples per instruction, decoding and model
-    version that both cells record and that differ.  Decoding counts as recorded only in a
-    cell that names the tool that produced it (a run's cell): elsewhere — a release file, a
-    hand-built cell — an empty decoding is unknown, not "the defaults"."""
+    """``name (a vs b)`` for each of suite, samples per instruction, decoding, model version
+    and prompt set that both cells record and that differ.  Decoding and the prompt set count
+    as recorded only in a cell that names the tool that produced it (a run's cell): elsewhere —
+    a release file, a hand-built cell — an empty decoding is unknown, not "the defaults", and
+    no prompt set is unknown, not "the packaged templates"."""
     out = []
     if a.suite is not None and b.suite is not None and a.suite != b.suite:
         out.append(f"suite ({a.suite} vs {b.suite})")
@@ -189,6 +197,9 @@ def differences(a: CellMetadata, b: CellMetadata) -> tuple[str, ...]:
     va, vb = a.model_version, b.model_version
     if va is not None and vb is not None and va != vb:
         out.append(f"model version ({va} vs {vb})")
+    if a.tool is not None and b.tool is not None and a.prompts != b.prompts:
+        out.append(f"prompt set ({describe_prompts(a.prompts)} vs "
+                   f"{describe_prompts(b.prompts)})")
     return tuple(out)
 
 

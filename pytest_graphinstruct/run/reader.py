@@ -157,18 +157,22 @@ def _json_type(value: Any) -> str:
 
 
 def read_cells(paths: Sequence[str | Path]) -> dict[str, CellReport]:
-    """Every cell of several report files, keyed by label.
+    """Every cell of several report files, keyed by its distinct label (the label, with the
+    prompt set when ``--gi-prompts`` made one: :attr:`~.results.CellMetadata.distinct_label`),
+    so two runs that differ only in their prompts are two cells.
 
     Raises:
-        ReportError: a file cannot be read, or two files hold a cell of the same label.
+        ReportError: a file cannot be read, or two files hold a cell of the same label and
+            prompt set.
     """
     cells: dict[str, CellReport] = {}
     where: dict[str, str] = {}
     for path in paths:
         for cell in read_report(path).cells:
-            if cell.label in cells:
-                raise ReportError(f"{path}: cell {cell.label} is also in {where[cell.label]}")
-            cells[cell.label] = cell
-            where[cell.label] = str(path)
+            key = cell.metadata.distinct_label
+            if key in cells:
+                raise ReportError(f"{path}: cell {escape(key[:200])} is also in {where[key]}")
+            cells[key] = cell
+            where[key] = str(path)
     return cells
 

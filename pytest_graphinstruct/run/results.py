@@ -290,6 +290,29 @@ class _Problems(JsonRecord):
 # -- cells -------------------------------------------------------------------------------------
 
 @dataclass(frozen=True)
+class PromptSet(JsonRecord):
+    """The prompt texts a cell's requests were made from when ``--gi-prompts`` overrode the
+    packaged templates: the folder's ``name``, ``sha256`` of the overrides (each template's
+    name and text: :meth:`~pytest_graphinstruct.prompts.texts.TemplateSet.sha256`) and the
+    ``templates`` overridden."""
+
+    name: Name
+    sha256: Sha256
+    templates: tuple[Name, ...] = ()
+
+    def describe(self) -> str:
+        """``worse_prompts (sha256:1a2b3c4d5e6f…)``: the name and the start of the hash."""
+        return f"{self.name} ({self.sha256[:19]}…)"
+
+
+def describe_prompts(prompts: PromptSet | None) -> str:
+    """A cell's prompt set in a few words: :meth:`PromptSet.describe`, or ``the packaged
+    templates`` for ``None`` (no ``--gi-prompts``, or a report written before the prompt set
+    was kept)."""
+    return "the packaged templates" if prompts is None else prompts.describe()
+
+
+@dataclass(frozen=True)
 class CellMetadata(JsonRecord):
     """What produced a cell: model, strategy, method, suite, sampling and decoding.
 
@@ -316,10 +339,22 @@ class CellMetadata(JsonRecord):
     #: the model version its answers came from: ``--gi-model-version``, else the snapshot the
     #: endpoint said it served (the response's ``model`` field); ``None``: not known
     model_version: str | None = None
+    #: the prompt set of ``--gi-prompts`` (``None``: the packaged templates, or a report
+    #: written before it was kept; not written then)
+    prompts: PromptSet | None = field(default=None, metadata={"omit_none": True})
 
     @property
     def label(self) -> str:
         return cell_label(self.model, self.strategy, self.method)
+
+    @property
+    def distinct_label(self) -> str:
+        """The label, with the prompt set when ``--gi-prompts`` made one (``m-zero-shot
+        [prompts worse (sha256:1a2b3c4d5e6f…)]``): cells of two runs that differ only in their
+        prompts are told apart where cells of several reports are set side by side."""
+        if self.prompts is None:
+            return self.label
+        return f"{self.label} [prompts {self.prompts.describe()}]"
 
 
 @dataclass(frozen=True)

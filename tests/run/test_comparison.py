@@ -20,6 +20,7 @@ from pytest_graphinstruct.run.results import (
     ItemFilter,
     ItemResult,
     LevelOmission,
+    PromptSet,
     SampleResult,
     ShardSelection,
 )
@@ -181,3 +182,21 @@ def test_the_verdict_regression_outweighs_improvement() -> None:
     same = cell(dict.fromkeys(ids(2, 80), 0.7))
     (flat,) = compare_cells([(same, same)], max_regression=0.02)
     assert flat.verdict == NO_CHANGE
+
+
+def test_a_changed_prompt_set_is_a_difference_the_compared_line_names() -> None:
+    scores = dict.fromkeys(ids(0, 5), 1.0)
+    terse = PromptSet("terse", "sha256:" + "cd" * 32, ("system_default",))
+    base, now = cell(scores), cell(scores)
+    ours = replace(base.metadata, tool="pytest-graphinstruct")  # a run's cell: recorded
+    base = replace(base, metadata=ours)
+    now = replace(now, metadata=replace(ours, prompts=terse))
+    (c,) = compare_cells([(now, base)], max_regression=0.02)
+    assert c.differences == ("prompt set (the packaged templates vs terse "
+                             "(sha256:cdcdcdcdcdcd…))",)
+    assert c.scope().endswith("; the cells differ in prompt set (the packaged templates vs "
+                              "terse (sha256:cdcdcdcdcdcd…))")
+    # a cell no run wrote (a release file, a hand-built one): no prompt set is unknown
+    (c,) = compare_cells([(now, replace(base, metadata=replace(ours, tool=None)))],
+                         max_regression=0.02)
+    assert c.differences == ()

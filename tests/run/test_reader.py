@@ -26,6 +26,7 @@ from pytest_graphinstruct.run.results import (
     CellMetadata,
     Coverage,
     ItemResult,
+    PromptSet,
     ReportError,
     RunReport,
 )
@@ -203,3 +204,17 @@ def assert_one_line_error(path: Path, fragment: str) -> None:
     message = str(info.value)
     assert message.startswith(f"{path}: "), message
     assert "\n" not in message and fragment in message, message
+
+
+def test_read_cells_tells_two_prompt_sets_apart(tmp_path: Path) -> None:
+    plain = our_report(("m", "zero-shot"))
+    terse = PromptSet("terse", "sha256:" + "ef" * 32)
+    other = replace(plain, cells=tuple(replace(c, metadata=replace(c.metadata, prompts=terse))
+                                       for c in plain.cells))
+    write_report(plain, tmp_path / "a.json")
+    write_report(other, tmp_path / "b.json")
+    cells = read_cells([tmp_path / "a.json", tmp_path / "b.json"])
+    assert list(cells) == ["m-zero-shot", "m-zero-shot [prompts terse (sha256:efefefefefef…)]"]
+    write_report(other, tmp_path / "c.json")
+    with pytest.raises(ReportError, match=r"cell m-zero-shot \[prompts terse .* is also in"):
+        read_cells([tmp_path / "b.json", tmp_path / "c.json"])

@@ -17,6 +17,8 @@ shard-1.json but 1.7 in shard-2.json: not parts of one run``:
   model's) must agree;
 * per cell (inputs that hold the same cell label): model, strategy, method, constraint,
   samples, pass rule, decoding settings (``decoding``), method settings (``method_settings``),
+  the prompt set (``prompts``: ``--gi-prompts``; a report without one used the packaged
+  templates),
   the model's endpoint (``run.endpoints``; not for the embedded model, whose loopback port
   changes every run: what served it is ``model_info``), ``model_info`` and ``model_version``;
 * an item (cell, instruction) may come from one input only.
@@ -59,6 +61,7 @@ from pytest_graphinstruct.run.results import (
     RunReport,
     ShardSelection,
     Spend,
+    describe_prompts,
 )
 from pytest_graphinstruct.run.shard import assign
 from pytest_graphinstruct.vocab import natural_key
@@ -245,6 +248,8 @@ def _cell_metadata(inputs: Sequence[tuple[str, RunReport]],
         first = held[0][1]
         for attr in _SAME:
             _agree(f"cell {label}: {attr}", [(n, getattr(m, attr)) for n, m, _ in held], notes)
+        _agree(f"cell {label}: prompts (--gi-prompts)",
+               [(n, describe_prompts(m.prompts)) for n, m, _ in held], notes)
         found = {attr: _agree(f"cell {label}: {attr}",
                               [(n, UNRECORDED if getattr(m, attr) is None else getattr(m, attr))
                                for n, m, _ in held], notes)

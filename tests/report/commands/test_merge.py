@@ -19,6 +19,7 @@ from pytest_graphinstruct.run.results import (
     Coverage,
     ItemFilter,
     ItemResult,
+    PromptSet,
     RunInfo,
     RunReport,
     ShardSelection,
@@ -322,3 +323,13 @@ def test_what_the_shards_sent_is_summed_per_model() -> None:
     assert merged is not None and merged.spend == {"m": Spend(30, 3, 3000, 600, 1.5, "USD", 9)}
     none = merge_reports(_shards(2)).report.run  # oracle or older shards: not recorded
     assert none is not None and none.spend is None
+
+
+def test_shards_of_two_prompt_sets_are_refused() -> None:
+    terse = PromptSet("terse", "sha256:" + "12" * 32, ("system_default",))
+    first, (name, second) = _shards(2)
+    with pytest.raises(GraphInstructError, match=r"^cell m-zero-shot: prompts \(--gi-prompts\) "
+                       r"is 'the packaged templates' in shard-1.json but 'terse \(sha256:"):
+        merge_reports([first, (name, _recell(second, prompts=terse))])
+    both = [(n, _recell(r, prompts=terse)) for n, r in _shards(2)]
+    assert {c.metadata.prompts for c in merge_reports(both).report.cells} == {terse}
