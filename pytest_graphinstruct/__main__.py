@@ -214,14 +214,14 @@ def _add_ci_commands(sub: Any) -> None:
 
 def _merge(args: argparse.Namespace) -> int:
     from pytest_graphinstruct.report.commands.merge import merge_reports
-    from pytest_graphinstruct.run.reader import read_report
+    from pytest_graphinstruct.run.reader import read_whole_report
     from pytest_graphinstruct.run.results import ReportError
     from pytest_graphinstruct.run.writer import write_report
 
     inputs = []
     for path in args.reports:
         try:
-            inputs.append((path, read_report(path)))
+            inputs.append((path, read_whole_report(path)))
         except ReportError as exc:
             raise GraphInstructError(str(exc)) from None
     merged = merge_reports(inputs)
@@ -361,13 +361,16 @@ def _analysis(args: argparse.Namespace) -> int:
 
 
 def _pareto(args: argparse.Namespace) -> int:
+    from dataclasses import replace
+
     from tabulate import tabulate
 
     from pytest_graphinstruct.run.aggregate import cell_point
     from pytest_graphinstruct.run.reader import read_cells
     from pytest_graphinstruct.score.pareto import analyze
 
-    report = analyze([cell_point(c) for c in read_cells(args.reports).values()])
+    report = analyze([replace(cell_point(c), label=key)  # runs told apart by their prompts
+                      for key, c in read_cells(args.reports).items()])
     rows = [[a.point.label + (" *" if a.on_frontier else ""), f"{a.point.quality:.4f}",
              "—" if a.point.cost is None else f"{a.point.cost:.1f}",
              "—" if a.s_final is None else f"{a.s_final:.4f}",

@@ -253,7 +253,12 @@ OPTIONS: Final[tuple[Option, ...]] = (
            "pytest's output: auto (default: on an interactive terminal, not under -q or -s), "
            "on (also when the output is not a TTY), off", "choice", default="auto",
            choices=PROGRESS_MODES),
-    Option("update-baseline", "write this run's report to --gi-baseline", "flag", ini=False),
+    Option("update-baseline", "write this run's report to --gi-baseline (refused when the run "
+           "is narrower than the baseline there: fewer cells, levels or instructions)", "flag",
+           ini=False),
+    Option("replace-baseline", "--gi-update-baseline even from a run narrower than the "
+           "baseline (fewer cells, levels or instructions): the baseline loses what the run "
+           "did not run", "flag", ini=False),
     Option("strict", "with --gi-baseline, an item that newly fails against the baseline fails "
            "the run too (default: only the statistical gate decides, new failures are listed "
            "as a note)", "flag"),

@@ -23,11 +23,13 @@ others stay packaged.  An overridden text may use some or all of the packaged te
 placeholders but no other (a prompt change may drop a sentence and its value), checked when the
 folder is read (:meth:`TemplateSet.from_folder`), before any request; only packaged texts are
 filled strictly both ways.  The cell's label does not change, so the run compares with the same
-baseline.
+baseline; the report records the set (its folder's name and :meth:`TemplateSet.sha256`), so
+runs of different sets are told apart.
 """
 
 from __future__ import annotations
 
+import hashlib
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -115,6 +117,19 @@ class TemplateSet:
     def names(self) -> tuple[str, ...]:
         """The names of the overridden templates."""
         return tuple(name for name, _ in self.overrides)
+
+    def sha256(self) -> str | None:
+        """``sha256:<hex>`` of the overrides — each template's name and text, in name order —
+        so two sets hash alike exactly when they override the same templates with the same
+        texts (wherever their folders are); ``None`` for the packaged set."""
+        if not self.overrides:
+            return None
+        digest = hashlib.sha256()
+        for name, text in sorted(self.overrides):
+            for part in (name, text):
+                data = part.encode("utf-8")
+                digest.update(len(data).to_bytes(8, "big") + data)
+        return "sha256:" + digest.hexdigest()
 
     def template(self, name: str) -> Template:
         """The plain template ``<name>.txt`` of this set.

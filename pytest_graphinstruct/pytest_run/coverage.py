@@ -10,13 +10,26 @@ import pytest
 from pytest_graphinstruct.run.results import Coverage, ItemResult
 
 
+def limit_reasons(notes: Sequence[str]) -> tuple[str, ...]:
+    """The limits that refused requests, from the run's ``notes`` (the cost cap's and the token
+    budget's lines): each line up to its first colon, once — e.g. ``token budget exhausted
+    (--gi-max-tokens-total=3000)``."""
+    from pytest_graphinstruct.models.cost_cap import COST_CAP_REACHED
+    from pytest_graphinstruct.models.scheduler import BUDGET_EXHAUSTED
+
+    found = (n.split(":", 1)[0] for n in notes
+             if n.startswith((COST_CAP_REACHED, BUDGET_EXHAUSTED)))
+    return tuple(dict.fromkeys(found))
+
+
 def run_coverage(session: pytest.Session, results: Sequence[ItemResult], *,
                  selected: Sequence[str] | None, usage_error: str | None, terminated: bool,
-                 worker_errors: Sequence[str]) -> Coverage:
+                 worker_errors: Sequence[str], limits: Sequence[str] = ()) -> Coverage:
     """Complete when nothing stopped the run and every ``selected`` node id has a result;
     else partial, with the first reason that applies: a usage error, SIGTERM, Ctrl+C, pytest
     stopping with an internal or usage error, a crashed worker, ``-x``/``--maxfail``, items
-    never collected (``selected`` is ``None``), selected items without a result."""
+    never collected (``selected`` is ``None``), selected items without a result (``not asked:``
+    and ``limits`` when limits refused requests: :func:`limit_reasons`)."""
     done = {f"{r.instruction_id}[{r.cell}]" for r in results}
     missing = [label for label in (selected or ()) if label not in done]
     status = session.exitstatus
@@ -36,7 +49,8 @@ def run_coverage(session: pytest.Session, results: Sequence[ItemResult], *,
     elif selected is None:
         reason = "the run stopped before its items were collected"
     elif missing:
-        reason = f"{len(missing)} selected item(s) have no result"
+        reason = (f"not asked: {'; '.join(limits)}" if limits
+                  else f"{len(missing)} selected item(s) have no result")
     if reason is None:
         return Coverage(selected=len(selected or ()))
     return Coverage.partial(reason, selected=None if selected is None else len(selected),

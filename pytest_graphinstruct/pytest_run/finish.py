@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 
 import pytest
 
-from pytest_graphinstruct.pytest_run.coverage import run_coverage
+from pytest_graphinstruct.pytest_run.coverage import limit_reasons, run_coverage
 from pytest_graphinstruct.pytest_run.outputs import write_outputs
 from pytest_graphinstruct.run.results import Coverage, ItemResult, RunReport
 
@@ -36,7 +36,8 @@ def finish(driver: RunDriver, session: pytest.Session) -> None:
     coverage = run_coverage(session, results, selected=driver.selected,
                             usage_error=driver.usage_error,
                             terminated=driver.stopper.terminated,
-                            worker_errors=driver.totals.errors)
+                            worker_errors=driver.totals.errors,
+                            limits=limit_reasons(driver.notes))
     try:
         report = driver.bench.report(results, coverage=coverage, model_info=model_info)
     except pytest.UsageError:  # the run never got a session (a bad suite): say only why

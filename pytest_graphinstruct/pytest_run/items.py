@@ -49,22 +49,21 @@ class GraphInstructItem(pytest.Item):
 
     def setup(self) -> None:
         from pytest_graphinstruct.models.cost_cap import is_cost_capped
-        from pytest_graphinstruct.models.scheduler import BUDGET_EXHAUSTED, is_circuit_open
+        from pytest_graphinstruct.models.scheduler import is_budget_exhausted, is_circuit_open
 
         answers = self.driver.bench.answers(self.instruction, self.cell)  # at once if stopped
         stopped = self.driver.stopper.reason
         if stopped is not None and all(a.error is not None and a.calls == 0 for a in answers):
             self.stopped = True  # never asked: no result (the report counts it missing)
             pytest.skip(f"not asked: the run stopped ({stopped})")
-        capped = next((a.error for a in answers if is_cost_capped(a)), None)
+        capped = next((a.error for a in answers
+                       if is_cost_capped(a) or is_budget_exhausted(a)), None)
         if capped is not None:  # not run: no result, so the run is partial and a rerun asks
             self.stopped = True
             pytest.skip(f"not asked: {capped}")
         self.answers = answers
         errors = [a.error for a in answers if a.error is not None]
         if errors:
-            if all(e.startswith(BUDGET_EXHAUSTED) for e in errors):
-                pytest.skip(f"token budget exhausted before {self.instruction.id} was asked")
             if all(is_circuit_open(a) and a.calls == 0 for a in answers):
                 # Never sent: the report records an error; the terminal shows one grouped
                 # line for all of them (the breaker's reason is in the summary), not a block

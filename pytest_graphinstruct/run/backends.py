@@ -36,17 +36,20 @@ _CLOSE = 0.75  # difflib ratio: orcale/oracle 0.83, lcoal/local 0.8; gpt-4o/o1/l
 
 
 def make_run_backend(model: str, *, suite: Suite | None = None, **options: Any) -> Backend:
-    """``oracle`` → :class:`~pytest_graphinstruct.run.oracle.OracleBackend` over ``suite``;
-    anything else → :func:`pytest_graphinstruct.models.registry.make_backend` with ``options``
-    (``api_key=`` :data:`PLACEHOLDER_KEY` added for a loopback endpoint whose key variable is
-    unset).
+    """Recorded answers (``replay`` or ``replay_path`` in ``options``) → their replay backend,
+    whatever ``model`` is (``--gi-replay-label`` names their cell, never a backend: a label
+    ``oracle`` still grades the recorded answers); else ``oracle`` →
+    :class:`~pytest_graphinstruct.run.oracle.OracleBackend` over ``suite``; anything else →
+    :func:`pytest_graphinstruct.models.registry.make_backend` with ``options`` (``api_key=``
+    :data:`PLACEHOLDER_KEY` added for a loopback endpoint whose key variable is unset).
 
     Raises:
         ModelError: ``oracle`` without a suite; a name close to a built-in one with no base
             URL (``unknown model 'orcale' — did you mean 'oracle'?``); or whatever the model
             registry raises.
     """
-    if (model or "").strip() == "oracle":
+    replaying = options.get("replay") is not None or options.get("replay_path") is not None
+    if (model or "").strip() == "oracle" and not replaying:
         if suite is None:
             raise ModelError("--gi-model=oracle needs a suite to take reference answers from")
         from pytest_graphinstruct.run.oracle import OracleBackend
@@ -54,7 +57,6 @@ def make_run_backend(model: str, *, suite: Suite | None = None, **options: Any) 
         return OracleBackend(suite)
     from pytest_graphinstruct.models.registry import make_backend as model_backend
 
-    replaying = options.get("replay") is not None or options.get("replay_path") is not None
     if not replaying:
         base_url = options.get("base_url") or os.environ.get("OPENAI_BASE_URL")
         if not base_url:

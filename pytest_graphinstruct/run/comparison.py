@@ -4,8 +4,8 @@ A :class:`CellComparison` holds what was paired (instructions scored in both cel
 the paired bootstrap of ``current − baseline`` level scores over them (clusters: each
 instruction's template, so instructions made from one pattern are resampled together), the
 levels whose drop is real and larger than the allowed regression, the items whose outcome
-changed (newly failing, newly passing, now errors), and what the baseline holds that the run
-did not (levels or items not compared, with the reason the run's filter gives).
+changed (newly failing, newly passing, now errors), and what one side holds that the other
+did not (levels or items not compared, either side's, with the reason that side's filter gives).
 
 Which levels regressed is decided over the whole family of (cell, level) tests of one
 comparison (:func:`compare_cells`), so that with nothing changed a gated run fails at most
@@ -19,7 +19,7 @@ from __future__ import annotations
 import math
 from collections import Counter
 from collections.abc import Collection, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from pytest_graphinstruct.run.results import (
     CellMetadata,
@@ -27,6 +27,7 @@ from pytest_graphinstruct.run.results import (
     ItemFilter,
     ItemResult,
     LevelOmission,
+    describe_prompts,
 )
 from pytest_graphinstruct.score.bootstrap import PairedResult, paired_bootstrap
 from pytest_graphinstruct.score.multiple import FAMILY_ALPHA, holm_adjusted, regressions
@@ -137,8 +138,9 @@ class CellComparison:
     def scope(self) -> str:
         """What was compared, in one line (without the baseline's name): the cells, each
         compared level with its paired instructions and the smallest drop it detects at 80 %
-        power (saying so when that is too large for the allowed regression), and what the
-        baseline has that the run did not."""
+        power (saying so when that is too large for the allowed regression), what either side
+        has that the other did not, and how the two cells differ (:func:`differences`: the
+        change measured is also theirs)."""
         cells = (self.label if self.label == self.baseline_label
                  else f"{self.label} vs baseline cell {self.baseline_label}")
         weak = dict(self.underpowered)
@@ -148,6 +150,11 @@ class CellComparison:
         text = f"{cells}: {n} instructions paired" + (f": {levels}" if levels else "")
         if self.not_compared:
             text += "; not compared: " + ", ".join(x.describe() for x in self.not_compared)
+        # the suite is matched by its files' hashes (run.gates.match_baseline): its path is
+        # only where it lay, not a difference of what was asked
+        shown = [d for d in self.differences if not d.startswith("suite (")]
+        if shown:
+            text += "; the cells differ in " + ", ".join(shown)
         return text
 
     def _power_note(self, level: int, weak: bool) -> str:
@@ -181,8 +188,10 @@ def first_violation(item: ItemResult) -> str | None:
     return None
 
 
-def omission_reason(level: int, run_filter: ItemFilter | None, *, whole_level: bool) -> str:
-    """Why a run has no score for baseline items of ``level``, from the run's item filter."""
+def omission_reason(level: int, run_filter: ItemFilter | None, *, whole_level: bool,
+                    where: str = "this run") -> str:
+    """Why a run (``where`` names it: ``this run``, ``the baseline``) has no score for the
+    other side's items of ``level``, from that run's item filter."""
     if run_filter is not None:
         if run_filter.levels is not None and level not in run_filter.levels:
             return "left out by --gi-levels"
@@ -194,14 +203,15 @@ def omission_reason(level: int, run_filter: ItemFilter | None, *, whole_level: b
             return "left out by " + " ".join(x for x in chosen if x)
         if run_filter.per_level is not None and not whole_level:
             return f"left out by --gi-per-level={run_filter.per_level}"
-    return "no score in this run (errors or no result)"
+    return f"no score in {where} (errors or no result)"
 
 
 def differences(a: CellMetadata, b: CellMetadata) -> tuple[str, ...]:
-    """``name (a vs b)`` for each of suite, samples per instruction, decoding and model
-    version that both cells record and that differ.  Decoding counts as recorded only in a
-    cell that names the tool that produced it (a run's cell): elsewhere — a release file, a
-    hand-built cell — an empty decoding is unknown, not "the defaults"."""
+    """``name (a vs b)`` for each of suite, samples per instruction, decoding, model version
+    and prompt set that both cells record and that differ.  Decoding and the prompt set count
+    as recorded only in a cell that names the tool that produced it (a run's cell): elsewhere —
+    a release file, a hand-built cell — an empty decoding is unknown, not "the defaults", and
+    no prompt set is unknown, not "the packaged templates"."""
     out = []
     if a.suite is not None and b.suite is not None and a.suite != b.suite:
         out.append(f"suite ({a.suite} vs {b.suite})")
@@ -213,17 +223,20 @@ def differences(a: CellMetadata, b: CellMetadata) -> tuple[str, ...]:
     va, vb = a.model_version, b.model_version
     if va is not None and vb is not None and va != vb:
         out.append(f"model version ({va} vs {vb})")
+    if a.tool is not None and b.tool is not None and a.prompts != b.prompts:
+        out.append(f"prompt set ({describe_prompts(a.prompts)} vs "
+                   f"{describe_prompts(b.prompts)})")
     return tuple(out)
 
 
-_INCOMPARABLE = ("samples per instruction", "decoding", "prompts")
+_INCOMPARABLE = ("samples per instruction", "decoding")
 
 
 def incomparable(found: Sequence[str]) -> tuple[str, ...]:
     """The :func:`differences` that make two cells' scores incomparable (samples per
-    instruction and decoding change a level score on the same answers; prompts change what is
-    asked): a gate refuses to judge across them.  A new model version is what a gate exists to
-    judge, not one of them."""
+    instruction and decoding change a level score on the same answers): a gate refuses to
+    judge across them.  A new model version or prompt set is what a gate exists to judge, not
+    one of them."""
     return tuple(x for x in found if x.startswith(_INCOMPARABLE))
 
 
@@ -282,8 +295,10 @@ def _changes(cell: CellReport, base: CellReport) -> tuple[tuple[ItemChange, ...]
 
 def _not_compared(mine: Mapping[str, tuple[Level, float]],
                   base: Mapping[str, tuple[Level, float]],
-                  run_filter: ItemFilter | None) -> tuple[LevelOmission, ...]:
-    """The baseline's scored instructions (``base``) the run has no score for (``mine``)."""
+                  run_filter: ItemFilter | None, *,
+                  where: str = "this run") -> tuple[LevelOmission, ...]:
+    """The baseline's scored instructions (``base``) the run has no score for (``mine``);
+    ``where`` names the run in the reason (the baseline's side swaps the two)."""
     theirs: dict[Level, list[str]] = {}
     for iid, (lv, _) in base.items():
         theirs.setdefault(lv, []).append(iid)
@@ -292,24 +307,35 @@ def _not_compared(mine: Mapping[str, tuple[Level, float]],
         lacking = sum(1 for i in ids if i not in mine)
         if lacking:
             whole = lacking == len(ids)
-            out.append(LevelOmission(lv, lacking, len(ids),
-                                   omission_reason(lv, run_filter, whole_level=whole)))
+            out.append(LevelOmission(lv, lacking, len(ids), omission_reason(
+                lv, run_filter, whole_level=whole, where=where)))
     return tuple(out)
+
+
+def _not_in_baseline(mine: Mapping[str, tuple[Level, float]],
+                     base: Mapping[str, tuple[Level, float]],
+                     baseline_filter: ItemFilter | None) -> tuple[LevelOmission, ...]:
+    """The run's scored instructions (``mine``) the baseline has no score for (``base``), per
+    level, with the reason the baseline's own item filter gives (``missing_from="baseline"``)."""
+    return tuple(replace(x, missing_from="baseline")
+                 for x in _not_compared(base, mine, baseline_filter, where="the baseline"))
 
 
 def compare_cells(pairs: Sequence[tuple[CellReport, CellReport]], *, max_regression: float,
                   run_filter: ItemFilter | None = None, alpha: float = FAMILY_ALPHA,
-                  power: bool = False, test: GateTest = "suite") -> tuple[CellComparison, ...]:
+                  power: bool = False, test: GateTest = "suite",
+                  baseline_filter: ItemFilter | None = None) -> tuple[CellComparison, ...]:
     """Each ``(cell, baseline cell)`` pair compared, in order; which levels regressed is
     decided over every level of every pair together (one family: Holm at ``alpha``, and a
     mean drop larger than ``max_regression``).  ``run_filter`` is the run's item filter (the
-    reason a level is not compared); with ``power``, each comparison also holds the smallest
-    drop each of its levels detects at 80 % power, predicted from the baseline cell's items
-    that were paired, with the Holm share of this family (what a gated run prints).  ``test``
-    is the gate's test (:data:`~pytest_graphinstruct.vocab.GateTest`): ``suite``, the paired
-    sign-flip test on the fixed suite (:mod:`~pytest_graphinstruct.score.paired`), or
-    ``templates``, the template-clustered test
-    (:func:`~pytest_graphinstruct.score.bootstrap.paired_bootstrap`).
+    reason a level is not compared), ``baseline_filter`` the baseline's (the reason the
+    baseline lacks what the run scored: both sides are in ``not_compared``); with ``power``,
+    each comparison also holds the smallest drop each of its levels detects at 80 % power,
+    predicted from the baseline cell's items that were paired, with the Holm share of this
+    family (what a gated run prints).  ``test`` is the gate's test
+    (:data:`~pytest_graphinstruct.vocab.GateTest`): ``suite``, the paired sign-flip test on
+    the fixed suite (:mod:`~pytest_graphinstruct.score.paired`), or ``templates``, the
+    template-clustered test (:func:`~pytest_graphinstruct.score.bootstrap.paired_bootstrap`).
 
     Raises:
         ValueError: ``max_regression`` is negative, or an instruction has different levels in
@@ -344,7 +370,8 @@ def compare_cells(pairs: Sequence[tuple[CellReport, CellReport]], *, max_regress
             improved_levels=tuple(lv for lv, d in sorted(diff.levels.items())
                                   if d.mean_diff > max_regression and d.low > 0),
             newly_failing=failing, newly_passing=passing, now_errors=errors,
-            not_compared=_not_compared(mine, theirs, run_filter),
+            not_compared=(*_not_compared(mine, theirs, run_filter),
+                          *_not_in_baseline(mine, theirs, baseline_filter)),
             detectable=drops,
             differences=differences(base.metadata, cell.metadata),
             test=test, adjusted={lv: p for (j, lv), p in adjusted.items() if j == k},

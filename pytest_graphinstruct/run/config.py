@@ -106,6 +106,8 @@ class RunConfig:
     max_regression: float | None = None
     gate_test: GateTest = "suite"  #: --gi-gate-test: what the regression gate's test claims
     update_baseline: bool = False
+    #: --gi-replace-baseline: an update even from a run narrower than the baseline
+    replace_baseline: bool = False
     constrained_format: str = "auto"
     benchmark: bool = False  #: model violations are reported (xfail), not failures
     per_level: int | None = None  #: run only the first N instructions of each level
@@ -264,9 +266,11 @@ def run_config(values: OptionValues, *, rootdir: Path) -> RunConfig | None:
     html = values.path("html")
     store = _store(values, rootdir)
     baseline = values.path("baseline")
-    update_baseline = values.flag("update_baseline")
+    replace_baseline = values.flag("replace_baseline")
+    update_baseline = values.flag("update_baseline") or replace_baseline
     if update_baseline and baseline is None:
-        raise GraphInstructError("--gi-update-baseline needs --gi-baseline=FILE (where to write)")
+        flag = "--gi-replace-baseline" if replace_baseline else "--gi-update-baseline"
+        raise GraphInstructError(f"{flag} needs --gi-baseline=FILE (where to write)")
     baseline_cell = (values.text("baseline_cell") or "").strip() or None
     if baseline_cell is not None and baseline is None:
         raise GraphInstructError("--gi-baseline-cell needs --gi-baseline=FILE")
@@ -311,7 +315,7 @@ def run_config(values: OptionValues, *, rootdir: Path) -> RunConfig | None:
         baseline=baseline,
         max_regression=max_regression,
         gate_test=as_gate_test(values.choice("gate_test")),
-        update_baseline=update_baseline,
+        update_baseline=update_baseline, replace_baseline=replace_baseline,
         constrained_format=constrained_format,
         benchmark=values.flag("benchmark"),
         per_level=values.integer("per_level"),

@@ -12,9 +12,9 @@ baseline), instructions by id; the comparison itself is :mod:`.comparison`'s.
 * ``max_regression``: a level fails when its drop is real — the family-wise test over every
   compared (cell, level) rejects "no drop" — and larger than ``max_regression``.
 * ``strict``: also an item that newly fails, and anything of the baseline not compared.
-* Like with like: a cell whose baseline cell ran another number of samples per instruction,
-  other decoding or other prompts fails (``comparison.incomparable``): the same answers score
-  differently, so the change would not be the model's.
+* Like with like: a cell whose baseline cell ran another number of samples per instruction
+  or other decoding fails (``comparison.incomparable``): the same answers score differently,
+  so the change would not be the model's.
 * ``max_error_rate``: more than this share of items without an answer fails the run.
 * A run that did not finish (interrupted, terminated, a usage error, a crashed worker, items
   without results: the report's ``coverage``) fails whatever its scores, and a partial report
@@ -30,13 +30,14 @@ from pathlib import Path
 from pytest_graphinstruct.errors import GraphInstructError
 from pytest_graphinstruct.run.comparison import CellComparison, incomparable
 from pytest_graphinstruct.run.consistency import measure
-from pytest_graphinstruct.run.reader import read_report
+from pytest_graphinstruct.run.reader import read_whole_report
 from pytest_graphinstruct.run.results import CellReport, ReportError, RunReport
 from pytest_graphinstruct.vocab import Level
 
 
 def read_baseline(path: str | Path) -> RunReport:
-    """A baseline report, checked: it exists, reads, is complete and has cells.
+    """A baseline report, checked: it exists, reads, does not contradict itself
+    (:func:`~.reader.read_whole_report`), is complete and has cells.
 
     Raises:
         GraphInstructError: missing (the message says how to create it), or not a report.
@@ -46,7 +47,7 @@ def read_baseline(path: str | Path) -> RunReport:
         raise GraphInstructError(f"baseline not found: {p} (create it with "
                                  "--gi-update-baseline)")
     try:
-        report = read_report(p)
+        report = read_whole_report(p)
     except ReportError as exc:
         raise GraphInstructError(f"baseline {exc}") from None
     if report.partial:
@@ -115,6 +116,37 @@ def match_baseline(labels: Sequence[str], baseline: RunReport, *, name: str,
             "compare across cells on purpose with --gi-baseline-cell=LABEL, or rebuild the "
             "baseline with --gi-update-baseline")
     return {label: cells[label] for label in labels}
+
+
+def narrowing(run: RunReport, baseline: RunReport) -> str | None:
+    """What writing ``run`` over ``baseline`` would lose, in one phrase (``None``: nothing —
+    the run holds every item, ``(cell, instruction)``, of the baseline): ``the baseline has
+    800 items in 6 levels; this run has 1 (it would lose L1, L2, L3, L4, L5 and 199 of the 200
+    instructions of L0)``.  Cell labels are the report's (escaped by the caller's output)."""
+    have = {(c.label, r.instruction_id) for c in run.cells for r in c.per_instruction}
+    kept_labels = set(run.labels)
+    lost_cells = [c.label for c in baseline.cells if c.label not in kept_labels]
+    of: dict[Level, set[str]] = {}
+    lost: dict[Level, set[str]] = {}
+    for cell in baseline.cells:
+        for r in cell.per_instruction:
+            of.setdefault(r.level, set()).add(r.instruction_id)
+            if cell.label in kept_labels and (cell.label, r.instruction_id) not in have:
+                lost.setdefault(r.level, set()).add(r.instruction_id)
+    if not lost_cells and not lost:
+        return None
+    parts = [f"cell{'s' if len(lost_cells) > 1 else ''} {_names(lost_cells, 5)}"] if lost_cells \
+        else []
+    whole = [f"L{lv}" for lv in sorted(lost) if lost[lv] == of[lv]]
+    parts += whole
+    parts += [f"{len(ids)} of the {len(of[lv])} instructions of L{lv}"
+              for lv, ids in sorted(lost.items()) if ids != of[lv]]
+    total = sum(len(c.per_instruction) for c in baseline.cells)
+    cells = f" and {len(baseline.cells)} cells" if len(baseline.cells) > 1 else ""
+    mine = sum(len(c.per_instruction) for c in run.cells)
+    lose = ", ".join(parts[:-1]) + " and " + parts[-1] if len(parts) > 1 else parts[0]
+    return (f"the baseline has {total} items in {len(of)} levels{cells}; this run has {mine} "
+            f"(it would lose {lose})")
 
 
 def baseline_failures(baseline: Mapping[str, CellReport]) -> set[tuple[str, str]]:

@@ -9,6 +9,7 @@ from dataclasses import replace
 from pytest_graphinstruct.answers import Answer, Message
 from pytest_graphinstruct.models.base import quiet_thread
 from pytest_graphinstruct.models.cost_cap import is_cost_capped
+from pytest_graphinstruct.models.scheduler import is_budget_exhausted
 from pytest_graphinstruct.run.config import Cell
 from pytest_graphinstruct.run.requests import RequestBuilder
 from pytest_graphinstruct.run.schedulers import ModelSchedulers
@@ -18,7 +19,8 @@ from pytest_graphinstruct.verify.verifier import Verifier
 
 
 class _CostCapped(Exception):
-    """A call of a chain the cost cap did not issue: the chain ends unanswered."""
+    """A call of a chain the cost cap or the token budget did not issue: the chain ends
+    unanswered."""
 
     def __init__(self, answer: Answer) -> None:
         super().__init__(answer.error)
@@ -65,7 +67,7 @@ class MethodChains:
             request = replace(base, messages=messages, sample_index=sample_index(k, call),
                               params=replace(base.params, temperature=temperature))
             answer = scheduler.submit(request).result()
-            if is_cost_capped(answer):
+            if is_cost_capped(answer) or is_budget_exhausted(answer):
                 raise _CostCapped(answer)
             return answer
 
@@ -74,7 +76,7 @@ class MethodChains:
                                      pool_profiles(inst, self.inputs.pools))
             result = run_chain(cell.method, inst, base.messages, ask, grader, chain=k,
                                config=self.inputs.config)
-        except _CostCapped as capped:  # the chain is not run (its calls so far are cached)
+        except _CostCapped as capped:  # not run (its calls so far are cached): no result
             return capped.answer
         except Exception as exc:  # a harness fault: say it in one line
             return Answer(error=f"method {cell.method} failed: {type(exc).__name__}: {exc}")

@@ -16,6 +16,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from pytest_graphinstruct.escaping import escape
 from pytest_graphinstruct.run.codec import ShapeError
 from pytest_graphinstruct.run.migrations import finite, from_release, from_v1
 from pytest_graphinstruct.run.results import (
@@ -60,6 +61,43 @@ def read_report(path: str | Path) -> RunReport:
         raise ReportError(f"{p}: not a GraphInstruct report (at {exc})") from None
     except _KNOWN_ERRORS as exc:
         raise ReportError(f"{p}: not a GraphInstruct report ({_describe(exc)})") from None
+
+
+def read_whole_report(path: str | Path) -> RunReport:
+    """:func:`read_report`, refusing a report that contradicts itself
+    (:func:`contradiction`): what a verdict or a merge is built on (``gate``'s report and
+    baseline, a run's baseline, ``merge``'s inputs).
+
+    Raises:
+        ReportError: as :func:`read_report`, or a contradiction (one line starting with the
+            file's path).
+    """
+    report = read_report(path)
+    problem = contradiction(report)
+    if problem is not None:
+        raise ReportError(f"{path}: the report contradicts itself: {problem}; it was edited "
+                          "or damaged after its run wrote it (rerun, or restore the file)")
+    return report
+
+
+def contradiction(report: RunReport) -> str | None:
+    """The first way ``report`` contradicts itself, in one phrase (``None``: none found): a
+    cell that holds an instruction twice (which copy's scores and outcome would count is
+    arbitrary), or coverage that says complete with ``selected`` items while its cells hold
+    another number of results.  Labels and ids are escaped and cut."""
+    for cell in report.cells:
+        seen: set[str] = set()
+        for r in cell.per_instruction:
+            if r.instruction_id in seen:
+                return (f"cell {escape(cell.label[:100])} holds instruction "
+                        f"{escape(r.instruction_id[:100])} more than once")
+            seen.add(r.instruction_id)
+    coverage = report.coverage
+    held = sum(len(c.per_instruction) for c in report.cells)
+    if coverage.complete and coverage.selected is not None and coverage.selected != held:
+        return (f"its coverage says {coverage.selected} item(s) selected and complete, but its "
+                f"cells hold {held} result(s)")
+    return None
 
 
 def parse_report(data: Any, *, name: str = "") -> RunReport:
@@ -119,18 +157,22 @@ def _json_type(value: Any) -> str:
 
 
 def read_cells(paths: Sequence[str | Path]) -> dict[str, CellReport]:
-    """Every cell of several report files, keyed by label.
+    """Every cell of several report files, keyed by its distinct label (the label, with the
+    prompt set when ``--gi-prompts`` made one: :attr:`~.results.CellMetadata.distinct_label`),
+    so two runs that differ only in their prompts are two cells.
 
     Raises:
-        ReportError: a file cannot be read, or two files hold a cell of the same label.
+        ReportError: a file cannot be read, or two files hold a cell of the same label and
+            prompt set.
     """
     cells: dict[str, CellReport] = {}
     where: dict[str, str] = {}
     for path in paths:
         for cell in read_report(path).cells:
-            if cell.label in cells:
-                raise ReportError(f"{path}: cell {cell.label} is also in {where[cell.label]}")
-            cells[cell.label] = cell
-            where[cell.label] = str(path)
+            key = cell.metadata.distinct_label
+            if key in cells:
+                raise ReportError(f"{path}: cell {escape(key[:200])} is also in {where[key]}")
+            cells[key] = cell
+            where[key] = str(path)
     return cells
 

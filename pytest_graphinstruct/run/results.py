@@ -290,6 +290,29 @@ class _Problems(JsonRecord):
 # -- cells -------------------------------------------------------------------------------------
 
 @dataclass(frozen=True)
+class PromptSet(JsonRecord):
+    """The prompt texts a cell's requests were made from when ``--gi-prompts`` overrode the
+    packaged templates: the folder's ``name``, ``sha256`` of the overrides (each template's
+    name and text: :meth:`~pytest_graphinstruct.prompts.texts.TemplateSet.sha256`) and the
+    ``templates`` overridden."""
+
+    name: Name
+    sha256: Sha256
+    templates: tuple[Name, ...] = ()
+
+    def describe(self) -> str:
+        """``worse_prompts (sha256:1a2b3c4d5e6f…)``: the name and the start of the hash."""
+        return f"{self.name} ({self.sha256[:19]}…)"
+
+
+def describe_prompts(prompts: PromptSet | None) -> str:
+    """A cell's prompt set in a few words: :meth:`PromptSet.describe`, or ``the packaged
+    templates`` for ``None`` (no ``--gi-prompts``, or a report written before the prompt set
+    was kept)."""
+    return "the packaged templates" if prompts is None else prompts.describe()
+
+
+@dataclass(frozen=True)
 class CellMetadata(JsonRecord):
     """What produced a cell: model, strategy, method, suite, sampling and decoding.
 
@@ -316,10 +339,22 @@ class CellMetadata(JsonRecord):
     #: the model version its answers came from: ``--gi-model-version``, else the snapshot the
     #: endpoint said it served (the response's ``model`` field); ``None``: not known
     model_version: str | None = None
+    #: the prompt set of ``--gi-prompts`` (``None``: the packaged templates, or a report
+    #: written before it was kept; not written then)
+    prompts: PromptSet | None = field(default=None, metadata={"omit_none": True})
 
     @property
     def label(self) -> str:
         return cell_label(self.model, self.strategy, self.method)
+
+    @property
+    def distinct_label(self) -> str:
+        """The label, with the prompt set when ``--gi-prompts`` made one (``m-zero-shot
+        [prompts worse (sha256:1a2b3c4d5e6f…)]``): cells of two runs that differ only in their
+        prompts are told apart where cells of several reports are set side by side."""
+        if self.prompts is None:
+            return self.label
+        return f"{self.label} [prompts {self.prompts.describe()}]"
 
 
 @dataclass(frozen=True)
@@ -695,20 +730,31 @@ class LevelChange(JsonRecord):
 
 @dataclass(frozen=True)
 class LevelOmission(JsonRecord):
-    """Baseline items of one level that a gated run has no score for: ``items`` of the
-    baseline's ``of`` (a whole level when equal), and why (the run's filter, or no result)."""
+    """Items of one level that a gated run and its baseline do not both score, on the side
+    ``missing_from``: ``run`` — baseline items the run has no score for, ``items`` of the
+    baseline's ``of``; ``baseline`` — run items the baseline has no score for, ``items`` of the
+    run's ``of`` (a whole level when equal); and why (that side's filter, or no result).
+    Reports written before the baseline's side was named hold only the run's (``run``)."""
 
     level: Level
     items: Count
     of: Count
     reason: str
+    missing_from: Literal["run", "baseline"] = "run"
 
     @property
     def whole_level(self) -> bool:
         return self.items == self.of
 
     def describe(self) -> str:
-        """``L2 (left out by -k)`` or ``L1: 8 of 200 instructions (no result in this run)``."""
+        """``L2 (left out by -k)``, ``L1: 8 of 200 instructions (no result in this run)``;
+        the baseline's side: ``L2 (not in the baseline: left out by --gi-levels)``, ``L1: 3
+        of 200 instructions not in the baseline (no score in the baseline …)``."""
+        if self.missing_from == "baseline":
+            if self.whole_level:
+                return f"L{self.level} (not in the baseline: {self.reason})"
+            return (f"L{self.level}: {self.items} of {self.of} instructions not in the "
+                    f"baseline ({self.reason})")
         if self.whole_level:
             return f"L{self.level} ({self.reason})"
         return f"L{self.level}: {self.items} of {self.of} instructions ({self.reason})"

@@ -176,7 +176,8 @@ class ModelSchedulers:
 
     def notes(self) -> list[str]:
         """One line per model whose circuit breaker opened or whose provider reported
-        impossible token counts, and one when the cost cap refused requests."""
+        impossible token counts, one when the cost cap refused requests and one when the
+        token budget did."""
         out: list[str] = []
         for model, scheduler in (self._schedulers or {}).items():
             if scheduler.circuit_open_reason:
@@ -196,7 +197,27 @@ class ModelSchedulers:
         capped = None if self.cap is None else self.cap.summary()
         if capped is not None:
             out.append(capped)
+        budget = self._budget_summary()
+        if budget is not None:
+            out.append(budget)
         return out
+
+    def _budget_summary(self) -> str | None:
+        """One line when ``--gi-max-tokens-total`` refused requests in this process (``None``
+        otherwise): the budget, the tokens spent, the requests not issued, and that the run
+        is partial."""
+        from pytest_graphinstruct.models.scheduler import BUDGET_EXHAUSTED
+
+        total = self.inputs.config.max_tokens_total
+        schedulers = list((self._schedulers or {}).values())
+        refused = sum(int(s.stats().get("budget_skipped", 0)) for s in schedulers)
+        if total is None or not refused:
+            return None
+        spent = max((int(s.stats().get("budget_spent", 0)) for s in schedulers), default=0)
+        share = "" if self.worker is None else f" (this worker's share: {total // self.worker[1]})"
+        return (f"{BUDGET_EXHAUSTED} (--gi-max-tokens-total={total}): {spent} token(s) "
+                f"spent{share}, {refused} request(s) not issued; the run is partial: rerun "
+                "with a larger budget (answers already cached are not asked again)")
 
     def batch_progress(self) -> tuple[BatchProgress, ...]:
         """Where each batched model's batches stand (``--gi-batch``; the live progress line):

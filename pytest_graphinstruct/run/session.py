@@ -32,7 +32,13 @@ from pytest_graphinstruct.run.evaluate import Checked
 from pytest_graphinstruct.run.fetcher import AnswerFetcher
 from pytest_graphinstruct.run.method_chains import MethodChains
 from pytest_graphinstruct.run.requests import RequestBuilder
-from pytest_graphinstruct.run.results import CellMetadata, Coverage, ItemResult, RunReport
+from pytest_graphinstruct.run.results import (
+    CellMetadata,
+    Coverage,
+    ItemResult,
+    PromptSet,
+    RunReport,
+)
 from pytest_graphinstruct.run.schedulers import ModelSchedulers
 from pytest_graphinstruct.run.scoring import ScoringQueue
 from pytest_graphinstruct.run.session_inputs import SessionInputs, runs_method
@@ -250,7 +256,8 @@ def cell_metadata(config: RunConfig, cell: Cell, *, partial: bool = False,
                   served: Mapping[str, str | None] | None = None) -> CellMetadata:
     """What produced a cell of this run (``model_info``: model name → what served it;
     ``served``: model name → the snapshot its endpoint said it served).  Its
-    ``model_version`` is ``--gi-model-version``, else the snapshot served, else ``None``."""
+    ``model_version`` is ``--gi-model-version``, else the snapshot served, else ``None``; its
+    ``prompts`` the ``--gi-prompts`` set (:func:`prompt_set`)."""
     return CellMetadata(
         model=cell.model, strategy=cell.strategy, method=cell.method, tool=TOOL,
         constraint=(resolve_format(config.constrained_format, cell.model)
@@ -260,7 +267,19 @@ def cell_metadata(config: RunConfig, cell: Cell, *, partial: bool = False,
         samples_per_instruction=config.chains if runs_method(cell) else config.samples,
         pass_rule=config.pass_rule, decoding=config.params.to_json(), partial=partial,
         method_settings=_method_settings(config, cell),
-        model_version=config.model_version(cell.model) or (served or {}).get(cell.model))
+        model_version=config.model_version(cell.model) or (served or {}).get(cell.model),
+        prompts=prompt_set(config))
+
+
+def prompt_set(config: RunConfig) -> PromptSet | None:
+    """The prompt set a run's requests are made from, as its cells record it: ``None`` for the
+    packaged templates, and for recorded answers (``--gi-replay``: no prompt is sent)."""
+    templates = config.templates
+    digest = templates.sha256()
+    if digest is None or config.replay is not None:
+        return None
+    name = templates.folder.name if templates.folder is not None else "overrides"
+    return PromptSet(name or "overrides", digest, templates.names)
 
 
 def _method_settings(config: RunConfig, cell: Cell) -> dict[str, Any]:

@@ -10,8 +10,9 @@ and ``compare`` / ``runs compare`` use the same comparison (:mod:`.comparison`):
 2. :func:`decide` after the run: compare each cell with its baseline cell (one family of
    tests over every level of every cell), apply the gates, say what was compared.
 3. :func:`settle_baseline`: write the baseline — only from a run that may be trusted
-   (complete, within ``--gi-max-error-rate``, with scored items), atomically; an update says
-   how the new baseline differs from the old one.
+   (complete, within ``--gi-max-error-rate``, with scored items) and, on an update, that holds
+   every item of the old baseline (unless ``--gi-replace-baseline``), atomically; an update
+   says how the new baseline differs from the old one.
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from pytest_graphinstruct.errors import GraphInstructError
+from pytest_graphinstruct.escaping import escape
 from pytest_graphinstruct.run.comparison import CellComparison, compare_cells
 from pytest_graphinstruct.run.config import RunConfig
 from pytest_graphinstruct.run.gates import (
@@ -30,6 +32,7 @@ from pytest_graphinstruct.run.gates import (
     baseline_failures,
     judge,
     match_baseline,
+    narrowing,
     new_failure_notes,
     read_baseline,
 )
@@ -48,6 +51,7 @@ __all__ = [
     "BaselinePlan",
     "Decision",
     "GateOptions",
+    "baseline_cells_not_run",
     "decide",
     "plan_baseline",
     "settle_baseline",
@@ -58,7 +62,8 @@ __all__ = [
 class GateOptions:
     """The options that decide a verdict (``--gi-baseline``, ``--gi-update-baseline``,
     ``--gi-baseline-cell``, ``--gi-max-regression``, ``--gi-fail-under``,
-    ``--gi-max-error-rate``, ``--gi-strict``, ``--gi-min-pass-all``, ``--gi-gate-test``)."""
+    ``--gi-max-error-rate``, ``--gi-strict``, ``--gi-min-pass-all``,
+    ``--gi-replace-baseline``, ``--gi-gate-test``)."""
 
     baseline: Path | None = None
     update_baseline: bool = False
@@ -68,6 +73,7 @@ class GateOptions:
     max_error_rate: float = 0.05
     strict: bool = False
     min_pass_all: float | None = None
+    replace_baseline: bool = False  #: an update even from a run narrower than the baseline
     test: GateTest = "suite"
 
     @classmethod
@@ -76,7 +82,8 @@ class GateOptions:
         return cls(config.baseline, config.update_baseline, config.baseline_cell,
                    DEFAULT_MAX_REGRESSION if config.max_regression is None
                    else config.max_regression, config.fail_under, config.max_error_rate,
-                   config.strict, config.min_pass_all, config.gate_test)
+                   config.strict, config.min_pass_all, config.replace_baseline,
+                   config.gate_test)
 
 
 @dataclass(frozen=True)
@@ -175,13 +182,20 @@ def report_suite_hash(report: RunReport) -> SuiteHashFor:
 @dataclass(frozen=True)
 class Decision:
     """A judged run: its verdict, each gated cell's comparison (``comparisons``; on an update,
-    the change against the old baseline in ``update_change`` instead), and notes."""
+    the change against the old baseline in ``update_change`` instead), and notes.
+    ``refused_update`` says why an update may not replace the old baseline (a run narrower
+    than it, without ``--gi-replace-baseline``); ``None``: nothing refused it.
+    ``cells_not_run``: the baseline's cells a gated run did not compare (it has no such
+    cell)."""
 
     verdict: GateVerdict
     plan: BaselinePlan
     comparisons: tuple[CellComparison, ...] = ()
     update_change: tuple[CellComparison, ...] = ()
     notes: tuple[str, ...] = ()
+    refused_update: str | None = None
+    #: the baseline's cells the run has no cell for (:func:`baseline_cells_not_run`)
+    cells_not_run: tuple[str, ...] = ()
 
     @property
     def failed(self) -> bool:
@@ -194,13 +208,26 @@ class Decision:
     def compared_lines(self) -> list[str]:
         """Per gated cell, one line naming the baseline file and what was compared, and one
         with each level's change and what the gate decided about it (every gated run prints
-        them, passing or not)."""
-        out = []
+        them, passing or not); then the baseline's cells the run did not have."""
+        lines = []
         for c in self.comparisons:
-            out.append(f"compared with baseline {self.baseline_name}: {c.scope()}")
+            lines.append(f"compared with baseline {self.baseline_name}: {c.scope()}")
             if c.diff.levels:
-                out.append(f"  {c.label}: {level_changes(c)}")
-        return out
+                lines.append(f"  {c.label}: {level_changes(c)}")
+        if self.cells_not_run:
+            lines.append(f"compared with baseline {self.baseline_name}: "
+                         f"{self.cells_not_run_text()}")
+        return lines
+
+    def cells_not_run_text(self) -> str:
+        """``not compared: baseline cell m-few-shot (not in this run)`` (the first ten
+        named); empty when the run compared every baseline cell."""
+        if not self.cells_not_run:
+            return ""
+        shown = ", ".join(escape(label[:100]) for label in self.cells_not_run[:10])
+        more = f" … {len(self.cells_not_run) - 10} more" if len(self.cells_not_run) > 10 else ""
+        plural = "s" if len(self.cells_not_run) > 1 else ""
+        return f"not compared: baseline cell{plural} {shown}{more} (not in this run)"
 
     def update_lines(self) -> list[str]:
         """What an update changes against the old baseline, one line per cell."""
@@ -265,10 +292,21 @@ def _compare(report: RunReport, plan: BaselinePlan,
     pairs = [(cell, plan.cells[cell.label]) for cell in report.cells if cell.label in plan.cells]
     if not pairs:
         return ()
+    base_run = None if plan.report is None else plan.report.run
     return compare_cells(pairs, max_regression=options.max_regression,
                          run_filter=report.run.filter if report.run is not None else None,
                          power=plan.gated,  # an update's change prints no power
-                         test=options.test)
+                         test=options.test,
+                         baseline_filter=None if base_run is None else base_run.filter)
+
+
+def baseline_cells_not_run(plan: BaselinePlan, options: GateOptions) -> tuple[str, ...]:
+    """The labels of the baseline's cells that no cell of a gated run was compared with (the
+    run has no such cell); none with ``--gi-baseline-cell``, which picks one on purpose."""
+    if not plan.gated or plan.report is None or options.baseline_cell is not None:
+        return ()
+    used = {c.label for c in plan.cells.values()}
+    return tuple(label for label in plan.report.labels if label not in used)
 
 
 def decide(report: RunReport, plan: BaselinePlan, options: GateOptions) -> Decision:
@@ -289,12 +327,19 @@ def decide(report: RunReport, plan: BaselinePlan, options: GateOptions) -> Decis
                                      f"compared with this run: {exc}"))
         else:
             notes.append(f"the old baseline is not compared with this run: {exc}")
+    cells_not_run = baseline_cells_not_run(plan, options)
+    if cells_not_run and options.strict:
+        extra.append(GateFailure("strict", "", f"baseline {plan.path}: {len(cells_not_run)} "
+                                 "cell(s) not compared with this run (it has no such cell): "
+                                 + ", ".join(escape(c[:100]) for c in cells_not_run[:10])))
     verdict = judge(report, comparisons, max_error_rate=options.max_error_rate,
                     fail_under=options.fail_under, strict=options.strict,
                     min_pass_all=options.min_pass_all, extra=extra)
     if not options.strict:
         notes += new_failure_notes(comparisons, hint=" (--gi-strict fails on them)")
-    decision = Decision(verdict, plan, comparisons, update_change, tuple(notes))
+    decision = _narrowed_update(report, Decision(verdict, plan, comparisons, update_change,
+                                                 tuple(notes), cells_not_run=cells_not_run),
+                                options)
     if plan.missing and plan.path is not None:
         problem = decision.verdict.trust_problem()
         done = ("it is written from this run" if problem is None
@@ -308,6 +353,27 @@ def decide(report: RunReport, plan: BaselinePlan, options: GateOptions) -> Decis
     return decision
 
 
+def _narrowed_update(report: RunReport, decision: Decision, options: GateOptions) -> Decision:
+    """An update from a run that may be trusted but is narrower than the old baseline
+    (:func:`~.gates.narrowing`): refused — a gate failure naming what it would lose — unless
+    ``replace_baseline``, which replaces it and says what the new baseline lacks."""
+    plan = decision.plan
+    if not plan.update or plan.report is None or decision.verdict.trust_problem() is not None:
+        return decision
+    lost = narrowing(report, plan.report)
+    if lost is None:
+        return decision
+    if options.replace_baseline:
+        note = (f"NOTE: --gi-replace-baseline: {plan.path} is replaced by a narrower run: "
+                f"{lost}")
+        return replace(decision, notes=(*decision.notes, note))
+    refused = f"{lost}: refusing to replace it; pass --gi-replace-baseline to do it anyway"
+    failure = GateFailure("baseline", "", f"baseline {plan.path}: {refused}")
+    verdict = replace(decision.verdict,
+                      gate_failures=(*decision.verdict.gate_failures, failure))
+    return replace(decision, verdict=verdict, refused_update=refused)
+
+
 def settle_baseline(report: RunReport, decision: Decision) -> str | None:
     """Write ``report``, with the decision's gate record, as the baseline when the run is to
     write one and may be trusted; the line to show (``None``: the run writes no baseline).
@@ -316,7 +382,7 @@ def settle_baseline(report: RunReport, decision: Decision) -> str | None:
     plan = decision.plan
     if not plan.writes or plan.path is None:
         return None
-    problem = decision.verdict.trust_problem()
+    problem = decision.verdict.trust_problem() or decision.refused_update
     if problem is not None:
         state = "is unchanged" if plan.path.exists() else "was not created"
         return f"baseline NOT written: {problem}; {plan.path} {state}"

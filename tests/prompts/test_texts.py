@@ -102,3 +102,20 @@ def test_reading_the_texts_does_not_load_the_prompt_builder(module: str,
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          check=True).stdout.strip()
     assert out == "[]", out
+
+
+def test_a_set_hashes_by_what_it_overrides_not_where_it_lies(tmp_path: Path) -> None:
+    assert PACKAGED.sha256() is None
+    for name in ("a", "b"):
+        (tmp_path / name).mkdir()
+        (tmp_path / name / "system_default.txt").write_text("Be a poet.\n$format\n",
+                                                           encoding="utf-8")
+    a, b = (TemplateSet.from_folder(tmp_path / n) for n in ("a", "b"))
+    digest = a.sha256()
+    assert digest is not None and digest.startswith("sha256:") and len(digest) == 71
+    assert b.sha256() == digest  # the same texts in another folder: the same set
+    (tmp_path / "b" / "system_default.txt").write_text("Be a painter.\n$format\n",
+                                                       encoding="utf-8")
+    assert TemplateSet.from_folder(tmp_path / "b").sha256() != digest
+    # a name and its text are kept apart: moving a character between them is another set
+    assert TemplateSet((("system_default", "x$format"),)).sha256() != digest

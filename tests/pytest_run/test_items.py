@@ -211,8 +211,14 @@ def test_the_budget_and_the_breaker_skip(session: pytest.Session,
                                          instructions: list[Instruction]) -> None:
     spent = (Answer(error=f"{BUDGET_EXHAUSTED} (100 tokens)", calls=0),)
     item = _item(session, instructions, _driver(FakeBench(spent)))
-    with pytest.raises(pytest.skip.Exception, match="token budget exhausted before L1-001"):
+    with pytest.raises(pytest.skip.Exception, match="not asked: token budget exhausted"):
         item.setup()
+    assert item.stopped  # like the cost cap: no result, so the run is partial
+    one_of_two = (Answer(text="a", calls=1), *spent)
+    item = _item(session, instructions, _driver(FakeBench(one_of_two)))
+    with pytest.raises(pytest.skip.Exception, match="not asked: token budget exhausted"):
+        item.setup()
+    assert item.stopped
     unsent = (Answer(error=f"{CIRCUIT_OPEN}: 5 errors", calls=0),)
     item = _item(session, instructions, _driver(FakeBench(unsent)))
     with pytest.raises(pytest.skip.Exception) as info:

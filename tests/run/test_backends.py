@@ -6,6 +6,8 @@ import pytest
 
 from pytest_graphinstruct.errors import ModelError
 from pytest_graphinstruct.models.openai_backend import OpenAIBackend
+from pytest_graphinstruct.models.recorded import Responses
+from pytest_graphinstruct.models.replay import ReplayBackend
 from pytest_graphinstruct.run.backends import PLACEHOLDER_KEY, is_loopback, make_run_backend
 from pytest_graphinstruct.run.oracle import OracleBackend
 from pytest_graphinstruct.suite.loader import Suite
@@ -15,6 +17,14 @@ def test_oracle_needs_a_suite() -> None:
     assert isinstance(make_run_backend("oracle", suite=Suite(())), OracleBackend)
     with pytest.raises(ModelError, match="suite"):
         make_run_backend("oracle")
+
+
+@pytest.mark.parametrize("label", ["oracle", "local", "m"])
+def test_recorded_answers_are_replayed_whatever_their_label(label: str) -> None:
+    """--gi-replay-label names the cell of recorded answers, never a backend."""
+    responses = Responses({}, path="answers.jsonl")
+    backend = make_run_backend(label, suite=Suite(()), replay=responses)
+    assert isinstance(backend, ReplayBackend) and backend.responses is responses
 
 
 def test_other_names_go_to_the_model_registry(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -20,6 +20,7 @@ from pytest_graphinstruct.run.results import (
     ItemFilter,
     ItemResult,
     LevelOmission,
+    PromptSet,
     SampleResult,
     ShardSelection,
 )
@@ -94,6 +95,24 @@ def test_omission_reasons(flt: ItemFilter | None, whole: bool, reason: str) -> N
     assert omission_reason(2, flt, whole_level=whole) == reason
 
 
+def test_what_the_baseline_lacks_is_named_with_the_baseline_filter_that_did_it() -> None:
+    base = cell(dict.fromkeys(ids(0, 10) + ids(1, 6), 1.0))
+    now = cell(dict.fromkeys(ids(0, 10) + ids(1, 10) + ids(2, 10), 1.0))
+    (c,) = compare_cells([(now, base)], max_regression=0.02,
+                         baseline_filter=ItemFilter(levels=(0, 1)))
+    assert c.not_compared == (
+        LevelOmission(1, 4, 10, "no score in the baseline (errors or no result)",
+                      missing_from="baseline"),
+        LevelOmission(2, 10, 10, "left out by --gi-levels", missing_from="baseline"))
+    assert c.scope().endswith(
+        "not compared: L1: 4 of 10 instructions not in the baseline (no score in the baseline "
+        "(errors or no result)), L2 (not in the baseline: left out by --gi-levels)")
+    # both sides at once: the run's gaps first
+    (c,) = compare_cells([(cell(dict.fromkeys(ids(2, 10), 1.0)), base)], max_regression=0.02)
+    assert [(x.level, x.missing_from) for x in c.not_compared] == [
+        (0, "run"), (1, "run"), (2, "baseline")]
+
+
 def test_part_of_a_level_missing_is_counted() -> None:
     base = cell(dict.fromkeys(ids(1, 20), 1.0))
     now = cell(dict.fromkeys(ids(1, 12), 1.0))
@@ -163,3 +182,21 @@ def test_the_verdict_regression_outweighs_improvement() -> None:
     same = cell(dict.fromkeys(ids(2, 80), 0.7))
     (flat,) = compare_cells([(same, same)], max_regression=0.02)
     assert flat.verdict == NO_CHANGE
+
+
+def test_a_changed_prompt_set_is_a_difference_the_compared_line_names() -> None:
+    scores = dict.fromkeys(ids(0, 5), 1.0)
+    terse = PromptSet("terse", "sha256:" + "cd" * 32, ("system_default",))
+    base, now = cell(scores), cell(scores)
+    ours = replace(base.metadata, tool="pytest-graphinstruct")  # a run's cell: recorded
+    base = replace(base, metadata=ours)
+    now = replace(now, metadata=replace(ours, prompts=terse))
+    (c,) = compare_cells([(now, base)], max_regression=0.02)
+    assert c.differences == ("prompt set (the packaged templates vs terse "
+                             "(sha256:cdcdcdcdcdcd…))",)
+    assert c.scope().endswith("; the cells differ in prompt set (the packaged templates vs "
+                              "terse (sha256:cdcdcdcdcdcd…))")
+    # a cell no run wrote (a release file, a hand-built one): no prompt set is unknown
+    (c,) = compare_cells([(now, replace(base, metadata=replace(ours, tool=None)))],
+                         max_regression=0.02)
+    assert c.differences == ()

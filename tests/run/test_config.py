@@ -174,3 +174,16 @@ def test_batch_mode_is_read_and_checked(tmp_path: Path) -> None:
         build_run_config({**base, "model": "oracle", "batch": True}, rootdir=tmp_path)
     with pytest.raises(GraphInstructError, match="--gi-batch-fallback needs --gi-batch"):
         build_run_config({**base, "model": "gpt-4o", "batch_fallback": True}, rootdir=tmp_path)
+
+
+def test_replace_baseline_is_an_update_that_may_narrow_the_baseline(suite: Path) -> None:
+    base = str(suite / "b.json")
+    run = build_run_config({"model": "oracle", "suite": str(suite), "baseline": base,
+                            "replace_baseline": True}, rootdir=suite)
+    assert run is not None and run.update_baseline and run.replace_baseline
+    run = build_run_config({"model": "oracle", "suite": str(suite), "baseline": base,
+                            "update_baseline": True}, rootdir=suite)
+    assert run is not None and run.update_baseline and not run.replace_baseline
+    with pytest.raises(GraphInstructError, match="--gi-replace-baseline needs --gi-baseline"):
+        build_run_config({"model": "oracle", "suite": str(suite), "replace_baseline": True},
+                         rootdir=suite)

@@ -16,6 +16,7 @@ from pytest_graphinstruct.run.gates import (
     check_gates,
     judge,
     load_baseline,
+    narrowing,
 )
 from pytest_graphinstruct.run.results import (
     CellMetadata,
@@ -142,3 +143,29 @@ def test_min_pass_all_with_one_sample_is_the_share_of_items_that_pass() -> None:
     assert one.cells[0].summary.consistency is None  # not written with one sample
     (g,) = check_gates(one, min_pass_all=0.6)
     assert "L2 pass^1 0.5000" in g.message
+
+
+def _cells(*cells: tuple[str, list[str]]) -> RunReport:
+    """A report of cells ``(strategy, instruction ids)`` of model m (ids name their level)."""
+    return with_pareto([build_cell(CellMetadata("m", strategy), [
+        ItemResult(instruction_id=i, level=int(i[1]), cell=f"m-{strategy}", model="m",
+                   strategy=strategy, level_score=1.0, outcome="passed") for i in ids])
+        for strategy, ids in cells])
+
+
+FULL = [f"L{lv}-{k:03d}" for lv in (0, 1, 2) for k in range(1, 5)]
+
+
+def test_narrowing_names_what_a_narrower_run_would_lose() -> None:
+    base = _cells(("zero-shot", FULL))
+    assert narrowing(base, base) is None
+    assert narrowing(_cells(("zero-shot", [*FULL, "L3-001"])), base) is None  # wider: fine
+    one = _cells(("zero-shot", ["L0-001"]))
+    assert narrowing(one, base) == ("the baseline has 12 items in 3 levels; this run has 1 "
+                                    "(it would lose L1, L2 and 3 of the 4 instructions of L0)")
+    levels = _cells(("zero-shot", [i for i in FULL if not i.startswith("L2")]))
+    assert narrowing(levels, base) == ("the baseline has 12 items in 3 levels; this run has 8 "
+                                       "(it would lose L2)")
+    two = _cells(("zero-shot", FULL), ("few-shot", FULL))
+    assert narrowing(base, two) == ("the baseline has 24 items in 3 levels and 2 cells; this "
+                                    "run has 12 (it would lose cell m-few-shot)")

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import copy
 import json
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -12,12 +13,20 @@ import pytest
 
 from pytest_graphinstruct.run.aggregate import build_cell, with_pareto
 from pytest_graphinstruct.run.migrations import RELEASE_SOURCE
-from pytest_graphinstruct.run.reader import parse_report, read_cells, read_report
+from pytest_graphinstruct.run.reader import (
+    contradiction,
+    parse_report,
+    read_cells,
+    read_report,
+    read_whole_report,
+)
 from pytest_graphinstruct.run.results import (
     PREVIOUS_SCHEMA,
     SCHEMA,
     CellMetadata,
+    Coverage,
     ItemResult,
+    PromptSet,
     ReportError,
     RunReport,
 )
@@ -70,6 +79,31 @@ def test_read_cells_refuses_a_label_twice(tmp_path: Path) -> None:
         read_cells([tmp_path / "a.json", tmp_path / "b.json"])
     assert str(info.value) == (f"{tmp_path / 'b.json'}: cell m-zero-shot is also in "
                                f"{tmp_path / 'a.json'}")
+
+
+# -- a report that contradicts itself ---------------------------------------------------------
+
+
+def test_a_report_that_contradicts_itself_is_refused_for_a_verdict(tmp_path: Path) -> None:
+    report = replace(our_report(("m", "zero-shot")), coverage=Coverage(selected=6))
+    assert contradiction(report) is None
+    write_report(report, tmp_path / "fine.json")
+    assert read_whole_report(tmp_path / "fine.json") == report
+    cell = report.cells[0]
+    fewer = replace(report, coverage=Coverage(selected=7))
+    assert contradiction(fewer) == ("its coverage says 7 item(s) selected and complete, but its "
+                                    "cells hold 6 result(s)")
+    assert contradiction(replace(fewer, coverage=Coverage.partial("x", selected=7))) is None
+    twice = replace(report, cells=(replace(cell, per_instruction=(
+        *cell.per_instruction, replace(cell.per_instruction[0], outcome="failed"))),))
+    assert contradiction(twice) == ("cell m-zero-shot holds instruction "
+                                    f"{cell.per_instruction[0].instruction_id} more than once")
+    write_report(fewer, tmp_path / "fewer.json")
+    assert read_report(tmp_path / "fewer.json") == fewer  # what other commands read
+    with pytest.raises(ReportError) as info:
+        read_whole_report(tmp_path / "fewer.json")
+    assert str(info.value).startswith(f"{tmp_path / 'fewer.json'}: the report contradicts "
+                                      "itself: its coverage says 7 item(s)")
 
 
 # -- malformed input: one line, starting with the path ------------------------------------------
@@ -170,3 +204,17 @@ def assert_one_line_error(path: Path, fragment: str) -> None:
     message = str(info.value)
     assert message.startswith(f"{path}: "), message
     assert "\n" not in message and fragment in message, message
+
+
+def test_read_cells_tells_two_prompt_sets_apart(tmp_path: Path) -> None:
+    plain = our_report(("m", "zero-shot"))
+    terse = PromptSet("terse", "sha256:" + "ef" * 32)
+    other = replace(plain, cells=tuple(replace(c, metadata=replace(c.metadata, prompts=terse))
+                                       for c in plain.cells))
+    write_report(plain, tmp_path / "a.json")
+    write_report(other, tmp_path / "b.json")
+    cells = read_cells([tmp_path / "a.json", tmp_path / "b.json"])
+    assert list(cells) == ["m-zero-shot", "m-zero-shot [prompts terse (sha256:efefefefefef…)]"]
+    write_report(other, tmp_path / "c.json")
+    with pytest.raises(ReportError, match=r"cell m-zero-shot \[prompts terse .* is also in"):
+        read_cells([tmp_path / "b.json", tmp_path / "c.json"])

@@ -16,11 +16,13 @@ from pytest_graphinstruct.run.results import (
     ItemResult,
     LevelRow,
     ParetoSummary,
+    PromptSet,
     ReportError,
     RunReport,
     SampleResult,
     ShardSelection,
     cell_label,
+    describe_prompts,
     items_in_order,
 )
 from pytest_graphinstruct.vocab import DIMENSIONS
@@ -253,3 +255,15 @@ def test_spend_is_omitted_while_not_recorded_and_reads_back() -> None:
     data["spend"]["gpt-x"]["requests"] = -1
     with pytest.raises(ValueError, match="requests"):
         RunInfo.from_json(data)
+
+
+def test_a_prompt_set_is_recorded_only_when_there_is_one_and_tells_cells_apart() -> None:
+    plain = CellMetadata("m", "zero-shot")
+    assert "prompts" not in plain.to_json() and plain.distinct_label == "m-zero-shot"
+    assert describe_prompts(None) == "the packaged templates"
+    terse = PromptSet("terse", "sha256:" + "ab" * 32, ("system_default",))
+    mine = CellMetadata("m", "zero-shot", prompts=terse)
+    assert mine.label == "m-zero-shot"  # gated against the same baseline cell
+    assert mine.distinct_label == "m-zero-shot [prompts terse (sha256:abababababab…)]"
+    assert CellMetadata.from_json(mine.to_json()) == mine
+    assert CellMetadata.from_json(plain.to_json()).prompts is None  # older reports: none

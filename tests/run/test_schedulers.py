@@ -72,3 +72,25 @@ def test_threads_asking_first_together_share_one_build(tmp_path: Path,
     assert builds == [1] and all(s is seen[0] for s in seen)
     assert models.sent() == {}  # the oracle has no endpoint: nothing to count
     models.close()
+
+
+def test_a_spent_token_budget_says_so_in_one_note(tmp_path: Path) -> None:
+    root = write_suite(tmp_path / "suite")
+    run = build_run_config({"model": "oracle", "suite": str(root), "no_cache": True,
+                            "pools": "none", "max_tokens_total": "10"}, rootdir=tmp_path)
+    assert run is not None
+    inputs = SessionInputs(run, worker=None, inputs=None, served=None, share_dir=None)
+    models = ModelSchedulers(inputs, worker=None, local=None, stop_check=None)
+    requests = RequestBuilder(inputs)
+    scheduler = models.schedulers["oracle"]
+    assert models.notes() == []  # nothing refused yet
+    scheduler.budget.spend(12)
+    inst, cell = inputs.suite["L1-001"], run.cells[0]
+    refused = [scheduler.submit(requests.request(inst, cell, k)).result() for k in (0, 1)]
+    models.close()
+    assert all(a.calls == 0 and (a.error or "").startswith("token budget exhausted")
+               for a in refused)
+    assert models.notes() == [
+        "token budget exhausted (--gi-max-tokens-total=10): 12 token(s) spent, 2 request(s) "
+        "not issued; the run is partial: rerun with a larger budget (answers already cached "
+        "are not asked again)"]

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
 
 from pytest_graphinstruct.run.config import build_run_config
-from pytest_graphinstruct.run.session import BenchmarkSession
+from pytest_graphinstruct.run.results import PromptSet
+from pytest_graphinstruct.run.session import BenchmarkSession, cell_metadata, prompt_set
 from tests.plugin._suite import write_suite
 
 
@@ -46,3 +48,23 @@ def test_a_stop_before_the_first_request_reaches_the_schedulers_built_later(
     bench.close(cancel=True)
     assert {a.error for a in answers} == {"terminated (SIGTERM)"}
     assert sum(a.calls for a in answers) == 0
+
+
+def test_the_cells_record_the_prompt_set_of_the_run(tmp_path: Path) -> None:
+    root = write_suite(tmp_path / "suite")
+    folder = tmp_path / "terse"
+    folder.mkdir()
+    (folder / "system_default.txt").write_text("Be terse.\n$format\n", encoding="utf-8")
+    plain = build_run_config({"model": "oracle", "suite": str(root), "no_cache": True},
+                             rootdir=tmp_path)
+    assert plain is not None and prompt_set(plain) is None
+    assert cell_metadata(plain, plain.cells[0]).prompts is None
+    run = build_run_config({"model": "oracle", "suite": str(root), "no_cache": True,
+                            "prompts": str(folder)}, rootdir=tmp_path)
+    assert run is not None
+    recorded = cell_metadata(run, run.cells[0]).prompts
+    assert recorded == PromptSet("terse", str(run.templates.sha256()), ("system_default",))
+    answers = tmp_path / "a.jsonl"
+    answers.write_text("", encoding="utf-8")
+    replayed = replace(run, replay=answers)  # recorded answers: no prompt was sent
+    assert prompt_set(replayed) is None

@@ -194,3 +194,55 @@ def test_the_pass_all_gate_flows_through_the_decision() -> None:
     assert d.failed and d.record().failures == (
         "GATE FAILED (min_pass_all): m-zero-shot: L1 pass^2 0.3333 (items whose every one of "
         "2 samples passes; 3 items) is below --gi-min-pass-all=0.5",)
+
+
+def test_an_update_from_a_narrower_run_is_refused_unless_asked(tmp_path: Path) -> None:
+    path = save(report(), tmp_path / "b.json")
+    before = path.read_bytes()
+    full = report()
+    narrow = replace(full, cells=(replace(full.cells[0], per_instruction=tuple(
+        r for r in full.cells[0].per_instruction if r.level == 0)),))
+    options = GateOptions(path, update_baseline=True)
+    d = decide(narrow, plan_baseline(options, ["m-zero-shot"]), options)
+    lost = "the baseline has 120 items in 2 levels; this run has 60 (it would lose L2)"
+    assert d.failed and d.refused_update is not None and d.refused_update.startswith(lost)
+    assert d.verdict.lines() == [f"GATE FAILED (baseline): baseline {path}: {lost}: refusing "
+                                 "to replace it; pass --gi-replace-baseline to do it anyway"]
+    line = settle_baseline(narrow, d)
+    assert line == f"baseline NOT written: {d.refused_update}; {path} is unchanged"
+    assert path.read_bytes() == before
+    # the same run, widened back: replaced as before
+    d = decide(full, plan_baseline(options, ["m-zero-shot"]), options)
+    assert not d.failed and d.refused_update is None
+    # asked in so many words: replaced, with a note of what the new baseline lacks
+    forced = GateOptions(path, update_baseline=True, replace_baseline=True)
+    d = decide(narrow, plan_baseline(forced, ["m-zero-shot"]), forced)
+    assert not d.failed and any(lost in n for n in d.notes)
+    assert settle_baseline(narrow, d) == (f"baseline updated: {path} (the change against the "
+                                          "old one is shown above)")
+    # no old baseline: a first one is written from any trusted run
+    first = tmp_path / "first.json"
+    options = GateOptions(first, update_baseline=True)
+    d = decide(narrow, plan_baseline(options, ["m-zero-shot"]), options)
+    assert settle_baseline(narrow, d) == f"baseline written to {first}"
+
+
+def test_baseline_cells_the_run_lacks_are_named_and_strict_fails_on_them(
+        tmp_path: Path) -> None:
+    one = report()
+    few = replace(one.cells[0], metadata=replace(one.cells[0].metadata, strategy="few-shot"))
+    path = save(replace(one, cells=(one.cells[0], few)), tmp_path / "b.json")
+    options = GateOptions(path)
+    d = decide(one, plan_baseline(options, ["m-zero-shot"]), options)
+    assert d.cells_not_run == ("m-few-shot",) and not d.failed
+    assert d.compared_lines()[-1] == (f"compared with baseline {path}: not compared: baseline "
+                                      "cell m-few-shot (not in this run)")
+    assert d.record().compared[-1] == d.compared_lines()[-1]  # the JSON report keeps it
+    strict = GateOptions(path, strict=True)
+    d = decide(one, plan_baseline(strict, ["m-zero-shot"]), strict)
+    assert d.failed and d.verdict.lines() == [
+        f"GATE FAILED (strict): baseline {path}: 1 cell(s) not compared with this run (it has "
+        "no such cell): m-few-shot"]
+    across = GateOptions(path, baseline_cell="m-few-shot")  # one cell picked on purpose
+    d = decide(one, plan_baseline(across, ["m-zero-shot"]), across)
+    assert d.cells_not_run == ()

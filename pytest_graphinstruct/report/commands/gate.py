@@ -18,7 +18,7 @@ from pathlib import Path
 
 from pytest_graphinstruct.errors import GraphInstructError
 from pytest_graphinstruct.report.render.markdown import render_markdown
-from pytest_graphinstruct.run.reader import read_report
+from pytest_graphinstruct.run.reader import read_whole_report
 from pytest_graphinstruct.run.results import ReportError
 from pytest_graphinstruct.run.verdict import (
     BaselinePlan,
@@ -59,11 +59,13 @@ def gate(report_path: str | Path, baseline_path: str | Path | None, *,
     """Gate the report at ``report_path`` (against ``baseline_path`` when given).
 
     Raises:
-        GraphInstructError: a file cannot be read, the baseline is unusable (missing,
-            partial, another suite, a cell it lacks), or an option needs another.
+        GraphInstructError: a file cannot be read or contradicts itself (an instruction twice
+            in a cell, complete coverage over another number of items), the baseline is
+            unusable (missing, partial, another suite, a cell it lacks), or an option needs
+            another.
     """
     try:
-        report = read_report(report_path)
+        report = read_whole_report(report_path)
     except ReportError as exc:
         raise GraphInstructError(str(exc)) from None
     if baseline_path is None and (baseline_cell is not None or strict):

@@ -17,17 +17,22 @@ shard-1.json but 1.7 in shard-2.json: not parts of one run``:
   model's) must agree;
 * per cell (inputs that hold the same cell label): model, strategy, method, constraint,
   samples, pass rule, decoding settings (``decoding``), method settings (``method_settings``),
+  the prompt set (``prompts``: ``--gi-prompts``; a report without one used the packaged
+  templates),
   the model's endpoint (``run.endpoints``; not for the embedded model, whose loopback port
   changes every run: what served it is ``model_info``), ``model_info`` and ``model_version``;
 * an item (cell, instruction) may come from one input only.
 
 A value a report does not record (``None``: written before the field existed, no run record,
 or not known to the run, like a model version the endpoint never stated) cannot be told apart
-from any other, so it is accepted, not refused: two recorded values must be equal, and a field
-recorded by some inputs but not others adds a note naming the inputs that lack it (printed as a
-warning).  The merged report keeps the recorded value (its cells' ``model_version``, its run
-record's ``replay_sha256`` and ``suite_hash``).  ``decoding`` and ``method_settings`` are
-compared as written: a report without them reads them as empty, which is a value.
+from any other, so it is accepted, not refused — but for the suite hash, which every report of
+the current schema with results records: only a report read from an older shape (its cells'
+``source``) may lack it, and a current one without it (edited by hand) is refused.  Two
+recorded values must be equal, and a field recorded by some inputs but not others adds a note
+naming the inputs that lack it (printed as a warning).  The merged report keeps the recorded
+value (its cells' ``model_version``, its run record's ``replay_sha256`` and ``suite_hash``).
+``decoding`` and ``method_settings`` are compared as written: a report without them reads them
+as empty, which is a value.
 
 A shard that is missing, or an input that is partial, makes the merged report partial: its
 coverage names the missing shards and the items without a result (``ID[cell]``), and a partial
@@ -47,6 +52,7 @@ from pytest_graphinstruct.models.cache import CACHE_FILE, AnswerCache
 from pytest_graphinstruct.models.local_server import ALIAS as EMBEDDED_MODEL
 from pytest_graphinstruct.run.aggregate import build_run_report
 from pytest_graphinstruct.run.results import (
+    SCHEMA,
     CacheUse,
     CellMetadata,
     Coverage,
@@ -55,6 +61,7 @@ from pytest_graphinstruct.run.results import (
     RunReport,
     ShardSelection,
     Spend,
+    describe_prompts,
 )
 from pytest_graphinstruct.run.shard import assign
 from pytest_graphinstruct.vocab import natural_key
@@ -103,6 +110,8 @@ def merge_reports(inputs: Sequence[tuple[str, RunReport]]) -> Merged:
     """
     if not inputs:
         raise GraphInstructError("merge needs at least one report")
+    for name, report in inputs:
+        _suite_hash_kept(name, report)
     shards = [(name, r.run.filter.shard if r.run else None) for name, r in inputs]
     sharded = [(name, s) for name, s in shards if s is not None]
     count, universe = _shard_plan(sharded, len(inputs))
@@ -145,6 +154,24 @@ def merge_reports(inputs: Sequence[tuple[str, RunReport]]) -> Merged:
         notes.insert(0, f"shard(s) {_shard_list(missing, count)} missing: "
                         f"{coverage.missing_count} item(s) have no result; the report is partial")
     return Merged(report, count, present, missing, tuple(notes))
+
+
+def _suite_hash_kept(name: str, report: RunReport) -> None:
+    """A report of the current schema with results records its suite hash (every run that
+    got its suite writes it); only a report read from an older shape (``graphinstruct-
+    report/1``, a release ``quality.json``: its cells name that ``source``) may lack it.
+
+    Raises:
+        GraphInstructError: a current report with results and no suite hash (its run record
+            was edited).
+    """
+    older = any(c.metadata.source is not None for c in report.cells)
+    results = any(c.per_instruction for c in report.cells)
+    if older or not results or (report.run is not None and report.run.suite_hash):
+        return
+    raise GraphInstructError(f"{name} records no suite hash, but it is a {SCHEMA} report, "
+                             "which always records one: its run record was edited; merge only "
+                             "shards as their runs wrote them")
 
 
 def _run_value(report: RunReport, attr: str) -> object:
@@ -221,6 +248,8 @@ def _cell_metadata(inputs: Sequence[tuple[str, RunReport]],
         first = held[0][1]
         for attr in _SAME:
             _agree(f"cell {label}: {attr}", [(n, getattr(m, attr)) for n, m, _ in held], notes)
+        _agree(f"cell {label}: prompts (--gi-prompts)",
+               [(n, describe_prompts(m.prompts)) for n, m, _ in held], notes)
         found = {attr: _agree(f"cell {label}: {attr}",
                               [(n, UNRECORDED if getattr(m, attr) is None else getattr(m, attr))
                                for n, m, _ in held], notes)

@@ -94,6 +94,8 @@ def render_markdown(report: RunReport, decision: Decision, *,
         out.append(f"- baseline: {code(baseline_name, 200)}")
     for c in comparisons:
         out.append(f"- compared: {md(c.scope(), 600)}")
+    if decision.cells_not_run:
+        out.append(f"- {md(decision.cells_not_run_text(), 600)}")
     out += [f"- {md(line, 400)}" for line in cache_lines(report.run)]  # answers reused
     out += [f"- {md(line, 400)}" for line in spend_lines(report.run)]  # what was sent
     out.append("")

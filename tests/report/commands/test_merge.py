@@ -14,10 +14,12 @@ from pytest_graphinstruct.models.cache import AnswerCache
 from pytest_graphinstruct.report.commands.merge import merge_caches, merge_reports
 from pytest_graphinstruct.run.aggregate import build_run_report
 from pytest_graphinstruct.run.results import (
+    PREVIOUS_SCHEMA,
     CellMetadata,
     Coverage,
     ItemFilter,
     ItemResult,
+    PromptSet,
     RunInfo,
     RunReport,
     ShardSelection,
@@ -238,7 +240,7 @@ def test_a_value_one_shard_does_not_record_merges_with_a_note() -> None:
     """None (an older report, a version the endpoint never stated) cannot be compared: the
     merge goes on, says which input lacks it and keeps the recorded value."""
     first, second = _shards(2, **REPLAY)
-    older = _recell(second[1], model_version=None)
+    older = _recell(second[1], model_version=None, source=PREVIOUS_SCHEMA)  # read as v1
     assert older.run is not None
     older = replace(older, run=replace(older.run, replay_sha256=None, suite_hash=None,
                                        endpoints={}))
@@ -268,10 +270,25 @@ def test_values_no_shard_records_merge_silently() -> None:
 
 def test_unsharded_reports_without_a_run_record_merge_with_notes() -> None:
     a = _run({"L0-001"})
-    b = replace(_run({"L0-002"}), run=None)
+    b = replace(_recell(_run({"L0-002"}), source=PREVIOUS_SCHEMA), run=None)  # an older shape
     merged = merge_reports([("a", a), ("b", b)])
     assert any(n.startswith("suite_hash is not recorded in b") for n in merged.notes)
     assert merged.report.run is not None and merged.report.run.suite_hash == "sha256:x"
+
+
+@pytest.mark.parametrize("edit", ["suite_hash", "run"])
+def test_a_current_report_without_its_suite_hash_is_refused(edit: str) -> None:
+    """The leniency for a missing value is the older schema's: a graphinstruct-report/2 report
+    with results always records its suite hash, so one without it was edited by hand."""
+    first, (name, second) = _shards(2)
+    assert second.run is not None
+    edited = (replace(second, run=replace(second.run, suite_hash=None)) if edit == "suite_hash"
+              else replace(second, run=None))
+    with pytest.raises(GraphInstructError, match=r"^shard-2.json records no suite hash, but it "
+                       r"is a graphinstruct-report/2 report, which always records one"):
+        merge_reports([first, (name, edited)])
+    empty = replace(_run(set()), run=None)  # no results: nothing to tell apart
+    assert merge_reports([("a", _run({"L0-001"})), ("e", empty)]).report.cells
 
 
 def test_the_embedded_models_endpoint_port_may_differ() -> None:
@@ -306,3 +323,13 @@ def test_what_the_shards_sent_is_summed_per_model() -> None:
     assert merged is not None and merged.spend == {"m": Spend(30, 3, 3000, 600, 1.5, "USD", 9)}
     none = merge_reports(_shards(2)).report.run  # oracle or older shards: not recorded
     assert none is not None and none.spend is None
+
+
+def test_shards_of_two_prompt_sets_are_refused() -> None:
+    terse = PromptSet("terse", "sha256:" + "12" * 32, ("system_default",))
+    first, (name, second) = _shards(2)
+    with pytest.raises(GraphInstructError, match=r"^cell m-zero-shot: prompts \(--gi-prompts\) "
+                       r"is 'the packaged templates' in shard-1.json but 'terse \(sha256:"):
+        merge_reports([first, (name, _recell(second, prompts=terse))])
+    both = [(n, _recell(r, prompts=terse)) for n, r in _shards(2)]
+    assert {c.metadata.prompts for c in merge_reports(both).report.cells} == {terse}
