@@ -70,7 +70,15 @@ class DeadlineExceeded(Exception):
 
 
 class CallCancelled(Exception):
-    """:meth:`BoundedCalls.cancel` was called while the HTTP call was in flight (or before)."""
+    """:meth:`BoundedCalls.cancel` was called while the HTTP call was in flight (or before).
+
+    Attributes:
+        started: the call had been started (its request may have reached the endpoint).
+    """
+
+    def __init__(self, *, started: bool = True) -> None:
+        super().__init__("cancelled" if started else "cancelled before the call started")
+        self.started = started
 
 
 def http_package() -> Any:
@@ -241,7 +249,7 @@ class BoundedCalls:
 
         with self._lock:
             if self.cancelled.is_set():
-                raise CallCancelled()
+                raise CallCancelled(started=False)
             self._calls[call] = waker
         try:
             threading.Thread(target=run, name=CALL_THREAD_NAME, daemon=True).start()

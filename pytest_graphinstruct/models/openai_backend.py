@@ -25,6 +25,10 @@ Promises:
 * :attr:`OpenAIBackend.attempt_listener` hears every HTTP attempt of :meth:`~OpenAIBackend.
   complete` (:class:`~.base.AttemptOutcome`: usable, a fault of the endpoint, or neither), from
   the attempt's calling thread — the scheduler's circuit breaker listens.
+* :meth:`OpenAIBackend.complete_served` takes a per-call :class:`~.base.AttemptGuard` (the
+  cost cap's charge of the request): it hears every failed attempt (``unread`` when its answer
+  may exist unread: a timeout, a cancel in flight, a broken connection or body) and is asked
+  before every retry; a retry it refuses is not sent.
 * The base URL is checked when the backend is built (``http``/``https``, a host, a valid port):
   a malformed one is a one-line :class:`~pytest_graphinstruct.errors.ModelError`.  **A base URL
   carrying credentials is refused**: userinfo (``user:pass@``, ``user@``) or a query parameter
@@ -86,7 +90,7 @@ from typing import Any, Literal
 
 from pytest_graphinstruct.answers import Answer
 from pytest_graphinstruct.errors import ModelError
-from pytest_graphinstruct.models.base import AttemptOutcome, Request, one_line
+from pytest_graphinstruct.models.base import AttemptGuard, AttemptOutcome, Request, one_line
 from pytest_graphinstruct.models.base_url import check_base_url, split_query
 from pytest_graphinstruct.models.bounded_calls import BoundedCalls, CallCancelled
 from pytest_graphinstruct.models.call_failures import FailureClassifier
@@ -149,6 +153,7 @@ class OpenAIBackend:
 
     cacheable = True
     remote = True  # answers come over the network: the scheduler's circuit breaker applies
+    takes_guard = True  # complete_served(request, guard=...): the cost cap sees every attempt
     attempt_listener: Callable[[AttemptOutcome], None] | None = None
 
     def __init__(
@@ -246,9 +251,12 @@ class OpenAIBackend:
         """Obtain one answer, retrying transient failures (see the module docstring)."""
         return self.complete_served(request)[0]
 
-    def complete_served(self, request: Request) -> tuple[Answer, Snapshot]:
+    def complete_served(self, request: Request, *,
+                        guard: AttemptGuard | None = None) -> tuple[Answer, Snapshot]:
         """:meth:`complete`, and what the successful response said served it (an empty
-        :class:`Snapshot` for an error)."""
+        :class:`Snapshot` for an error).  With ``guard`` (the cost cap's charge of this
+        request), every failed attempt is told to it and no retry is sent that it refuses:
+        the answer is then an error holding its reason."""
         started = time.monotonic()
         calls = 0
         attempt = 0
@@ -262,15 +270,17 @@ class OpenAIBackend:
             calls += 1
             try:
                 answer, rejected, served = self._attempt(request, calls, started)
-            except CallCancelled:
+            except CallCancelled as stop:
                 ended = self._cancelled_answer(
                     f"cancelled: the run was interrupted during call {calls}", calls, started)
-                self._tell(AttemptOutcome(ok=False, error=ended.error))
+                self._tell(AttemptOutcome(ok=False, error=ended.error, unread=stop.started),
+                           guard)
                 return ended, none
             except Exception as exc:  # classified below; nothing escapes complete()
                 failure = self._failures.classify(exc)
                 self._tell(AttemptOutcome(ok=False, endpoint_fault=failure.endpoint_fault,
-                                          error=one_line(self._calls.scrub(failure.message))))
+                                          error=one_line(self._calls.scrub(failure.message)),
+                                          unread=failure.unread), guard)
             else:
                 self._tell(AttemptOutcome(ok=True))
                 return self._usage.complete(request, answer,
@@ -288,6 +298,10 @@ class OpenAIBackend:
                     return self._cancelled_answer("", calls, started), none
                 return self._error(failure.message, "; not retried: the run was cancelled after "
                                    f"{calls} call(s)", calls, started), none
+            refused = None if guard is None else guard.before_retry(calls)
+            if refused is not None:
+                return Answer(error=one_line(refused), calls=calls,
+                              latency_s=time.monotonic() - started), none
             attempt += 1
 
     def _error(self, message: str, note: str, calls: int, started: float) -> Answer:
@@ -299,9 +313,12 @@ class OpenAIBackend:
         reason = self._calls.cancel_reason
         return self._error(default if reason is None else reason, "", calls, started)
 
-    def _tell(self, outcome: AttemptOutcome) -> None:
-        """Hand one attempt's outcome to :attr:`attempt_listener` (what it raises is ignored:
-        a listener must not break the call)."""
+    def _tell(self, outcome: AttemptOutcome, guard: AttemptGuard | None = None) -> None:
+        """Hand one attempt's outcome to ``guard`` (a failed one) and to
+        :attr:`attempt_listener` (what it raises is ignored: a listener must not break the
+        call)."""
+        if guard is not None:
+            guard.after_attempt(outcome)
         listener = self.attempt_listener
         if listener is None:
             return

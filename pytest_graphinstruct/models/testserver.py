@@ -212,7 +212,8 @@ class _State:
     probes: list[RecordedRequest] = field(default_factory=list)
     gate: threading.Event = field(default_factory=threading.Event)  # clear: answers are held
     hold_after: int = 0  # while held, the requests beyond this many (since reset) wait
-    arrived: threading.Condition = field(init=False)  # notified on every recorded request
+    #: notified on every recorded request and every answer billed
+    arrived: threading.Condition = field(init=False)
     token_counter: TokenCounter | None = None  # counts usage (None: words)
     usage_sent: list[tuple[int, int]] = field(default_factory=list)  # answers' usage blocks
     #: more routes (the fake Batch API): (method, path, headers, body) -> (status, body,
@@ -258,6 +259,7 @@ def _counted_completion(st: _State, body: dict[str, Any]) -> dict[str, Any]:
     done = _completion_of(st, body, st.responder(body), "stop")
     with st.lock:
         st.usage_sent.append((done["usage"]["prompt_tokens"], done["usage"]["completion_tokens"]))
+        st.arrived.notify_all()
     return done
 
 
@@ -477,6 +479,7 @@ class _Handler(BaseHTTPRequestHandler):
         with st.lock:
             st.usage_sent.append((_count(usage.get("prompt_tokens")),
                                   _count(usage.get("completion_tokens"))))
+            st.arrived.notify_all()
         if kind == "drip" and fault is not None:
             self._drip(json.dumps(completion).encode("utf-8"), fault.hang_s)
             return
@@ -715,6 +718,15 @@ class FakeOpenAIServer:
         The timeout is a safety net for a broken run, not a measurement: make it generous."""
         with self._state.arrived:
             return self._state.arrived.wait_for(lambda: len(self._state.requests) >= n,
+                                                timeout)
+
+    def wait_for_answers(self, n: int, timeout: float = 60.0) -> bool:
+        """Block until at least ``n`` answers have been billed (their usage counted in
+        :attr:`tokens_counted`; an answer is billed before it is sent, so also one whose
+        client had already left) since the start or the last :meth:`reset`: ``True`` then,
+        ``False`` after ``timeout`` seconds without them (a safety net, not a measurement)."""
+        with self._state.arrived:
+            return self._state.arrived.wait_for(lambda: len(self._state.usage_sent) >= n,
                                                 timeout)
 
     def reset(self) -> None:

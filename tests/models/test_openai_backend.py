@@ -458,7 +458,46 @@ def test_a_cancelled_call_is_heard_as_no_fault_of_the_endpoint(fake_openai, api_
         backend.cancel("circuit open: test")
         answer = future.result(timeout=10)
     assert answer.error == "circuit open: test"
-    assert [o for o, _ in heard] == [AttemptOutcome(False, False, "circuit open: test")]
+    # no fault of the endpoint, but the call was in flight: its answer may exist unread
+    assert [o for o, _ in heard] == [AttemptOutcome(False, False, "circuit open: test",
+                                                    unread=True)]
+
+
+class _Guard:
+    """An attempt guard that records what it is told and refuses the retry after
+    ``refuse_after`` attempts."""
+
+    def __init__(self, refuse_after: int) -> None:
+        self.told: list[AttemptOutcome] = []
+        self.asked: list[int] = []
+        self.refuse_after = refuse_after
+
+    def after_attempt(self, outcome: AttemptOutcome) -> None:
+        self.told.append(outcome)
+
+    def before_retry(self, calls: int) -> str | None:
+        self.asked.append(calls)
+        return "cost cap reached: test\nrefusal" if calls >= self.refuse_after else None
+
+
+def test_a_guard_hears_each_failed_attempt_and_may_refuse_the_retry(fake_openai, backend_for,
+                                                                    sleeps) -> None:
+    # a 503 (the endpoint said it did not answer), then a call abandoned at its deadline (its
+    # answer may exist, unread); the guard refuses the third call, which is never sent
+    fake_openai.script(Fault.unavailable(), Fault.hang(600.0), Fault.unavailable())
+    guard = _Guard(refuse_after=2)
+    backend = backend_for(timeout_s=CALL_S, max_retries=5)
+    answer, served = backend.complete_served(req(), guard=guard)
+    assert answer.error == "cost cap reached: test refusal" and answer.calls == 2
+    assert fake_openai.request_count == 2 and not served.known
+    assert [(o.ok, o.unread) for o in guard.told] == [(False, False), (False, True)]
+    assert guard.asked == [1, 2]
+
+
+def test_a_guard_hears_nothing_of_a_success(fake_openai, backend_for) -> None:
+    guard = _Guard(refuse_after=1)
+    answer, _ = backend_for().complete_served(req(), guard=guard)
+    assert answer.ok and guard.told == [] and guard.asked == []
 
 
 # -- endpoint text is escaped ---------------------------------------------------------------
