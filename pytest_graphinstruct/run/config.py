@@ -194,6 +194,9 @@ def run_config(values: OptionValues, *, rootdir: Path) -> RunConfig | None:
             other, or the suite is missing.
     """
     models = split_words(values.text("model"))
+    if values.given("model") and not models:  # "," or " , ": a list of no names
+        raise GraphInstructError(f"--gi-model={values.text('model')!r} names no model (a "
+                                 "comma list of model names, e.g. --gi-model=gpt-4o,oracle)")
     replay_path = values.path("replay")
     if not models and replay_path is None:
         return None

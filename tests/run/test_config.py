@@ -174,3 +174,10 @@ def test_batch_mode_is_read_and_checked(tmp_path: Path) -> None:
         build_run_config({**base, "model": "oracle", "batch": True}, rootdir=tmp_path)
     with pytest.raises(GraphInstructError, match="--gi-batch-fallback needs --gi-batch"):
         build_run_config({**base, "model": "gpt-4o", "batch_fallback": True}, rootdir=tmp_path)
+
+
+@pytest.mark.parametrize("given", [",", " , ", ",,"])
+def test_a_model_list_of_no_names_is_a_usage_error(suite: Path, given: str) -> None:
+    with pytest.raises(GraphInstructError, match="names no model"):
+        build_run_config({"model": given, "suite": str(suite)}, rootdir=suite)
+    assert build_run_config({"model": None, "suite": str(suite)}, rootdir=suite) is None
