@@ -50,8 +50,10 @@ Promises:
   completion (sent with the header ``X-GI-Probe: snapshot``).  ``model_version`` (the user's
   ``--gi-model-version``) is part of :attr:`OpenAIBackend.endpoint`, hence of every cache key.
 * The API key is read once, from the environment variable named by ``api_key_env``; it never
-  appears in ``repr``, in an error message, or anywhere this module writes.  Error texts are
-  scrubbed of the key in case a server echoes it.
+  appears in ``repr``, in an error message, or anywhere this module writes.  Error texts and
+  answer texts are scrubbed of the key (``[REDACTED]``) in case a server or a model echoes it.
+  An ``api_key_env`` that is no variable name but looks like a key is refused
+  (:func:`~pytest_graphinstruct.options.api_key_env_problem`), never shown whole.
 * ``usage`` is the provider's usage block of the successful response.  When the provider sent
   none (or only one of its two counts), the missing counts are taken with ``tiktoken``
   (:mod:`.tokens`; the model's encoding, offline) and ``Usage.source`` says so
@@ -86,6 +88,7 @@ import os
 import time
 import urllib.parse
 from collections.abc import Callable
+from dataclasses import replace
 from typing import Any, Literal
 
 from pytest_graphinstruct.answers import Answer
@@ -105,6 +108,7 @@ from pytest_graphinstruct.options import (
     DEFAULT_API_KEY_ENV,
     DEFAULT_MAX_RETRIES,
     DEFAULT_TIMEOUT_S,
+    api_key_env_problem,
 )
 
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
@@ -177,6 +181,9 @@ class OpenAIBackend:
         token_counter: TokenCounter | Literal["auto"] | None = "auto",
         model_version: str | None = None,
     ) -> None:
+        key_problem = api_key_env_problem(api_key_env)
+        if key_problem is not None and api_key is None:  # before any message naming it
+            raise ModelError(key_problem)
         if base_url:
             check_base_url(base_url, api_key_env)
         elif os.environ.get("OPENAI_BASE_URL"):
@@ -283,8 +290,8 @@ class OpenAIBackend:
                                           unread=failure.unread), guard)
             else:
                 self._tell(AttemptOutcome(ok=True))
-                return self._usage.complete(request, answer,
-                                           impossible=rejected is not None), served
+                return self.scrub_answer(self._usage.complete(
+                    request, answer, impossible=rejected is not None)), served
             if not failure.retryable or attempt >= self.policy.max_retries:
                 note = "" if not failure.retryable else f"; gave up after {calls} call(s)"
                 return self._error(failure.message, note, calls, started), none
@@ -303,6 +310,16 @@ class OpenAIBackend:
                 return Answer(error=one_line(refused), calls=calls,
                               latency_s=time.monotonic() - started), none
             attempt += 1
+
+    def scrub_answer(self, answer: Answer) -> Answer:
+        """``answer`` with every occurrence of the API key in its text replaced by
+        ``[REDACTED]`` (a model may echo it; the text goes to the cache, reports and pages).
+        Usage is counted on the text as received."""
+        text = answer.text
+        if text is None:
+            return answer
+        clean = self._calls.scrub(text)
+        return answer if clean == text else replace(answer, text=clean)
 
     def _error(self, message: str, note: str, calls: int, started: float) -> Answer:
         return Answer(error=one_line(self._calls.scrub(message), note), calls=calls,

@@ -245,6 +245,25 @@ def test_key_never_in_repr_errors_or_logs(fake_openai, backend_for, caplog) -> N
     assert SECRET not in caplog.text
 
 
+def test_a_key_echoed_in_an_answer_is_redacted_and_counted_as_sent(fake_openai,
+                                                                   backend_for) -> None:
+    fake_openai.responder = lambda body: f"the key: {SECRET}."
+    fake_openai.script(Fault.no_usage())  # counted with tiktoken: on the text as received
+    answer = backend_for().complete(req())
+    assert answer.text == "the key: [REDACTED]."
+    from pytest_graphinstruct.models.tokens import TokenCounter
+
+    assert answer.usage is not None
+    assert answer.usage.output_tokens == TokenCounter("cl100k_base").count_text(
+        f"the key: {SECRET}.")
+
+
+def test_the_key_given_as_the_variable_name_is_refused_without_showing_it() -> None:
+    with pytest.raises(ModelError, match="looks like the key itself") as raised:
+        OpenAIBackend("http://127.0.0.1:9/v1", "m", api_key_env=SECRET)
+    assert SECRET not in str(raised.value)
+
+
 def test_models_route_lists_the_model(fake_openai, api_key) -> None:
     import os
 
