@@ -60,6 +60,8 @@ Promises:
 
 from __future__ import annotations
 
+import contextlib
+import functools
 import threading
 from collections.abc import Callable, Iterable
 from concurrent.futures import CancelledError, Future
@@ -239,6 +241,14 @@ class Scheduler:
             RuntimeError: the scheduler is closed.
         """
         key = self.key(request)
+        fut = self._future(key, request)
+        if self._view.cache is not None and getattr(self.backend, "cacheable", False):
+            fut.add_done_callback(functools.partial(self._record_use, key, request))
+        return fut
+
+    def _future(self, key: str, request: Request) -> Future[Answer]:
+        """The future of ``request``: its key's (deduplicated), resolved from the cache or
+        by a refusal, or queued."""
         slot = self._dedupe_key(key, request)
         with self._lock:
             if self._queue.closed:
@@ -256,6 +266,19 @@ class Scheduler:
         if done is not None:
             fut.set_result(done)
         return fut
+
+    def _record_use(self, key: str, request: Request, fut: Future[Answer]) -> None:
+        """Once ``request``'s answer is there: when it is another instruction's, cell's or
+        sample's answer (identical messages, one key), the cache records this use too
+        (:meth:`.AnswerCache.record_use`), so an export finds every instruction.  Never
+        raises (a future's callback)."""
+        cache = self._view.cache
+        if cache is None or fut.cancelled():
+            return
+        with contextlib.suppress(Exception):
+            answer = fut.result()
+            if answer.ok and not answer.truncated:
+                cache.record_use(key, request)
 
     def submit_all(self, requests: Iterable[Request]) -> list[Future[Answer]]:
         """Submit every request (in order); returns their futures in the same order."""
