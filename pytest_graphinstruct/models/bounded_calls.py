@@ -12,6 +12,10 @@ and owning its connections.
   connections than calls in flight (the scheduler's concurrency).
 * :meth:`BoundedCalls.cancel` ends calls in flight at once and refuses every later one
   (:class:`CallCancelled`); the first reason given stays.
+* **Bounded bodies**: a response body is read up to :data:`MAX_RESPONSE_BYTES` (or the
+  backend's own bound), no further: one declared longer is refused before its body is read, one
+  that turns out longer stops there (:class:`ResponseTooLarge`).  Bodies are asked for
+  uncompressed, so the bound holds for what is decoded too.
 
 Connections
 -----------
@@ -63,6 +67,62 @@ still holds an open connection.  A loopback or LAN connect takes microseconds; t
 only when the abandoned thread is starved of CPU between its connect and its report."""
 
 _T = TypeVar("_T")
+
+
+MAX_RESPONSE_BYTES = 8 * 1024 * 1024
+"""The most bytes of one response body read from the endpoint (8 MiB, as a batch output line):
+a graph answer of 16,384 tokens is about 64 KB of text, so only a broken or hostile endpoint
+sends more.  A longer body is not read further (:class:`ResponseTooLarge`)."""
+
+
+class ResponseTooLarge(Exception):
+    """The response body is longer than the bound; it was not read further.
+
+    Attributes:
+        limit: the bound, in bytes.
+        declared: the length the response's ``Content-Length`` declared (``None``: it was
+            found reading).
+    """
+
+    def __init__(self, limit: int, declared: int | None = None) -> None:
+        said = "" if declared is None else f" (Content-Length {declared})"
+        super().__init__(f"the response body is larger than {limit} bytes{said}")
+        self.limit = limit
+        self.declared = declared
+
+
+def _bounded_stream(http: Any, inner: Any, limit: int) -> Any:
+    """``inner`` (a response's byte stream) raising :class:`ResponseTooLarge` once more than
+    ``limit`` bytes came through, so no more than that is ever held."""
+
+    class Bounded(http.SyncByteStream):
+        def __iter__(self) -> Any:
+            seen = 0
+            for chunk in inner:
+                seen += len(chunk)
+                if seen > limit:
+                    raise ResponseTooLarge(limit)
+                yield chunk
+
+        def close(self) -> None:
+            inner.close()
+
+    return Bounded()
+
+
+def bound_response(limit: int) -> Callable[[Any], None]:
+    """An httpx ``response`` event hook (run once the headers are in, before the body is read)
+    that refuses a body declared longer than ``limit`` bytes at once and stops reading one
+    that turns out longer (:class:`ResponseTooLarge`, raised through the client's call)."""
+    http = http_package()
+
+    def hook(response: Any) -> None:
+        declared = str(response.headers.get("content-length") or "")
+        if declared.isdigit() and int(declared) > limit:
+            raise ResponseTooLarge(limit, int(declared))
+        response.stream = _bounded_stream(http, response.stream, limit)
+
+    return hook
 
 
 class DeadlineExceeded(Exception):
@@ -169,11 +229,17 @@ class BoundedCalls:
         base_url: the API root without its query (``None``: the client's default).
         timeout_s: the client's default timeout.
         default_query: query parameters sent with every request (``None``: none).
+        max_response_bytes: the most bytes of one response body read (a call's body is
+            asked for uncompressed, ``Accept-Encoding: identity``, and a longer one raises
+            :class:`ResponseTooLarge` without being read further).
     """
 
     def __init__(self, *, api_key: str, base_url: str | None, timeout_s: float,
-                 default_query: dict[str, str] | None) -> None:
+                 default_query: dict[str, str] | None,
+                 max_response_bytes: int = MAX_RESPONSE_BYTES) -> None:
         import openai
+
+        self.max_response_bytes = max_response_bytes
 
         self._lock = threading.Lock()
         # One per call in flight, with the event its caller waits on; cancel() aborts and sets them.
@@ -234,9 +300,12 @@ class BoundedCalls:
         def run() -> None:
             quiet_thread()  # a Ctrl+C goes to the main thread, not to this call
             try:
-                http = openai.DefaultHttpxClient(verify=self.ssl_context, timeout=deadline_s,
-                                                 follow_redirects=True,
-                                                 event_hooks={"request": [call.attach]})
+                # identity: the bound of the body is a bound of what is decoded, too
+                http = openai.DefaultHttpxClient(
+                    verify=self.ssl_context, timeout=deadline_s, follow_redirects=True,
+                    headers={"Accept-Encoding": "identity"},
+                    event_hooks={"request": [call.attach],
+                                 "response": [bound_response(self.max_response_bytes)]})
                 try:
                     client = self.client.with_options(http_client=http, timeout=deadline_s)
                     outcome.append((True, fn(client)))

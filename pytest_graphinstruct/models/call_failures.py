@@ -7,9 +7,13 @@ from __future__ import annotations
 import socket
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar
 
-from pytest_graphinstruct.models.bounded_calls import DeadlineExceeded, http_package
+from pytest_graphinstruct.models.bounded_calls import (
+    DeadlineExceeded,
+    ResponseTooLarge,
+    http_package,
+)
 from pytest_graphinstruct.models.retry import parse_retry_after
 
 _MAX_ERROR_DETAIL = 300
@@ -51,6 +55,11 @@ class FailureClassifier:
         was never made, not an HTTP error status)."""
         import openai
 
+        too_large = _cause(exc, ResponseTooLarge)
+        if too_large is not None:  # not retried: the same request would be as long again
+            return Failure(f"response body too large: {too_large}, far more than any graph "
+                           "answer; not read further, not retried", retryable=False,
+                           unread=True)
         if isinstance(exc, Malformed):
             return Failure(f"malformed response body: {exc}", retryable=True, endpoint_fault=True,
                            unread=True)
@@ -94,6 +103,21 @@ class FailureClassifier:
                            retry_after=_retry_after(exc), endpoint_fault=status >= 500)
         return Failure(f"HTTP {status} (not retried): {detail}", retryable=False,
                        endpoint_fault=status == 404)
+
+
+_E = TypeVar("_E", bound=BaseException)
+
+
+def _cause(exc: BaseException, kind: type[_E]) -> _E | None:
+    """``exc`` or the first of its causes (or contexts) that is a ``kind``, else ``None``."""
+    seen: set[int] = set()
+    cause: BaseException | None = exc
+    while cause is not None and id(cause) not in seen:
+        if isinstance(cause, kind):
+            return cause
+        seen.add(id(cause))
+        cause = cause.__cause__ or cause.__context__
+    return None
 
 
 def never_connected(exc: BaseException) -> bool:

@@ -95,7 +95,11 @@ from pytest_graphinstruct.answers import Answer
 from pytest_graphinstruct.errors import ModelError
 from pytest_graphinstruct.models.base import AttemptGuard, AttemptOutcome, Request, one_line
 from pytest_graphinstruct.models.base_url import check_base_url, split_query
-from pytest_graphinstruct.models.bounded_calls import BoundedCalls, CallCancelled
+from pytest_graphinstruct.models.bounded_calls import (
+    MAX_RESPONSE_BYTES,
+    BoundedCalls,
+    CallCancelled,
+)
 from pytest_graphinstruct.models.call_failures import FailureClassifier
 from pytest_graphinstruct.models.chat_completions import ChatCompletions, choice
 from pytest_graphinstruct.models.endpoint_probes import EndpointProbes
@@ -141,6 +145,9 @@ class OpenAIBackend:
         model_version: the version the user expects (``--gi-model-version``); part of the
             endpoint's name in cache keys (``#version=<v>``), so answers cached under another
             version, or none, are not reused for it.
+        max_response_bytes: the most bytes of one response body read
+            (:data:`~.bounded_calls.MAX_RESPONSE_BYTES`, 8 MiB); a longer one is that
+            request's error (not retried), read no further.
 
     Attributes:
         attempt_listener: called with an :class:`~.base.AttemptOutcome` after every HTTP
@@ -180,6 +187,7 @@ class OpenAIBackend:
         serial_gate: SerialGate | None = None,
         token_counter: TokenCounter | Literal["auto"] | None = "auto",
         model_version: str | None = None,
+        max_response_bytes: int = MAX_RESPONSE_BYTES,
     ) -> None:
         key_problem = api_key_env_problem(api_key_env)
         if key_problem is not None and api_key is None:  # before any message naming it
@@ -207,7 +215,8 @@ class OpenAIBackend:
         root, query = split_query(base_url) if base_url else (None, "")
         self._calls = BoundedCalls(
             api_key=key, base_url=root, timeout_s=self.timeout_s,
-            default_query=dict(urllib.parse.parse_qsl(query, keep_blank_values=True)) or None)
+            default_query=dict(urllib.parse.parse_qsl(query, keep_blank_values=True)) or None,
+            max_response_bytes=max_response_bytes)
         self.base_url = ((str(self._calls.client.base_url).rstrip("/") or DEFAULT_BASE_URL)
                          + (f"?{query}" if query else ""))
         self.model_version = model_version or None

@@ -71,8 +71,10 @@ class Fault:
     usage block), ``partial_usage`` (a usage block with ``prompt_tokens`` only), ``length``
     (a normal answer with ``finish_reason='length'``), ``null_content`` (``content: null`` with
     ``finish_reason='stop'``), ``usage`` (a normal answer whose usage block is exactly
-    ``usage``, impossible values included) and ``drip`` (a normal answer sent one byte every
-    ``hang_s`` seconds, status line and headers included, so no single read ever times out).
+    ``usage``, impossible values included), ``drip`` (a normal answer sent one byte every
+    ``hang_s`` seconds, status line and headers included, so no single read ever times out)
+    and ``unsized`` (a normal answer without ``Content-Length``, its end the connection's:
+    only reading it tells its length).
     """
 
     kind: str
@@ -150,6 +152,11 @@ class Fault:
     def with_usage(cls, **usage: Any) -> Fault:
         """A normal answer whose usage block is exactly ``usage`` (e.g. ``prompt_tokens=-5``)."""
         return cls("usage", usage=dict(usage))
+
+    @classmethod
+    def unsized(cls) -> Fault:
+        """A normal answer whose length no header declares (read until the connection ends)."""
+        return cls("unsized")
 
     @classmethod
     def drip(cls, interval_s: float = 1.0) -> Fault:
@@ -480,6 +487,14 @@ class _Handler(BaseHTTPRequestHandler):
             st.usage_sent.append((_count(usage.get("prompt_tokens")),
                                   _count(usage.get("completion_tokens"))))
             st.arrived.notify_all()
+        if kind == "unsized":
+            self.close_connection = True
+            self.send_response(200)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Connection", "close")
+            self.end_headers()
+            self.wfile.write(json.dumps(completion).encode("utf-8"))
+            return
         if kind == "drip" and fault is not None:
             self._drip(json.dumps(completion).encode("utf-8"), fault.hang_s)
             return

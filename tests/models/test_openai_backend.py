@@ -582,3 +582,30 @@ def test_a_harmless_query_is_sent_and_the_key_goes_as_bearer(fake_openai, api_ke
     assert sent.path == "/v1/chat/completions?api-version=1"
     auth = {k.lower(): v for k, v in sent.headers.items()}["authorization"]
     assert auth == f"Bearer {SECRET}"
+
+
+# -- bounded response bodies ------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("fault", [None, Fault.unsized()], ids=["content-length", "read"])
+def test_a_body_beyond_the_bound_is_an_error_not_retried_and_not_read_whole(
+        fake_openai, backend_for, fault) -> None:
+    fake_openai.responder = lambda body: "x" * 5000
+    if fault is not None:  # no length declared: the body is found too long while it is read
+        fake_openai.script(fault)
+    backend = backend_for(max_response_bytes=2000, max_retries=3)
+    guard = _Guard(refuse_after=99)
+    answer, _ = backend.complete_served(req(), guard=guard)
+    assert answer.error is not None and "response body too large" in answer.error
+    assert "2000 bytes" in answer.error and "not retried" in answer.error
+    assert ("Content-Length 5" in answer.error) == (fault is None)  # refused before reading
+    assert answer.calls == 1 == fake_openai.request_count
+    assert [o.unread for o in guard.told] == [True]  # generated, maybe billed: its worst case
+
+
+def test_an_answer_within_the_bound_is_read_uncompressed(fake_openai, backend_for) -> None:
+    fake_openai.responder = lambda body: "y" * 1500
+    fake_openai.script(Fault.unsized())
+    answer = backend_for(max_response_bytes=4000).complete(req())
+    assert answer.text == "y" * 1500
+    assert fake_openai.requests[0].headers.get("Accept-Encoding") == "identity"
