@@ -52,8 +52,10 @@ import contextlib
 import socket
 import threading
 from collections.abc import Callable, Mapping
+from dataclasses import replace
 from typing import Any, TypeVar
 
+from pytest_graphinstruct.answers import Answer
 from pytest_graphinstruct.models.base import quiet_thread
 
 CALL_THREAD_NAME = "gi-http-call"
@@ -110,7 +112,7 @@ def _bounded_stream(http: Any, inner: Any, limit: int) -> Any:
     return Bounded()
 
 
-def bound_response(limit: int) -> Callable[[Any], None]:
+def _bound_response(limit: int) -> Callable[[Any], None]:
     """An httpx ``response`` event hook (run once the headers are in, before the body is read)
     that refuses a body declared longer than ``limit`` bytes at once and stops reading one
     that turns out longer (:class:`ResponseTooLarge`, raised through the client's call)."""
@@ -268,6 +270,13 @@ class BoundedCalls:
         secret = self.client.api_key
         return text.replace(secret, _REDACTED) if secret else text
 
+    def scrub_answer(self, answer: Answer) -> Answer:
+        """``answer`` with the API key in its text replaced (:meth:`scrub`: a model may echo
+        it, and the text goes to the cache, reports and pages); its usage as it was."""
+        text = answer.text
+        clean = None if text is None else self.scrub(text)
+        return answer if clean == text else replace(answer, text=clean)
+
     def cancel(self, reason: str | None = None) -> None:
         """Stop: every call in flight ends at once — its socket is shut down, which ends its
         thread too — and every later :meth:`run` raises :class:`CallCancelled`.  ``reason``
@@ -305,7 +314,7 @@ class BoundedCalls:
                     verify=self.ssl_context, timeout=deadline_s, follow_redirects=True,
                     headers={"Accept-Encoding": "identity"},
                     event_hooks={"request": [call.attach],
-                                 "response": [bound_response(self.max_response_bytes)]})
+                                 "response": [_bound_response(self.max_response_bytes)]})
                 try:
                     client = self.client.with_options(http_client=http, timeout=deadline_s)
                     outcome.append((True, fn(client)))

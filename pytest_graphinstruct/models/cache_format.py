@@ -54,7 +54,8 @@ def use_of(request: Request) -> Use:
     return request.instruction_id, request.cell, request.sample_index
 
 
-def use_record(key: str, request: Request, kept: CacheEntry, run: str | None) -> dict[str, Any]:
+def use_record(key: str, request: Request, kept: CacheEntry,
+               run: str | None) -> dict[str, object]:
     """The record saying that ``request`` (of ``key``) used the answer ``kept`` holds: the
     kept answer, snapshot and caching time under ``request``'s metadata.  Read back it is an
     ordinary record of ``key`` that never replaces ``kept`` (the same snapshot:

@@ -85,10 +85,10 @@ from __future__ import annotations
 
 import contextlib
 import os
+import threading
 import time
 import urllib.parse
 from collections.abc import Callable
-from dataclasses import replace
 from typing import Any, Literal
 
 from pytest_graphinstruct.answers import Answer
@@ -145,9 +145,8 @@ class OpenAIBackend:
         model_version: the version the user expects (``--gi-model-version``); part of the
             endpoint's name in cache keys (``#version=<v>``), so answers cached under another
             version, or none, are not reused for it.
-        max_response_bytes: the most bytes of one response body read
-            (:data:`~.bounded_calls.MAX_RESPONSE_BYTES`, 8 MiB); a longer one is that
-            request's error (not retried), read no further.
+        max_response_bytes: the most bytes of one response body read (8 MiB): a longer one
+            is that request's error, not retried, read no further (:mod:`.bounded_calls`).
 
     Attributes:
         attempt_listener: called with an :class:`~.base.AttemptOutcome` after every HTTP
@@ -189,18 +188,7 @@ class OpenAIBackend:
         model_version: str | None = None,
         max_response_bytes: int = MAX_RESPONSE_BYTES,
     ) -> None:
-        key_problem = api_key_env_problem(api_key_env)
-        if key_problem is not None and api_key is None:  # before any message naming it
-            raise ModelError(key_problem)
-        if base_url:
-            check_base_url(base_url, api_key_env)
-        elif os.environ.get("OPENAI_BASE_URL"):
-            check_base_url(os.environ["OPENAI_BASE_URL"], api_key_env, "$OPENAI_BASE_URL")
-        key = api_key if api_key is not None else os.environ.get(api_key_env, "")
-        if not key.strip():
-            raise ModelError(
-                f"the API key environment variable {api_key_env} is not set (or empty); "
-                f"export it, or name another variable with --gi-api-key-env")
+        key = _checked_key(base_url, api_key_env, api_key)
         if timeout_s <= 0:
             raise ModelError(f"timeout must be > 0 seconds, got {timeout_s!r}")
         self.model = model
@@ -227,6 +215,9 @@ class OpenAIBackend:
                                       if token_counter == "auto" else token_counter)
         self._probes = EndpointProbes(self._calls, self.chat, self._failures, self.base_url,
                                       self.timeout_s)
+        #: ``answer`` with the API key in its text replaced by ``[REDACTED]`` (a model may
+        #: echo it); usage is counted on the text as received (:meth:`.BoundedCalls.scrub_answer`)
+        self.scrub_answer: Callable[[Answer], Answer] = self._calls.scrub_answer
 
     @property
     def usage_rejections(self) -> int:
@@ -270,9 +261,8 @@ class OpenAIBackend:
     def complete_served(self, request: Request, *,
                         guard: AttemptGuard | None = None) -> tuple[Answer, Snapshot]:
         """:meth:`complete`, and what the successful response said served it (an empty
-        :class:`Snapshot` for an error).  With ``guard`` (the cost cap's charge of this
-        request), every failed attempt is told to it and no retry is sent that it refuses:
-        the answer is then an error holding its reason."""
+        :class:`Snapshot` for an error).  ``guard`` (the cost cap's charge) hears every failed
+        attempt; a retry it refuses is not sent (the answer is an error with its reason)."""
         started = time.monotonic()
         calls = 0
         attempt = 0
@@ -289,8 +279,7 @@ class OpenAIBackend:
             except CallCancelled as stop:
                 ended = self._cancelled_answer(
                     f"cancelled: the run was interrupted during call {calls}", calls, started)
-                self._tell(AttemptOutcome(ok=False, error=ended.error, unread=stop.started),
-                           guard)
+                self._tell(AttemptOutcome(False, error=ended.error, unread=stop.started), guard)
                 return ended, none
             except Exception as exc:  # classified below; nothing escapes complete()
                 failure = self._failures.classify(exc)
@@ -304,11 +293,7 @@ class OpenAIBackend:
             if not failure.retryable or attempt >= self.policy.max_retries:
                 note = "" if not failure.retryable else f"; gave up after {calls} call(s)"
                 return self._error(failure.message, note, calls, started), none
-            delay = self.policy.delay(attempt, failure.retry_after)
-            if self._sleep is time.sleep:
-                cancelled.wait(delay)  # cut short by cancel()
-            else:
-                self._sleep(delay)
+            _pause(self._sleep, cancelled, self.policy.delay(attempt, failure.retry_after))
             if cancelled.is_set():
                 if self._calls.cancel_reason is not None:
                     return self._cancelled_answer("", calls, started), none
@@ -316,19 +301,8 @@ class OpenAIBackend:
                                    f"{calls} call(s)", calls, started), none
             refused = None if guard is None else guard.before_retry(calls)
             if refused is not None:
-                return Answer(error=one_line(refused), calls=calls,
-                              latency_s=time.monotonic() - started), none
+                return self._error(refused, "", calls, started), none
             attempt += 1
-
-    def scrub_answer(self, answer: Answer) -> Answer:
-        """``answer`` with every occurrence of the API key in its text replaced by
-        ``[REDACTED]`` (a model may echo it; the text goes to the cache, reports and pages).
-        Usage is counted on the text as received."""
-        text = answer.text
-        if text is None:
-            return answer
-        clean = self._calls.scrub(text)
-        return answer if clean == text else replace(answer, text=clean)
 
     def _error(self, message: str, note: str, calls: int, started: float) -> Answer:
         return Answer(error=one_line(self._calls.scrub(message), note), calls=calls,
@@ -390,3 +364,36 @@ class OpenAIBackend:
         (:meth:`.EndpointProbes.probe_snapshot`), or why nothing is known.  Never raises,
         never retries a failure."""
         return self._probes.probe_snapshot(timeout_s)
+
+
+def _checked_key(base_url: str | None, api_key_env: str, api_key: str | None) -> str:
+    """The API key (``api_key``, else the variable ``api_key_env``'s value), once the name,
+    the base URL (or ``$OPENAI_BASE_URL``) and the key are checked.
+
+    Raises:
+        ModelError: ``api_key_env`` looks like a key itself (checked first, before any
+            message could name it), the base URL is malformed or carries credentials, or the
+            variable is unset or empty.
+    """
+    key_problem = api_key_env_problem(api_key_env)
+    if key_problem is not None and api_key is None:
+        raise ModelError(key_problem)
+    if base_url:
+        check_base_url(base_url, api_key_env)
+    elif os.environ.get("OPENAI_BASE_URL"):
+        check_base_url(os.environ["OPENAI_BASE_URL"], api_key_env, "$OPENAI_BASE_URL")
+    key = api_key if api_key is not None else os.environ.get(api_key_env, "")
+    if not key.strip():
+        raise ModelError(
+            f"the API key environment variable {api_key_env} is not set (or empty); "
+            f"export it, or name another variable with --gi-api-key-env")
+    return key
+
+
+def _pause(sleep: Callable[[float], None], cancelled: threading.Event, delay: float) -> None:
+    """Wait ``delay`` seconds before a retry: cut short by a cancel when the sleep is the real
+    one (an injected sleep, a test's recorder, is called instead)."""
+    if sleep is time.sleep:
+        cancelled.wait(delay)
+    else:
+        sleep(delay)

@@ -241,44 +241,24 @@ class Scheduler:
             RuntimeError: the scheduler is closed.
         """
         key = self.key(request)
-        fut = self._future(key, request)
-        if self._view.cache is not None and getattr(self.backend, "cacheable", False):
-            fut.add_done_callback(functools.partial(self._record_use, key, request))
-        return fut
-
-    def _future(self, key: str, request: Request) -> Future[Answer]:
-        """The future of ``request``: its key's (deduplicated), resolved from the cache or
-        by a refusal, or queued."""
         slot = self._dedupe_key(key, request)
         with self._lock:
             if self._queue.closed:
                 raise RuntimeError("scheduler is closed")
             self._stats.add("submitted")
             self._view.asked_by(key, request.cell)
-            fut = self._queue.existing(slot)
+            fut, done = self._queue.existing(slot), None
             if fut is not None:
                 self._stats.add("deduplicated")
-                return fut
-            fut = self._queue.new(slot)
-            done = self._view.hit(key) or self._gate.refusal(key)
-            if done is None:
-                self._queue.start(slot, key, request, fut)
+            else:
+                fut = self._queue.new(slot)
+                done = self._view.hit(key) or self._gate.refusal(key)
+                if done is None:
+                    self._queue.start(slot, key, request, fut)
         if done is not None:
             fut.set_result(done)
+        fut.add_done_callback(functools.partial(record_use, self.cache, key, request))
         return fut
-
-    def _record_use(self, key: str, request: Request, fut: Future[Answer]) -> None:
-        """Once ``request``'s answer is there: when it is another instruction's, cell's or
-        sample's answer (identical messages, one key), the cache records this use too
-        (:meth:`.AnswerCache.record_use`), so an export finds every instruction.  Never
-        raises (a future's callback)."""
-        cache = self._view.cache
-        if cache is None or fut.cancelled():
-            return
-        with contextlib.suppress(Exception):
-            answer = fut.result()
-            if answer.ok and not answer.truncated:
-                cache.record_use(key, request)
 
     def submit_all(self, requests: Iterable[Request]) -> list[Future[Answer]]:
         """Submit every request (in order); returns their futures in the same order."""
@@ -401,3 +381,17 @@ class Scheduler:
                     self._view.publish(key, Answer(error="cancelled", calls=0), "cancelled")
             self._gate.cancel_backend(None)
         self._queue.shutdown(wait=wait, cancel_futures=cancel_pending)
+
+
+def record_use(cache: AnswerCache | None, key: str, request: Request,
+               fut: Future[Answer]) -> None:
+    """A done callback of ``request``'s future: when its answer is another instruction's,
+    cell's or sample's (identical messages, one key), ``cache`` records this use too
+    (:meth:`.AnswerCache.record_use`), so an export finds every instruction.  Nothing without
+    a cache (``None``: none, or a backend whose answers are not cached).  Never raises."""
+    if cache is None or fut.cancelled():
+        return
+    with contextlib.suppress(Exception):
+        answer = fut.result()
+        if answer.ok and not answer.truncated:
+            cache.record_use(key, request)

@@ -231,6 +231,12 @@ class _State:
         self.gate.set()
         self.arrived = threading.Condition(self.lock)
 
+    def wait(self, ready: Callable[[], bool], timeout: float) -> bool:
+        """Block until ``ready()`` (checked at each request recorded or answer billed) or
+        ``timeout`` seconds passed; whether it is ready."""
+        with self.arrived:
+            return self.arrived.wait_for(ready, timeout)
+
 
 def _completion_of(st: _State, body: dict[str, Any], text: str, finish: str) -> dict[str, Any]:
     """The chat completion object answering ``body`` with ``text`` (the usage the server
@@ -728,21 +734,14 @@ class FakeOpenAIServer:
         return not self._state.gate.is_set()
 
     def wait_for_requests(self, n: int, timeout: float = 60.0) -> bool:
-        """Block until at least ``n`` completion requests have arrived since the start (or the
-        last :meth:`reset`): ``True`` then, ``False`` after ``timeout`` seconds without them.
-        The timeout is a safety net for a broken run, not a measurement: make it generous."""
-        with self._state.arrived:
-            return self._state.arrived.wait_for(lambda: len(self._state.requests) >= n,
-                                                timeout)
+        """Block until ``n`` completion requests arrived since the start or the last
+        :meth:`reset` (``True``), or ``timeout`` passed (``False``; a safety net, be generous)."""
+        return self._state.wait(lambda: len(self._state.requests) >= n, timeout)
 
     def wait_for_answers(self, n: int, timeout: float = 60.0) -> bool:
-        """Block until at least ``n`` answers have been billed (their usage counted in
-        :attr:`tokens_counted`; an answer is billed before it is sent, so also one whose
-        client had already left) since the start or the last :meth:`reset`: ``True`` then,
-        ``False`` after ``timeout`` seconds without them (a safety net, not a measurement)."""
-        with self._state.arrived:
-            return self._state.arrived.wait_for(lambda: len(self._state.usage_sent) >= n,
-                                                timeout)
+        """:meth:`wait_for_requests` for ``n`` answers billed (:attr:`tokens_counted`; billed
+        before sent, so also one whose client had left)."""
+        return self._state.wait(lambda: len(self._state.usage_sent) >= n, timeout)
 
     def reset(self) -> None:
         """Forget recorded requests, the script and the in-flight high-water mark."""
