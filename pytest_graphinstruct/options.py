@@ -16,6 +16,7 @@ package but the vocabulary and the error type, so the pytest entry point stays c
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -290,6 +291,36 @@ def parse_levels(text: object) -> list[int]:
         ValueError: an item is not an integer (each caller words its own message).
     """
     return [int(x) for x in str(text).split(",") if x.strip()]
+
+
+_ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+_KEY_PREFIXES: Final = ("sk-", "sk_", "gsk_", "xai-", "hf_", "AIza", "pk-", "rk-", "key-")
+
+
+def redacted(secret: str) -> str:
+    """What may be shown of a value that may be a secret: its first three characters (none
+    when it is short) and its length, e.g. ``'sk-…' (51 characters)``."""
+    shown = secret[:3] if len(secret) >= 12 else ""
+    return f"{shown + '…'!r} ({len(secret)} characters)"
+
+
+def api_key_env_problem(name: str) -> str | None:
+    """Why ``name`` cannot be the name of the API key's environment variable (one line that
+    never shows ``name`` whole: it may be the key itself), or ``None`` when it can.
+
+    Refused: anything but letters, digits and ``_`` not starting with a digit (no variable a
+    shell exports is named so; ``sk-…`` keys are not), a known key prefix (``sk-``, ``gsk_``,
+    ``hf_``, ``AIza``, …), and a long (24+) mix of lower- and upper-case letters and digits,
+    which is how generated keys look and variable names do not."""
+    mixed = (len(name) >= 24 and any(c.islower() for c in name)
+             and any(c.isupper() for c in name) and any(c.isdigit() for c in name))
+    if (_ENV_NAME.fullmatch(name) and not mixed
+            and not (len(name) >= 16 and name.startswith(_KEY_PREFIXES))):
+        return None
+    return (f"--gi-api-key-env takes the NAME of the environment variable that holds the API "
+            f"key, and {redacted(name)} looks like the key itself (a variable name is letters, "
+            f"digits and _): export the key in a variable (export {DEFAULT_API_KEY_ENV}=...) "
+            f"and pass its name, e.g. --gi-api-key-env={DEFAULT_API_KEY_ENV}")
 
 
 def split_words(value: object) -> list[str]:

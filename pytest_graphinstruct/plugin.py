@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 
-from pytest_graphinstruct.options import OPTIONS, parse_levels
+from pytest_graphinstruct.options import OPTIONS, parse_levels, split_words
 from pytest_graphinstruct.vocab import LEVELS, PYTEST_PLUGIN_NAME, SIZE_BUCKETS
 
 
@@ -51,6 +51,28 @@ def raw_options(config: pytest.Config) -> dict[str, str | bool | None]:
     return raw
 
 
+_EMPTY_EXAMPLES = {
+    "model": "e.g. --gi-model=gpt-4o, --gi-model=oracle or --gi-replay=answers.jsonl",
+    "replay": "e.g. --gi-model=gpt-4o, --gi-model=oracle or --gi-replay=answers.jsonl",
+    "levels": "e.g. --gi-levels=0,2; leave the option out to run every level",
+}
+
+
+def _given_no_value(config: pytest.Config) -> str | None:
+    """The usage error of an option given on the command line with nothing in it
+    (``--gi-model=``, ``--gi-model=,``, ``--gi-levels=``), which would otherwise mean "not
+    given" without a word — no run at all, or every level — else ``None``."""
+    for dest, example in _EMPTY_EXAMPLES.items():
+        value = config.getoption(f"gi_{dest}")
+        if value is None:
+            continue
+        if str(value).strip() == "":
+            return f"--gi-{dest} was given no value ({example})"
+        if dest == "model" and not split_words(value):
+            return f"--gi-model={value!r} names no model ({example})"
+    return None
+
+
 def pytest_configure(config: pytest.Config) -> None:
     for lv in LEVELS:
         config.addinivalue_line("markers", f"level{lv}: GraphInstruct level {lv} item")
@@ -58,12 +80,11 @@ def pytest_configure(config: pytest.Config) -> None:
         config.addinivalue_line("markers", f"{size}: GraphInstruct size bucket {size}")
     config.addinivalue_line("markers", "infeasible: a deliberately infeasible instruction")
     config.addinivalue_line("markers", "graphinstruct: a GraphInstruct benchmark item")
-    for dest in ("model", "replay"):
-        if config.getoption(f"gi_{dest}") == "":
-            from pytest_graphinstruct.pytest_run.usage import refuse  # loaded for the error only
+    empty = _given_no_value(config)
+    if empty is not None:
+        from pytest_graphinstruct.pytest_run.usage import refuse  # loaded for the error only
 
-            raise refuse(config, raw_options(config), f"--gi-{dest} was given no value (e.g. "
-                         "--gi-model=gpt-4o, --gi-model=oracle or --gi-replay=answers.jsonl)")
+        raise refuse(config, raw_options(config), empty)
     raw = raw_options(config)
     if not (raw.get("model") or raw.get("replay")):
         return  # no benchmark run asked for: load nothing

@@ -17,7 +17,9 @@ from pytest_graphinstruct.options import (
     OPTIONS,
     Option,
     OptionValues,
+    api_key_env_problem,
     parse_levels,
+    redacted,
 )
 from pytest_graphinstruct.run.config import build_run_config, run_config
 
@@ -201,3 +203,27 @@ def test_a_command_line_argument_is_made_from_its_row() -> None:
     with pytest.raises(GraphInstructError, match="--gi-concurrency must be >= 1"):
         cli_values(parser.parse_args(["--responses", "a", "--concurrency", "0"]),
                    (CliArgument("concurrency"),)).integer("concurrency")
+
+
+@pytest.mark.parametrize("name", ["OPENAI_API_KEY", "GI_TEST_KEY", "my_key", "_K2",
+                                  "AZURE_OPENAI_API_KEY_WESTEUROPE_2"])
+def test_variable_names_are_taken(name: str) -> None:
+    assert api_key_env_problem(name) is None
+
+
+@pytest.mark.parametrize("value", [
+    "sk-proj-Q7x2LmN4pR8sT1vW3yZ5aB6cD9eF0gH",  # not a variable name at all
+    "gsk_Q7x2LmN4pR8sT1vW3yZ5",  # a known key prefix
+    "Q7x2LmN4pR8sT1vW3yZ5aB6cD9eF",  # a long mix of cases and digits
+    "my key", "2FAST",
+])
+def test_a_value_that_looks_like_the_key_is_refused_without_showing_it(value: str) -> None:
+    why = api_key_env_problem(value)
+    assert why is not None and "looks like the key itself" in why and "\n" not in why
+    assert value not in why and (len(value) < 12 or value[3:] not in why)
+    assert redacted(value) in why
+
+
+def test_the_redacted_form_shows_three_characters_of_a_long_value_and_its_length() -> None:
+    assert redacted("sk-0123456789abcdef") == "'sk-…' (19 characters)"
+    assert redacted("short") == "'…' (5 characters)"

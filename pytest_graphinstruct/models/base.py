@@ -108,11 +108,32 @@ class AttemptOutcome:
             ``False`` for one that says only this request is wrong or that we are being paced
             (429 rate limit, other 4xx), and for a cancelled call.
         error: the failure's one-line text (``None`` when ``ok``).
+        unread: the request may have reached the endpoint, but no answer of it was read (a
+            timeout or deadline, a call cancelled in flight, a broken connection, a body that
+            could not be read): the endpoint may have generated the answer, and bill it.
+            ``False`` for an HTTP error status (the endpoint said it did not answer), a
+            connection never made, and a usable answer.
     """
 
     ok: bool
     endpoint_fault: bool = False
     error: str | None = None
+    unread: bool = False
+
+
+class AttemptGuard(Protocol):
+    """What a backend that retries asks before each retry of one request, and tells after
+    each failed attempt (the cost cap's :class:`~.cost_cap.CallCharge`): lent to one call of
+    ``complete_served(request, guard=...)``, used from that call's thread only."""
+
+    def before_retry(self, calls: int) -> str | None:
+        """Whether the retry after ``calls`` attempts may be sent: ``None``, else the one-line
+        reason it may not (the request's error then)."""
+        ...
+
+    def after_attempt(self, outcome: AttemptOutcome) -> None:
+        """One failed attempt's outcome (called before :meth:`before_retry` of the next)."""
+        ...
 
 
 @dataclass(frozen=True)
@@ -181,3 +202,5 @@ class Backend(Protocol):
 #   remote: bool      -- answers come over the network; the circuit breaker applies
 #   worst_case_s: float -- the longest one complete() can take (bounds a wait for a peer)
 #   cancel() -> None  -- stop calls in flight and retries (an interrupted run)
+#   takes_guard: bool -- complete_served(request, guard=AttemptGuard) tells the guard every
+#                        failed attempt and asks it before every retry (the cost cap)

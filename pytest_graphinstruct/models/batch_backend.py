@@ -111,7 +111,8 @@ class BatchBackend:
         return self.runner.sent_ordinary(request.cache_key(self.endpoint))
 
     def _answer(self, body: dict[str, object], request: Request | None, latency_s: float) -> Served:
-        return answer_of(body, request, self._usage, latency_s=latency_s)
+        answer, served = answer_of(body, request, self._usage, latency_s=latency_s)
+        return self.inner.scrub_answer(answer), served  # a key the model echoed: redacted
 
     def _store(self, key: str, meta: RequestMeta, answer: Answer, served: Snapshot) -> None:
         if self.cache is not None:

@@ -11,8 +11,10 @@ Promises:
   endpoint output.  A line that is not JSON, not an object or has no string ``custom_id`` is
   skipped and counted (``skipped``); a line with a ``custom_id`` whose body is unusable becomes
   a final error for that request.  Only the first ``max_line_bytes`` of each line are read as a
-  line (a longer one is damaged).  Every text taken from a file and shown is escaped
-  (:func:`~.base.one_line`).
+  line (a longer one is damaged).  A second line naming a request another line answered
+  already (or failed already, unless it is the answer) is damaged too: skipped, counted in
+  ``duplicates`` and its id kept for the one line the run says; the first line stays.
+  Every text taken from a file and shown is escaped (:func:`~.base.one_line`).
 * What a line means (:class:`LineResult`): ``body`` (a 200 response's chat completion object),
   or ``error`` with ``retry`` saying whether a later batch may try again — an expired or
   cancelled line, a batch that failed as a whole, a 408/409/429 or 5xx status — or not (another
@@ -113,10 +115,40 @@ class LineResult:
 @dataclass(frozen=True)
 class ReadResults:
     """The lines of output and error files: per custom id its result (an output line wins
-    over an error line of the same id), and how many lines were skipped as damaged."""
+    over an error line of the same id), how many lines were skipped as damaged, and of those
+    how many named a custom id another line already named (``duplicates``; the first such id,
+    cut to 64 characters and escaped, in ``first_duplicate``)."""
 
     results: dict[str, LineResult]
     skipped: int
+    duplicates: int = 0
+    first_duplicate: str | None = None
+
+
+@dataclass
+class OutputDamage:
+    """The damaged lines of every output and error file one runner read (:meth:`add`), said
+    in one line (:meth:`summary`)."""
+
+    skipped: int = 0
+    duplicates: int = 0
+    first_duplicate: str | None = None
+
+    def add(self, read: ReadResults) -> None:
+        """Count the damaged lines of one batch's files."""
+        self.skipped += read.skipped
+        self.duplicates += read.duplicates
+        self.first_duplicate = self.first_duplicate or read.first_duplicate
+
+    def summary(self) -> str | None:
+        """One line when lines were damaged (not JSON, naming no request, or naming one another
+        line already answered), else ``None``."""
+        if not self.skipped:
+            return None
+        dup = (f", {self.duplicates} of them naming a request another line already answered "
+               f"(first: custom_id {self.first_duplicate}; the first line was kept)"
+               ) if self.duplicates else ""
+        return f"batch output: {self.skipped} damaged line(s) skipped{dup}"
 
 
 def split_lines(data: bytes, max_line_bytes: int = MAX_LINE_BYTES) -> Iterator[bytes]:
@@ -131,7 +163,8 @@ def split_lines(data: bytes, max_line_bytes: int = MAX_LINE_BYTES) -> Iterator[b
 def read_results(files: Iterable[bytes], *, max_line_bytes: int = MAX_LINE_BYTES) -> ReadResults:
     """Every line of the output and error files ``files`` (see the module's promises)."""
     results: dict[str, LineResult] = {}
-    skipped = 0
+    skipped = duplicates = 0
+    first: str | None = None
     for data in files:
         for raw in split_lines(data, max_line_bytes):
             result = _line_result(raw)
@@ -139,9 +172,19 @@ def read_results(files: Iterable[bytes], *, max_line_bytes: int = MAX_LINE_BYTES
                 skipped += 1
                 continue
             kept = results.get(result.custom_id)
-            if kept is None or (kept.body is None and result.body is not None):
+            if kept is None:
                 results[result.custom_id] = result
-    return ReadResults(results, skipped)
+                continue
+            if kept.body is None and result.body is not None:  # an answer over an error line
+                results[result.custom_id] = result
+                continue
+            # another line for a request already answered (or failed twice): which is right
+            # cannot be told, so the later one is damaged — skipped, counted, said once
+            skipped += 1
+            duplicates += 1
+            if first is None:
+                first = one_line(result.custom_id, limit=64)
+    return ReadResults(results, skipped, duplicates, first)
 
 
 def _line_result(raw: bytes) -> LineResult | None:

@@ -47,6 +47,7 @@ from pytest_graphinstruct.models.batch_files import (
     BatchLine,
     InputFile,
     LineResult,
+    OutputDamage,
     input_files,
     read_results,
 )
@@ -108,6 +109,7 @@ class BatchRunner:
         self._first = next((n for n, b in enumerate(known) if b.live), len(known))
         self._failures = 0
         self._next_poll = 0.0
+        self.damage = OutputDamage()  #: the damaged lines of the files read
         self._closed: str | None = None
         self._fallbacks = ThreadPoolExecutor(4, "gi-batch-fallback", initializer=quiet_thread)
         self._thread = threading.Thread(target=self._loop, name="gi-batch", daemon=True)
@@ -266,6 +268,7 @@ class BatchRunner:
         """Read a finished batch's files and hand out its lines' answers."""
         files = [self.api.content(f) for f in (status.output_file_id, status.error_file_id) if f]
         read = read_results(files)
+        self.damage.add(read)
         self.ledger.update(batch.input_file_id, collected=True)
         why = f"batch {status.status}" + (f": {status.errors}" if status.errors else "")
         for key in batch.custom_ids:

@@ -12,7 +12,8 @@ control (:class:`FakeBatchAPI`).  Never a real provider.
 * ``line_fault(custom_id, submission)`` (``submission``: 1 for a line's first batch) says what
   becomes of a line: ``None`` (answered as the chat route would answer its body), ``"failed"``
   (HTTP 500 in the error file), ``"expired"`` (``batch_expired`` in the error file; the batch
-  ends ``expired``), ``"refused"`` (HTTP 400) or ``"malformed"`` (a damaged output line).
+  ends ``expired``), ``"refused"`` (HTTP 400), ``"malformed"`` (a damaged output line) or
+  ``"duplicate"`` (answered on two output lines).
 * ``batch_fault(number)`` (``number``: 1 for the first batch created) ends a batch as a whole:
   ``"failed"`` (the endpoint refused it: no output file, its ``errors`` say why) or
   ``"cancelled"`` (cancelled by the endpoint before any line ran: no output file);
@@ -129,9 +130,12 @@ class FakeBatchAPI:
                 fault = self.line_fault(custom_id, self._submission(batch, custom_id)) \
                     if self.line_fault else None
                 expired |= fault == "expired"
-                (output if fault in (None, "malformed") else errors).append(
+                answered = fault in (None, "malformed", "duplicate")
+                (output if answered else errors).append(
                     self._result(custom_id, line.get("body") or {}, fault))
-                if fault in (None, "malformed"):
+                if fault == "duplicate":  # the same request answered on a second line too
+                    output.append(self._result(custom_id, line.get("body") or {}, None))
+                if answered:
                     batch.completed += 1
                 else:
                     batch.failed += 1
@@ -213,7 +217,7 @@ class FakeBatchAPI:
             return f'{{"custom_id": "{custom_id}", "response": {{"status_code": 200, "bo\n'.encode()
         line: dict[str, Any] = {"id": f"batch_req_{custom_id[:8]}", "custom_id": custom_id,
                                 "response": None, "error": None}
-        if fault is None:
+        if fault in (None, "duplicate"):
             line["response"] = {"status_code": 200, "request_id": "req",
                                 "body": self.server.completion(body)}
         elif fault == "expired":

@@ -12,6 +12,10 @@ and owning its connections.
   connections than calls in flight (the scheduler's concurrency).
 * :meth:`BoundedCalls.cancel` ends calls in flight at once and refuses every later one
   (:class:`CallCancelled`); the first reason given stays.
+* **Bounded bodies**: a response body is read up to :data:`MAX_RESPONSE_BYTES` (or the
+  backend's own bound), no further: one declared longer is refused before its body is read, one
+  that turns out longer stops there (:class:`ResponseTooLarge`).  Bodies are asked for
+  uncompressed, so the bound holds for what is decoded too.
 
 Connections
 -----------
@@ -48,8 +52,10 @@ import contextlib
 import socket
 import threading
 from collections.abc import Callable, Mapping
+from dataclasses import replace
 from typing import Any, TypeVar
 
+from pytest_graphinstruct.answers import Answer
 from pytest_graphinstruct.models.base import quiet_thread
 
 CALL_THREAD_NAME = "gi-http-call"
@@ -65,12 +71,76 @@ only when the abandoned thread is starved of CPU between its connect and its rep
 _T = TypeVar("_T")
 
 
+MAX_RESPONSE_BYTES = 8 * 1024 * 1024
+"""The most bytes of one response body read from the endpoint (8 MiB, as a batch output line):
+a graph answer of 16,384 tokens is about 64 KB of text, so only a broken or hostile endpoint
+sends more.  A longer body is not read further (:class:`ResponseTooLarge`)."""
+
+
+class ResponseTooLarge(Exception):
+    """The response body is longer than the bound; it was not read further.
+
+    Attributes:
+        limit: the bound, in bytes.
+        declared: the length the response's ``Content-Length`` declared (``None``: it was
+            found reading).
+    """
+
+    def __init__(self, limit: int, declared: int | None = None) -> None:
+        said = "" if declared is None else f" (Content-Length {declared})"
+        super().__init__(f"the response body is larger than {limit} bytes{said}")
+        self.limit = limit
+        self.declared = declared
+
+
+def _bounded_stream(http: Any, inner: Any, limit: int) -> Any:
+    """``inner`` (a response's byte stream) raising :class:`ResponseTooLarge` once more than
+    ``limit`` bytes came through, so no more than that is ever held."""
+
+    class Bounded(http.SyncByteStream):
+        def __iter__(self) -> Any:
+            seen = 0
+            for chunk in inner:
+                seen += len(chunk)
+                if seen > limit:
+                    raise ResponseTooLarge(limit)
+                yield chunk
+
+        def close(self) -> None:
+            inner.close()
+
+    return Bounded()
+
+
+def _bound_response(limit: int) -> Callable[[Any], None]:
+    """An httpx ``response`` event hook (run once the headers are in, before the body is read)
+    that refuses a body declared longer than ``limit`` bytes at once and stops reading one
+    that turns out longer (:class:`ResponseTooLarge`, raised through the client's call)."""
+    http = http_package()
+
+    def hook(response: Any) -> None:
+        declared = str(response.headers.get("content-length") or "")
+        if declared.isdigit() and int(declared) > limit:
+            raise ResponseTooLarge(limit, int(declared))
+        response.stream = _bounded_stream(http, response.stream, limit)
+
+    return hook
+
+
 class DeadlineExceeded(Exception):
     """The HTTP call as a whole took longer than its deadline; it was abandoned."""
 
 
 class CallCancelled(Exception):
-    """:meth:`BoundedCalls.cancel` was called while the HTTP call was in flight (or before)."""
+    """:meth:`BoundedCalls.cancel` was called while the HTTP call was in flight (or before).
+
+    Attributes:
+        started: the call had been started (its request may have reached the endpoint).
+    """
+
+    def __init__(self, *, started: bool = True) -> None:
+        super().__init__("cancelled" if started else "cancelled before the call started")
+        self.started = started
 
 
 def http_package() -> Any:
@@ -161,11 +231,17 @@ class BoundedCalls:
         base_url: the API root without its query (``None``: the client's default).
         timeout_s: the client's default timeout.
         default_query: query parameters sent with every request (``None``: none).
+        max_response_bytes: the most bytes of one response body read (a call's body is
+            asked for uncompressed, ``Accept-Encoding: identity``, and a longer one raises
+            :class:`ResponseTooLarge` without being read further).
     """
 
     def __init__(self, *, api_key: str, base_url: str | None, timeout_s: float,
-                 default_query: dict[str, str] | None) -> None:
+                 default_query: dict[str, str] | None,
+                 max_response_bytes: int = MAX_RESPONSE_BYTES) -> None:
         import openai
+
+        self.max_response_bytes = max_response_bytes
 
         self._lock = threading.Lock()
         # One per call in flight, with the event its caller waits on; cancel() aborts and sets them.
@@ -193,6 +269,13 @@ class BoundedCalls:
         """``text`` with the API key replaced (in case a server echoes it)."""
         secret = self.client.api_key
         return text.replace(secret, _REDACTED) if secret else text
+
+    def scrub_answer(self, answer: Answer) -> Answer:
+        """``answer`` with the API key in its text replaced (:meth:`scrub`: a model may echo
+        it, and the text goes to the cache, reports and pages); its usage as it was."""
+        text = answer.text
+        clean = None if text is None else self.scrub(text)
+        return answer if clean == text else replace(answer, text=clean)
 
     def cancel(self, reason: str | None = None) -> None:
         """Stop: every call in flight ends at once — its socket is shut down, which ends its
@@ -226,9 +309,12 @@ class BoundedCalls:
         def run() -> None:
             quiet_thread()  # a Ctrl+C goes to the main thread, not to this call
             try:
-                http = openai.DefaultHttpxClient(verify=self.ssl_context, timeout=deadline_s,
-                                                 follow_redirects=True,
-                                                 event_hooks={"request": [call.attach]})
+                # identity: the bound of the body is a bound of what is decoded, too
+                http = openai.DefaultHttpxClient(
+                    verify=self.ssl_context, timeout=deadline_s, follow_redirects=True,
+                    headers={"Accept-Encoding": "identity"},
+                    event_hooks={"request": [call.attach],
+                                 "response": [_bound_response(self.max_response_bytes)]})
                 try:
                     client = self.client.with_options(http_client=http, timeout=deadline_s)
                     outcome.append((True, fn(client)))
@@ -241,7 +327,7 @@ class BoundedCalls:
 
         with self._lock:
             if self.cancelled.is_set():
-                raise CallCancelled()
+                raise CallCancelled(started=False)
             self._calls[call] = waker
         try:
             threading.Thread(target=run, name=CALL_THREAD_NAME, daemon=True).start()

@@ -36,6 +36,11 @@ Guarantees:
   another snapshot and was cached later (an answer asked again because the cached one was
   stale, :mod:`.snapshot`): that one replaces it, in memory, in :meth:`AnswerCache.store` and
   in :meth:`AnswerCache.merge_from` alike.
+* **Every use of an answer is recorded.**  Two requests with identical messages (two
+  instructions with the same text, two cells) share one key and one answer;
+  :meth:`AnswerCache.record_use` appends one record of the key under the other request's
+  metadata, which never replaces the kept answer, so :meth:`AnswerCache.all_entries` (and
+  ``export-cache``) sees every instruction; :meth:`AnswerCache.merge_from` copies such records.
 * **This run or an earlier one.**  :attr:`AnswerCache.mark` is the size of the file when the
   run began (given by the process that began it, else the size at opening), and
   :attr:`AnswerCache.run` names the run (every process of one xdist run gives the same id;
@@ -89,7 +94,7 @@ from pytest_graphinstruct.answers import Answer
 from pytest_graphinstruct.errors import ModelError
 from pytest_graphinstruct.models.base import Request
 from pytest_graphinstruct.models.cache_claims import CLAIM_POLL_S, Claim, KeyClaims
-from pytest_graphinstruct.models.cache_format import CacheEntry
+from pytest_graphinstruct.models.cache_format import CacheEntry, entry_of, records
 from pytest_graphinstruct.models.cache_index import CacheIndex
 from pytest_graphinstruct.models.cache_notes import UncachedNotes
 from pytest_graphinstruct.models.cache_writer import CacheWriter, PutOutcome
@@ -267,6 +272,26 @@ class AnswerCache:
         :attr:`write_failures`, the first one warned about; the answer is simply not cached).
         ``served`` is what the response said served it (recorded with the answer)."""
         return self._writer.store(key, request, answer, endpoint=endpoint, served=served)
+
+    def record_use(self, key: str, request: Request) -> PutOutcome:
+        """Record that ``request`` used the answer kept for ``key`` (a request whose messages
+        are another instruction's or cell's, word for word: one key, one answer), unless a
+        record already names that use or nothing is kept: one more record of ``key`` under
+        ``request``'s metadata, which never replaces the kept answer
+        (:func:`~.cache_format.use_record`).  So :meth:`all_entries` and ``export-cache`` see
+        every instruction that used an answer.  ``written``, ``skipped`` or ``failed``."""
+        return self._writer.record_use(key, request)
+
+    def all_entries(self) -> list[CacheEntry]:
+        """Every readable record in file order — also those a key's kept entry outranks and
+        those recording a use (:meth:`record_use`) — damaged lines skipped.
+
+        Raises:
+            OSError: the file cannot be read.
+        """
+        if not self.path.is_file():
+            return []
+        return [entry_of(obj) for obj in records(self.path)]
 
     def merge_from(self, other: AnswerCache) -> int:
         """Append every record of ``other`` whose key this cache lacks (``other``'s first

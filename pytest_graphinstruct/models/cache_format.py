@@ -38,6 +38,35 @@ class CacheEntry:
     offset: int | None = None  #: byte offset of its line (``None``: written by this process)
     run: str | None = None  #: the run that cached it (``None``: not recorded)
 
+    @property
+    def use(self) -> Use:
+        """Which sample of which cell's instruction this record answers."""
+        return self.instruction_id, self.cell, self.sample_index
+
+
+Use = tuple[str, str, int]
+"""A sample an answer was used for: (instruction id, cell, sample index).  Two instructions
+(or cells) sending identical messages share one key, hence one answer, and each is a use."""
+
+
+def use_of(request: Request) -> Use:
+    """The use ``request`` makes of its key's answer."""
+    return request.instruction_id, request.cell, request.sample_index
+
+
+def use_record(key: str, request: Request, kept: CacheEntry,
+               run: str | None) -> dict[str, object]:
+    """The record saying that ``request`` (of ``key``) used the answer ``kept`` holds: the
+    kept answer, snapshot and caching time under ``request``'s metadata.  Read back it is an
+    ordinary record of ``key`` that never replaces ``kept`` (the same snapshot:
+    :func:`supersedes`), so readers that know nothing of uses keep the first answer."""
+    out = record(key, request, kept.answer, kept.endpoint,
+                 Snapshot(kept.snapshot, kept.fingerprint))
+    out["created"] = kept.created
+    if run is not None:
+        out["run"] = run
+    return out
+
 
 def supersedes(new: CacheEntry, kept: CacheEntry) -> bool:
     """Whether ``new`` replaces ``kept`` (the same key): it came from another snapshot and was

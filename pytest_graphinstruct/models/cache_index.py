@@ -10,7 +10,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from pytest_graphinstruct.models.base import one_line
-from pytest_graphinstruct.models.cache_format import CacheEntry, entry_of, supersedes
+from pytest_graphinstruct.models.cache_format import CacheEntry, Use, entry_of, supersedes
 
 try:  # POSIX only
     import fcntl
@@ -33,8 +33,8 @@ def flocked(fd: int, exclusive: bool) -> Iterator[None]:
 
 
 class CacheIndex:
-    """Each key's kept entry of one cache file, brought up to date by :meth:`read_new`.  Not
-    locked itself: the cache calls it under its lock.
+    """Each key's kept entry of one cache file, and every use its records name, brought up to
+    date by :meth:`read_new`.  Not locked itself: the cache calls it under its lock.
 
     Args:
         path: the cache file (missing: no entries).
@@ -45,6 +45,8 @@ class CacheIndex:
         self.path = path
         self._warn = warn
         self.entries: dict[str, CacheEntry] = {}  #: key -> the entry kept (:meth:`keep`)
+        #: key -> every use its records name (kept or not: a use record names another sample)
+        self.uses: dict[str, set[Use]] = {}
         self.offset = 0  #: bytes of the file already parsed (always at a line start)
         self._lines = 0  # lines of the file already parsed
         self._reported: set[int] = set()  # byte offsets of bad lines already warned about
@@ -54,6 +56,7 @@ class CacheIndex:
     def keep(self, entry: CacheEntry) -> bool:
         """Keep ``entry`` unless the key's kept entry wins (:func:`.supersedes`); returns
         whether it was kept."""
+        self.uses.setdefault(entry.key, set()).add(entry.use)
         kept = self.entries.get(entry.key)
         if kept is None or supersedes(entry, kept):
             self.entries[entry.key] = entry
@@ -103,6 +106,7 @@ class CacheIndex:
                 size = os.fstat(fd).st_size
                 if size < self.offset:  # the file was replaced or truncated: start over
                     self.entries.clear()
+                    self.uses.clear()
                     self._reported.clear()
                     self.offset = 0
                     self._lines = 0

@@ -17,10 +17,13 @@ from pytest_graphinstruct.errors import ModelError
 from pytest_graphinstruct.models.base import Request, one_line
 from pytest_graphinstruct.models.cache_format import (
     CacheEntry,
+    Use,
     entry_of,
     record,
     records,
     supersedes,
+    use_of,
+    use_record,
 )
 from pytest_graphinstruct.models.cache_index import CacheIndex, flocked
 from pytest_graphinstruct.models.snapshot import Snapshot
@@ -82,10 +85,34 @@ class CacheWriter:
             self.writes += 1
         return "written"
 
+    def record_use(self, key: str, request: Request) -> PutOutcome:
+        """Append a record saying ``request`` used ``key``'s kept answer (:func:`.use_record`)
+        unless no answer of ``key`` is kept or a record already names this use: ``written``,
+        ``skipped`` or ``failed`` (counted like a failed store; never raises)."""
+        with self._lock:
+            kept = self._index.entries.get(key)
+            if kept is None or use_of(request) in self._index.uses.get(key, ()):
+                return "skipped"
+            written = use_record(key, request, kept, self.run)
+        line = json.dumps(written, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
+        try:
+            self._append(line)
+        except OSError as exc:
+            with self._lock:
+                first = self._failed(exc)
+            if first:
+                self._warn(f"answer cache {self.first_write_error}; answers are not being "
+                           "cached (the run goes on; a rerun will ask for them again)",
+                           self.path, 0)
+            return "failed"
+        with self._lock:
+            self._index.keep(entry_of(written))
+        return "written"
+
     def merge(self, other: Path) -> int:
-        """Append every record of the cache file ``other`` that the index lacks or that
-        replaces the one kept (see :meth:`.AnswerCache.merge_from`), in one locked append;
-        returns how many.
+        """Append every record of the cache file ``other`` that the index lacks, that
+        replaces the one kept (see :meth:`.AnswerCache.merge_from`) or that names a use of a
+        key's answer this file does not, in one locked append; returns how many.
 
         Raises:
             ModelError: either file cannot be read, or this one cannot be written (the index
@@ -93,16 +120,23 @@ class CacheWriter:
         """
         new: list[bytes] = []
         before: dict[str, CacheEntry | None] = {}  # what each changed key held, to undo
+        added: list[tuple[str, Use]] = []  # the uses the merge added, to undo
         try:
             with self._lock:
                 self._index.scan()
                 for found in records(other):
                     key = str(found["key"])
                     entry, kept = entry_of(found), self._index.entries.get(key)
+                    uses = self._index.uses.setdefault(key, set())
                     if kept is not None and not supersedes(entry, kept):
-                        continue
-                    before.setdefault(key, kept)
-                    self._index.entries[key] = entry
+                        if entry.use in uses:
+                            continue  # nothing new: neither its answer nor its use
+                    else:
+                        before.setdefault(key, kept)
+                        self._index.entries[key] = entry
+                    if entry.use not in uses:
+                        uses.add(entry.use)
+                        added.append((key, entry.use))
                     new.append(json.dumps(found, ensure_ascii=False,
                                           separators=(",", ":")).encode("utf-8"))
                 if new:
@@ -114,6 +148,8 @@ class CacheWriter:
                         self._index.entries.pop(key, None)
                     else:
                         self._index.entries[key] = kept
+                for key, use in added:
+                    self._index.uses.get(key, set()).discard(use)
             raise ModelError(f"cannot merge {other} into {self.path}: "
                              f"{exc.strerror or exc}") from None
         return len(new)

@@ -4,11 +4,16 @@ fault (the circuit breaker's feed, :class:`~.base.AttemptOutcome`)."""
 
 from __future__ import annotations
 
+import socket
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar
 
-from pytest_graphinstruct.models.bounded_calls import DeadlineExceeded
+from pytest_graphinstruct.models.bounded_calls import (
+    DeadlineExceeded,
+    ResponseTooLarge,
+    http_package,
+)
 from pytest_graphinstruct.models.retry import parse_retry_after
 
 _MAX_ERROR_DETAIL = 300
@@ -16,12 +21,14 @@ _MAX_ERROR_DETAIL = 300
 
 @dataclass(frozen=True)
 class Failure:
-    """One failed attempt, classified; ``endpoint_fault`` as in :class:`~.base.AttemptOutcome`."""
+    """One failed attempt, classified; ``endpoint_fault`` and ``unread`` as in
+    :class:`~.base.AttemptOutcome`."""
 
     message: str
     retryable: bool
     retry_after: float | None = None
     endpoint_fault: bool = False
+    unread: bool = False
 
 
 class Malformed(Exception):
@@ -41,30 +48,40 @@ class FailureClassifier:
         self.api_key_env = api_key_env
 
     def classify(self, exc: BaseException) -> Failure:
-        """What a failed attempt means: its text, whether to retry, and whether it is the
+        """What a failed attempt means: its text, whether to retry, whether it is the
         endpoint's fault (a timeout, a broken connection or body, a 5xx: see
-        :meth:`_classify_status` for the other statuses)."""
+        :meth:`_classify_status` for the other statuses), and whether its answer may exist
+        unread (``unread``: a timeout, a broken connection or body — not a connection that
+        was never made, not an HTTP error status)."""
         import openai
 
+        too_large = _cause(exc, ResponseTooLarge)
+        if too_large is not None:  # not retried: the same request would be as long again
+            return Failure(f"response body too large: {too_large}, far more than any graph "
+                           "answer; not read further, not retried", retryable=False,
+                           unread=True)
         if isinstance(exc, Malformed):
-            return Failure(f"malformed response body: {exc}", retryable=True, endpoint_fault=True)
+            return Failure(f"malformed response body: {exc}", retryable=True, endpoint_fault=True,
+                           unread=True)
         if isinstance(exc, DeadlineExceeded):
             return Failure(f"request timed out: the whole call exceeded its deadline of "
-                           f"{self.timeout_s:g} s", retryable=True, endpoint_fault=True)
+                           f"{self.timeout_s:g} s", retryable=True, endpoint_fault=True,
+                           unread=True)
         if isinstance(exc, openai.APIStatusError):
             return self._classify_status(exc)
         if isinstance(exc, openai.APITimeoutError):
             return Failure(f"request timed out after {self.timeout_s:g} s", retryable=True,
-                           endpoint_fault=True)
+                           endpoint_fault=True, unread=not never_connected(exc))
         if isinstance(exc, openai.APIConnectionError):
-            return Failure(connection_detail(exc), retryable=True, endpoint_fault=True)
+            return Failure(connection_detail(exc), retryable=True, endpoint_fault=True,
+                           unread=not never_connected(exc))
         if isinstance(exc, openai.APIResponseValidationError):
             return Failure(f"malformed response body: {exc.message}", retryable=True,
-                           endpoint_fault=True)
+                           endpoint_fault=True, unread=True)
         if isinstance(exc, (ValueError, TypeError, KeyError, AttributeError)):
             # json.JSONDecodeError and pydantic's ValidationError are ValueErrors.
             return Failure(f"malformed response body: {type(exc).__name__}: {exc}",
-                           retryable=True, endpoint_fault=True)
+                           retryable=True, endpoint_fault=True, unread=True)
         if isinstance(exc, openai.OpenAIError):
             return Failure(f"{type(exc).__name__}: {exc}", retryable=False)
         return Failure(f"unexpected error {type(exc).__name__}: {exc}", retryable=False)
@@ -86,6 +103,39 @@ class FailureClassifier:
                            retry_after=_retry_after(exc), endpoint_fault=status >= 500)
         return Failure(f"HTTP {status} (not retried): {detail}", retryable=False,
                        endpoint_fault=status == 404)
+
+
+_E = TypeVar("_E", bound=BaseException)
+
+
+def _cause(exc: BaseException, kind: type[_E]) -> _E | None:
+    """``exc`` or the first of its causes (or contexts) that is a ``kind``, else ``None``."""
+    seen: set[int] = set()
+    cause: BaseException | None = exc
+    while cause is not None and id(cause) not in seen:
+        if isinstance(cause, kind):
+            return cause
+        seen.add(id(cause))
+        cause = cause.__cause__ or cause.__context__
+    return None
+
+
+def never_connected(exc: BaseException) -> bool:
+    """Whether ``exc`` (a connection error or timeout of the ``openai`` client) is a connection
+    that was never made (refused, no route, a DNS failure, a connect timeout): then nothing
+    reached the endpoint.  Read from the HTTP package's exception among its causes."""
+    http = http_package()
+    never: tuple[type, ...] = (ConnectionRefusedError, socket.gaierror, *(
+        t for t in (getattr(http, "ConnectError", None), getattr(http, "ConnectTimeout", None))
+        if isinstance(t, type)))
+    seen: set[int] = set()
+    cause: BaseException | None = exc
+    while cause is not None and id(cause) not in seen:
+        if isinstance(cause, never):
+            return True
+        seen.add(id(cause))
+        cause = cause.__cause__ or cause.__context__
+    return False
 
 
 def connection_detail(exc: Any) -> str:

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING
 from pytest_graphinstruct.answers import Answer
 from pytest_graphinstruct.models.base import Backend, Request
 from pytest_graphinstruct.models.cache_view import CacheView
+from pytest_graphinstruct.models.cost_cap import CallCharge
 from pytest_graphinstruct.models.issue_gate import IssueGate
 from pytest_graphinstruct.models.ratelimit import RateLimiter
 from pytest_graphinstruct.models.request_stats import RequestStats
@@ -99,14 +100,14 @@ class RequestIssuer:
             self._stats.add("budget_skipped")
             return self._view.publish(key, Answer(error=self.budget.refusal(), calls=0),
                                       "budget")
-        reserved = 0.0
+        charge = None
         if self.cost is not None:
-            reserved = self.cost.worst_case(request)
-            if not self.cost.cap.reserve(reserved):
+            charge = CallCharge(self.cost, request)
+            if not charge.open():
                 self._stats.add("cost_skipped")
-                return self._view.publish(key, Answer(error=self.cost.cap.refusal(reserved),
+                return self._view.publish(key, Answer(error=self.cost.cap.refusal(charge.worst),
                                                       calls=0), "cost cap")
-        answer, served = self._call(request, reserved)
+        answer, served = self._call(request, charge)
         if not self._gate.attempt_feed:
             self._gate.feed_request(answer)
         reason = self._gate.circuit_open_reason
@@ -122,22 +123,27 @@ class RequestIssuer:
         self._store(key, request, answer, served)
         return answer
 
-    def _call(self, request: Request, reserved: float) -> tuple[Answer, Snapshot | None]:
+    def _call(self, request: Request,
+              charge: CallCharge | None) -> tuple[Answer, Snapshot | None]:
         """The backend's answer to ``request`` (and the snapshot that served it, when the
-        backend says); the cost cap's reservation is settled however the call ends."""
+        backend says); the cost cap's ``charge`` is lent to a backend that retries (each retry
+        reserved, each attempt abandoned unread kept at its worst case) and closed however the
+        call ends."""
         answer: Answer | None = None
         try:
             with self._stats.in_flight():
                 complete_served = getattr(self.backend, "complete_served", None)
                 if callable(complete_served):
-                    answer, served = complete_served(request)
+                    if charge is not None and getattr(self.backend, "takes_guard", False):
+                        answer, served = complete_served(request, guard=charge)
+                    else:
+                        answer, served = complete_served(request)
                     return answer, served
                 answer = self.backend.complete(request)
                 return answer, None
         finally:
-            if self.cost is not None:
-                self.cost.cap.settle(reserved, 0.0 if answer is None
-                                     else self.cost.cost_of(answer, request))
+            if charge is not None:
+                charge.close(answer)
 
     def _store(self, key: str, request: Request, answer: Answer,
                served: Snapshot | None) -> None:

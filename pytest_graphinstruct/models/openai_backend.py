@@ -25,6 +25,10 @@ Promises:
 * :attr:`OpenAIBackend.attempt_listener` hears every HTTP attempt of :meth:`~OpenAIBackend.
   complete` (:class:`~.base.AttemptOutcome`: usable, a fault of the endpoint, or neither), from
   the attempt's calling thread — the scheduler's circuit breaker listens.
+* :meth:`OpenAIBackend.complete_served` takes a per-call :class:`~.base.AttemptGuard` (the
+  cost cap's charge of the request): it hears every failed attempt (``unread`` when its answer
+  may exist unread: a timeout, a cancel in flight, a broken connection or body) and is asked
+  before every retry; a retry it refuses is not sent.
 * The base URL is checked when the backend is built (``http``/``https``, a host, a valid port):
   a malformed one is a one-line :class:`~pytest_graphinstruct.errors.ModelError`.  **A base URL
   carrying credentials is refused**: userinfo (``user:pass@``, ``user@``) or a query parameter
@@ -46,8 +50,10 @@ Promises:
   completion (sent with the header ``X-GI-Probe: snapshot``).  ``model_version`` (the user's
   ``--gi-model-version``) is part of :attr:`OpenAIBackend.endpoint`, hence of every cache key.
 * The API key is read once, from the environment variable named by ``api_key_env``; it never
-  appears in ``repr``, in an error message, or anywhere this module writes.  Error texts are
-  scrubbed of the key in case a server echoes it.
+  appears in ``repr``, in an error message, or anywhere this module writes.  Error texts and
+  answer texts are scrubbed of the key (``[REDACTED]``) in case a server or a model echoes it.
+  An ``api_key_env`` that is no variable name but looks like a key is refused
+  (:func:`~pytest_graphinstruct.options.api_key_env_problem`), never shown whole.
 * ``usage`` is the provider's usage block of the successful response.  When the provider sent
   none (or only one of its two counts), the missing counts are taken with ``tiktoken``
   (:mod:`.tokens`; the model's encoding, offline) and ``Usage.source`` says so
@@ -79,6 +85,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import threading
 import time
 import urllib.parse
 from collections.abc import Callable
@@ -86,9 +93,13 @@ from typing import Any, Literal
 
 from pytest_graphinstruct.answers import Answer
 from pytest_graphinstruct.errors import ModelError
-from pytest_graphinstruct.models.base import AttemptOutcome, Request, one_line
+from pytest_graphinstruct.models.base import AttemptGuard, AttemptOutcome, Request, one_line
 from pytest_graphinstruct.models.base_url import check_base_url, split_query
-from pytest_graphinstruct.models.bounded_calls import BoundedCalls, CallCancelled
+from pytest_graphinstruct.models.bounded_calls import (
+    MAX_RESPONSE_BYTES,
+    BoundedCalls,
+    CallCancelled,
+)
 from pytest_graphinstruct.models.call_failures import FailureClassifier
 from pytest_graphinstruct.models.chat_completions import ChatCompletions, choice
 from pytest_graphinstruct.models.endpoint_probes import EndpointProbes
@@ -101,6 +112,7 @@ from pytest_graphinstruct.options import (
     DEFAULT_API_KEY_ENV,
     DEFAULT_MAX_RETRIES,
     DEFAULT_TIMEOUT_S,
+    api_key_env_problem,
 )
 
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
@@ -133,6 +145,8 @@ class OpenAIBackend:
         model_version: the version the user expects (``--gi-model-version``); part of the
             endpoint's name in cache keys (``#version=<v>``), so answers cached under another
             version, or none, are not reused for it.
+        max_response_bytes: the most bytes of one response body read (8 MiB): a longer one
+            is that request's error, not retried, read no further (:mod:`.bounded_calls`).
 
     Attributes:
         attempt_listener: called with an :class:`~.base.AttemptOutcome` after every HTTP
@@ -149,6 +163,7 @@ class OpenAIBackend:
 
     cacheable = True
     remote = True  # answers come over the network: the scheduler's circuit breaker applies
+    takes_guard = True  # complete_served(request, guard=...): the cost cap sees every attempt
     attempt_listener: Callable[[AttemptOutcome], None] | None = None
 
     def __init__(
@@ -171,16 +186,9 @@ class OpenAIBackend:
         serial_gate: SerialGate | None = None,
         token_counter: TokenCounter | Literal["auto"] | None = "auto",
         model_version: str | None = None,
+        max_response_bytes: int = MAX_RESPONSE_BYTES,
     ) -> None:
-        if base_url:
-            check_base_url(base_url, api_key_env)
-        elif os.environ.get("OPENAI_BASE_URL"):
-            check_base_url(os.environ["OPENAI_BASE_URL"], api_key_env, "$OPENAI_BASE_URL")
-        key = api_key if api_key is not None else os.environ.get(api_key_env, "")
-        if not key.strip():
-            raise ModelError(
-                f"the API key environment variable {api_key_env} is not set (or empty); "
-                f"export it, or name another variable with --gi-api-key-env")
+        key = _checked_key(base_url, api_key_env, api_key)
         if timeout_s <= 0:
             raise ModelError(f"timeout must be > 0 seconds, got {timeout_s!r}")
         self.model = model
@@ -195,7 +203,8 @@ class OpenAIBackend:
         root, query = split_query(base_url) if base_url else (None, "")
         self._calls = BoundedCalls(
             api_key=key, base_url=root, timeout_s=self.timeout_s,
-            default_query=dict(urllib.parse.parse_qsl(query, keep_blank_values=True)) or None)
+            default_query=dict(urllib.parse.parse_qsl(query, keep_blank_values=True)) or None,
+            max_response_bytes=max_response_bytes)
         self.base_url = ((str(self._calls.client.base_url).rstrip("/") or DEFAULT_BASE_URL)
                          + (f"?{query}" if query else ""))
         self.model_version = model_version or None
@@ -206,6 +215,9 @@ class OpenAIBackend:
                                       if token_counter == "auto" else token_counter)
         self._probes = EndpointProbes(self._calls, self.chat, self._failures, self.base_url,
                                       self.timeout_s)
+        #: ``answer`` with the API key in its text replaced by ``[REDACTED]`` (a model may
+        #: echo it); usage is counted on the text as received (:meth:`.BoundedCalls.scrub_answer`)
+        self.scrub_answer: Callable[[Answer], Answer] = self._calls.scrub_answer
 
     @property
     def usage_rejections(self) -> int:
@@ -246,9 +258,11 @@ class OpenAIBackend:
         """Obtain one answer, retrying transient failures (see the module docstring)."""
         return self.complete_served(request)[0]
 
-    def complete_served(self, request: Request) -> tuple[Answer, Snapshot]:
+    def complete_served(self, request: Request, *,
+                        guard: AttemptGuard | None = None) -> tuple[Answer, Snapshot]:
         """:meth:`complete`, and what the successful response said served it (an empty
-        :class:`Snapshot` for an error)."""
+        :class:`Snapshot` for an error).  ``guard`` (the cost cap's charge) hears every failed
+        attempt; a retry it refuses is not sent (the answer is an error with its reason)."""
         started = time.monotonic()
         calls = 0
         attempt = 0
@@ -262,32 +276,32 @@ class OpenAIBackend:
             calls += 1
             try:
                 answer, rejected, served = self._attempt(request, calls, started)
-            except CallCancelled:
+            except CallCancelled as stop:
                 ended = self._cancelled_answer(
                     f"cancelled: the run was interrupted during call {calls}", calls, started)
-                self._tell(AttemptOutcome(ok=False, error=ended.error))
+                self._tell(AttemptOutcome(False, error=ended.error, unread=stop.started), guard)
                 return ended, none
             except Exception as exc:  # classified below; nothing escapes complete()
                 failure = self._failures.classify(exc)
                 self._tell(AttemptOutcome(ok=False, endpoint_fault=failure.endpoint_fault,
-                                          error=one_line(self._calls.scrub(failure.message))))
+                                          error=one_line(self._calls.scrub(failure.message)),
+                                          unread=failure.unread), guard)
             else:
                 self._tell(AttemptOutcome(ok=True))
-                return self._usage.complete(request, answer,
-                                           impossible=rejected is not None), served
+                return self.scrub_answer(self._usage.complete(
+                    request, answer, impossible=rejected is not None)), served
             if not failure.retryable or attempt >= self.policy.max_retries:
                 note = "" if not failure.retryable else f"; gave up after {calls} call(s)"
                 return self._error(failure.message, note, calls, started), none
-            delay = self.policy.delay(attempt, failure.retry_after)
-            if self._sleep is time.sleep:
-                cancelled.wait(delay)  # cut short by cancel()
-            else:
-                self._sleep(delay)
+            _pause(self._sleep, cancelled, self.policy.delay(attempt, failure.retry_after))
             if cancelled.is_set():
                 if self._calls.cancel_reason is not None:
                     return self._cancelled_answer("", calls, started), none
                 return self._error(failure.message, "; not retried: the run was cancelled after "
                                    f"{calls} call(s)", calls, started), none
+            refused = None if guard is None else guard.before_retry(calls)
+            if refused is not None:
+                return self._error(refused, "", calls, started), none
             attempt += 1
 
     def _error(self, message: str, note: str, calls: int, started: float) -> Answer:
@@ -299,9 +313,12 @@ class OpenAIBackend:
         reason = self._calls.cancel_reason
         return self._error(default if reason is None else reason, "", calls, started)
 
-    def _tell(self, outcome: AttemptOutcome) -> None:
-        """Hand one attempt's outcome to :attr:`attempt_listener` (what it raises is ignored:
-        a listener must not break the call)."""
+    def _tell(self, outcome: AttemptOutcome, guard: AttemptGuard | None = None) -> None:
+        """Hand one attempt's outcome to ``guard`` (a failed one) and to
+        :attr:`attempt_listener` (what it raises is ignored: a listener must not break the
+        call)."""
+        if guard is not None:
+            guard.after_attempt(outcome)
         listener = self.attempt_listener
         if listener is None:
             return
@@ -347,3 +364,36 @@ class OpenAIBackend:
         (:meth:`.EndpointProbes.probe_snapshot`), or why nothing is known.  Never raises,
         never retries a failure."""
         return self._probes.probe_snapshot(timeout_s)
+
+
+def _checked_key(base_url: str | None, api_key_env: str, api_key: str | None) -> str:
+    """The API key (``api_key``, else the variable ``api_key_env``'s value), once the name,
+    the base URL (or ``$OPENAI_BASE_URL``) and the key are checked.
+
+    Raises:
+        ModelError: ``api_key_env`` looks like a key itself (checked first, before any
+            message could name it), the base URL is malformed or carries credentials, or the
+            variable is unset or empty.
+    """
+    key_problem = api_key_env_problem(api_key_env)
+    if key_problem is not None and api_key is None:
+        raise ModelError(key_problem)
+    if base_url:
+        check_base_url(base_url, api_key_env)
+    elif os.environ.get("OPENAI_BASE_URL"):
+        check_base_url(os.environ["OPENAI_BASE_URL"], api_key_env, "$OPENAI_BASE_URL")
+    key = api_key if api_key is not None else os.environ.get(api_key_env, "")
+    if not key.strip():
+        raise ModelError(
+            f"the API key environment variable {api_key_env} is not set (or empty); "
+            f"export it, or name another variable with --gi-api-key-env")
+    return key
+
+
+def _pause(sleep: Callable[[float], None], cancelled: threading.Event, delay: float) -> None:
+    """Wait ``delay`` seconds before a retry: cut short by a cancel when the sleep is the real
+    one (an injected sleep, a test's recorder, is called instead)."""
+    if sleep is time.sleep:
+        cancelled.wait(delay)
+    else:
+        sleep(delay)

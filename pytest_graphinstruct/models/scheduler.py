@@ -60,6 +60,8 @@ Promises:
 
 from __future__ import annotations
 
+import contextlib
+import functools
 import threading
 from collections.abc import Callable, Iterable
 from concurrent.futures import CancelledError, Future
@@ -245,16 +247,17 @@ class Scheduler:
                 raise RuntimeError("scheduler is closed")
             self._stats.add("submitted")
             self._view.asked_by(key, request.cell)
-            fut = self._queue.existing(slot)
+            fut, done = self._queue.existing(slot), None
             if fut is not None:
                 self._stats.add("deduplicated")
-                return fut
-            fut = self._queue.new(slot)
-            done = self._view.hit(key) or self._gate.refusal(key)
-            if done is None:
-                self._queue.start(slot, key, request, fut)
+            else:
+                fut = self._queue.new(slot)
+                done = self._view.hit(key) or self._gate.refusal(key)
+                if done is None:
+                    self._queue.start(slot, key, request, fut)
         if done is not None:
             fut.set_result(done)
+        fut.add_done_callback(functools.partial(record_use, self.cache, key, request))
         return fut
 
     def submit_all(self, requests: Iterable[Request]) -> list[Future[Answer]]:
@@ -378,3 +381,17 @@ class Scheduler:
                     self._view.publish(key, Answer(error="cancelled", calls=0), "cancelled")
             self._gate.cancel_backend(None)
         self._queue.shutdown(wait=wait, cancel_futures=cancel_pending)
+
+
+def record_use(cache: AnswerCache | None, key: str, request: Request,
+               fut: Future[Answer]) -> None:
+    """A done callback of ``request``'s future: when its answer is another instruction's,
+    cell's or sample's (identical messages, one key), ``cache`` records this use too
+    (:meth:`.AnswerCache.record_use`), so an export finds every instruction.  Nothing without
+    a cache (``None``: none, or a backend whose answers are not cached).  Never raises."""
+    if cache is None or fut.cancelled():
+        return
+    with contextlib.suppress(Exception):
+        answer = fut.result()
+        if answer.ok and not answer.truncated:
+            cache.record_use(key, request)

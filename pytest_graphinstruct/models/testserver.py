@@ -71,8 +71,10 @@ class Fault:
     usage block), ``partial_usage`` (a usage block with ``prompt_tokens`` only), ``length``
     (a normal answer with ``finish_reason='length'``), ``null_content`` (``content: null`` with
     ``finish_reason='stop'``), ``usage`` (a normal answer whose usage block is exactly
-    ``usage``, impossible values included) and ``drip`` (a normal answer sent one byte every
-    ``hang_s`` seconds, status line and headers included, so no single read ever times out).
+    ``usage``, impossible values included), ``drip`` (a normal answer sent one byte every
+    ``hang_s`` seconds, status line and headers included, so no single read ever times out)
+    and ``unsized`` (a normal answer without ``Content-Length``, its end the connection's:
+    only reading it tells its length).
     """
 
     kind: str
@@ -152,6 +154,11 @@ class Fault:
         return cls("usage", usage=dict(usage))
 
     @classmethod
+    def unsized(cls) -> Fault:
+        """A normal answer whose length no header declares (read until the connection ends)."""
+        return cls("unsized")
+
+    @classmethod
     def drip(cls, interval_s: float = 1.0) -> Fault:
         """A normal answer trickled out one byte every ``interval_s`` seconds."""
         return cls("drip", hang_s=interval_s)
@@ -212,7 +219,8 @@ class _State:
     probes: list[RecordedRequest] = field(default_factory=list)
     gate: threading.Event = field(default_factory=threading.Event)  # clear: answers are held
     hold_after: int = 0  # while held, the requests beyond this many (since reset) wait
-    arrived: threading.Condition = field(init=False)  # notified on every recorded request
+    #: notified on every recorded request and every answer billed
+    arrived: threading.Condition = field(init=False)
     token_counter: TokenCounter | None = None  # counts usage (None: words)
     usage_sent: list[tuple[int, int]] = field(default_factory=list)  # answers' usage blocks
     #: more routes (the fake Batch API): (method, path, headers, body) -> (status, body,
@@ -222,6 +230,12 @@ class _State:
     def __post_init__(self) -> None:
         self.gate.set()
         self.arrived = threading.Condition(self.lock)
+
+    def wait(self, ready: Callable[[], bool], timeout: float) -> bool:
+        """Block until ``ready()`` (checked at each request recorded or answer billed) or
+        ``timeout`` seconds passed; whether it is ready."""
+        with self.arrived:
+            return self.arrived.wait_for(ready, timeout)
 
 
 def _completion_of(st: _State, body: dict[str, Any], text: str, finish: str) -> dict[str, Any]:
@@ -258,6 +272,7 @@ def _counted_completion(st: _State, body: dict[str, Any]) -> dict[str, Any]:
     done = _completion_of(st, body, st.responder(body), "stop")
     with st.lock:
         st.usage_sent.append((done["usage"]["prompt_tokens"], done["usage"]["completion_tokens"]))
+        st.arrived.notify_all()
     return done
 
 
@@ -477,6 +492,15 @@ class _Handler(BaseHTTPRequestHandler):
         with st.lock:
             st.usage_sent.append((_count(usage.get("prompt_tokens")),
                                   _count(usage.get("completion_tokens"))))
+            st.arrived.notify_all()
+        if kind == "unsized":
+            self.close_connection = True
+            self.send_response(200)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Connection", "close")
+            self.end_headers()
+            self.wfile.write(json.dumps(completion).encode("utf-8"))
+            return
         if kind == "drip" and fault is not None:
             self._drip(json.dumps(completion).encode("utf-8"), fault.hang_s)
             return
@@ -710,12 +734,14 @@ class FakeOpenAIServer:
         return not self._state.gate.is_set()
 
     def wait_for_requests(self, n: int, timeout: float = 60.0) -> bool:
-        """Block until at least ``n`` completion requests have arrived since the start (or the
-        last :meth:`reset`): ``True`` then, ``False`` after ``timeout`` seconds without them.
-        The timeout is a safety net for a broken run, not a measurement: make it generous."""
-        with self._state.arrived:
-            return self._state.arrived.wait_for(lambda: len(self._state.requests) >= n,
-                                                timeout)
+        """Block until ``n`` completion requests arrived since the start or the last
+        :meth:`reset` (``True``), or ``timeout`` passed (``False``; a safety net, be generous)."""
+        return self._state.wait(lambda: len(self._state.requests) >= n, timeout)
+
+    def wait_for_answers(self, n: int, timeout: float = 60.0) -> bool:
+        """:meth:`wait_for_requests` for ``n`` answers billed (:attr:`tokens_counted`; billed
+        before sent, so also one whose client had left)."""
+        return self._state.wait(lambda: len(self._state.usage_sent) >= n, timeout)
 
     def reset(self) -> None:
         """Forget recorded requests, the script and the in-flight high-water mark."""

@@ -28,7 +28,7 @@ from pytest_graphinstruct.pytest_run.items import (
     make_items,
     record_outcome,
 )
-from pytest_graphinstruct.pytest_run.outputs import mark_started, unclaimable
+from pytest_graphinstruct.pytest_run.outputs import mark_started, output_on_baseline, unclaimable
 from pytest_graphinstruct.pytest_run.payload import (
     INPUT_KEY,
     OUTPUT_KEY,
@@ -89,6 +89,9 @@ class RunDriver:
                     self.local_info = None if self.winput is None else self.winput.local
                 else:
                     self.local = LocalHost.find()
+            on_baseline = output_on_baseline(run)
+            if on_baseline is not None:
+                raise GraphInstructError(on_baseline)
             self.plan = plan_baseline(self.gate_options, [c.label for c in run.cells])
             self.expected_failures = self.plan.expected_failures()
         except GraphInstructError as exc:
@@ -146,7 +149,8 @@ class RunDriver:
         replace an older report."""
         self.usage_error = one_line(str(exc))
         if self.worker is None:
-            write_stopped(self.run.report, f"usage error: {self.usage_error}")
+            write_stopped(self.run.report, f"usage error: {self.usage_error}",
+                          baseline=self.run.baseline)
         return usage_error(exc)
 
     def start(self, session: pytest.Session) -> None:

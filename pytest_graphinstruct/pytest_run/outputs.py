@@ -18,17 +18,38 @@ if TYPE_CHECKING:
     from pytest_graphinstruct.run.verdict import BaselinePlan, Decision
 
 
-def _outputs(run: RunConfig, plan: BaselinePlan) -> list[tuple[str, Path]]:
+def _outputs(run: RunConfig, plan: BaselinePlan | None) -> list[tuple[str, Path]]:
     """The files this run writes (the option that names each, its path), the report first:
-    when it is the one that cannot be written, nothing is."""
+    when it is the one that cannot be written, nothing is.  The baseline is among them when
+    ``plan`` writes it (``None``: the outputs besides the baseline)."""
     named = [("--gi-report", run.report), ("--gi-html", run.html),
              ("--gi-markdown", run.markdown)]
     if run.markdown is not None and os.environ.get("GITHUB_STEP_SUMMARY"):
         named.append(("$GITHUB_STEP_SUMMARY (--gi-markdown appends to it)",
                       Path(os.environ["GITHUB_STEP_SUMMARY"])))
-    if plan.writes:
+    if plan is not None and plan.writes:
         named.append(("--gi-baseline", run.baseline))
     return [(flag, path) for flag, path in named if path is not None]
+
+
+def output_on_baseline(run: RunConfig) -> str | None:
+    """Why an output of the run may not be written where it is asked (one line), or ``None``:
+    ``--gi-report``, ``--gi-html``, ``--gi-markdown`` (or the ``$GITHUB_STEP_SUMMARY`` file
+    it appends to) naming the ``--gi-baseline`` file — the same path once resolved, a symlink
+    or a hard link to it.  The report's start-of-run placeholder would replace the baseline
+    before the run is compared with it, and any of them would leave it unreadable as a
+    baseline; with ``--gi-update-baseline`` the baseline is written by that option alone."""
+    from pytest_graphinstruct.run.writer import same_file
+
+    if run.baseline is None:
+        return None
+    for flag, path in _outputs(run, None):
+        if same_file(path, run.baseline):
+            return (f"{flag} names the baseline file ({run.baseline}): writing it would "
+                    "overwrite the baseline this run is compared with; write it to another "
+                    "file (to replace the baseline with this run's report, use "
+                    "--gi-update-baseline)")
+    return None
 
 
 def unclaimable(run: RunConfig, plan: BaselinePlan) -> str | None:

@@ -22,14 +22,17 @@ def usage_error(exc: GraphInstructError | str) -> pytest.UsageError:
     return pytest.UsageError(f"pytest-graphinstruct: {exc}")
 
 
-def write_stopped(path: Path | None, reason: str) -> None:
+def write_stopped(path: Path | None, reason: str, *, baseline: Path | None = None) -> None:
     """Write at ``path`` the report of a run that stopped before its session began (no cells,
-    coverage reason ``reason``), unless ``path`` is ``None`` or cannot be written.  Never
-    raises for I/O: what stopped the run is what the user must see."""
+    coverage reason ``reason``), unless ``path`` is ``None``, cannot be written, or is the
+    ``baseline``'s file (never overwritten by a refused run).  Never raises for I/O: what
+    stopped the run is what the user must see."""
     from pytest_graphinstruct.run.results import Coverage, RunReport
-    from pytest_graphinstruct.run.writer import unwritable_reason, write_report
+    from pytest_graphinstruct.run.writer import same_file, unwritable_reason, write_report
 
     if path is None or unwritable_reason(path) is not None:
+        return
+    if baseline is not None and same_file(path, baseline):
         return
     with contextlib.suppress(OSError):
         write_report(RunReport((), coverage=Coverage.partial(reason)), path)
@@ -41,7 +44,8 @@ def refuse(config: pytest.Config, raw: dict[str, Any],
     do not validate), after the report of ``raw["report"]`` (``--gi-report`` as given) says
     so: coverage reason ``usage error: <why, one line>``.  An xdist worker writes nothing (the
     controller writes)."""
-    report = raw.get("report")
+    report, baseline = raw.get("report"), raw.get("baseline")
     if report is not None and getattr(config, "workerinput", None) is None:
-        write_stopped(Path(report).expanduser(), f"usage error: {one_line(str(exc))}")
+        write_stopped(Path(report).expanduser(), f"usage error: {one_line(str(exc))}",
+                      baseline=None if baseline is None else Path(baseline))
     return usage_error(exc)

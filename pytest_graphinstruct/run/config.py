@@ -26,6 +26,7 @@ from pytest_graphinstruct.options import (
     DEFAULT_SAMPLES,
     DEFAULT_VGIG_ROUNDS,
     OptionValues,
+    api_key_env_problem,
     split_words,
 )
 from pytest_graphinstruct.prompts.texts import PACKAGED, TemplateSet
@@ -199,9 +200,16 @@ def run_config(values: OptionValues, *, rootdir: Path) -> RunConfig | None:
             other, or the suite is missing.
     """
     models = split_words(values.text("model"))
+    if values.given("model") and not models:  # "," or " , ": a list of no names
+        raise GraphInstructError(f"--gi-model={values.text('model')!r} names no model (a "
+                                 "comma list of model names, e.g. --gi-model=gpt-4o,oracle)")
     replay_path = values.path("replay")
     if not models and replay_path is None:
         return None
+    key_env = _present(values.text("api_key_env"))
+    problem = api_key_env_problem(key_env)
+    if problem is not None:  # checked before anything that could quote it
+        raise GraphInstructError(problem)
     label = (values.text("replay_label") or "").strip() or None
     if label is not None and replay_path is None:
         raise GraphInstructError("--gi-replay-label names the cell of recorded answers: it "
@@ -295,7 +303,7 @@ def run_config(values: OptionValues, *, rootdir: Path) -> RunConfig | None:
         pass_rule=pass_rule,
         replay=replay_path,
         base_url=values.text("base_url"),
-        api_key_env=_present(values.text("api_key_env")),
+        api_key_env=key_env,
         params=params,
         concurrency=_present(values.integer("concurrency")),
         rate_limit=values.number("rate_limit"),

@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any
 
 from pytest_graphinstruct.errors import GraphInstructError
 from pytest_graphinstruct.models.cache import AnswerCache
+from pytest_graphinstruct.models.cache_format import CacheEntry
 from pytest_graphinstruct.models.snapshot import Snapshot, is_stale
 from pytest_graphinstruct.run.backends import make_run_backend
 from pytest_graphinstruct.run.config import RunConfig
@@ -157,6 +158,7 @@ def snapshot_notes(config: RunConfig, model: str, served: Snapshot, why: str | N
                    f"nothing is known against the {len(entries)} answer(s) cached for it, "
                    "which are reused as before")
         return out
+    out += fingerprint_notes(model, served, entries)
     stale = Counter(e.snapshot for e in entries if is_stale(e.snapshot, served.model))
     if not stale:
         return out
@@ -172,6 +174,27 @@ def snapshot_notes(config: RunConfig, model: str, served: Snapshot, why: str | N
                    f"than the one the endpoint serves now ({served.model}): this run asks "
                    "again for those it needs (--gi-reuse-stale-cache reuses them)")
     return out
+
+
+def fingerprint_notes(model: str, served: Snapshot,
+                      entries: Iterable[CacheEntry]) -> list[str]:
+    """One line when answers cached from the snapshot served now came with another
+    ``system_fingerprint`` than the endpoint names now (its backend configuration changed):
+    shown, never compared — they are reused (OpenAI changes the fingerprint often and serves
+    several at once for one snapshot), but a score that moved may be why.  None otherwise (a
+    fingerprint not known on either side says nothing)."""
+    if served.model is None or served.fingerprint is None:
+        return []
+    other = Counter(e.fingerprint for e in entries
+                    if e.snapshot == served.model and e.fingerprint is not None
+                    and e.fingerprint != served.fingerprint)
+    if not other:
+        return []
+    olds = ", ".join(f"{n} with {name}" for name, n in sorted(other.items(), key=str))
+    return [f"{model}: the endpoint serves {served.describe()}, and {sum(other.values())} "
+            f"answer(s) cached from {served.model} came with another system_fingerprint "
+            f"({olds}): reused (a fingerprint is shown, never compared), but the provider's "
+            "backend configuration changed since"]
 
 
 def _check_baseline(config: RunConfig, suite: Suite) -> None:

@@ -189,6 +189,10 @@ class ModelSchedulers:
             if ledger is not None and ledger.warning:
                 out.append(f"{model}: {ledger.warning} (the batches it could not record may be "
                            "submitted again by a later run)")
+            runner = getattr(backend, "runner", None)
+            damaged = None if runner is None else runner.damage.summary()
+            if damaged is not None:
+                out.append(f"{model}: {damaged}")
             rejected = getattr(backend, "usage_rejections", 0)
             if rejected:
                 out.append(f"{model}: {rejected} answer(s) with an impossible token count from "

@@ -47,3 +47,18 @@ def unwritable_reason(path: str | Path) -> str | None:
     if p.exists() and not os.access(p, os.W_OK):
         return f"cannot write a report to {p}: the file is read-only"
     return None
+
+
+def same_file(a: str | Path, b: str | Path) -> bool:
+    """Whether ``a`` and ``b`` name one file: the same path once ``~``, relative parts and
+    symlinks are resolved, or two names (hard links) of one existing file.  Never raises."""
+    left, right = Path(a).expanduser(), Path(b).expanduser()
+    try:
+        if left.resolve() == right.resolve():
+            return True
+    except (OSError, RuntimeError):  # a symlink loop
+        pass
+    try:
+        return os.path.samefile(left, right)
+    except OSError:  # either is missing or unreadable: not one existing file
+        return False

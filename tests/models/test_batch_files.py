@@ -7,7 +7,12 @@ import json
 import pytest
 
 from pytest_graphinstruct.errors import ModelError
-from pytest_graphinstruct.models.batch_files import BatchLine, input_files, read_results
+from pytest_graphinstruct.models.batch_files import (
+    BatchLine,
+    OutputDamage,
+    input_files,
+    read_results,
+)
 
 
 def lines(n: int) -> list[BatchLine]:
@@ -55,3 +60,22 @@ def test_an_output_line_wins_over_an_error_line_of_the_same_request() -> None:
     ok = json.dumps({"custom_id": "a", "response": {"status_code": 200, "body": {}}}).encode()
     assert read_results([ok, err]).results["a"].body == {}
     assert read_results([err, ok]).results["a"].body == {}
+
+
+def test_a_second_line_of_an_answered_request_is_damaged_and_the_first_kept() -> None:
+    def answer(text: str) -> bytes:
+        body = {"choices": [{"message": {"content": text}}]}
+        return json.dumps({"custom_id": "a" * 80, "response": {"status_code": 200,
+                                                                "body": body}}).encode()
+
+    read = read_results([answer("first") + b"\n" + answer("second"), answer("third")])
+    assert read.results["a" * 80].body == {"choices": [{"message": {"content": "first"}}]}
+    assert (read.skipped, read.duplicates) == (2, 2)
+    assert read.first_duplicate is not None and len(read.first_duplicate) == 64  # bounded
+    damage = OutputDamage()
+    assert damage.summary() is None
+    damage.add(read)
+    damage.add(read_results([b"not json"]))
+    line = damage.summary()
+    assert line is not None and line.startswith("batch output: 3 damaged line(s) skipped, 2 ")
+    assert "\n" not in line

@@ -228,6 +228,40 @@ def test_merge_appends_what_is_lacking_or_replaced_once(tmp_path: Path) -> None:
     assert {k: e.answer.text for k, e in read_back(tmp_path / "a.jsonl").items()} == texts
 
 
+def test_a_use_of_a_kept_answer_is_recorded_once_and_never_replaces_it(tmp_path: Path) -> None:
+    path = tmp_path / "answers.jsonl"
+    w, _ = writer(path)
+    first, twin = req("same words", iid="L1-001"), req("same words", iid="L1-002")
+    assert w.record_use("k", twin) == "skipped"  # nothing kept yet
+    assert w.store("k", first, ok("answer"), endpoint="ep", served=Snapshot("s1", "fp")) == (
+        "written")
+    assert w.record_use("k", first) == "skipped"  # its own record names it
+    assert w.record_use("k", twin) == "written"
+    assert w.record_use("k", twin) == "skipped"  # once
+    written = list(records(path))
+    assert [r["instruction_id"] for r in written] == ["L1-001", "L1-002"]
+    assert written[1]["text"] == "answer" and written[1]["served_model"] == "s1"
+    assert written[1]["created"] == written[0]["created"]  # when the answer was cached
+    fresh = CacheIndex(path, Warnings())
+    fresh.scan()
+    assert fresh.entries["k"].instruction_id == "L1-001"  # the first record stays the answer
+    assert fresh.uses["k"] == {("L1-001", "fake-model/zero-shot", 0),
+                               ("L1-002", "fake-model/zero-shot", 0)}
+
+
+def test_merge_brings_the_uses_the_other_cache_recorded(tmp_path: Path) -> None:
+    mine, _ = writer(tmp_path / "a.jsonl")
+    theirs, _ = writer(tmp_path / "b.jsonl")
+    first, twin = req("same words", iid="L1-001"), req("same words", iid="L1-002")
+    for w in (mine, theirs):
+        assert w.store("k", first, ok("answer")) == "written"
+    assert theirs.record_use("k", twin) == "written"
+    assert mine.merge(tmp_path / "b.jsonl") == 1  # the use, not the answer again
+    assert mine.merge(tmp_path / "b.jsonl") == 0
+    assert [r["instruction_id"] for r in records(tmp_path / "a.jsonl")] == ["L1-001", "L1-002"]
+    assert index_of(mine)["k"].instruction_id == "L1-001"
+
+
 def test_merge_picks_up_what_other_writers_appended_first(tmp_path: Path) -> None:
     mine = filled(tmp_path / "a.jsonl")
     filled(tmp_path / "a.jsonl", ("k", "a peer's", None))  # another process, same file

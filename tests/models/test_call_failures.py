@@ -4,6 +4,7 @@ long the server asked us to wait, and whether it is the endpoint's fault."""
 from __future__ import annotations
 
 import json
+import socket
 from typing import Any
 
 import openai
@@ -83,27 +84,43 @@ def test_a_status_error_without_a_response_has_no_wait() -> None:
 
 def test_timeouts_connections_and_bodies_are_the_endpoints_fault_and_retried() -> None:
     request = http_request()
-    cases = {
-        DeadlineExceeded(): "request timed out: the whole call exceeded its deadline of 2.5 s",
-        openai.APITimeoutError(request=request): "request timed out after 2.5 s",
-        connection_error(ConnectionRefusedError(111, "Connection refused")):
-            "connection error (ConnectionRefusedError: [Errno 111] Connection refused)",
-        Malformed("no 'choices' in the response"):
-            "malformed response body: no 'choices' in the response",
-        json.JSONDecodeError("Expecting value", "<html>", 0):
+    cases = {  # the failure's text, and whether the endpoint may have an answer unread
+        DeadlineExceeded(): (
+            "request timed out: the whole call exceeded its deadline of 2.5 s", True),
+        openai.APITimeoutError(request=request): ("request timed out after 2.5 s", True),
+        connection_error(ConnectionRefusedError(111, "Connection refused")): (
+            "connection error (ConnectionRefusedError: [Errno 111] Connection refused)", False),
+        Malformed("no 'choices' in the response"): (
+            "malformed response body: no 'choices' in the response", True),
+        json.JSONDecodeError("Expecting value", "<html>", 0): (
             "malformed response body: JSONDecodeError: Expecting value: line 1 column 1 "
-            "(char 0)",
-        KeyError("choices"): "malformed response body: KeyError: 'choices'",
+            "(char 0)", True),
+        KeyError("choices"): ("malformed response body: KeyError: 'choices'", True),
     }
-    for exc, message in cases.items():
-        assert classify(exc) == Failure(message, retryable=True, endpoint_fault=True)
+    for exc, (message, unread) in cases.items():
+        assert classify(exc) == Failure(message, retryable=True, endpoint_fault=True,
+                                        unread=unread)
+
+
+def test_a_connection_never_made_has_no_answer_unread_a_broken_one_may() -> None:
+    http = http_package()
+    never = [connection_error(http.ConnectError("refused")),
+             connection_error(OSError("wrapped")) , openai.APITimeoutError(request=http_request())]
+    never[1].__cause__.__cause__ = socket.gaierror(-2, "Name or service not known")
+    never[2].__cause__ = http.ConnectTimeout("connect timed out")
+    assert [classify(exc).unread for exc in never] == [False, False, False]
+    broken = [connection_error(http.RemoteProtocolError("peer closed connection")),
+              connection_error(http.ReadError("reset")), connection_error()]
+    assert [classify(exc).unread for exc in broken] == [True, True, True]
+    for status in (500, 429, 400):  # the endpoint said it did not answer
+        assert not classify(status_error(status, body("no"))).unread
 
 
 def test_a_response_that_fails_validation_is_malformed() -> None:
     response = http_package().Response(200, request=http_request())
     failure = classify(openai.APIResponseValidationError(response, None, message="bad shape"))
     assert failure == Failure("malformed response body: bad shape", retryable=True,
-                              endpoint_fault=True)
+                              endpoint_fault=True, unread=True)
 
 
 def test_anything_else_is_not_retried_and_not_the_endpoints_fault() -> None:

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from pytest_graphinstruct.answers import Answer, Usage
-from pytest_graphinstruct.models.base import DecodingParams
+from pytest_graphinstruct.models.base import AttemptOutcome, DecodingParams
 from pytest_graphinstruct.models.batch_backend import BatchBackend
 from pytest_graphinstruct.models.batch_runner import BatchSettings
 from pytest_graphinstruct.models.batch_testserver import FakeBatchAPI
@@ -18,6 +18,7 @@ from pytest_graphinstruct.models.cache import AnswerCache
 from pytest_graphinstruct.models.cost_cap import (
     COST_CAP_REACHED,
     BatchPricing,
+    CallCharge,
     CostCap,
     RequestCost,
     is_cost_capped,
@@ -54,6 +55,67 @@ def test_the_summary_is_one_line_only_after_a_refusal() -> None:
     assert line is not None and "\n" not in line
     assert line.startswith(COST_CAP_REACHED) and "EUR" in line and "1 request(s)" in line
     assert cap.refusal(2.0).startswith(COST_CAP_REACHED) and "2.0000" in cap.refusal(2.0)
+
+
+UNREAD = AttemptOutcome(ok=False, endpoint_fault=True, error="timed out", unread=True)
+REFUSED = AttemptOutcome(ok=False, endpoint_fault=True, error="HTTP 503")
+
+
+def test_an_attempt_abandoned_unread_keeps_its_worst_case_and_its_retry_reserves_again() -> None:
+    counter = TokenCounter("cl100k_base")
+    request = req("q")
+    worst = RequestCost(CostCap(1.0, "USD"), PRICE, counter, max_tokens=10).worst_case(request)
+    cap = CostCap(2.5 * worst, "USD")
+    charge = CallCharge(RequestCost(cap, PRICE, counter, max_tokens=10), request)
+    assert charge.open()
+    charge.after_attempt(UNREAD)  # timed out: the endpoint may bill it
+    assert cap.spent == pytest.approx(worst)
+    assert charge.before_retry(1) is None  # a second worst case still fits
+    charge.after_attempt(UNREAD)
+    refusal = charge.before_retry(2)  # a third does not: 2 spent + 1 > 2.5
+    assert refusal is not None and refusal.startswith(COST_CAP_REACHED)
+    assert "retry after 2 call(s)" in refusal
+    charge.close(Answer(error=refusal, calls=2))
+    assert cap.spent == pytest.approx(2 * worst) and cap.spent <= cap.limit
+    assert cap.unread == (2, pytest.approx(2 * worst)) and cap.refused == 1
+    line = cap.summary()
+    assert line is not None and "2 call(s) abandoned unread" in line and "\n" not in line
+
+
+def test_an_error_status_is_not_billed_and_its_retry_reuses_the_reservation() -> None:
+    counter = TokenCounter("cl100k_base")
+    cost = RequestCost(CostCap(1e6, "USD"), PRICE, counter, max_tokens=10)
+    charge = CallCharge(cost, req("q"))
+    assert charge.open()
+    charge.after_attempt(REFUSED)
+    assert charge.before_retry(1) is None and cost.cap.spent == 0.0
+    charge.close(Answer(text="ok", usage=Usage(3, 1)))
+    charge.close(Answer(text="ok", usage=Usage(3, 1)))  # once only
+    assert cost.cap.spent == pytest.approx(3 + 2) and cost.cap.unread == (0, 0.0)
+    assert cost.cap.summary() is None
+
+
+def test_timed_out_calls_count_at_their_worst_case_and_the_servers_bill_stays_within(
+        api_key: str) -> None:
+    """Every call held past its deadline, then answered once released, as a provider finishes
+    (and bills) a call its client abandoned: the server's bill stays within the cap."""
+    counter = TokenCounter("cl100k_base")
+    with FakeOpenAIServer(token_counter=counter) as server:
+        server.hold()
+        backend = OpenAIBackend(server.base_url, "fake-model", api_key_env=api_key,
+                                timeout_s=0.5, max_retries=3, sleep=lambda s: None)
+        cost = RequestCost(CostCap(1.0, "USD"), PRICE, counter, max_tokens=20)
+        cap = CostCap(2.5 * cost.worst_case(req("w w")), "USD")
+        cost = RequestCost(cap, PRICE, counter, max_tokens=20)
+        with Scheduler(backend, concurrency=1, cost=cost) as sched:
+            answers = [f.result() for f in sched.submit_all(
+                [req("w w", sample=k) for k in range(3)])]
+        sent = server.request_count
+        server.release()
+        assert server.wait_for_answers(sent)
+        billed = PRICE.cost(*server.tokens_counted)
+    assert sent == 2 and all(is_cost_capped(a) for a in answers)
+    assert billed <= cap.spent <= cap.limit
 
 
 def test_a_cap_must_be_positive() -> None:

@@ -245,6 +245,25 @@ def test_key_never_in_repr_errors_or_logs(fake_openai, backend_for, caplog) -> N
     assert SECRET not in caplog.text
 
 
+def test_a_key_echoed_in_an_answer_is_redacted_and_counted_as_sent(fake_openai,
+                                                                   backend_for) -> None:
+    fake_openai.responder = lambda body: f"the key: {SECRET}."
+    fake_openai.script(Fault.no_usage())  # counted with tiktoken: on the text as received
+    answer = backend_for().complete(req())
+    assert answer.text == "the key: [REDACTED]."
+    from pytest_graphinstruct.models.tokens import TokenCounter
+
+    assert answer.usage is not None
+    assert answer.usage.output_tokens == TokenCounter("cl100k_base").count_text(
+        f"the key: {SECRET}.")
+
+
+def test_the_key_given_as_the_variable_name_is_refused_without_showing_it() -> None:
+    with pytest.raises(ModelError, match="looks like the key itself") as raised:
+        OpenAIBackend("http://127.0.0.1:9/v1", "m", api_key_env=SECRET)
+    assert SECRET not in str(raised.value)
+
+
 def test_models_route_lists_the_model(fake_openai, api_key) -> None:
     import os
 
@@ -458,7 +477,46 @@ def test_a_cancelled_call_is_heard_as_no_fault_of_the_endpoint(fake_openai, api_
         backend.cancel("circuit open: test")
         answer = future.result(timeout=10)
     assert answer.error == "circuit open: test"
-    assert [o for o, _ in heard] == [AttemptOutcome(False, False, "circuit open: test")]
+    # no fault of the endpoint, but the call was in flight: its answer may exist unread
+    assert [o for o, _ in heard] == [AttemptOutcome(False, False, "circuit open: test",
+                                                    unread=True)]
+
+
+class _Guard:
+    """An attempt guard that records what it is told and refuses the retry after
+    ``refuse_after`` attempts."""
+
+    def __init__(self, refuse_after: int) -> None:
+        self.told: list[AttemptOutcome] = []
+        self.asked: list[int] = []
+        self.refuse_after = refuse_after
+
+    def after_attempt(self, outcome: AttemptOutcome) -> None:
+        self.told.append(outcome)
+
+    def before_retry(self, calls: int) -> str | None:
+        self.asked.append(calls)
+        return "cost cap reached: test\nrefusal" if calls >= self.refuse_after else None
+
+
+def test_a_guard_hears_each_failed_attempt_and_may_refuse_the_retry(fake_openai, backend_for,
+                                                                    sleeps) -> None:
+    # a 503 (the endpoint said it did not answer), then a call abandoned at its deadline (its
+    # answer may exist, unread); the guard refuses the third call, which is never sent
+    fake_openai.script(Fault.unavailable(), Fault.hang(600.0), Fault.unavailable())
+    guard = _Guard(refuse_after=2)
+    backend = backend_for(timeout_s=CALL_S, max_retries=5)
+    answer, served = backend.complete_served(req(), guard=guard)
+    assert answer.error == "cost cap reached: test refusal" and answer.calls == 2
+    assert fake_openai.request_count == 2 and not served.known
+    assert [(o.ok, o.unread) for o in guard.told] == [(False, False), (False, True)]
+    assert guard.asked == [1, 2]
+
+
+def test_a_guard_hears_nothing_of_a_success(fake_openai, backend_for) -> None:
+    guard = _Guard(refuse_after=1)
+    answer, _ = backend_for().complete_served(req(), guard=guard)
+    assert answer.ok and guard.told == [] and guard.asked == []
 
 
 # -- endpoint text is escaped ---------------------------------------------------------------
@@ -524,3 +582,30 @@ def test_a_harmless_query_is_sent_and_the_key_goes_as_bearer(fake_openai, api_ke
     assert sent.path == "/v1/chat/completions?api-version=1"
     auth = {k.lower(): v for k, v in sent.headers.items()}["authorization"]
     assert auth == f"Bearer {SECRET}"
+
+
+# -- bounded response bodies ------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("fault", [None, Fault.unsized()], ids=["content-length", "read"])
+def test_a_body_beyond_the_bound_is_an_error_not_retried_and_not_read_whole(
+        fake_openai, backend_for, fault) -> None:
+    fake_openai.responder = lambda body: "x" * 5000
+    if fault is not None:  # no length declared: the body is found too long while it is read
+        fake_openai.script(fault)
+    backend = backend_for(max_response_bytes=2000, max_retries=3)
+    guard = _Guard(refuse_after=99)
+    answer, _ = backend.complete_served(req(), guard=guard)
+    assert answer.error is not None and "response body too large" in answer.error
+    assert "2000 bytes" in answer.error and "not retried" in answer.error
+    assert ("Content-Length 5" in answer.error) == (fault is None)  # refused before reading
+    assert answer.calls == 1 == fake_openai.request_count
+    assert [o.unread for o in guard.told] == [True]  # generated, maybe billed: its worst case
+
+
+def test_an_answer_within_the_bound_is_read_uncompressed(fake_openai, backend_for) -> None:
+    fake_openai.responder = lambda body: "y" * 1500
+    fake_openai.script(Fault.unsized())
+    answer = backend_for(max_response_bytes=4000).complete(req())
+    assert answer.text == "y" * 1500
+    assert fake_openai.requests[0].headers.get("Accept-Encoding") == "identity"

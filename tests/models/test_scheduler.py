@@ -67,6 +67,22 @@ def test_identical_requests_share_one_future(fake_openai, backend_for) -> None:
     assert stats["submitted"] == 3 and stats["deduplicated"] == 1 and stats["issued"] == 2
 
 
+def test_every_use_of_a_shared_answer_is_recorded_in_the_cache(fake_openai, backend_for,
+                                                               tmp_path: Path) -> None:
+    backend = backend_for()
+    with Scheduler(backend, concurrency=2, cache=AnswerCache(tmp_path)) as sched:
+        for f in sched.submit_all([req("same"), req("same", iid="L1-002")]):
+            f.result()
+    # a later run: a third instruction's request is a cache hit, and a use too
+    with Scheduler(backend, concurrency=2, cache=AnswerCache(tmp_path)) as sched:
+        assert sched.answer(req("same", iid="L1-003")).cached
+    assert fake_openai.request_count == 1
+    cache = AnswerCache(tmp_path)
+    assert len(cache) == 1  # one answer
+    assert [e.instruction_id for e in cache.all_entries()] == ["L1-001", "L1-002", "L1-003"]
+    assert {e.answer.text for e in cache.all_entries()} == {"echo: same"}
+
+
 def test_cache_hits_resolve_immediately_and_misses_are_written(
     fake_openai, backend_for, tmp_path: Path
 ) -> None:

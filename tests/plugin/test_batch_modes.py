@@ -107,6 +107,31 @@ def test_fallback_sends_the_faulted_lines_as_ordinary_requests_once(
     assert "batch price for the 2 batch line(s)" in result.stdout.str()
 
 
+def test_a_request_answered_on_two_output_lines_is_said_once_and_keeps_its_first(
+        pytester: pytest.Pytester, suite_dir: Path, server: FakeOpenAIServer) -> None:
+    # issue 32 §4: duplicate custom_ids resolved first-wins without a word
+    doubled: list[str] = []
+
+    def line_fault(custom_id: str, submission: int) -> str | None:
+        if not doubled:
+            doubled.append(custom_id)
+            return "duplicate"
+        return None
+
+    api = FakeBatchAPI(server, line_fault=line_fault)
+    report = pytester.path / "r.json"
+    result = pytester.runpytest(*args(suite_dir, server, pytester.path / "c",
+                                      f"--gi-report={report}"))
+    assert result.ret == pytest.ExitCode.TESTS_FAILED, result.stdout.str()  # echo: all fail
+    (batch,) = api.batches.values()
+    assert batch.completed == ITEMS and len(api.submitted) == ITEMS
+    lines = [x for x in result.stdout.lines if "damaged line" in x]
+    assert lines == [f"WARNING: fake-model: batch output: 1 damaged line(s) skipped, 1 of them "
+                     f"naming a request another line already answered (first: custom_id "
+                     f"{doubled[0]}; the first line was kept)"]
+    assert "error" not in outcomes(report)  # every request answered once
+
+
 @pytest.mark.parametrize("whole", ["failed", "cancelled"])
 def test_a_batch_failed_or_cancelled_as_a_whole_goes_again_in_a_later_batch(
         pytester: pytest.Pytester, suite_dir: Path, server: FakeOpenAIServer,

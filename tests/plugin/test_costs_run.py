@@ -86,3 +86,27 @@ def test_a_capped_run_stops_within_the_cap_and_its_rerun_asks_only_what_is_missi
     assert "cost cap reached" not in rerun.stdout.str()
     data = json.loads(report.read_text(encoding="utf-8"))
     assert data["coverage"]["complete"] is True
+
+
+@pytest.mark.parametrize("workers", [[], ["-n", "2"]], ids=["n0", "n2"])
+def test_timed_out_calls_keep_their_worst_case_so_the_servers_bill_stays_within_the_cap(
+        pytester: pytest.Pytester, suite_dir: Path, server: FakeOpenAIServer, prices: Path,
+        monkeypatch: pytest.MonkeyPatch, workers: list[str]) -> None:
+    # Every call is held unanswered past its deadline and retried; a provider finishes (and
+    # bills) an abandoned call, which the held server does once released.  Before the fix an
+    # abandoned call was settled as free: each request reserved one worst case and spent three.
+    monkeypatch.setenv("GI_TEST_KEY", "sk-test")
+    run = args(suite_dir, server, pytester.path / "c", "--gi-samples=2",
+               f"--gi-prices={prices}", "--gi-max-tokens=100", "--gi-concurrency=1")
+    _, input_tokens = totals(pytester.runpytest(*run, "--gi-dry-run").stdout.str())
+    cap = input_tokens / 2
+    server.hold()
+    ran = pytester.runpytest_subprocess(*run, "--gi-timeout=0.5", "--gi-max-retries=2",
+                                        f"--gi-max-cost={cap}", *workers)
+    sent = server.request_count
+    server.release()
+    assert sent > 0 and server.wait_for_answers(sent)  # the provider finished every call
+    sent_in, sent_out = server.tokens_counted
+    assert sent_in + 2 * sent_out <= cap, ran.stdout.str()  # the server's bill: spent ≤ cap
+    out = ran.stdout.str()
+    assert "cost cap reached" in out and "abandoned" in out, out

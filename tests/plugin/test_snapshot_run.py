@@ -151,3 +151,20 @@ def test_the_version_named_is_part_of_the_key_and_of_the_cells(
     assert [x["endpoint"] for x in records] == (
         [server.base_url] * ANSWERS + [f"{server.base_url}#version=prod-2024-q1"] * ANSWERS)
     assert {x["served_model"] for x in records} == {OLD}
+
+
+def test_a_changed_fingerprint_of_the_same_snapshot_is_shown_and_the_answers_reused(
+        pytester: pytest.Pytester, suite_dir: Path, server: FakeOpenAIServer) -> None:
+    # issue 32 §4: the docs promised the fingerprint is shown; nothing showed a change of it
+    first = _run(pytester, suite_dir, server, False)
+    first.assert_outcomes(passed=3, failed=1)
+    assert not _lines(first, "system_fingerprint")
+    server.system_fingerprint = "fp_moved"
+    again = _run(pytester, suite_dir, server, False)
+    again.assert_outcomes(passed=3, failed=1)
+    assert server.request_count == 0  # shown, never compared: every answer reused
+    (said,) = _lines(again, "system_fingerprint")
+    assert said == (f"WARNING: fake-model: the endpoint serves {OLD} (fp_moved), and {ANSWERS} "
+                    f"answer(s) cached from {OLD} came with another system_fingerprint "
+                    f"({ANSWERS} with fp_old): reused (a fingerprint is shown, never "
+                    "compared), but the provider's backend configuration changed since")

@@ -61,6 +61,11 @@ BAD_OPTIONS = [
     ("--gi-pools=no-such-folder", "--gi-pools directory not found"),
     ("--gi-baseline-cell=x", "--gi-baseline-cell needs --gi-baseline"),
     ("--gi-api-key-env=GI_NO_SUCH_KEY_VARIABLE", "GI_NO_SUCH_KEY_VARIABLE"),
+    # issue 32 §4: these ended with pytest's exit 5 and no word (a comma names no model), or
+    # ran every level (an empty level list)
+    ("--gi-model=,", "--gi-model=',' names no model"),
+    ("--gi-model= , ", "names no model"),
+    ("--gi-levels=", "--gi-levels was given no value"),
 ]
 
 

@@ -13,6 +13,7 @@ import pytest
 from pytest_graphinstruct.pytest_run.outputs import (
     autosave,
     mark_started,
+    output_on_baseline,
     unclaimable,
     write_html,
     write_json,
@@ -184,3 +185,28 @@ def test_a_fault_of_the_page_builder_costs_only_the_page(tmp_path: Path,
 def test_the_page_of_a_partial_run_says_so(tmp_path: Path) -> None:
     assert write_html(_report(partial=True), tmp_path / "r.html", None) == (
         f"html report (partial run) written to {tmp_path / 'r.html'}")
+
+
+@pytest.mark.parametrize("option", ["report", "html", "markdown"])
+def test_an_output_naming_the_baseline_file_is_refused_in_one_line(tmp_path: Path,
+                                                                   option: str) -> None:
+    base = tmp_path / "base.json"
+    base.write_text("{}", encoding="utf-8")
+    (tmp_path / "link.json").symlink_to(base)
+    for named in (base, tmp_path / "sub" / ".." / "base.json", tmp_path / "link.json"):
+        run = run_config(tmp_path, baseline=str(base), **{option: str(named)})
+        why = output_on_baseline(run)
+        assert why is not None and why.startswith(f"--gi-{option} names the baseline file")
+        assert "\n" not in why and "--gi-update-baseline" in why
+    elsewhere = run_config(tmp_path, baseline=str(base), **{option: str(tmp_path / "o")})
+    assert output_on_baseline(elsewhere) is None
+    assert output_on_baseline(run_config(tmp_path, **{option: str(base)})) is None
+
+
+def test_the_step_summary_file_on_the_baseline_is_refused_too(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    base = tmp_path / "base.json"
+    monkeypatch.setenv("GITHUB_STEP_SUMMARY", str(base))
+    run = run_config(tmp_path, baseline=str(base), markdown=str(tmp_path / "s.md"))
+    why = output_on_baseline(run)
+    assert why is not None and why.startswith("$GITHUB_STEP_SUMMARY")

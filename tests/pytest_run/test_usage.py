@@ -65,3 +65,13 @@ def test_refuse_writes_nothing_without_a_report_or_in_a_worker(tmp_path: Path) -
     refuse(worker_config(tmp_path), {"report": str(tmp_path / "r.json")},
            "why")
     assert list(tmp_path.iterdir()) == []
+
+
+def test_a_refused_run_never_writes_its_report_over_the_baseline(tmp_path: Path) -> None:
+    base = tmp_path / "base.json"
+    base.write_text('{"kept": true}', encoding="utf-8")
+    write_stopped(base, "usage error: x", baseline=tmp_path / "." / "base.json")
+    refuse(FakeConfig(tmp_path), {"report": str(base), "baseline": str(base)}, "why")
+    assert base.read_text(encoding="utf-8") == '{"kept": true}'
+    write_stopped(tmp_path / "r.json", "usage error: x", baseline=base)  # another file: written
+    assert _coverage(tmp_path / "r.json")["reason"] == "usage error: x"

@@ -187,3 +187,10 @@ def test_replace_baseline_is_an_update_that_may_narrow_the_baseline(suite: Path)
     with pytest.raises(GraphInstructError, match="--gi-replace-baseline needs --gi-baseline"):
         build_run_config({"model": "oracle", "suite": str(suite), "replace_baseline": True},
                          rootdir=suite)
+
+
+@pytest.mark.parametrize("given", [",", " , ", ",,"])
+def test_a_model_list_of_no_names_is_a_usage_error(suite: Path, given: str) -> None:
+    with pytest.raises(GraphInstructError, match="names no model"):
+        build_run_config({"model": given, "suite": str(suite)}, rootdir=suite)
+    assert build_run_config({"model": None, "suite": str(suite)}, rootdir=suite) is None

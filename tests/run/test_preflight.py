@@ -208,3 +208,22 @@ def test_first_per_level_keeps_the_first_n_of_each_level_in_order(suite: Path) -
     assert first_per_level(instructions, 0) == []
     assert [i.id for i in first_per_level(reversed(instructions), 1)] == [
         "L2-001", "L1-002", "L0-001"]
+
+
+def test_a_fingerprint_change_of_the_served_snapshot_is_one_line() -> None:
+    from pytest_graphinstruct.answers import Answer
+    from pytest_graphinstruct.models.cache_format import CacheEntry
+    from pytest_graphinstruct.models.snapshot import Snapshot
+    from pytest_graphinstruct.run.preflight import fingerprint_notes
+
+    def entry(snapshot: str | None, fingerprint: str | None) -> CacheEntry:
+        return CacheEntry("k", Answer(text="x"), "ep", "m", "L1-001", 1, "c", 0,
+                          snapshot=snapshot, fingerprint=fingerprint)
+
+    entries = [entry("s1", "fp_a"), entry("s1", "fp_a"), entry("s1", "fp_b"),
+               entry("s1", None), entry("s0", "fp_z")]
+    (line,) = fingerprint_notes("m", Snapshot("s1", "fp_b"), entries)
+    assert "serves s1 (fp_b)" in line and "2 answer(s) cached from s1" in line
+    assert "(2 with fp_a)" in line and "fp_z" not in line  # another snapshot: not this line
+    assert fingerprint_notes("m", Snapshot("s1", None), entries) == []  # nothing known now
+    assert fingerprint_notes("m", Snapshot("s1", "fp_a"), entries[:2]) == []

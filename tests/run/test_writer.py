@@ -83,3 +83,17 @@ def test_read_only_folders_and_files(tmp_path: Path) -> None:
             f"cannot write a report to {tmp_path / 'ro.json'}: the file is read-only")
     finally:
         locked.chmod(0o755)
+
+
+def test_same_file_sees_through_spellings_symlinks_and_hard_links(tmp_path: Path) -> None:
+    base = tmp_path / "b" / "base.json"
+    assert writer.same_file(base, tmp_path / "b" / ".." / "b" / "base.json")  # not there yet
+    base.parent.mkdir()
+    base.write_text("{}", encoding="utf-8")
+    (tmp_path / "link.json").symlink_to(base)
+    os.link(base, tmp_path / "hard.json")
+    assert writer.same_file(tmp_path / "link.json", base)
+    assert writer.same_file(tmp_path / "hard.json", base)
+    assert not writer.same_file(tmp_path / "other.json", base)
+    (tmp_path / "loop").symlink_to(tmp_path / "loop")
+    assert not writer.same_file(tmp_path / "loop", base)  # never raises

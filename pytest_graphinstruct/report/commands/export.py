@@ -3,7 +3,9 @@
 Promises:
 
 * one line per instruction (``{"instruction_id", "level", "samples": [...]}``), instructions in
-  first-cached order, samples by sample index (a missing index leaves no gap);
+  first-cached order, samples by sample index (a missing index leaves no gap) — every
+  instruction the cache recorded a use of, also one whose messages were another's word for
+  word (one key, one answer: :meth:`.AnswerCache.record_use`);
 * when the cell holds several answers for one sample (a changed prompt or decoding, another
   endpoint: each is its own cache key), the **newest** is exported — the one appended last,
   since the cache file is append-only — and the others are counted;
@@ -58,7 +60,7 @@ def export_cache(directory: str | os.PathLike[str], out: str | os.PathLike[str],
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", CacheWarning)
         cache = AnswerCache(directory)
-        entries = cache.entries()
+        entries = cache.all_entries()  # every record: also a second instruction's use of one
     if not entries:  # an empty file, or nothing in it could be read
         bad = cache.warnings
         why = (f"{len(bad)} corrupt or torn line(s) skipped, the first: {bad[0]}" if bad

@@ -1,0 +1,47 @@
+"""A response body beyond the bound (8 MiB) is that item's error, one clear line, never read
+whole, never cached, never retried (issue 32 §4: 16 answers of 50 MB took 2.08 GB and 786 MB of
+cache)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+import pytest_graphinstruct.models.openai_backend  # noqa: F401  (see test_plugin.py)
+from pytest_graphinstruct.models.bounded_calls import MAX_RESPONSE_BYTES
+from pytest_graphinstruct.models.testserver import FakeOpenAIServer, Fault
+
+from ._suite import TREE4
+
+pytest_plugins = ["pytester"]
+
+HUGE = "x" * (MAX_RESPONSE_BYTES + 1)
+
+
+def test_an_answer_beyond_the_bound_is_an_error_of_its_item_and_never_cached(
+        pytester: pytest.Pytester, suite_dir: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("GI_TEST_KEY", "sk-test")
+    cache = pytester.path / "cache"
+
+    def answer(body: dict[str, object]) -> str:  # L1-002's answer is huge, the others a tree
+        return HUGE if "cycle" in str(body.get("messages")) else TREE4
+
+    # the huge one without a Content-Length: only reading tells its length
+    with FakeOpenAIServer(responder=answer,
+                          fault_for=lambda b: Fault.unsized() if "cycle" in str(b) else None
+                          ) as server:
+        result = pytester.runpytest(
+            f"--gi-suite={suite_dir}", "--gi-model=fake-model",
+            f"--gi-base-url={server.base_url}", "--gi-api-key-env=GI_TEST_KEY",
+            f"--gi-cache={cache}", "--gi-max-error-rate=1", "-rA", "-p", "no:cacheprovider")
+        asked = server.request_count
+    out = result.stdout.str()
+    lines = out.splitlines()
+    at = lines.index(next(ln for ln in lines if "ERROR at setup of L1-002" in ln))
+    assert "response body too large" in lines[at + 1], out  # the item's one line
+    assert f"larger than {MAX_RESPONSE_BYTES} bytes" in lines[at + 1]
+    assert sum("ERROR at setup" in ln for ln in lines) == 1  # the others were answered
+    assert asked == 4  # not retried
+    assert result.ret in (pytest.ExitCode.OK, pytest.ExitCode.TESTS_FAILED), out
+    assert (cache / "answers.jsonl").stat().st_size < 100_000  # three trees, no huge answer
