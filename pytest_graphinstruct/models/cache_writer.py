@@ -70,15 +70,7 @@ class CacheWriter:
             kept = self._index.entries.get(key)
             if kept is not None and not supersedes(entry, kept):
                 return "skipped"
-        try:
-            self._append(line)
-        except OSError as exc:
-            with self._lock:
-                first = self._failed(exc)
-            if first:
-                self._warn(f"answer cache {self.first_write_error}; answers are not being "
-                           "cached (the run goes on; a rerun will ask for them again)",
-                           self.path, 0)
+        if not self._append_or_warn(line):
             return "failed"
         with self._lock:
             self._index.keep(entry)
@@ -95,6 +87,15 @@ class CacheWriter:
                 return "skipped"
             written = use_record(key, request, kept, self.run)
         line = json.dumps(written, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
+        if not self._append_or_warn(line):
+            return "failed"
+        with self._lock:
+            self._index.keep(entry_of(written))
+        return "written"
+
+    def _append_or_warn(self, line: bytes) -> bool:
+        """Append ``line``; on an I/O error count the failure and warn once (the first):
+        ``False``.  Never raises."""
         try:
             self._append(line)
         except OSError as exc:
@@ -104,10 +105,8 @@ class CacheWriter:
                 self._warn(f"answer cache {self.first_write_error}; answers are not being "
                            "cached (the run goes on; a rerun will ask for them again)",
                            self.path, 0)
-            return "failed"
-        with self._lock:
-            self._index.keep(entry_of(written))
-        return "written"
+            return False
+        return True
 
     def merge(self, other: Path) -> int:
         """Append every record of the cache file ``other`` that the index lacks, that

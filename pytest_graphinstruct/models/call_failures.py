@@ -128,14 +128,7 @@ def never_connected(exc: BaseException) -> bool:
     never: tuple[type, ...] = (ConnectionRefusedError, socket.gaierror, *(
         t for t in (getattr(http, "ConnectError", None), getattr(http, "ConnectTimeout", None))
         if isinstance(t, type)))
-    seen: set[int] = set()
-    cause: BaseException | None = exc
-    while cause is not None and id(cause) not in seen:
-        if isinstance(cause, never):
-            return True
-        seen.add(id(cause))
-        cause = cause.__cause__ or cause.__context__
-    return False
+    return _cause(exc, never) is not None  # type: ignore[arg-type]
 
 
 def connection_detail(exc: Any) -> str:

@@ -98,6 +98,7 @@ __all__ = [
     "mean_interval",
     "paired_bootstrap",
     "paired_diff",
+    "paired_levels",
 ]
 
 DEFAULT_B = 2000
@@ -670,6 +671,26 @@ def _combined(parts: Sequence[_Clustered], weights: np.ndarray, boot: np.ndarray
                       clusters=int(sum(p.sizes.size for p in parts)), se=se, df=df)
 
 
+def paired_levels(baseline: Mapping[str, tuple[int, float]],
+                  candidate: Mapping[str, tuple[int, float]]
+                  ) -> tuple[list[str], dict[int, list[str]]]:
+    """The ids both runs scored, sorted, and those ids by level (each in sorted order).
+
+    Raises:
+        ValueError: an id on different levels in the two runs, or a level outside 0..5.
+    """
+    common = sorted(set(baseline) & set(candidate))
+    by_level: dict[int, list[str]] = {}
+    for i in common:
+        lb, lc = baseline[i][0], candidate[i][0]
+        if lb != lc:
+            raise ValueError(f"{i}: level {lb} in the baseline but {lc} in the candidate")
+        if lb not in LEVELS:
+            raise ValueError(f"{i}: unknown level {lb!r} (levels are 0..5)")
+        by_level.setdefault(lb, []).append(i)
+    return common, by_level
+
+
 def paired_bootstrap(
     baseline: Mapping[str, tuple[int, float]],
     candidate: Mapping[str, tuple[int, float]],
@@ -689,13 +710,7 @@ def paired_bootstrap(
     over the levels present in the pairing (unnormalized and renormalized).
     """
     _check(b, confidence)
-    common = sorted(set(baseline) & set(candidate))
-    by_level: dict[int, list[str]] = {}
-    for i in common:
-        lb, lc = baseline[i][0], candidate[i][0]
-        if lb != lc:
-            raise ValueError(f"{i}: level {lb} in the baseline but {lc} in the candidate")
-        by_level.setdefault(lb, []).append(i)
+    common, by_level = paired_levels(baseline, candidate)
     levels = sorted(by_level)
     v, vsum = _weights(levels)
     splits = []

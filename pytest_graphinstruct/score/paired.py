@@ -51,9 +51,9 @@ from pytest_graphinstruct.score.bootstrap import (
     DEFAULT_SEED,
     PairedDiff,
     PairedResult,
+    paired_levels,
 )
 from pytest_graphinstruct.score.levels import LEVEL_WEIGHTS_V
-from pytest_graphinstruct.vocab import LEVELS
 
 __all__ = ["MIN_DRAWS", "draws_for", "flip_p_values", "suite_paired"]
 
@@ -181,15 +181,7 @@ def suite_paired(
     """
     if not 0 < confidence < 1:
         raise ValueError(f"confidence must be in (0, 1), got {confidence}")
-    common = sorted(set(baseline) & set(candidate))
-    by_level: dict[int, list[str]] = {}
-    for i in common:
-        lb, lc = baseline[i][0], candidate[i][0]
-        if lb != lc:
-            raise ValueError(f"{i}: level {lb} in the baseline but {lc} in the candidate")
-        if lb not in LEVELS:
-            raise ValueError(f"{i}: unknown level {lb!r} (levels are 0..5)")
-        by_level.setdefault(lb, []).append(i)
+    common, by_level = paired_levels(baseline, candidate)
     levels = sorted(by_level)
     draws = draws_for(tests if tests is not None else max(len(levels), 1), alpha)
     out: dict[int, PairedDiff] = {}
