@@ -41,8 +41,7 @@ templates.  That is the template-clustered test's question
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
-from functools import lru_cache
+from collections.abc import Iterator, Mapping
 
 import numpy as np
 
@@ -72,14 +71,16 @@ def draws_for(tests: int, alpha: float = 0.05) -> int:
     return max(MIN_DRAWS, math.ceil(_RESOLUTION * tests / alpha))
 
 
-@lru_cache(maxsize=64)
-def _subsets(n: int, draws: int, seed: int, stream: int) -> np.ndarray:
-    """``draws × n`` membership matrix (0/1, float) of random subsets of ``n`` items, fixed by
-    ``(seed, stream, n)``; read-only."""
+def _subset_blocks(n: int, draws: int, seed: int, stream: int) -> Iterator[np.ndarray]:
+    """``draws`` random subsets of ``n`` items as 0/1 rows (float), in blocks of at most
+    ``_MAX_CELLS`` elements, fixed by ``(seed, stream, n)``: the block size depends on ``n``
+    alone, so the same rows come out whatever asks (made as they are used: no ``draws × n``
+    matrix is ever held)."""
     rng = np.random.default_rng([seed, stream, n])
-    out = rng.integers(0, 2, size=(draws, n)).astype(np.float64)
-    out.flags.writeable = False
-    return out
+    rows = max(1, _MAX_CELLS // n)
+    for start in range(0, draws, rows):
+        block = rng.integers(0, 2, size=(rows, n), dtype=np.uint8)
+        yield block[:min(rows, draws - start)].astype(np.float64)
 
 
 def flip_p_values(d: np.ndarray, *, draws: int = MIN_DRAWS, seed: int = DEFAULT_SEED,
@@ -105,10 +106,7 @@ def flip_p_values(d: np.ndarray, *, draws: int = MIN_DRAWS, seed: int = DEFAULT_
     # sums that are 0 in exact arithmetic count as ≥ 0 whatever the rounding
     slack = 1e-9 * np.abs(x).sum(axis=1)
     counts = np.zeros(x.shape[0])
-    rows = max(1, _MAX_CELLS // n)
-    subsets = _subsets(n, draws, seed, stream)
-    for start in range(0, draws, rows):
-        block = subsets[start:start + rows]
+    for block in _subset_blocks(n, draws, seed, stream):
         counts += np.sum(x @ block.T >= -slack[:, None], axis=1)
     p = (1.0 + counts) / (1.0 + draws)
     return p[0:1].reshape(()) if flat else p

@@ -129,3 +129,13 @@ def test_bad_input_is_refused() -> None:
     b, c = _runs([0.5], [0.5])
     with pytest.raises(ValueError, match="confidence"):
         suite_paired(b, c, confidence=1.0)
+
+
+def test_a_rows_p_value_does_not_depend_on_the_rows_beside_it() -> None:
+    """The subsets are made block by block from (seed, stream, n) alone: one row asked alone
+    or among others gets the same p-value, and more draws than one block hold."""
+    rng = np.random.default_rng(8)
+    rows = rng.normal(-0.05, 0.3, (5, 30))
+    together = flip_p_values(rows, draws=200_000)
+    alone = [float(flip_p_values(r, draws=200_000)) for r in rows]
+    assert together.tolist() == alone
