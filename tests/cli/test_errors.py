@@ -167,7 +167,7 @@ def test_compare_published_files_pairs_instructions_by_id(tmp_path: Path,
     out = proc.stdout
     assert out.startswith("candidate gpt4o-few-shot - baseline gpt4o-zero-shot")
     for lv, n in {0: 100, 1: 200, 2: 200, 3: 150, 4: 100, 5: 50}.items():
-        assert f"  L{lv}: " in out and f"n={n}\n" in out
+        assert f"  L{lv}: " in out and (f"n={n}  p=" in out or f"n={n}  lower" in out)
     assert "n=800" in out and "unpaired" not in out
 
 

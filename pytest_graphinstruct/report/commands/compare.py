@@ -67,9 +67,9 @@ class Comparison:
         out = [f"candidate {cand.label} - baseline {base.label} ({test} over shared "
                f"instructions, {pct}% CI; Holm p over {c.family} level tests):"]
         for lv, d in result.levels.items():
-            p = c.adjusted.get(lv)
-            shown = "" if p is None else f"  p={p:.3g}"
-            out.append(f"  L{lv}: {_diff(d)}{shown}  {c.level_verdict(lv)}")
+            p, word = c.adjusted.get(lv), c.level_verdict(lv)
+            shown = "" if p is None or "Holm p=" in word else f"  p={p:.3g}"
+            out.append(f"  L{lv}: {_diff(d)}{shown}  {word}")
         out.append(f"  S_total: {_diff(result.total)}")
         if result.only_baseline or result.only_candidate:
             out.append(f"  unpaired: {len(result.only_baseline)} only in baseline, "
