@@ -4,13 +4,18 @@ into a typed record (:class:`BatchStatus`).
 
 Promises: every value read from a response is checked for its type (a missing or odd field
 reads as absent, never raises past :meth:`BatchApi.status_of`); a downloaded file is bounded
-(:class:`~pytest_graphinstruct.errors.ModelError` past ``max_bytes``).  The calls themselves
-raise what the client raises (the caller, :class:`~.batch_runner.BatchRunner`, retries or gives
-up); none is retried here.
+(:class:`~pytest_graphinstruct.errors.ModelError` past ``max_bytes``).  A batch (or the input
+file a batch is created from) that the endpoint answers HTTP 404 for raises
+:class:`BatchNotFound` from :meth:`BatchApi.retrieve` and :meth:`BatchApi.create`: deleted, or
+another account's or endpoint's — asking again will not find it.  Otherwise the calls raise what
+the client raises (the caller, :class:`~.batch_runner.BatchRunner`, retries or gives up); none
+is retried here.
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any, cast
 
@@ -48,6 +53,11 @@ class BatchStatus:
     errors: str | None = None
 
 
+class BatchNotFound(ModelError):
+    """The endpoint answered HTTP 404 for a batch, or for the input file of a batch to create:
+    it does not know it (deleted, or made with another account or at another endpoint)."""
+
+
 class BatchApi:
     """The files and batches endpoints of one ``openai`` client.
 
@@ -66,15 +76,26 @@ class BatchApi:
         return _text(getattr(created, "id", None)) or _missing("file id")
 
     def create(self, input_file_id: str, metadata: dict[str, str] | None = None) -> BatchStatus:
-        """Create the batch of an uploaded input file."""
-        made = self._client.batches.create(input_file_id=input_file_id, endpoint=BATCH_ENDPOINT,
-                                           completion_window=COMPLETION_WINDOW,
-                                           metadata=metadata)
+        """Create the batch of an uploaded input file.
+
+        Raises:
+            BatchNotFound: the endpoint does not know the input file (HTTP 404).
+        """
+        with _not_found(f"input file {input_file_id}"):
+            made = self._client.batches.create(
+                input_file_id=input_file_id, endpoint=BATCH_ENDPOINT,
+                completion_window=COMPLETION_WINDOW, metadata=metadata)
         return self.status_of(made)
 
     def retrieve(self, batch_id: str) -> BatchStatus:
-        """The batch's status now."""
-        return self.status_of(self._client.batches.retrieve(batch_id))
+        """The batch's status now.
+
+        Raises:
+            BatchNotFound: the endpoint does not know the batch (HTTP 404).
+        """
+        with _not_found(f"batch {batch_id}"):
+            found = self._client.batches.retrieve(batch_id)
+        return self.status_of(found)
 
     def find_by_input(self, input_file_id: str) -> BatchStatus | None:
         """The batch made of ``input_file_id`` among those the endpoint lists (``None``:
@@ -119,6 +140,19 @@ class BatchApi:
             failed=_count(getattr(counts, "failed", 0)),
             total=_count(getattr(counts, "total", 0)),
             errors=one_line("; ".join(m for m in messages if m)) if any(messages) else None)
+
+
+@contextmanager
+def _not_found(what: str) -> Iterator[None]:
+    """Turn the client's HTTP 404 (any exception with ``status_code`` 404) into
+    :class:`BatchNotFound` naming ``what`` (escaped, bounded); anything else passes."""
+    try:
+        yield
+    except Exception as exc:
+        if getattr(exc, "status_code", None) != 404:
+            raise
+        raise BatchNotFound(one_line(f"the endpoint does not know the {what}", limit=160)
+                            + " (HTTP 404)") from None
 
 
 def _text(value: Any) -> str | None:

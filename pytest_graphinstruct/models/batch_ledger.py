@@ -15,6 +15,12 @@ Promises:
   file and how to proceed — its batches may still be live at the endpoint, and a run that
   forgot them would submit (and pay for) their requests a second time.  Only the user, by
   moving the file aside, decides to resubmit everything.
+* A batch the endpoint answers HTTP 404 for (deleted, or the ledger came from another account
+  or endpoint) is marked gone (:data:`GONE_STATE`, no longer live): no run polls it again, and
+  the runner asks its requests again; :class:`GoneBatches` says so once per run.
+* A run without ``--gi-batch`` on a cache whose ledger holds a live batch of one of its models
+  is refused before any request (:func:`live_message`, checked by ``run/preflight.py``): it would
+  pay a second time for requests the endpoint still runs and bills.
 * Thread-safe (one lock); one process per cache folder (batch mode refuses xdist).
 """
 
@@ -25,6 +31,7 @@ import json
 import os
 import tempfile
 import threading
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -36,6 +43,11 @@ LEDGER_NAME = "batches.json"
 LEDGER_VERSION = 1
 TERMINAL_STATES = frozenset({"completed", "failed", "expired", "cancelled"})
 """Batch states after which nothing more will come (OpenAI's ``status`` values)."""
+GONE_STATE = "gone"
+"""The ledger's own state of a batch the endpoint answered HTTP 404 for (never the endpoint's):
+marked collected, so no run polls it again."""
+SHOWN_BATCHES = 3
+"""Batches a refusal names (the rest are counted)."""
 
 
 class LedgerUnreadable(ModelError):
@@ -85,8 +97,43 @@ class LedgerBatch:
 
     @property
     def live(self) -> bool:
-        """Its results may still come (not collected)."""
+        """Its results may still come (not collected; a gone batch is marked collected)."""
         return not self.collected
+
+    @property
+    def shown_id(self) -> str:
+        """Its batch id as a line may show it (escaped, at most 64 characters); the input file
+        when no batch id was recorded (a run killed between upload and create)."""
+        return one_line(self.batch_id or f"input file {self.input_file_id}", limit=64)
+
+
+@dataclass
+class GoneBatches:
+    """The ledger batches the endpoint answered HTTP 404 for in this run (marked gone), and how
+    many requests they held; said once, in the run's summary (:meth:`summary`)."""
+
+    shown: list[str] = field(default_factory=list)  #: their escaped ids, oldest first
+    requests: int = 0  #: request lines they held
+
+    def add(self, batch: LedgerBatch) -> None:
+        """Count ``batch`` (just marked gone)."""
+        self.shown.append(batch.shown_id)
+        self.requests += len(batch.custom_ids)
+
+    def summary(self, path: Path | None, *, fallback: bool = False) -> str | None:
+        """One line naming the (first) gone batch, the ledger ``path``, what happened to the
+        batch's requests (a new batch; ordinary requests with ``fallback``,
+        ``--gi-batch-fallback``) and why it may have happened; ``None`` when none went."""
+        if not self.shown:
+            return None
+        where = f"the batch ledger {path}" if path is not None else "this run (no cache folder)"
+        which = (f"batch {self.shown[0]} of {where} is" if len(self.shown) == 1 else
+                 f"{len(self.shown)} batches of {where} (first: {self.shown[0]}) are")
+        its = "its" if len(self.shown) == 1 else "their"
+        how = "as ordinary requests (--gi-batch-fallback)" if fallback else "in a new batch"
+        return (f"{which} unknown to the endpoint (HTTP 404: deleted, or made with another "
+                f"account or endpoint): marked gone in the ledger; {its} {self.requests} "
+                f"request(s) are asked again, {how}, as this run needs them")
 
 
 class BatchLedger:
@@ -217,6 +264,28 @@ def _batch_of(obj: Any) -> LedgerBatch:
         custom_ids=tuple(str(c) for c in obj["custom_ids"]), requests=requests,
         batch_id=str(obj.get("batch_id") or ""), state=str(obj.get("state") or "uploaded"),
         collected=bool(obj.get("collected")), counts=(counts[0], counts[1], counts[2]))
+
+
+def describe_batches(batches: Sequence[LedgerBatch]) -> str:
+    """``batches`` for a line: each of the first :data:`SHOWN_BATCHES` by its escaped, bounded
+    id and its request count, the rest counted (``batch_1: 4 request(s), and 2 more``)."""
+    shown = ", ".join(f"{b.shown_id}: {len(b.custom_ids)} request(s)"
+                      for b in batches[:SHOWN_BATCHES])
+    more = len(batches) - SHOWN_BATCHES
+    return shown + (f", and {more} more" if more > 0 else "")
+
+
+def live_message(path: Path, model: str, batches: Sequence[LedgerBatch]) -> str:
+    """The one line refusing a run without ``--gi-batch`` whose model ``model`` has
+    ``batches`` live in the ledger ``path``: which batches (:func:`describe_batches`), why
+    (their requests would be paid twice) and the two ways on."""
+    noun, it = ("batch", "it") if len(batches) == 1 else ("batches", "them")
+    return (f"the batch ledger {path} names {len(batches)} {noun} still live for "
+            f"{one_line(model, limit=80)} ({describe_batches(batches)}): a run without "
+            "--gi-batch would send (and pay for) their requests again while the endpoint runs "
+            f"and bills the {noun}; nothing was sent. Rerun with --gi-batch to resume {it}; to "
+            "send the requests as ordinary ones anyway (paying twice), move the ledger aside "
+            f"(mv {path} {path}.set-aside) and run again")
 
 
 def unreadable_message(path: Path, exc: BaseException) -> str:

@@ -23,6 +23,10 @@ Promises:
   refused for the request's own fault (a 4xx) is the request's error answer, like an ordinary
   request's.  A retried line whose request no one here waits for is dropped: a later ask
   submits it (once).
+* A batch the endpoint answers HTTP 404 for (:class:`~.batch_api.BatchNotFound`: deleted, or
+  the ledger came from another account or endpoint) is marked gone in the ledger (never polled
+  again, by this run or a later one) and its requests are retried as a failed batch's are (a
+  new batch, within ``max_tries``; or the fallback); :attr:`BatchRunner.gone` says it once.
 * An API call that fails (upload, create, poll, download) is tried again at the next poll, up
   to ``call_tries`` times in a row; then the requests it concerned get an error answer naming
   the failure.  Nothing the endpoint sends stops the thread.
@@ -40,7 +44,7 @@ from dataclasses import dataclass
 
 from pytest_graphinstruct.answers import Answer
 from pytest_graphinstruct.models.base import Request, one_line, quiet_thread
-from pytest_graphinstruct.models.batch_api import BatchApi, BatchStatus
+from pytest_graphinstruct.models.batch_api import BatchApi, BatchNotFound, BatchStatus
 from pytest_graphinstruct.models.batch_files import (
     MAX_BYTES_PER_FILE,
     MAX_REQUESTS_PER_FILE,
@@ -52,8 +56,10 @@ from pytest_graphinstruct.models.batch_files import (
     read_results,
 )
 from pytest_graphinstruct.models.batch_ledger import (
+    GONE_STATE,
     TERMINAL_STATES,
     BatchLedger,
+    GoneBatches,
     LedgerBatch,
     RequestMeta,
 )
@@ -110,6 +116,7 @@ class BatchRunner:
         self._failures = 0
         self._next_poll = 0.0
         self.damage = OutputDamage()  #: the damaged lines of the files read
+        self.gone = GoneBatches()  #: the ledger batches the endpoint did not know (HTTP 404)
         self._closed: str | None = None
         self._fallbacks = ThreadPoolExecutor(4, "gi-batch-fallback", initializer=quiet_thread)
         self._thread = threading.Thread(target=self._loop, name="gi-batch", daemon=True)
@@ -231,7 +238,7 @@ class BatchRunner:
                     self._live[key] = file_id
                     self._tries[key] = self._tries.get(key, 0) + 1
             try:
-                self._create(file_id)
+                _create(self.api, self.ledger, file_id)
             except Exception:  # this file is in the ledger: the next poll creates its batch
                 self._requeue(files[n + 1:])
                 raise
@@ -244,25 +251,25 @@ class BatchRunner:
                 for key in file.custom_ids:
                     self._enqueue(key)
 
-    def _create(self, file_id: str) -> None:
-        status = self.api.create(file_id, {"gi_input_file": file_id})
-        self.ledger.update(file_id, batch_id=status.batch_id, state=status.status)
-
     def _poll(self) -> None:
-        """Poll every live batch once; collect the finished ones."""
+        """Poll every live batch once; collect the finished ones, forget the gone ones."""
         for batch in self.ledger.live(self.endpoint):
-            if not batch.batch_id:  # a run killed between upload and create: find or create
-                found = self.api.find_by_input(batch.input_file_id)
-                if found is None:
-                    self._create(batch.input_file_id)
-                    continue
-                batch = self.ledger.update(batch.input_file_id, batch_id=found.batch_id)
-            status = self.api.retrieve(batch.batch_id)
-            self.ledger.update(batch.input_file_id, state=status.status,
-                               counts=(status.completed, status.failed, status.total))
-            if status.status in TERMINAL_STATES:
+            try:
+                batch, status = _polled(self.api, self.ledger, batch)
+            except BatchNotFound:
+                self._forget(batch)
+                continue
+            if status is not None and status.status in TERMINAL_STATES:
                 self._collect(batch, status)
         self._failures = 0
+
+    def _forget(self, batch: LedgerBatch) -> None:
+        """``batch`` is unknown to the endpoint: marked gone (no run polls it again) and its
+        requests retried like a failed batch's."""
+        self.gone.add(self.ledger.update(batch.input_file_id, state=GONE_STATE, collected=True))
+        why = f"batch {batch.shown_id} is unknown to the endpoint (HTTP 404)"
+        for key in batch.custom_ids:
+            self._resolve(key, batch.requests.get(key), LineResult(key, error=why, retry=True))
 
     def _collect(self, batch: LedgerBatch, status: BatchStatus) -> None:
         """Read a finished batch's files and hand out its lines' answers."""
@@ -325,6 +332,33 @@ class BatchRunner:
         for fut, _, _ in waiters.values():
             fut.set_result((Answer(error=error, calls=0), Snapshot()))
         self._failures = 0
+
+
+def _create(api: BatchApi, ledger: BatchLedger, file_id: str) -> None:
+    """Create the batch of the uploaded input file ``file_id`` and record its id and state."""
+    status = api.create(file_id, {"gi_input_file": file_id})
+    ledger.update(file_id, batch_id=status.batch_id, state=status.status)
+
+
+def _polled(api: BatchApi, ledger: BatchLedger,
+            batch: LedgerBatch) -> tuple[LedgerBatch, BatchStatus | None]:
+    """``batch`` retrieved once and its state and counts recorded: the ledger's new entry and
+    the status (``None``: a run killed between upload and create left it without a batch id,
+    and none was found by its input file, so it was created now).
+
+    Raises:
+        BatchNotFound: the endpoint does not know the batch, or the input file to create it of.
+    """
+    if not batch.batch_id:  # a run killed between upload and create: find or create
+        found = api.find_by_input(batch.input_file_id)
+        if found is None:
+            _create(api, ledger, batch.input_file_id)
+            return batch, None
+        batch = ledger.update(batch.input_file_id, batch_id=found.batch_id)
+    status = api.retrieve(batch.batch_id)
+    batch = ledger.update(batch.input_file_id, state=status.status,
+                          counts=(status.completed, status.failed, status.total))
+    return batch, status
 
 
 def _send_ordinary(fallback: Callable[[Request], Served], fut: Future[Served],

@@ -18,6 +18,8 @@ control (:class:`FakeBatchAPI`).  Never a real provider.
   ``"failed"`` (the endpoint refused it: no output file, its ``errors`` say why) or
   ``"cancelled"`` (cancelled by the endpoint before any line ran: no output file);
   :meth:`FakeBatchAPI.finish` takes the same as ``whole``.
+* :meth:`FakeBatchAPI.forget` deletes a batch: every later request naming it is answered 404,
+  as a provider answers for a deleted batch or another account's; batch ids are never reused.
 """
 
 from __future__ import annotations
@@ -86,6 +88,7 @@ class FakeBatchAPI:
         self.files: dict[str, bytes] = {}
         self.batches: dict[str, _Batch] = {}
         self.submitted: Counter[str] = Counter()  #: request lines per custom_id, all batches
+        self._made = 0  # batches created, forgotten ones included (ids are never reused)
         self._lock = threading.Condition()
         server.route(self.route)
 
@@ -106,6 +109,11 @@ class FakeBatchAPI:
         """The batches created, oldest first."""
         with self._lock:
             return list(self.batches)
+
+    def forget(self, batch_id: str) -> None:
+        """Delete ``batch_id``: from now on the endpoint answers 404 for it."""
+        with self._lock:
+            del self.batches[batch_id]
 
     def finish(self, batch_id: str, whole: str | None = None) -> None:
         """End ``batch_id`` now: its lines answered (or failed, as ``line_fault`` says), its
@@ -177,7 +185,8 @@ class FakeBatchAPI:
             args = json.loads(body.decode("utf-8"))
             data = self.files[args["input_file_id"]]
             lines = [json.loads(x) for x in data.decode("utf-8").splitlines() if x.strip()]
-            batch = _Batch(f"batch_{len(self.batches) + 1}", args["input_file_id"], lines,
+            self._made += 1
+            batch = _Batch(f"batch_{self._made}", args["input_file_id"], lines,
                            time.time(), metadata=dict(args.get("metadata") or {}))
             for line in lines:
                 self.submitted[str(line.get("custom_id"))] += 1

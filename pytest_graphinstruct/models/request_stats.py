@@ -23,7 +23,9 @@ class Sent:
     offline where it sent none; an answer without usage adds nothing), ``batch_input_tokens``
     and ``batch_output_tokens`` of them answered by ``batch_requests`` batch lines
     (``--gi-batch``: billed at the batch price); ``cached`` — answers served from an earlier
-    run's answer cache (nothing sent for them).
+    run's answer cache (nothing sent for them); ``batch_in_flight`` — request lines in batches
+    still live at the endpoint (submitted, billed when they finish, counted nowhere else: an
+    interrupted batch run's).
 
     Promises: ``Sent.from_json(s.to_json()) == s``; a missing key reads as 0.
     """
@@ -36,6 +38,7 @@ class Sent:
     batch_input_tokens: int = 0
     batch_output_tokens: int = 0
     batch_requests: int = 0
+    batch_in_flight: int = 0
 
     def __add__(self, other: Sent) -> Sent:
         return Sent(*(getattr(self, f.name) + getattr(other, f.name) for f in fields(self)))

@@ -95,9 +95,11 @@ def preflight(config: RunConfig) -> RunInputs:
             ``--gi-shard`` asks for more shards than the run selects instructions, or its
             shard holds none; a backend cannot be built (an unset API key variable for a host
             that is not loopback — :mod:`~pytest_graphinstruct.run.backends` —, a malformed
-            base URL); an endpoint does not answer (one line saying why); or a ``--gi-batch``
+            base URL); an endpoint does not answer (one line saying why); a ``--gi-batch``
             run's batch ledger exists but cannot be read
-            (:class:`~pytest_graphinstruct.models.batch_ledger.LedgerUnreadable`).
+            (:class:`~pytest_graphinstruct.models.batch_ledger.LedgerUnreadable`); or a run
+            without ``--gi-batch`` would ask an endpoint whose batches the cache's ledger holds
+            live (:func:`check_live_batches`).
     """
     suite = load_suite(config.suite, levels=config.levels)
     _check_baseline(config, suite)
@@ -121,6 +123,7 @@ def preflight(config: RunConfig) -> RunInputs:
         backend = make_run_backend(model, base_url=config.base_url, api_key_env=config.api_key_env,
                                timeout_s=config.timeout_s, max_retries=config.max_retries,
                                model_version=config.model_version(model))
+        check_live_batches(config, model, getattr(backend, "endpoint", None))
         check = getattr(backend, "preflight", None)
         reason = check() if callable(check) else None
         if reason:
@@ -135,6 +138,32 @@ def preflight(config: RunConfig) -> RunInputs:
                                 endpoint=backend.endpoint)
     return RunInputs(suite, served=Served(snapshots, None if cache is None else cache.mark),
                      notes=tuple(notes), cache=cache)
+
+
+def check_live_batches(config: RunConfig, model: str, endpoint: str | None) -> None:
+    """Refuse a run without ``--gi-batch`` that would ask ``model`` at ``endpoint`` while the
+    cache folder's batch ledger holds a live batch of that endpoint (a killed or interrupted
+    batch run's): its requests would be sent, and paid for, a second time while the endpoint
+    still runs and bills the batch (docs/MODELS.md "Batch mode").  Nothing to check in batch
+    mode (it resumes them), without a cache folder or ledger, or for a backend with no
+    endpoint.
+
+    Raises:
+        GraphInstructError: one line naming the ledger, the live batches (ids escaped and
+            bounded) and the two ways on (:func:`~.models.batch_ledger.live_message`); or
+            :class:`~pytest_graphinstruct.models.batch_ledger.LedgerUnreadable` when the ledger
+            cannot be read (it may name such batches).
+    """
+    if config.batch is not None or config.cache_dir is None or endpoint is None:
+        return
+    from pytest_graphinstruct.models.batch_ledger import LEDGER_NAME, BatchLedger, live_message
+
+    if not (config.cache_dir / LEDGER_NAME).exists():
+        return
+    ledger = BatchLedger(config.cache_dir)
+    live = ledger.live(endpoint)
+    if live:
+        raise GraphInstructError(live_message(config.cache_dir / LEDGER_NAME, model, live))
 
 
 def snapshot_notes(config: RunConfig, model: str, served: Snapshot, why: str | None, *,

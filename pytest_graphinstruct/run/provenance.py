@@ -210,7 +210,8 @@ def spend(sent: Mapping[str, Sent] | None, prices: Path | None) -> dict[str, Spe
     """Per model, what ``sent`` (model → :class:`~.models.request_stats.Sent`, summed over
     the processes that asked) says the run really sent, with its cost at the prices of the
     price table ``prices`` (``None``: the packaged one): the batch price for the tokens a batch
-    line answered (``--gi-batch``), the list price for the rest; ``None`` when no model had an
+    line answered (``--gi-batch``), the list price for the rest, and the request lines in
+    batches still live at the endpoint (``in_flight``: not priced); ``None`` when no model had an
     endpoint (nothing to record: the oracle, recorded answers).  A model the table has no
     price for, or a table that cannot be read, leaves the cost ``None``."""
     if not sent:
@@ -232,7 +233,8 @@ def spend(sent: Mapping[str, Sent] | None, prices: Path | None) -> dict[str, Spe
         out[model] = Spend(requests=s.requests, retries=s.retries, input_tokens=s.input_tokens,
                            output_tokens=s.output_tokens, cost=cost,
                            currency=None if cost is None or table is None else table.currency,
-                           cached=s.cached, batched=s.batch_requests or None)
+                           cached=s.cached, batched=s.batch_requests or None,
+                           in_flight=s.batch_in_flight or None)
     return out
 
 

@@ -617,8 +617,11 @@ class Spend(JsonRecord):
     table's prices, in its ``currency`` (``None``: the table has no price for the model): the
     batch price for the answers of batch lines, the list price for the rest; ``cached`` —
     answers an earlier run's answer cache served, for which nothing was sent; ``batched`` — the
-    requests a batch line answered (``--gi-batch``; not written without batch mode).  Under
-    xdist each process counts its own and the report holds their sum."""
+    requests a batch line answered (``--gi-batch``; not written without batch mode);
+    ``in_flight`` — request lines in batches still live at the endpoint when the run ended (an
+    interrupted batch run's: submitted, billed when they finish, counted in none of the other
+    fields; not written when none).  Under xdist each process counts its own and the report
+    holds their sum."""
 
     requests: Count
     retries: Count
@@ -628,6 +631,7 @@ class Spend(JsonRecord):
     currency: Name | None
     cached: Count
     batched: Count | None = field(default=None, metadata={"omit_none": True})
+    in_flight: Count | None = field(default=None, metadata={"omit_none": True})
 
     def combined(self, other: Spend) -> Spend:
         """Both records as one (shards of one run): counts and costs summed; the cost is
@@ -639,8 +643,13 @@ class Spend(JsonRecord):
                      self.output_tokens + other.output_tokens,
                      (self.cost or 0.0) + (other.cost or 0.0) if same else None,
                      self.currency if same else None, self.cached + other.cached,
-                     None if self.batched is None and other.batched is None
-                     else (self.batched or 0) + (other.batched or 0))
+                     _sum_or_none(self.batched, other.batched),
+                     _sum_or_none(self.in_flight, other.in_flight))
+
+
+def _sum_or_none(a: int | None, b: int | None) -> int | None:
+    """``a + b``, ``None`` standing for 0 unless both are ``None``."""
+    return None if a is None and b is None else (a or 0) + (b or 0)
 
 
 def _replay_check(data: Any) -> ReplayCheck:

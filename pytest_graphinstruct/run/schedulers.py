@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable, Mapping
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from pytest_graphinstruct.errors import GraphInstructError
@@ -14,6 +15,7 @@ from pytest_graphinstruct.run.stop import STOP_GRACE_S
 from pytest_graphinstruct.run.tally import BatchProgress
 
 if TYPE_CHECKING:
+    from pytest_graphinstruct.models.batch_ledger import LedgerBatch
     from pytest_graphinstruct.models.cost_cap import CostCap, RequestCost
     from pytest_graphinstruct.models.prices import PriceTable
     from pytest_graphinstruct.models.request_stats import Sent
@@ -185,14 +187,7 @@ class ModelSchedulers:
                 out.append(f"{model}: {scheduler.circuit_open_reason} ({unsent} request(s) "
                            "not sent; their items are errors)")
             backend = scheduler.backend
-            ledger = getattr(backend, "ledger", None)
-            if ledger is not None and ledger.warning:
-                out.append(f"{model}: {ledger.warning} (the batches it could not record may be "
-                           "submitted again by a later run)")
-            runner = getattr(backend, "runner", None)
-            damaged = None if runner is None else runner.damage.summary()
-            if damaged is not None:
-                out.append(f"{model}: {damaged}")
+            out += [f"{model}: {note}" for note in _batch_notes(backend)]
             rejected = getattr(backend, "usage_rejections", 0)
             if rejected:
                 out.append(f"{model}: {rejected} answer(s) with an impossible token count from "
@@ -253,9 +248,12 @@ class ModelSchedulers:
     def sent(self) -> dict[str, Sent]:
         """Per model whose answers come from an endpoint (a cacheable backend: not the oracle,
         not recorded answers): what this process's scheduler really sent to it and how many
-        answers an earlier run's cache served (:meth:`.Scheduler.sent`); empty before any
-        scheduler is built."""
-        return {model: s.sent() for model, s in (self._schedulers or {}).items()
+        answers an earlier run's cache served (:meth:`.Scheduler.sent`), and in batch mode the
+        requests in batches still live at the endpoint now (``batch_in_flight``: submitted,
+        billed when they finish, not counted in the rest); empty before any scheduler is
+        built."""
+        return {model: _with_in_flight(s.sent(), s.backend)
+                for model, s in (self._schedulers or {}).items()
                 if getattr(s.backend, "cacheable", False)}
 
     def earlier_keys(self) -> dict[str, frozenset[str]]:
@@ -267,3 +265,40 @@ class ModelSchedulers:
     def tokens_spent(self) -> int:
         """The tokens this process's schedulers spent so far (safe from any thread)."""
         return sum(s.tokens_spent() for s in (self._schedulers or {}).values())
+
+
+def _live_batches(backend: object) -> list[LedgerBatch]:
+    """The batches a batch backend's run deals with that are still live (not read yet);
+    empty for any other backend."""
+    statuses = getattr(backend, "statuses", None)
+    return [b for b in statuses() if b.live] if callable(statuses) else []
+
+
+def _with_in_flight(sent: Sent, backend: object) -> Sent:
+    """``sent`` with the requests of ``backend``'s live batches as ``batch_in_flight``."""
+    live = _live_batches(backend)
+    return replace(sent, batch_in_flight=sum(len(b.custom_ids) for b in live)) if live else sent
+
+
+def _batch_notes(backend: object) -> list[str]:
+    """A batch backend's lines for the run's summary (none for another backend): a ledger it
+    could not write, damaged output lines, ledger batches the endpoint did not know (HTTP 404),
+    and the batches still in flight at the end (interrupted: billed, not counted)."""
+    out: list[str] = []
+    ledger = getattr(backend, "ledger", None)
+    if ledger is not None and ledger.warning:
+        out.append(f"{ledger.warning} (the batches it could not record may be submitted again "
+                   "by a later run)")
+    runner = getattr(backend, "runner", None)
+    if runner is not None:
+        gone = runner.gone.summary(runner.ledger.path, fallback=runner.settings.fallback)
+        out += [n for n in (runner.damage.summary(), gone) if n is not None]
+    live = _live_batches(backend)
+    if live:
+        from pytest_graphinstruct.models.batch_ledger import describe_batches
+
+        noun, its = ("batch", "its") if len(live) == 1 else ("batches", "their")
+        out.append(f"{len(live)} {noun} still in flight at the endpoint "
+                   f"({describe_batches(live)}), not counted in what was sent: a rerun with "
+                   f"--gi-batch on this cache collects {its} answers")
+    return out

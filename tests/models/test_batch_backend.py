@@ -1,6 +1,6 @@
 """BatchBackend and its runner against the fake Batch API: bodies equal the ordinary request's,
 one batch per round, retries (later batch, or ordinary requests), final errors, resume from the
-ledger without resubmitting, cancel."""
+ledger without resubmitting, a ledger batch the endpoint forgot (HTTP 404), cancel."""
 
 from __future__ import annotations
 
@@ -13,8 +13,10 @@ import pytest
 
 from pytest_graphinstruct.answers import Message
 from pytest_graphinstruct.models.base import DecodingParams, Request
+from pytest_graphinstruct.models.batch_api import BatchApi, BatchNotFound, BatchStatus
 from pytest_graphinstruct.models.batch_backend import BatchBackend
 from pytest_graphinstruct.models.batch_files import BatchLine, input_files
+from pytest_graphinstruct.models.batch_ledger import GONE_STATE, BatchLedger
 from pytest_graphinstruct.models.batch_runner import BatchSettings
 from pytest_graphinstruct.models.batch_testserver import FakeBatchAPI
 from pytest_graphinstruct.models.cache import AnswerCache
@@ -192,3 +194,49 @@ def test_results_read_before_anyone_asks_are_cached_and_not_resubmitted(
     assert [second.complete(r).text for r in reqs] == [f"echo: q {i}" for i in range(3)]
     assert list(api.batches) == ["batch_1"]
     second.close()
+
+
+def test_a_ledger_batch_the_endpoint_forgot_is_marked_gone_and_asked_again(
+        server: FakeOpenAIServer, tmp_path: Path) -> None:
+    """Issue 32 §4: a 404 for a ledger batch errored every request after 5 polls, on every
+    rerun.  Now the batch is marked gone (no later backend polls it) and its requests go in a
+    new batch, said once."""
+    api = FakeBatchAPI(server, hold=True)
+    first = BatchBackend(inner(server), AnswerCache(tmp_path), FAST)
+    reqs = requests(3)
+    with ThreadPoolExecutor(3) as pool:
+        waiting = [pool.submit(first.complete, r) for r in reqs]
+        assert api.wait_for_polls("batch_1", 1, 30)
+        first.cancel("killed")  # as a killed run: the batch stays in the ledger
+        assert all(not w.result().ok for w in waiting)
+    api.forget("batch_1")
+    api.hold = False
+    second = BatchBackend(inner(server), AnswerCache(tmp_path), FAST)
+    assert ask_all(second, reqs) == [f"echo: q {i}" for i in range(3)]
+    assert api.batch_ids() == ["batch_2"] and set(api.submitted.values()) == {2}
+    summary = second.runner.gone.summary(second.ledger.path)
+    assert summary is not None and summary.startswith("batch batch_1 of the batch ledger ")
+    second.close()
+    (gone, _) = BatchLedger(tmp_path).batches()
+    assert (gone.batch_id, gone.state, gone.live) == ("batch_1", GONE_STATE, False)
+    third = BatchBackend(inner(server), AnswerCache(tmp_path), FAST)
+    assert third.runner.statuses() == [] and third.runner.gone.summary(None) is None
+    third.close()
+
+
+def test_an_endpoint_that_forgets_every_batch_ends_in_errors_not_a_loop(
+        server: FakeOpenAIServer, tmp_path: Path) -> None:
+    """A batch the endpoint answers 404 for is retried like a failed one: within
+    ``max_tries`` batches, then each request is an error answer naming the 404."""
+    api = FakeBatchAPI(server)
+
+    class Forgetful(BatchApi):
+        def retrieve(self, batch_id: str) -> BatchStatus:
+            raise BatchNotFound(f"the endpoint does not know the batch {batch_id} (HTTP 404)")
+
+    backend = BatchBackend(inner(server), AnswerCache(tmp_path), BatchSettings(
+        poll_s=0.02, quiet_s=0.05, max_tries=2), api=Forgetful(inner(server).client, 10.0))
+    (text,) = ask_all(backend, requests(1))
+    assert text == "ERROR batch batch_2 is unknown to the endpoint (HTTP 404)"
+    assert api.batch_ids() == ["batch_1", "batch_2"]
+    backend.close()

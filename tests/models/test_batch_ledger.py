@@ -1,5 +1,6 @@
 """The batch ledger: written atomically, read back by the next run; a damaged one is refused,
-never read as empty (its live batches would be submitted again)."""
+never read as empty (its live batches would be submitted again); a gone batch (HTTP 404) said
+once, a plain run's refusal over live batches — ids escaped and bounded."""
 
 from __future__ import annotations
 
@@ -8,11 +9,15 @@ from pathlib import Path
 import pytest
 
 from pytest_graphinstruct.models.batch_ledger import (
+    GONE_STATE,
     BatchLedger,
+    GoneBatches,
     LedgerBatch,
     LedgerUnreadable,
     LedgerUnwritable,
     RequestMeta,
+    describe_batches,
+    live_message,
 )
 
 
@@ -57,3 +62,49 @@ def test_an_entry_that_cannot_be_written_is_refused_and_not_kept(tmp_path: Path)
     with pytest.raises(LedgerUnwritable, match="cannot write the batch ledger"):
         ledger.add(LedgerBatch("http://e/v1", "file-1", ("k1",), {}))
     assert ledger.batches() == [] and ledger.warning is not None
+
+
+def test_a_gone_batch_is_no_longer_live_for_the_next_run(tmp_path: Path) -> None:
+    ledger = BatchLedger(tmp_path)
+    ledger.add(LedgerBatch("http://e/v1", "file-1", ("k1",), {}, batch_id="batch_1"))
+    ledger.update("file-1", state=GONE_STATE, collected=True)
+    (batch,) = BatchLedger(tmp_path).batches("http://e/v1")
+    assert batch.state == GONE_STATE and not batch.live
+
+
+def test_gone_batches_are_said_in_one_line_naming_the_ledger_and_the_first() -> None:
+    gone = GoneBatches()
+    assert gone.summary(Path("/c/batches.json")) is None
+    gone.add(LedgerBatch("e", "file-1", ("a", "b"), batch_id="batch_9"))
+    assert gone.summary(Path("/c/batches.json")) == (
+        "batch batch_9 of the batch ledger /c/batches.json is unknown to the endpoint (HTTP "
+        "404: deleted, or made with another account or endpoint): marked gone in the ledger; "
+        "its 2 request(s) are asked again, in a new batch, as this run needs them")
+    gone.add(LedgerBatch("e", "file-2", ("c",)))  # killed before its batch was created
+    line = gone.summary(None)
+    assert line is not None and line.startswith(
+        "2 batches of this run (no cache folder) (first: batch_9) are unknown to the endpoint")
+    assert line.endswith("their 3 request(s) are asked again, in a new batch, as this run "
+                         "needs them")
+    fallback = gone.summary(None, fallback=True)
+    assert fallback is not None and fallback.endswith(
+        "are asked again, as ordinary requests (--gi-batch-fallback), as this run needs them")
+
+
+def test_batch_ids_are_escaped_and_bounded_and_many_batches_counted() -> None:
+    hostile = LedgerBatch("e", "file-1", ("k",), batch_id="b\x1b[2J\n" + "x" * 200)
+    assert "\x1b" not in hostile.shown_id and len(hostile.shown_id) == 64
+    assert hostile.shown_id.startswith("b\\x1b[2J")
+    assert LedgerBatch("e", "file-7", ()).shown_id == "input file file-7"
+    many = [LedgerBatch("e", f"f{n}", ("k",) * n, batch_id=f"batch_{n}") for n in range(1, 6)]
+    assert describe_batches(many) == ("batch_1: 1 request(s), batch_2: 2 request(s), "
+                                      "batch_3: 3 request(s), and 2 more")
+    line = live_message(Path("/c/batches.json"), "m\x1b", many[:1])
+    assert "\n" not in line and "\x1b" not in line
+    assert line.startswith("the batch ledger /c/batches.json names 1 batch still live for "
+                           "m\\x1b (batch_1: 1 request(s)): a run without --gi-batch would "
+                           "send (and pay for) their requests again")
+    assert "Rerun with --gi-batch to resume it;" in line
+    assert line.endswith("(mv /c/batches.json /c/batches.json.set-aside) and run again")
+    assert "names 5 batches still live" in live_message(Path("/c/b"), "m", many)
+    assert "resume them;" in live_message(Path("/c/b"), "m", many)

@@ -15,13 +15,25 @@ import pytest
 
 from pytest_graphinstruct.answers import Answer
 from pytest_graphinstruct.errors import GraphInstructError
+from pytest_graphinstruct.models.batch_ledger import (
+    GONE_STATE,
+    BatchLedger,
+    LedgerBatch,
+    LedgerUnreadable,
+)
 from pytest_graphinstruct.models.bounded_calls import BoundedCalls
 from pytest_graphinstruct.models.cache import AnswerCache
 from pytest_graphinstruct.models.openai_backend import OpenAIBackend
 from pytest_graphinstruct.models.snapshot import Snapshot
 from pytest_graphinstruct.models.testserver import FakeOpenAIServer
-from pytest_graphinstruct.run.config import RunConfig, build_run_config
-from pytest_graphinstruct.run.preflight import Served, first_per_level, preflight, snapshot_notes
+from pytest_graphinstruct.run.config import BatchMode, RunConfig, build_run_config
+from pytest_graphinstruct.run.preflight import (
+    Served,
+    check_live_batches,
+    first_per_level,
+    preflight,
+    snapshot_notes,
+)
 from pytest_graphinstruct.run.session import BenchmarkSession
 from pytest_graphinstruct.suite.loader import load_suite
 from tests.models.helpers import req
@@ -227,3 +239,39 @@ def test_a_fingerprint_change_of_the_served_snapshot_is_one_line() -> None:
     assert "(2 with fp_a)" in line and "fp_z" not in line  # another snapshot: not this line
     assert fingerprint_notes("m", Snapshot("s1", None), entries) == []  # nothing known now
     assert fingerprint_notes("m", Snapshot("s1", "fp_a"), entries[:2]) == []
+
+
+# -- a batch ledger's live batches and a run without --gi-batch --------------------------------
+
+def test_a_plain_run_over_a_live_ledger_batch_is_refused_before_any_request(
+        suite: Path, server: FakeOpenAIServer, tmp_path: Path) -> None:
+    """Issue 32 §4: a plain rerun paid again, without a word, for a live batch's requests."""
+    cache = tmp_path / "c"
+    run = _endpoint_config(suite, server, cache)
+    endpoint = OpenAIBackend(run.base_url, "gpt-x", api_key_env=KEY).endpoint
+    ledger = BatchLedger(cache)
+    ledger.add(LedgerBatch("http://elsewhere/v1", "file-0", ("k0",), batch_id="batch_0"))
+    preflight(run)  # another endpoint's batch: nothing to say
+    ledger.add(LedgerBatch(endpoint, "file-1", ("k1", "k2"), batch_id="batch_1"))
+    probes = len(server.probes)
+    with pytest.raises(GraphInstructError) as caught:
+        preflight(run)
+    line = str(caught.value)
+    assert line.startswith(f"the batch ledger {cache / 'batches.json'} names 1 batch still live "
+                           "for gpt-x (batch_1: 2 request(s))")
+    assert len(server.probes) == probes and server.request_count == 0  # refused before it
+    check_live_batches(replace(run, batch=BatchMode(30.0, 2.0)), "gpt-x", endpoint)  # resumes
+    ledger.update("file-1", state=GONE_STATE, collected=True)  # gone, or read: not live
+    preflight(run)
+
+
+def test_a_plain_run_over_a_damaged_ledger_is_refused_as_a_batch_run_is(
+        suite: Path, tmp_path: Path) -> None:
+    cache = tmp_path / "c"
+    cache.mkdir()
+    (cache / "batches.json").write_text("{torn", encoding="utf-8")
+    run = config(suite, base_url="http://127.0.0.1:9/v1", api_key_env=KEY, cache=str(cache))
+    with pytest.raises(LedgerUnreadable, match="cannot be read"):
+        check_live_batches(run, "gpt-x", "http://127.0.0.1:9/v1|gpt-x")
+    check_live_batches(run, "gpt-x", None)  # a backend with no endpoint: nothing to check
+    check_live_batches(config(suite, no_cache=True), "gpt-x", "e")  # no cache folder

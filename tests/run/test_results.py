@@ -252,6 +252,10 @@ def test_spend_is_omitted_while_not_recorded_and_reads_back() -> None:
     total = info.spent  # a model without a price leaves the total's cost unknown
     assert total is not None and (total.requests, total.cost, total.currency) == (13, None, None)
     assert priced.combined(priced) == Spend(24, 4, 2000, 600, 0.025, "USD", 8)
+    interrupted = Spend(0, 0, 0, 0, 0.0, "USD", 0, in_flight=4)  # a batch still in flight
+    assert interrupted.to_json()["in_flight"] == 4 and "in_flight" not in priced.to_json()
+    assert Spend.from_json(interrupted.to_json()) == interrupted
+    assert priced.combined(interrupted).in_flight == 4 and priced.combined(priced).in_flight is None
     data["spend"]["gpt-x"]["requests"] = -1
     with pytest.raises(ValueError, match="requests"):
         RunInfo.from_json(data)

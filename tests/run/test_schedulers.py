@@ -1,4 +1,5 @@
-"""run.schedulers: one scheduler per model, built on first use, and the run's stop."""
+"""run.schedulers: one scheduler per model, built on first use, the run's stop, and what a
+batch still in flight at the stop adds to what was sent and the notes."""
 
 from __future__ import annotations
 
@@ -10,6 +11,8 @@ from typing import Any
 
 import pytest
 
+from pytest_graphinstruct.models.batch_testserver import FakeBatchAPI
+from pytest_graphinstruct.models.testserver import FakeOpenAIServer
 from pytest_graphinstruct.run.config import build_run_config
 from pytest_graphinstruct.run.requests import RequestBuilder
 from pytest_graphinstruct.run.schedulers import ModelSchedulers
@@ -94,3 +97,35 @@ def test_a_spent_token_budget_says_so_in_one_note(tmp_path: Path) -> None:
         "token budget exhausted (--gi-max-tokens-total=10): 12 token(s) spent, 2 request(s) "
         "not issued; the run is partial: rerun with a larger budget (answers already cached "
         "are not asked again)"]
+
+
+def test_a_batch_still_in_flight_at_a_stop_is_counted_and_named_not_a_bare_zero(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Issue 32 §4: an interrupted batch run said "0 requests … 0 USD" while its batch was
+    live (and will be billed)."""
+    monkeypatch.setenv("GI_SCHED_KEY", "sk-test")
+    root = write_suite(tmp_path / "suite")
+    with FakeOpenAIServer() as server:
+        api = FakeBatchAPI(server, hold=True)
+        run = build_run_config({"model": "fake-model", "suite": str(root), "pools": "none",
+                                "base_url": server.base_url, "api_key_env": "GI_SCHED_KEY",
+                                "cache": str(tmp_path / "cache"), "batch": True,
+                                "batch_poll": "0.02", "batch_quiet": "0.05"},
+                               rootdir=tmp_path)
+        assert run is not None
+        inputs = SessionInputs(run, worker=None, inputs=None, served=None, share_dir=None)
+        models = ModelSchedulers(inputs, worker=None, local=None, stop_check=None)
+        requests = RequestBuilder(inputs)
+        scheduler = models.schedulers["fake-model"]
+        cell = run.cells[0]
+        asked = [scheduler.submit(requests.request(inputs.suite[i], cell, 0))
+                 for i in ("L1-001", "L1-002")]
+        assert api.wait_for_polls("batch_1", 1, 60)
+        models.stop("interrupted (SIGINT)", grace_s=0.0)
+        assert all(not f.result().ok for f in asked)
+        models.close(cancel=True)
+    sent = models.sent()["fake-model"]
+    assert (sent.requests, sent.batch_in_flight) == (0, 2)
+    assert models.notes() == [
+        "fake-model: 1 batch still in flight at the endpoint (batch_1: 2 request(s)), not "
+        "counted in what was sent: a rerun with --gi-batch on this cache collects its answers"]

@@ -183,7 +183,8 @@ def spend_lines(run: RunInfo | None) -> list[str]:
     (none when the report does not record it: no model had an endpoint, or an older report):
     requests (and how many were retries), input and output tokens, the cost at list price
     (at batch and list prices when batch lines answered some; or the models without a price),
-    and the answers an earlier run's cache served."""
+    the requests in batches still in flight at the endpoint (an interrupted batch run's: not
+    counted in the rest, never a bare zero), and the answers an earlier run's cache served."""
     spent = None if run is None else run.spent
     if run is None or spent is None:
         return []
@@ -196,8 +197,12 @@ def spend_lines(run: RunInfo | None) -> list[str]:
         unpriced = [escape(m) for m, s in (run.spend or {}).items() if s.cost is None]
         cost = f"cost unknown (no price for {', '.join(unpriced)})"
     retries = f" ({spent.retries} of them retries)" if spent.retries else ""
+    in_flight = (f"; {spent.in_flight:,} request(s) in batch(es) still in flight at the "
+                 "endpoint, not counted above (billed when they finish; a rerun with "
+                 "--gi-batch on this cache collects them)") if spent.in_flight else ""
     return [f"sent to the endpoints: {spent.requests:,} request(s){retries}, "
-            f"{spent.input_tokens:,} input + {spent.output_tokens:,} output tokens, {cost}; "
+            f"{spent.input_tokens:,} input + {spent.output_tokens:,} output tokens, {cost}"
+            f"{in_flight}; "
             f"{spent.cached:,} answer(s) from the cache (a request cells share is sent once "
             "and counted in each cell's API calls)"]
 

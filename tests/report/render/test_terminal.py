@@ -110,3 +110,14 @@ def test_what_was_sent_is_one_line_over_every_model() -> None:
     unpriced = spend_lines(RunInfo(spend={"m": a, "x\x1b[31m": free}))
     assert "cost unknown (no price for x\\x1b[31m)" in unpriced[0]
     assert spend_lines(RunInfo()) == [] and spend_lines(None) == []
+
+
+def test_requests_in_a_batch_still_in_flight_are_said_never_a_bare_zero() -> None:
+    interrupted = Spend(requests=0, retries=0, input_tokens=0, output_tokens=0, cost=0.0,
+                        currency="USD", cached=0, in_flight=1_200)
+    (line,) = spend_lines(RunInfo(spend={"m": interrupted}))
+    assert line == ("sent to the endpoints: 0 request(s), 0 input + 0 output tokens, 0 USD at "
+                    "list price; 1,200 request(s) in batch(es) still in flight at the endpoint, "
+                    "not counted above (billed when they finish; a rerun with --gi-batch on "
+                    "this cache collects them); 0 answer(s) from the cache (a request cells "
+                    "share is sent once and counted in each cell's API calls)")
