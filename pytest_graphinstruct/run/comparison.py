@@ -110,6 +110,8 @@ class CellComparison:
             return "regressed"
         if level in self.improved_levels:
             return "improved"
+        if abs(d.mean_diff) < _SHOWN:  # a float's last digits, whatever the test says
+            return "unchanged (|change| < 0.0005)"
         p = self.adjusted.get(level)
         significant = p is not None and p <= self.alpha
         if d.mean_diff < 0 and significant:
@@ -169,6 +171,9 @@ class CellComparison:
                     f"only for drops ≥ {shown:.2f})")
         return f" (80 % power for drops ≥ {shown:.2f})"
 
+
+_SHOWN = 5e-4
+"""A mean change smaller than this reads as 0.000 where it is shown: no word of its own."""
 
 WEAK_FACTOR = 2.0
 """A level whose detectable drop exceeds this multiple of the allowed regression is called

@@ -127,7 +127,7 @@ def test_the_same_answers_again_pass_with_no_change(pytester: pytest.Pytester,
         gated = run(pytester, server, f"--gi-baseline={base}")
     out = gated.stdout.str()
     assert gated.ret == pytest.ExitCode.OK, out[-3000:]
-    assert "m-zero-shot: L2 +0.000 [+0.000, +0.000] p=1 no significant change" in out
+    assert "m-zero-shot: L2 +0.000 [+0.000, +0.000] p=1 unchanged (|change| < 0.0005)" in out
 
 
 @pytest.mark.usefixtures("keyed")

@@ -200,3 +200,16 @@ def test_a_changed_prompt_set_is_a_difference_the_compared_line_names() -> None:
     (c,) = compare_cells([(now, replace(base, metadata=replace(ours, tool=None)))],
                          max_regression=0.02)
     assert c.differences == ()
+
+
+def test_each_levels_word_agrees_with_its_numbers() -> None:
+    base = cell({f"L1-{n:03d}": 0.9 for n in range(30)} | {f"L2-{n:03d}": 0.9 for n in range(30)})
+    now = cell({f"L1-{n:03d}": 0.9 - 1e-7 for n in range(30)}
+               | {f"L2-{n:03d}": 0.9 - (0.4 if n < 4 else 0.0) for n in range(30)})
+    (c,) = compare_cells([(now, base)], max_regression=0.02)
+    # a change in a float's last digits is no change, however its sign falls
+    assert c.level_verdict(1) == "unchanged (|change| < 0.0005)"
+    # four of 30 worse: lower, and the word says why it is not a regression
+    assert c.level_verdict(2).startswith("lower, not significant (Holm p=")
+    assert c.level_verdict(2).endswith("> 0.05 over 2 level tests)")
+    assert c.adjusted[2] > 0.05

@@ -68,8 +68,8 @@ def test_a_gated_run_names_what_it_compared_and_passes_when_nothing_changed(
         rf"compared with baseline {re.escape(str(base))}: m-zero-shot: 120 instructions "
         r"paired: L0 60 \(.*drops ≥ 0\.\d\d\), L2 60 \(.*drops ≥ 0\.\d\d\)", line), line
     # identical answers: no change, an interval of width 0, nothing to reject
-    assert changes == ("  m-zero-shot: L0 +0.000 [+0.000, +0.000] p=1 no significant change; "
-                       "L2 +0.000 [+0.000, +0.000] p=1 no significant change")
+    same = "+0.000 [+0.000, +0.000] p=1 unchanged (|change| < 0.0005)"
+    assert changes == f"  m-zero-shot: L0 {same}; L2 {same}"
     record = d.record()
     assert record.passed and record.baseline == str(base)
     assert record.compared == (line, changes)
