@@ -23,6 +23,8 @@ import pytest
 import pytest_graphinstruct.models.openai_backend  # noqa: F401  (see test_plugin.py)
 from pytest_graphinstruct.models.batch_testserver import FakeBatchAPI
 from pytest_graphinstruct.models.testserver import FakeOpenAIServer
+from tests.plugin._batch import BATCH, ITEMS
+from tests.plugin._batch import run_args as args
 from tests.report.schema_check import load_valid_report
 from tests.signals import take_sigint
 
@@ -30,8 +32,6 @@ pytestmark = pytest.mark.slow  # each starts a batch run in a subprocess
 
 pytest_plugins = ["pytester"]
 
-BATCH = ("--gi-batch", "--gi-batch-poll=0.05", "--gi-batch-quiet=0.2")
-ITEMS = 4  # the tiny suite's
 WAIT_S = 300.0  # a safety net for a broken run, never the point of a test
 
 
@@ -40,13 +40,6 @@ def server(monkeypatch: pytest.MonkeyPatch) -> Any:
     monkeypatch.setenv("GI_TEST_KEY", "sk-test")
     with FakeOpenAIServer(latency_s=0.0) as srv:
         yield srv
-
-
-def args(suite_dir: Path, server: FakeOpenAIServer, cache: Path, *extra: str) -> list[str]:
-    return [f"--gi-suite={suite_dir}", "--gi-model=fake-model",
-            f"--gi-base-url={server.base_url}", "--gi-api-key-env=GI_TEST_KEY",
-            "--gi-pools=none", f"--gi-cache={cache}", "--gi-max-retries=0",
-            "-p", "no:cacheprovider", "-p", "no:randomly", *extra]
 
 
 def outcomes(report: Path) -> list[str]:

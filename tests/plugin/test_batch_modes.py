@@ -18,14 +18,13 @@ import pytest
 import pytest_graphinstruct.models.openai_backend  # noqa: F401  (see test_plugin.py)
 from pytest_graphinstruct.models.batch_testserver import FakeBatchAPI
 from pytest_graphinstruct.models.testserver import FakeOpenAIServer
+from tests.plugin._batch import BATCH, ITEMS, run_args
 from tests.report.schema_check import load_valid_report
 
 from ._suite import write_prices
 
 pytest_plugins = ["pytester"]
 
-BATCH = ("--gi-batch", "--gi-batch-poll=0.05", "--gi-batch-quiet=0.2")
-ITEMS = 4  # the tiny suite's
 
 
 @pytest.fixture
@@ -36,10 +35,7 @@ def server(monkeypatch: pytest.MonkeyPatch) -> Any:
 
 
 def args(suite_dir: Path, server: FakeOpenAIServer, cache: Path, *extra: str) -> list[str]:
-    return [f"--gi-suite={suite_dir}", "--gi-model=fake-model",
-            f"--gi-base-url={server.base_url}", "--gi-api-key-env=GI_TEST_KEY",
-            "--gi-pools=none", f"--gi-cache={cache}", "--gi-max-retries=0",
-            "-p", "no:cacheprovider", "-p", "no:randomly", *BATCH, *extra]
+    return run_args(suite_dir, server, cache, *BATCH, *extra)
 
 
 def outcomes(report: Path) -> list[str]:
