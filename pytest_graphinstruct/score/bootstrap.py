@@ -92,6 +92,7 @@ __all__ = [
     "Interval",
     "PairedDiff",
     "PairedResult",
+    "WeightedSum",
     "bm_df",
     "bootstrap_levels",
     "is_regression",
@@ -99,6 +100,9 @@ __all__ = [
     "paired_bootstrap",
     "paired_diff",
     "paired_levels",
+    "t_interval",
+    "t_p_drop",
+    "weighted_sum",
 ]
 
 DEFAULT_B = 2000
@@ -594,8 +598,9 @@ def _pooled(s: _Split, ratio: tuple[float, float] | None) -> tuple[float, float]
     return math.sqrt(within.variance * inflation), 1.0 / (1.0 / within.df + spread)
 
 
-def _p_drop(mean: float, se: float, df: float) -> float:
-    """One-sided p-value of "no drop" (``P(T ≤ mean/se)``, ``T ~ t_df``)."""
+def t_p_drop(mean: float, se: float, df: float) -> float:
+    """One-sided p-value of "no drop" (``P(T ≤ mean/se)``, ``T ~ t_df``); 1 when nothing was
+    measured (``df ≤ 0``), 0 or 1 by the sign of ``mean`` when there is no spread at all."""
     if df <= 0:
         return 1.0
     if se <= 0:  # no spread at all: a drop is certain, anything else is not one
@@ -605,14 +610,51 @@ def _p_drop(mean: float, se: float, df: float) -> float:
     return float(student_t.cdf(mean / se, df))
 
 
-def _interval(mean: float, se: float, df: float, confidence: float,
-              bound: float = 1.0) -> tuple[float, float]:
+def t_interval(mean: float, se: float, df: float, confidence: float,
+               bound: float = 1.0) -> tuple[float, float]:
+    """``mean ± t_{df, (1+confidence)/2}·se`` clipped to ``[−bound, bound]``; the whole range
+    when nothing was measured (``df ≤ 0``)."""
     from scipy.stats import t as student_t
 
     if df <= 0:
         return -bound, bound
     half = float(student_t.ppf(0.5 + confidence / 2, df)) * se if se > 0 else 0.0
     return max(mean - half, -bound), min(mean + half, bound)
+
+
+@dataclass(frozen=True)
+class WeightedSum:
+    """``Σ w_l·d̄_l`` of levels' mean changes with its t interval, standard error,
+    Welch–Satterthwaite degrees of freedom and one-sided p-value of "no drop"."""
+
+    estimate: float
+    low: float
+    high: float
+    se: float
+    df: float
+    p_drop: float
+
+
+def weighted_sum(parts: Sequence[tuple[float, float, float]], weights: np.ndarray,
+                 confidence: float, scale: float = 1.0) -> WeightedSum:
+    """``Σ w_l·d̄_l / scale`` over ``parts`` (per level: mean change, standard error, degrees
+    of freedom): ``se² = Σ w_l² se_l²``, Welch–Satterthwaite df; a level without a measured
+    spread (df ≤ 0) makes the whole sum unmeasured (interval: the whole range)."""
+    w = weights / scale
+    est = float(sum(wl * mean for wl, (mean, _, _) in zip(w, parts, strict=True)))
+    bound = float(np.abs(w).sum())
+    if not parts or any(df <= 0 for _, _, df in parts):
+        df, se = 0.0, 0.0
+    else:
+        terms = np.array([(wl * part_se) ** 2
+                          for wl, (_, part_se, _) in zip(w, parts, strict=True)])
+        var = float(terms.sum())
+        se = math.sqrt(var)
+        dfs = np.array([part_df for _, _, part_df in parts])
+        denom = float(np.sum(terms * terms / dfs))
+        df = var * var / denom if denom > 0 else float(dfs.sum())
+    lo, hi = t_interval(est, se, df, confidence, bound=bound)
+    return WeightedSum(est, lo, hi, se, df, t_p_drop(est, se, df))
 
 
 def _cluster_means(c: _Clustered, b: int, rng: np.random.Generator) -> np.ndarray:
@@ -642,33 +684,20 @@ def _cluster_codes(ids: Sequence[str], clusters: Mapping[str, str] | None) -> np
 
 
 def _diff(c: _Clustered, boot: np.ndarray, n: int, confidence: float) -> PairedDiff:
-    lo, hi = _interval(c.mean, c.se, c.df, confidence)
+    lo, hi = t_interval(c.mean, c.se, c.df, confidence)
     return PairedDiff(n, c.mean, lo, hi, float(np.mean(boot >= 0)), float(np.mean(boot <= 0)),
-                      p_drop=_p_drop(c.mean, c.se, c.df), clusters=int(c.sizes.size),
+                      p_drop=t_p_drop(c.mean, c.se, c.df), clusters=int(c.sizes.size),
                       se=c.se, df=c.df)
 
 
 def _combined(parts: Sequence[_Clustered], weights: np.ndarray, boot: np.ndarray, n: int,
               confidence: float, scale: float = 1.0) -> PairedDiff:
-    """``Σ w_l·d̄_l / scale``: ``se² = Σ w_l² se_l²``, Welch–Satterthwaite df; a level without
-    a measured spread makes the whole sum unmeasured (interval: the whole range)."""
-    w = weights / scale
-    est = float(sum(wl * p.mean for wl, p in zip(w, parts, strict=True)))
-    bound = float(np.abs(w).sum())
-    if not parts or any(p.df <= 0 for p in parts):
-        df, se = 0.0, 0.0
-    else:
-        terms = np.array([(wl * p.se) ** 2 for wl, p in zip(w, parts, strict=True)])
-        var = float(terms.sum())
-        se = math.sqrt(var)
-        dfs = np.array([p.df for p in parts])
-        denom = float(np.sum(terms * terms / dfs))
-        df = var * var / denom if denom > 0 else float(dfs.sum())
-    lo, hi = _interval(est, se, df, confidence, bound=bound)
+    """The levels' :func:`weighted_sum`, with the shares of its cluster resamples."""
+    total = weighted_sum([(p.mean, p.se, p.df) for p in parts], weights, confidence, scale)
     scaled = boot / scale
-    return PairedDiff(n, est, lo, hi, float(np.mean(scaled >= 0)), float(np.mean(scaled <= 0)),
-                      p_drop=_p_drop(est, se, df),
-                      clusters=int(sum(p.sizes.size for p in parts)), se=se, df=df)
+    return PairedDiff(n, total.estimate, total.low, total.high, float(np.mean(scaled >= 0)),
+                      float(np.mean(scaled <= 0)), p_drop=total.p_drop,
+                      clusters=int(sum(p.sizes.size for p in parts)), se=total.se, df=total.df)
 
 
 def paired_levels(baseline: Mapping[str, tuple[int, float]],

@@ -51,6 +51,8 @@ from pytest_graphinstruct.score.bootstrap import (
     PairedDiff,
     PairedResult,
     paired_levels,
+    t_interval,
+    weighted_sum,
 )
 from pytest_graphinstruct.score.levels import LEVEL_WEIGHTS_V
 
@@ -113,47 +115,25 @@ def flip_p_values(d: np.ndarray, *, draws: int = MIN_DRAWS, seed: int = DEFAULT_
 
 
 def _diff(d: np.ndarray, p: float, confidence: float) -> PairedDiff:
-    """The level's :class:`PairedDiff`: mean change, paired t interval, the test's p-value."""
-    from scipy.stats import t as student_t
-
+    """The level's :class:`PairedDiff`: mean change, paired t interval, the test's p-value;
+    the shares are of its instructions (no resamples here)."""
     n = int(d.size)
+    sd = float(np.std(d, ddof=1)) if n >= 2 else 0.0
+    se, df = sd / math.sqrt(n), float(max(n - 1, 0))
     mean = float(d.mean())
-    if n < 2:
-        lo, hi, sd = -1.0, 1.0, 0.0
-    else:
-        sd = float(np.std(d, ddof=1))
-        half = float(student_t.ppf(0.5 + confidence / 2, n - 1)) * sd / math.sqrt(n)
-        lo, hi = max(mean - half, -1.0), min(mean + half, 1.0)
+    lo, hi = t_interval(mean, se, df, confidence)
     return PairedDiff(n, mean, lo, hi, float(np.mean(d >= 0)), float(np.mean(d <= 0)),
-                      p_drop=p, clusters=n, se=sd / math.sqrt(n) if n else 0.0,
-                      df=float(max(n - 1, 0)))
+                      p_drop=p, clusters=n, se=se, df=df)
 
 
 def _combined(parts: list[PairedDiff], weights: np.ndarray, n: int, confidence: float,
               scale: float = 1.0) -> PairedDiff:
-    """``Σ w_l·d̄_l / scale`` with the levels' t errors combined (Welch–Satterthwaite); its
-    p-value is the normal one (shown, never gated on)."""
-    from scipy.stats import norm
-    from scipy.stats import t as student_t
-
-    w = weights / scale
-    est = float(sum(wl * p.mean_diff for wl, p in zip(w, parts, strict=True)))
-    bound = float(np.abs(w).sum()) if parts else 1.0
-    terms = np.array([(wl * p.se) ** 2 for wl, p in zip(w, parts, strict=True)])
-    var = float(terms.sum())
-    if not parts or any(p.df <= 0 for p in parts):
-        lo, hi, se, df, p_drop = -bound, bound, 0.0, 0.0, 1.0
-    elif var <= 0:
-        lo = hi = est
-        se, df, p_drop = 0.0, float(sum(p.df for p in parts)), 0.0 if est < 0 else 1.0
-    else:
-        se = math.sqrt(var)
-        df = var * var / float(np.sum(terms * terms / np.array([p.df for p in parts])))
-        half = float(student_t.ppf(0.5 + confidence / 2, df)) * se
-        lo, hi = max(est - half, -bound), min(est + half, bound)
-        p_drop = float(norm.cdf(est / se))
-    return PairedDiff(n, est, lo, hi, float(est >= 0), float(est <= 0), p_drop=p_drop,
-                      clusters=n, se=se, df=df)
+    """The levels' :func:`~.bootstrap.weighted_sum` (shown, never gated on)."""
+    total = weighted_sum([(p.mean_diff, p.se, p.df) for p in parts], weights, confidence,
+                         scale)
+    return PairedDiff(n, total.estimate, total.low, total.high, float(total.estimate >= 0),
+                      float(total.estimate <= 0), p_drop=total.p_drop, clusters=n,
+                      se=total.se, df=total.df)
 
 
 def suite_paired(
