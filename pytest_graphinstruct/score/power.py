@@ -2,7 +2,9 @@
 
 **The fixed-suite test** (the default, :mod:`.paired`; ``test="suite"``).  For a level of ``n``
 paired instructions whose quality drops by ``D``, one instruction's change ``d_i`` has mean
-``−D`` and variance ``v = (2·σ² + D·(1 − D))/k`` (``σ²`` and the drop's own spread as below).
+``−D`` and variance ``v = (2·σ² + ĝ·D − D²)/k`` (``σ²`` as below; ``ĝD − D²`` the drop's own
+spread when a share ``D/ĝ`` of answers flips from passing to failing, ``ĝ`` the measured
+pass/fail gap, 1 when unknown).
 The sign-flip test is close to the self-normalized ``Σ d_i / √(Σ d_i²)`` against the normal
 quantile ``c = Φ⁻¹(1 − alpha/tests)`` (the dropped level comes first in Holm's order), and
 ``Σ d_i² ≈ n·(v + D²)``, so the level is flagged when ``d̄ < −max(delta, c·√((v + D²)/n))``
@@ -567,26 +569,26 @@ def level_noise(scores: Sequence[float], clusters: Sequence[str], *, samples: in
     elif shares is not None:
         p = np.bincount(codes, weights=shares, minlength=sizes.size) / sizes
         drop_weight = p * (1.0 - p)
-    if shares is not None and samples >= 2 and x.size >= 2 and float(np.var(shares)) > 0:
+    gap = None  # the pass/fail gap: the slope of the scores on the pass shares
+    if shares is not None and x.size >= 2 and float(np.var(shares)) > 0:
         slope = float(np.cov(shares, x, ddof=0)[0, 1] / np.var(shares))
         gap = min(max(slope, 0.0), 1.0)
-        variance, conservative, measured_gap = gap * gap * float(within.mean()), False, gap
-    elif shares is not None and x.size >= 2 and float(np.var(shares)) > 0:
-        # one sample each: the pass/fail gap as above, and the level's pass rate p̄ bounds the
-        # instructions' mean p_i(1 − p_i) by p̄(1 − p̄) (their spread only lowers it) — tighter
-        # than the spread of the scores, which also holds the instructions' own differences
-        slope = float(np.cov(shares, x, ddof=0)[0, 1] / np.var(shares))
-        gap = min(max(slope, 0.0), 1.0)
+    if gap is not None and samples >= 2:
+        variance, conservative = gap * gap * float(within.mean()), False
+    elif gap is not None:
+        # one sample each: the level's pass rate p̄ bounds the instructions' mean p_i(1 − p_i)
+        # by p̄(1 − p̄) (their spread only lowers it) — tighter than the spread of the scores,
+        # which also holds the instructions' own differences
+        assert shares is not None
         rate = float(shares.mean())
-        variance, conservative, measured_gap = gap * gap * rate * (1.0 - rate), True, gap
+        variance, conservative = gap * gap * rate * (1.0 - rate), True
     else:  # all of the spread of k-sample means taken as run-to-run noise: ≤ k·spread
         variance = samples * float(np.var(x, ddof=1)) if x.size >= 2 else 0.0
-        conservative, measured_gap = True, None
+        conservative = True
     uneven = _uneven(sizes, np.ones(sizes.size) if relative is None else np.array(relative),
                      drop_weight, variance, samples)
     return LevelNoise(int(x.size), tuple(int(s) for s in sizes), variance, samples,
-                      conservative, relative, uneven=uneven, mean=float(x.mean()),
-                      gap=measured_gap)
+                      conservative, relative, uneven=uneven, mean=float(x.mean()), gap=gap)
 
 
 def noise_by_level(items: Iterable[ItemScore], *, samples: int) -> dict[int, LevelNoise]:
