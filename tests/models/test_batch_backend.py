@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from pytest_graphinstruct.answers import Message
+from pytest_graphinstruct.answers import Answer, Message
 from pytest_graphinstruct.models.base import DecodingParams, Request
 from pytest_graphinstruct.models.batch_api import BatchApi, BatchNotFound, BatchStatus
 from pytest_graphinstruct.models.batch_backend import BatchBackend
@@ -151,16 +151,25 @@ def test_a_batch_the_ledger_cannot_record_is_never_created(
     backend.close()
 
 
+def killed_run(api: FakeBatchAPI, server: FakeOpenAIServer, tmp_path: Path,
+               reqs: list[Request]) -> list[Answer]:
+    """A batch backend over the cache at ``tmp_path`` asked ``reqs``, cancelled once the
+    endpoint holds their batch (``batch_1``) as a killed run is: the batch stays on the
+    endpoint and in the ledger.  The answers the callers got."""
+    first = BatchBackend(inner(server), AnswerCache(tmp_path), FAST)
+    with ThreadPoolExecutor(len(reqs)) as pool:
+        waiting = [pool.submit(first.complete, r) for r in reqs]
+        assert api.wait_for_polls("batch_1", 1, 30)
+        first.cancel("killed")
+        return [w.result() for w in waiting]
+
+
 def test_a_new_backend_resumes_the_live_batch_of_the_ledger(
         server: FakeOpenAIServer, tmp_path: Path) -> None:
     api = FakeBatchAPI(server, hold=True)
-    first = BatchBackend(inner(server), AnswerCache(tmp_path), FAST)
     reqs = requests(6)
-    with ThreadPoolExecutor(6) as pool:
-        waiting = [pool.submit(first.complete, r) for r in reqs]
-        assert api.wait_for_polls("batch_1", 1, 30)
-        first.cancel("killed")  # as a killed run: the batch stays on the endpoint
-        assert all((w.result().error or "").startswith("killed") for w in waiting)
+    killed = killed_run(api, server, tmp_path, reqs)
+    assert all((a.error or "").startswith("killed") for a in killed)
     second = BatchBackend(inner(server), AnswerCache(tmp_path), FAST)
     with ThreadPoolExecutor(6) as pool:
         waiting = [pool.submit(second.complete, r) for r in reqs]
@@ -202,13 +211,8 @@ def test_a_ledger_batch_the_endpoint_forgot_is_marked_gone_and_asked_again(
     rerun.  Now the batch is marked gone (no later backend polls it) and its requests go in a
     new batch, said once."""
     api = FakeBatchAPI(server, hold=True)
-    first = BatchBackend(inner(server), AnswerCache(tmp_path), FAST)
     reqs = requests(3)
-    with ThreadPoolExecutor(3) as pool:
-        waiting = [pool.submit(first.complete, r) for r in reqs]
-        assert api.wait_for_polls("batch_1", 1, 30)
-        first.cancel("killed")  # as a killed run: the batch stays in the ledger
-        assert all(not w.result().ok for w in waiting)
+    assert all(not a.ok for a in killed_run(api, server, tmp_path, reqs))
     api.forget("batch_1")
     api.hold = False
     second = BatchBackend(inner(server), AnswerCache(tmp_path), FAST)
