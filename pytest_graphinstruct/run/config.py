@@ -32,6 +32,7 @@ from pytest_graphinstruct.options import (
 from pytest_graphinstruct.prompts.texts import PACKAGED, TemplateSet
 from pytest_graphinstruct.run.results import cell_label
 from pytest_graphinstruct.run.shard import Shard, parse_shard
+from pytest_graphinstruct.run.writer import same_file
 from pytest_graphinstruct.vocab import (
     METHOD_BASELINE,
     FeedbackLevel,
@@ -402,12 +403,13 @@ def _distinct_outputs(named: list[tuple[str, Path | None]]) -> None:
     """Two output options may not name one file (the later write would replace the other).
 
     Raises:
-        GraphInstructError: two of ``named`` (option, path) resolve to the same file.
+        GraphInstructError: two of ``named`` (option, path) name one file
+            (:func:`~.writer.same_file`: the same resolved path, or hard links of one).
     """
     given = [(flag, path) for flag, path in named if path is not None]
     for i, (flag, path) in enumerate(given):
         for other, other_path in given[i + 1:]:
-            if path.resolve() == other_path.resolve():
+            if same_file(path, other_path):
                 raise GraphInstructError(f"{flag} and {other} name the same file: {path}")
 
 
