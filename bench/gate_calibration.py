@@ -191,10 +191,10 @@ def _lower(data: SuiteScores, eta: np.ndarray, cand: np.ndarray, drop: Drop) -> 
     return np.asarray(ok)
 
 
-def simulate(data: SuiteScores, pairs: int, k: int, shared: float, rng: np.random.Generator,
-             drops: Sequence[Drop] = ()) -> Runs:
-    """``pairs`` (baseline, candidate) runs of ``k`` samples per instruction (module
-    docstring)."""
+def _logits(data: SuiteScores, pairs: int, rng: np.random.Generator,
+            drops: Sequence[Drop] = ()) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Per pair and instruction the baseline's and the candidate's pass logits (a new model
+    per pair, the candidate lowered by ``drops``), and which pairs could drop as asked."""
     codes, levels = data.cluster_codes, data.levels
     n, t = levels.size, int(codes.max()) + 1
     eff = rng.normal(0, TEMPLATE_SD, (pairs, t))[:, codes] + rng.normal(0, INSTRUCTION_SD,
@@ -210,6 +210,16 @@ def simulate(data: SuiteScores, pairs: int, k: int, shared: float, rng: np.rando
     ok = np.ones(pairs, dtype=bool)
     for drop in drops:
         ok &= _lower(data, eta, cand, drop)
+    return eta, cand, ok
+
+
+def simulate(data: SuiteScores, pairs: int, k: int, shared: float, rng: np.random.Generator,
+             drops: Sequence[Drop] = ()) -> Runs:
+    """``pairs`` (baseline, candidate) runs of ``k`` samples per instruction (module
+    docstring)."""
+    codes, levels = data.cluster_codes, data.levels
+    t = int(codes.max()) + 1
+    eta, cand, ok = _logits(data, pairs, rng, drops)
     noise_b = rng.normal(0, shared, (pairs, t))[:, codes] if shared else 0.0
     noise_c = rng.normal(0, shared, (pairs, t))[:, codes] if shared else 0.0
     pb, pc = expit(eta + noise_b), expit(cand + noise_c)
@@ -399,6 +409,130 @@ def predicted(data: SuiteScores, k: int, rng: np.random.Generator, runs_n: int =
     return {lv: float(np.median(v)) for lv, v in out.items()}
 
 
+# -- 5. --gi-samples=auto ------------------------------------------------------------------------
+
+AUTO_CAP = 5  #: the baseline's samples per instruction, and the run's most
+
+
+@dataclass
+class AutoTally:
+    """Adaptive runs: pairs, flags per level, calls (samples asked) in all, per level."""
+
+    pairs: int = 0
+    flags: np.ndarray | None = None
+    calls: int = 0
+    level_calls: np.ndarray | None = None
+
+    def add(self, flags: np.ndarray, level_calls: np.ndarray) -> None:
+        self.pairs += 1
+        self.flags = flags if self.flags is None else self.flags + flags
+        self.level_calls = (level_calls if self.level_calls is None
+                            else self.level_calls + level_calls)
+        self.calls += int(level_calls.sum())
+
+
+def auto_run(data: SuiteScores, base: np.ndarray, cand: np.ndarray
+             ) -> tuple[np.ndarray, np.ndarray]:
+    """One adaptive run against a baseline of :data:`AUTO_CAP` samples: ``base`` and ``cand``
+    are ``(n, AUTO_CAP)`` pass outcomes (the candidate's are revealed only as the design asks
+    for them, through :func:`~pytest_graphinstruct.score.sequential.sequential_test`, exactly
+    as the run asks).  Returns per level: flagged (Holm over the levels at ``ALPHA``, the
+    stage-wise p-values, a pass-rate drop beyond ``DELTA``) and the samples asked."""
+    from pytest_graphinstruct.score.sequential import SequentialSettings, sequential_test
+
+    order = sorted({int(x) for x in data.levels})
+    lv_of = [int(x) for x in data.levels]
+    b_rows, c_rows = base.tolist(), cand.tolist()
+    baseline = {i: (lv_of[j], b_rows[j]) for j, i in enumerate(data.ids)}
+    run: dict[str, tuple[int, list[bool]]] = {i: (lv_of[j], []) for j, i in enumerate(data.ids)}
+    index = {i: j for j, i in enumerate(data.ids)}
+    settings = SequentialSettings(cap=AUTO_CAP, alpha=ALPHA, tests=len(order))
+    while True:
+        res = sequential_test(baseline, run, settings)
+        if res.done:
+            break
+        for i, k in res.asks.items():
+            run[i] = (run[i][0], c_rows[index[i]][:k])
+    p = np.array([[res.levels[lv].p_value for lv in order]])
+    change = np.array([res.levels[lv].change for lv in order])
+    flags = _holm(p)[0] & (change < -DELTA)
+    calls = np.array([sum(len(run[i][1]) for i in data.ids if lv_of[index[i]] == lv)
+                      for lv in order])
+    return flags, calls
+
+
+def _outcomes(data: SuiteScores, pairs: int, rng: np.random.Generator,
+              drops: Sequence[Drop] = ()) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``(pairs, n, AUTO_CAP)`` pass outcomes of a baseline and a candidate of one model per
+    pair (``drops`` lowering the candidate), and which pairs could drop as asked."""
+    eta, cand, ok = _logits(data, pairs, rng, drops)
+    shape = (*eta.shape, AUTO_CAP)
+    return (rng.random(shape) < expit(eta)[..., None],
+            rng.random(shape) < expit(cand)[..., None], ok)
+
+
+def auto_rows(data: SuiteScores, pairs: int, power_pairs: int, rng: np.random.Generator
+              ) -> tuple[list[list[str]], list[list[str]]]:
+    """The adaptive mode's rows: false alarms and calls with nothing changed, collapse rows,
+    and per level the MDE80 and the calls at that drop."""
+    order = sorted({int(x) for x in data.levels})
+    n_level = np.array([(data.levels == lv).sum() for lv in order])
+    rows: list[list[str]] = []
+    null = AutoTally()
+    fa = 0
+    base, cand, _ = _outcomes(data, pairs, rng)
+    for r in range(pairs):
+        flags, calls = auto_run(data, base[r], cand[r])
+        null.add(flags, calls)
+        fa += int(flags.any())
+    lo, hi = wilson(fa, pairs)
+    assert null.level_calls is not None
+    per = null.level_calls / null.pairs / n_level
+    rows.append(["nothing changed", f"{fa / pairs:.1%} [{lo:.1%}, {hi:.1%}]",
+                 f"{null.calls / pairs / len(data.ids):.2f}",
+                 " / ".join(f"{x:.1f}" for x in per)])
+    for share, what in ((1.0, "all"), (0.5, "half")):
+        for lv in order:
+            t = AutoTally()
+            hits = 0
+            b, c, _ = _outcomes(data, max(10, power_pairs // 10), rng)
+            idx = np.flatnonzero(data.levels == lv)
+            for r in range(b.shape[0]):
+                bb = np.ones_like(b[r])  # a correct baseline (the issue's probe)
+                cc = np.ones_like(c[r])
+                chosen = rng.choice(idx, size=round(share * idx.size), replace=False)
+                cc[chosen] = False
+                flags, calls = auto_run(data, bb, cc)
+                t.add(flags, calls)
+                hits += int(flags.any())
+            rows.append([f"correct baseline: {what} of L{lv} wrong",
+                         f"fails {hits / t.pairs:.0%}", f"{t.calls / t.pairs / len(data.ids):.2f}",
+                         ""])
+    mde: list[list[str]] = [[], []]
+    for j, lv in enumerate(order):
+        curve: dict[float, float] = {}
+        calls_at: dict[float, float] = {}
+        for drop in GRID:
+            b, c, ok = _outcomes(data, power_pairs, rng, (Drop(lv, drop),))
+            if ok.sum() < 0.9 * power_pairs:
+                break
+            hits, spent = 0, 0
+            for r in np.flatnonzero(ok):
+                flags, calls = auto_run(data, b[r], c[r])
+                hits += int(flags[j])
+                spent += int(calls.sum())
+            curve[drop] = hits / int(ok.sum())
+            calls_at[drop] = spent / int(ok.sum()) / len(data.ids)
+            if curve[drop] >= 0.9:
+                break
+        m = mde80(curve)
+        near = min(calls_at, key=lambda d: abs(d - m)) if calls_at else math.nan
+        mde[0].append(_mde(m))
+        mde[1].append(f"{calls_at.get(near, math.nan):.2f}")
+    return rows, [["auto measured", *mde[0]], ["auto calls per instruction at that drop",
+                                                *mde[1]]]
+
+
 def _rate(t: Tally) -> str:
     lo, hi = wilson(t.any_level, t.pairs)
     return f"{t.any_level / t.pairs:.1%} [{lo:.1%}, {hi:.1%}]"
@@ -420,6 +554,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument("--scores", default=None, metavar="FILE", help="keep the scored answers "
                     "here and reuse them on the next run (delete it when the suite or the "
                     "scoring changes)")
+    ap.add_argument("--auto", action="store_true", help="also the adaptive mode "
+                    "(--gi-samples=auto): its false alarms, collapse rows, MDE80 and calls")
+    ap.add_argument("--auto-pairs", type=int, default=500, help="null pairs of the adaptive "
+                    "mode (default 500)")
     args = ap.parse_args(argv)
     if args.quick:
         args.pairs, args.power_pairs = min(args.pairs, 200), min(args.power_pairs, 60)
@@ -487,6 +625,17 @@ def main(argv: Sequence[str] | None = None) -> int:
         print()
         print(tabulate(rows, headers=["MDE80 (drop seen 80% of the time)",
                                       *[f"L{lv}" for lv in order]], disable_numparse=True))
+        if args.auto:
+            auto, auto_mde = auto_rows(data, args.auto_pairs, args.power_pairs, rng)
+            print(f"\n--gi-samples=auto against a baseline of {AUTO_CAP} samples (fixed k=5: "
+                  "5.00 calls per instruction)")
+            print(tabulate(auto, headers=["auto: the run", "family-wise false alarms / fails",
+                                          "calls per instruction",
+                                          "per level (" + ", ".join(f"L{lv}" for lv in order)
+                                          + ")"], disable_numparse=True))
+            print(tabulate([*rows[3:4], *auto_mde], headers=["MDE80",
+                                                            *[f"L{lv}" for lv in order]],
+                           disable_numparse=True))
         runs = simulate(data, 20, 1, 0.0, rng, (Drop(order[len(order) // 2], 0.05),))
         mine = gate(data, runs.base, runs.cand)[0]
         theirs = api_gate(data, runs.base, runs.cand)
