@@ -431,13 +431,16 @@ class AutoTally:
         self.calls += int(level_calls.sum())
 
 
-def auto_run(data: SuiteScores, base: np.ndarray, cand: np.ndarray
-             ) -> tuple[np.ndarray, np.ndarray]:
+def auto_run(data: SuiteScores, base: np.ndarray, cand: np.ndarray, *,
+             score_delta: bool = False) -> tuple[np.ndarray, np.ndarray]:
     """One adaptive run against a baseline of :data:`AUTO_CAP` samples: ``base`` and ``cand``
     are ``(n, AUTO_CAP)`` pass outcomes (the candidate's are revealed only as the design asks
     for them, through :func:`~pytest_graphinstruct.score.sequential.sequential_test`, exactly
     as the run asks).  Returns per level: flagged (Holm over the levels at ``ALPHA``, the
-    stage-wise p-values, a pass-rate drop beyond ``DELTA``) and the samples asked."""
+    stage-wise p-values, a pass-rate drop beyond ``DELTA`` — or with ``score_delta`` a
+    level-score drop beyond it, each instruction's pass-rate change times its true gap between
+    a passing and a failing sample, which a run cannot know: the fixed-k gate's rule, for
+    comparing power) and the samples asked."""
     from pytest_graphinstruct.score.sequential import SequentialSettings, sequential_test
 
     order = sorted({int(x) for x in data.levels})
@@ -455,6 +458,11 @@ def auto_run(data: SuiteScores, base: np.ndarray, cand: np.ndarray
             run[i] = (run[i][0], c_rows[index[i]][:k])
     p = np.array([[res.levels[lv].p_value for lv in order]])
     change = np.array([res.levels[lv].change for lv in order])
+    if score_delta:
+        gap = dict(zip(data.ids, (data.s_pass - data.s_fail).tolist(), strict=True))
+        change = np.array([np.mean(np.array(res.levels[lv].diffs) * np.array(
+            [gap[i] for i in sorted(i for i in data.ids if lv_of[index[i]] == lv)]))
+            for lv in order])
     flags = _holm(p)[0] & (change < -DELTA)
     calls = np.array([sum(len(run[i][1]) for i in data.ids if lv_of[index[i]] == lv)
                       for lv in order])
@@ -508,29 +516,34 @@ def auto_rows(data: SuiteScores, pairs: int, power_pairs: int, rng: np.random.Ge
             rows.append([f"correct baseline: {what} of L{lv} wrong",
                          f"fails {hits / t.pairs:.0%}", f"{t.calls / t.pairs / len(data.ids):.2f}",
                          ""])
-    mde: list[list[str]] = [[], []]
+    mde: list[list[str]] = [[], [], []]
     for j, lv in enumerate(order):
         curve: dict[float, float] = {}
+        same: dict[float, float] = {}
         calls_at: dict[float, float] = {}
         for drop in GRID:
             b, c, ok = _outcomes(data, power_pairs, rng, (Drop(lv, drop),))
             if ok.sum() < 0.9 * power_pairs:
                 break
-            hits, spent = 0, 0
+            hits, hits_same, spent = 0, 0, 0
             for r in np.flatnonzero(ok):
                 flags, calls = auto_run(data, b[r], c[r])
                 hits += int(flags[j])
+                hits_same += int(auto_run(data, b[r], c[r], score_delta=True)[0][j])
                 spent += int(calls.sum())
             curve[drop] = hits / int(ok.sum())
+            same[drop] = hits_same / int(ok.sum())
             calls_at[drop] = spent / int(ok.sum()) / len(data.ids)
-            if curve[drop] >= 0.9:
+            if min(curve[drop], same[drop]) >= 0.9:
                 break
         m = mde80(curve)
         near = min(calls_at, key=lambda d: abs(d - m)) if calls_at else math.nan
         mde[0].append(_mde(m))
-        mde[1].append(f"{calls_at.get(near, math.nan):.2f}")
-    return rows, [["auto measured", *mde[0]], ["auto calls per instruction at that drop",
-                                                *mde[1]]]
+        mde[1].append(_mde(mde80(same)))
+        mde[2].append(f"{calls_at.get(near, math.nan):.2f}")
+    return rows, [["auto measured (the run's rule: --gi-max-regression on pass rate)", *mde[0]],
+                  ["auto measured, delta on level score as fixed k (true gaps)", *mde[1]],
+                  ["auto calls per instruction at the first row's drop", *mde[2]]]
 
 
 def _rate(t: Tally) -> str:

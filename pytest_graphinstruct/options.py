@@ -70,9 +70,10 @@ CONSTRAINED_FORMATS: Final[tuple[str, ...]] = ("auto", "gbnf", "json-schema")
 # -- the table -----------------------------------------------------------------------------------
 
 Kind = Literal["text", "path", "integer", "number", "choice", "choices", "integers", "levels",
-               "flag"]
+               "flag", "samples"]
 """How an option's text is read: as it is, a path, an int, a float, one of ``choices``, a comma
-list of ``choices``, a comma list of ints, a comma list of levels, or an on/off flag."""
+list of ``choices``, a comma list of ints, a comma list of levels, an on/off flag, or a sample
+count (an int, or ``auto`` / ``auto:N``: :func:`parse_samples`)."""
 
 Value = str | Path | int | float | bool | tuple[str, ...] | tuple[int, ...]
 """A validated option value (the type follows the row's :data:`Kind`)."""
@@ -87,7 +88,7 @@ class Option:
     kind: Kind = "text"
     #: the value when the option is not given (``None``: none; read like a given value)
     default: str | int | float | tuple[str, ...] | None = None
-    low: int | float | None = None  #: smallest allowed value (integer, number, integers)
+    low: int | float | None = None  #: smallest allowed value (integer, number, integers, samples)
     high: int | float | None = None  #: largest allowed value
     low_open: bool = False  #: ``low`` itself is not allowed
     choices: tuple[str, ...] = ()  #: the allowed words (choice, choices)
@@ -147,7 +148,10 @@ OPTIONS: Final[tuple[Option, ...]] = (
            + f" (default {DEFAULT_STRATEGY})", "choices", default=(DEFAULT_STRATEGY,),
            choices=STRATEGIES),
     Option("samples", f"samples per instruction (default {DEFAULT_SAMPLES}, or with "
-           "--gi-replay as many as recorded; the paper uses 5)", "integer", low=1, high=100),
+           "--gi-replay as many as recorded; the paper uses 5); auto (needs --gi-baseline "
+           "with several samples per instruction): one sample each first, more only while "
+           "a level's verdict is open, at most the baseline's samples (auto:N at most N)",
+           "samples", low=1, high=100),
     Option("pass", "item outcome over samples: all (default), majority, any", "choice",
            default="all", choices=tuple(PASS_RULES), dest="pass_rule"),
     Option("base-url", "base URL of the OpenAI-compatible endpoint"),
@@ -367,6 +371,30 @@ def _number(option: Option, raw: object) -> float | None:
     return None if value is None else float(value)
 
 
+AUTO_SAMPLES: Final = "auto"
+"""``--gi-samples=auto``: as many samples as the gate needs (``score.sequential``)."""
+AUTO_CAP: Final = 5
+"""``--gi-samples=auto``'s most samples per instruction (the paper's k), unless ``auto:N``."""
+
+
+def parse_samples(option: Option, raw: object) -> int | str | None:
+    """A sample count: an int within the row's bounds, or ``auto`` / ``auto:N`` (N within
+    them too), returned as ``"auto"`` / ``"auto:N"``; ``None`` when not given."""
+    text = str(raw).strip() if _given(raw) else ""
+    if not text.startswith(AUTO_SAMPLES):
+        return _integer(option, raw)
+    cap = text[len(AUTO_SAMPLES):]
+    if not cap:
+        return AUTO_SAMPLES
+    if not cap.startswith(":"):
+        raise GraphInstructError(f"{option.flag} must be an integer, auto or auto:N, "
+                                 f"got {raw!r}")
+    n = _integer(option, cap[1:])
+    if n is None:
+        raise GraphInstructError(f"{option.flag}=auto:N needs N, got {raw!r}")
+    return f"{AUTO_SAMPLES}:{n}"
+
+
 def _text(option: Option, raw: object) -> str | None:
     if not _given(raw):
         return None if option.default is None else str(option.default)
@@ -430,6 +458,7 @@ def _flag(option: Option, raw: object) -> bool:
 _PARSERS: Final[Mapping[Kind, Callable[[Option, object], Value | None]]] = {
     "text": _text, "path": _path, "integer": _integer, "number": _number, "choice": _choice,
     "choices": _choices, "integers": _integers, "levels": _levels, "flag": _flag,
+    "samples": parse_samples,
 }
 
 
@@ -471,6 +500,11 @@ class OptionValues:
     def integer(self, dest: str) -> int | None:
         value = self._read(dest, ("integer",))
         return value if isinstance(value, int) else None
+
+    def samples(self, dest: str) -> int | str | None:
+        """An int, ``"auto"`` or ``"auto:N"`` (:func:`parse_samples`)."""
+        value = self._read(dest, ("samples",))
+        return value if isinstance(value, int | str) else None
 
     def number(self, dest: str) -> float | None:
         value = self._read(dest, ("number",))

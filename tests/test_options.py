@@ -32,7 +32,7 @@ def test_every_row_is_named_once_and_has_help() -> None:
         assert option.help.strip() and option.help == option.help.strip(), option.flag
         assert option.flag.startswith("--gi-") and option.ini_name.startswith("gi_")
         assert (option.low is not None or option.high is not None) <= (
-            option.kind in ("integer", "number", "integers")), option.flag
+            option.kind in ("integer", "number", "integers", "samples")), option.flag
         assert bool(option.choices) == (option.kind in ("choice", "choices")), option.flag
 
 
@@ -227,3 +227,21 @@ def test_a_value_that_looks_like_the_key_is_refused_without_showing_it(value: st
 def test_the_redacted_form_shows_three_characters_of_a_long_value_and_its_length() -> None:
     assert redacted("sk-0123456789abcdef") == "'sk-…' (19 characters)"
     assert redacted("short") == "'…' (5 characters)"
+
+
+@pytest.mark.parametrize(("raw", "value"), [
+    ("5", 5), (3, 3), ("auto", "auto"), (" auto ", "auto"), ("auto:3", "auto:3"), ("", None)])
+def test_samples_are_a_count_or_auto(raw: object, value: object) -> None:
+    assert OPTION_BY_DEST["samples"].parse(raw) == value
+
+
+@pytest.mark.parametrize(("raw", "message"), [
+    ("auto:0", "--gi-samples must be >= 1, got '0'"),
+    ("autox", "--gi-samples must be an integer, auto or auto:N, got 'autox'"),
+    ("auto:", "--gi-samples=auto:N needs N, got 'auto:'"),
+    ("many", "--gi-samples must be an integer, got 'many'"),
+])
+def test_a_bad_sample_count_is_one_sentence(raw: str, message: str) -> None:
+    with pytest.raises(GraphInstructError) as info:
+        OPTION_BY_DEST["samples"].parse(raw)
+    assert str(info.value) == message

@@ -48,7 +48,7 @@ if TYPE_CHECKING:  # the evaluation path is imported on first use: an xdist cont
     from pytest_graphinstruct.run.local import LocalHost
     from pytest_graphinstruct.run.preflight import RunInputs, Served
     from pytest_graphinstruct.run.session import BenchmarkSession
-    from pytest_graphinstruct.run.verdict import Decision
+    from pytest_graphinstruct.run.verdict import BaselinePlan, Decision
 
 
 class RunDriver:
@@ -165,10 +165,8 @@ class RunDriver:
             return
         from pytest_graphinstruct.run.preflight import preflight
 
-        problem = unclaimable(self.run, self.plan)
-        if self.run.batch is not None and getattr(session.config.option, "numprocesses", None):
-            problem = ("--gi-batch runs in one process (its batches and their ledger are the "
-                       "process's): drop -n")
+        problem = unclaimable(self.run, self.plan) or _one_process(self.run, self.plan,
+                                                                    session)
         if problem is not None:
             raise self.usage(problem)
         mark_started(self.run.report)
@@ -222,10 +220,13 @@ class RunDriver:
             return
         mine = [it for it in session.items if isinstance(it, GraphInstructItem)]
         self.selected = [it.nodeid for it in mine]
+        chosen = [(it.instruction, it.cell) for it in mine]
         try:
-            self.bench.prefetch([(it.instruction, it.cell) for it in mine])
+            self.bench.prefetch(chosen)
         except GraphInstructError as exc:  # a backend that cannot be set up
             raise self.usage(exc) from None
+        if self.run.auto_samples is not None:  # how many each level took, and why: the
+            self.bench.ask_adaptively(chosen, self.plan.cells)  # gate's compared lines
 
     def progress_counts(self) -> ProgressCounts:
         """The answer counts of the run so far (under xdist: the workers' latest, added)."""
@@ -297,6 +298,21 @@ class RunDriver:
                 self.opened.close(cancel=True)
             return
         self.opened.close(cancel=bool(session.shouldstop) or bool(session.shouldfail))
+
+
+def _one_process(run: RunConfig, plan: BaselinePlan, session: pytest.Session) -> str | None:
+    """Why ``--gi-batch`` or ``--gi-samples=auto`` cannot run here (``None``: they can)."""
+    xdist = bool(getattr(session.config.option, "numprocesses", None))
+    if run.batch is not None and xdist:
+        return ("--gi-batch runs in one process (its batches and their ledger are the "
+                "process's): drop -n")
+    if run.auto_samples is not None and xdist:
+        return ("--gi-samples=auto runs in one process (each look needs every answer of a "
+                "level before the next): drop -n")
+    if run.auto_samples is not None and plan.missing:
+        return ("--gi-samples=auto needs an existing --gi-baseline to be compared with (make "
+                "it with a fixed --gi-samples, e.g. 5, and --gi-update-baseline)")
+    return None
 
 
 def _worker(config: pytest.Config) -> tuple[int, int] | None:

@@ -68,8 +68,11 @@ def dry_run_lines(driver: RunDriver, items: list[pytest.Item]) -> list[str]:
 
     run, bench = driver.run, driver.bench
     chosen = [(it.instruction, it.cell) for it in items if isinstance(it, GraphInstructItem)]
+    cap = run.auto_samples
+    # --gi-samples=auto: what it may ask at most (its looks depend on the answers)
+    samples = bench.inputs.samples if cap is None else (lambda inst, cell: cap)
     try:
-        estimate = estimate_run(run, chosen, bench.requests, bench.inputs.samples,
+        estimate = estimate_run(run, chosen, bench.requests, samples,
                                 load_prices(run.prices), driver.plan.report)
     except GraphInstructError as exc:
         raise driver.usage(exc) from None

@@ -21,6 +21,7 @@ from collections import Counter
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 
+from pytest_graphinstruct.run.adaptive import design, sample_outcomes
 from pytest_graphinstruct.run.results import (
     CellMetadata,
     CellReport,
@@ -33,6 +34,7 @@ from pytest_graphinstruct.score.bootstrap import PairedResult, paired_bootstrap
 from pytest_graphinstruct.score.multiple import FAMILY_ALPHA, holm_adjusted, regressions
 from pytest_graphinstruct.score.paired import suite_paired
 from pytest_graphinstruct.score.power import ItemScore, detectable_drops
+from pytest_graphinstruct.score.sequential import LevelLooks, SequentialResult, sequential_paired
 from pytest_graphinstruct.vocab import GateTest, Level
 
 __all__ = [
@@ -92,6 +94,10 @@ class CellComparison:
     adjusted: Mapping[int, float] = field(default_factory=dict)
     family: int = 0
     alpha: float = FAMILY_ALPHA
+    #: ``--gi-samples=auto``: each level's looks (replayed from the two cells' samples), and
+    #: the cap; the levels' changes are then of pass rate on paired samples
+    looks: Mapping[int, LevelLooks] = field(default_factory=dict)
+    samples_cap: int | None = None
 
     @property
     def verdict(self) -> str:
@@ -157,7 +163,20 @@ class CellComparison:
         shown = [d for d in self.differences if not d.startswith("suite (")]
         if shown:
             text += "; the cells differ in " + ", ".join(shown)
+        if self.samples_cap is not None:
+            text += "; " + self.looks_line()
         return text
+
+    def looks_line(self) -> str:
+        """``--gi-samples=auto``: per level how many samples it took and why it stopped."""
+        parts = []
+        for lv, look in sorted(self.looks.items()):
+            per = look.samples / look.instructions if look.instructions else 0.0
+            looks = f"{look.looks} look" + ("s" if look.looks != 1 else "")
+            parts.append(f"L{lv} {looks}, {look.samples} sample(s) ({per:.1f} per "
+                         f"instruction), {look.state} ({look.reason})")
+        return (f"--gi-samples=auto (at most {self.samples_cap} per instruction; each level's "
+                "change is of pass rate on paired samples): " + "; ".join(parts))
 
     def _power_note(self, level: int, weak: bool) -> str:
         drop = self.detectable.get(level)
@@ -223,6 +242,10 @@ def differences(a: CellMetadata, b: CellMetadata) -> tuple[str, ...]:
     sa, sb = a.samples_per_instruction, b.samples_per_instruction
     if sa is not None and sb is not None and sa != sb:
         out.append(f"samples per instruction ({sa} vs {sb})")
+    elif a.samples_cap is not None and b.samples_cap is None:
+        # a fixed-count run against an adaptive baseline (whose items' samples vary); the
+        # other way round is what --gi-samples=auto is for
+        out.append(f"samples per instruction (auto:{a.samples_cap} vs {sb or 'fixed'})")
     if a.tool is not None and b.tool is not None and dict(a.decoding) != dict(b.decoding):
         out.append(f"decoding ({_decoding(a.decoding)} vs {_decoding(b.decoding)})")
     va, vb = a.model_version, b.model_version
@@ -351,11 +374,13 @@ def compare_cells(pairs: Sequence[tuple[CellReport, CellReport]], *, max_regress
     scores = [(cell.scored_level_scores(), base.scored_level_scores()) for cell, base in pairs]
     tests = max(1, sum(len({mine[i][0] for i in set(mine) & set(theirs)})
                        for mine, theirs in scores))
+    looks = _replayed(pairs, alpha)
     if test == "suite":
         diffs = [suite_paired(theirs, mine, tests=tests, alpha=alpha) for mine, theirs in scores]
     else:
         diffs = [paired_bootstrap(theirs, mine, clusters=_clusters(cell, base))
                  for (cell, base), (mine, theirs) in zip(pairs, scores, strict=True)]
+    diffs = [looks[k][0] if k in looks else d for k, d in enumerate(diffs)]
     family = {(k, lv): d for k, diff in enumerate(diffs) for lv, d in diff.levels.items()}
     down = regressions(family, delta=max_regression, alpha=alpha)
     adjusted = holm_adjusted({key: d.p_drop for key, d in family.items()})
@@ -363,7 +388,8 @@ def compare_cells(pairs: Sequence[tuple[CellReport, CellReport]], *, max_regress
     for k, ((cell, base), diff) in enumerate(zip(pairs, diffs, strict=True)):
         mine, theirs = scores[k]
         failing, passing, errors = _changes(cell, base)
-        paired = baseline_items(base, only=mine.keys()) if power else []
+        # the power model is of a fixed sample count: an adaptive cell gets no figure
+        paired = baseline_items(base, only=mine.keys()) if power and k not in looks else []
         drops = (detectable_drops(paired, samples=baseline_samples(base),
                                   delta=max_regression, alpha=alpha, tests=len(family) or 1,
                                   test=test)
@@ -380,6 +406,29 @@ def compare_cells(pairs: Sequence[tuple[CellReport, CellReport]], *, max_regress
             detectable=drops,
             differences=differences(base.metadata, cell.metadata),
             test=test, adjusted={lv: p for (j, lv), p in adjusted.items() if j == k},
-            family=len(family), alpha=alpha))
+            family=len(family), alpha=alpha,
+            looks=looks[k][1].levels if k in looks else {},
+            samples_cap=cell.metadata.samples_cap))
     return tuple(out)
+
+
+def _replayed(pairs: Sequence[tuple[CellReport, CellReport]], alpha: float
+              ) -> dict[int, tuple[PairedResult, SequentialResult]]:
+    """For each pair whose run cell ran ``--gi-samples=auto`` (by index): the looks replayed
+    from both cells' per-sample outcomes with the run's design (:func:`.adaptive.design`:
+    the same family the run's looks used), as the gate judges them."""
+    auto = [k for k, (cell, _) in enumerate(pairs) if cell.metadata.samples_cap is not None]
+    if not auto:
+        return {}
+    bases = {cell.label: sample_outcomes(base) for cell, base in pairs}
+    runs = {cell.label: {r.instruction_id: int(r.level) for r in cell.per_instruction}
+            for cell, _ in pairs}
+    out = {}
+    for k in auto:
+        cell = pairs[k][0]
+        cap = cell.metadata.samples_cap
+        assert cap is not None
+        out[k] = sequential_paired(bases[cell.label], sample_outcomes(cell),
+                                   design(cap, runs, bases, alpha))
+    return out
 

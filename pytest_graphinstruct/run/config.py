@@ -10,7 +10,7 @@ turns it into a usage error).  Nothing here imports pytest.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TypeVar
@@ -20,6 +20,7 @@ from pytest_graphinstruct.methods.registry import CONSTRAINED_METHOD, method_of,
 from pytest_graphinstruct.methods.spec import ROUNDS_MARK, MethodContext, MethodSpec
 from pytest_graphinstruct.models.base import DecodingParams
 from pytest_graphinstruct.options import (
+    AUTO_CAP,
     DEFAULT_CACHE_DIR,
     DEFAULT_CHAINS,
     DEFAULT_MAX_REGRESSION,
@@ -132,6 +133,9 @@ class RunConfig:
     prices: Path | None = None  #: --gi-prices: the price table (None: the packaged snapshot)
     max_cost: float | None = None  #: --gi-max-cost: the cap on money (price table's currency)
     batch: BatchMode | None = None  #: --gi-batch: answers through the Batch API (None: off)
+    #: --gi-samples=auto: the most samples per instruction (None: a fixed count, ``samples``);
+    #: the run asks one first and more while the gate needs them (score.sequential)
+    auto_samples: int | None = None
 
     @property
     def models(self) -> tuple[str, ...]:
@@ -294,13 +298,17 @@ def run_config(values: OptionValues, *, rootdir: Path) -> RunConfig | None:
     max_regression = values.number("max_regression")
     if baseline is not None and max_regression is None:
         max_regression = DEFAULT_MAX_REGRESSION
-    samples = values.integer("samples")
+    samples, auto_samples = _samples(values.samples("samples"), baseline=baseline,
+                                     update=update_baseline, methods=methods,
+                                     replay=replay_path, sharded=shard is not None)
     prices, max_cost = _costs(values, tuple(dict.fromkeys(models)), params)
     return RunConfig(
         cells=cells,
         suite=suite,
         levels=levels,
-        samples=DEFAULT_SAMPLES if samples is None and replay_path is None else samples,
+        samples=(DEFAULT_SAMPLES if samples is None and replay_path is None
+                 and auto_samples is None else samples),
+        auto_samples=auto_samples,
         pass_rule=pass_rule,
         replay=replay_path,
         base_url=values.text("base_url"),
@@ -522,3 +530,34 @@ def _methods(raw: str | None, rounds: tuple[int, ...] = (DEFAULT_VGIG_ROUNDS,)) 
         else:
             out.append(spec.text)
     return tuple(dict.fromkeys(out))
+
+
+def _samples(value: int | str | None, *, baseline: Path | None, update: bool,
+             methods: Sequence[str], replay: Path | None,
+             sharded: bool = False) -> tuple[int | None, int | None]:
+    """``(fixed samples, auto cap)`` from ``--gi-samples``: an int is a fixed count;
+    ``auto`` / ``auto:N`` a cap (``AUTO_CAP`` / N), which needs a baseline to be compared
+    with, asks a model (no recorded answers) and runs no method.
+
+    Raises:
+        GraphInstructError: auto without ``--gi-baseline``, with ``--gi-update-baseline``,
+            a method, ``--gi-replay`` or ``--gi-shard``.
+    """
+    if not isinstance(value, str):
+        return value, None
+    cap = int(value.split(":", 1)[1]) if ":" in value else AUTO_CAP
+    if baseline is None or update:
+        raise GraphInstructError(
+            "--gi-samples=auto asks more samples only where the gate needs them, so it needs "
+            "a baseline to be compared with (--gi-baseline=FILE, made with a fixed "
+            f"--gi-samples, e.g. {AUTO_CAP}) and cannot write one (--gi-update-baseline)")
+    if any(m != METHOD_BASELINE for m in methods):
+        raise GraphInstructError("--gi-samples=auto cannot run a method (--gi-method): a "
+                                 "method's samples are its chains (--gi-chains)")
+    if replay is not None:
+        raise GraphInstructError("--gi-samples=auto asks a model; recorded answers "
+                                 "(--gi-replay) are scored as they are: give a count")
+    if sharded:
+        raise GraphInstructError("--gi-samples=auto decides over a whole level, which a shard "
+                                 "(--gi-shard) does not hold: give a count")
+    return None, cap

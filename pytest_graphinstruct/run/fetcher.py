@@ -72,6 +72,15 @@ class AnswerFetcher:
         got = tuple(wait_result(f) for f in futures)  # a Ctrl+C is acted on while waiting
         return self.peers.with_owner_calls(inst, cell, got) if peer else got
 
+    def ask(self, inst: Instruction, cell: Cell, k: int) -> Future[Answer]:
+        """The future of sample ``k`` (from 0) of one item, submitted now unless it was
+        already (``--gi-samples=auto``'s looks ask sample by sample)."""
+        known = (inst.id, cell.label, k) in self._futures
+        fut = self._future(inst, cell, k)
+        if not known:
+            self.tally.watch(fut)
+        return fut
+
     def _future(self, inst: Instruction, cell: Cell, k: int) -> Future[Answer]:
         key = (inst.id, cell.label, k)
         fut = self._futures.get(key)

@@ -255,10 +255,14 @@ class ItemResult(JsonRecord):
         return _passing(self.samples) if self.samples else None
 
 
+def sample_passed(sample: SampleResult) -> bool:
+    """Whether a sample passed: no violation of any kind and no parse error."""
+    return not sample.violations and not sample.derived_violations and sample.error is None
+
+
 def _passing(samples: Sequence[SampleResult]) -> int:
     """Samples with no violation of any kind and no parse error."""
-    return sum(1 for s in samples
-               if not s.violations and not s.derived_violations and s.error is None)
+    return sum(1 for s in samples if sample_passed(s))
 
 
 @dataclass(frozen=True)
@@ -342,6 +346,9 @@ class CellMetadata(JsonRecord):
     #: the prompt set of ``--gi-prompts`` (``None``: the packaged templates, or a report
     #: written before it was kept; not written then)
     prompts: PromptSet | None = field(default=None, metadata={"omit_none": True})
+    #: ``--gi-samples=auto``: the most samples an instruction was asked (its items' samples
+    #: vary; ``samples_per_instruction`` is then ``None``); not written for a fixed count
+    samples_cap: Positive | None = field(default=None, metadata={"omit_none": True})
 
     @property
     def label(self) -> str:

@@ -34,10 +34,12 @@ from pytest_graphinstruct.run.method_chains import MethodChains
 from pytest_graphinstruct.run.requests import RequestBuilder
 from pytest_graphinstruct.run.results import (
     CellMetadata,
+    CellReport,
     Coverage,
     ItemResult,
     PromptSet,
     RunReport,
+    sample_passed,
 )
 from pytest_graphinstruct.run.schedulers import ModelSchedulers
 from pytest_graphinstruct.run.scoring import ScoringQueue
@@ -54,6 +56,7 @@ if TYPE_CHECKING:
     from pytest_graphinstruct.models.request_stats import Sent
     from pytest_graphinstruct.models.snapshot import CacheSource
     from pytest_graphinstruct.pools import ReferencePools
+    from pytest_graphinstruct.run.adaptive import Looks
     from pytest_graphinstruct.run.preflight import RunInputs, Served
 
 
@@ -155,6 +158,26 @@ class BenchmarkSession:
         """Submit every sample of ``items`` (under xdist, this worker's share); returns the
         number submitted (:meth:`.AnswerFetcher.prefetch`)."""
         return self.fetcher.prefetch(items)
+
+    def ask_adaptively(self, items: Sequence[tuple[Instruction, Cell]],
+                       baselines: Mapping[str, CellReport]) -> Looks:
+        """``--gi-samples=auto``: after :meth:`prefetch` asked each item's first sample, ask
+        more look by look until the gate's every level is decided against ``baselines`` (run
+        cell label → baseline cell); each item then has the samples its looks asked
+        (:func:`.adaptive.ask_adaptively`)."""
+        from pytest_graphinstruct.run.adaptive import ask_adaptively
+        from pytest_graphinstruct.run.evaluate import sample_result
+
+        cap = self.config.auto_samples
+        if cap is None:
+            raise ValueError("ask_adaptively needs --gi-samples=auto")
+
+        def passed(inst: Instruction, cell: Cell, answer: Answer) -> bool:
+            return sample_passed(sample_result(self.check(inst, cell, [answer])
+                                               .verifications[0], answer))
+
+        return ask_adaptively(items, baselines, self.inputs.planned, cap=cap,
+                              ask=self.fetcher.ask, passed=passed)
 
     def answers(self, inst: Instruction, cell: Cell) -> tuple[Answer, ...]:
         """Every sample's answer for one item (blocks until all are obtained or given up;
@@ -268,7 +291,7 @@ def cell_metadata(config: RunConfig, cell: Cell, *, partial: bool = False,
         pass_rule=config.pass_rule, decoding=config.params.to_json(), partial=partial,
         method_settings=_method_settings(config, cell),
         model_version=config.model_version(cell.model) or (served or {}).get(cell.model),
-        prompts=prompt_set(config))
+        prompts=prompt_set(config), samples_cap=config.auto_samples)
 
 
 def prompt_set(config: RunConfig) -> PromptSet | None:

@@ -54,6 +54,8 @@ class SessionInputs:
             if share_dir is not None and worker is not None else None)
         self._pools: ReferencePools | None = None
         self._exemplars: ExemplarPool | None = None
+        #: --gi-samples=auto: (instruction id, cell label) → the samples its looks asked
+        self.planned: dict[tuple[str, str], int] = {}
 
     @property
     def pools(self) -> ReferencePools | None:
@@ -119,9 +121,12 @@ class SessionInputs:
     def samples(self, inst: Instruction, cell: Cell | None = None) -> int:
         """Samples per item: ``--gi-chains`` in an iterative method's cell; else
         ``--gi-samples``, or with recorded answers and no ``--gi-samples`` as many as the file
-        holds for the instruction (at least 1)."""
+        holds for the instruction (at least 1); with ``--gi-samples=auto`` as many as its
+        looks asked (:attr:`planned`, 1 before them)."""
         if cell is not None and runs_method(cell):
             return self.config.chains
+        if self.config.auto_samples is not None:  # decided look by look (run.adaptive)
+            return self.planned.get((inst.id, cell.label if cell is not None else ""), 1)
         if self.config.samples is not None:
             return self.config.samples
         record = self.replay.get(inst.id) if self.replay is not None else None

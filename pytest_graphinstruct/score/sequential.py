@@ -46,9 +46,18 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 import numpy as np
-from scipy.stats import binom
 
-__all__ = ["LevelLooks", "SequentialResult", "SequentialSettings", "State", "sequential_test"]
+from pytest_graphinstruct.score.bootstrap import (
+    CONFIDENCE,
+    PairedDiff,
+    PairedResult,
+    t_interval,
+    weighted_sum,
+)
+from pytest_graphinstruct.score.levels import LEVEL_WEIGHTS_V
+
+__all__ = ["LevelLooks", "SequentialResult", "SequentialSettings", "State", "sequential_paired",
+           "sequential_test"]
 
 State = Literal["asking", "regressed", "not worse", "settled"]
 """A level's state: still asking, or why it stopped."""
@@ -100,6 +109,9 @@ class LevelLooks:
     change: float
     state: State
     reason: str
+    #: per instruction with a pair: its newly passing minus newly failing pairs over its pairs
+    #: (their mean is ``change``; their spread gives the interval the gate shows)
+    diffs: tuple[float, ...] = field(default=(), repr=False)
 
     @property
     def decided(self) -> bool:
@@ -130,6 +142,8 @@ class _Walk:
     def step(self, new: int, budget: float) -> tuple[np.ndarray, int]:
         """Add ``new`` discordant pairs; returns (the tail ``P(drops ≥ x, uncrossed)`` by
         ``x``, the boundary ``r``: the smallest count whose tail fits in ``budget``)."""
+        from scipy.stats import binom  # not at import: the plugin's entry point avoids it
+
         dist = self.dist
         if new:
             dist = np.convolve(dist, binom.pmf(np.arange(new + 1), new, 0.5))
@@ -161,10 +175,10 @@ def _level(ids: Sequence[str], base: Mapping[str, Sequence[bool]],
     t = 0
 
     def result(p: float, state: State, reason: str) -> LevelLooks:
-        change = float(np.mean([diff[i] / used[i] for i in ids if used[i]])) if any(
-            used.values()) else 0.0
+        diffs = tuple(diff[i] / used[i] for i in ids if used[i])
+        change = float(np.mean(diffs)) if diffs else 0.0
         return LevelLooks(level, len(ids), t, sum(used.values()), d, x,
-                          min(1.0, max(p, 0.0)), change, state, reason)
+                          min(1.0, max(p, 0.0)), change, state, reason, diffs)
 
     while True:
         missing = [i for i in active if len(cand[i]) <= t]
@@ -238,3 +252,50 @@ def sequential_test(
         levels[lv] = looks
         asks.update(more)
     return SequentialResult(levels, asks)
+
+
+def sequential_paired(
+    baseline: Mapping[str, tuple[int, Sequence[bool]]],
+    candidate: Mapping[str, tuple[int, Sequence[bool]]],
+    settings: SequentialSettings, *, confidence: float = CONFIDENCE,
+) -> tuple[PairedResult, SequentialResult]:
+    """The gate's view of an adaptive run: per level the mean change of pass rate on paired
+    samples, its paired t interval over the instructions and the stage-wise p-value of "no
+    drop" (:func:`sequential_test`'s replay), and ``S_total``'s weighted sum of them (shown,
+    never gated on); with the looks themselves.
+
+    Raises:
+        ValueError: as :func:`sequential_test`, or ``confidence`` outside (0, 1).
+    """
+    if not 0 < confidence < 1:
+        raise ValueError(f"confidence must be in (0, 1), got {confidence}")
+    looks = sequential_test(baseline, candidate, settings)
+    out: dict[int, PairedDiff] = {}
+    for lv, look in looks.levels.items():
+        d = np.array(look.diffs, dtype=float)
+        n = int(d.size)
+        if not n:
+            continue
+        sd = float(np.std(d, ddof=1)) if n >= 2 else 0.0
+        se, df = sd / math.sqrt(n), float(max(n - 1, 0))
+        lo, hi = t_interval(look.change, se, df, confidence)
+        out[lv] = PairedDiff(n, look.change, lo, hi, float(np.mean(d >= 0)),
+                             float(np.mean(d <= 0)), p_drop=look.p_value, clusters=n, se=se,
+                             df=df)
+    v = np.array([LEVEL_WEIGHTS_V[lv] for lv in sorted(out)], dtype=float)
+    parts = [(out[lv].mean_diff, out[lv].se, out[lv].df) for lv in sorted(out)]
+    n_all = sum(p.n for p in out.values())
+
+    def total(scale: float) -> PairedDiff:
+        t = weighted_sum(parts, v, confidence, scale)
+        return PairedDiff(n_all, t.estimate, t.low, t.high, float(t.estimate >= 0),
+                          float(t.estimate <= 0), p_drop=t.p_drop, clusters=n_all, se=t.se,
+                          df=t.df)
+
+    ids_b, ids_c = set(baseline), set(candidate)
+    result = PairedResult(
+        levels=out, total=total(1.0),
+        total_renormalized=total(float(v.sum())) if out else None,
+        only_baseline=tuple(sorted(ids_b - ids_c)), only_candidate=tuple(sorted(ids_c - ids_b)),
+        b=0, seed=0, confidence=confidence)
+    return result, looks

@@ -213,3 +213,39 @@ def test_each_levels_word_agrees_with_its_numbers() -> None:
     assert c.level_verdict(2).startswith("lower, not significant (Holm p=")
     assert c.level_verdict(2).endswith("> 0.05 over 2 level tests)")
     assert c.adjusted[2] > 0.05
+
+
+def sampled(outcomes: dict[str, tuple[bool, ...]], *, cap: int | None) -> CellReport:
+    """A cell whose items hold these per-sample outcomes; ``cap``: a --gi-samples=auto cell."""
+    items = [ItemResult(instruction_id=i, level=int(i[1]), cell="m-zero-shot", model="m",
+                        strategy="zero-shot", outcome="passed" if all(s) else "failed",
+                        level_score=sum(s) / len(s),
+                        samples=tuple(SampleResult(parsed=True, refusal=False,
+                                                   violations=() if x else ("num_nodes=5",))
+                                      for x in s)) for i, s in outcomes.items()]
+    meta = CellMetadata("m", "zero-shot", samples_per_instruction=None if cap else 5,
+                        samples_cap=cap)
+    return build_cell(meta, items)
+
+
+def test_an_adaptive_cell_is_judged_by_replaying_its_looks() -> None:
+    base = sampled(dict.fromkeys(ids(2, 40), (True,) * 5), cap=None)
+    now = sampled({i: ((False,) if k < 20 else (True,)) for k, i in enumerate(ids(2, 40))},
+                  cap=5)
+    (c,) = compare_cells([(now, base)], max_regression=0.02, power=True)
+    assert c.regressed_levels == (2,) and c.samples_cap == 5
+    look = c.looks[2]
+    assert (look.looks, look.samples, look.state) == (1, 40, "regressed")
+    assert c.diff.levels[2].mean_diff == pytest.approx(-0.5)
+    assert c.diff.levels[2].p_drop == pytest.approx(0.5 ** 20)
+    assert c.detectable == {}  # the power model is of a fixed sample count
+    assert "L2 1 look, 40 sample(s) (1.0 per instruction), regressed" in c.scope()
+
+
+def test_a_fixed_run_against_an_adaptive_baseline_is_not_like_with_like() -> None:
+    base = sampled(dict.fromkeys(ids(2, 10), (True,)), cap=5)
+    now = sampled(dict.fromkeys(ids(2, 10), (True,) * 5), cap=None)
+    (c,) = compare_cells([(now, base)], max_regression=0.02)
+    assert "samples per instruction (auto:5 vs 5)" in c.differences
+    (back,) = compare_cells([(base, now)], max_regression=0.02)
+    assert not any(d.startswith("samples") for d in back.differences)

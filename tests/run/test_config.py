@@ -194,3 +194,30 @@ def test_a_model_list_of_no_names_is_a_usage_error(suite: Path, given: str) -> N
     with pytest.raises(GraphInstructError, match="names no model"):
         build_run_config({"model": given, "suite": str(suite)}, rootdir=suite)
     assert build_run_config({"model": None, "suite": str(suite)}, rootdir=suite) is None
+
+
+def test_auto_samples_are_a_cap_against_a_baseline(suite: Path, tmp_path: Path) -> None:
+    base = str(tmp_path / "base.json")
+    run = build_run_config({"model": "m", "suite": str(suite), "samples": "auto",
+                            "baseline": base}, rootdir=suite)
+    assert run is not None and (run.samples, run.auto_samples) == (None, 5)
+    run = build_run_config({"model": "m", "suite": str(suite), "samples": "auto:3",
+                            "baseline": base}, rootdir=suite)
+    assert run is not None and run.auto_samples == 3
+    run = build_run_config({"model": "m", "suite": str(suite), "samples": "4"}, rootdir=suite)
+    assert run is not None and (run.samples, run.auto_samples) == (4, None)
+
+
+@pytest.mark.parametrize(("given", "message"), [
+    ({}, "needs a baseline to be compared with"),
+    ({"update_baseline": True}, r"cannot write one \(--gi-update-baseline\)"),
+    ({"method": "vgig"}, "cannot run a method"),
+    ({"shard": "1/2"}, "decides over a whole level"),
+], ids=["no-baseline", "update", "method", "shard"])
+def test_what_auto_samples_cannot_do_is_refused(suite: Path, tmp_path: Path,
+                                                given: dict[str, object], message: str) -> None:
+    options: dict[str, object] = {"model": "m", "suite": str(suite), "samples": "auto", **given}
+    if given:
+        options["baseline"] = str(tmp_path / "base.json")
+    with pytest.raises(GraphInstructError, match=message):
+        build_run_config(options, rootdir=suite)
