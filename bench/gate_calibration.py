@@ -432,7 +432,7 @@ class AutoTally:
 
 
 def auto_run(data: SuiteScores, base: np.ndarray, cand: np.ndarray, *,
-             score_delta: bool = False) -> tuple[np.ndarray, np.ndarray]:
+             score_delta: bool = False) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """One adaptive run against a baseline of :data:`AUTO_CAP` samples: ``base`` and ``cand``
     are ``(n, AUTO_CAP)`` pass outcomes (the candidate's are revealed only as the design asks
     for them, through :func:`~pytest_graphinstruct.score.sequential.sequential_test`, exactly
@@ -440,7 +440,7 @@ def auto_run(data: SuiteScores, base: np.ndarray, cand: np.ndarray, *,
     stage-wise p-values, a pass-rate drop beyond ``DELTA`` — or with ``score_delta`` a
     level-score drop beyond it, each instruction's pass-rate change times its true gap between
     a passing and a failing sample, which a run cannot know: the fixed-k gate's rule, for
-    comparing power) and the samples asked."""
+    comparing power), the samples asked, and the stage-wise p-values."""
     from pytest_graphinstruct.score.sequential import SequentialSettings, sequential_test
 
     order = sorted({int(x) for x in data.levels})
@@ -466,7 +466,7 @@ def auto_run(data: SuiteScores, base: np.ndarray, cand: np.ndarray, *,
     flags = _holm(p)[0] & (change < -DELTA)
     calls = np.array([sum(len(run[i][1]) for i in data.ids if lv_of[index[i]] == lv)
                       for lv in order])
-    return flags, calls
+    return flags, calls, p[0]
 
 
 def _outcomes(data: SuiteScores, pairs: int, rng: np.random.Generator,
@@ -488,17 +488,23 @@ def auto_rows(data: SuiteScores, pairs: int, power_pairs: int, rng: np.random.Ge
     rows: list[list[str]] = []
     null = AutoTally()
     fa = 0
+    small = 0  # level tests whose p-value is at most Holm's smallest threshold
     base, cand, _ = _outcomes(data, pairs, rng)
     for r in range(pairs):
-        flags, calls = auto_run(data, base[r], cand[r])
+        flags, calls, p = auto_run(data, base[r], cand[r])
         null.add(flags, calls)
         fa += int(flags.any())
+        small += int((p <= ALPHA / len(order)).sum())
     lo, hi = wilson(fa, pairs)
     assert null.level_calls is not None
     per = null.level_calls / null.pairs / n_level
     rows.append(["nothing changed", f"{fa / pairs:.1%} [{lo:.1%}, {hi:.1%}]",
                  f"{null.calls / pairs / len(data.ids):.2f}",
                  " / ".join(f"{x:.1f}" for x in per)])
+    slo, shi = wilson(small, pairs * len(order))
+    rows.append([f"nothing changed: a level's p <= {ALPHA}/{len(order)}",
+                 f"{small / pairs / len(order):.2%} [{slo:.2%}, {shi:.2%}] of level tests",
+                 "", ""])
     for share, what in ((1.0, "all"), (0.5, "half")):
         for lv in order:
             t = AutoTally()
@@ -510,7 +516,7 @@ def auto_rows(data: SuiteScores, pairs: int, power_pairs: int, rng: np.random.Ge
                 cc = np.ones_like(c[r])
                 chosen = rng.choice(idx, size=round(share * idx.size), replace=False)
                 cc[chosen] = False
-                flags, calls = auto_run(data, bb, cc)
+                flags, calls, _ = auto_run(data, bb, cc)
                 t.add(flags, calls)
                 hits += int(flags.any())
             rows.append([f"correct baseline: {what} of L{lv} wrong",
@@ -527,7 +533,7 @@ def auto_rows(data: SuiteScores, pairs: int, power_pairs: int, rng: np.random.Ge
                 break
             hits, hits_same, spent = 0, 0, 0
             for r in np.flatnonzero(ok):
-                flags, calls = auto_run(data, b[r], c[r])
+                flags, calls, _ = auto_run(data, b[r], c[r])
                 hits += int(flags[j])
                 hits_same += int(auto_run(data, b[r], c[r], score_delta=True)[0][j])
                 spent += int(calls.sum())

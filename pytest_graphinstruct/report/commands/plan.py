@@ -145,6 +145,12 @@ def plan_lines(plans: list[LevelPlan], *, name: str, drop: float | None = None,
         f"{max_regression:g}; detectable = the smallest drop of a whole level flagged in "
         f"{power:.0%} of runs, counting the spread of the answers that flip, for noise "
         f"independent between instructions ({caveat})")
+    if test == "suite" and any(p.noise.samples >= 2 for p in plans):
+        lines.append("--gi-samples=auto against this baseline: about the detectable drops of "
+                     "a fixed run of its samples per instruction, for about half the calls "
+                     "(measured for k = 5 by bench/gate_calibration.py --auto; docs/PLUGIN.md "
+                     "\"Ask more only where it matters\"); its --gi-max-regression is a pass "
+                     "rate")
     return lines
 
 

@@ -77,8 +77,8 @@ def test_the_table_and_the_rule_line() -> None:
     assert lines[0] == "a-zero-shot (r.json; baseline: 5 sample(s) per instruction)"
     assert "detectable drop (80%)" in text and "samples for 0.05" in text
     assert "instructions for 0.05" in text
-    assert lines[-1].startswith("rule: a level regresses when Holm over the 4 level test(s)")
-    assert "--max-regression=0.02" in lines[-1]
+    assert lines[-2].startswith("rule: a level regresses when Holm over the 4 level test(s)")
+    assert "--max-regression=0.02" in lines[-2]
 
 
 def test_reports_without_clusters_count_each_instruction_alone_or_use_the_suite() -> None:
@@ -146,7 +146,17 @@ def test_plan_command(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> Non
     assert main(["plan", str(path), "--drop", "0.05", "--samples", "3"]) == 0
     out = capsys.readouterr().out
     assert out.startswith(f"a-zero-shot ({path}; baseline: 5 sample(s) per instruction)")
-    assert "L0" in out and "L2" in out and out.rstrip().splitlines()[-1].startswith("rule:")
+    last = out.rstrip().splitlines()
+    assert "L0" in out and "L2" in out and last[-2].startswith("rule:")
+    # a baseline of several samples: what --gi-samples=auto measured against it
+    assert last[-1].startswith("--gi-samples=auto against this baseline: about the detectable")
+
+
+def test_a_one_sample_baseline_says_nothing_of_auto() -> None:
+    one = with_pareto([build_cell(CellMetadata("a", "zero-shot", samples_per_instruction=1),
+                                  items("a", 0, 4, 25, k=1))])
+    lines = plan_lines(plan_report(one), name="one.json")
+    assert lines[-1].startswith("rule:")
 
 
 @pytest.mark.parametrize("args", [["--samples", "0"], ["--drop", "2"],
