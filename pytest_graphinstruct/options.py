@@ -221,7 +221,8 @@ OPTIONS: Final[tuple[Option, ...]] = (
            "expected failures)", "path"),
     Option("max-regression", "fail when a level's quality dropped by more than this vs the "
            "baseline and the gate's test says the drop is real (default "
-           f"{DEFAULT_MAX_REGRESSION:g})", "number", low=0, high=1),
+           f"{DEFAULT_MAX_REGRESSION:g}; with --gi-samples=auto its pass rate on paired "
+           "samples)", "number", low=0, high=1),
     Option("gate-test", "the gate's question: suite (default: is this run worse than the "
            "baseline on this suite, beyond sampling noise; paired per instruction) or "
            "templates (would it be worse on new instructions of the same templates; "

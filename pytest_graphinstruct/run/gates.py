@@ -207,9 +207,10 @@ def check_gates(report: RunReport, comparisons: Sequence[CellComparison] = (), *
         for lv in c.regressed_levels:
             d = c.diff.levels[lv]
             newly = [x.instruction_id for x in c.newly_failing if x.level == lv]
+            what = "quality" if c.samples_cap is None else "pass rate (paired samples)"
             out.append(GateFailure(
                 "regression", c.label,
-                f"{c.label}: L{lv} quality dropped by {-d.mean_diff:.4f} (95% CI of the change "
+                f"{c.label}: L{lv} {what} dropped by {-d.mean_diff:.4f} (95% CI of the change "
                 f"[{d.low:.4f}, {d.high:.4f}], {d.n} instructions) > --gi-max-regression="
                 f"{c.max_regression:g}; newly failing: "
                 f"{_names(newly, 20) or 'none (scores dropped)'}"))

@@ -98,14 +98,20 @@ def test_a_collapsed_level_fails_at_the_first_look(
         pytester: pytest.Pytester, answers: dict[str, tuple[str, str]]) -> None:
     base = five_sample_baseline(pytester, answers)
     ids = [iid for iid, _ in answers.values()]
+    summary = pytester.path / "summary.md"
     with FakeOpenAIServer(model="m", responder=responder(answers, wrong=ids)) as server:
-        got = auto(pytester, server, f"--gi-baseline={base}", "--gi-samples=auto")
+        got = auto(pytester, server, f"--gi-baseline={base}", "--gi-samples=auto",
+                   f"--gi-markdown={summary}")
         asked = len(server.requests)
     out = got.stdout.str()
     assert got.ret == pytest.ExitCode.TESTS_FAILED, out[-3000:]
-    assert "GATE FAILED (regression): m-zero-shot: L2 quality dropped by" in out
+    assert ("GATE FAILED (regression): m-zero-shot: L2 pass rate (paired samples) dropped "
+            "by 1.0000") in out
     assert f"L2 1 look, {COUNT} sample(s) (1.0 per instruction), regressed" in out
     assert asked == COUNT
+    markdown = summary.read_text(encoding="utf-8")
+    assert "(-1.000 pass rate ⚠)" in markdown
+    assert "| level | change of pass rate (paired samples) | 95% CI |" in markdown
 
 
 @pytest.mark.usefixtures("keyed")

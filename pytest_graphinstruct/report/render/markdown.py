@@ -164,7 +164,8 @@ def _levels_table(report: RunReport, compared: dict[str, CellComparison]) -> lis
             if comp is not None and lv in comp.diff.levels:
                 d = comp.diff.levels[lv]
                 mark = " ⚠" if lv in comp.regressed_levels else ""
-                text += f" ({_signed(d.mean_diff)}{mark})"
+                unit = "" if comp.samples_cap is None else " pass rate"
+                text += f" ({_signed(d.mean_diff)}{unit}{mark})"
             cells.append(text)
         rows.append(f"| {code(c.label)} | " + " | ".join(cells) + " |")
         dash = dash or any(text.startswith("—") for text in cells)
@@ -213,8 +214,9 @@ def _consistency(report: RunReport) -> list[str]:
 
 def _comparison(c: CellComparison, max_items: int, *,
                 title: str = "against the baseline") -> list[str]:
+    change = "change" if c.samples_cap is None else "change of pass rate (paired samples)"
     out = [f"### {code(c.label)} {title}", "",
-           "| level | change | 95% CI | instructions | verdict |", "|---|---:|---|---:|---|"]
+           f"| level | {change} | 95% CI | instructions | verdict |", "|---|---:|---|---:|---|"]
     for lv, d in sorted(c.diff.levels.items()):
         word = md(c.level_verdict(lv))
         if lv in c.regressed_levels:
