@@ -17,15 +17,11 @@ from typing import Any
 import pytest
 
 from pytest_graphinstruct.models.testserver import FakeOpenAIServer
-from tests.plugin.test_gate_sees_collapse import oracle_answers, responder, run
+from tests.plugin.test_gate_sees_collapse import SUITE, oracle_answers, responder, run
 
 pytestmark = pytest.mark.slow  # whole runs through pytester: the full tier (.ci/run)
-
 pytest_plugins = ["pytester"]
-
-ROOT = Path(__file__).resolve().parents[2]
-SUITE = ROOT / "instructions"
-COUNT = 30
+COUNT = 30  # the first instructions of L2
 
 
 @pytest.fixture(scope="module")

@@ -26,6 +26,16 @@ def _ask_until_done(base: Outcomes, pool: dict[str, tuple[bool, ...]],
             run[i] = (run[i][0], pool[i][:k])
 
 
+def _drawn(rng: np.random.Generator, p: np.ndarray, drop: float = 0.0
+           ) -> tuple[Outcomes, dict[str, tuple[bool, ...]]]:
+    """A level of ``len(p)`` instructions with these pass rates: the baseline's five samples
+    each, and five the run may ask, drawn at the rates lowered by ``drop``."""
+    base = {f"i{j}": (0, tuple(bool(x) for x in rng.random(5) < pj)) for j, pj in enumerate(p)}
+    pool = {f"i{j}": tuple(bool(x) for x in rng.random(5) < pj - drop)
+            for j, pj in enumerate(p)}
+    return base, pool
+
+
 def _level(n: int, value: bool, k: int = 5, level: int = 0) -> Outcomes:
     return {f"L{level}-{j:03d}": (level, (value,) * k) for j in range(n)}
 
@@ -76,9 +86,7 @@ def test_the_cap_is_the_baselines_samples_at_most() -> None:
 
 def test_samples_the_design_did_not_ask_are_not_used() -> None:
     rng = np.random.default_rng(5)
-    p = rng.uniform(0.2, 1.0, 80)
-    base = {f"i{j}": (0, tuple(bool(x) for x in rng.random(5) < p[j])) for j in range(80)}
-    pool = {f"i{j}": tuple(bool(x) for x in rng.random(5) < p[j] - 0.2) for j in range(80)}
+    base, pool = _drawn(rng, rng.uniform(0.2, 1.0, 80), drop=0.2)
     adaptive, _ = _ask_until_done(base, pool)
     replayed = sequential_test(base, {i: (0, pool[i]) for i in base})
     assert replayed.done and replayed.levels == adaptive.levels
@@ -111,9 +119,7 @@ def test_false_alarms_stay_within_the_design_error() -> None:
     s = SequentialSettings(alpha=0.2, tests=1)  # design alpha 0.2: a rate a test can see
     ps = []
     for _ in range(300):
-        p = rng.uniform(0.0, 1.0, 60)
-        base = {f"i{j}": (0, tuple(bool(x) for x in rng.random(5) < p[j])) for j in range(60)}
-        pool = {f"i{j}": tuple(bool(x) for x in rng.random(5) < p[j]) for j in range(60)}
+        base, pool = _drawn(rng, rng.uniform(0.0, 1.0, 60))
         ps.append(_ask_until_done(base, pool, s)[0].levels[0].p_value)
     arr = np.array(ps)
     for u in (0.05, 0.1, 0.2, 0.5):
@@ -123,9 +129,7 @@ def test_false_alarms_stay_within_the_design_error() -> None:
 
 def test_a_real_drop_is_seen_with_fewer_calls_than_five_samples() -> None:
     rng = np.random.default_rng(13)
-    p = rng.uniform(0.3, 1.0, 150)
-    base = {f"i{j}": (0, tuple(bool(x) for x in rng.random(5) < p[j])) for j in range(150)}
-    pool = {f"i{j}": tuple(bool(x) for x in rng.random(5) < p[j] - 0.25) for j in range(150)}
+    base, pool = _drawn(rng, rng.uniform(0.3, 1.0, 150), drop=0.25)
     res, run = _ask_until_done(base, pool)
     assert res.levels[0].state == "regressed"
     assert sum(len(o) for _, o in run.values()) < 5 * 150
