@@ -113,8 +113,8 @@ def gi_verifier() -> Any:
 @pytest.fixture(scope="session")
 def gi_suite(request: pytest.FixtureRequest) -> Any:
     """The suite: the run's when a run is configured, else ``--gi-suite`` (or the ``gi_suite``
-    ini key, or ``instructions/`` under the rootdir) and ``--gi-levels`` — no model needed.
-    Skips when no suite was named and the rootdir has no ``instructions/``.
+    ini key, or ``instructions/`` under the rootdir, or the suite the package ships) and
+    ``--gi-levels`` — no model needed.  Skips when none of them is there.
 
     Raises:
         pytest.UsageError: the named suite cannot be read (the message says why).
@@ -127,9 +127,14 @@ def gi_suite(request: pytest.FixtureRequest) -> Any:
     from pytest_graphinstruct.errors import GraphInstructError
     from pytest_graphinstruct.suite.loader import load_suite
 
+    from pytest_graphinstruct.suite.shipped import shipped_suite
+
     raw = raw_options(request.config)
     root = Path(str(raw["suite"])).expanduser() if raw.get("suite") else (
         request.config.rootpath / "instructions")
+    shipped = shipped_suite()
+    if not raw.get("suite") and not root.is_dir() and shipped is not None:
+        root = shipped.instructions  # the suite the package ships
     if not raw.get("suite") and not root.is_dir():
         pytest.skip(f"no GraphInstruct suite at {root} (pass --gi-suite=DIR, or build one "
                     "with 'python -m pytest_graphinstruct build-suite')")

@@ -34,6 +34,7 @@ from pytest_graphinstruct.prompts.texts import PACKAGED, TemplateSet
 from pytest_graphinstruct.run.results import cell_label
 from pytest_graphinstruct.run.shard import Shard, parse_shard
 from pytest_graphinstruct.run.writer import same_file
+from pytest_graphinstruct.suite.shipped import shipped_suite
 from pytest_graphinstruct.vocab import (
     METHOD_BASELINE,
     FeedbackLevel,
@@ -169,17 +170,31 @@ def _present(value: T | None) -> T:
 
 
 def _pools(raw: str | None, rootdir: Path) -> Path | None:
-    """The pools root: the option's directory, ``None`` for ``none``, else the project's own
-    ``references/pools`` under the rootdir when it exists."""
+    """The pools root: the option's directory, ``None`` for ``none``, else ``references/pools``
+    under the rootdir when it exists, else the pools the package ships (``None``: none)."""
     if not raw:
         own = rootdir / "references" / "pools"
-        return own if own.is_dir() else None
+        if own.is_dir():
+            return own
+        shipped = shipped_suite()
+        return shipped.pools if shipped is not None else None
     if str(raw).strip().lower() == "none":
         return None
     path = Path(raw).expanduser()
     if not path.is_dir():
         raise GraphInstructError(f"--gi-pools directory not found: {path}")
     return path
+
+
+def _default_suite(rootdir: Path) -> Path:
+    """The suite a run collects when the user names none: ``instructions/`` under the rootdir
+    when it holds level files (a checkout, or a project that keeps a suite there), else the
+    suite the package ships (:func:`~pytest_graphinstruct.suite.shipped.shipped_suite`)."""
+    own = rootdir / "instructions"
+    if own.is_dir() and any(own.glob("level_*.json")):
+        return own
+    shipped = shipped_suite()
+    return shipped.instructions if shipped is not None else own
 
 
 def build_run_config(raw: Mapping[str, object], *, rootdir: Path) -> RunConfig | None:
@@ -254,14 +269,16 @@ def run_config(values: OptionValues, *, rootdir: Path) -> RunConfig | None:
                   for s in dict.fromkeys(strategies) for method in methods
                   if s == first or not method_of(parse_method(method, internal=True)).caap)
 
-    suite = values.path("suite") or rootdir / "instructions"
+    suite = values.path("suite") or _default_suite(rootdir)
     if not suite.is_absolute():
         suite = (rootdir / suite) if not suite.exists() else suite.resolve()
     if not suite.exists() or (suite.is_dir() and not any(suite.glob("level_*.json"))):
+        why = ("" if values.given("suite") else "; this package carries no suite of its own "
+               "(installed without its data?): reinstall it")
         raise GraphInstructError(
             f"no GraphInstruct suite at {suite}: pass --gi-suite=DIR (a folder of "
-            "level_<L>.json files, e.g. the official suite), or build the project's own with "
-            "'python -m pytest_graphinstruct build-suite --out DIR' (docs/SUITE.md)")
+            f"level_<L>.json files, e.g. the official suite){why}, or build the project's own "
+            "with 'python -m pytest_graphinstruct build-suite --out DIR' (docs/SUITE.md)")
 
     levels = tuple(map(as_level, values.integers("levels"))) or None
     progress = values.choice("progress")

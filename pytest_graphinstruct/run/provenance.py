@@ -32,6 +32,7 @@ from pytest_graphinstruct.run.results import (
     Spend,
 )
 from pytest_graphinstruct.suite.loader import Suite
+from pytest_graphinstruct.suite.shipped import describe_suite
 from pytest_graphinstruct.vocab import LEVELS, Level
 
 GIT_TIMEOUT_S = 3.0
@@ -243,6 +244,12 @@ def utc_time(unix: float) -> str:
     return datetime.fromtimestamp(unix, UTC).isoformat(timespec="seconds")
 
 
+def _suite_named(folder: Path) -> dict[str, str | None]:
+    """The ``suite_name`` and ``suite_version`` of a run of the suite in ``folder``."""
+    name, version = describe_suite(folder)
+    return {"suite_name": name, "suite_version": version}
+
+
 def run_info(config: RunConfig, *, started: str | None, suite: Suite | None,
              rootdir: Path | None, results: Sequence[ItemResult], item_filter: ItemFilter,
              cached: Mapping[str, int] | None = None,
@@ -274,4 +281,5 @@ def run_info(config: RunConfig, *, started: str | None, suite: Suite | None,
         cache_dir=text(config.cache_dir),
         cache=cache_use(results, cached_samples(results) if cached is None else cached,
                         sources, {c.label: (served or {}).get(c.model) for c in config.cells}),
-        spend=spend(sent, config.prices))
+        spend=spend(sent, config.prices),
+        **_suite_named(config.suite))

@@ -709,6 +709,11 @@ class RunInfo(JsonRecord):
     #: model had an endpoint (the oracle, recorded answers) or in reports written before it
     #: was kept (``None``: not recorded)
     spend: Mapping[str, Spend] | None = field(default=None, metadata={"omit_none": True})
+    #: which suite ran: ``pytest-graphinstruct`` at the package's version for the suite the
+    #: package ships (suite.shipped), else the suite folder's name and no version (its
+    #: ``suite_hash`` says which files); not written in reports from before it was kept
+    suite_name: str | None = field(default=None, metadata={"omit_none": True})
+    suite_version: str | None = field(default=None, metadata={"omit_none": True})
 
     @property
     def spent(self) -> Spend | None:

@@ -29,6 +29,7 @@ from pytest_graphinstruct.suite.constraints import DOMAINS
 from pytest_graphinstruct.suite.instruction import Instruction
 from pytest_graphinstruct.suite.loader import Suite, instruction_from_record, load_suite
 from pytest_graphinstruct.vocab import STRATEGIES
+from tests.packaging import wheel_ships
 
 SUITE_ROOT = Path(__file__).resolve().parents[2] / "instructions"
 DATA = Path(caap.__file__).parent / "data" / "caap.toml"
@@ -108,8 +109,7 @@ def test_the_packaged_table_holds_exactly_the_papers_cells() -> None:
 
 def test_the_table_ships_as_package_data() -> None:
     assert DATA.is_file()
-    pyproject = (Path(__file__).resolve().parents[2] / "pyproject.toml").read_text()
-    assert '"methods/data/*.toml"' in pyproject
+    assert wheel_ships(f"methods/data/{DATA.name}")
     assert load_table(DATA) == default_table()
 
 

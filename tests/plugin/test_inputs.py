@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from pytest_graphinstruct import __version__
 from tests.report.schema_check import load_valid_report
 
 from ._suite import EMPTY3, suite_records
@@ -76,8 +77,19 @@ def test_a_record_in_the_wrong_level_file_is_rejected(pytester: pytest.Pytester)
     _one_line_usage_error(result, "L1-001: level 1 in level_0.json")
 
 
-def test_no_suite_says_how_to_get_one(pytester: pytest.Pytester) -> None:
-    result = pytester.runpytest("--gi-model=oracle", "-p", "no:cacheprovider")
+def test_an_empty_folder_runs_the_suite_the_package_ships(pytester: pytest.Pytester) -> None:
+    report = pytester.path / "r.json"
+    result = pytester.runpytest("--gi-model=oracle", "--gi-per-level=1", "-p",
+                                "no:cacheprovider", f"--gi-report={report}")
+    result.assert_outcomes(passed=6)
+    run = json.loads(report.read_text(encoding="utf-8"))["run"]
+    assert (run["suite_name"], run["suite_version"]) == ("pytest-graphinstruct", __version__)
+    assert run["pools"] is not None  # the shipped L3/L4 pools: D1's MMD and D3 are computed
+
+
+def test_a_named_suite_that_is_not_there_says_how_to_get_one(pytester: pytest.Pytester) -> None:
+    result = pytester.runpytest("--gi-model=oracle", "--gi-suite=nowhere", "-p",
+                                "no:cacheprovider")
     _one_line_usage_error(result, "no GraphInstruct suite", "build-suite", "--gi-suite")
 
 

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import copy
 import json
-import tomllib
 from collections.abc import Callable, Sequence
 from functools import cache
 from pathlib import Path
@@ -39,6 +38,7 @@ from pytest_graphinstruct.run.schema import schema_text, shipped_path
 from pytest_graphinstruct.run.writer import report_json
 from pytest_graphinstruct.score.details import ScoreDetails
 from pytest_graphinstruct.vocab import DIMENSIONS, LEVELS, OUTCOMES, PASS_RULES, SIZE_BUCKETS
+from tests.packaging import wheel_ships
 from tests.report.schema_check import assert_valid_report, report_errors, report_schema
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -155,10 +155,7 @@ def test_every_reference_resolves_to_a_top_level_definition() -> None:
 
 
 def test_schema_is_shipped_as_package_data() -> None:
-    assert (ROOT / "pytest_graphinstruct" / "report" / "schema.json").is_file()
-    config = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
-    assert "report/schema.json" in config["tool"]["setuptools"]["package-data"][
-        "pytest_graphinstruct"]
+    assert wheel_ships("report/schema.json")
 
 
 def _records() -> RunReport:

@@ -8,6 +8,7 @@ import pytest
 
 from pytest_graphinstruct.errors import GraphInstructError
 from pytest_graphinstruct.run.config import Cell, build_run_config
+from pytest_graphinstruct.suite.shipped import shipped_suite
 from tests.plugin._suite import write_suite
 
 
@@ -221,3 +222,18 @@ def test_what_auto_samples_cannot_do_is_refused(suite: Path, tmp_path: Path,
         options["baseline"] = str(tmp_path / "base.json")
     with pytest.raises(GraphInstructError, match=message):
         build_run_config(options, rootdir=suite)
+
+
+def test_without_a_suite_a_run_takes_the_one_the_package_ships(tmp_path: Path) -> None:
+    empty = tmp_path / "project"
+    empty.mkdir()
+    run = build_run_config({"model": "oracle"}, rootdir=empty)
+    shipped = shipped_suite()
+    assert run is not None and shipped is not None
+    assert run.suite == shipped.instructions and run.pools == shipped.pools
+
+
+def test_a_projects_own_instructions_folder_comes_first(tmp_path: Path) -> None:
+    own = write_suite(tmp_path / "project" / "instructions")
+    run = build_run_config({"model": "oracle"}, rootdir=own.parent)
+    assert run is not None and run.suite == own
