@@ -97,7 +97,8 @@ def node_ids(*, hostile: bool = True, max_size: int = 8) -> SearchStrategy[str]:
 
     With ``hostile=False`` only short identifiers and integers (valid in every answer format);
     with ``hostile=True`` also arbitrary text including quote characters, dots, semicolons,
-    brackets, comment markers and newlines (valid in code-style and JSON answers).
+    brackets, comment markers and newlines (valid in code-style and JSON answers) — never a
+    blank one (empty or whitespace only), which an answer may not use.
     """
     from hypothesis import strategies as st
 
@@ -110,8 +111,10 @@ def node_ids(*, hostile: bool = True, max_size: int = 8) -> SearchStrategy[str]:
         return simple
     nasty = st.text(st.sampled_from(_HOSTILE_CHARS) | st.characters(codec="utf-8",
                                                                         exclude_categories=["Cs"]),
-                    min_size=0, max_size=max_size)
-    return st.one_of(simple, nasty)
+                    min_size=1, max_size=max_size)
+    # a blank id (empty, or only whitespace) is an answer's fault, which the verifier reports
+    # (no_blank_ids): a strategy that draws valid graphs never draws one
+    return st.one_of(simple, nasty.filter(lambda s: s.strip() != ""))
 
 
 @_composite

@@ -95,3 +95,8 @@ def test_the_module_imports_without_hypothesis() -> None:
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.split("\n")[:2] == ["graphs() needs hypothesis",
                                             "imported without hypothesis"]
+
+
+@given(gis.node_ids(hostile=True))
+def test_hostile_ids_are_never_blank(name: str) -> None:
+    assert name.strip(), repr(name)  # a blank id is an answer's fault (no_blank_ids)
