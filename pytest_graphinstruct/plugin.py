@@ -126,7 +126,6 @@ def gi_suite(request: pytest.FixtureRequest) -> Any:
 
     from pytest_graphinstruct.errors import GraphInstructError
     from pytest_graphinstruct.suite.loader import load_suite
-
     from pytest_graphinstruct.suite.shipped import shipped_suite
 
     raw = raw_options(request.config)
