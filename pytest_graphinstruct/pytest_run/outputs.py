@@ -96,7 +96,9 @@ def write_outputs(report: RunReport, decision: Decision, run: RunConfig,
     if run.report is not None:
         written.append(write_json(report, run.report, "report"))
     if run.html is not None:
-        written.append(write_html(report, run.html, bench))
+        plan = decision.plan
+        baseline = (plan.path, plan.report) if plan.gated and plan.path is not None else None
+        written.append(write_html(report, run.html, bench, baseline))
     if run.store is not None:
         written.append(autosave(report, run.store))
     if run.markdown is not None:
@@ -117,14 +119,20 @@ def write_json(report: RunReport, path: Path, what: str) -> str:
     return f"{what} written to {path}"
 
 
-def write_html(report: RunReport, path: Path, bench: BenchmarkSession | None) -> str:
-    """Write the HTML page of ``report`` (instruction texts from the run's suite); the line to
-    show.  Never raises: the JSON report is already written and the run's verdict comes next."""
+def write_html(report: RunReport, path: Path, bench: BenchmarkSession | None,
+               baseline: tuple[Path, RunReport | None] | None = None) -> str:
+    """Write the HTML page of ``report`` (instruction texts from the run's suite; a gated run's
+    ``baseline`` file and report mark the items that changed, and the page shows the gate);
+    the line to show.  Never raises: the JSON report is already written and the run's verdict
+    comes next."""
     from pytest_graphinstruct.report.render.html import NamedReport, build_page, write_page
 
     try:
         instructions = {i.id: i for i in bench.suite} if bench is not None else None
-        page = build_page([NamedReport("this run", report)], instructions=instructions)
+        base = (NamedReport(baseline[0].name, baseline[1])
+                if baseline is not None and baseline[1] is not None else None)
+        page = build_page([NamedReport("this run", report)], baseline=base,
+                          instructions=instructions)
         write_page(page, path)
     except OSError as exc:
         return f"html report NOT written to {path}: {exc.strerror or exc}"

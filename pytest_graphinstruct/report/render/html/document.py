@@ -14,6 +14,10 @@ script, so the document is the one place the page's data is decided.  Shape (``s
                                 "flaky": [{"id", "level", "passing", "samples"}]}}],
                                             # consistency: only with 2+ samples per item
      "instructions": {id: text},            # only when a suite was given
+     "gate": {"passed", "baseline", "failures", "compared", "baseline_update",  # the first
+              "cells": [{"cell", "baseline_cell", "newly_failing",  # report's verdict,
+                         "newly_passing", "levels": [{"level", "n", "change",  # or null
+                                                      "low", "high", "p", "regressed"}]}]},
      "items": [{"cell": index, "id", "level", "outcome", "score", "dims", "expected_failure",
                 "error", "classes", "categories", "baseline": outcome | null, "differs",
                 "samples": [{"class", "parsed", "refusal", "truncated", "error", "raw",
@@ -43,6 +47,7 @@ from pytest_graphinstruct.report.render.html.taxonomy import (
 from pytest_graphinstruct.run.results import (
     CellReport,
     ConsistencyRow,
+    GateRecord,
     ItemResult,
     RunReport,
     SampleResult,
@@ -92,6 +97,25 @@ def document(cells: Sequence[PageCell], taxonomies: Sequence[Taxonomy], *,
         "instructions": {i: inst.text for i, inst in sorted(instructions.items())
                          if i in shown_ids},
         "items": items,
+        "gate": _gate(reports[0].report.gate) if reports else None,
+    }
+
+
+def _gate(gate: GateRecord | None) -> dict[str, Any] | None:
+    """The first report's verdict: passed, the baseline, every reason it failed, what was
+    compared, and each gated cell's levels; ``None`` when it was not judged or has nothing to
+    show (no baseline, no failure, no baseline update)."""
+    if gate is None or not (gate.baseline or gate.failures or gate.baseline_update):
+        return None
+    return {
+        "passed": gate.passed, "baseline": gate.baseline, "failures": list(gate.failures),
+        "compared": list(gate.compared), "baseline_update": gate.baseline_update,
+        "cells": [{"cell": c.cell, "baseline_cell": c.baseline_cell,
+                   "newly_failing": len(c.newly_failing), "newly_passing": len(c.newly_passing),
+                   "levels": [{"level": x.level, "n": x.n, "change": _r(x.change),
+                               "low": _r(x.low), "high": _r(x.high), "p": x.p_drop,
+                               "regressed": x.regressed} for x in c.levels]}
+                  for c in gate.cells],
     }
 
 
