@@ -12,12 +12,19 @@ an outcome is, gates, exit status) lives below it in :mod:`pytest_graphinstruct.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
 from pytest_graphinstruct.options import OPTIONS, parse_levels, split_words
 from pytest_graphinstruct.vocab import LEVELS, PYTEST_PLUGIN_NAME, SIZE_BUCKETS
+
+if TYPE_CHECKING:  # the fixtures' types; nothing of them is imported when pytest loads us
+    from pytest_graphinstruct.answers import Answer
+    from pytest_graphinstruct.run.results import ItemResult
+    from pytest_graphinstruct.suite.instruction import Instruction
+    from pytest_graphinstruct.suite.loader import Suite
+    from pytest_graphinstruct.verify.verifier import Verifier
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -103,7 +110,7 @@ def _active(request: pytest.FixtureRequest) -> Any:
 
 
 @pytest.fixture
-def gi_verifier() -> Any:
+def gi_verifier() -> Verifier:
     """The verifier (parse answers, check them against an instruction)."""
     from pytest_graphinstruct.verify.verifier import Verifier
 
@@ -111,7 +118,7 @@ def gi_verifier() -> Any:
 
 
 @pytest.fixture(scope="session")
-def gi_suite(request: pytest.FixtureRequest) -> Any:
+def gi_suite(request: pytest.FixtureRequest) -> Suite:
     """The suite: the run's when a run is configured, else ``--gi-suite`` (or the ``gi_suite``
     ini key, or ``instructions/`` under the rootdir, or the suite the package ships) and
     ``--gi-levels`` — no model needed.  Skips when none of them is there.
@@ -147,7 +154,7 @@ def gi_suite(request: pytest.FixtureRequest) -> Any:
 
 
 @pytest.fixture
-def gi_instruction(request: pytest.FixtureRequest) -> Any:
+def gi_instruction(request: pytest.FixtureRequest) -> Instruction:
     """The instruction of the current benchmark item (only inside a GraphInstruct item)."""
     instruction = getattr(request.node, "instruction", None)
     if instruction is None:
@@ -156,7 +163,7 @@ def gi_instruction(request: pytest.FixtureRequest) -> Any:
 
 
 @pytest.fixture
-def gi_query(request: pytest.FixtureRequest) -> Callable[..., Any]:
+def gi_query(request: pytest.FixtureRequest) -> Callable[..., Answer]:
     """``gi_query(instruction, strategy='zero-shot', sample=0) -> Answer`` from the run's model.
 
     Uses the session's backend, cache and concurrency limits, so answers obtained here are
@@ -166,7 +173,7 @@ def gi_query(request: pytest.FixtureRequest) -> Callable[..., Any]:
 
 
 @pytest.fixture
-def gi_results(request: pytest.FixtureRequest) -> list[Any]:
+def gi_results(request: pytest.FixtureRequest) -> list[ItemResult]:
     """The typed results (:class:`~pytest_graphinstruct.run.results.ItemResult`: verdicts per
     sample, D1–D5, level score) of the benchmark items that already ran in this process, in
     run order; items still held for D3's batch are scored first."""
@@ -174,7 +181,7 @@ def gi_results(request: pytest.FixtureRequest) -> list[Any]:
 
 
 @pytest.fixture
-def gi_evaluate(request: pytest.FixtureRequest) -> Callable[..., Any]:
+def gi_evaluate(request: pytest.FixtureRequest) -> Callable[..., ItemResult]:
     """``gi_evaluate(instruction, answers, strategy='zero-shot') -> ItemResult`` (verdicts and
     every dimension, through the same evaluation path as the benchmark's items)."""
     return _active(request).evaluate
