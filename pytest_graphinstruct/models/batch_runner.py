@@ -110,7 +110,9 @@ class BatchRunner:
         self._tries: dict[str, int] = {}
         self._unclaimed: dict[str, Served] = {}  # answers read before anyone here asked
         self._ordinary: set[str] = set()  # keys sent as ordinary requests (fallback)
-        self._live = {k: b.input_file_id for b in ledger.live(endpoint) for k in b.custom_ids}
+        #: the live batches an earlier run left in the ledger, which this run resumes
+        self.resumed = tuple(ledger.live(endpoint))
+        self._live = {k: b.input_file_id for b in self.resumed for k in b.custom_ids}
         known = ledger.batches(endpoint)  # this run's batches: from the first live one on
         self._first = next((n for n, b in enumerate(known) if b.live), len(known))
         self._failures = 0

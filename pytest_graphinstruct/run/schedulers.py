@@ -282,7 +282,8 @@ def _with_in_flight(sent: Sent, backend: object) -> Sent:
 
 def _batch_notes(backend: object) -> list[str]:
     """A batch backend's lines for the run's summary (none for another backend): a ledger it
-    could not write, damaged output lines, ledger batches the endpoint did not know (HTTP 404),
+    could not write, the batches of an earlier run it resumed, damaged output lines, ledger
+    batches the endpoint did not know (HTTP 404),
     and the batches still in flight at the end (interrupted: billed, not counted)."""
     out: list[str] = []
     ledger = getattr(backend, "ledger", None)
@@ -290,6 +291,13 @@ def _batch_notes(backend: object) -> list[str]:
         out.append(f"{ledger.warning} (the batches it could not record may be submitted again "
                    "by a later run)")
     runner = getattr(backend, "runner", None)
+    if runner is not None and runner.resumed:
+        from pytest_graphinstruct.models.batch_ledger import describe_batches
+
+        noun = "batch" if len(runner.resumed) == 1 else "batches"
+        out.append(f"resumed {len(runner.resumed)} {noun} an earlier run left at the endpoint "
+                   f"({describe_batches(runner.resumed)}; {runner.ledger.path}): their "
+                   "requests were collected, not sent again")
     if runner is not None:
         gone = runner.gone.summary(runner.ledger.path, fallback=runner.settings.fallback)
         out += [n for n in (runner.damage.summary(), gone) if n is not None]
