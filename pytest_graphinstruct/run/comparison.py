@@ -98,6 +98,8 @@ class CellComparison:
     #: the cap; the levels' changes are then of pass rate on paired samples
     looks: Mapping[int, LevelLooks] = field(default_factory=dict)
     samples_cap: int | None = None
+    #: samples the replayed looks still ask for (0: the report holds every one they need)
+    looks_open: int = 0
 
     @property
     def verdict(self) -> str:
@@ -408,7 +410,8 @@ def compare_cells(pairs: Sequence[tuple[CellReport, CellReport]], *, max_regress
             test=test, adjusted={lv: p for (j, lv), p in adjusted.items() if j == k},
             family=len(family), alpha=alpha,
             looks=looks[k][1].levels if k in looks else {},
-            samples_cap=cell.metadata.samples_cap))
+            samples_cap=cell.metadata.samples_cap,
+            looks_open=len(looks[k][1].asks) if k in looks else 0))
     return tuple(out)
 
 

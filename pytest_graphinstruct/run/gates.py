@@ -196,6 +196,12 @@ def check_gates(report: RunReport, comparisons: Sequence[CellComparison] = (), *
         if min_pass_all is not None:
             out += pass_all_failures(cell, min_pass_all)
     for c in comparisons:
+        if c.looks_open:
+            out.append(GateFailure(
+                "baseline", c.label,
+                f"{c.label}: --gi-samples=auto: the report lacks {c.looks_open} sample(s) its "
+                "looks ask for against this baseline (an edited report, or another baseline "
+                "than the run's): its levels cannot be judged"))
         unlike = incomparable(c.differences)
         if unlike:
             out.append(GateFailure(

@@ -249,3 +249,19 @@ def test_a_fixed_run_against_an_adaptive_baseline_is_not_like_with_like() -> Non
     assert "samples per instruction (auto:5 vs 5)" in c.differences
     (back,) = compare_cells([(base, now)], max_regression=0.02)
     assert not any(d.startswith("samples") for d in back.differences)
+
+
+def test_an_adaptive_report_missing_samples_its_looks_ask_for_is_not_judged() -> None:
+    from pytest_graphinstruct.run.gates import check_gates
+    from pytest_graphinstruct.run.results import RunReport
+
+    base = sampled(dict.fromkeys(ids(2, 40), (True,) * 5), cap=None)
+    # four differing first pairs leave the level open: the looks ask for second samples,
+    # which this report (one sample each) does not hold
+    now = sampled({i: ((False,) if k < 4 else (True,)) for k, i in enumerate(ids(2, 40))},
+                  cap=5)
+    (c,) = compare_cells([(now, base)], max_regression=0.02)
+    assert c.looks_open == 40
+    failures = check_gates(RunReport((now,)), [c])
+    assert [f.gate for f in failures] == ["baseline"]
+    assert "lacks 40 sample(s) its looks ask for" in failures[0].message
