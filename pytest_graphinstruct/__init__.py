@@ -16,7 +16,7 @@ True
 from __future__ import annotations
 
 from importlib import import_module
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 __version__ = "0.1.0"
 
@@ -41,19 +41,6 @@ __all__ = [  # the names of _PUBLIC, and the two below (tests/test_public_api.py
     "__version__", "evaluate", "instruction_from_record", "load_suite", "read_report",
     "shipped_suite", "strategies",
 ]
-
-if TYPE_CHECKING:
-    from pytest_graphinstruct import strategies
-    from pytest_graphinstruct.answers import Answer
-    from pytest_graphinstruct.run.evaluate import evaluate
-    from pytest_graphinstruct.run.reader import read_report
-    from pytest_graphinstruct.run.results import ItemResult, RunReport
-    from pytest_graphinstruct.suite.instruction import Instruction
-    from pytest_graphinstruct.suite.loader import Suite, instruction_from_record, load_suite
-    from pytest_graphinstruct.suite.shipped import shipped_suite
-    from pytest_graphinstruct.verify.verdict import Verification
-    from pytest_graphinstruct.verify.verifier import Verifier
-
 
 def __getattr__(name: str) -> Any:
     """A public name, imported on first use (PEP 562)."""

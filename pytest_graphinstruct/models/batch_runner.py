@@ -86,8 +86,7 @@ class BatchRunner:
     """The gathering, submitting and polling of one backend's batches (module promises).
 
     Args:
-        api: the endpoint's files and batches calls.
-        ledger: the cache folder's ledger.
+        api, ledger: the endpoint's files and batches calls; the cache folder's ledger.
         endpoint: the backend's endpoint (the cache keys' and the ledger entries').
         body: the chat completion body of a request (the ordinary request's, exactly).
         answer: a 200 line's body as an answer (the request when known, the latency).
@@ -110,8 +109,7 @@ class BatchRunner:
         self._tries: dict[str, int] = {}
         self._unclaimed: dict[str, Served] = {}  # answers read before anyone here asked
         self._ordinary: set[str] = set()  # keys sent as ordinary requests (fallback)
-        #: the live batches an earlier run left in the ledger, which this run resumes
-        self.resumed = tuple(ledger.live(endpoint))
+        self.resumed = tuple(ledger.live(endpoint))  #: an earlier run's live batches, resumed
         self._live = {k: b.input_file_id for b in self.resumed for k in b.custom_ids}
         known = ledger.batches(endpoint)  # this run's batches: from the first live one on
         self._first = next((n for n, b in enumerate(known) if b.live), len(known))

@@ -169,15 +169,13 @@ def _present(value: T | None) -> T:
     return value
 
 
-def _pools(raw: str | None, rootdir: Path) -> Path | None:
+def _pools(raw: str | None, rootdir: Path, shipped: Path | None = None) -> Path | None:
     """The pools root: the option's directory, ``None`` for ``none``, else ``references/pools``
-    under the rootdir when it exists, else the pools the package ships (``None``: none)."""
+    under the rootdir when it exists, else ``shipped`` (the shipped suite's pools, when the run
+    took that suite by default), else ``None``."""
     if not raw:
         own = rootdir / "references" / "pools"
-        if own.is_dir():
-            return own
-        shipped = shipped_suite()
-        return shipped.pools if shipped is not None else None
+        return own if own.is_dir() else shipped
     if str(raw).strip().lower() == "none":
         return None
     path = Path(raw).expanduser()
@@ -186,15 +184,16 @@ def _pools(raw: str | None, rootdir: Path) -> Path | None:
     return path
 
 
-def _default_suite(rootdir: Path) -> Path:
-    """The suite a run collects when the user names none: ``instructions/`` under the rootdir
-    when it holds level files (a checkout, or a project that keeps a suite there), else the
-    suite the package ships (:func:`~pytest_graphinstruct.suite.shipped.shipped_suite`)."""
+def _default_suite(rootdir: Path) -> tuple[Path, Path | None]:
+    """The suite a run collects when the user names none, and the pools that come with it:
+    ``instructions/`` under the rootdir when it holds level files (a checkout, or a project
+    that keeps a suite there; no pools of its own), else the suite the package ships with its
+    pools (:func:`~pytest_graphinstruct.suite.shipped.shipped_suite`)."""
     own = rootdir / "instructions"
     if own.is_dir() and any(own.glob("level_*.json")):
-        return own
+        return own, None
     shipped = shipped_suite()
-    return shipped.instructions if shipped is not None else own
+    return (shipped.instructions, shipped.pools) if shipped is not None else (own, None)
 
 
 def build_run_config(raw: Mapping[str, object], *, rootdir: Path) -> RunConfig | None:
@@ -269,7 +268,9 @@ def run_config(values: OptionValues, *, rootdir: Path) -> RunConfig | None:
                   for s in dict.fromkeys(strategies) for method in methods
                   if s == first or not method_of(parse_method(method, internal=True)).caap)
 
-    suite = values.path("suite") or _default_suite(rootdir)
+    suite, shipped_pools = ((values.path("suite"), None) if values.given("suite")
+                            else _default_suite(rootdir))
+    assert suite is not None
     if not suite.is_absolute():
         suite = (rootdir / suite) if not suite.exists() else suite.resolve()
     if not suite.exists() or (suite.is_dir() and not any(suite.glob("level_*.json"))):
@@ -343,7 +344,7 @@ def run_config(values: OptionValues, *, rootdir: Path) -> RunConfig | None:
         store=store,
         max_tokens_total=values.integer("max_tokens_total"),
         exemplar_seed=_present(values.integer("exemplar_seed")),
-        pools=_pools(values.text("pools"), rootdir),
+        pools=_pools(values.text("pools"), rootdir, shipped_pools),
         fail_under=values.number("fail_under"),
         min_pass_all=values.number("min_pass_all"),
         baseline=baseline,

@@ -291,13 +291,16 @@ def _batch_notes(backend: object) -> list[str]:
         out.append(f"{ledger.warning} (the batches it could not record may be submitted again "
                    "by a later run)")
     runner = getattr(backend, "runner", None)
-    if runner is not None and runner.resumed:
+    # the earlier run's batches this run took up, but not those the endpoint forgot (gone)
+    resumed = ([] if runner is None else
+               [b for b in runner.resumed if b.shown_id not in runner.gone.shown])
+    if runner is not None and resumed:
         from pytest_graphinstruct.models.batch_ledger import describe_batches
 
-        noun = "batch" if len(runner.resumed) == 1 else "batches"
-        out.append(f"resumed {len(runner.resumed)} {noun} an earlier run left at the endpoint "
-                   f"({describe_batches(runner.resumed)}; {runner.ledger.path}): their "
-                   "requests were collected, not sent again")
+        noun = "batch" if len(resumed) == 1 else "batches"
+        out.append(f"resumed {len(resumed)} {noun} an earlier run left at the endpoint "
+                   f"({describe_batches(resumed)}; {runner.ledger.path}): their requests are "
+                   "collected from there, not sent again")
     if runner is not None:
         gone = runner.gone.summary(runner.ledger.path, fallback=runner.settings.fallback)
         out += [n for n in (runner.damage.summary(), gone) if n is not None]

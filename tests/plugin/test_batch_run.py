@@ -115,6 +115,7 @@ def test_a_killed_batch_run_resumes_its_batch_and_reports_as_without_batch_mode(
         # and the rerun says it resumed the killed run's batch
         assert f"resumed 1 batch an earlier run left at the endpoint ({first}: {ITEMS} " \
             "request(s); " in rerun.stdout.str()
+        assert "their requests are collected from there, not sent again" in rerun.stdout.str()
         assert api.batches[first].polls >= 3  # polled by both runs
         faulted = {c for c in api.submitted if fault_of(c)}
         assert {fault_of(c) for c in faulted} == {"failed", "expired"}
