@@ -377,12 +377,11 @@ def compare_cells(pairs: Sequence[tuple[CellReport, CellReport]], *, max_regress
     tests = max(1, sum(len({mine[i][0] for i in set(mine) & set(theirs)})
                        for mine, theirs in scores))
     looks = _replayed(pairs, alpha)
-    if test == "suite":
-        diffs = [suite_paired(theirs, mine, tests=tests, alpha=alpha) for mine, theirs in scores]
-    else:
-        diffs = [paired_bootstrap(theirs, mine, clusters=_clusters(cell, base))
-                 for (cell, base), (mine, theirs) in zip(pairs, scores, strict=True)]
-    diffs = [looks[k][0] if k in looks else d for k, d in enumerate(diffs)]
+    # an adaptive cell is judged by its replayed looks; the others by the gate's test
+    diffs = [looks[k][0] if k in looks
+             else suite_paired(theirs, mine, tests=tests, alpha=alpha) if test == "suite"
+             else paired_bootstrap(theirs, mine, clusters=_clusters(cell, base))
+             for k, ((cell, base), (mine, theirs)) in enumerate(zip(pairs, scores, strict=True))]
     family = {(k, lv): d for k, diff in enumerate(diffs) for lv, d in diff.levels.items()}
     down = regressions(family, delta=max_regression, alpha=alpha)
     adjusted = holm_adjusted({key: d.p_drop for key, d in family.items()})
