@@ -431,16 +431,25 @@ class AutoTally:
         self.calls += int(level_calls.sum())
 
 
-def auto_run(data: SuiteScores, base: np.ndarray, cand: np.ndarray, *,
-             score_delta: bool = False) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+@dataclass(frozen=True)
+class AutoRun:
+    """One adaptive run's verdict per level: ``flags`` by the run's rule (a pass-rate drop
+    beyond ``DELTA``), ``flags_score`` by the fixed-k gate's rule (a level-score drop beyond
+    it: each instruction's pass-rate change times its true gap between a passing and a failing
+    sample, which a run cannot know; for comparing power), the samples asked and the
+    stage-wise p-values.  Both rules judge the same looks: the drop rule comes after them."""
+
+    flags: np.ndarray
+    flags_score: np.ndarray
+    calls: np.ndarray
+    p: np.ndarray
+
+
+def auto_run(data: SuiteScores, base: np.ndarray, cand: np.ndarray) -> AutoRun:
     """One adaptive run against a baseline of :data:`AUTO_CAP` samples: ``base`` and ``cand``
     are ``(n, AUTO_CAP)`` pass outcomes (the candidate's are revealed only as the design asks
     for them, through :func:`~pytest_graphinstruct.score.sequential.sequential_test`, exactly
-    as the run asks).  Returns per level: flagged (Holm over the levels at ``ALPHA``, the
-    stage-wise p-values, a pass-rate drop beyond ``DELTA`` — or with ``score_delta`` a
-    level-score drop beyond it, each instruction's pass-rate change times its true gap between
-    a passing and a failing sample, which a run cannot know: the fixed-k gate's rule, for
-    comparing power), the samples asked, and the stage-wise p-values."""
+    as the run asks); Holm over the levels at ``ALPHA`` on the stage-wise p-values."""
     from pytest_graphinstruct.score.sequential import SequentialSettings, sequential_test
 
     order = sorted({int(x) for x in data.levels})
@@ -457,16 +466,16 @@ def auto_run(data: SuiteScores, base: np.ndarray, cand: np.ndarray, *,
         for i, k in res.asks.items():
             run[i] = (run[i][0], c_rows[index[i]][:k])
     p = np.array([[res.levels[lv].p_value for lv in order]])
+    holm = _holm(p)[0]
     change = np.array([res.levels[lv].change for lv in order])
-    if score_delta:
-        gap = dict(zip(data.ids, (data.s_pass - data.s_fail).tolist(), strict=True))
-        change = np.array([np.mean(np.array(res.levels[lv].diffs) * np.array(
-            [gap[i] for i in sorted(i for i in data.ids if lv_of[index[i]] == lv)]))
-            for lv in order])
-    flags = _holm(p)[0] & (change < -DELTA)
+    gap = data.s_pass - data.s_fail
+    # a level's diffs are its instructions' in sorted id order (sequential_test pairs them so)
+    score_change = np.array([np.mean(np.array(res.levels[lv].diffs) * np.array(
+        [gap[index[i]] for i in sorted(i for i in data.ids if lv_of[index[i]] == lv)]))
+        for lv in order])
     calls = np.array([sum(len(run[i][1]) for i in data.ids if lv_of[index[i]] == lv)
                       for lv in order])
-    return flags, calls, p[0]
+    return AutoRun(holm & (change < -DELTA), holm & (score_change < -DELTA), calls, p[0])
 
 
 def _outcomes(data: SuiteScores, pairs: int, rng: np.random.Generator,
@@ -491,10 +500,10 @@ def auto_rows(data: SuiteScores, pairs: int, power_pairs: int, rng: np.random.Ge
     small = 0  # level tests whose p-value is at most Holm's smallest threshold
     base, cand, _ = _outcomes(data, pairs, rng)
     for r in range(pairs):
-        flags, calls, p = auto_run(data, base[r], cand[r])
-        null.add(flags, calls)
-        fa += int(flags.any())
-        small += int((p <= ALPHA / len(order)).sum())
+        one = auto_run(data, base[r], cand[r])
+        null.add(one.flags, one.calls)
+        fa += int(one.flags.any())
+        small += int((one.p <= ALPHA / len(order)).sum())
     lo, hi = wilson(fa, pairs)
     assert null.level_calls is not None
     per = null.level_calls / null.pairs / n_level
@@ -516,9 +525,9 @@ def auto_rows(data: SuiteScores, pairs: int, power_pairs: int, rng: np.random.Ge
                 cc = np.ones_like(c[r])
                 chosen = rng.choice(idx, size=round(share * idx.size), replace=False)
                 cc[chosen] = False
-                flags, calls, _ = auto_run(data, bb, cc)
-                t.add(flags, calls)
-                hits += int(flags.any())
+                one = auto_run(data, bb, cc)
+                t.add(one.flags, one.calls)
+                hits += int(one.flags.any())
             rows.append([f"correct baseline: {what} of L{lv} wrong",
                          f"fails {hits / t.pairs:.0%}", f"{t.calls / t.pairs / len(data.ids):.2f}",
                          ""])
@@ -533,10 +542,10 @@ def auto_rows(data: SuiteScores, pairs: int, power_pairs: int, rng: np.random.Ge
                 break
             hits, hits_same, spent = 0, 0, 0
             for r in np.flatnonzero(ok):
-                flags, calls, _ = auto_run(data, b[r], c[r])
-                hits += int(flags[j])
-                hits_same += int(auto_run(data, b[r], c[r], score_delta=True)[0][j])
-                spent += int(calls.sum())
+                one = auto_run(data, b[r], c[r])
+                hits += int(one.flags[j])
+                hits_same += int(one.flags_score[j])
+                spent += int(one.calls.sum())
             curve[drop] = hits / int(ok.sum())
             same[drop] = hits_same / int(ok.sum())
             calls_at[drop] = spent / int(ok.sum()) / len(data.ids)
