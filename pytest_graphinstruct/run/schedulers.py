@@ -294,7 +294,7 @@ def _batch_notes(backend: object) -> list[str]:
     # the earlier run's batches this run took up, but not those the endpoint forgot (gone)
     resumed = ([] if runner is None else
                [b for b in runner.resumed if b.shown_id not in runner.gone.shown])
-    if resumed:
+    if runner is not None and resumed:
         from pytest_graphinstruct.models.batch_ledger import describe_batches
 
         noun = "batch" if len(resumed) == 1 else "batches"
