@@ -21,7 +21,7 @@ simulation from real scores, without a model call.
    :func:`~pytest_graphinstruct.score.paired.suite_paired` uses), vectorized over pairs; Holm
    over the run's six levels at ``alpha = 0.05`` and ``delta = 0.02`` (``--gi-max-regression``).
    A sample of pairs is also decided through the API (``suite_paired`` + ``regressions``) and
-   must agree exactly.  The template-clustered test (``--gi-gate-test=templates``,
+   must agree exactly.  The template-clustered test (``--override-ini=gi_gate_test=templates``,
    ``paired_bootstrap``) is run through the API on the collapse rows, to show its blind spot.
 4. **MDE80**: the smallest drop seen with 80 % power, interpolated on a grid of drops; beside
    it the *ceiling* (a z-test that knows each level's true variance of the mean change, Holm
@@ -639,7 +639,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                 t = collapse(data, k, lv, 1.0, 20, rng, test="templates")
                 fails.append(f"{t.any_level / t.pairs:.0%}")
             rows.append([f"mid-tier baseline: all of a level wrong, k={k}, "
-                         "--gi-gate-test=templates", *fails])
+                         "--override-ini=gi_gate_test=templates", *fails])
         print()
         print(tabulate(rows, headers=["the run fails when", *[f"L{lv}" for lv in order]],
                        disable_numparse=True))

@@ -94,7 +94,7 @@ def main() -> int:
         t_score = _timed([py, "-m", "pytest_graphinstruct", "score", "--suite", args.suite,
                           "--responses", str(answers), "--report", str(a)])
         t_replay = _timed([py, "-m", "pytest", "instructions", f"--gi-suite={args.suite}",
-                           f"--gi-replay={answers}", f"--gi-report={b}", "--gi-benchmark",
+                           f"--gi-replay={answers}", f"--gi-report={b}", "--gi-violations=report",
                            "-q", "-p", "no:cacheprovider", "-n", "0"])
         reports = [json.loads(f.read_text(encoding="utf-8")) for f in (a, b)]
         for report in reports:  # the run records differ in their times and machine
@@ -106,7 +106,7 @@ def main() -> int:
               f"ratio {t_replay / t_score:.2f} (target <= 1.5); reports identical: {same}")
         if not args.skip_xdist:
             base = [py, "-m", "pytest", "instructions", "--gi-model=oracle", "-q",
-                    "-p", "no:cacheprovider", "--gi-no-cache"]
+                    "-p", "no:cacheprovider", "--gi-cache=none"]
             _timed([*base, "--collect-only"])  # warm-up: bytecode caches written
             ratios, ceilings = [], []
             for i in range(args.pairs):

@@ -45,7 +45,7 @@ def _run(workers: int, timeline: Path, extra: list[str]) -> float:
     env["GI_TIMELINE_FILE"] = str(timeline)
     env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(BENCH), env.get("PYTHONPATH")]))
     cmd = [sys.executable, "-m", "pytest", "instructions", "--gi-model=oracle", "-q",
-           "-p", "no:cacheprovider", "--gi-no-cache", "-p", "timeline_plugin",
+           "-p", "no:cacheprovider", "--gi-cache=none", "-p", "timeline_plugin",
            "-n", str(workers), *extra]
     return _timed(cmd, env)
 

@@ -2,23 +2,23 @@
 
 Commands:
     score         verify and score recorded answers (raw-generation JSONL) against a suite.
-    export-cache  write a run's cached answers in the raw-generation JSONL format.
-    pareto        Pareto view over the cells of several reports: S_total, TPV, S_final, …
-    compare       paired bootstrap of the change between two reports, per level, and a verdict.
     show          one item of a report: outcome, samples, violations, tokens, raw answers.
     html          one self-contained HTML page of one or more reports (docs/REPORTS.md).
-    build-pools   build the L3/L4 reference pools (deterministic per seed; docs/POOLS.md).
-    build-suite   build a whole suite: instructions, references and pools (docs/SUITE.md).
-    leaderboard   one row per cell of any set of runs, by S_total and S_final (docs/ANALYSES.md).
-    analyze       the paper's analyses (tier gap, strategy effects, CoT, scaling, frontier,
-                  methods) over any set of runs (docs/ANALYSES.md).
-    contamination a model on the committed suite vs a fresh seed, by template (a contamination
-                  probe; docs/CONTAMINATION.md).
-    runs          the run store of --gi-autosave: list the saved runs, compare two (docs/RUNS.md).
     merge         put the reports of --gi-shard runs back together (one report; ci/README.md).
-    merge-cache   put answer caches back together (the shards' caches).
     gate          the run's gates on a saved report against a baseline (exit 1 when one fails).
     plan          what the regression gate can detect with a report as baseline, per level.
+    build         ``build suite``: instructions, references and pools (docs/SUITE.md);
+                  ``build pools``: the L3/L4 reference pools (docs/POOLS.md).
+    cache         ``cache export``: cached answers as raw-generation JSONL; ``cache merge``:
+                  several caches (the shards') into one.
+    analyze       the paper's analyses (tier gap, strategy effects, CoT, scaling, frontier,
+                  methods), the leaderboard and the contamination probe (docs/ANALYSES.md).
+    runs          ``runs list``: the run store of --gi-autosave; ``runs compare A B``: two runs
+                  or report files, per cell and level (docs/RUNS.md).
+
+The names these replaced (``build suite``, ``build pools``, ``cache export``, ``cache merge``,
+``leaderboard``, ``contamination``, ``pareto``, ``compare``) still work for one release, unlisted,
+each with a one-line note on stderr (:data:`_RETIRED`).
 """
 
 from __future__ import annotations
@@ -26,7 +26,7 @@ from __future__ import annotations
 import argparse
 import sys
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import Any, Final
 
 from pytest_graphinstruct.errors import GraphInstructError
 from pytest_graphinstruct.graphs.model import Limits
@@ -47,7 +47,8 @@ from pytest_graphinstruct.vocab import as_gate_test
 # The run options a command takes, made from their rows of options.OPTIONS (the help is the
 # command's own where it says more, or less, than the --gi-* option's).
 SCORE_ARGUMENTS = (
-    CliArgument("suite", "suite directory (level_<L>.json files)", required=True),
+    CliArgument("suite", "suite directory (level_<L>.json files; default: ./instructions when "
+                "it holds them, else the suite the package ships, as in the plugin)"),
     CliArgument("replay", "raw-generation JSONL file", flag="--responses", required=True),
     CliArgument("report", "where to write the JSON report", required=True),
     CliArgument("levels", "comma list of levels to score, e.g. 0,2"),
@@ -77,51 +78,99 @@ GATE_ARGUMENTS = (
 def _parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="python -m pytest_graphinstruct",
                                 description="GraphInstruct benchmark tools.")
-    sub = p.add_subparsers(dest="command", required=True)
-    s = sub.add_parser("score", help="verify and score recorded answers against a suite")
+    # metavar: the usage line names no command, so the retired names stay unlisted
+    sub = p.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    _score_arguments(sub.add_parser("score", help="verify and score recorded answers "
+                                    "(raw-generation JSONL) against a suite"))
+    _show_arguments(sub.add_parser("show", help="one item of a report: cell, outcome, "
+                                   "per-sample parse status, violations, tokens and raw "
+                                   "answer (escaped)"))
+    _html_arguments(sub.add_parser("html", help="one self-contained HTML page (tables, plots, "
+                                   "every item) of one or more reports (docs/REPORTS.md)"))
+    _add_ci_commands(sub)
+    _add_plan_command(sub)
+    build = sub.add_parser("build", help="build the project's suite (instructions, references, "
+                           "pools) or only its reference pools (docs/SUITE.md, docs/POOLS.md)")
+    verbs = build.add_subparsers(dest="verb", required=True)
+    _build_suite_arguments(verbs.add_parser("suite", help=_BUILD_SUITE_HELP))
+    _build_pools_arguments(verbs.add_parser("pools", help=_BUILD_POOLS_HELP))
+    cache = sub.add_parser("cache", help="answer caches: export one as raw-generation JSONL, "
+                           "merge several into one")
+    verbs = cache.add_subparsers(dest="verb", required=True)
+    _export_arguments(verbs.add_parser("export", help=_EXPORT_HELP))
+    _merge_cache_arguments(verbs.add_parser("merge", help=_MERGE_CACHE_HELP))
+    _add_analyze_command(sub)
+    _add_runs_command(sub)
+    # the retired names (one release, each with a note): no help, so --help lists none of them
+    _build_suite_arguments(sub.add_parser("build-suite"))
+    _build_pools_arguments(sub.add_parser("build-pools"))
+    _export_arguments(sub.add_parser("export-cache"))
+    _merge_cache_arguments(sub.add_parser("merge-cache"))
+    _leaderboard_arguments(sub.add_parser("leaderboard"))
+    _contamination_arguments(sub.add_parser("contamination"))
+    pa = sub.add_parser("pareto")
+    pa.add_argument("reports", nargs="+")
+    _compare_arguments(sub.add_parser("compare"))
+    return p
+
+
+_RETIRED: dict[str, str] = {
+    "build-suite": "build suite", "build-pools": "build pools", "export-cache": "cache export",
+    "merge-cache": "cache merge", "leaderboard": "analyze leaderboard",
+    "contamination": "analyze contamination", "pareto": "analyze frontier",
+    "compare": "runs compare (it takes report files; 'gate' for an exit status)",
+}
+"""The commands that go in the next release, with what replaces each (docs/PLUGIN.md)."""
+
+_BUILD_SUITE_HELP = ("build instructions, references and pools (docs/SUITE.md); the default "
+                     "seed reproduces the committed suite")
+_BUILD_POOLS_HELP = "build the L3/L4 reference pools (docs/POOLS.md)"
+_EXPORT_HELP = "write cached answers in the raw-generation JSONL format"
+_MERGE_CACHE_HELP = "merge answer caches (directories holding answers.jsonl) into one"
+
+
+def _score_arguments(s: argparse.ArgumentParser) -> None:
     add_arguments(s, SCORE_ARGUMENTS)
     s.add_argument("--max-nodes", type=int, default=None, help="parser node limit")
     s.add_argument("--max-edges", type=int, default=None, help="parser edge limit")
     s.add_argument("--max-chars", type=int, default=None, help="parser answer-length limit")
     add_arguments(s, (SCORE_POOLS,))
-    e = sub.add_parser("export-cache",
-                       help="write cached answers in the raw-generation JSONL format")
+
+
+def _export_arguments(e: argparse.ArgumentParser) -> None:
     e.add_argument("--cache", default=DEFAULT_CACHE_DIR,
                    help=f"cache directory (default {DEFAULT_CACHE_DIR})")
     e.add_argument("--out", required=True, help="JSONL file to write")
     e.add_argument("--cell", default=None, help="cell label, e.g. gpt-4o-zero-shot "
                    "(required when the cache holds several cells)")
-    pa = sub.add_parser("pareto", help="Pareto view (S_final, Q/kTPV, Cost@Q, frontier "
-                        "distance, sigma_strat) over the cells of one or more reports")
-    pa.add_argument("reports", nargs="+", help="report files: ours, or the release's "
-                    "*.quality.json")
-    co = sub.add_parser("compare", help="candidate - baseline per level (the gate's paired "
-                        "test), cost change, newly failing/passing items and a verdict")
+
+
+def _merge_cache_arguments(mc: argparse.ArgumentParser) -> None:
+    mc.add_argument("caches", nargs="+", help="cache directories")
+    mc.add_argument("--out", required=True, help="the merged cache's directory (created; "
+                    "answers it holds are kept)")
+
+
+def _compare_arguments(co: argparse.ArgumentParser) -> None:
+    """The retired ``compare`` command's arguments (``runs compare`` replaces it)."""
     co.add_argument("baseline", help="baseline report JSON")
     co.add_argument("candidate", help="candidate report JSON")
-    co.add_argument("--cell", default=None, help="cell label of both sides, when a report "
-                    "holds several")
-    co.add_argument("--baseline-cell", default=None, help="cell label of the baseline "
-                    "(overrides --cell for that side)")
-    co.add_argument("--candidate-cell", default=None, help="cell label of the candidate "
-                    "(overrides --cell for that side)")
-    add_arguments(co, (CliArgument("max_regression", "verdict threshold: a level regressed "
-                                   "when the gate's test finds a real drop (Holm over the "
-                                   "cell's levels) and its mean change is below -DELTA; "
-                                   "improved when the mean change is above +DELTA and the "
-                                   "whole 95%% CI above 0 (default "
-                                   f"{DEFAULT_MAX_REGRESSION:g}, as --gi-max-regression)"),
-                       CliArgument("gate_test", flag="--test")))
-    co.add_argument("--fail-on-regression", action="store_true", help="exit status 1 when the "
-                    "verdict is regression")
-    sh = sub.add_parser("show", help="one item of a report: cell, outcome, per-sample parse "
-                        "status, violations, tokens and raw answer (escaped)")
+    co.add_argument("--cell", default=None)
+    co.add_argument("--baseline-cell", default=None)
+    co.add_argument("--candidate-cell", default=None)
+    add_arguments(co, (CliArgument("max_regression", ""), CliArgument("gate_test", "",
+                                                                       flag="--test")))
+    co.add_argument("--fail-on-regression", action="store_true")
+
+
+def _show_arguments(sh: argparse.ArgumentParser) -> None:
     sh.add_argument("id", help="instruction id, e.g. L1-001")
     sh.add_argument("--report", required=True, help="report file (what --gi-report or score "
                     "--report wrote)")
     sh.add_argument("--cell", default=None, help="cell label, when several cells hold the id")
-    hp = sub.add_parser("html", help="one self-contained HTML page (tables, plots, every item) "
-                        "of one or more reports (docs/REPORTS.md)")
+
+
+def _html_arguments(hp: argparse.ArgumentParser) -> None:
     hp.add_argument("reports", nargs="+", help="report files: ours, or the release's "
                     "*.quality.json")
     hp.add_argument("--out", required=True, help="HTML file to write")
@@ -130,14 +179,17 @@ def _parser() -> argparse.ArgumentParser:
     hp.add_argument("--suite", default=None, help="suite directory, to show instruction texts "
                     "and draw L5 edits on their base graphs")
     hp.add_argument("--title", default=None, help="the page's title")
-    bp = sub.add_parser("build-pools", help="build the L3/L4 reference pools (docs/POOLS.md)")
+
+
+def _build_pools_arguments(bp: argparse.ArgumentParser) -> None:
     bp.add_argument("--seed", type=int, default=0, help="pool seed (default 0: the committed "
                     "references/pools)")
     bp.add_argument("--out", required=True, help="pools root to write (l3/ and l4/)")
     bp.add_argument("--scale", type=float, default=1.0, help="fraction of each subgroup's "
                     "graph count (default 1)")
-    bs = sub.add_parser("build-suite", help="build instructions, references and pools "
-                        "(docs/SUITE.md); the default seed reproduces the committed suite")
+
+
+def _build_suite_arguments(bs: argparse.ArgumentParser) -> None:
     bs.add_argument("--seed", type=int, default=0, help="suite seed (default 0: the committed "
                     "instructions/ and references/)")
     bs.add_argument("--out", required=True, help="root to write instructions/ and references/ "
@@ -146,8 +198,9 @@ def _parser() -> argparse.ArgumentParser:
                     "(default 50)")
     bs.add_argument("--levels", default=None, help="comma list of levels to build (default all)")
     bs.add_argument("--no-pools", action="store_true", help="do not rebuild references/pools")
-    _add_table_commands(sub)
-    ct = sub.add_parser("contamination", help=registry.find("contamination").summary)
+
+
+def _contamination_arguments(ct: argparse.ArgumentParser) -> None:
     ct.add_argument("report_seed0", help="report of the run on the committed suite")
     ct.add_argument("report_fresh", help="report of the run on a fresh suite (another seed)")
     ct.add_argument("--suite-seed0", default=None, help="suite the first report ran on "
@@ -160,10 +213,6 @@ def _parser() -> argparse.ArgumentParser:
     ct.add_argument("--seed", type=int, default=None, help="bootstrap seed (default 0)")
     ct.add_argument("--threshold", type=float, default=None, help="smallest gap called real "
                     "(default 0.005, the paper's stability band)")
-    _add_runs_command(sub)
-    _add_ci_commands(sub)
-    _add_plan_command(sub)
-    return p
 
 
 def _add_plan_command(sub: Any) -> None:
@@ -195,17 +244,12 @@ def _plan(args: argparse.Namespace) -> int:
 
 
 def _add_ci_commands(sub: Any) -> None:
-    """``merge``, ``merge-cache`` and ``gate`` (report/commands/merge.py, report/commands/gate.py;
+    """``merge`` and ``gate`` (report/commands/merge.py, report/commands/gate.py;
     ci/README.md)."""
     mg = sub.add_parser("merge", help="merge the reports of --gi-shard runs (a missing shard "
                         "makes the merged report partial)")
     mg.add_argument("reports", nargs="+", help="shard report files")
     mg.add_argument("--out", required=True, help="the merged report's file")
-    mc = sub.add_parser("merge-cache", help="merge answer caches (directories holding "
-                        "answers.jsonl) into one")
-    mc.add_argument("caches", nargs="+", help="cache directories")
-    mc.add_argument("--out", required=True, help="the merged cache's directory (created; "
-                    "answers it holds are kept)")
     ga = sub.add_parser("gate", help="apply the gates to a saved report: exit 0 when all pass, "
                         "1 when one fails, 2 on bad input")
     ga.add_argument("report", help="a report file (e.g. merged shards)")
@@ -272,8 +316,8 @@ def _gate(args: argparse.Namespace) -> int:
 
 def _add_runs_command(sub: Any) -> None:
     """``runs list`` and ``runs compare`` (report/commands/runs.py; docs/RUNS.md)."""
-    ru = sub.add_parser("runs", help="the run store of --gi-autosave: list the saved runs, "
-                        "compare two (docs/RUNS.md)")
+    ru = sub.add_parser("runs", help="the run store of --gi-autosave: list the saved runs; "
+                        "compare two runs or report files (docs/RUNS.md)")
     verbs = ru.add_subparsers(dest="runs_command", required=True)
     store_help = f"run store folder (default {DEFAULT_STORE_DIR} in the current folder)"
     ls = verbs.add_parser("list", help="one row per saved run: time, cells, models, items, "
@@ -284,45 +328,67 @@ def _add_runs_command(sub: Any) -> None:
     cp.add_argument("a", help="run A: a number (3, 0003), latest, -1, -2, ... or a report file")
     cp.add_argument("b", help="run B, as A")
     cp.add_argument("--store", default=DEFAULT_STORE_DIR, metavar="DIR", help=store_help)
-    add_arguments(cp, (CliArgument("max_regression", "verdict threshold, as in compare "
-                                   f"(default {DEFAULT_MAX_REGRESSION:g})"),))
-    cp.add_argument("--fail-on-regression", action="store_true", help="exit status 1 when "
-                    "the verdict of any shared cell is regression (default: 0 for any "
-                    "comparison; 2 for an error)")
+    cp.add_argument("--cell", default=None, help="compare only this cell of both runs")
+    cp.add_argument("--a-cell", default=None, help="the cell of A to compare (on purpose "
+                    "across labels: a candidate model against the production one)")
+    cp.add_argument("--b-cell", default=None, help="the cell of B to compare")
+    add_arguments(cp, (CliArgument("max_regression", "verdict threshold: a level regressed "
+                                   "when the gate's test finds a real drop (Holm over the "
+                                   "cell's levels) and its mean change is below -DELTA; "
+                                   "improved when the mean change is above +DELTA and the "
+                                   "whole 95%% CI above 0 (default "
+                                   f"{DEFAULT_MAX_REGRESSION:g}, as --gi-max-regression)"),
+                       CliArgument("gate_test", flag="--test")))
+    # retired: the exit status of a comparison is gate's job (one release, with a note)
+    cp.add_argument("--fail-on-regression", action="store_true", help=argparse.SUPPRESS)
 
 
-def _add_table_commands(sub: Any) -> None:
-    """The ``leaderboard`` and ``analyze`` subcommands (report/analyses/registry.py)."""
-    def runs_args(cmd: argparse.ArgumentParser, formats: Sequence[str]) -> None:
-        cmd.add_argument("reports", nargs="*", help="report files: ours, or the release's "
-                         "*.quality.json")
-        cmd.add_argument("--store", nargs="?", const=DEFAULT_STORE_DIR, default=None,
-                         metavar="DIR", help="read every report of the run store instead "
-                         f"(default DIR {DEFAULT_STORE_DIR}; the latest run of a cell counts)")
-        cmd.add_argument("--format", choices=formats, default="markdown", help="output format "
-                         "(default markdown)")
-        cmd.add_argument("--out", default=None, help="write to FILE instead of stdout")
-        cmd.add_argument("--models-table", action="append", default=[], metavar="FILE",
-                         help="a models table (TOML, as report/data/models.toml) extending or "
-                         "overriding the packaged one; may be repeated")
+def _runs_arguments(cmd: argparse.ArgumentParser, formats: Sequence[str]) -> None:
+    """What every analysis over a set of runs takes: reports or a store, format, output."""
+    cmd.add_argument("reports", nargs="*", help="report files: ours, or the release's "
+                     "*.quality.json")
+    cmd.add_argument("--store", nargs="?", const=DEFAULT_STORE_DIR, default=None,
+                     metavar="DIR", help="read every report of the run store instead "
+                     f"(default DIR {DEFAULT_STORE_DIR}; the latest run of a cell counts)")
+    cmd.add_argument("--format", choices=formats, default="markdown", help="output format "
+                     "(default markdown)")
+    cmd.add_argument("--out", default=None, help="write to FILE instead of stdout")
+    cmd.add_argument("--models-table", action="append", default=[], metavar="FILE",
+                     help="a models table (TOML, as report/data/models.toml) extending or "
+                     "overriding the packaged one; may be repeated")
 
-    lb = sub.add_parser("leaderboard", help=registry.find("leaderboard").summary)
-    runs_args(lb, registry.formats("leaderboard"))
+
+def _leaderboard_arguments(lb: argparse.ArgumentParser) -> None:
+    _runs_arguments(lb, registry.formats("leaderboard"))
     lb.add_argument("--strategies-only", action="store_true", help="only the plain prompting "
                     "cells (no method, no oracle): the paper's 45-cell leaderboard")
-    an = sub.add_parser("analyze", help="one of the paper's analyses over a set of runs")
-    an.add_argument("analysis", choices=[a.name for a in registry.choices()],
-                    help=registry.analyze_help())
-    runs_args(an, registry.formats(registry.ANALYZE))
-    an.add_argument("--rule", default=None, help="tier-gap: how a model's level score is "
-                    "taken (best-profile, best-per-level, all-cells; default best-profile)")
-    an.add_argument("--pair", nargs=2, default=None, metavar=("A", "B"), help="scaling: "
-                    "compare model A with model B (A - B) instead of every same-family pair")
-    an.add_argument("--strategy", action="append", default=[], help="scaling: only this "
-                    "strategy (may be repeated; default every strategy both models ran)")
-    an.add_argument("--resamples", type=int, default=None, help="bootstrap resamples "
-                    "(sensitivity default 10000, scaling 1000)")
-    an.add_argument("--seed", type=int, default=0, help="bootstrap seed (default 0)")
+
+
+def _add_analyze_command(sub: Any) -> None:
+    """``analyze NAME``: each analysis of the registry (report/analyses/registry.py), the
+    leaderboard and the contamination probe among them."""
+    an = sub.add_parser("analyze", help="the paper's analyses over a set of runs (tier gap, "
+                        "strategy effects, CoT, scaling, Pareto frontier, methods), the "
+                        "leaderboard and the contamination probe (docs/ANALYSES.md)")
+    names = an.add_subparsers(dest="analysis", required=True)
+    for analysis in registry.choices():
+        one = names.add_parser(analysis.name, help=analysis.summary)
+        _runs_arguments(one, registry.formats(registry.ANALYZE))
+        one.add_argument("--rule", default=None, help="tier-gap: how a model's level score is "
+                         "taken (best-profile, best-per-level, all-cells; default "
+                         "best-profile)")
+        one.add_argument("--pair", nargs=2, default=None, metavar=("A", "B"), help="scaling: "
+                         "compare model A with model B (A - B) instead of every same-family "
+                         "pair")
+        one.add_argument("--strategy", action="append", default=[], help="scaling: only this "
+                         "strategy (may be repeated; default every strategy both models ran)")
+        one.add_argument("--resamples", type=int, default=None, help="bootstrap resamples "
+                         "(sensitivity default 10000, scaling 1000)")
+        one.add_argument("--seed", type=int, default=0, help="bootstrap seed (default 0)")
+    _leaderboard_arguments(names.add_parser("leaderboard",
+                                            help=registry.find("leaderboard").summary))
+    _contamination_arguments(names.add_parser("contamination",
+                                              help=registry.find("contamination").summary))
 
 
 def _write_out(text: str, out: str | None) -> None:
@@ -336,10 +402,12 @@ def _write_out(text: str, out: str | None) -> None:
 
 
 def _analysis(args: argparse.Namespace) -> int:
-    """``analyze``, ``leaderboard`` and ``contamination``: the analysis the registry names."""
-    name = args.analysis if args.command == registry.ANALYZE else None
-    analysis = registry.find(args.command, name)
-    if args.command == "contamination":
+    """``analyze NAME`` (and the retired ``leaderboard``, ``contamination``): the analysis
+    the registry names."""
+    command = args.command if args.command != registry.ANALYZE else (
+        args.analysis if args.analysis in _OWN_COMMAND else registry.ANALYZE)
+    analysis = registry.find(command, args.analysis if command == registry.ANALYZE else None)
+    if command == "contamination":
         reports, store = (args.report_seed0, args.report_fresh), None
     else:
         reports, store = tuple(args.reports), args.store
@@ -422,8 +490,13 @@ def _runs(args: argparse.Namespace) -> int:
         sys.stdout.write(list_text(store))
         return 0
     delta = DEFAULT_MAX_REGRESSION if args.max_regression is None else args.max_regression
+    if args.fail_on_regression:
+        _retired("runs compare --fail-on-regression", "gate B --baseline A (the gate's exit "
+                 "status, with every gate of a run)")
     result = compare_runs(open_compared_run(store, args.a),
-                          open_compared_run(store, args.b), max_regression=delta)
+                          open_compared_run(store, args.b), max_regression=delta,
+                          test=as_gate_test(args.gate_test),
+                          cell_a=args.a_cell or args.cell, cell_b=args.b_cell or args.cell)
     for warning in result.warnings:
         print(f"warning: {warning}", file=sys.stderr)
     print("\n".join(result.lines))
@@ -518,8 +591,8 @@ def _score(args: argparse.Namespace) -> int:
         limits = Limits(**overrides)
     except ValueError as exc:
         raise GraphInstructError(str(exc)) from None
-    suite, responses = Path(args.suite).expanduser(), Path(args.replay).expanduser()
-    if not suite.is_dir() or not any(suite.glob("level_*.json")):
+    suite, responses = Path(args.suite or ".").expanduser(), Path(args.replay).expanduser()
+    if args.suite is not None and (not suite.is_dir() or not any(suite.glob("level_*.json"))):
         raise GraphInstructError(f"suite not found: {suite} (--suite needs a directory with "
                                  "level_<L>.json files)")
     if not responses.is_file():
@@ -553,29 +626,46 @@ def _one_line(message: str) -> str:
     return " ".join([head, "; ".join(rest)]) if rest else head
 
 
+def _retired(old: str, new: str) -> None:
+    """Say on stderr, in one line, that ``old`` goes in the next release and ``new`` does it."""
+    print(f"warning: '{old}' is deprecated and goes in the next release: use {new}",
+          file=sys.stderr)
+
+
+_OWN_COMMAND: Final = ("leaderboard", "contamination")
+"""Analyses with arguments of their own (``analyze leaderboard``, ``analyze contamination``)."""
+
 _COMMANDS: dict[str, Callable[[argparse.Namespace], int]] = {
-    "score": _score, "export-cache": _export, "pareto": _pareto, "compare": _compare,
-    "show": _show, "html": _html, "build-pools": _build_pools, "build-suite": _build_suite,
-    "runs": _runs, "merge": _merge, "merge-cache": _merge_cache, "gate": _gate, "plan": _plan,
+    "score": _score, "show": _show, "html": _html, "merge": _merge, "gate": _gate,
+    "plan": _plan, "runs": _runs, "build suite": _build_suite, "build pools": _build_pools,
+    "cache export": _export, "cache merge": _merge_cache,
+    # retired names (_RETIRED)
+    "build-suite": _build_suite, "build-pools": _build_pools, "export-cache": _export,
+    "merge-cache": _merge_cache, "pareto": _pareto, "compare": _compare,
 }
-"""Each command that is not an analysis (:func:`registry.commands`), by name."""
+"""Each command that is not an analysis, by name (a group's verb after a space)."""
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; returns the process exit status (2 on bad input)."""
     parser = _parser()
     args, extra = parser.parse_known_args(argv)
-    # leaderboard/analyze take report files before and after options (argparse gives files
-    # that follow an option back as unknown); anything else unknown is the usual error.
-    if extra and getattr(args, "command", None) in ("leaderboard", "analyze") \
-            and not any(x.startswith("-") for x in extra):
+    command = args.command
+    # analyses take report files before and after options (argparse gives files that follow
+    # an option back as unknown); anything else unknown is the usual error.
+    analysis = command in ("leaderboard", registry.ANALYZE) and getattr(
+        args, "analysis", None) != "contamination"
+    if extra and analysis and not any(x.startswith("-") for x in extra):
         args.reports = [*args.reports, *extra]
     elif extra:
         parser.error(f"unrecognized arguments: {' '.join(extra)}")
+    if command in _RETIRED:
+        _retired(command, _RETIRED[command])
     try:
-        if args.command in registry.commands():
+        if command in (registry.ANALYZE, *_OWN_COMMAND):
             return _analysis(args)
-        return _COMMANDS[args.command](args)
+        verb = getattr(args, "verb", None)
+        return _COMMANDS[f"{command} {verb}" if verb else command](args)
     except GraphInstructError as exc:
         print(f"error: {_one_line(str(exc))}", file=sys.stderr)
         return 2

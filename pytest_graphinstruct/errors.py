@@ -36,3 +36,8 @@ class ModelError(GraphInstructError):
 
     Messages name configuration (an environment variable's *name*, an option), never a secret.
     """
+
+
+class OptionDeprecationWarning(DeprecationWarning):
+    """An option spelled the way that goes in the next release (``options.Surface``): the
+    run goes on as asked; the note says the spelling to use."""

@@ -64,6 +64,9 @@ DEFAULT_STORE_DIR: Final = ".graphinstruct/runs"
 """The run store's folder of ``--gi-autosave``, relative to the pytest rootdir."""
 PROGRESS_MODES: Final[tuple[str, ...]] = ("auto", "on", "off")
 """The live progress line's modes (``--gi-progress``)."""
+VIOLATIONS_AUTO: Final = "auto"
+VIOLATION_POLICIES: Final[tuple[str, ...]] = (VIOLATIONS_AUTO, "fail", "report")
+"""What a violating item does (``--gi-violations``): see the row's help."""
 CONSTRAINED_FORMATS: Final[tuple[str, ...]] = ("auto", "gbnf", "json-schema")
 """What ``--gi-constrained`` sends: auto (gbnf for the local model), a grammar, a JSON schema."""
 
@@ -77,6 +80,13 @@ count (an int, or ``auto`` / ``auto:N``: :func:`parse_samples`)."""
 
 Value = str | Path | int | float | bool | tuple[str, ...] | tuple[int, ...]
 """A validated option value (the type follows the row's :data:`Kind`)."""
+
+Surface = Literal["flag", "ini", "old"]
+"""Where an option is spelled: ``flag``, a ``--gi-*`` flag ``pytest --help`` lists (and its ini
+key); ``ini``, a tuning knob set in the ini file or with ``-o gi_<name>=VALUE`` (its flag still
+works, hidden, with a deprecation note, for one release); ``old``, a spelling another option
+replaced (hidden, works with a deprecation note for one release; ``Option.instead`` says what
+replaces it).  docs/PLUGIN.md "Options" keeps the decision."""
 
 
 @dataclass(frozen=True)
@@ -95,6 +105,8 @@ class Option:
     ini: bool = True  #: an ini key of the flag's name (``gi_max_tokens``) is read too
     #: the value's key (default: the name with ``_``); pytest's dest is ``gi_<dest>``
     dest: str = ""
+    surface: Surface = "flag"  #: where it is spelled (:data:`Surface`)
+    instead: str = ""  #: an ``old`` row's replacement, as a user writes it
 
     def __post_init__(self) -> None:
         if not self.dest:
@@ -108,6 +120,23 @@ class Option:
     def ini_name(self) -> str:
         """The ini key, which mirrors the flag: ``--gi-max-error-rate`` → ``gi_max_error_rate``."""
         return "gi_" + self.name.replace("-", "_")
+
+    @property
+    def spelling(self) -> str:
+        """How messages name the option: its flag, or for a tuning knob its ini key."""
+        return self.ini_name if self.surface == "ini" else self.flag
+
+    def deprecation(self, via_ini: bool = False) -> str | None:
+        """The one-line note for a use of this row's flag (``via_ini``: of its ini key) that
+        goes in the next release, or ``None`` when that spelling stays."""
+        if self.surface == "ini" and not via_ini:
+            return (f"{self.flag} is deprecated and goes in the next release: it is an ini "
+                    f"setting now ({self.ini_name} = VALUE in the ini file, or "
+                    f"-o {self.ini_name}=VALUE on the command line)")
+        if self.surface == "old":
+            used = self.ini_name if via_ini else self.flag
+            return f"{used} is deprecated and goes in the next release: {self.instead}"
+        return None
 
     @property
     def attr(self) -> str:
@@ -158,24 +187,31 @@ OPTIONS: Final[tuple[Option, ...]] = (
     Option("api-key-env", f"environment variable holding the API key (default "
            f"{DEFAULT_API_KEY_ENV})", default=DEFAULT_API_KEY_ENV),
     Option("temperature", "sampling temperature", "number", low=0, high=2),
-    Option("top-p", "nucleus sampling top_p", "number", low=0, high=1, low_open=True),
+    Option("top-p", "nucleus sampling top_p", "number", low=0, high=1, low_open=True,
+           surface="ini"),
     Option("max-tokens", "max completion tokens per answer", "integer", low=1),
     Option("seed", "sampling seed sent to the endpoint", "integer"),
     Option("concurrency", f"concurrent requests per model (default {DEFAULT_CONCURRENCY})",
            "integer", default=DEFAULT_CONCURRENCY, low=1, high=512),
-    Option("rate-limit", "max requests per second per model", "number", low=0, low_open=True),
+    Option("rate-limit", "max requests per second per model", "number", low=0, low_open=True,
+           surface="ini"),
     Option("timeout", f"timeout of one HTTP request in seconds (default "
            f"{DEFAULT_TIMEOUT_S:g}; {LOCAL_TIMEOUT_S:g} for the embedded local model)",
-           "number", low=0, low_open=True),
+           "number", low=0, low_open=True,
+           surface="ini"),
     Option("max-retries", "retries per request on 429/5xx/timeouts/connection errors/malformed "
            f"bodies (default {DEFAULT_MAX_RETRIES})", "integer", default=DEFAULT_MAX_RETRIES,
-           low=0, high=50),
+           low=0, high=50,
+           surface="ini"),
     Option("backoff", f"base of the exponential retry backoff in seconds (default "
-           f"{DEFAULT_BACKOFF_S:g})", "number", default=DEFAULT_BACKOFF_S, low=0),
+           f"{DEFAULT_BACKOFF_S:g})", "number", default=DEFAULT_BACKOFF_S, low=0,
+           surface="ini"),
     Option("max-error-rate", "fail the session when more than this share of items had "
            f"infrastructure errors (default {DEFAULT_MAX_ERROR_RATE:g})", "number",
-           default=DEFAULT_MAX_ERROR_RATE, low=0, high=1),
-    Option("cache", f"answer cache directory (default {DEFAULT_CACHE_DIR})", "path"),
+           default=DEFAULT_MAX_ERROR_RATE, low=0, high=1,
+           surface="ini"),
+    Option("cache", f"answer cache directory (default {DEFAULT_CACHE_DIR}); none: no cache, "
+           "every answer is asked", "path"),
     Option("model-version", "the model version you expect (e.g. gpt-4o-2024-08-06; with "
            "several models name=version pairs): recorded in each cell's metadata and part of "
            "the cache key, so answers cached under another version, or none, are not reused"),
@@ -183,7 +219,8 @@ OPTIONS: Final[tuple[Option, ...]] = (
     Option("html", "write the self-contained HTML report (tables, plots, every item) to this "
            "file", "path"),
     Option("store", f"run store folder of --gi-autosave (default {DEFAULT_STORE_DIR} under the "
-           "rootdir)"),
+           "rootdir)",
+           surface="ini"),
     Option("max-tokens-total", "stop issuing requests once this many tokens were spent",
            "integer", low=1),
     Option("max-cost", "hard cap on money, in the price table's currency: no request is "
@@ -201,15 +238,19 @@ OPTIONS: Final[tuple[Option, ...]] = (
            "done, their results cached as ordinary answers; a killed run resumes the same "
            "batches (docs/MODELS.md 'Batch mode'); not with -n", "flag"),
     Option("batch-fallback", "with --gi-batch: send the requests a batch failed or expired "
-           "again as ordinary requests (default: in a later batch)", "flag"),
+           "again as ordinary requests (default: in a later batch)", "flag",
+           surface="ini"),
     Option("batch-poll", f"with --gi-batch: seconds between two polls of the batches (default "
            f"{DEFAULT_BATCH_POLL_S:g})", "number", default=DEFAULT_BATCH_POLL_S, low=0,
-           low_open=True),
+           low_open=True,
+           surface="ini"),
     Option("batch-quiet", f"with --gi-batch: a round's batch is sent once no request arrived "
            f"for this many seconds (default {DEFAULT_BATCH_QUIET_S:g})", "number",
-           default=DEFAULT_BATCH_QUIET_S, low=0, low_open=True),
+           default=DEFAULT_BATCH_QUIET_S, low=0, low_open=True,
+           surface="ini"),
     Option("exemplar-seed", f"seed of few-shot exemplar selection (default "
-           f"{DEFAULT_EXEMPLAR_SEED})", "integer", default=DEFAULT_EXEMPLAR_SEED),
+           f"{DEFAULT_EXEMPLAR_SEED})", "integer", default=DEFAULT_EXEMPLAR_SEED,
+           surface="ini"),
     Option("pools", "reference pools (a directory with l3/ and/or l4/) for D1's MMD, D3 and L4 "
            "domain fit (default: references/pools when present; 'none': off)"),
     Option("fail-under", "fail the session when a cell's S_total (over the levels run) is "
@@ -223,28 +264,42 @@ OPTIONS: Final[tuple[Option, ...]] = (
            "baseline and the gate's test says the drop is real (default "
            f"{DEFAULT_MAX_REGRESSION:g}; with --gi-samples=auto its pass rate on paired "
            "samples)", "number", low=0, high=1),
+    Option("violations", "what an item whose answers violate its instruction does: fail "
+           "(fails the item; with --gi-baseline only items that passed there), report (shown as "
+           "xfail with every violation: the exit status comes from infrastructure errors and "
+           "the gates), auto (default: fail without --gi-baseline; with one, report, and the "
+           "gate judges each level)", "choice", default=VIOLATIONS_AUTO,
+           choices=VIOLATION_POLICIES),
     Option("gate-test", "the gate's question: suite (default: is this run worse than the "
            "baseline on this suite, beyond sampling noise; paired per instruction) or "
            "templates (would it be worse on new instructions of the same templates; "
            "blind to a change that moves whole templates, docs/PLUGIN.md)", "choice",
-           default="suite", choices=GATE_TESTS),
+           default="suite", choices=GATE_TESTS,
+           surface="ini"),
     Option("method", "methods, comma list: none (one call per sample; default), vgig "
            "(verification-guided iterative generation; vgig-none / vgig-coarse / vgig-fine "
            "name its feedback), retry, sc (self-consistency), caap (per-instruction strategy "
            "and prompt extras), combined (caap, then vgig); one cell per model x strategy x "
            "method"),
     Option("model-tiers", "CAAP model tiers for models its table does not know, comma list of "
-           "name=tier (T1, T2-GPT, T2-open, T3)"),
+           "name=tier (T1, T2-GPT, T2-open, T3)",
+           surface="ini"),
     Option("vgig-rounds", "refinement rounds T of vgig, retry and sc (default "
            f"{DEFAULT_VGIG_ROUNDS}); several (1,2,3,5) sweep them: one cell per value, e.g. "
-           "vgig@T2", "integers", default=(str(DEFAULT_VGIG_ROUNDS),), low=0, high=MAX_ROUNDS),
+           "vgig@T2", "integers", default=(str(DEFAULT_VGIG_ROUNDS),), low=0, high=MAX_ROUNDS,
+           surface="old", instead="write the rounds in the method: --gi-method=vgig@T2 "
+           "(several: vgig@T1,vgig@T3)"),
     Option("feedback", "vgig's feedback: none, coarse, fine (default)", "choice",
-           default="fine", choices=FEEDBACK_LEVELS),
+           default="fine", choices=FEEDBACK_LEVELS,
+           surface="old", instead="write it in the method: --gi-method=vgig-none, "
+           "vgig-coarse or vgig-fine"),
     Option("chains", f"samples (independent chains) of a method's cell (default "
-           f"{DEFAULT_CHAINS})", "integer", default=DEFAULT_CHAINS, low=1, high=100),
+           f"{DEFAULT_CHAINS})", "integer", default=DEFAULT_CHAINS, low=1, high=100,
+           surface="ini"),
     Option("constrained-format", "constraint sent by --gi-constrained: auto (default: gbnf for "
            "local, json-schema otherwise), gbnf, json-schema", "choice", default="auto",
-           choices=CONSTRAINED_FORMATS),
+           choices=CONSTRAINED_FORMATS,
+           surface="ini"),
     Option("shard", "run shard K of N (K/N): a deterministic, level-stratified 1/N of the "
            "instructions; merge the shards' reports with 'python -m pytest_graphinstruct "
            "merge'"),
@@ -258,7 +313,8 @@ OPTIONS: Final[tuple[Option, ...]] = (
     Option("progress", "live progress line (answers, items, rate, ETA, tokens, errors) below "
            "pytest's output: auto (default: on an interactive terminal, not under -q or -s), "
            "on (also when the output is not a TTY), off", "choice", default="auto",
-           choices=PROGRESS_MODES),
+           choices=PROGRESS_MODES,
+           surface="ini"),
     Option("update-baseline", "write this run's report to --gi-baseline (refused when the run "
            "is narrower than the baseline there: fewer cells, levels or instructions)", "flag",
            ini=False),
@@ -267,20 +323,24 @@ OPTIONS: Final[tuple[Option, ...]] = (
            "did not run", "flag", ini=False),
     Option("strict", "with --gi-baseline, an item that newly fails against the baseline fails "
            "the run too (default: only the statistical gate decides, new failures are listed "
-           "as a note)", "flag"),
-    Option("no-cache", "do not read or write the answer cache", "flag"),
+           "as a note)", "flag",
+           surface="old", instead="use --gi-violations=fail"),
+    Option("no-cache", "do not read or write the answer cache", "flag",
+           surface="old", instead="use --gi-cache=none"),
     Option("reuse-stale-cache", "reuse cached answers of another model snapshot than the one "
            "the endpoint serves now (by default they are asked again); the run says it did",
-           "flag"),
+           "flag",
+           surface="ini"),
     Option("autosave", "save the run's JSON report as the next numbered run in the run store "
-           "(--gi-store), partial runs too; list and compare them with 'python -m "
+           "(ini gi_store), partial runs too; list and compare them with 'python -m "
            "pytest_graphinstruct runs list|compare'", "flag"),
     Option("constrained", "also run every cell with constrained decoding (a grammar or JSON "
            "schema of the answer format), as its own cell '<cell>-constrained'", "flag"),
     Option("benchmark", "benchmark mode: an item whose answers violate the instruction is "
            "reported as xfail with every violation, not as a failure, so the exit status "
            "reflects only infrastructure errors and the --gi-fail-under / --gi-baseline gates",
-           "flag"),
+           "flag",
+           surface="old", instead="use --gi-violations=report"),
 )
 """Every ``--gi-*`` option, in the order ``pytest --help`` lists them."""
 
@@ -350,15 +410,15 @@ def _convert(option: Option, raw: object, kind: type[int] | type[float]) -> int 
         value = kind(raw)
     except (TypeError, ValueError):
         word = "an integer" if kind is int else "a number"
-        raise GraphInstructError(f"{option.flag} must be {word}, got {raw!r}") from None
+        raise GraphInstructError(f"{option.spelling} must be {word}, got {raw!r}") from None
     if kind is float and not math.isfinite(value):
-        raise GraphInstructError(f"{option.flag} must be finite, got {raw!r}")
+        raise GraphInstructError(f"{option.spelling} must be finite, got {raw!r}")
     low, high = option.low, option.high
     if low is not None and (value < low or (option.low_open and value == low)):
         bound = f"> {low}" if option.low_open else f">= {low}"
-        raise GraphInstructError(f"{option.flag} must be {bound}, got {raw!r}")
+        raise GraphInstructError(f"{option.spelling} must be {bound}, got {raw!r}")
     if high is not None and value > high:
-        raise GraphInstructError(f"{option.flag} must be <= {high}, got {raw!r}")
+        raise GraphInstructError(f"{option.spelling} must be <= {high}, got {raw!r}")
     return value
 
 
@@ -388,11 +448,11 @@ def parse_samples(option: Option, raw: object) -> int | str | None:
     if not cap:
         return AUTO_SAMPLES
     if not cap.startswith(":"):
-        raise GraphInstructError(f"{option.flag} must be an integer, auto or auto:N, "
+        raise GraphInstructError(f"{option.spelling} must be an integer, auto or auto:N, "
                                  f"got {raw!r}")
     n = _integer(option, cap[1:])
     if n is None:
-        raise GraphInstructError(f"{option.flag}=auto:N needs N, got {raw!r}")
+        raise GraphInstructError(f"{option.spelling}=auto:N needs N, got {raw!r}")
     return f"{AUTO_SAMPLES}:{n}"
 
 
@@ -410,7 +470,7 @@ def _path(option: Option, raw: object) -> Path | None:
 def _choice(option: Option, raw: object) -> str:
     word = str(raw if _given(raw) else option.default).strip()
     if word not in option.choices:
-        raise GraphInstructError(f"{option.flag} must be one of {', '.join(option.choices)}, "
+        raise GraphInstructError(f"{option.spelling} must be one of {', '.join(option.choices)}, "
                                  f"got {word!r}")
     return word
 
@@ -426,7 +486,7 @@ def _choices(option: Option, raw: object) -> tuple[str, ...]:
     words = _items(option, raw)
     for word in words:
         if word not in option.choices:
-            raise GraphInstructError(f"unknown {option.flag} {word!r} (choose from "
+            raise GraphInstructError(f"unknown {option.spelling} {word!r} (choose from "
                                      f"{', '.join(option.choices)})")
     return tuple(words)
 
@@ -445,10 +505,10 @@ def _levels(option: Option, raw: object) -> tuple[int, ...] | None:
         levels = tuple(sorted({int(x) for x in raw} if isinstance(raw, tuple | list)
                               else set(parse_levels(raw))))
     except (TypeError, ValueError):
-        raise GraphInstructError(f"{option.flag} must be a comma list of levels 0-5, got "
+        raise GraphInstructError(f"{option.spelling} must be a comma list of levels 0-5, got "
                                  f"{shown!r}") from None
     if not levels or any(lv not in LEVELS for lv in levels):
-        raise GraphInstructError(f"{option.flag} must name levels 0-5, got {shown!r}")
+        raise GraphInstructError(f"{option.spelling} must name levels 0-5, got {shown!r}")
     return levels
 
 
@@ -477,7 +537,7 @@ class OptionValues:
     def _read(self, dest: str, kinds: Iterable[Kind]) -> Value | None:
         option = OPTION_BY_DEST[dest]
         if option.kind not in kinds:
-            raise TypeError(f"{option.flag} is a {option.kind} option")
+            raise TypeError(f"{option.spelling} is a {option.kind} option")
         return option.parse(self._given.get(dest))
 
     def given(self, dest: str) -> bool:

@@ -11,11 +11,13 @@ an outcome is, gates, exit status) lives below it in :mod:`pytest_graphinstruct.
 
 from __future__ import annotations
 
+import argparse
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 import pytest
 
+from pytest_graphinstruct.errors import OptionDeprecationWarning
 from pytest_graphinstruct.options import OPTIONS, parse_levels, split_words
 from pytest_graphinstruct.vocab import LEVELS, PYTEST_PLUGIN_NAME, SIZE_BUCKETS
 
@@ -32,15 +34,34 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     where the row says so, an ini key of the flag's name."""
     group = parser.getgroup("graphinstruct", "GraphInstruct benchmark (pytest-graphinstruct)")
     for option in OPTIONS:
+        # a tuning knob's or an old spelling's flag still works, unlisted (options.Surface)
+        shown = option.help if option.surface == "flag" else argparse.SUPPRESS
+        ini_help = (option.help if option.surface != "old"
+                    else f"deprecated ({option.instead}): {option.help}")
         if option.kind == "flag":
             group.addoption(option.flag, dest=option.attr, action="store_true", default=False,
-                            help=option.help)
+                            help=shown)
             if option.ini:
-                parser.addini(option.ini_name, option.help, type="bool", default=False)
+                parser.addini(option.ini_name, ini_help, type="bool", default=False)
         else:
-            group.addoption(option.flag, dest=option.attr, default=None, help=option.help)
+            group.addoption(option.flag, dest=option.attr, default=None, help=shown)
             if option.ini:
-                parser.addini(option.ini_name, option.help, default=None)
+                parser.addini(option.ini_name, ini_help, default=None)
+
+
+def deprecated_spellings(config: pytest.Config) -> list[str]:
+    """The one-line notes of the options this run spells in a way that goes in the next
+    release: a tuning knob's flag (it is an ini key now), an old flag or ini key."""
+    notes = []
+    for option in OPTIONS:
+        if option.surface == "flag":
+            continue
+        if config.getoption(option.attr) not in (None, False):
+            notes.append(option.deprecation())
+        elif (option.surface == "old" and option.ini
+              and config.getini(option.ini_name) not in (None, False, "", [])):
+            notes.append(option.deprecation(via_ini=True))
+    return [n for n in notes if n is not None]
 
 
 def raw_options(config: pytest.Config) -> dict[str, str | bool | None]:
@@ -87,6 +108,9 @@ def pytest_configure(config: pytest.Config) -> None:
         config.addinivalue_line("markers", f"{size}: GraphInstruct size bucket {size}")
     config.addinivalue_line("markers", "infeasible: a deliberately infeasible instruction")
     config.addinivalue_line("markers", "graphinstruct: a GraphInstruct benchmark item")
+    if not hasattr(config, "workerinput"):  # xdist's workers: the controller says it once
+        for note in deprecated_spellings(config):
+            config.issue_config_time_warning(OptionDeprecationWarning(note), stacklevel=2)
     empty = _given_no_value(config)
     if empty is not None:
         from pytest_graphinstruct.pytest_run.usage import refuse  # loaded for the error only
@@ -143,7 +167,7 @@ def gi_suite(request: pytest.FixtureRequest) -> Suite:
         root = shipped.instructions  # the suite the package ships
     if not raw.get("suite") and not root.is_dir():
         pytest.skip(f"no GraphInstruct suite at {root} (pass --gi-suite=DIR, or build one "
-                    "with 'python -m pytest_graphinstruct build-suite')")
+                    "with 'python -m pytest_graphinstruct build suite')")
     levels = parse_levels(raw["levels"]) if raw.get("levels") else None
     try:
         return load_suite(root, levels=levels)

@@ -75,11 +75,11 @@ def test_report_commands_never_import_torch(tmp_path: Path) -> None:
         ["score", "--help"],
         ["gate", report, "--baseline", report],
         ["html", report, "--out", str(tmp_path / "r.html")],
-        ["compare", report, report],
+        ["runs", "compare", report, report],
         ["show", "L1-001", "--report", report],
         ["plan", report],
-        ["pareto", report],
-        ["leaderboard", report],
+        ["analyze", "tier-gap", report],
+        ["analyze", "leaderboard", report],
         ["runs", "list", "--store", str(tmp_path / "store")],
     ], tmp_path)
     assert codes == [0] * 9

@@ -3,6 +3,7 @@ the pytest options, their help, the validation and the command line's values are
 
 from __future__ import annotations
 
+import argparse
 from pathlib import Path
 
 import pytest
@@ -80,7 +81,10 @@ def test_the_pytest_options_and_ini_keys_are_made_from_the_table() -> None:
     assert list(parser.inis) == [o.ini_name for o in OPTIONS if o.ini]
     for option in OPTIONS:
         declared = parser.options[option.flag]
-        assert declared["dest"] == option.attr and declared["help"] == option.help
+        shown = option.help if option.surface == "flag" else argparse.SUPPRESS
+        assert declared["dest"] == option.attr and declared["help"] == shown
+        if option.ini:
+            assert option.help in str(parser.inis[option.ini_name]["help"])
         assert (declared.get("action") == "store_true") == (option.kind == "flag")
 
 
@@ -93,11 +97,11 @@ def test_every_gi_option_pytest_knows_is_a_row(pytestconfig: pytest.Config) -> N
     ("samples", "0", "--gi-samples must be >= 1, got '0'"),
     ("samples", "101", "--gi-samples must be <= 100, got '101'"),
     ("samples", "2.5", "--gi-samples must be an integer, got '2.5'"),
-    ("top_p", "0", "--gi-top-p must be > 0, got '0'"),
+    ("top_p", "0", "gi_top_p must be > 0, got '0'"),
     ("temperature", "nan", "--gi-temperature must be finite, got 'nan'"),
-    ("backoff", "x", "--gi-backoff must be a number, got 'x'"),
+    ("backoff", "x", "gi_backoff must be a number, got 'x'"),
     ("pass_rule", "most", "--gi-pass must be one of all, majority, any, got 'most'"),
-    ("progress", " loud ", "--gi-progress must be one of auto, on, off, got 'loud'"),
+    ("progress", " loud ", "gi_progress must be one of auto, on, off, got 'loud'"),
     ("strategy", "zero-shot,bogus", "unknown --gi-strategy 'bogus' (choose from zero-shot, "
      "few-shot, zero-cot, few-cot)"),
     ("vgig_rounds", "1,51", "--gi-vgig-rounds must be <= 50, got '51'"),

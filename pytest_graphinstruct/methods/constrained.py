@@ -4,7 +4,7 @@
 constraint (method ``constrained``, label ``<model>-<strategy>-constrained``), so its effect on
 validity, quality and cost shows side by side in one report.  The prompts are the baseline's.
 
-Two forms (``--gi-constrained-format``):
+Two forms (``gi_constrained_format``):
 
 * ``gbnf`` — a GBNF grammar of the code-style graph format (``grammars/graph_code.gbnf``) sent
   as ``"grammar"`` in the request body, as llama.cpp servers (the embedded ``local`` model)

@@ -37,7 +37,7 @@ class Method(Protocol):
         iterative: several calls per sample (:meth:`chain` makes them); may name rounds.
         feedback: the method string may fix a feedback granularity (``vgig-fine``).
         caap: CAAP chooses the prompt per instruction.
-        constrained: its requests carry a decoding constraint (``--gi-constrained-format``).
+        constrained: its requests carry a decoding constraint (``gi_constrained_format``).
     """
 
     @property

@@ -41,11 +41,11 @@ class MethodContext:
     """What a run lends a method besides its spec (``RunConfig``'s method options).
 
     Attributes:
-        chains: samples (chains) of a method's cell (``--gi-chains``).
+        chains: samples (chains) of a method's cell (``gi_chains``).
         rounds: the rounds ``T`` of a spec that names none (``--gi-vgig-rounds``).
         feedback: the feedback granularity of a spec that fixes none (``--gi-feedback``).
         temperature: the run's decoding temperature (``None``: the run sets none).
-        model_tiers: the user's ``(model, tier)`` pairs for CAAP (``--gi-model-tiers``).
+        model_tiers: the user's ``(model, tier)`` pairs for CAAP (``gi_model_tiers``).
         templates: the run's prompt texts (``--gi-prompts`` over the packaged ones), which
             word the feedback and refinement turns.
     """

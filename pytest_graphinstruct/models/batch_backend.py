@@ -46,7 +46,7 @@ class BatchBackend:
 
     Args:
         inner: the endpoint's ordinary backend (its client, key, base URL and request bodies;
-            and its requests for ``--gi-batch-fallback``).
+            and its requests for ``gi_batch_fallback``).
         cache: the answer cache (results no one in this process waits for are written here);
             ``None``: none.
         settings: the run's batch settings.
@@ -107,7 +107,7 @@ class BatchBackend:
 
     def sent_ordinary(self, request: Request) -> bool:
         """Whether ``request``'s answer came from an ordinary request of the wrapped backend
-        (``--gi-batch-fallback``: billed at list price), not from a batch line."""
+        (``gi_batch_fallback``: billed at list price), not from a batch line."""
         return self.runner.sent_ordinary(request.cache_key(self.endpoint))
 
     def _answer(self, body: dict[str, object], request: Request | None, latency_s: float) -> Served:

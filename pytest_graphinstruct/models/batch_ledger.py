@@ -123,14 +123,14 @@ class GoneBatches:
     def summary(self, path: Path | None, *, fallback: bool = False) -> str | None:
         """One line naming the (first) gone batch, the ledger ``path``, what happened to the
         batch's requests (a new batch; ordinary requests with ``fallback``,
-        ``--gi-batch-fallback``) and why it may have happened; ``None`` when none went."""
+        ``gi_batch_fallback``) and why it may have happened; ``None`` when none went."""
         if not self.shown:
             return None
         where = f"the batch ledger {path}" if path is not None else "this run (no cache folder)"
         which = (f"batch {self.shown[0]} of {where} is" if len(self.shown) == 1 else
                  f"{len(self.shown)} batches of {where} (first: {self.shown[0]}) are")
         its = "its" if len(self.shown) == 1 else "their"
-        how = "as ordinary requests (--gi-batch-fallback)" if fallback else "in a new batch"
+        how = "as ordinary requests (gi_batch_fallback)" if fallback else "in a new batch"
         return (f"{which} unknown to the endpoint (HTTP 404: deleted, or made with another "
                 f"account or endpoint): marked gone in the ledger; {its} {self.requests} "
                 f"request(s) are asked again, {how}, as this run needs them")

@@ -91,7 +91,7 @@ class BatchRunner:
         body: the chat completion body of a request (the ordinary request's, exactly).
         answer: a 200 line's body as an answer (the request when known, the latency).
         store: caches an answer nobody here waits for (key, request metadata, answer, snapshot).
-        fallback: an ordinary request's answer (the wrapped backend), for ``--gi-batch-fallback``.
+        fallback: an ordinary request's answer (the wrapped backend), for ``gi_batch_fallback``.
         settings: the run's batch settings.
     """
 
@@ -363,7 +363,7 @@ def _polled(api: BatchApi, ledger: BatchLedger,
 
 def _send_ordinary(fallback: Callable[[Request], Served], fut: Future[Served],
                    request: Request) -> None:
-    """``request`` as an ordinary request (``--gi-batch-fallback``); never raises."""
+    """``request`` as an ordinary request (``gi_batch_fallback``); never raises."""
     try:
         fut.set_result(fallback(request))
     except Exception as exc:  # the wrapped backend never raises; this is a safety net

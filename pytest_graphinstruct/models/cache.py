@@ -40,7 +40,7 @@ Guarantees:
   instructions with the same text, two cells) share one key and one answer;
   :meth:`AnswerCache.record_use` appends one record of the key under the other request's
   metadata, which never replaces the kept answer, so :meth:`AnswerCache.all_entries` (and
-  ``export-cache``) sees every instruction; :meth:`AnswerCache.merge_from` copies such records.
+  ``cache export``) sees every instruction; :meth:`AnswerCache.merge_from` copies such records.
 * **This run or an earlier one.**  :attr:`AnswerCache.mark` is the size of the file when the
   run began (given by the process that began it, else the size at opening), and
   :attr:`AnswerCache.run` names the run (every process of one xdist run gives the same id;
@@ -278,7 +278,7 @@ class AnswerCache:
         are another instruction's or cell's, word for word: one key, one answer), unless a
         record already names that use or nothing is kept: one more record of ``key`` under
         ``request``'s metadata, which never replaces the kept answer
-        (:func:`~.cache_format.use_record`).  So :meth:`all_entries` and ``export-cache`` see
+        (:func:`~.cache_format.use_record`).  So :meth:`all_entries` and ``cache export`` see
         every instruction that used an answer.  ``written``, ``skipped`` or ``failed``."""
         return self._writer.record_use(key, request)
 

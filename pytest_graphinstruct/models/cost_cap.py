@@ -22,7 +22,7 @@ Promises:
   provider's count, timeouts and retries included.  An HTTP error status is not billed.
 * In batch mode (``--gi-batch``, :class:`BatchPricing`) a request sent in a batch is reserved
   and settled at the model's batch price (``batch_discount`` × list price): the worst case at
-  the batch price, the answer at the batch price.  With ``--gi-batch-fallback`` a line a batch
+  the batch price, the answer at the batch price.  With ``gi_batch_fallback`` a line a batch
   failed may be sent again as an ordinary request, at list price: its worst case is reserved at
   list price, and an answer the fallback obtained is settled at list price.
 * A request refused is never sent: its answer is an error starting with
@@ -152,7 +152,7 @@ def _never(request: Request) -> bool:
 @dataclass(frozen=True)
 class BatchPricing:
     """How a batch run's requests are billed (``--gi-batch``): at the batch price, but for
-    those sent as ordinary requests after their batch line failed (``--gi-batch-fallback``).
+    those sent as ordinary requests after their batch line failed (``gi_batch_fallback``).
 
     Attributes:
         fallback: a request may end as an ordinary request (its worst case is at list price).

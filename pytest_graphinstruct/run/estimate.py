@@ -18,7 +18,7 @@ Promises:
 * Cost is ``None`` for a model the price table has no price for (never a guess).
 * Time per model: its requests × the assumed latency of one (:data:`ASSUMED_OVERHEAD_S` +
   output tokens / :data:`ASSUMED_TOKENS_PER_S`) ÷ its concurrency, and at least its requests ÷
-  ``--gi-rate-limit``; the models run side by side, so the run takes the longest of them.
+  ``gi_rate_limit``; the models run side by side, so the run takes the longest of them.
 """
 
 from __future__ import annotations

@@ -279,7 +279,7 @@ class GateVerdict:
             return f"the run is incomplete ({self.incomplete})"
         if self.too_many_errors:
             return (f"infrastructure error rate {self.error_rate:.1%} exceeds "
-                    f"--gi-max-error-rate={self.max_error_rate:g}")
+                    f"gi_max_error_rate={self.max_error_rate:g}")
         if self.scored == 0:
             return "no item has a score"
         return None
@@ -292,7 +292,7 @@ class GateVerdict:
                        "on a partial run")
         if self.too_many_errors:
             out.append(f"FAILED: infrastructure error rate {self.error_rate:.1%} exceeds "
-                       f"--gi-max-error-rate={self.max_error_rate:g}")
+                       f"gi_max_error_rate={self.max_error_rate:g}")
         out += [f"GATE FAILED ({g.gate}): {g.message}" for g in self.gate_failures]
         return out
 

@@ -171,7 +171,7 @@ def snapshot_notes(config: RunConfig, model: str, served: Snapshot, why: str | N
     """The lines a run says about ``model`` before it begins: the version the user expects
     when the endpoint serves another, and what becomes of the answers cached for the model at
     ``endpoint`` (the cache's records of that endpoint name and model): those of another
-    snapshot are asked again (or reused with ``--gi-reuse-stale-cache``, said so); when the
+    snapshot are asked again (or reused with ``gi_reuse_stale_cache``, said so); when the
     endpoint names no snapshot, nothing is known and they are reused as before."""
     out = []
     expected = config.model_version(model)
@@ -195,13 +195,14 @@ def snapshot_notes(config: RunConfig, model: str, served: Snapshot, why: str | N
                      for name, n in sorted(stale.items(), key=lambda kv: str(kv[0])))
     total = sum(stale.values())
     if config.reuse_stale_cache:
-        out.append(f"{model}: reusing stale cached answers on purpose (--gi-reuse-stale-cache): "
+        out.append(f"{model}: reusing stale cached answers on purpose (gi_reuse_stale_cache): "
                    f"the cache holds {total} answer(s) of another snapshot ({olds}) than the "
                    f"one the endpoint serves now ({served.model})")
     else:
         out.append(f"{model}: the cache holds {total} answer(s) of another snapshot ({olds}) "
                    f"than the one the endpoint serves now ({served.model}): this run asks "
-                   "again for those it needs (--gi-reuse-stale-cache reuses them)")
+                   "again for those it needs (the ini setting gi_reuse_stale_cache = true "
+                   "reuses them)")
     return out
 
 

@@ -52,7 +52,7 @@ class RequestBuilder:
 
     def caap(self, instruction: Instruction, model: str) -> CaapDecision:
         """CAAP's decision for ``instruction`` and ``model`` (the packaged table, the run's
-        ``--gi-model-tiers`` and prompt texts)."""
+        ``gi_model_tiers`` and prompt texts)."""
         from pytest_graphinstruct.methods.caap import select
 
         config = self.inputs.config

@@ -600,7 +600,7 @@ class CacheUse(JsonRecord):
     @property
     def stale(self) -> tuple[str, ...]:
         """The snapshots of cached answers other than the one served during the run (reused
-        on purpose, ``--gi-reuse-stale-cache``); empty when either side is not known."""
+        on purpose, ``gi_reuse_stale_cache``); empty when either side is not known."""
         if self.served is None:
             return ()
         return tuple(s for s in self.snapshots if s is not None and s != self.served)

@@ -82,7 +82,7 @@ class BenchmarkSession:
                 cache's size when the run began), when ``inputs`` are another process's
                 (an xdist worker); default: ``inputs.served``, else nothing known.
             share_dir: a folder private to this run that all its processes see (an xdist
-                worker's): without an answer cache (``--gi-no-cache``) the workers share their
+                worker's): without an answer cache (``--gi-cache=none``) the workers share their
                 answers through a cache there, which holds only this run's answers and goes
                 with the run — so no request is made twice and every call made is counted by
                 the item that asked for it.

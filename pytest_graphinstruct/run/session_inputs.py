@@ -119,7 +119,7 @@ class SessionInputs:
         return [inst for inst in instructions if inst.id in recorded]
 
     def samples(self, inst: Instruction, cell: Cell | None = None) -> int:
-        """Samples per item: ``--gi-chains`` in an iterative method's cell; else
+        """Samples per item: ``gi_chains`` in an iterative method's cell; else
         ``--gi-samples``, or with recorded answers and no ``--gi-samples`` as many as the file
         holds for the instruction (at least 1); with ``--gi-samples=auto`` as many as its
         looks asked (:attr:`planned`, 1 before them)."""
@@ -134,7 +134,7 @@ class SessionInputs:
 
 
 def runs_method(cell: Cell) -> bool:
-    """Whether the cell runs a method (its samples are ``--gi-chains``)."""
+    """Whether the cell runs a method (its samples are ``gi_chains``)."""
     kind = method_of(cell.spec)
     return kind.iterative or kind.caap
 

@@ -10,7 +10,7 @@ and ``compare`` / ``runs compare`` use the same comparison (:mod:`.comparison`):
 2. :func:`decide` after the run: compare each cell with its baseline cell (one family of
    tests over every level of every cell), apply the gates, say what was compared.
 3. :func:`settle_baseline`: write the baseline — only from a run that may be trusted
-   (complete, within ``--gi-max-error-rate``, with scored items) and, on an update, that holds
+   (complete, within ``gi_max_error_rate``, with scored items) and, on an update, that holds
    every item of the old baseline (unless ``--gi-replace-baseline``), atomically; an update
    says how the new baseline differs from the old one.
 """
@@ -62,8 +62,8 @@ __all__ = [
 class GateOptions:
     """The options that decide a verdict (``--gi-baseline``, ``--gi-update-baseline``,
     ``--gi-baseline-cell``, ``--gi-max-regression``, ``--gi-fail-under``,
-    ``--gi-max-error-rate``, ``--gi-strict``, ``--gi-min-pass-all``,
-    ``--gi-replace-baseline``, ``--gi-gate-test``)."""
+    ``gi_max_error_rate``, ``--gi-violations=fail``, ``--gi-min-pass-all``,
+    ``--gi-replace-baseline``, ``gi_gate_test``)."""
 
     baseline: Path | None = None
     update_baseline: bool = False
@@ -336,7 +336,7 @@ def decide(report: RunReport, plan: BaselinePlan, options: GateOptions) -> Decis
                     fail_under=options.fail_under, strict=options.strict,
                     min_pass_all=options.min_pass_all, extra=extra)
     if not options.strict:
-        notes += new_failure_notes(comparisons, hint=" (--gi-strict fails on them)")
+        notes += new_failure_notes(comparisons, hint=" (--gi-violations=fail fails on them)")
     decision = _narrowed_update(report, Decision(verdict, plan, comparisons, update_change,
                                                  tuple(notes), cells_not_run=cells_not_run),
                                 options)

@@ -32,7 +32,7 @@ mean drop larger than ``--gi-max-regression``), never the interval's.
 
 **What it does not claim**: that the model would be worse on *other* instructions of the same
 templates.  That is the template-clustered test's question
-(:func:`~pytest_graphinstruct.score.bootstrap.paired_bootstrap`, ``--gi-gate-test=templates``).
+(:func:`~pytest_graphinstruct.score.bootstrap.paired_bootstrap`, ``gi_gate_test=templates``).
 
 ``B`` grows with the family so that Holm's smallest threshold can be reached:
 :func:`draws_for` (at least :data:`MIN_DRAWS`).

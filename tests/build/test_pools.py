@@ -105,11 +105,11 @@ def test_scale_must_be_positive(tmp_path: Path) -> None:
 
 
 def test_cli_build_pools(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    assert main(["build-pools", "--seed", "7", "--scale", str(SCALE), "--out",
+    assert main(["build", "pools", "--seed", "7", "--scale", str(SCALE), "--out",
                  str(tmp_path)]) == 0
     assert "l3: 60 graphs" in capsys.readouterr().out
     assert ReferencePools.load(tmp_path).for_level(3) is not None
-    assert main(["build-pools", "--scale", "0", "--out", str(tmp_path / "x")]) == 2
+    assert main(["build", "pools", "--scale", "0", "--out", str(tmp_path / "x")]) == 2
 
 
 # -- the committed pools -----------------------------------------------------------------------

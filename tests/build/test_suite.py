@@ -56,11 +56,11 @@ def test_level_json_is_stable_text() -> None:
 
 
 def test_cli_builds_and_reports(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    assert main(["build-suite", "--out", str(tmp_path), "--levels", "0", "--no-pools"]) == 0
+    assert main(["build", "suite", "--out", str(tmp_path), "--levels", "0", "--no-pools"]) == 0
     out = capsys.readouterr().out
     assert "level 0: 100 instructions" in out
     assert "built 100 instructions with 200 references" in out
     text = (tmp_path / "instructions" / "level_0.json").read_text("utf-8")
     assert text == (ROOT / "instructions" / "level_0.json").read_text("utf-8")
-    assert main(["build-suite", "--out", str(tmp_path), "--levels", "x"]) == 2
+    assert main(["build", "suite", "--out", str(tmp_path), "--levels", "x"]) == 2
     assert "--levels" in capsys.readouterr().err

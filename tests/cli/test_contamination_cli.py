@@ -29,7 +29,7 @@ pytestmark = pytest.mark.slow
 
 ROOT = Path(__file__).resolve().parents[2]
 RUN = ["-p", "no:cacheprovider", "-q", "--gi-model=oracle", "--gi-levels=0,1",
-       "--gi-per-level=16", "--gi-no-cache"]
+       "--gi-per-level=16", "--gi-cache=none"]
 
 
 def _pytest(*args: str) -> None:
@@ -44,7 +44,7 @@ def workflow(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     tmp = tmp_path_factory.mktemp("contamination")
     fresh = tmp / "fresh"
     with contextlib.redirect_stdout(io.StringIO()):
-        assert main(["build-suite", "--seed", "12345", "--out", str(fresh), "--levels", "0,1",
+        assert main(["build", "suite", "--seed", "12345", "--out", str(fresh), "--levels", "0,1",
                      "--no-pools"]) == 0
     seed0, fresh_report = tmp / "seed0.json", tmp / "fresh.json"
     _pytest("instructions", *RUN, f"--gi-report={seed0}")
@@ -54,7 +54,7 @@ def workflow(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
 
 
 def run(capsys: pytest.CaptureFixture[str], *argv: str | Path) -> tuple[int, str, str]:
-    status = main(["contamination", *map(str, argv)])
+    status = main(["analyze", "contamination", *map(str, argv)])
     captured = capsys.readouterr()
     return status, captured.out, captured.err
 

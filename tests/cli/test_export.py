@@ -26,7 +26,7 @@ def put(cache: AnswerCache, text: str, *, prompt: str = "tree please", cell: str
 
 def export(capsys: pytest.CaptureFixture[str], cache: Path, out: Path,
            *extra: str) -> tuple[int, str, str]:
-    status = main(["export-cache", "--cache", str(cache), "--out", str(out), *extra])
+    status = main(["cache", "export", "--cache", str(cache), "--out", str(out), *extra])
     captured = capsys.readouterr()
     return status, captured.out, captured.err
 

@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -151,7 +152,7 @@ def test_export_cache_round_trips_to_score(tmp_path: Path,
               Answer(text=TREE, usage=Usage(7, 9), calls=2, finish_reason="stop"),
               endpoint="http://x")
     out = tmp_path / "raw.jsonl"
-    assert main(["export-cache", "--cache", str(tmp_path / "cache"), "--out", str(out)]) == 0
+    assert main(["cache", "export", "--cache", str(tmp_path / "cache"), "--out", str(out)]) == 0
     (line,) = out.read_text(encoding="utf-8").splitlines()
     rec = json.loads(line)
     assert rec["instruction_id"] == "L1-001" and rec["level"] == 1
@@ -160,7 +161,7 @@ def test_export_cache_round_trips_to_score(tmp_path: Path,
     report = tmp_path / "r.json"
     assert main(["score", "--suite", str(suite(tmp_path)), "--responses", str(out),
                  "--report", str(report)]) == 0
-    assert main(["export-cache", "--cache", str(tmp_path / "none"), "--out", str(out)]) == 2
+    assert main(["cache", "export", "--cache", str(tmp_path / "none"), "--out", str(out)]) == 2
     assert "no answer cache" in capsys.readouterr().err
 
 
@@ -194,3 +195,57 @@ def test_pareto_and_compare_commands(tmp_path: Path,
     assert "L2: -0.3000 [-0.3000, -0.3000]  n=40" in out
     assert main(["pareto", str(a), str(a)]) == 2
     assert "is also in" in capsys.readouterr().err
+
+
+MOST_COMMANDS = 10
+"""Issue 33: the commands ``--help`` lists fit in a head."""
+
+
+def test_help_lists_at_most_ten_commands_and_no_retired_name(
+        capsys: pytest.CaptureFixture[str]) -> None:
+    from pytest_graphinstruct.__main__ import _RETIRED
+
+    with pytest.raises(SystemExit):
+        main(["--help"])
+    out = capsys.readouterr().out
+    listed = re.findall(r"^    ([a-z-]+) ", out, flags=re.M)
+    assert listed == ["score", "show", "html", "merge", "gate", "plan", "build", "cache",
+                      "analyze", "runs"]
+    assert len(listed) <= MOST_COMMANDS
+    assert not set(listed) & set(_RETIRED)
+    assert out.startswith("usage: python -m pytest_graphinstruct [-h] COMMAND ...")
+
+
+def test_a_retired_command_works_with_one_note_and_its_replacement_says_the_same(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    ids = [f"L2-{n:03d}" for n in range(40)]
+    a = _cell_report("m", "zero-shot", dict.fromkeys(ids, 0.9), 500.0, tmp_path / "a.json")
+    b = _cell_report("m", "few-shot", dict.fromkeys(ids, 0.6), 900.0, tmp_path / "b.json")
+    assert main(["compare", str(a), str(b)]) == 0
+    old = capsys.readouterr()
+    assert old.err == ("warning: 'compare' is deprecated and goes in the next release: use runs "
+                       "compare (it takes report files; 'gate' for an exit status)\n")
+    assert main(["runs", "compare", str(a), str(b)]) == 0
+    new = capsys.readouterr()
+    assert new.err == ""
+    assert "cell m-zero-shot (A) vs m-few-shot (B)" in new.out  # one cell each: paired
+    for line in ("L2: -0.3000 [-0.3000, -0.3000]  n=40", "verdict: regression"):
+        assert line in old.out and line in new.out
+    assert main(["leaderboard", str(a), str(b), "--format", "csv"]) == 0
+    old = capsys.readouterr()
+    assert main(["analyze", "leaderboard", str(a), str(b), "--format", "csv"]) == 0
+    new = capsys.readouterr()
+    assert old.out == new.out and new.err == ""
+    assert old.err.startswith("warning: 'leaderboard' is deprecated")
+
+
+def test_runs_compare_pairs_named_cells_and_refuses_a_missing_one(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    ids = [f"L2-{n:03d}" for n in range(40)]
+    a = _cell_report("m", "zero-shot", dict.fromkeys(ids, 0.9), 500.0, tmp_path / "a.json")
+    b = _cell_report("n", "zero-shot", dict.fromkeys(ids, 0.9), 500.0, tmp_path / "b.json")
+    assert main(["runs", "compare", str(a), str(b), "--a-cell", "m-zero-shot",
+                 "--b-cell", "n-zero-shot", "--test", "templates"]) == 0
+    assert "verdict: no significant change" in capsys.readouterr().out
+    assert main(["runs", "compare", str(a), str(b), "--cell", "x-zero-shot"]) == 2
+    assert "has no cell 'x-zero-shot' (its cells: m-zero-shot)" in capsys.readouterr().err

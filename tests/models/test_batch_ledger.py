@@ -88,7 +88,8 @@ def test_gone_batches_are_said_in_one_line_naming_the_ledger_and_the_first() -> 
                          "needs them")
     fallback = gone.summary(None, fallback=True)
     assert fallback is not None and fallback.endswith(
-        "are asked again, as ordinary requests (--gi-batch-fallback), as this run needs them")
+        "are asked again, as ordinary requests (gi_batch_fallback), "
+        "as this run needs them")
 
 
 def test_batch_ids_are_escaped_and_bounded_and_many_batches_counted() -> None:

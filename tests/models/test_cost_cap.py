@@ -1,6 +1,6 @@
 """The cost cap: reservation arithmetic, worst case and actual cost of a request, and the
 scheduler refusing what could exceed it; in batch mode at the batch price (list price for what
-``--gi-batch-fallback`` sends as ordinary requests)."""
+``--override-ini=gi_batch_fallback=true`` sends as ordinary requests)."""
 
 from __future__ import annotations
 

@@ -41,7 +41,7 @@ def test_local_needs_the_running_servers_address(fake_openai, api_key) -> None:
     assert backend.endpoint == "local:model.gguf@x" and backend.timeout_s == 7
     assert backend.serial_gate is not None  # one request at a time, across processes
     assert backend.complete(req()).ok and fake_openai.request_count == 1
-    # without --gi-timeout a healthy serial server is never cut off mid-answer
+    # without gi_timeout a healthy serial server is never cut off mid-answer
     assert make_backend("local", local=info).timeout_s == LOCAL_TIMEOUT_S >= 600
     assert make_backend("gpt-x", base_url=fake_openai.base_url, api_key_env=api_key
                         ).timeout_s == DEFAULT_TIMEOUT_S

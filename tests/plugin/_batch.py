@@ -6,7 +6,7 @@ from pathlib import Path
 
 from pytest_graphinstruct.models.testserver import FakeOpenAIServer
 
-BATCH = ("--gi-batch", "--gi-batch-poll=0.05", "--gi-batch-quiet=0.2")
+BATCH = ("--gi-batch", "--override-ini=gi_batch_poll=0.05", "--override-ini=gi_batch_quiet=0.2")
 ITEMS = 4  # the tiny suite's
 
 
@@ -15,5 +15,5 @@ def run_args(suite_dir: Path, server: FakeOpenAIServer, cache: Path, *extra: str
     cache at ``cache``; ``extra`` last (``*BATCH`` for a batch run)."""
     return [f"--gi-suite={suite_dir}", "--gi-model=fake-model",
             f"--gi-base-url={server.base_url}", "--gi-api-key-env=GI_TEST_KEY",
-            "--gi-pools=none", f"--gi-cache={cache}", "--gi-max-retries=0",
+            "--gi-pools=none", f"--gi-cache={cache}", "--override-ini=gi_max_retries=0",
             "-p", "no:cacheprovider", "-p", "no:randomly", *extra]

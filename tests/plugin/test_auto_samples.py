@@ -122,7 +122,7 @@ def test_an_open_verdict_asks_again_only_where_it_is_open(
     report = pytester.path / "run.json"
     with FakeOpenAIServer(model="m", responder=flaky(answers, ids[:4])) as server:
         got = auto(pytester, server, f"--gi-baseline={base}", "--gi-samples=auto",
-                   f"--gi-report={report}", "--gi-benchmark")
+                   f"--gi-report={report}", "--gi-violations=report")
         asked = len(server.requests)
     out = got.stdout.str()
     assert got.ret == pytest.ExitCode.OK, out[-3000:]

@@ -1,4 +1,4 @@
-"""``--gi-autosave`` and ``--gi-store``: every run's report kept as a numbered file."""
+"""``--gi-autosave`` and ``gi_store``: every run's report kept as a numbered file."""
 
 from __future__ import annotations
 
@@ -62,7 +62,7 @@ def test_autosave_without_report_writes_into_the_store(pytester: pytest.Pytester
 
 def test_autosave_keeps_the_report_s_bytes(pytester: pytest.Pytester, suite_dir: Path) -> None:
     report = pytester.path / "r.json"
-    result = pytester.runpytest(*_args(suite_dir, "--gi-autosave", "--gi-store=kept",
+    result = pytester.runpytest(*_args(suite_dir, "--gi-autosave", "--override-ini=gi_store=kept",
                                        f"--gi-report={report}", "--gi-levels=1"))
     result.stdout.fnmatch_lines([f"report written to {report}",
                                  f"saved as run 0001 in {pytester.path / 'kept'}"])
@@ -94,7 +94,8 @@ def test_a_partial_run_is_saved_and_says_so(pytester: pytest.Pytester, suite_dir
 def test_an_unwritable_store_is_a_usage_error_before_the_run(pytester: pytest.Pytester,
                                                                suite_dir: Path) -> None:
     (pytester.path / "blocked").write_text("a file, not a folder", encoding="utf-8")
-    result = pytester.runpytest(*_args(suite_dir, "--gi-autosave", "--gi-store=blocked"))
+    result = pytester.runpytest(*_args(suite_dir, "--gi-autosave",
+                                       "--override-ini=gi_store=blocked"))
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     result.stderr.fnmatch_lines(["*--gi-autosave: the run store * is not a folder*"])
     assert "PASSED" not in result.stdout.str()
@@ -102,7 +103,7 @@ def test_an_unwritable_store_is_a_usage_error_before_the_run(pytester: pytest.Py
 
 def test_store_option_without_autosave_saves_nothing(pytester: pytest.Pytester,
                                                      suite_dir: Path) -> None:
-    result = pytester.runpytest(*_args(suite_dir, "--gi-store=runs", "--gi-levels=0"))
+    result = pytester.runpytest(*_args(suite_dir, "--override-ini=gi_store=runs", "--gi-levels=0"))
     result.assert_outcomes(passed=1)
     assert "saved as run" not in result.stdout.str()
     assert not (pytester.path / "runs").exists()

@@ -45,9 +45,10 @@ def run(pytester: pytest.Pytester, server: FakeOpenAIServer, cache: Path, report
     return pytester.runpytest(
         f"--gi-suite={ROOT / 'instructions'}", "--gi-model=fake-model",
         f"--gi-base-url={server.base_url}", "--gi-api-key-env=GI_TEST_KEY",
-        "--gi-levels=1", f"--gi-per-level={ITEMS}", "--gi-method=vgig", "--gi-chains=1",
-        "--gi-samples=1", f"--gi-cache={cache}", f"--gi-report={report}",
-        "--gi-max-retries=0", "-p", "no:cacheprovider", "-p", "no:randomly", *extra)
+        "--gi-levels=1", f"--gi-per-level={ITEMS}", "--gi-method=vgig",
+        "--override-ini=gi_chains=1", "--gi-samples=1", f"--gi-cache={cache}",
+        f"--gi-report={report}",
+        "--override-ini=gi_max_retries=0", "-p", "no:cacheprovider", "-p", "no:randomly", *extra)
 
 
 def test_vgig_sends_one_batch_per_round_and_reports_as_without_batch_mode(
@@ -58,7 +59,7 @@ def test_vgig_sends_one_batch_per_round_and_reports_as_without_batch_mode(
     with FakeOpenAIServer(latency_s=0.0, responder=learner) as server:
         api = FakeBatchAPI(server)
         result = run(pytester, server, pytester.path / "c1", batch_report, "--gi-batch",
-                     "--gi-batch-poll=0.05", "--gi-batch-quiet=0.5")
+                     "--override-ini=gi_batch_poll=0.05", "--override-ini=gi_batch_quiet=0.5")
         assert result.ret == pytest.ExitCode.OK, result.stdout.str()[-3000:]
         assert server.request_count == 0  # every answer through batches
         rounds = [b.lines for b in api.batches.values()]

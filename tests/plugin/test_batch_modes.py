@@ -1,8 +1,8 @@
 """``--gi-batch`` runs beside the resumed one of test_batch_run.py, against the fake Batch API
 (never a real provider): refused with ``-n`` and with a damaged ledger (nothing submitted),
-``--gi-batch-fallback`` (faulted lines become ordinary requests, once each), a batch the
-endpoint failed or cancelled as a whole (its requests go in a later batch, never lost), and
-the live progress line of a batch run showing its batch's state."""
+``--override-ini=gi_batch_fallback=true`` (faulted lines become ordinary requests, once
+each), a batch the endpoint failed or cancelled as a whole (its requests go in a later
+batch, never lost), and the live progress line of a batch run showing its batch's state."""
 
 from __future__ import annotations
 
@@ -84,8 +84,8 @@ def test_fallback_sends_the_faulted_lines_as_ordinary_requests_once(
     report = pytester.path / "r.json"
     prices = write_prices(pytester.path / "prices.json", batch_discount=0.5)
     result = pytester.runpytest(*args(suite_dir, server, pytester.path / "c",
-                                      "--gi-batch-fallback", f"--gi-report={report}",
-                                      f"--gi-prices={prices}"))
+                                      "--override-ini=gi_batch_fallback=true",
+                                      f"--gi-report={report}", f"--gi-prices={prices}"))
     assert result.ret == pytest.ExitCode.TESTS_FAILED, result.stdout.str()  # echo: all fail
     (batch,) = api.batches.values()
     assert (batch.completed, batch.failed, len(batch.lines)) == (ITEMS - 2, 2, ITEMS)
@@ -163,7 +163,7 @@ def test_the_live_line_of_a_batch_run_shows_its_batch_state(
     api = FakeBatchAPI(server, hold=True)
     needle = f"batch 1/1 in_progress 0/{ITEMS}".encode()
     proc = subprocess.Popen(
-        [sys.executable, "-m", "pytest", "--gi-progress=on",
+        [sys.executable, "-m", "pytest", "--override-ini=gi_progress=on",
          *args(suite_dir, server, pytester.path / "c")],
         cwd=pytester.path, env={**os.environ, "COLUMNS": "250"}, stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT)

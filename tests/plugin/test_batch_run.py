@@ -59,10 +59,11 @@ def run_args(suite: Path, server: FakeOpenAIServer, cache: Path, report: Path,
              *extra: str) -> list[str]:
     return [f"--gi-suite={suite}", "--gi-model=fake-model", f"--gi-base-url={server.base_url}",
             "--gi-api-key-env=GI_TEST_KEY", f"--gi-cache={cache}", f"--gi-report={report}",
-            "--gi-max-retries=0", "-p", "no:cacheprovider", "-p", "no:randomly", *extra]
+            "--override-ini=gi_max_retries=0", "-p", "no:cacheprovider", "-p", "no:randomly",
+            *extra]
 
 
-BATCH = ("--gi-batch", "--gi-batch-poll=0.05", "--gi-batch-quiet=0.3")
+BATCH = ("--gi-batch", "--override-ini=gi_batch_poll=0.05", "--override-ini=gi_batch_quiet=0.3")
 
 
 def comparable(report: Path) -> Any:

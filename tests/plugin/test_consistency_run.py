@@ -53,8 +53,9 @@ def test_three_samples_some_wrong_pin_the_figures_in_every_output(
         result = pytester.runpytest(
             f"--gi-suite={suite_dir}", "--gi-model=fake-model", "--gi-levels=0,1",
             "--gi-samples=3", f"--gi-base-url={server.base_url}", "--gi-api-key-env=GI_TEST_KEY",
-            "--gi-no-cache", "--gi-benchmark", "--gi-min-pass-all=0.3", f"--gi-report={report}",
-            f"--gi-markdown={summary}", f"--gi-html={page}", "-p", "no:cacheprovider")
+            "--gi-cache=none", "--gi-violations=report", "--gi-min-pass-all=0.3",
+            f"--gi-report={report}", f"--gi-markdown={summary}", f"--gi-html={page}",
+            "-p", "no:cacheprovider")
     out = result.stdout.str()
     assert result.ret == 1, out  # the pass^k gate: L1 is 0.0 < 0.3, L0 1.0
     data = json.loads(report.read_text(encoding="utf-8"))

@@ -34,8 +34,8 @@ def prices(pytester: pytest.Pytester) -> Path:
 
 def args(suite_dir: Path, server: FakeOpenAIServer, cache: Path, *extra: str) -> list[str]:
     return [f"--gi-suite={suite_dir}", "--gi-model=fake-model", f"--gi-base-url={server.base_url}",
-            "--gi-api-key-env=GI_TEST_KEY", f"--gi-cache={cache}", "--gi-backoff=0.01",
-            "--gi-max-retries=0", "-p", "no:cacheprovider", *extra]
+            "--gi-api-key-env=GI_TEST_KEY", f"--gi-cache={cache}", "--override-ini=gi_backoff=0.01",
+            "--override-ini=gi_max_retries=0", "-p", "no:cacheprovider", *extra]
 
 
 def totals(output: str) -> tuple[int, int]:
@@ -101,7 +101,8 @@ def test_timed_out_calls_keep_their_worst_case_so_the_servers_bill_stays_within_
     _, input_tokens = totals(pytester.runpytest(*run, "--gi-dry-run").stdout.str())
     cap = input_tokens / 2
     server.hold()
-    ran = pytester.runpytest_subprocess(*run, "--gi-timeout=0.5", "--gi-max-retries=2",
+    ran = pytester.runpytest_subprocess(*run, "--override-ini=gi_timeout=0.5",
+                                        "--override-ini=gi_max_retries=2",
                                         f"--gi-max-cost={cap}", *workers)
     sent = server.request_count
     server.release()

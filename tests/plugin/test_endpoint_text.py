@@ -33,9 +33,9 @@ def test_an_endpoint_error_with_escape_bytes_is_escaped_everywhere(
         server.fault_for = fault
         result = pytester.runpytest(
             f"--gi-suite={suite_dir}", "--gi-model=fake-model", "--gi-levels=1",
-            f"--gi-base-url={server.base_url}", "--gi-api-key-env=GI_TEST_KEY", "--gi-no-cache",
-            "--gi-max-retries=0", f"--gi-markdown={summary}", f"--gi-report={report}", "-rA",
-            "-p", "no:cacheprovider")
+            f"--gi-base-url={server.base_url}", "--gi-api-key-env=GI_TEST_KEY", "--gi-cache=none",
+            "--override-ini=gi_max_retries=0", f"--gi-markdown={summary}", f"--gi-report={report}",
+            "-rA", "-p", "no:cacheprovider")
         assert server.request_count >= 1  # the fault was served
     output = result.stdout.str() + result.stderr.str()
     assert "pwned" in output  # the endpoint's text is shown, escaped

@@ -30,7 +30,7 @@ def _twin_suite(root: Path) -> Path:
 
 
 def _exported(cache: Path, out: Path, capsys: pytest.CaptureFixture[str]) -> dict[str, int]:
-    assert main(["export-cache", "--cache", str(cache), "--out", str(out)]) == 0
+    assert main(["cache", "export", "--cache", str(cache), "--out", str(out)]) == 0
     capsys.readouterr()
     return {r["instruction_id"]: len(r["samples"])
             for r in map(json.loads, out.read_text(encoding="utf-8").splitlines())}

@@ -115,7 +115,7 @@ def _start(cwd: Path, suite_dir: Path, server: FakeOpenAIServer, report: Path,
     env = {**os.environ, "GI_TEST_KEY": "sk-test"}
     return subprocess.Popen(
         [sys.executable, "-m", "pytest", f"--gi-suite={suite_dir}", "--gi-model=fake-model",
-         f"--gi-base-url={server.base_url}", "--gi-api-key-env=GI_TEST_KEY", "--gi-no-cache",
+         f"--gi-base-url={server.base_url}", "--gi-api-key-env=GI_TEST_KEY", "--gi-cache=none",
          "--gi-concurrency=4", "--gi-samples=40", f"--gi-report={report}",
          "-p", "no:cacheprovider", *extra],
         cwd=cwd, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
@@ -289,9 +289,10 @@ def test_an_endpoint_that_always_fails_costs_little_and_says_it_in_one_line_per_
     with FakeOpenAIServer(latency_s=0.0, fault_for=lambda body: Fault.server_error()) as server:
         result = pytester.runpytest(f"--gi-suite={suite_dir}", "--gi-model=fake-model",
                                     f"--gi-base-url={server.base_url}",
-                                    "--gi-api-key-env=GI_TEST_KEY", "--gi-no-cache",
-                                    "--gi-samples=5", "--gi-backoff=0.01", "--gi-concurrency=1",
-                                    f"--gi-report={report}", "-rs", "-p", "no:cacheprovider")
+                                    "--gi-api-key-env=GI_TEST_KEY", "--gi-cache=none",
+                                    "--gi-samples=5", "--override-ini=gi_backoff=0.01",
+                                    "--gi-concurrency=1", f"--gi-report={report}", "-rs",
+                                    "-p", "no:cacheprovider")
         requests = server.request_count
     # 8 consecutive failed calls open the circuit (heard per attempt) during the first item:
     # it is an error; the other three were never sent — errors in the report, one grouped

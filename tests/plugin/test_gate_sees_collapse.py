@@ -1,8 +1,8 @@
 """The gate sees what changed (issue 32 §1), end to end through pytest against a local server:
 a level whose every answer goes wrong fails the run, so does one half wrong, and the same
 answers again pass with no change at all.  Beside each, the template-clustered test
-(``--gi-gate-test=templates``, the default before) on the same runs, which by design answers
-another question and does not see the uniform collapse: its blind spot, pinned.
+(``--override-ini=gi_gate_test=templates``, the default before) on the same runs, which by
+design answers another question and does not see the uniform collapse: its blind spot, pinned.
 
 The model is a fake OpenAI-compatible server answering each instruction of L2 (our suite, the
 first 60) with the oracle's answer, or, for the instructions chosen to go wrong, with a
@@ -74,7 +74,7 @@ def run(pytester: pytest.Pytester, server: FakeOpenAIServer, *extra: str,
         suite: Path = SUITE, level: int = 2, count: int = PER_LEVEL) -> Any:
     return pytester.runpytest(
         f"--gi-suite={suite}", "--gi-model=m", f"--gi-base-url={server.base_url}",
-        "--gi-api-key-env=GI_TEST_KEY", "--gi-no-cache", f"--gi-levels={level}",
+        "--gi-api-key-env=GI_TEST_KEY", "--gi-cache=none", f"--gi-levels={level}",
         f"--gi-per-level={count}", "-p", "no:cacheprovider", "-p", "no:randomly", *extra)
 
 
@@ -104,7 +104,8 @@ def test_a_collapsed_level_fails_the_gate(pytester: pytest.Pytester,
     report = pytester.path / "run.json"
     with FakeOpenAIServer(model="m", responder=responder(answers, wrong)) as server:
         gated = run(pytester, server, f"--gi-baseline={base}", f"--gi-report={report}")
-        blind = run(pytester, server, f"--gi-baseline={base}", "--gi-gate-test=templates")
+        blind = run(pytester, server, f"--gi-baseline={base}",
+                    "--override-ini=gi_gate_test=templates")
     out = gated.stdout.str()
     assert gated.ret == pytest.ExitCode.TESTS_FAILED, out[-3000:]
     assert "GATE FAILED (regression): m-zero-shot: L2 quality dropped by" in out
@@ -187,7 +188,8 @@ def test_half_of_the_official_l3_wrong_fails_where_the_template_test_is_blind(
     with FakeOpenAIServer(model="m", responder=responder(answers, set(ids[::2]))) as server:
         kw = {"suite": official_suite_dir, "level": 3, "count": 150}
         gated = run(pytester, server, f"--gi-baseline={base}", **kw)
-        blind = run(pytester, server, f"--gi-baseline={base}", "--gi-gate-test=templates", **kw)
+        blind = run(pytester, server, f"--gi-baseline={base}",
+                    "--override-ini=gi_gate_test=templates", **kw)
     out = gated.stdout.str()
     assert gated.ret == pytest.ExitCode.TESTS_FAILED, out[-3000:]
     assert "GATE FAILED (regression): m-zero-shot: L3 quality dropped by" in out

@@ -21,7 +21,8 @@ from ._suite import EMPTY3
 pytest_plugins = ["pytester"]
 
 RUN_LIMIT_S = 600  # a safety net that stops a hung run (each run here ends in 10-135 s)
-HOUR_TIMEOUT = "--gi-timeout=3600"  # a peer's wait for an answer that will not come: 6 h
+# a peer's wait for an answer that will not come: 6 h
+HOUR_TIMEOUT = "--override-ini=gi_timeout=3600"
 
 
 def _run(pytester: pytest.Pytester, suite_dir: Path, server: FakeOpenAIServer,
@@ -44,7 +45,7 @@ def test_an_endpoint_that_answers_500_to_everything_leaves_no_worker_waiting_und
     # old wait for a peer (timeout x 6 + 30 s per item the peer owned) outlast RUN_LIMIT_S: the
     # -n 2 run ending at all (measured 35 s on a loaded 2-core machine, as against a healthy
     # endpoint) shows that no worker waited for its peer's answers
-    args = ("--gi-samples=10", "--gi-backoff=0.01", HOUR_TIMEOUT, "--gi-concurrency=2",
+    args = ("--gi-samples=10", "--override-ini=gi_backoff=0.01", HOUR_TIMEOUT, "--gi-concurrency=2",
             f"--gi-cache={pytester.path / 'cache'}")
     with FakeOpenAIServer(latency_s=0.0, fault_for=lambda body: Fault.server_error()) as server:
         single = _run(pytester, suite_dir, server, *args)
@@ -121,7 +122,7 @@ def test_a_dripping_endpoint_at_default_settings_ends_after_the_first_eight_call
     with FakeOpenAIServer(latency_s=0.0, fault_for=lambda body: Fault.drip(1.0)) as server:
         with Sampler(server.port) as connections:
             started = time.monotonic()
-            result = _run(pytester, suite, server, "--gi-per-level=10", "--gi-no-cache")
+            result = _run(pytester, suite, server, "--gi-per-level=10", "--gi-cache=none")
             print(f"a dripping endpoint at defaults: {time.monotonic() - started:.0f} s "
                   "(the issue's bound: 300 s)")
         requests = server.request_count

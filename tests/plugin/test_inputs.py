@@ -92,7 +92,7 @@ def test_an_empty_folder_runs_the_suite_the_package_ships(pytester: pytest.Pytes
 def test_a_named_suite_that_is_not_there_says_how_to_get_one(pytester: pytest.Pytester) -> None:
     result = pytester.runpytest("--gi-model=oracle", "--gi-suite=nowhere", "-p",
                                 "no:cacheprovider")
-    _one_line_usage_error(result, "no GraphInstruct suite", "build-suite", "--gi-suite")
+    _one_line_usage_error(result, "no GraphInstruct suite", "build suite", "--gi-suite")
 
 
 @pytest.mark.slow

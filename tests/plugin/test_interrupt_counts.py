@@ -92,7 +92,7 @@ def _start(cwd: Path, suite_dir: Path, base_url: str, report: Path, *extra: str,
     return subprocess.Popen(
         [sys.executable, "-m", "pytest", f"--gi-suite={suite_dir}", "--gi-model=fake-model",
          f"--gi-base-url={base_url}", "--gi-api-key-env=GI_TEST_KEY",
-         "--gi-no-cache" if cache is None else f"--gi-cache={cache}",
+         "--gi-cache=none" if cache is None else f"--gi-cache={cache}",
          "--gi-concurrency=2", "--gi-samples=6", f"--gi-report={report}",
          "-p", "no:cacheprovider", *extra],
         cwd=cwd, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,

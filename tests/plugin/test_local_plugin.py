@@ -144,7 +144,7 @@ def test_json_schema_constraint_for_other_endpoints(pytester: pytest.Pytester, s
     with FakeOpenAIServer(responder=respond) as server:
         result = pytester.runpytest(
             f"--gi-suite={suite_dir}", "--gi-model=fake-model", "--gi-constrained",
-            f"--gi-base-url={server.base_url}", "--gi-api-key-env=GI_TEST_KEY", "--gi-no-cache",
+            f"--gi-base-url={server.base_url}", "--gi-api-key-env=GI_TEST_KEY", "--gi-cache=none",
             "-k", "L1-002", "-v", "-p", "no:cacheprovider")
         bodies = [r.body for r in server.requests]
     result.assert_outcomes(passed=2)

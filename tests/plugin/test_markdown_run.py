@@ -1,7 +1,7 @@
 """The Markdown summary of a pytest run agrees with the run's exit status (--gi-markdown).
 
-Without --gi-benchmark a model violation fails its test, so pytest exits 1: the summary must say
-failed, and why, not "passed" because no gate failed."""
+Without --gi-violations=report a model violation fails its test, so pytest exits 1: the
+summary must say failed, and why, not "passed" because no gate failed."""
 
 from __future__ import annotations
 
@@ -19,7 +19,7 @@ pytest_plugins = ["pytester"]
 
 @pytest.mark.parametrize(("benchmark", "rc", "heading"), [
     ((), 1, "## GraphInstruct: ❌ failed"),
-    (("--gi-benchmark",), 0, "## GraphInstruct: ✅ passed")])
+    (("--gi-violations=report",), 0, "## GraphInstruct: ✅ passed")])
 def test_the_markdown_heading_agrees_with_the_exit_status(
         pytester: pytest.Pytester, suite_dir: Path, monkeypatch: pytest.MonkeyPatch,
         benchmark: tuple[str, ...], rc: int, heading: str) -> None:
@@ -33,11 +33,11 @@ def test_the_markdown_heading_agrees_with_the_exit_status(
     with FakeOpenAIServer(latency_s=0.0, responder=answer) as server:
         result = pytester.runpytest(
             f"--gi-suite={suite_dir}", "--gi-model=fake-model", "--gi-levels=1",
-            f"--gi-base-url={server.base_url}", "--gi-api-key-env=GI_TEST_KEY", "--gi-no-cache",
+            f"--gi-base-url={server.base_url}", "--gi-api-key-env=GI_TEST_KEY", "--gi-cache=none",
             f"--gi-markdown={summary}", "-p", "no:cacheprovider", *benchmark)
     assert result.ret == rc, result.stdout.str()
     text = summary.read_text(encoding="utf-8")
     assert text.startswith(heading + "\n"), text
     if rc:
         assert "1 test(s) failed, so pytest exits 1: 1 item(s) violated their instructions" \
-            in text and "without --gi-benchmark" in text
+            in text and "without --gi-violations=report" in text

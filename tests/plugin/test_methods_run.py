@@ -40,8 +40,8 @@ def _fake_run(pytester: pytest.Pytester, server: FakeOpenAIServer,
     levels, methods, cache and report options of the test)."""
     return pytester.runpytest(
         f"--gi-suite={ROOT / 'instructions'}", "--gi-model=fake-model",
-        f"--gi-base-url={server.base_url}", "--gi-api-key-env=GI_TEST_KEY", "--gi-benchmark",
-        "-p", "no:cacheprovider", *args)
+        f"--gi-base-url={server.base_url}", "--gi-api-key-env=GI_TEST_KEY",
+        "--gi-violations=report", "-p", "no:cacheprovider", *args)
 
 
 def _calls(cells: dict[str, Any]) -> dict[str, int]:
@@ -57,7 +57,7 @@ def test_vgig_fixes_what_zero_shot_gets_wrong_and_is_charged_every_call(
     report = pytester.path / "r.json"
     with FakeOpenAIServer(latency_s=0.0, responder=_learner()) as server:
         result = _fake_run(pytester, server, "--gi-levels=1", "--gi-per-level=6",
-                           "--gi-no-cache", "--gi-method=none,vgig", "--gi-chains=2",
+                           "--gi-cache=none", "--gi-method=none,vgig", "--override-ini=gi_chains=2",
                            "--gi-samples=2", f"--gi-report={report}")
         served = server.request_count
     assert result.ret == 0, result.stdout.str()[-3000:]
@@ -104,9 +104,11 @@ def test_caap_and_combined_prompts_carry_caap_choices(pytester: pytest.Pytester,
     report = pytester.path / "r.json"
     with FakeOpenAIServer(latency_s=0.0, responder=_learner()) as server:
         result = _fake_run(pytester, server, "--gi-levels=2", "--gi-per-level=2",
-                           "--gi-no-cache", "--gi-method=caap,combined",
-                           "--gi-strategy=zero-shot,few-shot", "--gi-model-tiers=fake-model=T3",
-                           "--gi-chains=1", "--gi-vgig-rounds=1", f"--gi-report={report}")
+                           "--gi-cache=none", "--gi-method=caap,combined",
+                           "--gi-strategy=zero-shot,few-shot",
+                           "--override-ini=gi_model_tiers=fake-model=T3",
+                           "--override-ini=gi_chains=1", "--gi-vgig-rounds=1",
+                           f"--gi-report={report}")
         bodies = [r.body for r in server.requests]
     assert result.ret == 0, result.stdout.str()[-3000:]
     data = load_valid_report(report)
@@ -129,9 +131,9 @@ def test_caap_and_combined_prompts_carry_caap_choices(pytester: pytest.Pytester,
 
 def test_bad_model_tiers_are_a_usage_error(pytester: pytest.Pytester) -> None:
     result = pytester.runpytest(f"--gi-suite={ROOT / 'instructions'}", "--gi-model=oracle",
-                                "--gi-model-tiers=x=T9", "-p", "no:cacheprovider")
+                                "--override-ini=gi_model_tiers=x=T9", "-p", "no:cacheprovider")
     assert result.ret == pytest.ExitCode.USAGE_ERROR
-    assert "--gi-model-tiers wants name=tier" in result.stderr.str()
+    assert "gi_model_tiers wants name=tier" in result.stderr.str()
 
 
 @pytest.mark.slow
@@ -141,7 +143,8 @@ def test_one_session_ranks_every_method_with_its_cost(pytester: pytest.Pytester,
     methods = "none,vgig-none,vgig-fine,caap,combined,retry,sc"
     with FakeOpenAIServer(latency_s=0.0, responder=_learner()) as server:
         result = _fake_run(pytester, server, "--gi-levels=1", "--gi-per-level=3",
-                           "--gi-no-cache", f"--gi-method={methods}", "--gi-chains=2")
+                           "--gi-cache=none", f"--gi-method={methods}",
+                           "--override-ini=gi_chains=2")
     assert result.ret == 0
     lines = result.stdout.lines
     header = next(i for i, line in enumerate(lines) if line.startswith("cell (* Pareto"))
@@ -164,8 +167,8 @@ def test_several_vgig_rounds_sweep_e5_in_one_session(pytester: pytest.Pytester,
     report = pytester.path / "r.json"
     with FakeOpenAIServer(latency_s=0.0, responder=_learner()) as server:
         result = _fake_run(pytester, server, "--gi-levels=1", "--gi-per-level=3",
-                           "--gi-no-cache", "--gi-method=vgig,retry", "--gi-vgig-rounds=0,2",
-                           "--gi-chains=1", f"--gi-report={report}")
+                           "--gi-cache=none", "--gi-method=vgig,retry", "--gi-vgig-rounds=0,2",
+                           "--override-ini=gi_chains=1", f"--gi-report={report}")
     assert result.ret == 0, result.stdout.str()[-3000:]
     data = load_valid_report(report)
     cells = {c["per_instruction"][0]["cell"]: c for c in data["cells"]}
@@ -190,7 +193,8 @@ def test_with_the_cache_a_rounds_sweep_pays_for_its_longest_chains_only(
     with FakeOpenAIServer(latency_s=0.0, responder=_learner()) as server:
         result = _fake_run(pytester, server, "--gi-levels=1", "--gi-per-level=3",
                            f"--gi-cache={pytester.path / 'cache'}", "--gi-method=vgig,retry",
-                           "--gi-vgig-rounds=0,2", "--gi-chains=1", f"--gi-report={report}")
+                           "--gi-vgig-rounds=0,2", "--override-ini=gi_chains=1",
+                           f"--gi-report={report}")
         served = server.request_count
     assert result.ret == 0, result.stdout.str()[-3000:]
     data = load_valid_report(report)

@@ -14,7 +14,7 @@ pytest_plugins = ["pytester"]
 
 
 def _run(pytester: pytest.Pytester, suite_dir: Path, *extra: str) -> pytest.RunResult:
-    return pytester.runpytest(f"--gi-suite={suite_dir}", "--gi-model=oracle", "--gi-no-cache",
+    return pytester.runpytest(f"--gi-suite={suite_dir}", "--gi-model=oracle", "--gi-cache=none",
                               "-p", "no:cacheprovider", *extra)
 
 

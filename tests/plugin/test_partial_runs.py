@@ -1,7 +1,7 @@
 """A partial or narrowed run never stands in for a full one (issue 32, section 3), end to end
 on the tiny suite (L0-001, L1-001, L1-002, L2-001): a run the token budget cut short is
 partial; a baseline update from a run narrower than the baseline is refused unless asked for
-in so many words; what either side lacks is named and ``--gi-strict`` fails on it; recorded
+in so many words; what either side lacks is named and ``--gi-violations=fail`` fails on it; recorded
 answers are graded whatever their label."""
 
 from __future__ import annotations
@@ -59,7 +59,7 @@ def server() -> Iterator[FakeOpenAIServer]:
 
 def endpoint(suite: Path, server: FakeOpenAIServer, *extra: str) -> list[str]:
     return [f"--gi-suite={suite}", "--gi-model=m", f"--gi-base-url={server.base_url}",
-            "--gi-api-key-env=GI_TEST_KEY", "--gi-no-cache", "--gi-max-retries=0",
+            "--gi-api-key-env=GI_TEST_KEY", "--gi-cache=none", "--override-ini=gi_max_retries=0",
             "--gi-concurrency=1", "-p", "no:cacheprovider", "-p", "no:randomly", *extra]
 
 
@@ -142,7 +142,7 @@ def test_a_first_baseline_is_written_from_a_narrow_run(
     assert base.exists()
 
 
-# -- what the baseline lacks is named too, and --gi-strict fails on it --------------------------
+# -- what the baseline lacks is named too, and --gi-violations=fail fails on it -----------------
 
 def test_a_level_and_a_cell_only_one_side_has_are_named_and_strict_fails_on_them(
         pytester: pytest.Pytester, suite_dir: Path) -> None:
@@ -168,7 +168,7 @@ def test_a_level_and_a_cell_only_one_side_has_are_named_and_strict_fails_on_them
         {"level": 2, "items": 1, "of": 1, "reason": "left out by --gi-levels",
          "missing_from": "baseline"}]
     assert f"compared with baseline {base}: {cell}" in gate["compared"]
-    strict = replay(pytester, suite_dir, worse, f"--gi-baseline={base}", "--gi-strict")
+    strict = replay(pytester, suite_dir, worse, f"--gi-baseline={base}", "--gi-violations=fail")
     assert strict.ret == pytest.ExitCode.TESTS_FAILED
     strict.stdout.fnmatch_lines([
         "GATE FAILED (strict): m-zero-shot: not compared with the baseline: L2 (not in the "

@@ -71,13 +71,13 @@ def test_benchmark_mode_reports_violations_without_failing(pytester: pytest.Pyte
         "L2-001": ["Impossible: 3*5 is odd, so no such graph exists."],
     })
     report = pytester.path / "r.json"
-    args = [f"--gi-suite={suite_dir}", f"--gi-replay={replay}", "--gi-benchmark",
+    args = [f"--gi-suite={suite_dir}", f"--gi-replay={replay}", "--gi-violations=report",
             f"--gi-report={report}", "-p", "no:cacheprovider", "-rx"]
     result = pytester.runpytest(*args)
     result.assert_outcomes(passed=2, xfailed=2)
     assert result.ret == 0
     out = result.stdout.str()
-    assert "--gi-benchmark reports them" in out and "assert graph_type=tree" in out
+    assert "--gi-violations=report: shown, not failed" in out and "assert graph_type=tree" in out
     data = load_valid_report(report)
     outcomes = {r["instruction_id"]: r["outcome"] for r in data["cells"][0]["per_instruction"]}
     assert outcomes == {"L0-001": "passed", "L1-001": "failed", "L1-002": "failed",
@@ -215,9 +215,9 @@ def test_baseline_expected_failures_and_fail_under(pytester: pytest.Pytester,
     assert regressed.ret == pytest.ExitCode.OK
     regressed.stdout.fnmatch_lines(["*NOTE: m-zero-shot: 1 item(s) newly fail against the "
                                     "baseline on levels without a significant drop (L1-001)*"])
-    # --gi-strict fails on any newly failing item
+    # --gi-violations=fail fails on any newly failing item
     strict = pytester.runpytest(*common, f"--gi-replay={b}", f"--gi-baseline={base}",
-                                "--gi-strict")
+                                "--gi-violations=fail")
     strict.assert_outcomes(passed=2, failed=1, xfailed=1)
     # the quality floor
     floor = pytester.runpytest(*common, f"--gi-replay={a}", "--gi-fail-under=0.99")

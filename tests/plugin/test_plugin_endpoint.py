@@ -40,8 +40,8 @@ def server() -> Any:
 
 def args(suite_dir: Path, server: FakeOpenAIServer, cache: Path, *extra: str) -> list[str]:
     return [f"--gi-suite={suite_dir}", "--gi-model=fake-model", f"--gi-base-url={server.base_url}",
-            "--gi-api-key-env=GI_TEST_KEY", f"--gi-cache={cache}", "--gi-backoff=0.01",
-            "--gi-max-retries=2", "-p", "no:cacheprovider", *extra]
+            "--gi-api-key-env=GI_TEST_KEY", f"--gi-cache={cache}", "--override-ini=gi_backoff=0.01",
+            "--override-ini=gi_max_retries=2", "-p", "no:cacheprovider", *extra]
 
 
 def test_outcomes_retries_and_cache(pytester: pytest.Pytester, suite_dir: Path,
@@ -60,8 +60,9 @@ def test_outcomes_retries_and_cache(pytester: pytest.Pytester, suite_dir: Path,
     server.script(Fault.rate_limited(retry_after="0.2"), Fault.malformed(), Fault.hang(5.0),
                   Fault.truncated())
     result = pytester.runpytest(*args(suite_dir, server, cache, f"--gi-report={report}",
-                                      f"--junitxml={xml}", "--gi-max-error-rate=0.5", "-v",
-                                      "--gi-timeout=1", "--gi-max-retries=4"))
+                                      f"--junitxml={xml}", "--override-ini=gi_max_error_rate=0.5",
+                                      "-v", "--override-ini=gi_timeout=1",
+                                      "--override-ini=gi_max_retries=4"))
     # L0 always 500s -> error (not a failure); the cycle answer is wrong -> failure
     result.assert_outcomes(passed=2, failed=1, errors=1)
     out = result.stdout.str()

@@ -1,6 +1,6 @@
 """The live progress line in real runs: absent when the output is not a terminal and under -q,
-shown with --gi-progress=on without changing pytest's own output, and its counts are exact
-(single process and xdist)."""
+shown with --override-ini=gi_progress=on without changing pytest's own output, and its counts
+are exact (single process and xdist)."""
 
 from __future__ import annotations
 
@@ -44,13 +44,14 @@ def args(suite_dir: Path, server: FakeOpenAIServer, *extra: str) -> list[str]:
     return [f"--gi-suite={suite_dir}", "--gi-model=fake-model", f"--gi-base-url={server.base_url}",
             "--gi-api-key-env=GI_TEST_KEY", "--gi-pools=none", "-p", "no:cacheprovider",
             *(extra if any(e.startswith("--gi-cache=") for e in extra)
-              else ("--gi-no-cache", *extra))]
+              else ("--gi-cache=none", *extra))]
 
 
 @pytest.mark.slow
 def test_quiet_when_not_a_terminal_and_under_q(pytester: pytest.Pytester, suite_dir: Path,
                                                server: FakeOpenAIServer) -> None:
-    for extra in ((), ("-q",), ("-qq",), ("--gi-progress=on", "-q"), ("--gi-progress=off",)):
+    for extra in ((), ("-q",), ("-qq",), ("--override-ini=gi_progress=on", "-q"),
+                  ("--override-ini=gi_progress=off",)):
         result = pytester.runpytest(*args(suite_dir, server, *extra))
         out = result.stdout.str()
         assert result.ret == pytest.ExitCode.TESTS_FAILED  # the echoing model fails them all
@@ -63,7 +64,8 @@ def test_forced_line_leaves_pytests_output_as_it_was(pytester: pytest.Pytester,
                                                       suite_dir: Path,
                                                       server: FakeOpenAIServer) -> None:
     plain = pytester.runpytest(*args(suite_dir, server, "--color=no"))
-    live = pytester.runpytest(*args(suite_dir, server, "--color=no", "--gi-progress=on"))
+    live = pytester.runpytest(*args(suite_dir, server, "--color=no",
+                                    "--override-ini=gi_progress=on"))
     raw = "\n".join(live.outlines)
     assert STATUS in raw and "items " in raw and "tokens " in raw
     # on a terminal, the screen ends up as pytest's own (the timing in the last line aside)
@@ -74,9 +76,9 @@ def test_forced_line_leaves_pytests_output_as_it_was(pytester: pytest.Pytester,
 
 def test_bad_mode_is_a_usage_error(pytester: pytest.Pytester, suite_dir: Path,
                                    server: FakeOpenAIServer) -> None:
-    result = pytester.runpytest(*args(suite_dir, server, "--gi-progress=sometimes"))
+    result = pytester.runpytest(*args(suite_dir, server, "--override-ini=gi_progress=sometimes"))
     assert result.ret == pytest.ExitCode.USAGE_ERROR
-    result.stderr.fnmatch_lines(["*--gi-progress must be one of auto, on, off*"])
+    result.stderr.fnmatch_lines(["*gi_progress must be one of auto, on, off*"])
 
 
 @pytest.mark.parametrize("xdist", [(), pytest.param(("-n", "2"), marks=pytest.mark.slow)],
@@ -88,7 +90,7 @@ def test_counts_are_exact(pytester: pytest.Pytester, suite_dir: Path, server: Fa
     report = pytester.path / "r.json"
     # a fresh cache: under xdist a worker reads the answers of the items another worker owns
     # from it (without one it asks again, and spends more tokens than the report keeps)
-    result = pytester.runpytest_subprocess(*args(suite_dir, server, "--gi-progress=on",
+    result = pytester.runpytest_subprocess(*args(suite_dir, server, "--override-ini=gi_progress=on",
                                                  "--gi-samples=2", f"--gi-report={report}",
                                                  f"--gi-cache={pytester.path / 'cache'}",
                                                  *xdist))

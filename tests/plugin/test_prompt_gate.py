@@ -47,7 +47,7 @@ def test_a_worse_prompt_fails_the_gate_with_the_newly_failing_items(
     with FakeOpenAIServer(latency_s=0.0, responder=_prompt_sensitive()) as server:
         common = [f"--gi-suite={ROOT / 'instructions'}", "--gi-levels=1", "--gi-per-level=25",
                   "--gi-model=fake-model", f"--gi-base-url={server.base_url}",
-                  "--gi-api-key-env=GI_TEST_KEY", "--gi-no-cache", "--gi-benchmark",
+                  "--gi-api-key-env=GI_TEST_KEY", "--gi-cache=none", "--gi-violations=report",
                   f"--gi-baseline={baseline}", "-p", "no:cacheprovider"]
         first = pytester.runpytest(*common, "--gi-update-baseline")
         assert first.ret == pytest.ExitCode.OK

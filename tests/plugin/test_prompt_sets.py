@@ -52,7 +52,7 @@ def _run(pytester: pytest.Pytester, suite: Path, server: FakeOpenAIServer, repor
          *extra: str) -> Any:
     result = pytester.runpytest(
         f"--gi-suite={suite}", "--gi-model=m", f"--gi-base-url={server.base_url}",
-        "--gi-api-key-env=GI_TEST_KEY", "--gi-no-cache", "--gi-max-retries=0",
+        "--gi-api-key-env=GI_TEST_KEY", "--gi-cache=none", "--override-ini=gi_max_retries=0",
         "-p", "no:cacheprovider", f"--gi-report={report}", *extra)
     assert result.ret == pytest.ExitCode.OK, result.stdout.str()[-2000:]
     return result

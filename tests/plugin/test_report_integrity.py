@@ -24,7 +24,7 @@ pytest_plugins = ["pytester"]
 def _report(pytester: pytest.Pytester, suite: Path, name: str, *extra: str) -> Path:
     """The report of a run of the oracle on ``suite`` (every answer right) at ``name``."""
     path = pytester.path / name
-    result = pytester.runpytest(f"--gi-suite={suite}", "--gi-model=oracle", "--gi-no-cache",
+    result = pytester.runpytest(f"--gi-suite={suite}", "--gi-model=oracle", "--gi-cache=none",
                                 "-p", "no:cacheprovider", f"--gi-report={path}", *extra)
     assert result.ret == pytest.ExitCode.OK, result.stdout.str()[-2000:]
     return path
@@ -76,7 +76,7 @@ def test_gate_refuses_a_report_that_contradicts_itself(
     err = _refused(["gate", str(good), "--baseline", str(base)], capsys)
     assert f"{base}: the report contradicts itself: {problem}" in err, err
     # ... and by a pytest run gated against it (a usage error, before any request)
-    gated = pytester.runpytest(f"--gi-suite={suite_dir}", "--gi-model=oracle", "--gi-no-cache",
+    gated = pytester.runpytest(f"--gi-suite={suite_dir}", "--gi-model=oracle", "--gi-cache=none",
                                "-p", "no:cacheprovider", f"--gi-baseline={base}")
     assert gated.ret == pytest.ExitCode.USAGE_ERROR
     assert f"{base}: the report contradicts itself: {problem}" in gated.stderr.str()

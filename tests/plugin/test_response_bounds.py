@@ -34,7 +34,8 @@ def test_an_answer_beyond_the_bound_is_an_error_of_its_item_and_never_cached(
         result = pytester.runpytest(
             f"--gi-suite={suite_dir}", "--gi-model=fake-model",
             f"--gi-base-url={server.base_url}", "--gi-api-key-env=GI_TEST_KEY",
-            f"--gi-cache={cache}", "--gi-max-error-rate=1", "-rA", "-p", "no:cacheprovider")
+            f"--gi-cache={cache}", "--override-ini=gi_max_error_rate=1", "-rA",
+            "-p", "no:cacheprovider")
         asked = server.request_count
     out = result.stdout.str()
     lines = out.splitlines()

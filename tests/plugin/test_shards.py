@@ -20,7 +20,7 @@ ROOT = Path(__file__).resolve().parents[2]
 
 def _run(pytester: pytest.Pytester, report: Path, *extra: str) -> None:
     result = pytester.runpytest(f"--gi-suite={ROOT / 'instructions'}", "--gi-model=oracle",
-                                "--gi-no-cache", "-p", "no:cacheprovider",
+                                "--gi-cache=none", "-p", "no:cacheprovider",
                                 f"--gi-report={report}", *extra)
     assert result.ret == pytest.ExitCode.OK, result.stdout.str()[-2000:]
 
@@ -95,7 +95,7 @@ def _shard(pytester: pytest.Pytester, name: str, k: int, *args: str) -> str:
     """Shard ``k``/2 of the run ``args``, its report at ``name``."""
     part = pytester.path / name
     result = pytester.runpytest(*args, f"--gi-report={part}", f"--gi-shard={k}/2",
-                                "--gi-no-cache", "-p", "no:cacheprovider")
+                                "--gi-cache=none", "-p", "no:cacheprovider")
     assert result.ret in (pytest.ExitCode.OK, pytest.ExitCode.TESTS_FAILED), \
         result.stdout.str()[-2000:]
     return str(part)

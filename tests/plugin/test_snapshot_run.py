@@ -1,8 +1,9 @@
 """The cache knows the model, end to end (issue 19): a provider redeploys another snapshot
 under the same model name and answers worse; a rerun on the same cache asks the new snapshot
-and says so in one line, ``--gi-reuse-stale-cache`` reuses the old answers and says so, and a
-run whose answers all came from the cache says that plainly — without xdist and with ``-n 2``
-(the controller learns the snapshot, the workers get it through ``workerinput``)."""
+and says so in one line, ``--override-ini=gi_reuse_stale_cache=true`` reuses the old answers
+and says so, and a run whose answers all came from the cache says that plainly — without
+xdist and with ``-n 2`` (the controller learns the snapshot, the workers get it through
+``workerinput``)."""
 
 from __future__ import annotations
 
@@ -99,17 +100,17 @@ def test_a_redeployed_snapshot_is_asked_again_unless_stale_answers_are_reused_on
 
     # the provider redeploys the name: another snapshot, worse answers
     server.served_model, server.system_fingerprint, server.responder = NEW, "fp_new", worse
-    reused = _run(pytester, suite_dir, server, xdist, "--gi-reuse-stale-cache")
+    reused = _run(pytester, suite_dir, server, xdist, "--override-ini=gi_reuse_stale_cache=true")
     reused.assert_outcomes(passed=3, failed=1)  # the old snapshot's answers, on purpose
     assert server.request_count == 0
     (said,) = _lines(reused, "another snapshot")
     assert said == (f"WARNING: fake-model: reusing stale cached answers on purpose "
-                    f"(--gi-reuse-stale-cache): the cache holds {ANSWERS} answer(s) of another "
+                    f"(gi_reuse_stale_cache): the cache holds {ANSWERS} answer(s) of another "
                     f"snapshot ({ANSWERS} from {OLD}) than the one the endpoint serves now "
                     f"({NEW})")
     assert _lines(reused, "stale cached answers reused on purpose") == [
-        f"stale cached answers reused on purpose (--gi-reuse-stale-cache): cached from {OLD}, "
-        f"served now {NEW}"]
+        "stale cached answers reused on purpose (gi_reuse_stale_cache): "
+        f"cached from {OLD}, served now {NEW}"]
     report = _report(pytester)
     assert report["cells"][0]["metadata"]["model_version"] == NEW
     assert report["run"]["cache"]["fake-model-zero-shot"]["snapshots"] == [OLD]
@@ -120,8 +121,8 @@ def test_a_redeployed_snapshot_is_asked_again_unless_stale_answers_are_reused_on
     (said,) = _lines(asked, "another snapshot")
     assert said == (f"WARNING: fake-model: the cache holds {ANSWERS} answer(s) of another "
                     f"snapshot ({ANSWERS} from {OLD}) than the one the endpoint serves now "
-                    f"({NEW}): this run asks again for those it needs (--gi-reuse-stale-cache "
-                    "reuses them)")
+                    f"({NEW}): this run asks again for those it needs "
+                    "(--override-ini=gi_reuse_stale_cache=true reuses them)")
     assert not _lines(asked, "came from the cache")
     assert _report(pytester)["run"]["cache"]["fake-model-zero-shot"]["cached"] == 0
 

@@ -38,7 +38,7 @@ def _args(pytester: pytest.Pytester, suite_dir: Path, server: FakeOpenAIServer,
             f"--gi-base-url={server.base_url}", "--gi-api-key-env=GI_TEST_KEY",
             f"--gi-cache={pytester.path / 'cache'}", f"--gi-prices={prices}",
             f"--gi-report={pytester.path / 'r.json'}", "--gi-method=vgig,retry",
-            "--gi-vgig-rounds=1", "--gi-chains=1", "--gi-backoff=0.01",
+            "--gi-vgig-rounds=1", "--override-ini=gi_chains=1", "--override-ini=gi_backoff=0.01",
             "-p", "no:cacheprovider", *extra]
 
 
@@ -120,7 +120,7 @@ def test_retries_are_requests_sent_and_only_answers_are_billed(
         monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("GI_TEST_KEY", "sk-test")
     server.script(Fault.server_error(), Fault.server_error())
-    pytester.runpytest(*_args(pytester, suite_dir, server, "--gi-max-retries=2",
+    pytester.runpytest(*_args(pytester, suite_dir, server, "--override-ini=gi_max_retries=2",
                               "--gi-concurrency=1"))
     data = _report(pytester)
     assert data["run"]["spend"] == {"fake-model": _expected(server, retries=2)}

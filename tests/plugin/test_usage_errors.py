@@ -22,7 +22,7 @@ ROOT = Path(__file__).resolve().parents[2]
 
 def _run(pytester: pytest.Pytester, suite_dir: Path, report: Path,
          *extra: str) -> pytest.RunResult:
-    return pytester.runpytest(f"--gi-suite={suite_dir}", "--gi-model=oracle", "--gi-no-cache",
+    return pytester.runpytest(f"--gi-suite={suite_dir}", "--gi-model=oracle", "--gi-cache=none",
                               "-p", "no:cacheprovider", f"--gi-report={report}", *extra)
 
 
@@ -104,7 +104,7 @@ def test_an_unwritable_output_is_a_usage_error_before_any_request(
         for option in (f"--gi-markdown={blocker / 'summary.md'}",
                        f"--gi-html={blocker / 'page.html'}"):
             result = pytester.runpytest(
-                f"--gi-suite={suite_dir}", "--gi-model=fake-model", "--gi-no-cache",
+                f"--gi-suite={suite_dir}", "--gi-model=fake-model", "--gi-cache=none",
                 f"--gi-base-url={server.base_url}", "--gi-api-key-env=GI_TEST_KEY",
                 "-p", "no:cacheprovider", f"--gi-report={report}", option)
             assert result.ret == pytest.ExitCode.USAGE_ERROR, result.stdout.str()
@@ -138,7 +138,7 @@ def test_under_xdist_the_controller_writes_the_usage_report(
                         ("--gi-shard=1/1000", "--gi-shard=1/1000")):
         report.write_bytes(before)
         result = pytester.runpytest_subprocess(
-            f"--gi-suite={suite_dir}", "--gi-model=oracle", "--gi-no-cache", "-n", "2",
+            f"--gi-suite={suite_dir}", "--gi-model=oracle", "--gi-cache=none", "-n", "2",
             "-p", "no:cacheprovider", f"--gi-report={report}", option)
         assert result.ret == pytest.ExitCode.USAGE_ERROR, result.stdout.str()
         assert why in _one_error_line(result)
@@ -177,7 +177,7 @@ def test_an_absurd_shard_count_is_one_line_under_a_memory_limit(
            "PYTHONPATH": str(ROOT)}
     proc = subprocess.run(
         [sys.executable, "-m", "pytest", f"--gi-suite={suite_dir}", "--gi-model=oracle",
-         "--gi-no-cache", "-p", "no:cacheprovider", f"--gi-report={report}",
+         "--gi-cache=none", "-p", "no:cacheprovider", f"--gi-report={report}",
          f"--gi-shard=1/{10**20}", "-q"],
         cwd=pytester.path, env=env, capture_output=True, text=True, timeout=120,
         preexec_fn=_limit_memory)

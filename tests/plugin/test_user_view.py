@@ -1,5 +1,5 @@
-"""What a user sees: summary notes, --co, JUnit class names, --lf after --gi-benchmark, and the
-fixtures that need no model."""
+"""What a user sees: summary notes, --co, JUnit class names, --lf after --gi-violations=report,
+and the fixtures that need no model."""
 
 from __future__ import annotations
 
@@ -24,7 +24,8 @@ def test_one_sample_and_errors_are_explained(pytester: pytest.Pytester, suite_di
                              "--gi-samples=1", "-p", "no:cacheprovider")
     assert "D1's uniqueness term is 0 by definition" in one.stdout.str()
     two = pytester.runpytest(f"--gi-suite={suite_dir}", f"--gi-replay={answers}",
-                             "--gi-samples=2", "--gi-max-error-rate=1", "-p", "no:cacheprovider")
+                             "--gi-samples=2", "--override-ini=gi_max_error_rate=1",
+                             "-p", "no:cacheprovider")
     out = two.stdout.str()
     assert "1 errored item(s) (no answer obtained) are left out of it" in out
     assert "the recorded answers cover 3 of the 4 instructions asked for; the other 1" in out
@@ -66,7 +67,7 @@ def test_last_failed_reruns_benchmark_violations(pytester: pytest.Pytester,
                                            "samples": [{"raw_output": out}]}) + "\n"
                                for iid, out in (("L0-001", EMPTY3), ("L1-001", CYCLE4),
                                                 ("L1-002", CYCLE4), ("L2-001", EMPTY3))))
-    common = [f"--gi-suite={suite_dir}", f"--gi-replay={answers}", "--gi-benchmark"]
+    common = [f"--gi-suite={suite_dir}", f"--gi-replay={answers}", "--gi-violations=report"]
     first = pytester.runpytest(*common)
     first.assert_outcomes(passed=2, xfailed=2)
     again = pytester.runpytest(*common, "--lf", "-v")

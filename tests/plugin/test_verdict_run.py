@@ -1,7 +1,7 @@
 """A verdict you can trust, end to end through pytest (issue 19): a failing endpoint never
 becomes the baseline, a gated run says what it compared (levels left out by ``-k`` or
-``--gi-levels`` are named, a level subset is compared, not refused), and ``--gi-strict`` fails
-on what was not compared.
+``--gi-levels`` are named, a level subset is compared, not refused), and
+``--gi-violations=fail`` fails on what was not compared.
 
 The model is recorded answers: the oracle's answers to the first 10 instructions of each level
 of the project's suite ("good"), and the same with every answer of chosen levels replaced by a
@@ -75,16 +75,18 @@ def test_a_failing_endpoint_never_becomes_the_baseline(
     monkeypatch.setenv("GI_TEST_KEY", "sk-test")
     with FakeOpenAIServer(model="m", fault_for=lambda _: Fault.server_error()) as server:
         common = [f"--gi-suite={SUITE}", "--gi-model=m", f"--gi-base-url={server.base_url}",
-                  "--gi-api-key-env=GI_TEST_KEY", "--gi-no-cache", "--gi-max-retries=0",
-                  "--gi-backoff=0.01", f"--gi-per-level={PER_LEVEL}", "-p", "no:cacheprovider"]
+                  "--gi-api-key-env=GI_TEST_KEY", "--gi-cache=none",
+                  "--override-ini=gi_max_retries=0", "--override-ini=gi_backoff=0.01",
+                  f"--gi-per-level={PER_LEVEL}", "-p", "no:cacheprovider"]
         update = pytester.runpytest(*common, f"--gi-baseline={base}", "--gi-update-baseline")
         missing = pytester.path / "ci" / "missing.json"
         first = pytester.runpytest(*common, f"--gi-baseline={missing}")
     out = update.stdout.str()
     assert update.ret == pytest.ExitCode.TESTS_FAILED
-    assert "FAILED: infrastructure error rate 100.0% exceeds --gi-max-error-rate=0.05" in out
+    assert ("FAILED: infrastructure error rate 100.0% exceeds "
+            "--override-ini=gi_max_error_rate=0.05") in out
     assert (f"baseline NOT written: infrastructure error rate 100.0% exceeds "
-            f"--gi-max-error-rate=0.05; {base} is unchanged") in out
+            f"--override-ini=gi_max_error_rate=0.05; {base} is unchanged") in out
     assert base.read_bytes() == before
     assert first.ret == pytest.ExitCode.TESTS_FAILED
     assert "it is not written either: infrastructure error rate 100.0%" in first.stdout.str()
@@ -119,7 +121,7 @@ def test_the_gate_line_names_levels_left_out_and_strict_fails_on_them(
         (2, 10, 10), (4, 10, 10)]
     assert "L2 (left out by -k" in summary.read_text(encoding="utf-8")
     strict = replay(pytester, worse, f"--gi-baseline={base}", "-k", "not L2 and not L4",
-                    "--gi-strict")
+                    "--gi-violations=fail")
     assert strict.ret == pytest.ExitCode.TESTS_FAILED
     strict.stdout.fnmatch_lines(["GATE FAILED (strict): m-zero-shot: not compared with the "
                                  "baseline: L2 (left out by -k*"])

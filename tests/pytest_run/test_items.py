@@ -58,7 +58,7 @@ def test_the_report_that_decides_an_item(when: str, passed: bool, done: bool) ->
 
 def test_a_baseline_xfail_is_told_from_a_benchmark_one() -> None:
     assert baseline_xfail(SimpleNamespace(wasxfail="failed in the baseline too:\nx"))
-    assert not baseline_xfail(SimpleNamespace(wasxfail="model violations (--gi-benchmark"))
+    assert not baseline_xfail(SimpleNamespace(wasxfail="model violations (--gi-violations=report"))
     assert not baseline_xfail(SimpleNamespace())
 
 
@@ -262,7 +262,7 @@ def test_violations_fail_the_item(session: pytest.Session,
 @pytest.mark.parametrize(("kw", "reason"), [
     ({"expected": True}, "failed in the baseline too:\nviolations (all)"),
     ({"gated": True}, "newly failing against the baseline"),
-    ({"benchmark": True}, "model violations (--gi-benchmark reports them, does not fail)"),
+    ({"benchmark": True}, "model violations (--gi-violations=report: shown, not failed)"),
 ])
 def test_violations_the_run_expects_are_xfails(session: pytest.Session,
                                                instructions: list[Instruction],

@@ -36,7 +36,7 @@ def test_without_the_flag_only_baseline_cells(suite: Path) -> None:
 
 
 def test_unknown_constrained_format_is_a_usage_error(suite: Path) -> None:
-    with pytest.raises(GraphInstructError, match="--gi-constrained-format must be one of"):
+    with pytest.raises(GraphInstructError, match="gi_constrained_format must be one of"):
         build_run_config({"model": "local", "suite": str(suite), "constrained": True,
                           "constrained_format": "regex"}, rootdir=suite)
 
@@ -173,7 +173,8 @@ def test_batch_mode_is_read_and_checked(tmp_path: Path) -> None:
     assert plain is not None and plain.batch is None
     with pytest.raises(GraphInstructError, match="oracle has no Batch API"):
         build_run_config({**base, "model": "oracle", "batch": True}, rootdir=tmp_path)
-    with pytest.raises(GraphInstructError, match="--gi-batch-fallback needs --gi-batch"):
+    with pytest.raises(GraphInstructError,
+                       match="gi_batch_fallback needs --gi-batch"):
         build_run_config({**base, "model": "gpt-4o", "batch_fallback": True}, rootdir=tmp_path)
 
 

@@ -81,7 +81,7 @@ def test_method_options_make_cells() -> None:
     ({"method": "vgig-verbose"}, "unknown --gi-method"),
     ({"feedback": "loud"}, "--gi-feedback must be"),
     ({"vgig_rounds": "-1"}, "--gi-vgig-rounds must be >= 0"),
-    ({"chains": "0"}, "--gi-chains must be >= 1"),
+    ({"chains": "0"}, "gi_chains must be >= 1"),
 ])
 def test_bad_method_options_are_one_line(raw: dict[str, str], message: str) -> None:
     with pytest.raises(GraphInstructError, match=message):

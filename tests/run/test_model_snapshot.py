@@ -1,6 +1,6 @@
-"""--gi-model-version, --gi-reuse-stale-cache, the cells' model_version and the run record's cache
-use (issue 19: the cache knows the model); the preflight's snapshot check is in
-tests/run/test_preflight.py."""
+"""--gi-model-version, --override-ini=gi_reuse_stale_cache=true, the cells' model_version and
+the run record's cache use (issue 19: the cache knows the model); the preflight's snapshot
+check is in tests/run/test_preflight.py."""
 
 from __future__ import annotations
 
@@ -112,8 +112,8 @@ def test_some_cached_and_stale_reused_on_purpose() -> None:
                b=CacheUse(0, 8, (), None, "s2"))
     assert cache_lines(run) == [
         "3 of 16 answers came from the cache (s1, oldest 40 s)",
-        "stale cached answers reused on purpose (--gi-reuse-stale-cache): cached from s1, "
-        "served now s2"]
+        "stale cached answers reused on purpose (gi_reuse_stale_cache): "
+        "cached from s1, served now s2"]
 
 
 def test_nothing_cached_nothing_said_and_names_are_escaped() -> None:

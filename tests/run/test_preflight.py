@@ -104,12 +104,12 @@ def test_stale_answers_are_announced_in_one_line(suite: Path, server: FakeOpenAI
     (line,) = preflight(run).notes
     assert line == ("gpt-x: the cache holds 3 answer(s) of another snapshot (3 from "
                     "gpt-x-2024-05-13) than the one the endpoint serves now (gpt-x-2024-08-06): "
-                    "this run asks again for those it needs (--gi-reuse-stale-cache reuses "
-                    "them)")
+                    "this run asks again for those it needs (the ini setting "
+                    "gi_reuse_stale_cache = true reuses them)")
     (line,) = preflight(_endpoint_config(suite, server, tmp_path / "c",
                                          reuse_stale_cache=True)).notes
     assert line.startswith("gpt-x: reusing stale cached answers on purpose "
-                           "(--gi-reuse-stale-cache): the cache holds 3 answer(s)")
+                           "(gi_reuse_stale_cache): the cache holds 3 answer(s)")
 
 
 def test_answers_of_another_version_are_not_counted(suite: Path, server: FakeOpenAIServer,

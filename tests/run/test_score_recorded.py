@@ -69,8 +69,8 @@ def test_score_and_replay_agree_on_the_official_suite(official_suite_dir: Path,
                 "--responses", str(answers), "--report", str(by_score), cwd=ROOT)
     assert proc.returncode == 0, proc.stderr
     proc = _run("-m", "pytest", "instructions", f"--gi-suite={official_suite_dir}",
-                f"--gi-replay={answers}", f"--gi-report={by_replay}", "--gi-benchmark", "-q",
-                "-p", "no:cacheprovider", "-p", "no:randomly", cwd=ROOT)
+                f"--gi-replay={answers}", f"--gi-report={by_replay}", "--gi-violations=report",
+                "-q", "-p", "no:cacheprovider", "-p", "no:randomly", cwd=ROOT)
     assert proc.returncode == 0, proc.stdout[-3000:]
     a = load_valid_report(by_score)
     b = load_valid_report(by_replay)

@@ -1,3 +1,3 @@
 """The work of the command line's report commands, one module each: ``compare``, ``runs``,
-``gate``, ``merge``/``merge-cache``, ``export-cache``, ``show``, ``plan`` and ``html`` (the
+``gate``, ``merge``/``cache merge``, ``cache export``, ``show``, ``plan`` and ``html`` (the
 arguments are ``__main__``'s; what they show is :mod:`..render`'s and :mod:`..analyses`')."""

@@ -1,4 +1,4 @@
-"""One cell of the answer cache in the raw-generation JSONL format: the ``export-cache`` command.
+"""One cell of the answer cache in the raw-generation JSONL format: the ``cache export`` command.
 
 Promises:
 

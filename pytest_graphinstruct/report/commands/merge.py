@@ -1,4 +1,4 @@
-"""Put shard runs back together: ``merge REPORT... --out FILE`` and ``merge-cache``.
+"""Put shard runs back together: ``merge REPORT... --out FILE`` and ``cache merge``.
 
 A merged report is rebuilt from the shards' items through the same aggregation as any run
 (:func:`~pytest_graphinstruct.run.aggregate.build_run_report`), so it equals the unsharded run's
@@ -360,7 +360,7 @@ def _run_info(inputs: Sequence[tuple[str, RunReport]], selected: int) -> RunInfo
 
 @dataclass(frozen=True)
 class CacheMerge:
-    """``merge-cache``: answers added from each source, and the sources' damaged lines."""
+    """``cache merge``: answers added from each source, and the sources' damaged lines."""
 
     added: tuple[tuple[str, int], ...]
     damaged: tuple[str, ...]

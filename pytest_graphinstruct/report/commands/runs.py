@@ -11,6 +11,9 @@ file) and, for each cell label present in both runs, prints the paired per-level
 the ``compare`` command (:func:`.compare.compare_cells`, B − A) and then the items that changed:
 newly failing (passed in A; failed or error in B) with their first violation or error, and newly
 passing (failed or error in A; passed in B).  A cell in only one of the runs is named.
+``--cell`` (or ``--a-cell`` / ``--b-cell``) compares one cell of A with one of B, on purpose
+across labels (a candidate model against the production one); two runs of one cell each are
+compared whatever their labels (what the retired ``compare`` command did).
 Everything taken from a report is escaped (:mod:`..untrusted`).  With
 ``--fail-on-regression`` the command exits 1 when some shared cell's verdict is ``regression``
 (:meth:`RunsComparison.exit_status`); without it a comparison exits 0 whatever it found.
@@ -31,7 +34,7 @@ from pytest_graphinstruct.run.reader import read_report
 from pytest_graphinstruct.run.results import CellReport, ItemResult, ReportError, RunReport
 from pytest_graphinstruct.run.store import RunStore, StoredRun, StoreError
 from pytest_graphinstruct.score.bootstrap import DEFAULT_MAX_REGRESSION
-from pytest_graphinstruct.vocab import METHOD_BASELINE
+from pytest_graphinstruct.vocab import METHOD_BASELINE, GateTest
 
 _ITEM_LINES = ("newly failing (", "newly passing (", "errors in the candidate")
 """The lines of :meth:`Comparison.lines` that ``runs compare`` replaces by its own item list."""
@@ -180,34 +183,39 @@ class RunsComparison:
 
 
 def compare_runs(a: ComparedRun, b: ComparedRun, *,
-                 max_regression: float = DEFAULT_MAX_REGRESSION) -> RunsComparison:
+                 max_regression: float = DEFAULT_MAX_REGRESSION, test: GateTest = "suite",
+                 cell_a: str | None = None, cell_b: str | None = None) -> RunsComparison:
     """The ``runs compare`` output (B − A), its warnings and the cells that regressed.
 
+    ``cell_a`` / ``cell_b`` name the one cell of each run to compare (either alone names
+    both); without them every label the runs share is compared, or, when each run holds
+    one cell, those two.  ``test`` is the gate's question (``--test``).
+
     Raises:
-        GraphInstructError: the two runs share no cell, or ``max_regression`` is negative.
+        GraphInstructError: the runs share no cell, a named cell is missing, or
+            ``max_regression`` is negative.
     """
     if max_regression < 0:
         raise GraphInstructError(f"--max-regression must be >= 0, got {max_regression:g}")
     labels_a, labels_b = a.report.labels, b.report.labels
-    shared = [label for label in labels_a if label in labels_b]
-    if not shared:
-        raise GraphInstructError(
-            f"{a.ref} and {b.ref} share no cell (A: {', '.join(labels_a) or 'none'}; B: "
-            f"{', '.join(labels_b) or 'none'})")
+    pairs = _cell_pairs(a, b, cell_a, cell_b)
     lines = [f"A: {a.describe()}", f"B: {b.describe()}"]
     warnings = _provenance_warnings(a, b)
     regressed: list[str] = []
-    only_a = [label for label in labels_a if label not in labels_b]
-    only_b = [label for label in labels_b if label not in labels_a]
-    if only_a:
-        lines.append(f"only in A: {escape(', '.join(only_a))}")
-    if only_b:
-        lines.append(f"only in B: {escape(', '.join(only_b))}")
-    for label in shared:
-        base, cand = a.report.cell(label), b.report.cell(label)
-        lines += ["", f"== cell {escape(label)} =="]
+    if cell_a is None and cell_b is None:
+        only_a = [label for label in labels_a if label not in labels_b]
+        only_b = [label for label in labels_b if label not in labels_a]
+        if only_a and not (len(pairs) == 1 and pairs[0][0] != pairs[0][1]):
+            lines.append(f"only in A: {escape(', '.join(only_a))}")
+        if only_b and not (len(pairs) == 1 and pairs[0][0] != pairs[0][1]):
+            lines.append(f"only in B: {escape(', '.join(only_b))}")
+    for label_a, label_b in pairs:
+        base, cand = a.report.cell(label_a), b.report.cell(label_b)
+        title = (escape(label_a) if label_a == label_b
+                 else f"{escape(label_a)} (A) vs {escape(label_b)} (B)")
+        lines += ["", f"== cell {title} =="]
         try:
-            comparison = compare_cells(base, cand, max_regression=max_regression)
+            comparison = compare_cells(base, cand, max_regression=max_regression, test=test)
         except GraphInstructError as exc:
             lines.append(f"no paired comparison: {exc}")
             with contextlib.suppress(ValueError):  # still list what changed, if it can pair
@@ -216,17 +224,43 @@ def compare_runs(a: ComparedRun, b: ComparedRun, *,
         else:
             warning = comparison.warning()
             if warning:
-                warnings.append(f"cell {label}: {warning}")
+                warnings.append(f"cell {label_b}: {warning}")
             # the changed items follow with their first violation (errors included)
             lines += [line for line in comparison.lines(str(a.path), str(b.path))
                       if not line.startswith(_ITEM_LINES)]
             lines += _changed_items(comparison.cell, cand)
             if comparison.verdict == REGRESSION:
-                regressed.append(label)
-    if len(shared) > 1:
+                regressed.append(label_b)
+    if len(pairs) > 1:
         lines += ["", f"regressed cells: {escape(', '.join(regressed)) or 'none'} "
-                  f"(of {len(shared)} compared)"]
+                  f"(of {len(pairs)} compared)"]
     return RunsComparison(lines, warnings, tuple(regressed))
+
+
+def _cell_pairs(a: ComparedRun, b: ComparedRun, cell_a: str | None,
+                cell_b: str | None) -> list[tuple[str, str]]:
+    """The (A label, B label) pairs ``runs compare`` compares (:func:`compare_runs`).
+
+    Raises:
+        GraphInstructError: a named cell is missing, or there is nothing to pair.
+    """
+    labels_a, labels_b = a.report.labels, b.report.labels
+    if cell_a is not None or cell_b is not None:
+        wanted = (cell_a or cell_b or "", cell_b or cell_a or "")
+        for label, labels, run in ((wanted[0], labels_a, a), (wanted[1], labels_b, b)):
+            if label not in labels:
+                raise GraphInstructError(f"{escape(run.ref)} has no cell {escape(label)!r} "
+                                         f"(its cells: {escape(', '.join(labels)) or 'none'})")
+        return [wanted]
+    shared = [(label, label) for label in labels_a if label in labels_b]
+    if not shared and len(labels_a) == len(labels_b) == 1:
+        return [(labels_a[0], labels_b[0])]
+    if not shared:
+        raise GraphInstructError(
+            f"{escape(a.ref)} and {escape(b.ref)} share no cell (A: "
+            f"{escape(', '.join(labels_a)) or 'none'}; B: {escape(', '.join(labels_b)) or 'none'}"
+            "): name the two with --a-cell and --b-cell")
+    return shared
 
 
 def _provenance_warnings(a: ComparedRun, b: ComparedRun) -> list[str]:

@@ -72,8 +72,8 @@ def render_markdown(report: RunReport, decision: Decision, *,
 
     ``failed_tests`` is the number of items pytest counted as failed (a pytest run passes it;
     ``gate --markdown`` has none): with any, the heading says failed, as pytest's exit status
-    1 does, and a line says why — without ``--gi-benchmark`` (``benchmark=False``) every model
-    violation fails its test."""
+    1 does, and a line says why — without ``--gi-violations=report`` (``benchmark=False``)
+    every model violation fails its test."""
     out: list[str] = []
     verdict, comparisons = decision.verdict, decision.comparisons
     baseline_name = decision.baseline_name
@@ -126,7 +126,7 @@ def _tests_failed(report: RunReport, failed_tests: int, benchmark: bool) -> str:
     why = []
     if violated and not benchmark:
         why.append(f"{violated} item(s) violated their instructions and, without "
-                   "--gi-benchmark, each violation fails its test (--gi-benchmark reports "
+                   "--gi-violations=report, each violation fails its test (that option reports "
                    "them as xfail and leaves the verdict to the gates)")
     if errors:
         why.append(f"{errors} item(s) could not be answered (errors)")

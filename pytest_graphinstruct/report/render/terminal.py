@@ -174,7 +174,7 @@ def cache_lines(run: RunInfo | None) -> list[str]:
     if stale:
         which = "; ".join(f"cached from {', '.join(escape(x) for x in sorted(olds))}, served "
                           f"now {escape(served)}" for served, olds in sorted(stale.items()))
-        lines.append(f"stale cached answers reused on purpose (--gi-reuse-stale-cache): {which}")
+        lines.append(f"stale cached answers reused on purpose (gi_reuse_stale_cache): {which}")
     return lines
 
 

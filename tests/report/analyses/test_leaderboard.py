@@ -102,15 +102,16 @@ def test_cli_writes_every_format(tmp_path: Path, capsys: pytest.CaptureFixture[s
     files = [str(p) for p in _three(tmp_path)]
     for fmt in ("markdown", "csv", "json", "html"):
         out = tmp_path / f"board.{fmt}"
-        assert main(["leaderboard", *files, "--format", fmt, "--out", str(out)]) == 0
+        assert main(["analyze", "leaderboard", *files, "--format", fmt, "--out", str(out)]) == 0
         assert out.read_text(encoding="utf-8").strip()
-    assert main(["leaderboard", "--format", "csv", *files]) == 0  # files after options
+    assert main(["analyze", "leaderboard", "--format", "csv", *files]) == 0  # files after options
     assert capsys.readouterr().out.count("\n") >= 4
 
 
-@pytest.mark.parametrize("argv", [["leaderboard"], ["leaderboard", "nope.json"],
-                                  ["leaderboard", "--store", "absent-store"],
-                                  ["leaderboard", "x.json", "--store", "s"]])
+@pytest.mark.parametrize("argv", [["analyze", "leaderboard"],
+                                  ["analyze", "leaderboard", "nope.json"],
+                                  ["analyze", "leaderboard", "--store", "absent-store"],
+                                  ["analyze", "leaderboard", "x.json", "--store", "s"]])
 def test_cli_errors_are_one_line(argv: list[str], tmp_path: Path,
                                  capsys: pytest.CaptureFixture[str],
                                  monkeypatch: pytest.MonkeyPatch) -> None:
@@ -128,7 +129,8 @@ def test_the_store_keeps_the_latest_run_of_a_cell(tmp_path: Path,
     store.save(write_cell(src, "gpt4o", "zero-shot", uniform(0.6), name="a.json"))
     store.save(write_cell(src, "gpt4omini", "zero-shot", uniform(0.7), name="b.json"))
     store.save(write_cell(src, "gpt4o", "zero-shot", uniform(0.8), name="c.json"))
-    assert main(["leaderboard", "--store", str(tmp_path / "runs"), "--format", "json"]) == 0
+    assert main(["analyze", "leaderboard", "--store", str(tmp_path / "runs"),
+                 "--format", "json"]) == 0
     rows = json.loads(capsys.readouterr().out)["rows"]
     assert [(r["label"], round(r["s_total"], 4)) for r in rows] == [
         ("gpt4o-zero-shot", 0.8), ("gpt4omini-zero-shot", 0.7)]
@@ -231,7 +233,8 @@ def test_a_partial_run_is_marked_in_every_format(tmp_path: Path,
     store.save(_interrupted_one_item_run(src))
     outputs = {}
     for fmt in ("markdown", "csv", "json", "html"):
-        assert main(["leaderboard", "--store", str(tmp_path / "runs"), "--format", fmt]) == 0
+        assert main(["analyze", "leaderboard", "--store", str(tmp_path / "runs"),
+                     "--format", fmt]) == 0
         outputs[fmt] = capsys.readouterr().out
     md = outputs["markdown"].splitlines()
     ranked = [line for line in md if "gpt-4.1" in line or "GPT-4.1" in line]

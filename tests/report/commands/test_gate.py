@@ -93,7 +93,7 @@ def test_fail_under_and_the_error_rate(tmp_path: Path) -> None:
         "GATE FAILED (fail_under): m-zero-shot: S_total 0.9000 is below --gi-fail-under=0.95"]
     errors = _save(_report(errors=12), tmp_path / "e.json")  # 10 %
     assert gate(errors, None).lines() == [
-        "FAILED: infrastructure error rate 10.0% exceeds --gi-max-error-rate=0.05"]
+        "FAILED: infrastructure error rate 10.0% exceeds gi_max_error_rate=0.05"]
     assert not gate(errors, None, max_error_rate=0.2).failed
 
 

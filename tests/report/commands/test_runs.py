@@ -204,10 +204,11 @@ def test_runs_compare_with_no_shared_cell(tmp_path: Path,
                                           capsys: pytest.CaptureFixture[str]) -> None:
     s = RunStore(tmp_path / "runs")
     save(s, run_report(cell("m", "zero-shot", 0.9)))
-    save(s, run_report(cell("n", "zero-shot", 0.9)))
+    save(s, run_report(cell("n", "zero-shot", 0.9), cell("n", "few-shot", 0.9)))
     status, _, err = cli(capsys, "compare", "1", "2", "--store", str(s.root))
     assert status == 2
-    assert "share no cell (A: m-zero-shot; B: n-zero-shot)" in err
+    assert ("share no cell (A: m-zero-shot; B: n-zero-shot, n-few-shot): name the two with "
+            "--a-cell and --b-cell") in err
 
 
 def test_a_cell_with_nothing_paired_still_lists_items(tmp_path: Path,

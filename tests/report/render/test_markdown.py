@@ -109,7 +109,7 @@ def test_failed_tests_without_benchmark_make_the_summary_say_failed_and_why() ->
     text = render_markdown(now, decision, failed_tests=2, benchmark=False)
     assert text.startswith("## GraphInstruct: ❌ failed\n")
     assert ("- 2 test(s) failed, so pytest exits 1: 2 item(s) violated their instructions and, "
-            "without --gi-benchmark, each violation fails its test") in text
+            "without --gi-violations=report, each violation fails its test") in text
     assert "✅" not in text
     assert render_markdown(now, decision).startswith("## GraphInstruct: ✅ passed\n")
 
