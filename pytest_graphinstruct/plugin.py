@@ -157,14 +157,11 @@ def gi_suite(request: pytest.FixtureRequest) -> Suite:
 
     from pytest_graphinstruct.errors import GraphInstructError
     from pytest_graphinstruct.suite.loader import load_suite
-    from pytest_graphinstruct.suite.shipped import shipped_suite
+    from pytest_graphinstruct.suite.shipped import default_suite
 
     raw = raw_options(request.config)
-    root = Path(str(raw["suite"])).expanduser() if raw.get("suite") else (
-        request.config.rootpath / "instructions")
-    shipped = shipped_suite()
-    if not raw.get("suite") and not root.is_dir() and shipped is not None:
-        root = shipped.instructions  # the suite the package ships
+    root = (Path(str(raw["suite"])).expanduser() if raw.get("suite")
+            else default_suite(request.config.rootpath)[0])
     if not raw.get("suite") and not root.is_dir():
         pytest.skip(f"no GraphInstruct suite at {root} (pass --gi-suite=DIR, or build one "
                     "with 'python -m pytest_graphinstruct build suite')")
@@ -174,7 +171,7 @@ def gi_suite(request: pytest.FixtureRequest) -> Suite:
     except (GraphInstructError, ValueError) as exc:
         raise pytest.UsageError(f"pytest-graphinstruct: gi_suite: {exc} (pass --gi-suite=DIR, "
                                 "or build one with 'python -m pytest_graphinstruct "
-                                "build-suite')") from None
+                                "build suite')") from None
 
 
 @pytest.fixture

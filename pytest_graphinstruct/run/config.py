@@ -34,7 +34,7 @@ from pytest_graphinstruct.prompts.texts import PACKAGED, TemplateSet
 from pytest_graphinstruct.run.results import cell_label
 from pytest_graphinstruct.run.shard import Shard, parse_shard
 from pytest_graphinstruct.run.writer import same_file
-from pytest_graphinstruct.suite.shipped import shipped_suite
+from pytest_graphinstruct.suite.shipped import default_suite
 from pytest_graphinstruct.vocab import (
     METHOD_BASELINE,
     FeedbackLevel,
@@ -184,18 +184,6 @@ def _pools(raw: str | None, rootdir: Path, shipped: Path | None = None) -> Path 
     return path
 
 
-def _default_suite(rootdir: Path) -> tuple[Path, Path | None]:
-    """The suite a run collects when the user names none, and the pools that come with it:
-    ``instructions/`` under the rootdir when it holds level files (a checkout, or a project
-    that keeps a suite there; no pools of its own), else the suite the package ships with its
-    pools (:func:`~pytest_graphinstruct.suite.shipped.shipped_suite`)."""
-    own = rootdir / "instructions"
-    if own.is_dir() and any(own.glob("level_*.json")):
-        return own, None
-    shipped = shipped_suite()
-    return (shipped.instructions, shipped.pools) if shipped is not None else (own, None)
-
-
 def build_run_config(raw: Mapping[str, object], *, rootdir: Path) -> RunConfig | None:
     """Validate raw option values (texts by dest, as :func:`plugin.raw_options` gives them;
     ``None`` = not given) into a :class:`RunConfig`.
@@ -269,7 +257,7 @@ def run_config(values: OptionValues, *, rootdir: Path) -> RunConfig | None:
                   if s == first or not method_of(parse_method(method, internal=True)).caap)
 
     suite, shipped_pools = ((values.path("suite"), None) if values.given("suite")
-                            else _default_suite(rootdir))
+                            else default_suite(rootdir))
     assert suite is not None
     if not suite.is_absolute():
         suite = (rootdir / suite) if not suite.exists() else suite.resolve()

@@ -14,7 +14,7 @@ from pathlib import Path
 
 from pytest_graphinstruct import __version__
 
-__all__ = ["NAME", "ShippedSuite", "describe_suite", "shipped_suite"]
+__all__ = ["NAME", "ShippedSuite", "default_suite", "describe_suite", "shipped_suite"]
 
 NAME = "pytest-graphinstruct"
 """The shipped suite's name in a report (its version is the package's)."""
@@ -76,3 +76,16 @@ def _same(a: Path, b: Path) -> bool:
         return a.resolve() == b.resolve()
     except OSError:
         return False
+
+
+def default_suite(rootdir: Path) -> tuple[Path, Path | None]:
+    """The suite a run (and the ``gi_suite`` fixture) uses when the user names none, and the
+    pools that come with it: ``instructions/`` under ``rootdir`` when it holds level files (a
+    checkout, or a project that keeps a suite there; no pools of its own), else the suite the
+    package ships with its pools; ``rootdir/instructions`` when there is neither (the caller
+    says it is missing)."""
+    own = rootdir / "instructions"
+    if own.is_dir() and any(own.glob("level_*.json")):
+        return own, None
+    shipped = shipped_suite()
+    return (shipped.instructions, shipped.pools) if shipped is not None else (own, None)

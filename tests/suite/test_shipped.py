@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from pytest_graphinstruct import __version__
-from pytest_graphinstruct.suite.shipped import NAME, describe_suite, shipped_suite
+from pytest_graphinstruct.suite.shipped import NAME, default_suite, describe_suite, shipped_suite
 from tests.packaging import ROOT, wheel_config
 
 
@@ -60,3 +60,14 @@ def test_a_suite_is_named_by_what_it_is(tmp_path: Path) -> None:
     official.mkdir(parents=True)
     assert describe_suite(official, package) == ("official-suite", None)
     assert describe_suite(tmp_path / "mine", package) == ("mine", None)
+
+
+def test_the_default_suite_is_the_rootdirs_own_only_when_it_holds_level_files(
+        tmp_path: Path) -> None:
+    shipped = shipped_suite()
+    assert shipped is not None
+    assert default_suite(tmp_path) == (shipped.instructions, shipped.pools)
+    (tmp_path / "instructions").mkdir()  # an empty folder is not a suite: the shipped one runs
+    assert default_suite(tmp_path) == (shipped.instructions, shipped.pools)
+    (tmp_path / "instructions" / "level_0.json").write_text("[]")
+    assert default_suite(tmp_path) == (tmp_path / "instructions", None)
