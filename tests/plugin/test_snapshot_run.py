@@ -122,7 +122,7 @@ def test_a_redeployed_snapshot_is_asked_again_unless_stale_answers_are_reused_on
     assert said == (f"WARNING: fake-model: the cache holds {ANSWERS} answer(s) of another "
                     f"snapshot ({ANSWERS} from {OLD}) than the one the endpoint serves now "
                     f"({NEW}): this run asks again for those it needs "
-                    "(--override-ini=gi_reuse_stale_cache=true reuses them)")
+                    "(the ini setting gi_reuse_stale_cache = true reuses them)")
     assert not _lines(asked, "came from the cache")
     assert _report(pytester)["run"]["cache"]["fake-model-zero-shot"]["cached"] == 0
 

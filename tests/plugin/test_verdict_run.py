@@ -84,9 +84,9 @@ def test_a_failing_endpoint_never_becomes_the_baseline(
     out = update.stdout.str()
     assert update.ret == pytest.ExitCode.TESTS_FAILED
     assert ("FAILED: infrastructure error rate 100.0% exceeds "
-            "--override-ini=gi_max_error_rate=0.05") in out
+            "gi_max_error_rate=0.05") in out
     assert (f"baseline NOT written: infrastructure error rate 100.0% exceeds "
-            f"--override-ini=gi_max_error_rate=0.05; {base} is unchanged") in out
+            f"gi_max_error_rate=0.05; {base} is unchanged") in out
     assert base.read_bytes() == before
     assert first.ret == pytest.ExitCode.TESTS_FAILED
     assert "it is not written either: infrastructure error rate 100.0%" in first.stdout.str()
