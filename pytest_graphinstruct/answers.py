@@ -11,6 +11,7 @@ infrastructure ``error`` when no answer could be obtained (an error is never a m
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Final, Literal, get_args
 
 
 @dataclass(frozen=True)
@@ -69,15 +70,36 @@ class MethodStep:
     kept: bool
 
 
+FailureKind = Literal["error", "budget", "cost_cap", "circuit_open", "stopped", "cancelled"]
+"""Why no answer came: ``error``, the request failed (the endpoint, the network, a harness
+fault: an infrastructure error); or it was never issued — ``budget`` (the token budget,
+``--gi-max-tokens-total``), ``cost_cap`` (``--gi-max-cost``), ``circuit_open`` (the circuit
+breaker), ``stopped`` (the run was stopped), ``cancelled`` (the scheduler closed first)."""
+FAILURE_KINDS: Final[tuple[FailureKind, ...]] = get_args(FailureKind)
+LIMIT_KINDS: Final[frozenset[FailureKind]] = frozenset({"budget", "cost_cap"})
+"""The kinds a run's own spending limit produced: the item is not run (no result, the run is
+partial and a rerun asks), rather than counted as an error."""
+
+
+@dataclass(frozen=True)
+class Failure:
+    """Why an :class:`Answer` holds no text: its ``kind`` (:data:`FailureKind`) and the one-line
+    ``message`` a person reads."""
+
+    kind: FailureKind
+    message: str
+
+
 @dataclass(frozen=True)
 class Answer:
     """The outcome of one request.
 
-    Exactly one of ``text`` and ``error`` is set.  ``usage`` is ``None`` when the provider sent no
-    usage block; ``calls`` counts every HTTP attempt, retries included; ``truncated`` is true when
-    the model stopped at the token limit (``finish_reason == 'length'``).  An answer a method
-    produced carries every call it made in ``steps`` (its ``usage`` and ``calls`` are their sums);
-    a plain answer has none.
+    Exactly one of ``text`` and ``error`` is set; with ``error``, ``failure_kind`` says what
+    happened (:data:`FailureKind`; default ``error``) and :attr:`failure` is the two as a
+    record.  ``usage`` is ``None`` when the provider sent no usage block; ``calls`` counts every
+    HTTP attempt, retries included; ``truncated`` is true when the model stopped at the token
+    limit (``finish_reason == 'length'``).  An answer a method produced carries every call it
+    made in ``steps`` (its ``usage`` and ``calls`` are their sums); a plain answer has none.
     """
 
     text: str | None = None
@@ -88,10 +110,24 @@ class Answer:
     cached: bool = False
     latency_s: float = 0.0
     steps: tuple[MethodStep, ...] = ()
+    failure_kind: FailureKind | None = None
 
     def __post_init__(self) -> None:
         if (self.text is None) == (self.error is None):
             raise ValueError("Answer needs exactly one of text and error")
+        if self.error is None and self.failure_kind is not None:
+            raise ValueError("an Answer with text has no failure kind")
+        if self.error is not None and self.failure_kind is None:
+            object.__setattr__(self, "failure_kind", "error")
+        if self.failure_kind is not None and self.failure_kind not in FAILURE_KINDS:
+            raise ValueError(f"unknown failure kind {self.failure_kind!r}")
+
+    @property
+    def failure(self) -> Failure | None:
+        """What happened when no answer came (``None`` for an answer)."""
+        if self.error is None or self.failure_kind is None:
+            return None
+        return Failure(self.failure_kind, self.error)
 
     @property
     def ok(self) -> bool:

@@ -56,16 +56,6 @@ def test_only_the_edge_imports_pytest() -> None:
     assert offenders == []
 
 
-def test_no_class_in_the_package_is_over_250_lines() -> None:
-    """Issue 21's rule for the whole package."""
-    sizes = {f"{p.relative_to(PACKAGE).as_posix()}:{node.name}": node.end_lineno - node.lineno + 1
-             for p in PACKAGE.rglob("*.py")
-             for node in ast.walk(ast.parse(p.read_text(encoding="utf-8")))
-             if isinstance(node, ast.ClassDef) and node.end_lineno is not None}
-    assert len(sizes) > 100
-    assert {name: n for name, n in sizes.items() if n > 250} == {}
-
-
 def _any_in(annotation: ast.expr | None) -> int:
     if annotation is None:
         return 0

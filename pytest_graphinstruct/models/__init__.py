@@ -23,7 +23,6 @@ _LAZY = {
     "RetryPolicy": "pytest_graphinstruct.models.retry",
     "Scheduler": "pytest_graphinstruct.models.scheduler",
     "TokenBudget": "pytest_graphinstruct.models.scheduler",
-    "is_budget_exhausted": "pytest_graphinstruct.models.scheduler",
     "make_backend": "pytest_graphinstruct.models.registry",
     "parse_retry_after": "pytest_graphinstruct.models.retry",
     "read_responses": "pytest_graphinstruct.models.recorded",

@@ -24,7 +24,7 @@ from __future__ import annotations
 
 from typing import NoReturn
 
-from pytest_graphinstruct.answers import Answer
+from pytest_graphinstruct.answers import Answer, FailureKind
 from pytest_graphinstruct.models.base import Request
 from pytest_graphinstruct.models.batch_answers import answer_of
 from pytest_graphinstruct.models.batch_api import BatchApi
@@ -89,12 +89,14 @@ class BatchBackend:
         """:meth:`complete`, and what the line's response said served it."""
         return self.runner.ask(request.cache_key(self.endpoint), request).result()
 
-    def cancel(self, reason: str | None = None) -> None:
-        """Answer every waiting request with an error (``reason``, else that the run was
-        interrupted) and stop gathering and polling; the batches stay for the next run."""
+    def cancel(self, reason: str | None = None, kind: FailureKind = "cancelled") -> None:
+        """Answer every waiting request with an error (``reason`` of ``kind``, else that the
+        run was interrupted) and stop gathering and polling; the batches stay for the next
+        run."""
         self.runner.cancel(reason or "cancelled: the run was interrupted while waiting for "
-                                     "its batch (a rerun resumes it)")
-        self.inner.cancel(reason)
+                                     "its batch (a rerun resumes it)",
+                           kind if reason is not None else "cancelled")
+        self.inner.cancel(reason, kind)
 
     def close(self) -> None:
         """End the runner's thread (after the run: every request was answered)."""

@@ -42,7 +42,7 @@ from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 
-from pytest_graphinstruct.answers import Answer
+from pytest_graphinstruct.answers import Answer, FailureKind
 from pytest_graphinstruct.models.base import Request, one_line, quiet_thread
 from pytest_graphinstruct.models.batch_api import BatchApi, BatchNotFound, BatchStatus
 from pytest_graphinstruct.models.batch_files import (
@@ -118,6 +118,7 @@ class BatchRunner:
         self.damage = OutputDamage()  #: the damaged lines of the files read
         self.gone = GoneBatches()  #: the ledger batches the endpoint did not know (HTTP 404)
         self._closed: str | None = None
+        self._closed_kind: FailureKind = "cancelled"
         self._fallbacks = ThreadPoolExecutor(4, "gi-batch-fallback", initializer=quiet_thread)
         self._thread = threading.Thread(target=self._loop, name="gi-batch", daemon=True)
         self._thread.start()
@@ -136,7 +137,8 @@ class BatchRunner:
                 fut.set_result(unclaimed)
                 return fut
             if self._closed is not None:
-                fut.set_result((Answer(error=self._closed, calls=0), Snapshot()))
+                fut.set_result((Answer(error=self._closed, calls=0, failure_kind=self._closed_kind),
+                                Snapshot()))
                 return fut
             self._waiters[key] = (fut, request, time.monotonic())
             if key not in self._live:
@@ -144,17 +146,19 @@ class BatchRunner:
             self._cond.notify_all()
         return fut
 
-    def cancel(self, reason: str) -> None:
+    def cancel(self, reason: str, kind: FailureKind = "cancelled") -> None:
         """Answer every waiting request with ``reason`` and end the thread (the batches stay
         on the endpoint and in the ledger for the next run)."""
         with self._cond:
             if self._closed is None:
                 self._closed = one_line(reason)
+                self._closed_kind = kind
             waiters, self._waiters, self._pending = self._waiters, {}, []
             self._cond.notify_all()
         for fut, _, _ in waiters.values():
             if not fut.done():
-                fut.set_result((Answer(error=self._closed, calls=0), Snapshot()))
+                fut.set_result((Answer(error=self._closed, calls=0, failure_kind=self._closed_kind),
+                                Snapshot()))
         self._fallbacks.shutdown(wait=False, cancel_futures=True)
 
     def statuses(self) -> list[LedgerBatch]:

@@ -55,7 +55,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import replace
 from typing import Any, TypeVar
 
-from pytest_graphinstruct.answers import Answer
+from pytest_graphinstruct.answers import Answer, FailureKind
 from pytest_graphinstruct.models.base import quiet_thread
 
 CALL_THREAD_NAME = "gi-http-call"
@@ -248,6 +248,7 @@ class BoundedCalls:
         self._calls: dict[_OwnedCall, threading.Event] = {}
         self.cancelled = threading.Event()  #: set by :meth:`cancel`
         self.cancel_reason: str | None = None  #: the first reason given to :meth:`cancel`
+        self.cancel_kind: FailureKind = "cancelled"  #: what that reason is
         # One SSL context for every call's client: certificates are loaded once per backend.
         self.ssl_context = http_package().create_ssl_context()
         self.client = openai.OpenAI(
@@ -277,13 +278,15 @@ class BoundedCalls:
         clean = None if text is None else self.scrub(text)
         return answer if clean == text else replace(answer, text=clean)
 
-    def cancel(self, reason: str | None = None) -> None:
+    def cancel(self, reason: str | None = None, kind: FailureKind = "cancelled") -> None:
         """Stop: every call in flight ends at once — its socket is shut down, which ends its
         thread too — and every later :meth:`run` raises :class:`CallCancelled`.  ``reason``
-        (one line) is kept in :attr:`cancel_reason` when none was given before."""
+        (one line) and its ``kind`` are kept in :attr:`cancel_reason` and
+        :attr:`cancel_kind` when none was given before."""
         with self._lock:
             if reason is not None and self.cancel_reason is None:
                 self.cancel_reason = " ".join(reason.split()) or "cancelled"
+                self.cancel_kind = kind
             self.cancelled.set()
             calls = list(self._calls.items())
         for call, waker in calls:

@@ -26,7 +26,7 @@ Promises:
   failed may be sent again as an ordinary request, at list price: its worst case is reserved at
   list price, and an answer the fallback obtained is settled at list price.
 * A request refused is never sent: its answer is an error starting with
-  :data:`COST_CAP_REACHED` (:func:`is_cost_capped`) and ``calls=0``.
+  :data:`COST_CAP_REACHED`, ``failure_kind="cost_cap"`` and ``calls=0``.
 """
 
 from __future__ import annotations
@@ -43,11 +43,6 @@ from pytest_graphinstruct.models.tokens import TokenCounter
 
 COST_CAP_REACHED: Final = "cost cap reached"
 """Prefix of the error of every request not issued because of ``--gi-max-cost``."""
-
-
-def is_cost_capped(answer: Answer) -> bool:
-    """Whether ``answer`` is a request the cost cap did not issue."""
-    return answer.error is not None and answer.error.startswith(COST_CAP_REACHED)
 
 
 class CostCap:
@@ -122,6 +117,11 @@ class CostCap:
         return (f"{COST_CAP_REACHED}: {self.spent:.4f} of {self.limit:g} {self.currency} "
                 f"spent, the next request could cost up to {worst:.4f}; not issued")
 
+    def limit_reached(self) -> str:
+        """The limit named as a run's coverage says it refused requests:
+        ``cost cap reached (--gi-max-cost=5 USD)``."""
+        return f"{COST_CAP_REACHED} (--gi-max-cost={self.limit:g} {self.currency})"
+
     def retry_refusal(self, worst: float, calls: int) -> str:
         """The error of a request whose retry (after ``calls`` attempts) did not fit."""
         return (f"{COST_CAP_REACHED}: {self.spent:.4f} of {self.limit:g} {self.currency} "
@@ -138,7 +138,7 @@ class CostCap:
         if not refused:
             return None if not unread else (
                 f"--gi-max-cost={self.limit:g} {self.currency}: {self.spent:.4f} spent; {kept}")
-        return (f"{COST_CAP_REACHED} (--gi-max-cost={self.limit:g} {self.currency}): "
+        return (f"{self.limit_reached()}: "
                 f"{self.spent:.4f} spent" + (f" ({kept})" if unread else "")
                 + f", {refused} request(s) not issued; the run is partial "
                 "and what was answered is cached: rerun with a higher cap to ask only for "

@@ -8,7 +8,7 @@ import inspect
 import threading
 from collections.abc import Callable
 
-from pytest_graphinstruct.answers import Answer
+from pytest_graphinstruct.answers import Answer, FailureKind
 from pytest_graphinstruct.models.base import AttemptOutcome, Backend, one_line
 from pytest_graphinstruct.models.cache_view import CacheView
 from pytest_graphinstruct.models.circuit import CIRCUIT_OPEN, CircuitBreaker
@@ -77,7 +77,7 @@ class IssueGate:
             self.circuit_open_reason = reason
         self.halt.set()
         self._on_halt()
-        self.cancel_backend(reason)
+        self.cancel_backend(reason, "circuit_open")
 
     def stop_issuing(self, reason: str) -> None:
         """Issue nothing new from now on (see :meth:`.Scheduler.stop_issuing`); a second call
@@ -105,25 +105,29 @@ class IssueGate:
         with self._lock:
             if self.circuit_open_reason is not None:
                 self._stats.add("circuit_skipped")
-                answer, note = Answer(error=self.circuit_open_reason, calls=0), CIRCUIT_OPEN
+                answer, note = (Answer(error=self.circuit_open_reason, calls=0,
+                                       failure_kind="circuit_open"), CIRCUIT_OPEN)
             elif self.stopped_reason is not None:
                 self._stats.add("stop_skipped")
-                answer, note = Answer(error=self.stopped_reason, calls=0), "stopped"
+                answer, note = (Answer(error=self.stopped_reason, calls=0,
+                                       failure_kind="stopped"), "stopped")
             else:
                 return None
         return self._view.publish(key, answer, note)
 
-    def cancel_backend(self, reason: str | None) -> None:
-        """End the backend's calls in flight and its retries (``cancel(reason)``, or the
-        older ``cancel()``), when it can."""
+    def cancel_backend(self, reason: str | None, kind: FailureKind = "cancelled") -> None:
+        """End the backend's calls in flight and its retries (``cancel(reason, kind)``, or
+        ``cancel(reason)``, or the older ``cancel()``), when it can."""
         cancel = getattr(self.backend, "cancel", None)
         if not callable(cancel):
             return
         try:
-            takes_reason = bool(inspect.signature(cancel).parameters)
+            params = inspect.signature(cancel).parameters
         except (TypeError, ValueError):
-            takes_reason = False
-        if takes_reason:
+            params = {}  # type: ignore[assignment]
+        if "kind" in params:
+            cancel(reason, kind)
+        elif params:
             cancel(reason)
         else:
             cancel()

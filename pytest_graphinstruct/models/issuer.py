@@ -98,7 +98,8 @@ class RequestIssuer:
             return refused
         if self.budget is not None and self._budget_exhausted():
             self._stats.add("budget_skipped")
-            return self._view.publish(key, Answer(error=self.budget.refusal(), calls=0),
+            return self._view.publish(key, Answer(error=self.budget.refusal(), calls=0,
+                                                      failure_kind="budget"),
                                       "budget")
         charge = None
         if self.cost is not None:
@@ -106,15 +107,16 @@ class RequestIssuer:
             if not charge.open():
                 self._stats.add("cost_skipped")
                 return self._view.publish(key, Answer(error=self.cost.cap.refusal(charge.worst),
-                                                      calls=0), "cost cap")
+                                                      calls=0, failure_kind="cost_cap"),
+                                          "cost cap")
         answer, served = self._call(request, charge)
         if not self._gate.attempt_feed:
             self._gate.feed_request(answer)
         reason = self._gate.circuit_open_reason
-        if reason is not None and (answer.error or "").startswith("cancelled"):
-            # a call the opening circuit stopped (a backend whose cancel() takes no reason):
+        if reason is not None and answer.failure_kind == "cancelled":
+            # a call the opening circuit stopped (a backend whose cancel() takes no kind):
             # the one summary line, not an interruption message
-            answer = replace(answer, error=reason)
+            answer = replace(answer, error=reason, failure_kind="circuit_open")
         ordinary = getattr(self.backend, "sent_ordinary", None)  # a batch backend's record
         spent = self._stats.account(
             answer, batched=callable(ordinary) and answer.ok and not ordinary(request))

@@ -91,7 +91,7 @@ import urllib.parse
 from collections.abc import Callable
 from typing import Any, Literal
 
-from pytest_graphinstruct.answers import Answer
+from pytest_graphinstruct.answers import Answer, FailureKind
 from pytest_graphinstruct.errors import ModelError
 from pytest_graphinstruct.models.base import AttemptGuard, AttemptOutcome, Request, one_line
 from pytest_graphinstruct.models.base_url import check_base_url, split_query
@@ -301,17 +301,19 @@ class OpenAIBackend:
                                    f"{calls} call(s)", calls, started), none
             refused = None if guard is None else guard.before_retry(calls)
             if refused is not None:
-                return self._error(refused, "", calls, started), none
+                return self._error(refused, "", calls, started, kind="cost_cap"), none
             attempt += 1
 
-    def _error(self, message: str, note: str, calls: int, started: float) -> Answer:
+    def _error(self, message: str, note: str, calls: int, started: float,
+               kind: FailureKind = "error") -> Answer:
         return Answer(error=one_line(self._calls.scrub(message), note), calls=calls,
-                      latency_s=time.monotonic() - started)
+                      latency_s=time.monotonic() - started, failure_kind=kind)
 
     def _cancelled_answer(self, default: str, calls: int, started: float) -> Answer:
         """The answer of a call ended by :meth:`cancel`: its reason when one was given."""
         reason = self._calls.cancel_reason
-        return self._error(default if reason is None else reason, "", calls, started)
+        return self._error(default if reason is None else reason, "", calls, started,
+                           kind="cancelled" if reason is None else self._calls.cancel_kind)
 
     def _tell(self, outcome: AttemptOutcome, guard: AttemptGuard | None = None) -> None:
         """Hand one attempt's outcome to ``guard`` (a failed one) and to
@@ -325,13 +327,13 @@ class OpenAIBackend:
         with contextlib.suppress(Exception):
             listener(outcome)
 
-    def cancel(self, reason: str | None = None) -> None:
+    def cancel(self, reason: str | None = None, kind: FailureKind = "cancelled") -> None:
         """Stop: every call in flight ends at once — its socket is shut down, which ends its
         thread too — and nothing is retried.  The answers of the calls so ended, and of every
         call after, are errors saying ``reason`` (one line; e.g. the circuit breaker's) when
         given, else saying the run was cancelled.  Irreversible; the first reason given stays.
         """
-        self._calls.cancel(reason)
+        self._calls.cancel(reason, kind)
 
     def _attempt(self, request: Request, calls: int,
                  started: float) -> tuple[Answer, str | None, Snapshot]:

@@ -71,7 +71,6 @@ from pytest_graphinstruct.answers import Answer
 from pytest_graphinstruct.models.base import Backend, Request, one_line, wait_result
 from pytest_graphinstruct.models.cache import AnswerCache
 from pytest_graphinstruct.models.cache_view import CacheView
-from pytest_graphinstruct.models.circuit import CIRCUIT_OPEN
 from pytest_graphinstruct.models.cost_cap import RequestCost
 from pytest_graphinstruct.models.issue_gate import IssueGate
 from pytest_graphinstruct.models.issuer import RequestIssuer
@@ -85,18 +84,8 @@ BUDGET_EXHAUSTED = "token budget exhausted"
 """Prefix of the error of every request not issued because of the token budget."""
 
 
-def is_budget_exhausted(answer: Answer) -> bool:
-    """Whether ``answer`` is a request the token budget stopped (not an infrastructure error)."""
-    return answer.error is not None and answer.error.startswith(BUDGET_EXHAUSTED)
-
-
 DEFAULT_CIRCUIT_BREAKER = 8
 DEFAULT_CLAIM_WAIT_S = 600.0
-
-
-def is_circuit_open(answer: Answer) -> bool:
-    """Whether ``answer`` is a request the circuit breaker did not send."""
-    return answer.error is not None and answer.error.startswith(CIRCUIT_OPEN)
 
 
 class TokenBudget:
@@ -274,7 +263,7 @@ class Scheduler:
             return wait_result(self.submit(request), timeout)
         except CancelledError:
             return Answer(error="cancelled: the scheduler was closed before the request ran",
-                          calls=0)
+                          calls=0, failure_kind="cancelled")
 
     def _run(self, key: str, request: Request) -> Answer:
         try:
@@ -378,7 +367,8 @@ class Scheduler:
             self._gate.cancel()
             for key, fut in self._queue.take_queued():
                 if fut.cancel():  # peers must not wait for what will never be asked
-                    self._view.publish(key, Answer(error="cancelled", calls=0), "cancelled")
+                    self._view.publish(key, Answer(error="cancelled", calls=0,
+                                                          failure_kind="cancelled"), "cancelled")
             self._gate.cancel_backend(None)
         self._queue.shutdown(wait=wait, cancel_futures=cancel_pending)
 

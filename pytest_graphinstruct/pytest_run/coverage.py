@@ -10,18 +10,6 @@ import pytest
 from pytest_graphinstruct.run.results import Coverage, ItemResult
 
 
-def limit_reasons(notes: Sequence[str]) -> tuple[str, ...]:
-    """The limits that refused requests, from the run's ``notes`` (the cost cap's and the token
-    budget's lines): each line up to its first colon, once — e.g. ``token budget exhausted
-    (--gi-max-tokens-total=3000)``."""
-    from pytest_graphinstruct.models.cost_cap import COST_CAP_REACHED
-    from pytest_graphinstruct.models.scheduler import BUDGET_EXHAUSTED
-
-    found = (n.split(":", 1)[0] for n in notes
-             if n.startswith((COST_CAP_REACHED, BUDGET_EXHAUSTED)))
-    return tuple(dict.fromkeys(found))
-
-
 def run_coverage(session: pytest.Session, results: Sequence[ItemResult], *,
                  selected: Sequence[str] | None, usage_error: str | None, terminated: bool,
                  worker_errors: Sequence[str], limits: Sequence[str] = ()) -> Coverage:
@@ -29,7 +17,7 @@ def run_coverage(session: pytest.Session, results: Sequence[ItemResult], *,
     else partial, with the first reason that applies: a usage error, SIGTERM, Ctrl+C, pytest
     stopping with an internal or usage error, a crashed worker, ``-x``/``--maxfail``, items
     never collected (``selected`` is ``None``), selected items without a result (``not asked:``
-    and ``limits`` when limits refused requests: :func:`limit_reasons`)."""
+    and ``limits`` when spending limits refused requests: ``BenchmarkSession.limits``)."""
     done = {f"{r.instruction_id}[{r.cell}]" for r in results}
     missing = [label for label in (selected or ()) if label not in done]
     status = session.exitstatus

@@ -48,7 +48,7 @@ if TYPE_CHECKING:  # the evaluation path is imported on first use: an xdist cont
     from pytest_graphinstruct.run.local import LocalHost
     from pytest_graphinstruct.run.preflight import RunInputs, Served
     from pytest_graphinstruct.run.session import BenchmarkSession
-    from pytest_graphinstruct.run.verdict import BaselinePlan, Decision
+    from pytest_graphinstruct.run.verdict import BaselinePlan, Decision, Written
 
 
 class RunDriver:
@@ -71,6 +71,7 @@ class RunDriver:
         self.selected: list[str] | None = None  # node ids of the selected items, once known
         self.usage_error: str | None = None
         self.notes: list[str] = []  # BenchmarkSession.notes() of every process
+        self.limits: list[str] = []  # BenchmarkSession.limits() of every process
         self.items_done = 0  # items with an outcome, counted where they are reported
         self.started: str | None = None  # UTC ISO time the session started (run provenance)
         self.gate_options = GateOptions.of(run)
@@ -78,7 +79,7 @@ class RunDriver:
         self.expected_failures: set[tuple[str, str]] = set()
         self.report: RunReport | None = None  # the run's report, at the end
         self.decision: Decision | None = None  # the run's verdict, at the end
-        self.written: list[str] = []  # what was (not) written at the end, one line each
+        self.written: list[Written] = []  # what was (not) written at the end, one line each
         # The embedded model: the controller (or the single process) owns the server; xdist
         # workers get its address through their WorkerInput.
         self.local: LocalHost | None = None

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 
 import pytest
 
-from pytest_graphinstruct.pytest_run.coverage import limit_reasons, run_coverage
+from pytest_graphinstruct.pytest_run.coverage import run_coverage
 from pytest_graphinstruct.pytest_run.outputs import write_outputs
 from pytest_graphinstruct.run.results import Coverage, ItemResult, RunReport
 
@@ -32,12 +32,13 @@ def finish(driver: RunDriver, session: pytest.Session) -> None:
     model_info = {"local": driver.local_info["describe"]} if driver.local_info else None
     if not driver.controller and bench is not None:
         driver.notes.extend(bench.notes())
+        driver.limits.extend(bench.limits())
     _note_unrecorded(driver)
     coverage = run_coverage(session, results, selected=driver.selected,
                             usage_error=driver.usage_error,
                             terminated=driver.stopper.terminated,
                             worker_errors=driver.totals.errors,
-                            limits=limit_reasons(driver.notes))
+                            limits=tuple(dict.fromkeys(driver.limits)))
     try:
         report = driver.bench.report(results, coverage=coverage, model_info=model_info)
     except pytest.UsageError:  # the run never got a session (a bad suite): say only why
@@ -45,7 +46,8 @@ def finish(driver: RunDriver, session: pytest.Session) -> None:
     report = replace(report, run=_run_info(driver, results, coverage))
     decision = decide(report, driver.plan, driver.gate_options)
     update = settle_baseline(report, decision)
-    driver.report, driver.decision = replace(report, gate=decision.record(update)), decision
+    done = None if update is None else update.line
+    driver.report, driver.decision = replace(report, gate=decision.record(done)), decision
     driver.written = write_outputs(driver.report, decision, driver.run, driver.opened,
                                    update=update, failed_tests=session.testsfailed)
     if decision.failed and session.exitstatus == pytest.ExitCode.OK:

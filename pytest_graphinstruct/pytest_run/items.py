@@ -7,10 +7,11 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Final
 
 import pytest
 
+from pytest_graphinstruct.answers import LIMIT_KINDS
 from pytest_graphinstruct.run.config import Cell
 from pytest_graphinstruct.suite.instruction import Instruction
 from pytest_graphinstruct.vocab import Outcome
@@ -48,23 +49,19 @@ class GraphInstructItem(pytest.Item):
         self.unsent: str | None = None  # the circuit breaker's error: never sent (an error)
 
     def setup(self) -> None:
-        from pytest_graphinstruct.models.cost_cap import is_cost_capped
-        from pytest_graphinstruct.models.scheduler import is_budget_exhausted, is_circuit_open
-
         answers = self.driver.bench.answers(self.instruction, self.cell)  # at once if stopped
         stopped = self.driver.stopper.reason
         if stopped is not None and all(a.error is not None and a.calls == 0 for a in answers):
             self.stopped = True  # never asked: no result (the report counts it missing)
             pytest.skip(f"not asked: the run stopped ({stopped})")
-        capped = next((a.error for a in answers
-                       if is_cost_capped(a) or is_budget_exhausted(a)), None)
+        capped = next((a.error for a in answers if a.failure_kind in LIMIT_KINDS), None)
         if capped is not None:  # not run: no result, so the run is partial and a rerun asks
             self.stopped = True
             pytest.skip(f"not asked: {capped}")
         self.answers = answers
         errors = [a.error for a in answers if a.error is not None]
         if errors:
-            if all(is_circuit_open(a) and a.calls == 0 for a in answers):
+            if all(a.failure_kind == "circuit_open" and a.calls == 0 for a in answers):
                 # Never sent: the report records an error; the terminal shows one grouped
                 # line for all of them (the breaker's reason is in the summary), not a block
                 # per item.
@@ -90,6 +87,7 @@ class GraphInstructItem(pytest.Item):
                                  raw=self.config.getoption("verbose") > 0)
         if (self.cell.label, self.instruction.id) in driver.expected_failures:
             self.expected_failure = True
+            self.user_properties.append((BASELINE_FAILURE, True))
             pytest.xfail("failed in the baseline too:\n" + message)
         if driver.plan.gated and not driver.run.strict:
             pytest.xfail("newly failing against the baseline (the statistical gate judges its "
@@ -180,6 +178,11 @@ def item_done(report: pytest.TestReport) -> bool:
     return report.when == "call" or (report.when == "setup" and not report.passed)
 
 
+BASELINE_FAILURE: Final = "gi_failed_in_baseline"
+"""The user property an item carries when it failed in the baseline too (its xfail is then
+expected, not a violation to rerun); JUnit XML shows it."""
+
+
 def baseline_xfail(report: pytest.TestReport) -> bool:
     """An xfail because the item failed in the baseline too (not a benchmark violation)."""
-    return str(getattr(report, "wasxfail", "")).startswith("failed in the baseline too")
+    return any(name == BASELINE_FAILURE for name, _ in getattr(report, "user_properties", ()))

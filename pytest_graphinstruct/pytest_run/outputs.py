@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING
 
 from pytest_graphinstruct.run.config import RunConfig
 from pytest_graphinstruct.run.results import Coverage, RunReport
+from pytest_graphinstruct.run.verdict import Written
 
 if TYPE_CHECKING:
     from pytest_graphinstruct.run.session import BenchmarkSession
@@ -87,8 +88,8 @@ def mark_started(report: Path | None) -> None:
 
 
 def write_outputs(report: RunReport, decision: Decision, run: RunConfig,
-                  bench: BenchmarkSession | None, *, update: str | None,
-                  failed_tests: int) -> list[str]:
+                  bench: BenchmarkSession | None, *, update: Written | None,
+                  failed_tests: int) -> list[Written]:
     """Write every output ``run`` asks for; one line each saying what was (not) written, the
     baseline ``update``'s line first.  ``failed_tests`` (pytest's count) makes the Markdown
     heading agree with the exit status; ``bench`` gives the HTML page its instruction texts."""
@@ -108,19 +109,19 @@ def write_outputs(report: RunReport, decision: Decision, run: RunConfig,
     return written
 
 
-def write_json(report: RunReport, path: Path, what: str) -> str:
+def write_json(report: RunReport, path: Path, what: str) -> Written:
     """Write ``report``; the line to show, whether it worked or not (never raises for I/O)."""
     from pytest_graphinstruct.run.writer import write_report
 
     try:
         write_report(report, path)
     except OSError as exc:
-        return f"{what} NOT written to {path}: {exc.strerror or exc}"
-    return f"{what} written to {path}"
+        return Written(f"{what} NOT written to {path}: {exc.strerror or exc}", ok=False)
+    return Written(f"{what} written to {path}", ok=True)
 
 
 def write_html(report: RunReport, path: Path, bench: BenchmarkSession | None,
-               baseline: tuple[Path, RunReport | None] | None = None) -> str:
+               baseline: tuple[Path, RunReport | None] | None = None) -> Written:
     """Write the HTML page of ``report`` (instruction texts from the run's suite; a gated run's
     ``baseline`` file and report mark the items that changed, and the page shows the gate);
     the line to show.  Never raises: the JSON report is already written and the run's verdict
@@ -135,14 +136,15 @@ def write_html(report: RunReport, path: Path, bench: BenchmarkSession | None,
                           instructions=instructions)
         write_page(page, path)
     except OSError as exc:
-        return f"html report NOT written to {path}: {exc.strerror or exc}"
+        return Written(f"html report NOT written to {path}: {exc.strerror or exc}", ok=False)
     except Exception as exc:  # a fault of the page builder must not cost the run its verdict
-        return f"html report NOT written to {path}: {type(exc).__name__}: {exc}"
+        return Written(f"html report NOT written to {path}: {type(exc).__name__}: {exc}",
+                       ok=False)
     partial = " (partial run)" if report.partial else ""
-    return f"html report{partial} written to {path}"
+    return Written(f"html report{partial} written to {path}", ok=True)
 
 
-def autosave(report: RunReport, store: Path) -> str:
+def autosave(report: RunReport, store: Path) -> Written:
     """Save ``report`` as the next run of the store (its bytes are the JSON report's, whether or
     not ``--gi-report`` also wrote it), unless no item has a result (a usage error, a run
     stopped before its first item); the line to show (never raises for I/O)."""
@@ -151,17 +153,17 @@ def autosave(report: RunReport, store: Path) -> str:
 
     if not any(c.per_instruction for c in report.cells):
         why = report.coverage.describe() if report.partial else "no item was selected"
-        return f"run NOT saved in {store}: no item has a result ({why})"
+        return Written(f"run NOT saved in {store}: no item has a result ({why})", ok=False)
     try:
         saved = RunStore(store).save_bytes(report_json(report).encode("utf-8"))
     except StoreError as exc:
-        return f"run NOT saved: {exc}"
+        return Written(f"run NOT saved: {exc}", ok=False)
     partial = " (a partial run)" if report.partial else ""
-    return f"saved as run {saved.name} in {store}{partial}"
+    return Written(f"saved as run {saved.name} in {store}{partial}", ok=True)
 
 
 def write_markdown_summary(report: RunReport, decision: Decision, path: Path, *,
-                           failed_tests: int, benchmark: bool) -> str:
+                           failed_tests: int, benchmark: bool) -> Written:
     """Write the Markdown summary (``--gi-markdown``); the line to show (never raises for
     I/O)."""
     from pytest_graphinstruct.report.render.markdown import render_markdown, write_markdown
@@ -170,5 +172,6 @@ def write_markdown_summary(report: RunReport, decision: Decision, path: Path, *,
         text = render_markdown(report, decision, failed_tests=failed_tests, benchmark=benchmark)
         write_markdown(path, text)
     except OSError as exc:
-        return f"markdown summary NOT written to {path}: {exc.strerror or exc}"
-    return f"markdown summary written to {path}"
+        return Written(f"markdown summary NOT written to {path}: {exc.strerror or exc}",
+                       ok=False)
+    return Written(f"markdown summary written to {path}", ok=True)

@@ -73,6 +73,7 @@ class WorkerPayload:
 
     results: tuple[ItemResult, ...] = ()
     notes: tuple[str, ...] = ()
+    limits: tuple[str, ...] = ()  #: the spending limits that refused its requests
     progress: ProgressCounts | None = None
     cached: Mapping[str, int] = field(default_factory=dict)
     sources: Mapping[str, CacheSource] = field(default_factory=dict)
@@ -82,6 +83,7 @@ class WorkerPayload:
     def to_json(self) -> str:
         return json.dumps({
             "results": [r.to_json() for r in self.results], "notes": list(self.notes),
+            "limits": list(self.limits),
             "progress": None if self.progress is None else self.progress.to_json(),
             "cached": dict(self.cached),
             "sources": {cell: s.to_json() for cell, s in self.sources.items()},
@@ -94,6 +96,7 @@ class WorkerPayload:
         progress = data.get("progress")
         return cls(results=tuple(ItemResult.from_json(r) for r in data.get("results") or ()),
                    notes=tuple(str(n) for n in data.get("notes") or ()),
+                   limits=tuple(str(n) for n in data.get("limits") or ()),
                    progress=None if progress is None else ProgressCounts.from_json(progress),
                    cached={str(c): int(n) for c, n in (data.get("cached") or {}).items()},
                    sources={str(c): CacheSource.from_json(s)
@@ -155,6 +158,7 @@ def worker_payload(bench: BenchmarkSession | None, *, progress: bool) -> WorkerP
         return WorkerPayload()
     results = tuple(bench.flush())
     return WorkerPayload(results=results, notes=tuple(bench.notes()),
+                         limits=tuple(bench.limits()),
                          progress=bench.progress() if progress else None,
                          cached=cached_samples(results), sources=bench.cache_sources(),
                          sent=bench.sent(), earlier=bench.earlier_keys())

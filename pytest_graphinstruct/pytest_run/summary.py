@@ -44,5 +44,5 @@ def write_summary(driver: RunDriver, terminalreporter: Any) -> None:
         terminalreporter.write_line(line, red=True)
     for line in decision.notes:
         terminalreporter.write_line(line, yellow=True)
-    for line in driver.written:
-        terminalreporter.write_line(line, red="NOT" in line)
+    for written in driver.written:
+        terminalreporter.write_line(written.line, red=not written.ok)

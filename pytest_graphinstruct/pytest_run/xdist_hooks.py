@@ -72,6 +72,7 @@ class XdistHooks:
         payload = WorkerPayload.from_json(output[OUTPUT_KEY])
         driver.totals.add(_worker_id(node), payload)
         driver.notes.extend(n for n in payload.notes if n not in driver.notes)
+        driver.limits.extend(n for n in payload.limits if n not in driver.limits)
 
     def _ship_progress(self, item: pytest.Item, report: pytest.TestReport) -> None:
         """A worker whose controller shows the live line: put this process's answer counts on

@@ -20,6 +20,7 @@ import math
 from collections import Counter
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field, replace
+from typing import Literal
 
 from pytest_graphinstruct.run.adaptive import design, sample_outcomes
 from pytest_graphinstruct.run.results import (
@@ -42,6 +43,7 @@ __all__ = [
     "NO_CHANGE",
     "REGRESSION",
     "CellComparison",
+    "Difference",
     "ItemChange",
     "baseline_items",
     "baseline_samples",
@@ -87,7 +89,7 @@ class CellComparison:
     not_compared: tuple[LevelOmission, ...] = ()
     #: level -> the smallest drop the gate detects there at 80 % power (levels it can tell)
     detectable: Mapping[int, float] = field(default_factory=dict)
-    differences: tuple[str, ...] = ()
+    differences: tuple[Difference, ...] = ()
     #: the gate's test (vocab.GateTest) and the family it decided in: level -> Holm-adjusted
     #: p-value of "no drop", the number of (cell, level) tests and the family-wise alpha
     test: GateTest = "suite"
@@ -162,7 +164,7 @@ class CellComparison:
             text += "; not compared: " + ", ".join(x.describe() for x in self.not_compared)
         # the suite is matched by its files' hashes (run.gates.match_baseline): its path is
         # only where it lay, not a difference of what was asked
-        shown = [d for d in self.differences if not d.startswith("suite (")]
+        shown = [d.shown for d in self.differences if d.what != "suite"]
         if shown:
             text += "; the cells differ in " + ", ".join(shown)
         if self.samples_cap is not None:
@@ -232,7 +234,30 @@ def omission_reason(level: int, run_filter: ItemFilter | None, *, whole_level: b
     return f"no score in {where} (errors or no result)"
 
 
-def differences(a: CellMetadata, b: CellMetadata) -> tuple[str, ...]:
+DifferenceField = Literal["suite", "samples", "decoding", "model_version", "prompts"]
+"""What of a cell's metadata two cells differ in (:class:`Difference`)."""
+
+
+@dataclass(frozen=True)
+class Difference:
+    """How two cells differ in ``what``; ``shown`` is how people read it, e.g.
+    ``samples per instruction (5 vs 1)`` (also ``str()`` of the record)."""
+
+    what: DifferenceField
+    shown: str
+
+    def __str__(self) -> str:
+        return self.shown
+
+    @property
+    def incomparable(self) -> bool:
+        """Whether it changes the score of the same answers (samples per instruction,
+        decoding): a gate refuses to judge across it.  A new model version or prompt set is
+        what a gate exists to judge; the suite is matched by its files' hashes elsewhere."""
+        return self.what in ("samples", "decoding")
+
+
+def differences(a: CellMetadata, b: CellMetadata) -> tuple[Difference, ...]:
     """``name (a vs b)`` for each of suite, samples per instruction, decoding, model version
     and prompt set that both cells record and that differ.  Decoding and the prompt set count
     as recorded only in a cell that names the tool that produced it (a run's cell): elsewhere —
@@ -240,34 +265,31 @@ def differences(a: CellMetadata, b: CellMetadata) -> tuple[str, ...]:
     no prompt set is unknown, not "the packaged templates"."""
     out = []
     if a.suite is not None and b.suite is not None and a.suite != b.suite:
-        out.append(f"suite ({a.suite} vs {b.suite})")
+        out.append(Difference("suite", f"suite ({a.suite} vs {b.suite})"))
     sa, sb = a.samples_per_instruction, b.samples_per_instruction
     if sa is not None and sb is not None and sa != sb:
-        out.append(f"samples per instruction ({sa} vs {sb})")
+        out.append(Difference("samples", f"samples per instruction ({sa} vs {sb})"))
     elif a.samples_cap is not None and b.samples_cap is None:
         # a fixed-count run against an adaptive baseline (whose items' samples vary); the
         # other way round is what --gi-samples=auto is for
-        out.append(f"samples per instruction (auto:{a.samples_cap} vs {sb or 'fixed'})")
+        out.append(Difference("samples", f"samples per instruction (auto:{a.samples_cap} vs "
+                                         f"{sb or 'fixed'})"))
     if a.tool is not None and b.tool is not None and dict(a.decoding) != dict(b.decoding):
-        out.append(f"decoding ({_decoding(a.decoding)} vs {_decoding(b.decoding)})")
+        out.append(Difference("decoding", f"decoding ({_decoding(a.decoding)} vs "
+                                          f"{_decoding(b.decoding)})"))
     va, vb = a.model_version, b.model_version
     if va is not None and vb is not None and va != vb:
-        out.append(f"model version ({va} vs {vb})")
+        out.append(Difference("model_version", f"model version ({va} vs {vb})"))
     if a.tool is not None and b.tool is not None and a.prompts != b.prompts:
-        out.append(f"prompt set ({describe_prompts(a.prompts)} vs "
-                   f"{describe_prompts(b.prompts)})")
+        out.append(Difference("prompts", f"prompt set ({describe_prompts(a.prompts)} vs "
+                                         f"{describe_prompts(b.prompts)})"))
     return tuple(out)
 
 
-_INCOMPARABLE = ("samples per instruction", "decoding")
-
-
-def incomparable(found: Sequence[str]) -> tuple[str, ...]:
-    """The :func:`differences` that make two cells' scores incomparable (samples per
-    instruction and decoding change a level score on the same answers): a gate refuses to
-    judge across them.  A new model version or prompt set is what a gate exists to judge, not
-    one of them."""
-    return tuple(x for x in found if x.startswith(_INCOMPARABLE))
+def incomparable(found: Sequence[Difference]) -> tuple[Difference, ...]:
+    """The :func:`differences` that make two cells' scores incomparable
+    (:attr:`Difference.incomparable`)."""
+    return tuple(x for x in found if x.incomparable)
 
 
 def _decoding(d: Mapping[str, object]) -> str:

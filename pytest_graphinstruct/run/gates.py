@@ -207,8 +207,8 @@ def check_gates(report: RunReport, comparisons: Sequence[CellComparison] = (), *
             out.append(GateFailure(
                 "baseline", c.label,
                 f"{c.label}: not compared like with like: the baseline cell "
-                f"{c.baseline_label} differs in {', '.join(unlike)}, which changes the scores "
-                "of the same answers; run with the baseline's settings, or rebuild the "
+                f"{c.baseline_label} differs in {', '.join(map(str, unlike))}, which changes "
+                "the scores of the same answers; run with the baseline's settings, or rebuild the "
                 "baseline with --gi-update-baseline"))
         for lv in c.regressed_levels:
             d = c.diff.levels[lv]

@@ -6,10 +6,8 @@ from __future__ import annotations
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import replace
 
-from pytest_graphinstruct.answers import Answer, Message
+from pytest_graphinstruct.answers import LIMIT_KINDS, Answer, Message
 from pytest_graphinstruct.models.base import quiet_thread
-from pytest_graphinstruct.models.cost_cap import is_cost_capped
-from pytest_graphinstruct.models.scheduler import is_budget_exhausted
 from pytest_graphinstruct.run.config import Cell
 from pytest_graphinstruct.run.requests import RequestBuilder
 from pytest_graphinstruct.run.schedulers import ModelSchedulers
@@ -67,7 +65,7 @@ class MethodChains:
             request = replace(base, messages=messages, sample_index=sample_index(k, call),
                               params=replace(base.params, temperature=temperature))
             answer = scheduler.submit(request).result()
-            if is_cost_capped(answer) or is_budget_exhausted(answer):
+            if answer.failure_kind in LIMIT_KINDS:
                 raise _CostCapped(answer)
             return answer
 

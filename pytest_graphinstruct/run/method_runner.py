@@ -68,7 +68,7 @@ def chain_answer(result: ChainResult) -> Answer:
     kept = result.kept_call.answer
     calls = sum(c.answer.calls for c in result.calls)
     if kept.error is not None:
-        return Answer(error=kept.error, calls=calls, steps=steps)
+        return Answer(error=kept.error, calls=calls, steps=steps, failure_kind=kept.failure_kind)
     return replace(kept, usage=_summed_usage(result), calls=calls,
                    cached=all(c.answer.cached for c in result.calls), steps=steps)
 

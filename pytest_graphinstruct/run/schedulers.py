@@ -201,6 +201,21 @@ class ModelSchedulers:
             out.append(budget)
         return out
 
+    def limits(self) -> list[str]:
+        """The spending limits that refused requests in this process, each as the run's
+        coverage names it (``cost cap reached (--gi-max-cost=5 USD)``, ``token budget
+        exhausted (--gi-max-tokens-total=3000)``); empty when none refused any."""
+        from pytest_graphinstruct.models.scheduler import BUDGET_EXHAUSTED
+
+        out = []
+        if self.cap is not None and self.cap.refused:
+            out.append(self.cap.limit_reached())
+        total = self.inputs.config.max_tokens_total
+        if total is not None and any(int(s.stats().get("budget_skipped", 0))
+                                     for s in (self._schedulers or {}).values()):
+            out.append(f"{BUDGET_EXHAUSTED} (--gi-max-tokens-total={total})")
+        return out
+
     def _budget_summary(self) -> str | None:
         """One line when ``--gi-max-tokens-total`` refused requests in this process (``None``
         otherwise): the budget, the tokens spent, the requests not issued, and that the run

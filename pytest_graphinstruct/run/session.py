@@ -248,6 +248,11 @@ class BenchmarkSession:
                                       self.cache.damage_summary()) if line]
         return out + self.models.notes()
 
+    def limits(self) -> list[str]:
+        """The spending limits that refused requests in this process
+        (:meth:`ModelSchedulers.limits`)."""
+        return self.models.limits()
+
     def cache_sources(self) -> dict[str, CacheSource]:
         """Per cell label: the snapshots of the answers this process reused from an earlier
         run's cache and when the oldest was cached (:meth:`.Scheduler.cache_sources`)."""

@@ -51,6 +51,7 @@ __all__ = [
     "BaselinePlan",
     "Decision",
     "GateOptions",
+    "Written",
     "baseline_cells_not_run",
     "decide",
     "plan_baseline",
@@ -374,7 +375,16 @@ def _narrowed_update(report: RunReport, decision: Decision, options: GateOptions
     return replace(decision, verdict=verdict, refused_update=refused)
 
 
-def settle_baseline(report: RunReport, decision: Decision) -> str | None:
+@dataclass(frozen=True)
+class Written:
+    """What one output of a run's end came to: the ``line`` to show and whether the file was
+    written (``ok``; a line that says NOT is shown as a failure)."""
+
+    line: str
+    ok: bool
+
+
+def settle_baseline(report: RunReport, decision: Decision) -> Written | None:
     """Write ``report``, with the decision's gate record, as the baseline when the run is to
     write one and may be trusted; the line to show (``None``: the run writes no baseline).
     The old file is left byte-identical whenever nothing is written.  Never raises for I/O:
@@ -385,7 +395,7 @@ def settle_baseline(report: RunReport, decision: Decision) -> str | None:
     problem = decision.verdict.trust_problem() or decision.refused_update
     if problem is not None:
         state = "is unchanged" if plan.path.exists() else "was not created"
-        return f"baseline NOT written: {problem}; {plan.path} {state}"
+        return Written(f"baseline NOT written: {problem}; {plan.path} {state}", ok=False)
     if plan.update and plan.report is not None:
         done = f"baseline updated: {plan.path} (the change against the old one is shown above)"
     else:
@@ -393,5 +403,5 @@ def settle_baseline(report: RunReport, decision: Decision) -> str | None:
     try:  # the baseline file's own gate record says it was written as the baseline
         write_report(replace(report, gate=decision.record(done)), plan.path)
     except OSError as exc:
-        return f"baseline NOT written to {plan.path}: {exc.strerror or exc}"
-    return done
+        return Written(f"baseline NOT written to {plan.path}: {exc.strerror or exc}", ok=False)
+    return Written(done, ok=True)

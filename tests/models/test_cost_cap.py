@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from pytest_graphinstruct.answers import Answer, Usage
+from pytest_graphinstruct.answers import Answer, Failure, Usage
 from pytest_graphinstruct.models.base import AttemptOutcome, DecodingParams
 from pytest_graphinstruct.models.batch_backend import BatchBackend
 from pytest_graphinstruct.models.batch_runner import BatchSettings
@@ -21,7 +21,6 @@ from pytest_graphinstruct.models.cost_cap import (
     CallCharge,
     CostCap,
     RequestCost,
-    is_cost_capped,
 )
 from pytest_graphinstruct.models.openai_backend import OpenAIBackend
 from pytest_graphinstruct.models.prices import ModelPrice
@@ -114,7 +113,7 @@ def test_timed_out_calls_count_at_their_worst_case_and_the_servers_bill_stays_wi
         server.release()
         assert server.wait_for_answers(sent)
         billed = PRICE.cost(*server.tokens_counted)
-    assert sent == 2 and all(is_cost_capped(a) for a in answers)
+    assert sent == 2 and all(a.failure_kind == "cost_cap" for a in answers)
     assert billed <= cap.spent <= cap.limit
 
 
@@ -135,10 +134,12 @@ def test_worst_case_counts_the_messages_sent_and_max_tokens() -> None:
     assert cost.cost_of(Answer(error="HTTP 500")) == 0.0
 
 
-def test_is_cost_capped_only_for_cap_refusals() -> None:
-    assert is_cost_capped(Answer(error=f"{COST_CAP_REACHED}: 1 of 1 USD spent", calls=0))
-    assert not is_cost_capped(Answer(error="HTTP 503"))
-    assert not is_cost_capped(Answer(text=f"{COST_CAP_REACHED} is what I say"))
+def test_a_failure_is_a_kind_never_read_from_its_text() -> None:
+    assert Answer(error=f"{COST_CAP_REACHED}: 1 of 1 USD spent", calls=0).failure_kind == "error"
+    assert Answer(error="HTTP 503").failure == Failure("error", "HTTP 503")
+    assert Answer(text=f"{COST_CAP_REACHED} is what I say").failure is None
+    with pytest.raises(ValueError, match="no failure kind"):
+        Answer(text="x", failure_kind="cost_cap")
 
 
 def test_the_scheduler_stops_at_the_cap_and_the_server_agrees(api_key: str,
@@ -160,7 +161,7 @@ def test_the_scheduler_stops_at_the_cap_and_the_server_agrees(api_key: str,
             stats = sched.stats()
         sent_in, sent_out = server.tokens_counted
     issued = [a for a in answers if a.ok]
-    refused = [a for a in answers if is_cost_capped(a)]
+    refused = [a for a in answers if a.failure_kind == "cost_cap"]
     assert len(issued) == 4 and len(refused) == 2
     assert all(a.calls == 0 for a in refused)
     assert server.request_count == len(issued) == stats["issued"]

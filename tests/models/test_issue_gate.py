@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from pytest_graphinstruct.answers import Answer
+from pytest_graphinstruct.answers import Answer, Failure
 from pytest_graphinstruct.models.base import AttemptOutcome, Request
 from pytest_graphinstruct.models.cache import AnswerCache
 from pytest_graphinstruct.models.cache_view import CacheView
@@ -170,11 +170,12 @@ def test_refusals_say_why_count_and_tell_peers(tmp_path: Path) -> None:
     assert g.gate.refusal("free") is None and g.count("published") == 0
     g.gate.stop_issuing("stopped by the user")
     stopped = g.gate.refusal("k1")
-    assert stopped == Answer(error="stopped by the user", calls=0)
+    assert stopped == Answer(error="stopped by the user", calls=0, failure_kind="stopped")
     g.gate.on_attempt(FAULT)
     g.gate.on_attempt(FAULT)  # the circuit opens: it wins over the stop
     refused = g.gate.refusal("k2")
-    assert refused is not None and refused.error == g.gate.circuit_open_reason
+    assert refused is not None and refused.failure == Failure("circuit_open",
+                                                              g.gate.circuit_open_reason)
     assert (g.count("stop_skipped"), g.count("circuit_skipped"), g.count("published")) == (
         1, 1, 2)
     notes = (tmp_path / "attempts.jsonl").read_text()

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from pytest_graphinstruct.answers import Answer, Usage
+from pytest_graphinstruct.answers import Answer, Failure, Usage
 from pytest_graphinstruct.models.base import AttemptOutcome, Request
 from pytest_graphinstruct.models.cache import AnswerCache
 from pytest_graphinstruct.models.cache_view import CacheView
@@ -170,10 +170,11 @@ def test_a_call_the_opening_circuit_cancelled_says_the_circuits_reason() -> None
         p[0].gate.on_attempt(FAULT)
         p[0].gate.on_attempt(FAULT)
 
-    backend = Backend(Answer(error="cancelled: the backend was cancelled"), during=opens)
+    backend = Backend(Answer(error="cancelled: the backend was cancelled",
+                             failure_kind="cancelled"), during=opens)
     p.append(Parts(backend))
     answer = p[0].issuer.issue("k", req())
-    assert answer.error == p[0].gate.circuit_open_reason
+    assert answer.failure == Failure("circuit_open", p[0].gate.circuit_open_reason or "")
 
 
 def test_a_backend_without_attempts_feeds_the_breaker_per_request() -> None:

@@ -16,7 +16,6 @@ from pytest_graphinstruct.models.scheduler import (
     BUDGET_EXHAUSTED,
     Scheduler,
     TokenBudget,
-    is_budget_exhausted,
 )
 from tests.models.fake_openai import FakeOpenAIServer, Fault
 from tests.models.helpers import SECRET, req
@@ -166,7 +165,7 @@ def test_token_budget_stops_issuing_and_keeps_what_was_obtained(
         stats = sched.stats()
     assert [a.ok for a in answers] == [True, True, True, False, False, False]
     for a in answers[3:]:
-        assert is_budget_exhausted(a) and a.error.startswith(BUDGET_EXHAUSTED)
+        assert a.failure_kind == "budget" and a.error.startswith(BUDGET_EXHAUSTED)
         assert "15 of 12 tokens" in a.error and a.calls == 0
     assert fake_openai.request_count == 3
     assert stats["budget_skipped"] == 3 and stats["budget_spent"] == 15
@@ -179,13 +178,13 @@ def test_a_shared_budget_spans_schedulers(fake_openai, backend_for) -> None:
     with Scheduler(backend_for(), concurrency=1, token_budget=budget) as one, \
             Scheduler(backend_for(), concurrency=1, token_budget=budget) as two:
         assert one.answer(req("w w")).ok
-        assert is_budget_exhausted(two.answer(req("v v")))
+        assert two.answer(req("v v")).failure_kind == "budget"
     assert budget.spent == 5 and budget.exhausted
 
 
-def test_is_budget_exhausted_only_for_budget_stops() -> None:
-    assert not is_budget_exhausted(Answer(error="HTTP 503"))
-    assert not is_budget_exhausted(Answer(text=f"{BUDGET_EXHAUSTED} is what I say"))
+def test_a_budget_stop_is_told_by_its_kind_not_its_text() -> None:
+    assert Answer(error=f"{BUDGET_EXHAUSTED}: 1 of 1").failure_kind == "error"
+    assert Answer(text=f"{BUDGET_EXHAUSTED} is what I say").failure_kind is None
 
 
 def test_rate_limit_spaces_requests(fake_openai, backend_for) -> None:
@@ -290,7 +289,6 @@ def test_invalid_concurrency() -> None:
 
 def test_circuit_opens_when_the_first_requests_all_fail(fake_openai, backend_for) -> None:
     from pytest_graphinstruct.models.circuit import CIRCUIT_OPEN
-    from pytest_graphinstruct.models.scheduler import is_circuit_open
 
     fake_openai.fault_for = lambda body: Fault.unauthorized()
     with Scheduler(backend_for(), concurrency=1, circuit_breaker=4) as sched:
@@ -298,9 +296,10 @@ def test_circuit_opens_when_the_first_requests_all_fail(fake_openai, backend_for
         stats = sched.stats()
     assert fake_openai.request_count == 4
     assert not any(a.ok for a in answers)
-    assert not any(is_circuit_open(a) for a in answers[:4])
+    assert not any(a.failure_kind == "circuit_open" for a in answers[:4])
     for a in answers[4:]:
-        assert is_circuit_open(a) and a.error.startswith(CIRCUIT_OPEN) and a.calls == 0
+        assert a.failure_kind == "circuit_open" and a.calls == 0
+        assert a.error.startswith(CIRCUIT_OPEN)
         assert "authentication failed (HTTP 401" in a.error and "\n" not in a.error
     assert stats["circuit_skipped"] == 6 and stats["issued"] == 4 and stats["errors"] == 4
 

@@ -10,11 +10,11 @@ from pathlib import Path
 
 import pytest
 
-from pytest_graphinstruct.answers import Answer, Usage
+from pytest_graphinstruct.answers import Answer, FailureKind, Usage
 from pytest_graphinstruct.models.base import AttemptOutcome, Request
 from pytest_graphinstruct.models.cache import AnswerCache
 from pytest_graphinstruct.models.cache_notes import ATTEMPTS_FILE, notes_fallback
-from pytest_graphinstruct.models.scheduler import Scheduler, is_circuit_open
+from pytest_graphinstruct.models.scheduler import Scheduler
 from tests.models.helpers import req
 
 WAIT_S = 10.0  # every wait of these tests ends by itself; none is expected to come near it
@@ -43,6 +43,7 @@ class _Remote:
         self.holding: list[Request] = []  # the requests of those attempts
         self.release = threading.Event()
         self.cancelled: str | None = None
+        self.cancel_kind: FailureKind = "cancelled"
         self._stop = threading.Event()
         self._lock = threading.Lock()
 
@@ -55,7 +56,7 @@ class _Remote:
         calls = 0
         for _ in range(self.retries + 1):
             if self._stop.is_set():
-                return Answer(error=self.cancelled, calls=calls)
+                return Answer(error=self.cancelled, calls=calls, failure_kind=self.cancel_kind)
             calls += 1
             with self._lock:
                 n, self.attempts = self.attempts, self.attempts + 1
@@ -66,7 +67,8 @@ class _Remote:
                 self.held.release()
                 released = self.release.wait(WAIT_S)  # cancel() sets it too
                 if self._stop.is_set() or not released:
-                    return Answer(error=self.cancelled or "held too long", calls=calls)
+                    return Answer(error=self.cancelled or "held too long", calls=calls,
+                                  failure_kind=self.cancel_kind)
                 kind = "ok"
             if kind == "ok":
                 self._hear(AttemptOutcome(ok=True))
@@ -74,8 +76,8 @@ class _Remote:
             self._hear(AttemptOutcome(ok=False, endpoint_fault=True, error=f"HTTP 500 #{n}"))
         return Answer(error="HTTP 500: gave up", calls=calls)
 
-    def cancel(self, reason: str | None = None) -> None:
-        self.cancelled = reason or "cancelled"
+    def cancel(self, reason: str | None = None, kind: FailureKind = "cancelled") -> None:
+        self.cancelled, self.cancel_kind = reason or "cancelled", kind
         self._stop.set()
         self.release.set()
 
@@ -98,7 +100,7 @@ def test_an_endpoint_that_dies_after_ten_good_answers_opens_the_circuit(listener
     # issued after the last good answer: 2 requests (6 + 2 calls) or 8 (6 calls each)
     issued = 2 if listener else 8
     # the request whose fault opened it keeps its own error (per request); a stopped one not
-    assert all(is_circuit_open(a) for a in answers[10 + (1 if listener else 8):])
+    assert all(a.failure_kind == "circuit_open" for a in answers[10 + (1 if listener else 8):])
     assert stats["circuit_skipped"] == 100 - 10 - issued
     assert "8 consecutive calls to http://fake.invalid/v1 failed" in (sched.circuit_open_reason
                                                                       or "")
@@ -111,10 +113,10 @@ def test_calls_in_flight_when_it_opens_stop_and_make_no_retries() -> None:
         answers = [f.result(timeout=WAIT_S) for f in futures]
     held = [a for a in answers if a.calls == 1]
     assert len(held) == 3  # the three held calls ended with the breaker's line, one call each
-    assert all(is_circuit_open(a) for a in held)
+    assert all(a.failure_kind == "circuit_open" for a in held)
     assert backend.attempts == 3 + 8  # no retry of a stopped call, nothing issued after it
     # all but the one request that made its six calls before the opening say the one line
-    assert sum(not is_circuit_open(a) for a in answers) == 1
+    assert sum(a.failure_kind != "circuit_open" for a in answers) == 1
 
 
 def test_requests_not_issued_resolve_at_once_when_the_circuit_opens() -> None:

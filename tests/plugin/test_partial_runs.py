@@ -98,12 +98,27 @@ def test_a_run_the_token_budget_cut_short_is_partial_and_never_the_baseline(
     data = load_valid_report(report)
     assert data["coverage"]["complete"] is False and data["coverage"]["missing_count"] == 3
     assert "token budget" in data["coverage"]["reason"]
+
     # gated: the levels never asked are not compared, and the run does not pass
     gated = pytester.runpytest(*endpoint(suite_dir, server, f"--gi-baseline={base}", *budget))
     text = gated.stdout.str()
     assert gated.ret == pytest.ExitCode.TESTS_FAILED, text[-2000:]
     assert "FAILED: incomplete run (" in text and "no gate passes on a partial run" in text
     assert "not compared: L1 (" in text and "L2 (" in text
+
+
+def test_under_xdist_the_limit_a_worker_hit_reaches_the_coverage(
+        pytester: pytest.Pytester, suite_dir: Path, server: FakeOpenAIServer,
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """A worker's limits travel in its payload as what they are, not as note text."""
+    monkeypatch.setenv("GI_TEST_KEY", "sk-test")
+    report = pytester.path / "r.json"
+    result = pytester.runpytest(*endpoint(suite_dir, server, "-n", "2",
+                                          "--gi-max-tokens-total=2", f"--gi-report={report}"))
+    assert result.ret == pytest.ExitCode.TESTS_FAILED, result.stdout.str()[-2000:]
+    coverage = load_valid_report(report)["coverage"]
+    assert coverage["complete"] is False
+    assert coverage["reason"] == "not asked: token budget exhausted (--gi-max-tokens-total=2)"
 
 
 # -- a narrower run never replaces the baseline unasked -----------------------------------------

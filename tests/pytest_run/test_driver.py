@@ -12,6 +12,7 @@ import pytest
 from _pytest.junitxml import xml_key
 
 from pytest_graphinstruct.pytest_run.driver import RunDriver
+from pytest_graphinstruct.pytest_run.items import BASELINE_FAILURE
 from pytest_graphinstruct.pytest_run.payload import (
     INPUT_KEY,
     OUTPUT_KEY,
@@ -110,7 +111,8 @@ def test_benchmark_xfails_stay_for_last_failed(tmp_path: Path) -> None:
     config = FakeConfig(tmp_path, plugins=FakePluginManager(lfplugin=lf))
     driver = _driver(tmp_path, config, benchmark=True)
     driver.reported(_report("L1-001[oracle-zero-shot]", wasxfail="model violations"))
-    driver.reported(_report("L1-002[oracle-zero-shot]", wasxfail="failed in the baseline too"))
+    driver.reported(_report("L1-002[oracle-zero-shot]", wasxfail="failed in the baseline too",
+                            user_properties=[(BASELINE_FAILURE, True)]))
     driver.reported(_report("L2-001[oracle-zero-shot]"))  # passed
     assert lf.lastfailed == {"L1-001[oracle-zero-shot]": True}
     plain = _driver(tmp_path, FakeConfig(tmp_path, plugins=FakePluginManager(lfplugin=lf)))

@@ -14,6 +14,7 @@ import pytest
 from pytest_graphinstruct.pytest_run.driver import RunDriver
 from pytest_graphinstruct.pytest_run.finish import finish
 from pytest_graphinstruct.run.results import ItemResult
+from pytest_graphinstruct.run.verdict import Written
 from tests.plugin._suite import CYCLE4, EMPTY3, TREE4
 
 from .fakes import FakeConfig, FakeSession, controller_config, run_config
@@ -48,7 +49,7 @@ def test_a_complete_run_reports_its_cells_and_what_produced_it(tmp_path: Path) -
     assert [r.instruction_id for r in report.cells[0].per_instruction] == ["L0-001", "L1-001"]
     assert report.run is not None and report.run.filter.selected == 2
     assert report.gate is not None and report.gate.passed
-    assert driver.written == [f"report written to {tmp_path / 'r.json'}"]
+    assert driver.written == [Written(f"report written to {tmp_path / 'r.json'}", ok=True)]
     written = json.loads((tmp_path / "r.json").read_text(encoding="utf-8"))
     assert written["coverage"]["complete"] is True
     assert session.exitstatus == pytest.ExitCode.OK

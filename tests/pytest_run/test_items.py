@@ -18,6 +18,7 @@ from pytest_graphinstruct.answers import Answer
 from pytest_graphinstruct.models.circuit import CIRCUIT_OPEN
 from pytest_graphinstruct.models.scheduler import BUDGET_EXHAUSTED
 from pytest_graphinstruct.pytest_run.items import (
+    BASELINE_FAILURE,
     CIRCUIT_SKIP_REASON,
     GraphInstructFailure,
     GraphInstructItem,
@@ -57,8 +58,11 @@ def test_the_report_that_decides_an_item(when: str, passed: bool, done: bool) ->
 
 
 def test_a_baseline_xfail_is_told_from_a_benchmark_one() -> None:
-    assert baseline_xfail(SimpleNamespace(wasxfail="failed in the baseline too:\nx"))
-    assert not baseline_xfail(SimpleNamespace(wasxfail="model violations (--gi-violations=report"))
+    assert baseline_xfail(SimpleNamespace(wasxfail="x", user_properties=[
+        ("gi_samples", 1), (BASELINE_FAILURE, True)]))
+    # the reason's text decides nothing
+    assert not baseline_xfail(SimpleNamespace(wasxfail="failed in the baseline too:\nx",
+                                              user_properties=[]))
     assert not baseline_xfail(SimpleNamespace())
 
 
@@ -209,7 +213,7 @@ def test_a_stopped_run_skips_items_never_asked(session: pytest.Session,
 
 def test_the_budget_and_the_breaker_skip(session: pytest.Session,
                                          instructions: list[Instruction]) -> None:
-    spent = (Answer(error=f"{BUDGET_EXHAUSTED} (100 tokens)", calls=0),)
+    spent = (Answer(error=f"{BUDGET_EXHAUSTED} (100 tokens)", calls=0, failure_kind="budget"),)
     item = _item(session, instructions, _driver(FakeBench(spent)))
     with pytest.raises(pytest.skip.Exception, match="not asked: token budget exhausted"):
         item.setup()
@@ -219,7 +223,11 @@ def test_the_budget_and_the_breaker_skip(session: pytest.Session,
     with pytest.raises(pytest.skip.Exception, match="not asked: token budget exhausted"):
         item.setup()
     assert item.stopped
-    unsent = (Answer(error=f"{CIRCUIT_OPEN}: 5 errors", calls=0),)
+    unsent = (Answer(error=f"{CIRCUIT_OPEN}: 5 errors", calls=0, failure_kind="circuit_open"),)
+    item = _item(session, instructions, _driver(FakeBench((Answer(
+        error=f"{CIRCUIT_OPEN}: a text like the breaker's is not the breaker", calls=0),))))
+    with pytest.raises(InfraError):  # the kind decides, never the text
+        item.setup()
     item = _item(session, instructions, _driver(FakeBench(unsent)))
     with pytest.raises(pytest.skip.Exception) as info:
         item.setup()

@@ -24,7 +24,13 @@ from pytest_graphinstruct.run.aggregate import build_cell, with_pareto
 from pytest_graphinstruct.run.config import RunConfig
 from pytest_graphinstruct.run.results import CellMetadata, Coverage, ItemResult, RunReport
 from pytest_graphinstruct.run.store import RunStore
-from pytest_graphinstruct.run.verdict import BaselinePlan, Decision, GateOptions, decide
+from pytest_graphinstruct.run.verdict import (
+    BaselinePlan,
+    Decision,
+    GateOptions,
+    Written,
+    decide,
+)
 
 from .fakes import run_config
 
@@ -119,9 +125,11 @@ def test_every_output_is_written_with_one_line_each_update_first(tmp_path: Path)
     report = _report()
     run = replace(run_config(tmp_path), report=tmp_path / "r.json", html=tmp_path / "r.html",
                   store=tmp_path / "runs", markdown=tmp_path / "r.md")
-    lines = write_outputs(report, _decision(report), run, None, update="baseline written",
-                          failed_tests=0)
-    assert lines == ["baseline written", f"report written to {tmp_path / 'r.json'}",
+    written = write_outputs(report, _decision(report), run, None,
+                            update=Written("baseline written", ok=True), failed_tests=0)
+    assert all(w.ok for w in written)
+    assert [w.line for w in written] == [
+                     "baseline written", f"report written to {tmp_path / 'r.json'}",
                      f"html report written to {tmp_path / 'r.html'}",
                      f"saved as run 0001 in {tmp_path / 'runs'}",
                      f"markdown summary written to {tmp_path / 'r.md'}"]
@@ -133,30 +141,35 @@ def test_every_output_is_written_with_one_line_each_update_first(tmp_path: Path)
 def test_the_store_holds_the_reports_bytes(tmp_path: Path) -> None:
     report = _report()
     write_json(report, tmp_path / "r.json", "report")
-    assert autosave(report, tmp_path / "runs") == f"saved as run 0001 in {tmp_path / 'runs'}"
+    assert autosave(report, tmp_path / "runs").line == f"saved as run 0001 in {tmp_path / 'runs'}"
     (saved,) = RunStore(tmp_path / "runs").runs()
     assert saved.path.read_bytes() == (tmp_path / "r.json").read_bytes()
 
 
 def test_autosave_keeps_no_run_without_results(tmp_path: Path) -> None:
     store = tmp_path / "runs"
-    assert autosave(RunReport(()), store) == (
-        f"run NOT saved in {store}: no item has a result (no item was selected)")
+    assert autosave(RunReport(()), store) == Written(
+        f"run NOT saved in {store}: no item has a result (no item was selected)", ok=False)
     stopped = RunReport((), coverage=Coverage.partial("usage error: bad"))
-    assert autosave(stopped, store) == (
-        f"run NOT saved in {store}: no item has a result (partial: usage error: bad)")
-    assert autosave(_report(partial=True), store) == f"saved as run 0001 in {store} (a partial run)"
-    assert autosave(_report(), _blocker(tmp_path)).startswith("run NOT saved: ")
+    assert autosave(stopped, store) == Written(
+        f"run NOT saved in {store}: no item has a result (partial: usage error: bad)",
+        ok=False)
+    assert autosave(_report(partial=True), store).line == (
+        f"saved as run 0001 in {store} (a partial run)")
+    assert autosave(_report(), _blocker(tmp_path)).line.startswith("run NOT saved: ")
 
 
 def test_a_failed_write_is_one_line_and_raises_nothing(tmp_path: Path) -> None:
     report = _report()
     blocked = _blocker(tmp_path) / "out"
-    line = write_json(report, blocked, "baseline")
-    assert line.startswith(f"baseline NOT written to {blocked}: ") and "\n" not in line
-    line = write_markdown_summary(report, _decision(report), blocked, failed_tests=0,
-                                  benchmark=False)
-    assert line.startswith(f"markdown summary NOT written to {blocked}: ")
+    written = write_json(report, blocked, "baseline")
+    line = written.line
+    assert not written.ok and line.startswith(f"baseline NOT written to {blocked}: ")
+    assert "\n" not in line
+    written = write_markdown_summary(report, _decision(report), blocked, failed_tests=0,
+                                     benchmark=False)
+    line = written.line
+    assert not written.ok and line.startswith(f"markdown summary NOT written to {blocked}: ")
     assert "\n" not in line
 
 
@@ -165,8 +178,9 @@ def test_a_failed_page_write_is_one_line_and_raises_nothing(tmp_path: Path) -> N
 
     blocker = tmp_path / "file"
     blocker.write_text("")
-    line = write_html(two_cell_report(), blocker / "r.html", None)
-    assert line.startswith(f"html report NOT written to {blocker / 'r.html'}: ")
+    written = write_html(two_cell_report(), blocker / "r.html", None)
+    line = written.line
+    assert not written.ok and line.startswith(f"html report NOT written to {blocker / 'r.html'}: ")
     assert "\n" not in line
 
 
@@ -178,13 +192,13 @@ def test_a_fault_of_the_page_builder_costs_only_the_page(tmp_path: Path,
         raise KeyError("oops")
 
     monkeypatch.setattr(html, "build_page", broken)
-    line = write_html(_report(), tmp_path / "r.html", None)
-    assert line == f"html report NOT written to {tmp_path / 'r.html'}: KeyError: 'oops'"
+    assert write_html(_report(), tmp_path / "r.html", None) == Written(
+        f"html report NOT written to {tmp_path / 'r.html'}: KeyError: 'oops'", ok=False)
 
 
 def test_the_page_of_a_partial_run_says_so(tmp_path: Path) -> None:
-    assert write_html(_report(partial=True), tmp_path / "r.html", None) == (
-        f"html report (partial run) written to {tmp_path / 'r.html'}")
+    assert write_html(_report(partial=True), tmp_path / "r.html", None) == Written(
+        f"html report (partial run) written to {tmp_path / 'r.html'}", ok=True)
 
 
 @pytest.mark.parametrize("option", ["report", "html", "markdown"])

@@ -22,7 +22,8 @@ def _result(iid: str, cell: str = "m-zero-shot") -> ItemResult:
 def _payload() -> WorkerPayload:
     return WorkerPayload(
         results=(_result("L0-001"), _result("L1-002", "m-few-shot")),
-        notes=("a stale answer", "another"), progress=ProgressCounts(4, 3, 1, 0, 120),
+        notes=("a stale answer", "another"), limits=("cost cap reached (--gi-max-cost=1 USD)",),
+        progress=ProgressCounts(4, 3, 1, 0, 120),
         cached={"m-zero-shot": 1, "m-few-shot": 0},
         sources={"m-zero-shot": CacheSource(frozenset({"m-2024", None}), 17.5)},
         sent={"m": Sent(requests=5, retries=1, input_tokens=400, output_tokens=90, cached=2)},
@@ -42,7 +43,7 @@ def test_worker_input_round_trips_through_one_json_document() -> None:
 def test_worker_payload_round_trips_through_one_json_document() -> None:
     given = _payload()
     text = given.to_json()
-    assert set(json.loads(text)) == {"results", "notes", "progress", "cached", "sources",
+    assert set(json.loads(text)) == {"results", "notes", "limits", "progress", "cached", "sources",
                                      "sent", "earlier"}
     assert WorkerPayload.from_json(text) == given
     assert WorkerPayload.from_json(WorkerPayload().to_json()) == WorkerPayload()

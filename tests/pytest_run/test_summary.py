@@ -12,7 +12,7 @@ from pytest_graphinstruct.models.recorded import RecordProblem, ReplayCheck
 from pytest_graphinstruct.pytest_run.summary import write_summary
 from pytest_graphinstruct.run.aggregate import build_cell, with_pareto
 from pytest_graphinstruct.run.results import CellMetadata, ItemResult, RunInfo, RunReport
-from pytest_graphinstruct.run.verdict import BaselinePlan, Decision, GateOptions, decide
+from pytest_graphinstruct.run.verdict import BaselinePlan, Decision, GateOptions, Written, decide
 
 from .fakes import FakeConfig, FakeTerminalReporter, worker_config
 
@@ -52,7 +52,8 @@ def test_the_section_holds_scores_warnings_verdict_and_written_lines(tmp_path: P
     decision = decide(report, BaselinePlan(), GateOptions(fail_under=0.9))
     driver = _driver(tmp_path, report, decision,
                      notes=["stale answers at \x1b[31mhttp://x\x1b[0m"],
-                     written=["report written to r.json", "html report NOT written to h: no"])
+                     written=[Written("report written to r.json", ok=True),
+                              Written("html report NOT written to h: no", ok=False)])
     reporter = _written(driver)
     assert reporter.sections == ["GraphInstruct"]
     texts = reporter.texts()

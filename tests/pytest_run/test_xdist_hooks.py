@@ -32,7 +32,8 @@ def _driver(tmp_path: Path, *, worker: tuple[int, int] | None = None,
         "config": FakeConfig(tmp_path, plugins=FakePluginManager(
             terminalreporter=SimpleNamespace(isatty=True, hasmarkup=True))),
         "run": SimpleNamespace(progress=progress), "worker": worker, "winput": winput,
-        "selected": None, "totals": WorkerTotals(), "notes": [], "local_info": None,
+        "selected": None, "totals": WorkerTotals(), "notes": [], "limits": [],
+        "local_info": None,
         "served": None, "stopper": SimpleNamespace(signal=None),
         "bench": SimpleNamespace(progress=lambda: ProgressCounts(5, 4, 1, 0, 99))}
     given.update(kw)

@@ -11,6 +11,7 @@ from pytest_graphinstruct.run.comparison import (
     IMPROVEMENT,
     NO_CHANGE,
     REGRESSION,
+    Difference,
     compare_cells,
     omission_reason,
 )
@@ -127,7 +128,7 @@ def test_model_version_difference_is_named() -> None:
     scores = dict.fromkeys(ids(0, 5), 1.0)
     (c,) = compare_cells([(cell(scores, version="v2"), cell(scores, version="v1"))],
                          max_regression=0.02)
-    assert c.differences == ("model version (v1 vs v2)",)
+    assert c.differences == (Difference("model_version", "model version (v1 vs v2)"),)
 
 
 def test_the_family_spans_cells_and_levels() -> None:
@@ -192,7 +193,7 @@ def test_a_changed_prompt_set_is_a_difference_the_compared_line_names() -> None:
     base = replace(base, metadata=ours)
     now = replace(now, metadata=replace(ours, prompts=terse))
     (c,) = compare_cells([(now, base)], max_regression=0.02)
-    assert c.differences == ("prompt set (the packaged templates vs terse "
+    assert tuple(map(str, c.differences)) == ("prompt set (the packaged templates vs terse "
                              "(sha256:cdcdcdcdcdcd…))",)
     assert c.scope().endswith("; the cells differ in prompt set (the packaged templates vs "
                               "terse (sha256:cdcdcdcdcdcd…))")
@@ -246,9 +247,9 @@ def test_a_fixed_run_against_an_adaptive_baseline_is_not_like_with_like() -> Non
     base = sampled(dict.fromkeys(ids(2, 10), (True,)), cap=5)
     now = sampled(dict.fromkeys(ids(2, 10), (True,) * 5), cap=None)
     (c,) = compare_cells([(now, base)], max_regression=0.02)
-    assert "samples per instruction (auto:5 vs 5)" in c.differences
+    assert Difference("samples", "samples per instruction (auto:5 vs 5)") in c.differences
     (back,) = compare_cells([(base, now)], max_regression=0.02)
-    assert not any(d.startswith("samples") for d in back.differences)
+    assert not any(d.what == "samples" for d in back.differences)
 
 
 def test_an_adaptive_report_missing_samples_its_looks_ask_for_is_not_judged() -> None:

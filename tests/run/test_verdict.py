@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from pytest_graphinstruct.errors import GraphInstructError
+from pytest_graphinstruct.run import verdict
 from pytest_graphinstruct.run.aggregate import build_cell, with_pareto
 from pytest_graphinstruct.run.results import (
     CellMetadata,
@@ -31,6 +32,15 @@ from pytest_graphinstruct.run.writer import write_report
 
 IDS = [f"L{lv}-{k:03d}" for lv in (0, 2) for k in range(60)]
 HASHES = {0: "sha256:" + "0" * 64, 2: "sha256:" + "2" * 64}
+
+
+def _settled(report: RunReport, decision: verdict.Decision) -> str | None:
+    """:func:`settle_baseline`'s line (its ``ok`` is the line's own word: NOT means not)."""
+    written = settle_baseline(report, decision)
+    if written is None:
+        return None
+    assert written.ok == ("NOT written" not in written.line), written
+    return written.line
 
 
 def report(score: float = 1.0, *, errors: int = 0, bad_levels: tuple[int, ...] = (),
@@ -138,7 +148,7 @@ def test_an_untrusted_run_never_becomes_the_baseline(tmp_path: Path, run: RunRep
     before = path.read_bytes()
     options = GateOptions(path, update_baseline=True)
     d = decide(run, plan_baseline(options, ["m-zero-shot"]), options)
-    line = settle_baseline(run, d)
+    line = _settled(run, d)
     assert line is not None and line.startswith("baseline NOT written: ") and why in line
     assert line.endswith(f"{path} is unchanged")
     assert path.read_bytes() == before
@@ -146,7 +156,7 @@ def test_an_untrusted_run_never_becomes_the_baseline(tmp_path: Path, run: RunRep
     options = GateOptions(missing)
     d = decide(run, plan_baseline(options, ["m-zero-shot"]), options)
     assert d.failed and "it is not written either" in d.verdict.lines()[-1]
-    assert "was not created" in str(settle_baseline(run, d)) and not missing.exists()
+    assert "was not created" in str(_settled(run, d)) and not missing.exists()
 
 
 def test_an_update_shows_the_change_against_the_old_baseline(tmp_path: Path) -> None:
@@ -158,7 +168,7 @@ def test_an_update_shows_the_change_against_the_old_baseline(tmp_path: Path) -> 
     (line,) = d.update_lines()  # ... but says what it accepts
     assert line.startswith("baseline update, m-zero-shot against the old baseline: L0 -")
     assert "⚠" in line and "newly failing 60" in line
-    assert settle_baseline(worse, d) == (f"baseline updated: {path} (the change against the "
+    assert _settled(worse, d) == (f"baseline updated: {path} (the change against the "
                                          "old one is shown above)")
     written = json.loads(path.read_text(encoding="utf-8"))
     assert written["cells"][0]["summary"]["passed"] == 0
@@ -173,12 +183,12 @@ def test_an_unreadable_old_baseline_is_replaced_by_an_update_with_a_note(
     plan = plan_baseline(options, ["m-zero-shot"])
     assert plan.note is not None and "not shown against this run" in plan.note
     d = decide(report(), plan, options)
-    assert settle_baseline(report(), d) == f"baseline written to {path}"
+    assert _settled(report(), d) == f"baseline written to {path}"
 
 
 def test_without_a_baseline_nothing_is_compared_or_written() -> None:
     d = decide(report(), BaselinePlan(), GateOptions())
-    assert d.compared_lines() == [] and settle_baseline(report(), d) is None
+    assert d.compared_lines() == [] and _settled(report(), d) is None
     assert d.record().baseline is None and d.record().passed
 
 
@@ -208,7 +218,7 @@ def test_an_update_from_a_narrower_run_is_refused_unless_asked(tmp_path: Path) -
     assert d.failed and d.refused_update is not None and d.refused_update.startswith(lost)
     assert d.verdict.lines() == [f"GATE FAILED (baseline): baseline {path}: {lost}: refusing "
                                  "to replace it; pass --gi-replace-baseline to do it anyway"]
-    line = settle_baseline(narrow, d)
+    line = _settled(narrow, d)
     assert line == f"baseline NOT written: {d.refused_update}; {path} is unchanged"
     assert path.read_bytes() == before
     # the same run, widened back: replaced as before
@@ -218,13 +228,13 @@ def test_an_update_from_a_narrower_run_is_refused_unless_asked(tmp_path: Path) -
     forced = GateOptions(path, update_baseline=True, replace_baseline=True)
     d = decide(narrow, plan_baseline(forced, ["m-zero-shot"]), forced)
     assert not d.failed and any(lost in n for n in d.notes)
-    assert settle_baseline(narrow, d) == (f"baseline updated: {path} (the change against the "
+    assert _settled(narrow, d) == (f"baseline updated: {path} (the change against the "
                                           "old one is shown above)")
     # no old baseline: a first one is written from any trusted run
     first = tmp_path / "first.json"
     options = GateOptions(first, update_baseline=True)
     d = decide(narrow, plan_baseline(options, ["m-zero-shot"]), options)
-    assert settle_baseline(narrow, d) == f"baseline written to {first}"
+    assert _settled(narrow, d) == f"baseline written to {first}"
 
 
 def test_baseline_cells_the_run_lacks_are_named_and_strict_fails_on_them(

@@ -348,7 +348,8 @@ def side_warnings(seed0: ProbeCell, fresh: ProbeCell) -> list[str]:
     diff = differences(replace(seed0.cell.metadata, suite=None),
                        replace(fresh.cell.metadata, suite=None))
     if diff:
-        out.append(f"the two cells differ in {', '.join(diff)}: the gap may come from that")
+        out.append(f"the two cells differ in {', '.join(map(str, diff))}: the gap may come "
+                   "from that")
     dims = dimension_mismatch(seed0.cell, fresh.cell) + pool_mismatch(seed0.cell, fresh.cell)
     if dims:
         out.append(f"the two runs were scored differently ({'; '.join(dims)}): did both use "

@@ -54,8 +54,9 @@ class Comparison:
         """One line naming the metadata the two cells differ in, or ``None`` when alike."""
         if not self.cell.differences:
             return None
-        return (f"the two cells differ in {', '.join(self.cell.differences)}: the change may "
-                "come from that, not from the model")
+        shown = ", ".join(map(str, self.cell.differences))
+        return (f"the two cells differ in {shown}: the change may come from that, not from "
+                "the model")
 
     def lines(self, baseline_file: str = "", candidate_file: str = "") -> list[str]:
         """The ``compare`` report: the intervals, both cells, cost, changed items, verdict."""
