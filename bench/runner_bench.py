@@ -1,7 +1,7 @@
 """Scheduler + OpenAIBackend throughput against the local fake server (no network).
 
 For each concurrency (default 1, 8, 32) it sends distinct requests to a
-:class:`~pytest_graphinstruct.models.testserver.FakeOpenAIServer` with a fixed latency (default
+:class:`~pytest_graphinstruct.testing.openai_server.FakeOpenAIServer` with a fixed latency (default
 200 ms), through the answer cache as a benchmark run would, and prints:
 
 * answers/second, and the ideal ``concurrency / latency``;
@@ -33,7 +33,7 @@ from pytest_graphinstruct.models.base import Request
 from pytest_graphinstruct.models.cache import AnswerCache
 from pytest_graphinstruct.models.openai_backend import OpenAIBackend
 from pytest_graphinstruct.models.scheduler import Scheduler
-from pytest_graphinstruct.models.testserver import FakeOpenAIServer
+from pytest_graphinstruct.testing.openai_server import FakeOpenAIServer
 
 KEY_ENV = "GI_BENCH_API_KEY"
 

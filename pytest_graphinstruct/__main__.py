@@ -281,7 +281,7 @@ def _merge(args: argparse.Namespace) -> int:
 
 
 def _merge_cache(args: argparse.Namespace) -> int:
-    from pytest_graphinstruct.report.commands.merge import merge_caches
+    from pytest_graphinstruct.run.cache_merge import merge_caches
 
     result = merge_caches(args.caches, args.out)
     added = sum(n for _, n in result.added)
@@ -524,7 +524,7 @@ def _show(args: argparse.Namespace) -> int:
 
 
 def _export(args: argparse.Namespace) -> int:
-    from pytest_graphinstruct.report.commands.export import export_cache
+    from pytest_graphinstruct.run.cache_export import export_cache
 
     done = export_cache(args.cache, args.out, cell=args.cell)
     for w in done.warnings:

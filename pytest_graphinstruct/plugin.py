@@ -24,8 +24,8 @@ from pytest_graphinstruct.vocab import LEVELS, PYTEST_PLUGIN_NAME, SIZE_BUCKETS
 if TYPE_CHECKING:  # the fixtures' types; nothing of them is imported when pytest loads us
     from pytest_graphinstruct.answers import Answer
     from pytest_graphinstruct.run.results import ItemResult
+    from pytest_graphinstruct.run.suites import Suite
     from pytest_graphinstruct.suite.instruction import Instruction
-    from pytest_graphinstruct.suite.loader import Suite
     from pytest_graphinstruct.verify.verifier import Verifier
 
 
@@ -156,22 +156,21 @@ def gi_suite(request: pytest.FixtureRequest) -> Suite:
     from pathlib import Path
 
     from pytest_graphinstruct.errors import GraphInstructError
-    from pytest_graphinstruct.suite.loader import load_suite
-    from pytest_graphinstruct.suite.shipped import default_suite
+    from pytest_graphinstruct.run.suites import fixture_suite
 
     raw = raw_options(request.config)
-    root = (Path(str(raw["suite"])).expanduser() if raw.get("suite")
-            else default_suite(request.config.rootpath)[0])
-    if not raw.get("suite") and not root.is_dir():
-        pytest.skip(f"no GraphInstruct suite at {root} (pass --gi-suite=DIR, or build one "
-                    "with 'python -m pytest_graphinstruct build suite')")
     levels = parse_levels(raw["levels"]) if raw.get("levels") else None
     try:
-        return load_suite(root, levels=levels)
+        found = fixture_suite(str(raw["suite"]) if raw.get("suite") else None, levels,
+                              request.config.rootpath)
     except (GraphInstructError, ValueError) as exc:
         raise pytest.UsageError(f"pytest-graphinstruct: gi_suite: {exc} (pass --gi-suite=DIR, "
                                 "or build one with 'python -m pytest_graphinstruct "
                                 "build suite')") from None
+    if isinstance(found, Path):
+        pytest.skip(f"no GraphInstruct suite at {found} (pass --gi-suite=DIR, or build one "
+                    "with 'python -m pytest_graphinstruct build suite')")
+    return found
 
 
 @pytest.fixture

@@ -165,3 +165,8 @@ def natural_key(node: object) -> tuple[int, int | str]:
 
 PYTEST_PLUGIN_NAME: Final = "graphinstruct-session"
 """The name the active run's hooks are registered under in pytest's plugin manager."""
+
+EMBEDDED_MODEL: Final = "local"
+"""The model name of the embedded offline model (``--gi-model=local``)."""
+RECORDED_PROBLEMS_SHOWN: Final = 20
+"""How many of a recorded-answers file's skipped lines a run shows (the rest are counted)."""

@@ -23,8 +23,8 @@ import socket
 import openai
 
 from pytest_graphinstruct.models.bounded_calls import BoundedCalls
-from pytest_graphinstruct.models.testserver import FakeOpenAIServer
 from pytest_graphinstruct.score.gcn_store import ENV as D3_CACHE_ENV
+from pytest_graphinstruct.testing.openai_server import FakeOpenAIServer
 
 os.environ[D3_CACHE_ENV] = "off"
 

@@ -15,8 +15,8 @@ from typing import Any
 
 import pytest
 
-from pytest_graphinstruct.models.testserver import FakeOpenAIServer
 from pytest_graphinstruct.suite.shipped import shipped_suite
+from pytest_graphinstruct.testing.openai_server import FakeOpenAIServer
 
 ROOT = Path(__file__).resolve().parents[1]
 README = ROOT / "README.md"

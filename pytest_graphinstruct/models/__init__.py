@@ -15,8 +15,6 @@ from pytest_graphinstruct.models.base import Backend, DecodingParams, Request
 _LAZY = {
     "AnswerCache": "pytest_graphinstruct.models.cache",
     "BUDGET_EXHAUSTED": "pytest_graphinstruct.models.scheduler",
-    "FakeOpenAIServer": "pytest_graphinstruct.models.testserver",
-    "Fault": "pytest_graphinstruct.models.testserver",
     "OpenAIBackend": "pytest_graphinstruct.models.openai_backend",
     "RateLimiter": "pytest_graphinstruct.models.ratelimit",
     "ReplayBackend": "pytest_graphinstruct.models.replay",

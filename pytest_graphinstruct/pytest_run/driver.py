@@ -29,16 +29,16 @@ from pytest_graphinstruct.pytest_run.items import (
     record_outcome,
 )
 from pytest_graphinstruct.pytest_run.outputs import mark_started, output_on_baseline, unclaimable
-from pytest_graphinstruct.pytest_run.payload import (
+from pytest_graphinstruct.pytest_run.signals import RunStopper
+from pytest_graphinstruct.pytest_run.usage import one_line, usage_error, write_stopped
+from pytest_graphinstruct.run.config import Cell, RunConfig
+from pytest_graphinstruct.run.payload import (
     INPUT_KEY,
     OUTPUT_KEY,
     WorkerInput,
     WorkerTotals,
     worker_payload,
 )
-from pytest_graphinstruct.pytest_run.signals import RunStopper
-from pytest_graphinstruct.pytest_run.usage import one_line, usage_error, write_stopped
-from pytest_graphinstruct.run.config import Cell, RunConfig
 from pytest_graphinstruct.run.results import ItemResult, RunReport
 from pytest_graphinstruct.run.tally import BatchProgress, ProgressCounts
 from pytest_graphinstruct.suite.instruction import Instruction

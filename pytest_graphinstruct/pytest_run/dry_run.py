@@ -62,9 +62,8 @@ def dry_run_lines(driver: RunDriver, items: list[pytest.Item]) -> list[str]:
         pytest.UsageError: the price table cannot be read or tokens cannot be counted (one
             line).
     """
-    from pytest_graphinstruct.models.prices import load_prices
     from pytest_graphinstruct.report.render.estimate import estimate_lines
-    from pytest_graphinstruct.run.estimate import estimate_run
+    from pytest_graphinstruct.run.estimate import estimate_run, price_table
 
     run, bench = driver.run, driver.bench
     chosen = [(it.instruction, it.cell) for it in items if isinstance(it, GraphInstructItem)]
@@ -73,7 +72,7 @@ def dry_run_lines(driver: RunDriver, items: list[pytest.Item]) -> list[str]:
     samples = bench.inputs.samples if cap is None else (lambda inst, cell: cap)
     try:
         estimate = estimate_run(run, chosen, bench.requests, samples,
-                                load_prices(run.prices), driver.plan.report)
+                                price_table(run), driver.plan.report)
     except GraphInstructError as exc:
         raise driver.usage(exc) from None
     return estimate_lines(estimate)

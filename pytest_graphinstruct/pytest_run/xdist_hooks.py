@@ -18,7 +18,7 @@ import pytest
 from pytest_graphinstruct.pytest_run.driver import RunDriver
 from pytest_graphinstruct.pytest_run.items import GraphInstructItem, is_item_id, item_done
 from pytest_graphinstruct.pytest_run.live import live_wanted
-from pytest_graphinstruct.pytest_run.payload import (
+from pytest_graphinstruct.run.payload import (
     INPUT_KEY,
     OUTPUT_KEY,
     WorkerInput,

@@ -29,7 +29,7 @@ from dataclasses import dataclass
 from typing import Final
 
 from pytest_graphinstruct.methods.registry import method_of
-from pytest_graphinstruct.models.prices import PriceTable
+from pytest_graphinstruct.models.prices import PriceTable, load_prices
 from pytest_graphinstruct.models.tokens import TokenCounter, encoding_name_for
 from pytest_graphinstruct.run.config import Cell, RunConfig
 from pytest_graphinstruct.run.method_runner import first_call
@@ -188,3 +188,12 @@ def _time_s(config: RunConfig, cells: Sequence[CellEstimate],
             seconds = max(seconds, n / config.rate_limit)
         longest = max(longest, seconds)
     return longest
+
+
+def price_table(run: RunConfig) -> PriceTable:
+    """The run's price table: ``--gi-prices``, else the packaged snapshot.
+
+    Raises:
+        GraphInstructError: the file cannot be read or is not a price table (one line).
+    """
+    return load_prices(run.prices)

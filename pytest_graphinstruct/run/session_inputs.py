@@ -86,8 +86,9 @@ class SessionInputs:
         """The few-shot exemplar pool of the suite, built on first use."""
         if self._exemplars is None:
             from pytest_graphinstruct.prompts.exemplars import ExemplarPool
+            from pytest_graphinstruct.verify.verifier import DEFAULT_VERIFIER
 
-            self._exemplars = ExemplarPool.from_suite(self.suite,
+            self._exemplars = ExemplarPool.from_suite(self.suite, parse=DEFAULT_VERIFIER.parse,
                                                       templates=self.config.templates)
         return self._exemplars
 

@@ -1,7 +1,7 @@
 """Fixtures for model tests: a local OpenAI-compatible server and a throwaway API key.
 
 Everything talks to 127.0.0.1 only.  End-to-end tests elsewhere can use
-``from pytest_graphinstruct.models.testserver import FakeOpenAIServer`` or these fixtures via
+``from pytest_graphinstruct.testing.openai_server import FakeOpenAIServer`` or these fixtures via
 ``pytest_plugins = ["tests.models.conftest"]``.
 """
 

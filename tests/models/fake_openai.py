@@ -1,12 +1,12 @@
 """The local OpenAI-compatible test server, re-exported for tests.
 
-The server lives in the package (:mod:`pytest_graphinstruct.models.testserver`) so benchmarks
+The server lives in the package (:mod:`pytest_graphinstruct.testing.openai_server`) so benchmarks
 and users' own tests can start it too; import it from either place.
 """
 
 from __future__ import annotations
 
-from pytest_graphinstruct.models.testserver import (
+from pytest_graphinstruct.testing.openai_server import (
     FakeOpenAIServer,
     Fault,
     RecordedRequest,

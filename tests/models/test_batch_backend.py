@@ -18,10 +18,10 @@ from pytest_graphinstruct.models.batch_backend import BatchBackend
 from pytest_graphinstruct.models.batch_files import BatchLine, input_files
 from pytest_graphinstruct.models.batch_ledger import GONE_STATE, BatchLedger
 from pytest_graphinstruct.models.batch_runner import BatchSettings
-from pytest_graphinstruct.models.batch_testserver import FakeBatchAPI
 from pytest_graphinstruct.models.cache import AnswerCache
 from pytest_graphinstruct.models.openai_backend import OpenAIBackend
-from pytest_graphinstruct.models.testserver import FakeOpenAIServer
+from pytest_graphinstruct.testing.batch_server import FakeBatchAPI
+from pytest_graphinstruct.testing.openai_server import FakeOpenAIServer
 
 FAST = BatchSettings(poll_s=0.02, quiet_s=0.05)
 

@@ -16,7 +16,7 @@ import pytest
 
 from pytest_graphinstruct.models.openai_backend import OpenAIBackend
 from pytest_graphinstruct.models.serial import SerialGate, lock_path_for
-from pytest_graphinstruct.models.testserver import FakeOpenAIServer
+from pytest_graphinstruct.testing.openai_server import FakeOpenAIServer
 from tests.models.helpers import req
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from pytest_graphinstruct.models.testserver import FakeOpenAIServer
+from pytest_graphinstruct.testing.openai_server import FakeOpenAIServer
 
 BATCH = ("--gi-batch", "--override-ini=gi_batch_poll=0.05", "--override-ini=gi_batch_quiet=0.2")
 ITEMS = 4  # the tiny suite's

@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 
-from pytest_graphinstruct.models.testserver import FakeOpenAIServer
+from pytest_graphinstruct.testing.openai_server import FakeOpenAIServer
 from tests.plugin.test_gate_sees_collapse import SUITE, oracle_answers, responder, run
 
 pytestmark = pytest.mark.slow  # whole runs through pytester: the full tier (.ci/run)

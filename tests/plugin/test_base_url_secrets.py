@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 import pytest_graphinstruct.models.openai_backend  # noqa: F401  (see test_plugin.py)
-from pytest_graphinstruct.models.testserver import FakeOpenAIServer
+from pytest_graphinstruct.testing.openai_server import FakeOpenAIServer
 
 pytest_plugins = ["pytester"]
 

@@ -21,8 +21,8 @@ from typing import Any
 import pytest
 
 import pytest_graphinstruct.models.openai_backend  # noqa: F401  (see test_plugin.py)
-from pytest_graphinstruct.models.batch_testserver import FakeBatchAPI
-from pytest_graphinstruct.models.testserver import FakeOpenAIServer
+from pytest_graphinstruct.testing.batch_server import FakeBatchAPI
+from pytest_graphinstruct.testing.openai_server import FakeOpenAIServer
 from tests.plugin._batch import BATCH, ITEMS
 from tests.plugin._batch import run_args as args
 from tests.report.schema_check import load_valid_report

@@ -10,9 +10,9 @@ from typing import Any
 import pytest
 
 import pytest_graphinstruct.models.openai_backend  # noqa: F401  (see test_plugin.py)
-from pytest_graphinstruct.models.batch_testserver import FakeBatchAPI
-from pytest_graphinstruct.models.testserver import FakeOpenAIServer
 from pytest_graphinstruct.suite.loader import load_suite
+from pytest_graphinstruct.testing.batch_server import FakeBatchAPI
+from pytest_graphinstruct.testing.openai_server import FakeOpenAIServer
 
 from .test_batch_run import comparable
 

@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from pytest_graphinstruct.models.testserver import FakeOpenAIServer
+from pytest_graphinstruct.testing.openai_server import FakeOpenAIServer
 
 from ._suite import CYCLE4, EMPTY3, TREE4
 

@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 import pytest_graphinstruct.models.openai_backend  # noqa: F401  (see test_plugin.py)
-from pytest_graphinstruct.models.testserver import FakeOpenAIServer
+from pytest_graphinstruct.testing.openai_server import FakeOpenAIServer
 
 from ._suite import tree_server, write_prices
 

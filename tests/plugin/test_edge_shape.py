@@ -68,9 +68,9 @@ def test_the_xdist_hooks_are_only_in_their_own_class() -> None:
 
 def test_one_key_each_way() -> None:
     """The only keys of ``workerinput``/``workeroutput`` the package defines or indexes with
-    are payload's two."""
+    are payload's two (``run/payload.py``, the records that cross between processes)."""
     defined, indexed = set(), set()
-    for path in _modules():
+    for path in [*_modules(), EDGE.parent / "run" / "payload.py"]:
         for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
             if isinstance(node, ast.Assign | ast.AnnAssign):
                 targets = node.targets if isinstance(node, ast.Assign) else [node.target]

@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from pytest_graphinstruct.__main__ import main
-from pytest_graphinstruct.models.testserver import FakeOpenAIServer, Fault
+from pytest_graphinstruct.testing.openai_server import FakeOpenAIServer, Fault
 
 pytest_plugins = ["pytester"]
 

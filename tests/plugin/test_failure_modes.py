@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from pytest_graphinstruct.models.testserver import FakeOpenAIServer
+from pytest_graphinstruct.testing.openai_server import FakeOpenAIServer
 from tests.report.schema_check import load_valid_report
 from tests.signals import take_sigint
 
@@ -282,7 +282,7 @@ def test_answers_that_could_not_be_cached_are_said_in_the_summary(
 @pytest.mark.slow
 def test_an_endpoint_that_always_fails_costs_little_and_says_it_in_one_line_per_item(
         pytester: pytest.Pytester, suite_dir: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from pytest_graphinstruct.models.testserver import Fault
+    from pytest_graphinstruct.testing.openai_server import Fault
 
     monkeypatch.setenv("GI_TEST_KEY", "sk-test")
     report = pytester.path / "r.json"

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from pytest_graphinstruct.models.cache_notes import notes_fallback
-from pytest_graphinstruct.models.testserver import FakeOpenAIServer, Fault
+from pytest_graphinstruct.testing.openai_server import FakeOpenAIServer, Fault
 
 from ._suite import EMPTY3
 

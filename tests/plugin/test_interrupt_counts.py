@@ -19,7 +19,7 @@ from typing import Any
 
 import pytest
 
-from pytest_graphinstruct.models.testserver import FakeOpenAIServer
+from pytest_graphinstruct.testing.openai_server import FakeOpenAIServer
 from tests.report.schema_check import load_valid_report
 from tests.signals import take_sigint
 

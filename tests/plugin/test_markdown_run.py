@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from pytest_graphinstruct.models.testserver import FakeOpenAIServer
+from pytest_graphinstruct.testing.openai_server import FakeOpenAIServer
 
 from ._suite import TREE4
 

@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 
 import pytest_graphinstruct.models.openai_backend  # noqa: F401  (see test_plugin.py)
-from pytest_graphinstruct.models.testserver import FakeOpenAIServer
+from pytest_graphinstruct.testing.openai_server import FakeOpenAIServer
 from tests.report.schema_check import load_valid_report
 
 from ._suite import CYCLE4, EMPTY3, TREE4

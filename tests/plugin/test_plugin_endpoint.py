@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 import pytest_graphinstruct.models.openai_backend  # noqa: F401  (see test_plugin.py)
-from pytest_graphinstruct.models.testserver import FakeOpenAIServer, Fault
+from pytest_graphinstruct.testing.openai_server import FakeOpenAIServer, Fault
 from tests.report.schema_check import load_valid_report, without_provenance
 
 from ._suite import EMPTY3, TREE4

@@ -8,8 +8,8 @@ from typing import Any
 
 import pytest
 
-from pytest_graphinstruct.models.testserver import FakeOpenAIServer
 from pytest_graphinstruct.suite.loader import load_suite
+from pytest_graphinstruct.testing.openai_server import FakeOpenAIServer
 
 pytest_plugins = ["pytester"]
 

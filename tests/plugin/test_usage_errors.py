@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from pytest_graphinstruct.models.testserver import FakeOpenAIServer
+from pytest_graphinstruct.testing.openai_server import FakeOpenAIServer
 from tests.report.schema_check import load_valid_report
 
 pytest_plugins = ["pytester"]

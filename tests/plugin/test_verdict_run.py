@@ -17,9 +17,9 @@ from typing import Any
 import pytest
 
 from pytest_graphinstruct.models.base import Request
-from pytest_graphinstruct.models.testserver import FakeOpenAIServer, Fault
 from pytest_graphinstruct.run.oracle import OracleBackend
 from pytest_graphinstruct.suite.loader import load_suite
+from pytest_graphinstruct.testing.openai_server import FakeOpenAIServer, Fault
 from tests.report.schema_check import load_valid_report
 
 pytestmark = pytest.mark.slow  # whole runs through pytester: the full tier (.ci/run)

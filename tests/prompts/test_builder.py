@@ -25,6 +25,7 @@ from pytest_graphinstruct.prompts.texts import PACKAGED
 from pytest_graphinstruct.suite.instruction import Instruction
 from pytest_graphinstruct.suite.loader import load_suite
 from pytest_graphinstruct.verify.tasks import NODE_REMOVING_TASKS
+from pytest_graphinstruct.verify.verifier import DEFAULT_VERIFIER
 from pytest_graphinstruct.vocab import STRATEGIES
 from tests.prompts._factory import make
 
@@ -206,7 +207,7 @@ def test_zero_shot_prompts_differ_only_where_intended() -> None:
 def test_official_suite_all_prompts(official_suite_dir: Path) -> None:
     """All 800 × 4 prompts build; exemplars obey the rules; sizes stay bounded."""
     suite = load_suite(official_suite_dir)
-    pool = ExemplarPool.from_suite(suite)
+    pool = ExemplarPool.from_suite(suite, parse=DEFAULT_VERIFIER.parse)
     assert len(suite) == 800
     count = 0
     for inst in suite:
@@ -237,7 +238,7 @@ def test_official_exemplar_answers_parse_back(official_suite_dir: Path) -> None:
     """Every exemplar answer reads back as its reference graph (L5: after applying the edit)
     or, for the 9 infeasible L2 instructions, as a refusal."""
     suite = load_suite(official_suite_dir)
-    pool = ExemplarPool.from_suite(suite)
+    pool = ExemplarPool.from_suite(suite, parse=DEFAULT_VERIFIER.parse)
     assert len(pool) > 700
     for ex in pool.exemplars:
         inst = suite[ex.source_id]

@@ -13,7 +13,7 @@ from _pytest.junitxml import xml_key
 
 from pytest_graphinstruct.pytest_run.driver import RunDriver
 from pytest_graphinstruct.pytest_run.items import BASELINE_FAILURE
-from pytest_graphinstruct.pytest_run.payload import (
+from pytest_graphinstruct.run.payload import (
     INPUT_KEY,
     OUTPUT_KEY,
     WorkerInput,

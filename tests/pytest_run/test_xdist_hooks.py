@@ -10,14 +10,14 @@ from types import SimpleNamespace
 from typing import Any
 
 from pytest_graphinstruct.pytest_run.items import GraphInstructItem
-from pytest_graphinstruct.pytest_run.payload import (
+from pytest_graphinstruct.pytest_run.xdist_hooks import PROGRESS_ATTR, XdistHooks, worker_input
+from pytest_graphinstruct.run.payload import (
     INPUT_KEY,
     OUTPUT_KEY,
     WorkerInput,
     WorkerPayload,
     WorkerTotals,
 )
-from pytest_graphinstruct.pytest_run.xdist_hooks import PROGRESS_ATTR, XdistHooks, worker_input
 from pytest_graphinstruct.run.preflight import Served
 from pytest_graphinstruct.run.results import ItemResult
 from pytest_graphinstruct.run.stop import StopSignal

@@ -95,7 +95,7 @@ def test_the_placeholder_key_is_sent_and_a_set_key_wins(
         monkeypatch: pytest.MonkeyPatch) -> None:
     from pytest_graphinstruct.answers import Message
     from pytest_graphinstruct.models.base import Request
-    from pytest_graphinstruct.models.testserver import FakeOpenAIServer
+    from pytest_graphinstruct.testing.openai_server import FakeOpenAIServer
 
     request = Request("m", (Message("user", "hi"),))
 

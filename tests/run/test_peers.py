@@ -19,7 +19,7 @@ def test_calls_an_owner_made_for_an_item_another_worker_runs_are_counted_after_a
     # were sent (test_interrupt_counts, one run in a few under load).
     import threading
 
-    from pytest_graphinstruct.models.testserver import FakeOpenAIServer
+    from pytest_graphinstruct.testing.openai_server import FakeOpenAIServer
 
     monkeypatch.setenv("GI_TEST_KEY", "sk-test")
     monkeypatch.setenv("PYTEST_XDIST_TESTRUNUID", "run-xyz")

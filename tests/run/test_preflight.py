@@ -25,7 +25,6 @@ from pytest_graphinstruct.models.bounded_calls import BoundedCalls
 from pytest_graphinstruct.models.cache import AnswerCache
 from pytest_graphinstruct.models.openai_backend import OpenAIBackend
 from pytest_graphinstruct.models.snapshot import Snapshot
-from pytest_graphinstruct.models.testserver import FakeOpenAIServer
 from pytest_graphinstruct.run.config import BatchMode, RunConfig, build_run_config
 from pytest_graphinstruct.run.preflight import (
     Served,
@@ -36,6 +35,7 @@ from pytest_graphinstruct.run.preflight import (
 )
 from pytest_graphinstruct.run.session import BenchmarkSession
 from pytest_graphinstruct.suite.loader import load_suite
+from pytest_graphinstruct.testing.openai_server import FakeOpenAIServer
 from tests.models.helpers import req
 from tests.run._gpt_x import config, suite_fixture  # noqa: F401  (the fixture `suite`)
 

@@ -11,12 +11,12 @@ from typing import Any
 
 import pytest
 
-from pytest_graphinstruct.models.batch_testserver import FakeBatchAPI
-from pytest_graphinstruct.models.testserver import FakeOpenAIServer
 from pytest_graphinstruct.run.config import build_run_config
 from pytest_graphinstruct.run.requests import RequestBuilder
 from pytest_graphinstruct.run.schedulers import ModelSchedulers
 from pytest_graphinstruct.run.session_inputs import SessionInputs
+from pytest_graphinstruct.testing.batch_server import FakeBatchAPI
+from pytest_graphinstruct.testing.openai_server import FakeOpenAIServer
 from tests.plugin._suite import write_suite
 
 

@@ -11,10 +11,10 @@ from typing import Any
 import pytest
 
 from pytest_graphinstruct.answers import Answer, Usage
-from pytest_graphinstruct.models.testserver import FakeOpenAIServer, Fault
 from pytest_graphinstruct.run.config import build_run_config
 from pytest_graphinstruct.run.session import BenchmarkSession
 from pytest_graphinstruct.run.tally import AnswerTally, ProgressCounts
+from pytest_graphinstruct.testing.openai_server import FakeOpenAIServer, Fault
 from tests.plugin._suite import write_suite
 
 

@@ -41,15 +41,11 @@ report fails every gate.
 
 from __future__ import annotations
 
-import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
-from pathlib import Path
 from typing import Final
 
 from pytest_graphinstruct.errors import GraphInstructError
-from pytest_graphinstruct.models.cache import CACHE_FILE, AnswerCache
-from pytest_graphinstruct.models.local_server import ALIAS as EMBEDDED_MODEL
 from pytest_graphinstruct.run.aggregate import build_run_report
 from pytest_graphinstruct.run.results import (
     SCHEMA,
@@ -64,7 +60,7 @@ from pytest_graphinstruct.run.results import (
     describe_prompts,
 )
 from pytest_graphinstruct.run.shard import assign
-from pytest_graphinstruct.vocab import natural_key
+from pytest_graphinstruct.vocab import EMBEDDED_MODEL, natural_key
 
 # metadata that must be equal for two inputs' cells to be one cell
 _SAME: Final = ("model", "strategy", "method", "constraint", "samples_per_instruction",
@@ -356,47 +352,3 @@ def _run_info(inputs: Sequence[tuple[str, RunReport]], selected: int) -> RunInfo
     return replace(first, started=min(started) if started else None,
                    finished=max(finished) if finished else None, endpoints=endpoints,
                    filter=flt, cache=cache, spend=spend or None)
-
-
-@dataclass(frozen=True)
-class CacheMerge:
-    """``cache merge``: answers added from each source, and the sources' damaged lines."""
-
-    added: tuple[tuple[str, int], ...]
-    damaged: tuple[str, ...]
-    total: int
-
-
-def merge_caches(sources: Sequence[str | os.PathLike[str]],
-                 out: str | os.PathLike[str]) -> CacheMerge:
-    """Merge the answer caches in ``sources`` (directories holding ``answers.jsonl``) into
-    the cache at ``out`` (created when missing; answers it already holds are kept).
-
-    Raises:
-        GraphInstructError: a source is not a cache, or the target cannot be written.
-    """
-    import warnings
-
-    from pytest_graphinstruct.errors import ModelError
-    from pytest_graphinstruct.models.cache import CacheWarning
-
-    if not sources:
-        raise GraphInstructError("merge-cache needs at least one cache directory")
-    added, damaged = [], []
-    try:
-        with warnings.catch_warnings():  # damaged lines are counted in the result instead
-            warnings.simplefilter("ignore", CacheWarning)
-            target = AnswerCache(out)
-            for src in sources:
-                if not (Path(src) / CACHE_FILE).is_file():
-                    raise GraphInstructError(f"no answer cache at {src} (no {CACHE_FILE})")
-                if Path(src).resolve() == Path(out).resolve():
-                    continue
-                source = AnswerCache(src)
-                added.append((str(src), target.merge_from(source)))
-                summary = source.damage_summary()
-                if summary:
-                    damaged.append(summary)
-            return CacheMerge(tuple(added), tuple(damaged), len(target))
-    except ModelError as exc:
-        raise GraphInstructError(str(exc)) from None

@@ -8,10 +8,10 @@ from datetime import UTC, datetime
 
 from tabulate import tabulate
 
-from pytest_graphinstruct.models.recorded import SHOWN
 from pytest_graphinstruct.report.untrusted import escape
 from pytest_graphinstruct.run.results import ConsistencyRow, RunInfo, RunReport
 from pytest_graphinstruct.vocab import DIMENSIONS
+from pytest_graphinstruct.vocab import RECORDED_PROBLEMS_SHOWN as SHOWN
 
 
 def _fmt(x: float | None, digits: int = 3) -> str:

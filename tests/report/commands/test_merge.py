@@ -4,14 +4,12 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import replace
-from pathlib import Path
 from typing import Any
 
 import pytest
 
 from pytest_graphinstruct.errors import GraphInstructError
-from pytest_graphinstruct.models.cache import AnswerCache
-from pytest_graphinstruct.report.commands.merge import merge_caches, merge_reports
+from pytest_graphinstruct.report.commands.merge import merge_reports
 from pytest_graphinstruct.run.aggregate import build_run_report
 from pytest_graphinstruct.run.results import (
     PREVIOUS_SCHEMA,
@@ -26,7 +24,6 @@ from pytest_graphinstruct.run.results import (
     Spend,
 )
 from pytest_graphinstruct.run.shard import Shard, select
-from tests.models.helpers import req
 
 UNIVERSE = tuple((f"L{lv}-{i:03d}", lv) for lv in (0, 2, 5) for i in range(1, 13))
 ORDER = {iid: n for n, (iid, _) in enumerate(UNIVERSE)}
@@ -117,22 +114,6 @@ def test_a_partial_shard_keeps_its_reason() -> None:
     assert not merged.report.coverage.complete
     assert "shard-1.json: interrupted (Ctrl+C)" in (merged.report.coverage.reason or "")
     assert "L0-003[m-zero-shot]" in merged.report.coverage.missing
-
-
-def test_merge_caches_unions_answers(tmp_path: Path) -> None:
-    from pytest_graphinstruct.answers import Answer, Usage
-
-    for k in (1, 2):
-        cache = AnswerCache(tmp_path / f"s{k}")
-        for i in range(3):
-            r = req(f"q{k}-{i}", sample=i)
-            cache.put(r.cache_key("ep"), r, Answer(text=f"a{k}{i}", usage=Usage(1, 1)))
-        shared = req("shared")
-        cache.put(shared.cache_key("ep"), shared, Answer(text="s", usage=Usage(1, 1)))
-    result = merge_caches([tmp_path / "s1", tmp_path / "s2"], tmp_path / "out")
-    assert [n for _, n in result.added] == [4, 3] and result.total == 7
-    with pytest.raises(GraphInstructError, match="no answer cache at"):
-        merge_caches([tmp_path / "nothing"], tmp_path / "out")
 
 
 # --- shards that are not parts of one run (issue 19) ------------------------------------------

@@ -7,7 +7,7 @@ import json
 
 from pytest_graphinstruct.models.request_stats import Sent
 from pytest_graphinstruct.models.snapshot import CacheSource, Snapshot
-from pytest_graphinstruct.pytest_run.payload import WorkerInput, WorkerPayload, WorkerTotals
+from pytest_graphinstruct.run.payload import WorkerInput, WorkerPayload, WorkerTotals
 from pytest_graphinstruct.run.preflight import Served
 from pytest_graphinstruct.run.results import ItemResult, SampleResult
 from pytest_graphinstruct.run.tally import ProgressCounts

@@ -701,7 +701,7 @@ class FakeOpenAIServer:
             return list(self._state.probes)
 
     def route(self, routes: Routes | None) -> None:
-        """Ask ``routes`` first for every request (the fake Batch API, .batch_testserver)."""
+        """Ask ``routes`` first for every request (the fake Batch API, .batch_server)."""
         self._state.routes = routes
 
     def completion(self, body: dict[str, object]) -> dict[str, object]:

@@ -1,4 +1,4 @@
-"""A fake OpenAI Batch API on a :class:`~.testserver.FakeOpenAIServer`: the files endpoints
+"""A fake OpenAI Batch API on a :class:`~.openai_server.FakeOpenAIServer`: the files endpoints
 (upload, content download) and the batches endpoints (create, retrieve, list, cancel), whose
 batches move ``validating`` → ``in_progress`` → ``completed`` / ``expired`` under the test's
 control (:class:`FakeBatchAPI`).  Never a real provider.
@@ -34,7 +34,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from pytest_graphinstruct.models.testserver import FakeOpenAIServer
+from pytest_graphinstruct.testing.openai_server import FakeOpenAIServer
 
 LineFault = Callable[[str, int], "str | None"]
 BatchFault = Callable[[int], "str | None"]
