@@ -29,8 +29,13 @@ class GraphInstructFailure(AssertionError):
     """Raised by an item whose answers break constraints; carries the formatted verdicts."""
 
 
-class InfraError(Exception):
-    """An answer could not be obtained (the item errors; the model is not blamed)."""
+class InfraError(pytest.fail.Exception):  # type: ignore[name-defined]
+    """An answer could not be obtained (the item errors in its setup; the model is not
+    blamed).  A failure without a traceback (``pytrace=False``), so pytest shows the one line
+    itself, through its public API."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message, pytrace=False)
 
 
 class GraphInstructItem(pytest.Item):
@@ -102,14 +107,6 @@ class GraphInstructItem(pytest.Item):
         if isinstance(excinfo.value, GraphInstructFailure | InfraError | pytest.xfail.Exception):
             return str(excinfo.value)  # the verdicts say it all: no Python traceback
         return super().repr_failure(excinfo, style=style)
-
-    def _repr_failure_py(self, excinfo: pytest.ExceptionInfo[BaseException],
-                         style: Any = None) -> Any:
-        # pytest formats errors outside ``runtest`` (our answers arrive in ``setup``) here, not
-        # in repr_failure: an answer that could not be obtained is one line, not a traceback
-        if isinstance(excinfo.value, InfraError):
-            return str(excinfo.value)
-        return super()._repr_failure_py(excinfo, style=style)
 
     def reportinfo(self) -> tuple[Path, int | None, str]:
         return self.path, None, self.name

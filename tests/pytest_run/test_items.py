@@ -194,7 +194,6 @@ def test_an_answer_that_could_not_be_obtained_is_one_line_error(
         item.setup()
     assert str(info.value) == "2 of 3 answer(s) could not be obtained: HTTP 500"
     assert item.repr_failure(info) == str(info.value)
-    assert item._repr_failure_py(info) == str(info.value)
 
 
 def test_a_stopped_run_skips_items_never_asked(session: pytest.Session,
