@@ -205,33 +205,41 @@ class ModelSchedulers:
         """The spending limits that refused requests in this process, each as the run's
         coverage names it (``cost cap reached (--gi-max-cost=5 USD)``, ``token budget
         exhausted (--gi-max-tokens-total=3000)``); empty when none refused any."""
-        from pytest_graphinstruct.models.scheduler import BUDGET_EXHAUSTED
-
         out = []
         if self.cap is not None and self.cap.refused:
             out.append(self.cap.limit_reached())
-        total = self.inputs.config.max_tokens_total
-        if total is not None and any(int(s.stats().get("budget_skipped", 0))
-                                     for s in (self._schedulers or {}).values()):
-            out.append(f"{BUDGET_EXHAUSTED} (--gi-max-tokens-total={total})")
+        budget = self._budget_refused()
+        if budget is not None:
+            out.append(budget[0])
         return out
+
+    def _budget_refused(self) -> tuple[str, int] | None:
+        """``--gi-max-tokens-total`` named as the coverage names it, and how many requests it
+        refused in this process; ``None`` when it refused none (or is not set)."""
+        from pytest_graphinstruct.models.scheduler import BUDGET_EXHAUSTED
+
+        total = self.inputs.config.max_tokens_total
+        refused = sum(int(s.stats().get("budget_skipped", 0))
+                      for s in (self._schedulers or {}).values())
+        if total is None or not refused:
+            return None
+        return f"{BUDGET_EXHAUSTED} (--gi-max-tokens-total={total})", refused
 
     def _budget_summary(self) -> str | None:
         """One line when ``--gi-max-tokens-total`` refused requests in this process (``None``
         otherwise): the budget, the tokens spent, the requests not issued, and that the run
         is partial."""
-        from pytest_graphinstruct.models.scheduler import BUDGET_EXHAUSTED
-
+        budget = self._budget_refused()
         total = self.inputs.config.max_tokens_total
-        schedulers = list((self._schedulers or {}).values())
-        refused = sum(int(s.stats().get("budget_skipped", 0)) for s in schedulers)
-        if total is None or not refused:
+        if budget is None or total is None:
             return None
-        spent = max((int(s.stats().get("budget_spent", 0)) for s in schedulers), default=0)
+        name, refused = budget
+        spent = max((int(s.stats().get("budget_spent", 0))
+                     for s in (self._schedulers or {}).values()), default=0)
         share = "" if self.worker is None else f" (this worker's share: {total // self.worker[1]})"
-        return (f"{BUDGET_EXHAUSTED} (--gi-max-tokens-total={total}): {spent} token(s) "
-                f"spent{share}, {refused} request(s) not issued; the run is partial: rerun "
-                "with a larger budget (answers already cached are not asked again)")
+        return (f"{name}: {spent} token(s) spent{share}, {refused} request(s) not issued; the run "
+                "is partial: rerun with a larger budget (answers already cached are not asked "
+                "again)")
 
     def batch_progress(self) -> tuple[BatchProgress, ...]:
         """Where each batched model's batches stand (``--gi-batch``; the live progress line):

@@ -202,12 +202,13 @@ def compare_runs(a: ComparedRun, b: ComparedRun, *,
     lines = [f"A: {a.describe()}", f"B: {b.describe()}"]
     warnings = _provenance_warnings(a, b)
     regressed: list[str] = []
-    if cell_a is None and cell_b is None:
+    across = len(pairs) == 1 and pairs[0][0] != pairs[0][1]  # one cell each, paired as such
+    if cell_a is None and cell_b is None and not across:
         only_a = [label for label in labels_a if label not in labels_b]
         only_b = [label for label in labels_b if label not in labels_a]
-        if only_a and not (len(pairs) == 1 and pairs[0][0] != pairs[0][1]):
+        if only_a:
             lines.append(f"only in A: {escape(', '.join(only_a))}")
-        if only_b and not (len(pairs) == 1 and pairs[0][0] != pairs[0][1]):
+        if only_b:
             lines.append(f"only in B: {escape(', '.join(only_b))}")
     for label_a, label_b in pairs:
         base, cand = a.report.cell(label_a), b.report.cell(label_b)
