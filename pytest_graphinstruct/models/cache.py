@@ -47,14 +47,6 @@ Guarantees:
   each record written carries it as ``"run"``): :meth:`AnswerCache.earlier` says whether an
   entry was cached before the run began — a record of this run, written by any of its
   processes, never is, whatever the byte offsets say.
-* **Peers are told what will not come.**  :meth:`AnswerCache.note_uncached` records that a
-  process will not cache a key's answer (an error, a truncated answer, the circuit open, the
-  budget spent, stopped, cancelled, a failed write) in ``<directory>/attempts.jsonl``; when the
-  cache folder cannot be written (read-only) the note goes to a file in the system's temporary
-  folder named after the cache folder (:func:`~.cache_notes.notes_fallback`), which every
-  process of the run reads too, so a waiting peer learns of it at once either way.
-  :meth:`AnswerCache.uncached` returns the keys noted by this run (notes carry the run id;
-  notes of other runs are ignored).
 * **Failures are noticed, never fatal.**  Damaged lines (bad JSON, a torn record, a record
   without a key or text) are skipped; each scan that finds new ones emits one
   :class:`CacheWarning` naming the file and the count (:attr:`AnswerCache.damaged_lines`,
@@ -63,21 +55,14 @@ Guarantees:
   :meth:`AnswerCache.write_failure_summary`), the first one per cache emits one
   :class:`CacheWarning` naming the file and the OS error, and :meth:`AnswerCache.put` returns
   ``False`` instead of raising: the run goes on without caching that answer.
-* **In-flight requests are shared across processes.**  :meth:`AnswerCache.claim` takes an
-  exclusive ``flock`` on ``<directory>/claims/<key>.lock`` for the one process asking for a
-  key; another process asking for the same key waits (bounded) until the answer is cached or
-  the claim is released.  The kernel releases the lock of a killed owner at once, so a dead
-  claim never blocks anyone; a hung owner blocks others for at most their ``wait_s``.
 
-On platforms without ``fcntl`` (Windows) there is no inter-process locking (and no claims); use
-one process.
+Only one process of a run asks endpoints (the xdist controller's answer service), so a run
+never asks for one answer twice; two runs sharing a cache folder at once may.
 
 The cache's parts: :mod:`.cache_format` (the record, :class:`~.cache_format.CacheEntry`, which
 record of a key wins), :class:`~.cache_index.CacheIndex` (the entries read so far, damaged
 lines), :class:`~.cache_writer.CacheWriter` (the write path: what is written, crash-safe appends,
-failed writes),
-:class:`~.cache_claims.KeyClaims` (claims) and :class:`~.cache_notes.UncachedNotes` (notes to
-peers).
+failed writes).
 """
 
 from __future__ import annotations
@@ -93,10 +78,8 @@ from pathlib import Path
 from pytest_graphinstruct.answers import Answer
 from pytest_graphinstruct.errors import ModelError
 from pytest_graphinstruct.models.base import Request
-from pytest_graphinstruct.models.cache_claims import CLAIM_POLL_S, Claim, KeyClaims
 from pytest_graphinstruct.models.cache_format import CacheEntry, entry_of, records
 from pytest_graphinstruct.models.cache_index import CacheIndex
-from pytest_graphinstruct.models.cache_notes import UncachedNotes
 from pytest_graphinstruct.models.cache_writer import CacheWriter, PutOutcome
 from pytest_graphinstruct.models.snapshot import Snapshot
 
@@ -145,8 +128,6 @@ class AnswerCache:
         self._index = CacheIndex(self.path, _warn)
         self._writer = CacheWriter(self.path, run=self.run, index=self._index, lock=self._lock,
                                    warn=_warn)
-        self._claims = KeyClaims(self.directory, self.lookup)
-        self._notes = UncachedNotes(self.directory, self.run)
         try:
             self._index.scan()
         except OSError as exc:
@@ -305,33 +286,6 @@ class AnswerCache:
             ModelError: either file cannot be read, or this cache's file cannot be written.
         """
         return self._writer.merge(other.path)
-
-    # -- sharing requests in flight across processes, and telling peers ------------------------
-
-    def claim(self, key: str, *, wait_s: float, stop: threading.Event | None = None,
-              poll_s: float = CLAIM_POLL_S,
-              accept: Callable[[CacheEntry], bool] | None = None) -> Claim:
-        """Take the right to ask for ``key``, or wait for the process that has it
-        (:meth:`.KeyClaims.claim`).  Never raises: whatever goes wrong, the caller asks
-        unshared."""
-        return self._claims.claim(key, wait_s=wait_s, stop=stop, poll_s=poll_s, accept=accept)
-
-    def note_uncached(self, key: str, reason: str, calls: int = 0) -> None:
-        """Record that this process will not cache ``key``'s answer, and how many calls it made
-        for it, so an xdist peer waiting for it stops waiting (:meth:`.UncachedNotes.note`).
-        Never raises."""
-        self._notes.note(key, reason, calls)
-
-    def uncached(self) -> set[str]:
-        """Keys noted with :meth:`note_uncached` by this run (any of its processes; with no
-        :attr:`run` id, by any run), from the cache folder and
-        :func:`~.cache_notes.notes_fallback`."""
-        return self._notes.keys()
-
-    def uncached_calls(self) -> dict[str, int]:
-        """:meth:`uncached`'s keys → the most calls one process noted for the key (0 when
-        none was made: not issued, or a note that does not say)."""
-        return self._notes.calls_by_key()
 
     # -- export ------------------------------------------------------------------------------
 

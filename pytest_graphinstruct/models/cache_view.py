@@ -1,7 +1,6 @@
 """A scheduler's view of the answer cache: which cached answers it reuses (the stale rule of
-:mod:`.snapshot`), which earlier-run answers it reused and for which cells
-(:meth:`.Scheduler.cache_sources`), and the notes it leaves peers sharing the cache about answers
-it will not cache (:meth:`.AnswerCache.note_uncached`)."""
+:mod:`.snapshot`), and which earlier-run answers it reused and for which cells
+(:meth:`.Scheduler.cache_sources`)."""
 
 from __future__ import annotations
 
@@ -10,15 +9,14 @@ from dataclasses import replace
 
 from pytest_graphinstruct.answers import Answer
 from pytest_graphinstruct.models.cache import AnswerCache
-from pytest_graphinstruct.models.cache_claims import Claim
 from pytest_graphinstruct.models.cache_format import CacheEntry
 from pytest_graphinstruct.models.request_stats import RequestStats
 from pytest_graphinstruct.models.snapshot import CacheSource, is_stale
 
 
 class CacheView:
-    """The answer cache as one scheduler uses it (``cache=None``: no cache; nothing is reused
-    and nobody is told).
+    """The answer cache as one scheduler uses it (``cache=None``: no cache; nothing is
+    reused).
 
     Args:
         cache: the answer cache (``None`` when the backend is not cacheable).
@@ -78,25 +76,6 @@ class CacheView:
                 self._from_cache.setdefault(key, entry)
         return replace(entry.answer, cached=earlier)
 
-    def peer_answer(self, key: str, claim: Claim) -> Answer | None:
-        """The answer another process obtained while this one waited for ``key``'s claim
-        (counted), or ``None``: the claim was not waited for, or the wait ended without one."""
-        if not claim.waited:
-            return None
-        answer = claim.answer
-        with self._lock:
-            self._stats.add("claim_waits")
-            if answer is not None:
-                self._stats.add("claim_shared")
-        if answer is None:
-            return None
-        earlier = claim.entry is not None and self.cache is not None and \
-            self.cache.earlier(claim.entry)
-        if earlier and claim.entry is not None:
-            with self._lock:
-                self._from_cache.setdefault(key, claim.entry)
-        return replace(answer, cached=earlier)
-
     def earlier_keys(self) -> frozenset[str]:
         """The keys whose answer an earlier run's answer cache served in this process (each
         once, however often it was asked)."""
@@ -112,11 +91,3 @@ class CacheView:
                 for cell in self._cells.get(key, ()):
                     out[cell] = out.get(cell, CacheSource()).add(entry.snapshot, entry.created)
         return out
-
-    def publish(self, key: str, answer: Answer, reason: str) -> Answer:
-        """Tell peers sharing the cache that this process will not cache ``key``'s answer
-        (:meth:`.AnswerCache.note_uncached`, counted); returns ``answer``."""
-        if self.cache is not None:
-            self.cache.note_uncached(key, reason, answer.calls)
-            self._stats.add("published")
-        return answer

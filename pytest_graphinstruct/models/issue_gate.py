@@ -10,8 +10,7 @@ from collections.abc import Callable
 
 from pytest_graphinstruct.answers import Answer, FailureKind
 from pytest_graphinstruct.models.base import AttemptOutcome, Backend, one_line
-from pytest_graphinstruct.models.cache_view import CacheView
-from pytest_graphinstruct.models.circuit import CIRCUIT_OPEN, CircuitBreaker
+from pytest_graphinstruct.models.circuit import CircuitBreaker
 from pytest_graphinstruct.models.request_stats import RequestStats
 
 
@@ -28,21 +27,19 @@ class IssueGate:
         threshold: the breaker's threshold; ``None``: no breaker.
         lock: the scheduler's lock, shared by its parts.
         stats: the scheduler's counters.
-        view: where refusals are published to peers.
         stop_check: asked before each refusal check; a reason stops issuing.
         on_halt: called (without the lock) when the circuit opens or issuing stops, to resolve
             the requests not started.
     """
 
     def __init__(self, backend: Backend, threshold: int | None, *, lock: threading.RLock,
-                 stats: RequestStats, view: CacheView,
+                 stats: RequestStats,
                  stop_check: Callable[[], str | None] | None,
                  on_halt: Callable[[], None]) -> None:
         self.backend = backend
         self._breaker = CircuitBreaker(backend.endpoint, threshold) if threshold else None
         self._lock = lock
         self._stats = stats
-        self._view = view
         self.stop_check = stop_check
         self._on_halt = on_halt
         self.circuit_open_reason: str | None = None  #: the error of requests not sent, once open
@@ -95,9 +92,9 @@ class IssueGate:
         self.cancelled.set()
         self.halt.set()
 
-    def refusal(self, key: str) -> Answer | None:
-        """The answer of a request that will not be issued (circuit open, stopped), published
-        to peers; ``None`` when it may be issued."""
+    def refusal(self) -> Answer | None:
+        """The answer of a request that will not be issued (circuit open, stopped); ``None``
+        when it may be issued."""
         if self.stopped_reason is None and self.stop_check is not None:
             reason = self.stop_check()  # another process stopped the run just now
             if reason is not None:
@@ -105,15 +102,12 @@ class IssueGate:
         with self._lock:
             if self.circuit_open_reason is not None:
                 self._stats.add("circuit_skipped")
-                answer, note = (Answer(error=self.circuit_open_reason, calls=0,
-                                       failure_kind="circuit_open"), CIRCUIT_OPEN)
-            elif self.stopped_reason is not None:
+                return Answer(error=self.circuit_open_reason, calls=0,
+                              failure_kind="circuit_open")
+            if self.stopped_reason is not None:
                 self._stats.add("stop_skipped")
-                answer, note = (Answer(error=self.stopped_reason, calls=0,
-                                       failure_kind="stopped"), "stopped")
-            else:
-                return None
-        return self._view.publish(key, answer, note)
+                return Answer(error=self.stopped_reason, calls=0, failure_kind="stopped")
+            return None
 
     def cancel_backend(self, reason: str | None, kind: FailureKind = "cancelled") -> None:
         """End the backend's calls in flight and its retries (``cancel(reason, kind)``, or

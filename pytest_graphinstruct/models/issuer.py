@@ -1,7 +1,6 @@
 """How a scheduler obtains the answer of a request one of its workers took up: from the cache
-(looked up again, since a peer may have obtained it meanwhile), from a peer asking for the same
-key (the cache's claims), or from the backend — paced, within the token budget, and cached as
-soon as it arrives."""
+(looked up again, since another run may have obtained it meanwhile) or from the backend —
+paced, within the token budget and the cost cap, and cached as soon as it arrives."""
 
 from __future__ import annotations
 
@@ -33,14 +32,11 @@ class RequestIssuer:
         stats: the scheduler's counters.
         limiter: paces the requests issued (``None``: unlimited).
         budget: the token budget (``None``: none).
-        share_in_flight: take the cache's per-key claims.
-        claim_wait_s: the longest wait for another process's request in flight.
         cost: the model's side of the run's cost cap (``None``: no cap).
     """
 
     def __init__(self, backend: Backend, endpoint: str, *, view: CacheView, gate: IssueGate,
                  stats: RequestStats, limiter: RateLimiter | None, budget: TokenBudget | None,
-                 share_in_flight: bool, claim_wait_s: float,
                  cost: RequestCost | None = None) -> None:
         self.backend = backend
         self.endpoint = endpoint
@@ -49,66 +45,34 @@ class RequestIssuer:
         self._stats = stats
         self.limiter = limiter
         self.budget = budget
-        self.share_in_flight = share_in_flight
-        self.claim_wait_s = claim_wait_s
         self.cost = cost
 
     def obtain(self, key: str, request: Request) -> Answer:
-        """The answer of ``request`` (cache key ``key``): cached, a peer's, or issued."""
-        cache = self._view.cache
-        if cache is None:
-            return self.issue(key, request)
-        cached = self._view.hit(key)  # another process may have obtained it meanwhile
-        if cached is not None:
-            return cached
-        if not self.share_in_flight:
-            return self.issue(key, request)
-        claim = cache.claim(key, wait_s=self.claim_wait_s, stop=self._gate.halt,
-                            accept=self._view.usable)
-        try:
-            shared = self._view.peer_answer(key, claim)
-            if shared is not None:
-                return shared
-            if claim.waited and claim.cancelled and self._gate.cancelled.is_set():
-                return self._view.publish(key, Answer(
-                    error="cancelled: the run was interrupted while another process was asking "
-                          "for the same answer", calls=0), "cancelled")
-            # otherwise this process asks itself (issue refuses when the circuit opened or
-            # it was stopped)
-            if not claim.waited:  # an owner may have stored it and let go since the check above
-                entry = cache.lookup(key, self._view.usable)
-                if entry is not None and self._view.usable(entry):
-                    cached = self._view.hit(key, entry)
-                    if cached is not None:
-                        return cached
-            return self.issue(key, request)
-        finally:
-            claim.release()
+        """The answer of ``request`` (cache key ``key``): cached, or issued."""
+        cached = self._view.hit(key)  # another run may have obtained it meanwhile
+        return cached if cached is not None else self.issue(key, request)
 
     def issue(self, key: str, request: Request) -> Answer:
         """Send ``request`` (unless the circuit is open, the budget spent or its worst case
         does not fit in the cost cap) and store the answer."""
-        refused = self._gate.refusal(key)
+        refused = self._gate.refusal()
         if refused is not None:
             return refused
         if self.limiter is not None and not self._budget_exhausted():
             self.limiter.acquire()
-        refused = self._gate.refusal(key)  # the circuit may have opened during the pacing wait
+        refused = self._gate.refusal()  # the circuit may have opened during the pacing wait
         if refused is not None:
             return refused
         if self.budget is not None and self._budget_exhausted():
             self._stats.add("budget_skipped")
-            return self._view.publish(key, Answer(error=self.budget.refusal(), calls=0,
-                                                      failure_kind="budget"),
-                                      "budget")
+            return Answer(error=self.budget.refusal(), calls=0, failure_kind="budget")
         charge = None
         if self.cost is not None:
             charge = CallCharge(self.cost, request)
             if not charge.open():
                 self._stats.add("cost_skipped")
-                return self._view.publish(key, Answer(error=self.cost.cap.refusal(charge.worst),
-                                                      calls=0, failure_kind="cost_cap"),
-                                          "cost cap")
+                return Answer(error=self.cost.cap.refusal(charge.worst), calls=0,
+                              failure_kind="cost_cap")
         answer, served = self._call(request, charge)
         if not self._gate.attempt_feed:
             self._gate.feed_request(answer)
@@ -149,15 +113,12 @@ class RequestIssuer:
 
     def _store(self, key: str, request: Request, answer: Answer,
                served: Snapshot | None) -> None:
-        """Cache an obtained answer; tell peers of one that is not cached."""
+        """Cache an obtained answer (not an error, not truncated)."""
         cache = self._view.cache
-        if cache is not None and answer.ok and not answer.truncated:
-            if cache.store(key, request, answer, endpoint=self.endpoint,
-                           served=served) == "failed":
-                self._stats.add("cache_write_errors")
-                self._view.publish(key, answer, "not cacheable: write failed")
-        elif cache is not None:  # peers waiting for this answer must not wait in vain
-            self._view.publish(key, answer, "truncated" if answer.ok else "error")
+        if (cache is not None and answer.ok and not answer.truncated
+                and cache.store(key, request, answer, endpoint=self.endpoint,
+                                served=served) == "failed"):
+            self._stats.add("cache_write_errors")
 
     def _budget_exhausted(self) -> bool:
         return self.budget is not None and self.budget.exhausted

@@ -13,13 +13,11 @@ Promises:
 * An error text is one line of at most :data:`~.base.MAX_ERROR_CHARS` characters.
 * **Deadline**: ``timeout_s`` bounds each HTTP call as a whole (connect, send, wait, and read),
   not only the gap between two bytes: a server that trickles its answer is abandoned at the
-  deadline.  The call runs in a daemon thread named ``gi-http-call``, so an abandoned call never
-  blocks the caller, a :meth:`OpenAIBackend.cancel`, or interpreter exit.
-* **Owned connections**: an abandoned call (deadline or :meth:`OpenAIBackend.cancel`) has its
-  socket shut down at once, which wakes its thread out of ``recv``; the thread closes its
-  client and ends.  No connection and no thread outlives its call, so a process never holds
-  more connections than calls in flight (the scheduler's concurrency).  How, and why so: see
-  *Connections* in :mod:`.bounded_calls`.
+  deadline.  The call is a coroutine on the process's one call loop (:mod:`.bounded_calls`),
+  inside an ``asyncio.timeout`` cancel scope; the calling thread waits for it.
+* **Owned connections**: each call has an HTTP client of its own, closed when the call ends
+  (answered, past its deadline or cancelled), so a process never holds more connections than
+  calls in flight (the scheduler's concurrency).
 * :meth:`OpenAIBackend.cancel` ends calls in flight at once (their answers are errors saying
   so, or the reason given to it) and stops every retry.
 * :attr:`OpenAIBackend.attempt_listener` hears every HTTP attempt of :meth:`~OpenAIBackend.
@@ -65,9 +63,6 @@ Promises:
   counts such answers and :attr:`OpenAIBackend.first_usage_rejection` names the first.  With
   ``token_counter=None`` a missing or impossible block is ``None``.  Failed attempts add calls,
   not tokens.
-* With a :class:`~.serial.SerialGate` (a serial endpoint such as the embedded llama.cpp server)
-  each HTTP attempt first waits, untimed, until the endpoint is free; the timeout then covers
-  that one call only.
 
 The client's own retries are disabled (``max_retries=0``) so every HTTP attempt is counted and
 paced here.  Timeouts apply to one HTTP call; time spent waiting in a scheduler queue is not
@@ -104,7 +99,6 @@ from pytest_graphinstruct.models.call_failures import FailureClassifier
 from pytest_graphinstruct.models.chat_completions import ChatCompletions, choice
 from pytest_graphinstruct.models.endpoint_probes import EndpointProbes
 from pytest_graphinstruct.models.retry import DEFAULT_RETRY_AFTER_CAP_S, RetryPolicy
-from pytest_graphinstruct.models.serial import SerialGate
 from pytest_graphinstruct.models.snapshot import Snapshot, snapshot_of
 from pytest_graphinstruct.models.tokens import TokenCounter, encoding_name_for
 from pytest_graphinstruct.models.usage_accounting import UsageAccounting
@@ -138,8 +132,6 @@ class OpenAIBackend:
             server takes any key); never written anywhere either.
         endpoint_id: the name of the endpoint in cache keys instead of the base URL (the
             embedded server's port changes every run, its model does not).
-        serial_gate: orders the calls of every process sharing the endpoint (see
-            :mod:`.serial`); ``None`` = requests go out concurrently.
         token_counter: counts tokens the provider did not report; ``"auto"`` = ``tiktoken``
             with the model's encoding (:func:`.tokens.encoding_name_for`), ``None`` = off.
         model_version: the version the user expects (``--gi-model-version``); part of the
@@ -183,7 +175,6 @@ class OpenAIBackend:
         retry_after_cap_s: float = DEFAULT_RETRY_AFTER_CAP_S,
         api_key: str | None = None,
         endpoint_id: str | None = None,
-        serial_gate: SerialGate | None = None,
         token_counter: TokenCounter | Literal["auto"] | None = "auto",
         model_version: str | None = None,
         max_response_bytes: int = MAX_RESPONSE_BYTES,
@@ -210,7 +201,6 @@ class OpenAIBackend:
         self.model_version = model_version or None
         self.endpoint = ((endpoint_id or self.base_url) + self.chat.config_tag()
                          + (f"#version={self.model_version}" if self.model_version else ""))
-        self.serial_gate = serial_gate
         self._usage = UsageAccounting(TokenCounter(encoding_name_for(model))
                                       if token_counter == "auto" else token_counter)
         self._probes = EndpointProbes(self._calls, self.chat, self._failures, self.base_url,
@@ -238,7 +228,7 @@ class OpenAIBackend:
     @property
     def worst_case_s(self) -> float:
         """The longest one :meth:`complete` can take (every attempt hitting its deadline, every
-        backoff at its cap), not counting a wait at a serial gate."""
+        backoff at its cap)."""
         pause = max(self.policy.max_s, self.policy.retry_after_cap_s)
         return (self.policy.max_retries + 1) * self.timeout_s + self.policy.max_retries * pause
 
@@ -344,11 +334,7 @@ class OpenAIBackend:
         def call(client: Any) -> Any:
             return self.chat.create(client, request, kwargs)
 
-        if self.serial_gate is None:
-            completion = self._calls.run(call, self.timeout_s)
-        else:
-            with self.serial_gate.hold():  # queued here, untimed; the deadline starts inside
-                completion = self._calls.run(call, self.timeout_s)
+        completion = self._calls.run(call, self.timeout_s)
         text, finish = choice(completion)
         usage, rejected = self._usage.read(completion)
         return (Answer(text=text, usage=usage, calls=calls, finish_reason=finish,

@@ -2,9 +2,9 @@
 
 * recorded responses given (``replay=`` or ``replay_path=``) → the replay backend;
 * ``local`` → the embedded llama.cpp server (:mod:`.local_server`) at the address in ``local``
-  (the process that started the server hands it on), through the OpenAI-compatible backend with
-  a :class:`~.serial.SerialGate` (the server answers one request at a time) and a stable
-  endpoint name for the cache;
+  (the process that started the server hands it on), through the OpenAI-compatible backend
+  with a stable endpoint name for the cache (the run's scheduler keeps one request in flight:
+  the server answers one at a time, and only one process of a run asks it);
 * anything else → the model name at an OpenAI-compatible endpoint.
 
 The algorithmic oracle is not a model: it lives beside the session
@@ -71,14 +71,12 @@ def make_backend(
 
     if name == "local":
         from pytest_graphinstruct.models.local_server import ALIAS, find_local_model
-        from pytest_graphinstruct.models.serial import SerialGate, lock_path_for
 
         if local is None:
             find_local_model()  # says what to install when that is the problem
             raise ModelError("--gi-model=local: the local model server is not running")
         return OpenAIBackend(
             local["base_url"], ALIAS, api_key="local", endpoint_id=local["endpoint_id"],
-            serial_gate=SerialGate(lock_path_for(local["base_url"])),
             timeout_s=timeout_s if timeout_s is not None else LOCAL_TIMEOUT_S,
             max_retries=max_retries, extra_body=extra_body, response_format=response_format,
             **openai_options,

@@ -79,11 +79,8 @@ class RequestStats:
             "output_tokens": 0,
             "usage_missing": 0,     # answers without a usage block (tokens unknown)
             "cache_write_errors": 0,  # answers the cache could not write (disk full, ...)
-            "claim_waits": 0,       # requests that waited for another process asking the same
-            "claim_shared": 0,      # answers obtained by another process while this one waited
             "circuit_skipped": 0,   # requests not sent because the circuit was open
             "stop_skipped": 0,      # requests not sent because of stop_issuing()
-            "published": 0,         # keys peers were told this process will not cache
             "stale_skipped": 0,     # cached answers of another snapshot, asked again
             "stale_reused": 0,      # cached answers of another snapshot, reused on purpose
             "max_in_flight": 0,

@@ -11,10 +11,8 @@ Promises:
   cancelled); identical requests (same cache key; for the non-cacheable oracle and replay
   backends, also the same instruction id) share one future.
 * A cache hit resolves immediately; the cache is consulted again right before issuing, so an
-  answer another process obtained meanwhile is reused.  ``Answer.cached`` is true when the
-  answer was cached before this run began (:meth:`AnswerCache.earlier`); one that another
-  process of this run (an xdist peer) obtained is reused with ``cached=False``, since the run
-  asked for it.
+  answer another run obtained meanwhile is reused.  ``Answer.cached`` is true when the answer
+  was cached before this run began (:meth:`AnswerCache.earlier`).
 * **Stale answers** (:mod:`.snapshot`): with ``snapshot`` (what the endpoint serves now), an
   answer cached from another known snapshot is a miss — asked again, and the new answer
   replaces it in the cache (``stale_skipped``) — unless ``reuse_stale`` (then it is reused,
@@ -35,10 +33,6 @@ Promises:
 * Obtained answers (not errors, not truncated) of a cacheable backend are written to the cache
   as soon as they arrive, so a killed run loses at most the requests in flight.  A write that
   fails is counted (``cache_write_errors``) and the run goes on.
-* Requests in flight are shared across processes using one cache directory: before issuing,
-  the scheduler takes the key's claim (:meth:`AnswerCache.claim`); a process that finds the key
-  claimed waits (at most the owner's worst case, ``claim_wait_s``) for the owner's answer
-  instead of asking again (``claim_waits``, ``claim_shared`` in :meth:`Scheduler.stats`).
 * Circuit breaker (:mod:`.circuit`, remote backends only): fed what every HTTP attempt said
   (the backend's ``attempt_listener``; a backend without one feeds one outcome per completed
   request, an error counting as an endpoint fault), it opens after ``circuit_breaker``
@@ -50,10 +44,6 @@ Promises:
 * :meth:`Scheduler.stop_issuing` (an interrupted run): no new request is issued; those not
   issued resolve at once to ``Answer(error=reason, calls=0)``; calls in flight complete and are
   cached.
-* **Peers are told.**  Every answer this process will not obtain for a key it was asked for —
-  circuit open, budget spent, stopped, cancelled, not cacheable (an error, a truncated answer,
-  a failed cache write) — is published at once (:meth:`AnswerCache.note_uncached`), so an
-  xdist peer waiting for it (``run.peers.PeerAnswers.await_owner``) stops waiting.
 * Leaving a ``with Scheduler(...)`` block by ``KeyboardInterrupt`` (or ``SystemExit``) cancels:
   requests not started are dropped and calls in flight end at once, so one Ctrl+C suffices.
 """
@@ -85,7 +75,6 @@ BUDGET_EXHAUSTED = "token budget exhausted"
 
 
 DEFAULT_CIRCUIT_BREAKER = 8
-DEFAULT_CLAIM_WAIT_S = 600.0
 
 
 class TokenBudget:
@@ -139,10 +128,6 @@ class Scheduler:
         circuit_breaker: the breaker's threshold (:class:`~.circuit.CircuitBreaker`: this many
             consecutive endpoint faults, or 80 % of the last five times as many, open it;
             ``None`` or 0 = never); applies to remote backends only (``backend.remote``).
-        share_in_flight: take the cache's per-key claims so that processes sharing the cache
-            ask for each answer once.
-        claim_wait_s: the longest wait for another process's request in flight; default the
-            backend's ``worst_case_s`` (else 600 s).
         snapshot: the snapshot the endpoint serves now (``None``: not known); cached answers
             of another snapshot are stale.
         reuse_stale: reuse stale answers anyway (``gi_reuse_stale_cache``).
@@ -162,8 +147,6 @@ class Scheduler:
         cache: AnswerCache | None = None,
         token_budget: int | TokenBudget | None = None,
         circuit_breaker: int | None = DEFAULT_CIRCUIT_BREAKER,
-        share_in_flight: bool = True,
-        claim_wait_s: float | None = None,
         snapshot: str | None = None,
         reuse_stale: bool = False,
         stop_check: Callable[[], str | None] | None = None,
@@ -187,14 +170,10 @@ class Scheduler:
         self._view = CacheView(self.cache, snapshot=snapshot, reuse_stale=reuse_stale,
                                lock=self._lock, stats=self._stats)
         self._gate = IssueGate(backend, self.circuit_breaker, lock=self._lock, stats=self._stats,
-                               view=self._view, stop_check=stop_check,
-                               on_halt=self._resolve_queued)
+                               stop_check=stop_check, on_halt=self._resolve_queued)
         self._issuer = RequestIssuer(
             backend, self.endpoint, view=self._view, gate=self._gate, stats=self._stats,
-            limiter=self.limiter, budget=self.budget, share_in_flight=share_in_flight,
-            claim_wait_s=float(claim_wait_s if claim_wait_s is not None
-                               else getattr(backend, "worst_case_s", DEFAULT_CLAIM_WAIT_S)),
-            cost=cost)
+            limiter=self.limiter, budget=self.budget, cost=cost)
         self.cost = cost
 
     def __repr__(self) -> str:
@@ -241,7 +220,7 @@ class Scheduler:
                 self._stats.add("deduplicated")
             else:
                 fut = self._queue.new(slot)
-                done = self._view.hit(key) or self._gate.refusal(key)
+                done = self._view.hit(key) or self._gate.refusal()
                 if done is None:
                     self._queue.start(slot, key, request, fut)
         if done is not None:
@@ -279,7 +258,7 @@ class Scheduler:
         for key, fut in self._queue.take_queued():
             if fut.done():
                 continue
-            answer = self._view.hit(key) or self._gate.refusal(key)
+            answer = self._view.hit(key) or self._gate.refusal()
             if answer is not None and not fut.done():
                 fut.set_result(answer)
 
@@ -321,7 +300,7 @@ class Scheduler:
 
     def stop_issuing(self, reason: str) -> None:
         """Issue no new request from now on (an interrupted run): requests not yet issued
-        resolve at once to ``Answer(error=reason, calls=0)`` (and peers are told), calls
+        resolve at once to ``Answer(error=reason, calls=0)``, calls
         already in flight complete normally and their answers are cached.  Safe from any
         thread; a second call changes nothing."""
         self._gate.stop_issuing(reason)
@@ -357,18 +336,16 @@ class Scheduler:
     def close(self, *, wait: bool = True, cancel_pending: bool = False) -> None:
         """Stop accepting requests; wait for the rest.
 
-        With ``cancel_pending`` requests not started are cancelled, waits for other processes'
-        answers stop, and the backend (when it has a ``cancel()``) ends the calls in flight and
-        stops retrying, so an interrupted run ends at once.
+        With ``cancel_pending`` requests not started are cancelled, and the backend (when it
+        has a ``cancel()``) ends the calls in flight and stops retrying, so an interrupted run
+        ends at once.
         """
         with self._lock:
             self._queue.closed = True
         if cancel_pending:
             self._gate.cancel()
-            for key, fut in self._queue.take_queued():
-                if fut.cancel():  # peers must not wait for what will never be asked
-                    self._view.publish(key, Answer(error="cancelled", calls=0,
-                                                          failure_kind="cancelled"), "cancelled")
+            for _key, fut in self._queue.take_queued():
+                fut.cancel()
             self._gate.cancel_backend(None)
         self._queue.shutdown(wait=wait, cancel_futures=cancel_pending)
 

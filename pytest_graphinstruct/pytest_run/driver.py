@@ -4,17 +4,22 @@ its hooks hand over (:mod:`.hooks`; :mod:`.xdist_hooks` under xdist).
 The steps call into the run layer (:mod:`pytest_graphinstruct.run.session` and its
 neighbours): at session start the controller (or the single process) claims the output files,
 checks the run's inputs once (:mod:`~pytest_graphinstruct.run.preflight`) and starts the
-embedded server; collection appends the run's items (:mod:`.items`); right after collection
-the process that runs the items requests every selected item's answers in the background; each
-item's outcome is recorded for scoring; at session end the schedulers close (gracefully after
-an interrupt: :mod:`.signals`), a worker ships its payload (:mod:`.payload`) and the controller
-(or the single process) finishes the run (:mod:`.finish`).
+embedded server; under xdist the controller also opens the run's answer service
+(:mod:`~pytest_graphinstruct.run.answer_service`), the one process that asks endpoints;
+collection appends the run's items (:mod:`.items`); once collected, every selected item's
+answers are requested in the background (by the single process, or the controller's service
+for the models with an endpoint); each item's outcome is recorded for scoring; at session end
+the schedulers close (gracefully after an interrupt: :mod:`.signals`), a worker ships its
+payload (:mod:`.payload`) and the controller (or the single process) finishes the run
+(:mod:`.finish`).
 """
 
 from __future__ import annotations
 
+import contextlib
 import gc
 from collections.abc import Sequence
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import pytest
@@ -31,6 +36,7 @@ from pytest_graphinstruct.pytest_run.items import (
 from pytest_graphinstruct.pytest_run.outputs import mark_started, output_on_baseline, unclaimable
 from pytest_graphinstruct.pytest_run.signals import RunStopper
 from pytest_graphinstruct.pytest_run.usage import one_line, usage_error, write_stopped
+from pytest_graphinstruct.run.answer_service import served_models
 from pytest_graphinstruct.run.config import Cell, RunConfig
 from pytest_graphinstruct.run.payload import (
     INPUT_KEY,
@@ -45,6 +51,7 @@ from pytest_graphinstruct.suite.instruction import Instruction
 
 if TYPE_CHECKING:  # the evaluation path is imported on first use: an xdist controller that
     # only merges results starts its workers sooner without it
+    from pytest_graphinstruct.run.answer_service import AnswerService
     from pytest_graphinstruct.run.local import LocalHost
     from pytest_graphinstruct.run.preflight import RunInputs, Served
     from pytest_graphinstruct.run.session import BenchmarkSession
@@ -63,6 +70,7 @@ class RunDriver:
         self.worker = _worker(config)  # (index, count) in an xdist worker, else None
         self.winput = _worker_input(config)  # what the controller told this worker
         self.opened: BenchmarkSession | None = None  # the run's session, once `bench` opened it
+        self.service: AnswerService | None = None  # the xdist controller's answer service
         self.inputs: RunInputs | None = None  # what the preflight read (this process only)
         self.served: Served | None = None if self.winput is None else self.winput.served
         self.stopper = RunStopper(worker=self.worker is not None,
@@ -73,6 +81,7 @@ class RunDriver:
         self.notes: list[str] = []  # BenchmarkSession.notes() of every process
         self.limits: list[str] = []  # BenchmarkSession.limits() of every process
         self.items_done = 0  # items with an outcome, counted where they are reported
+        self.violations_shown_as_xfail: list[str] = []  # node ids --lf must rerun
         self.started: str | None = None  # UTC ISO time the session started (run provenance)
         self.gate_options = GateOptions.of(run)
         self.plan = BaselinePlan()  # what the run is compared with (run.verdict)
@@ -118,7 +127,7 @@ class RunDriver:
                 self.opened = BenchmarkSession(
                     self.run, worker=self.worker, local=self.local_info, inputs=self.inputs,
                     served=Served() if self.served is None else self.served,
-                    share_dir=None if stop is None else stop.folder,
+                    service=None if self.winput is None else self.winput.answers,
                     stop_check=None if stop is None else stop.reason)
             except GraphInstructError as exc:
                 raise self.usage(exc) from None
@@ -133,9 +142,7 @@ class RunDriver:
     def query(self, instruction: Instruction, strategy: str = "zero-shot", sample: int = 0,
               model: str | None = None) -> Any:
         """The ``gi_query`` fixture: one answer from the run's model, through its scheduler."""
-        cell = Cell(model or self.run.models[0], strategy)
-        return self.bench.schedulers[cell.model].submit(
-            self.bench.request(instruction, cell, sample)).result()
+        return self.bench.query(instruction, Cell(model or self.run.models[0], strategy), sample)
 
     def evaluate(self, instruction: Instruction, answers: Sequence[Any],
                  strategy: str = "zero-shot") -> ItemResult:
@@ -157,7 +164,8 @@ class RunDriver:
     def start(self, session: pytest.Session) -> None:
         """Before any work (and before xdist starts its workers): take SIGTERM as an
         interruption, open the stop file, claim the outputs (the report says a run is in
-        progress), check the inputs, start the embedded server."""
+        progress), check the inputs, start the embedded server; the xdist controller of a run
+        with an endpoint builds its backends and opens the answer service."""
         from pytest_graphinstruct.run.provenance import utc_now
 
         self.started = utc_now()
@@ -177,12 +185,38 @@ class RunDriver:
             self.served = self.inputs.served
             if self.local is not None:
                 self.local_info = self.local.start()
+            if self.controller and not self.run.dry_run and served_models(self.run):
+                from pytest_graphinstruct.run.answer_service import AnswerService
+
+                self.bench.schedulers  # noqa: B018  (a backend that cannot be built: usage error)
+                assert self.stopper.signal is not None
+                self.service = AnswerService(self.bench, self.stopper.signal.folder)
         except GraphInstructError as exc:
             raise self.usage(exc) from None
 
+    def serve(self, ids: Sequence[str]) -> None:
+        """The xdist controller, once a worker collected the selected items (node ``ids``):
+        ask for the answers of those of a model its service answers, in collection order
+        (each cached as it arrives), before any worker asks."""
+        if self.service is None:
+            return
+        cells = {cell.label: cell for cell in self.run.cells}
+        chosen = []
+        for nodeid in ids:
+            inst_id, _, label = nodeid[:-1].partition("[")
+            inst, cell = self.bench.suite.get(inst_id), cells.get(label)
+            if inst is not None and cell is not None:
+                chosen.append((inst, cell))
+        self.bench.prefetch(chosen)
+
     def unconfigure(self) -> None:
-        """Give the signals back, remove the stop file, stop the server (unless already)."""
+        """Give the signals back, remove the stop file, stop the server (unless already); name
+        the JUnit classes and keep the violations shown as xfail for ``--lf`` (pytest wrote
+        both files by now)."""
         self.stopper.close()
+        if self.worker is None:
+            _name_junit_classes(self.config)
+            _keep_for_last_failed(self.config, self.violations_shown_as_xfail)
         if self.local is not None:
             self.local.stop()  # already stopped at session finish, unless it never ran
         # A run leaves millions of long-lived objects (pools, caches, graphs); the interpreter's
@@ -216,11 +250,14 @@ class RunDriver:
         return self.bench.select(first_per_level(self.bench.suite, self.run.per_level))
 
     def collected(self, session: pytest.Session) -> None:
-        """The process that runs the items: note them, and request their answers now."""
+        """The process that runs the items: note them, and (one process) request their
+        answers now; an xdist worker asks for each item's answers when it runs."""
         if self.controller or session.config.option.collectonly:
             return
         mine = [it for it in session.items if isinstance(it, GraphInstructItem)]
         self.selected = [it.nodeid for it in mine]
+        if self.worker is not None:
+            return
         chosen = [(it.instruction, it.cell) for it in mine]
         try:
             self.bench.prefetch(chosen)
@@ -230,13 +267,14 @@ class RunDriver:
             self.bench.ask_adaptively(chosen, self.plan.cells)  # gate's compared lines
 
     def progress_counts(self) -> ProgressCounts:
-        """The answer counts of the run so far (under xdist: the workers' latest, added)."""
-        if self.controller:
-            return self.totals.counts()
-        return self.opened.progress() if self.opened is not None else ProgressCounts()
+        """The answer counts of the run so far (under xdist: the workers' latest and the
+        answer service's, added)."""
+        own = self.opened.progress() if self.opened is not None else ProgressCounts()
+        return self.totals.counts() + own if self.controller else own
 
     def batch_progress(self) -> tuple[BatchProgress, ...]:
-        """Where a batch run's batches stand (empty otherwise; batch runs are one process)."""
+        """Where a batch run's batches stand (empty otherwise; under xdist the controller's
+        answer service holds them)."""
         return self.opened.batch_progress() if self.opened is not None else ()
 
     def made_report(self, item: pytest.Item, report: pytest.TestReport,
@@ -255,12 +293,9 @@ class RunDriver:
             self.config.get_terminal_writer().line("\n" + line, yellow=True)
         if item_done(report):
             self.items_done += 1
-        _name_junit_class(self.config, report)
         if ((self.run.benchmark or self.plan.gated) and report.when == "call"
                 and hasattr(report, "wasxfail") and not baseline_xfail(report)):
-            lf = self.config.pluginmanager.get_plugin("lfplugin")
-            if lf is not None and isinstance(getattr(lf, "lastfailed", None), dict):
-                lf.lastfailed[report.nodeid] = True
+            self.violations_shown_as_xfail.append(report.nodeid)
 
     def end_session(self, session: pytest.Session, exitstatus: int) -> None:
         """Stop the server, close the schedulers; a worker ships its payload, the controller
@@ -268,14 +303,21 @@ class RunDriver:
         from pytest_graphinstruct.pytest_run.finish import finish
 
         # The server first: a request still in flight (after -x, Ctrl+C) then fails at once
-        # instead of generating on.
+        # instead of generating on.  The workers are gone: no question comes any more.
         if self.local is not None:
             self.local.stop()
+        if self.service is not None:
+            self.service.close()
         if self.stopper.reason is not None and exitstatus in (pytest.ExitCode.OK,
                                                               pytest.ExitCode.TESTS_FAILED):
             session.exitstatus = exitstatus = pytest.ExitCode.INTERRUPTED  # stopped gracefully
         if self.opened is not None:
             self._close_bench(session, exitstatus)
+            if self.controller:  # what the answer service sent, refused and noted
+                own = worker_payload(self.opened, progress=False)
+                self.totals.add("", own)
+                self.notes.extend(n for n in own.notes if n not in self.notes)
+                self.limits.extend(n for n in own.limits if n not in self.limits)
         output = getattr(self.config, "workeroutput", None)
         if output is not None:
             wanted = self.winput is not None and self.winput.progress
@@ -286,8 +328,7 @@ class RunDriver:
     def _close_bench(self, session: pytest.Session, exitstatus: int) -> None:
         """Close the schedulers.  An interrupted run issues nothing more but lets calls in
         flight finish for a grace period (their answers are cached; a second Ctrl+C ends the
-        wait); a run stopped by ``-x`` drops what is not started; a finished one waits (xdist
-        peers may be waiting for its answers)."""
+        wait); a run stopped by ``-x`` drops what is not started; a finished one waits."""
         assert self.opened is not None
         if exitstatus == pytest.ExitCode.INTERRUPTED:
             reason = self.stopper.reason or "interrupted (Ctrl+C)"
@@ -302,11 +343,8 @@ class RunDriver:
 
 
 def _one_process(run: RunConfig, plan: BaselinePlan, session: pytest.Session) -> str | None:
-    """Why ``--gi-batch`` or ``--gi-samples=auto`` cannot run here (``None``: they can)."""
+    """Why ``--gi-samples=auto`` cannot run here (``None``: it can)."""
     xdist = bool(getattr(session.config.option, "numprocesses", None))
-    if run.batch is not None and xdist:
-        return ("--gi-batch runs in one process (its batches and their ledger are the "
-                "process's): drop -n")
     if run.auto_samples is not None and xdist:
         return ("--gi-samples=auto runs in one process (each look needs every answer of a "
                 "level before the next): drop -n")
@@ -334,16 +372,39 @@ def _worker_input(config: pytest.Config) -> WorkerInput | None:
     return WorkerInput() if text is None else WorkerInput.from_json(text)
 
 
-def _name_junit_class(config: pytest.Config, report: pytest.TestReport) -> None:
-    """Give the JUnit test case of ``report`` the class ``graphinstruct.<cell>`` (not after
-    its teardown: JUnit closed the case by then, and asking for its reporter again would open
-    a second, nameless one).  Nothing without ``--junitxml``, or in a pytest whose writer is
-    not where this one keeps it."""
-    try:
-        from _pytest.junitxml import xml_key
-    except ImportError:  # pragma: no cover - a pytest without it: JUnit keeps its default
+def _name_junit_classes(config: pytest.Config) -> None:
+    """Give each GraphInstruct test case of the ``--junitxml`` file the class
+    ``graphinstruct.<cell>`` (pytest names none: an item id has no module part).  The file is
+    rewritten as pytest wrote it (its declaration, then the tree); nothing without
+    ``--junitxml``, and a file that cannot be read or written is left as it is."""
+    import xml.etree.ElementTree as ET
+
+    path = config.getoption("xmlpath", None)
+    if not path:
         return
-    xml = config.stash.get(xml_key, None)
-    if xml is not None and report.when != "teardown":
-        cell = report.nodeid[report.nodeid.index("[") + 1:-1]
-        xml.node_reporter(report).add_attribute("classname", f"graphinstruct.{cell}")
+    try:
+        root = ET.parse(path).getroot()
+    except (OSError, ET.ParseError):
+        return
+    named = False
+    for case in root.iter("testcase"):
+        name = case.get("name", "")
+        if is_item_id(name) and not case.get("classname"):
+            case.set("classname", f"graphinstruct.{name[name.index('[') + 1:-1]}")
+            named = True
+    if named:
+        with contextlib.suppress(OSError):
+            Path(path).write_text('<?xml version="1.0" encoding="utf-8"?>'
+                                  + ET.tostring(root, encoding="unicode"), encoding="utf-8")
+
+
+def _keep_for_last_failed(config: pytest.Config, nodeids: Sequence[str]) -> None:
+    """Add ``nodeids`` (model violations a gated or ``--gi-violations=report`` run showed as
+    xfail) to pytest's last-failed record, so ``--lf`` reruns them: pytest's own record
+    forgets xfails.  Through the public cache (``config.cache``); nothing without it."""
+    cache = getattr(config, "cache", None)
+    if cache is None or not nodeids:
+        return
+    failed = cache.get("cache/lastfailed", {})
+    if isinstance(failed, dict):
+        cache.set("cache/lastfailed", {**failed, **dict.fromkeys(nodeids, True)})

@@ -46,6 +46,7 @@ class XdistHooks:
         # every worker collects the same items: the first one's ids are the selection
         if self.driver.selected is None:
             self.driver.selected = [label for label in ids if is_item_id(label)]
+            self.driver.serve(self.driver.selected)
 
     def pytest_testnodedown(self, node: Any, error: Any) -> None:
         self._add(node, error)
@@ -93,11 +94,13 @@ class XdistHooks:
 
 def worker_input(driver: RunDriver) -> WorkerInput:
     """What the controller tells each worker: the embedded server, what its preflight learned,
-    whether it shows the live line, and the folder of the run's stop file."""
+    whether it shows the live line, the folder of the run's stop file and the address of its
+    answer service."""
     stop = driver.stopper.signal
     return WorkerInput(local=driver.local_info, served=driver.served,
                        progress=live_wanted(driver),
-                       stop_folder=None if stop is None else str(stop.folder))
+                       stop_folder=None if stop is None else str(stop.folder),
+                       answers=None if driver.service is None else driver.service.address)
 
 
 def _worker_id(node: Any) -> str:

@@ -37,18 +37,22 @@ class WorkerInput:
     :meth:`~pytest_graphinstruct.run.local.LocalHost.start`'s address record), what its
     preflight learned about the models (``served``), whether it shows the live line (so the
     worker ships its answer counts with each report: ``progress``) and the folder of the
-    run's stop file (``stop_folder``, :mod:`pytest_graphinstruct.run.stop`)."""
+    run's stop file (``stop_folder``, :mod:`pytest_graphinstruct.run.stop`) and the address of
+    its answer service (``answers``, :mod:`pytest_graphinstruct.run.answer_service`; ``None``:
+    the workers answer every model themselves)."""
 
     local: dict[str, str] | None = None
     served: Served | None = None
     progress: bool = False
     stop_folder: str | None = None
+    answers: str | None = None
 
     def to_json(self) -> str:
         return json.dumps({
             "local": None if self.local is None else dict(self.local),
             "served": None if self.served is None else self.served.to_json(),
-            "progress": self.progress, "stop_folder": self.stop_folder})
+            "progress": self.progress, "stop_folder": self.stop_folder,
+            "answers": self.answers})
 
     @classmethod
     def from_json(cls, text: str) -> WorkerInput:
@@ -58,7 +62,8 @@ class WorkerInput:
         local, served = data.get("local"), data.get("served")
         return cls(local=None if local is None else {str(k): str(v) for k, v in local.items()},
                    served=None if served is None else Served.from_json(served),
-                   progress=bool(data.get("progress")), stop_folder=data.get("stop_folder"))
+                   progress=bool(data.get("progress")), stop_folder=data.get("stop_folder"),
+                   answers=data.get("answers"))
 
 
 @dataclass(frozen=True)

@@ -27,8 +27,10 @@ class ModelSchedulers:
 
     def __init__(self, inputs: SessionInputs, *, worker: tuple[int, int] | None,
                  local: Mapping[str, str] | None,
-                 stop_check: Callable[[], str | None] | None) -> None:
+                 stop_check: Callable[[], str | None] | None,
+                 skip: frozenset[str] = frozenset()) -> None:
         self.inputs = inputs
+        self.skip = skip  # models another process answers (an xdist worker's: the service's)
         self.worker = worker
         self.local = local
         self._stop_check = stop_check
@@ -40,12 +42,12 @@ class ModelSchedulers:
 
     @property
     def schedulers(self) -> dict[str, Any]:
-        """One scheduler per model, built once, on first access from any thread (a process that
-        only merges results, like the xdist controller, never builds backends; the threads of
-        method chains may be the first to ask, at once).
+        """One scheduler per model, built once, on first access from any thread (the threads
+        of method chains may be the first to ask, at once); none for a model in ``skip`` (an
+        xdist worker's models with an endpoint: the controller's answer service asks them).
 
         The embedded ``local`` model answers one request at a time, so its scheduler keeps one
-        request in flight per process (and its backend's gate orders the processes); every
+        request in flight (only one process of a run asks it: the xdist controller); every
         other model gets ``--gi-concurrency``.
 
         Raises:
@@ -66,8 +68,9 @@ class ModelSchedulers:
         from pytest_graphinstruct.run.backends import make_run_backend
 
         config = self.inputs.config
-        # One budget and one cost cap for every model of the run; under xdist each worker
-        # gets its share of each, so the workers together stay within them.
+        # One budget and one cost cap for every model of the run (the controller's answer
+        # service holds them whole for the models with an endpoint); an xdist worker gets its
+        # share of each for the models it answers itself, so the workers stay within them.
         workers = self.worker[1] if self.worker else 1
         budget = None
         if config.max_tokens_total is not None:
@@ -75,6 +78,8 @@ class ModelSchedulers:
         self.cap = self._cost_cap(workers)
         schedulers: dict[str, Any] = {}
         for model in config.models:
+            if model in self.skip:
+                continue
             backend = make_run_backend(
                 model, base_url=config.base_url, api_key_env=config.api_key_env,
                 suite=self.inputs.suite, replay=self.inputs.replay, timeout_s=config.timeout_s,
@@ -92,7 +97,7 @@ class ModelSchedulers:
                 rate_limit=rate_limit, cache=cache, token_budget=budget,
                 snapshot=self.inputs.served.snapshot(model),
                 reuse_stale=config.reuse_stale_cache, stop_check=self._stop_check,
-                cost=self._request_cost(model, backend), share_in_flight=config.batch is None,
+                cost=self._request_cost(model, backend),
             )
         return schedulers
 

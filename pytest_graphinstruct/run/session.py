@@ -4,8 +4,9 @@
 it reads (:class:`~.session_inputs.SessionInputs`), its requests
 (:class:`~.requests.RequestBuilder`), one backend and scheduler per model and the run's stop
 (:class:`~.schedulers.ModelSchedulers`), the answers asked and awaited
-(:class:`~.fetcher.AnswerFetcher`, with :class:`~.peers.PeerAnswers` under xdist and
-:class:`~.method_chains.MethodChains` for iterative methods) and the scoring
+(:class:`~.fetcher.AnswerFetcher`, with :class:`~.method_chains.MethodChains` for iterative
+methods; an xdist worker's answers from an endpoint come from the controller's
+:class:`~.answer_service.AnswerService`) and the scoring
 (:class:`~.scoring.ScoringQueue`).  The pytest plugin and the ``score`` command drive it the
 same way: :meth:`BenchmarkSession.prefetch` every item's answers, then per item
 :meth:`~BenchmarkSession.answers`, :meth:`~BenchmarkSession.check` (verdicts and outcome) and
@@ -18,15 +19,15 @@ one batch (D3's GCNs train together) into typed
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from pytest_graphinstruct.answers import Answer
 from pytest_graphinstruct.graphs.model import Limits
 from pytest_graphinstruct.methods.constrained import resolve_format
 from pytest_graphinstruct.methods.registry import method_of
-from pytest_graphinstruct.models.base import Request
+from pytest_graphinstruct.models.base import Request, wait_result
 from pytest_graphinstruct.run.aggregate import TOOL, build_run_report
+from pytest_graphinstruct.run.answer_service import AnswerClient, served_models
 from pytest_graphinstruct.run.config import Cell, RunConfig
 from pytest_graphinstruct.run.evaluate import Checked
 from pytest_graphinstruct.run.fetcher import AnswerFetcher
@@ -66,7 +67,7 @@ class BenchmarkSession:
     def __init__(self, config: RunConfig, *, worker: tuple[int, int] | None = None,
                  local: Mapping[str, str] | None = None, limits: Limits | None = None,
                  inputs: RunInputs | None = None, served: Served | None = None,
-                 share_dir: Path | None = None,
+                 service: str | None = None,
                  stop_check: Callable[[], str | None] | None = None) -> None:
         """Load the suite; backends are built on first use (:attr:`schedulers`).
 
@@ -81,11 +82,9 @@ class BenchmarkSession:
             served: what the preflight learned about the models (the snapshots served, the
                 cache's size when the run began), when ``inputs`` are another process's
                 (an xdist worker); default: ``inputs.served``, else nothing known.
-            share_dir: a folder private to this run that all its processes see (an xdist
-                worker's): without an answer cache (``--gi-cache=none``) the workers share their
-                answers through a cache there, which holds only this run's answers and goes
-                with the run — so no request is made twice and every call made is counted by
-                the item that asked for it.
+            service: an xdist worker's: the address of the controller's answer service
+                (:mod:`.answer_service`), which answers every model with an endpoint; such a
+                worker builds no backend for them and opens no answer cache.
             stop_check: handed to every scheduler (:class:`~.models.scheduler.Scheduler`):
                 says, right before each request, whether the run was stopped.
 
@@ -93,18 +92,19 @@ class BenchmarkSession:
             GraphInstructError: the suite or the pools cannot be loaded.
         """
         self.config = config
-        self.inputs = SessionInputs(config, worker=worker, inputs=inputs, served=served,
-                                    share_dir=share_dir)
+        self.inputs = SessionInputs(config, worker=worker, inputs=inputs, served=served)
         self.suite: Suite = self.inputs.suite
         self.cache: AnswerCache | None = self.inputs.cache
         verifier = Verifier(limits=limits) if limits is not None else Verifier()
         self.requests = RequestBuilder(self.inputs)
+        remote = served_models(config) if service is not None else frozenset()
         self.models = ModelSchedulers(self.inputs, worker=worker, local=local,
-                                      stop_check=stop_check)
+                                      stop_check=stop_check, skip=remote)
         self.chains = MethodChains(self.inputs, self.requests, self.models, verifier)
         self.tally = AnswerTally()  # the prefetched answers as they arrive (progress line)
-        self.fetcher = AnswerFetcher(self.inputs, self.requests, self.models, self.chains,
-                                     self.tally, worker=worker)
+        self.fetcher = AnswerFetcher(
+            self.inputs, self.requests, self.models, self.chains, self.tally,
+            service=None if service is None else AnswerClient(service), served=remote)
         self.scoring = ScoringQueue(self.inputs, self.requests, verifier)
 
     # -- what the run reads --------------------------------------------------------------------
@@ -155,9 +155,13 @@ class BenchmarkSession:
         return self.requests.request(instruction, cell, sample)
 
     def prefetch(self, items: Iterable[tuple[Instruction, Cell]]) -> int:
-        """Submit every sample of ``items`` (under xdist, this worker's share); returns the
-        number submitted (:meth:`.AnswerFetcher.prefetch`)."""
+        """Submit every sample of ``items``; returns the number submitted
+        (:meth:`.AnswerFetcher.prefetch`)."""
         return self.fetcher.prefetch(items)
+
+    def query(self, inst: Instruction, cell: Cell, sample: int = 0) -> Answer:
+        """One sample's answer (the ``gi_query`` fixture), asked now unless it was."""
+        return wait_result(self.fetcher.ask(inst, cell, sample))
 
     def ask_adaptively(self, items: Sequence[tuple[Instruction, Cell]],
                        baselines: Mapping[str, CellReport]) -> Looks:

@@ -4,7 +4,6 @@ reference pools and the few-shot exemplars (:class:`SessionInputs`)."""
 from __future__ import annotations
 
 from collections.abc import Sequence
-from pathlib import Path
 from typing import TYPE_CHECKING
 
 from pytest_graphinstruct.methods.registry import method_of
@@ -25,10 +24,10 @@ class SessionInputs:
     session (see :class:`~pytest_graphinstruct.run.session.BenchmarkSession`'s arguments)."""
 
     def __init__(self, config: RunConfig, *, worker: tuple[int, int] | None,
-                 inputs: RunInputs | None, served: Served | None,
-                 share_dir: Path | None) -> None:
+                 inputs: RunInputs | None, served: Served | None) -> None:
         """Load the suite, the recorded answers and open the answer cache (``inputs``' when
-        given); pools and exemplars are loaded on first use.
+        given; an xdist ``worker`` opens none: only the controller asks endpoints); pools and
+        exemplars are loaded on first use.
 
         Raises:
             GraphInstructError: the suite or the recorded answers cannot be read.
@@ -47,11 +46,10 @@ class SessionInputs:
         self.served: Served = (inputs.served if inputs is not None
                                else served if served is not None else Served())
         self.cache: AnswerCache | None = (
-            inputs.cache if inputs is not None and inputs.cache is not None
-            else AnswerCache(config.cache_dir, mark=self.served.cache_mark, run=_run_id(worker))
-            if config.cache_dir is not None
-            else AnswerCache(share_dir / "answers", mark=0, run=_run_id(worker))
-            if share_dir is not None and worker is not None else None)
+            None if worker is not None
+            else inputs.cache if inputs is not None and inputs.cache is not None
+            else AnswerCache(config.cache_dir, mark=self.served.cache_mark)
+            if config.cache_dir is not None else None)
         self._pools: ReferencePools | None = None
         self._exemplars: ExemplarPool | None = None
         #: --gi-samples=auto: (instruction id, cell label) → the samples its looks asked
@@ -138,13 +136,3 @@ def runs_method(cell: Cell) -> bool:
     """Whether the cell runs a method (its samples are ``gi_chains``)."""
     kind = method_of(cell.spec)
     return kind.iterative or kind.caap
-
-
-def _run_id(worker: tuple[int, int] | None) -> str | None:
-    """The id every process of this run shares, for the answer cache to tell this run's
-    answers and notes from earlier runs' (:attr:`AnswerCache.run`): under xdist, the test run's
-    uid that pytest-xdist gives each worker; ``None`` for a single process (the cache's byte
-    mark suffices there)."""
-    import os
-
-    return os.environ.get("PYTEST_XDIST_TESTRUNUID") if worker is not None else None

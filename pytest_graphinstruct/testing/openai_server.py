@@ -45,6 +45,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import os
 import socket
 import threading
 import time
@@ -52,6 +53,7 @@ from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -226,6 +228,8 @@ class _State:
     #: more routes (the fake Batch API): (method, path, headers, body) -> (status, body,
     #: content type), or None when the route is not theirs
     routes: Routes | None = None
+    track_clients: bool = False  # find the process behind each connection (client_pids)
+    client_pids: set[int | None] = field(default_factory=set)
 
     def __post_init__(self) -> None:
         self.gate.set()
@@ -295,6 +299,10 @@ class _Server(ThreadingHTTPServer):
         conn, addr = super().get_request()
         with self._open_lock:
             self._open.add(conn)
+        if self.state.track_clients:  # while the client still holds its end
+            pid = client_pid(addr[1], self.server_address[1])
+            with self.state.lock:
+                self.state.client_pids.add(pid)
         return conn, addr
 
     def shutdown_request(self, request: Any) -> None:
@@ -311,6 +319,31 @@ class _Server(ThreadingHTTPServer):
         for conn in open_now:
             with contextlib.suppress(OSError):
                 conn.shutdown(socket.SHUT_RDWR)
+
+
+def client_pid(client_port: int, server_port: int) -> int | None:
+    """The process holding the client end (local port ``client_port``) of a loopback TCP
+    connection to ``server_port``, from Linux's ``/proc`` (``None`` when not found: another
+    system, or a process this user cannot see)."""
+    inode = None
+    for table in ("/proc/net/tcp", "/proc/net/tcp6"):
+        with contextlib.suppress(OSError):
+            for line in Path(table).read_text(encoding="ascii").splitlines()[1:]:
+                fields = line.split()
+                local, remote = fields[1].rsplit(":", 1)[1], fields[2].rsplit(":", 1)[1]
+                if int(local, 16) == client_port and int(remote, 16) == server_port:
+                    inode = fields[9]
+    if inode is None:
+        return None
+    target = f"socket:[{inode}]"
+    with contextlib.suppress(OSError):
+        for pid in (p for p in os.listdir("/proc") if p.isdigit()):
+            with contextlib.suppress(OSError):
+                for fd in os.listdir(f"/proc/{pid}/fd"):
+                    with contextlib.suppress(OSError):
+                        if os.readlink(f"/proc/{pid}/fd/{fd}") == target:
+                            return int(pid)
+    return None
 
 
 class _ReusableServer(_Server):
@@ -539,6 +572,8 @@ class FakeOpenAIServer:
         serial: handle one completion request at a time (a single-worker provider queue).
         port: the port to bind (0 = any free port).
         token_counter: counts the usage sent (``None``: words; see the module docstring).
+        track_clients: find the process behind each connection accepted
+            (:attr:`client_pids`; Linux only, a ``/proc`` scan per connection).
     """
 
     def __init__(
@@ -551,9 +586,11 @@ class FakeOpenAIServer:
         serial: bool = False,
         port: int = 0,
         token_counter: TokenCounter | None = None,
+        track_clients: bool = False,
     ) -> None:
         self._state = _State(latency_s, responder, fault_for, model, serial)
         self._state.token_counter = token_counter
+        self._state.track_clients = track_clients
         self._port = port
         self._httpd: _Server | None = None
         self._thread: threading.Thread | None = None
@@ -753,6 +790,13 @@ class FakeOpenAIServer:
             self._state.max_in_flight = 0
 
     # -- observations ------------------------------------------------------------------------
+
+    @property
+    def client_pids(self) -> set[int | None]:
+        """The processes that opened connections to this server (``track_clients``; ``None``
+        stands for one that could not be found)."""
+        with self._state.lock:
+            return set(self._state.client_pids)
 
     @property
     def requests(self) -> list[RecordedRequest]:

@@ -1,24 +1,24 @@
-"""bounded_calls: each HTTP call in a thread of its own, bounded by a deadline, ended at once by
-cancel, and owning (and shutting down) its connections."""
+"""bounded_calls: each HTTP call a coroutine on the process's one call loop, bounded by a
+deadline, ended at once by cancel, with a client (and connection) of its own."""
 
 from __future__ import annotations
 
+import asyncio
 import signal
-import socket
 import threading
 from collections.abc import Iterator
-from types import SimpleNamespace
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import pytest
 
 from pytest_graphinstruct.models.bounded_calls import (
-    CALL_THREAD_NAME,
+    LOOP_THREAD_NAME,
     BoundedCalls,
     CallCancelled,
     DeadlineExceeded,
-    _Abandoned,
-    _OwnedCall,
+    ResponseTooLarge,
+    call_loop,
     http_package,
 )
 from tests.models.fake_openai import FakeOpenAIServer
@@ -32,21 +32,22 @@ def bounded(base_url: str | None = "http://fake.invalid/v1") -> BoundedCalls:
 
 
 class Blocked:
-    """A call's ``fn`` that says it began (:attr:`started`, its thread in :attr:`thread`) and
-    then waits for :attr:`release`; returns ``"late"`` or raises ``raises``."""
+    """A call's ``fn`` that says it began (:attr:`started`) and then waits, on the call loop,
+    for :attr:`release`; says whether it was cancelled (:attr:`cancelled`)."""
 
-    def __init__(self, raises: BaseException | None = None) -> None:
+    def __init__(self) -> None:
         self.started = threading.Event()
         self.release = threading.Event()
-        self.raises = raises
-        self.thread: threading.Thread | None = None
+        self.cancelled = threading.Event()
 
-    def __call__(self, client: Any) -> str:
-        self.thread = threading.current_thread()
+    async def __call__(self, client: Any) -> str:
         self.started.set()
-        self.release.wait(WAIT_S)
-        if self.raises is not None:
-            raise self.raises
+        try:
+            while not self.release.is_set():
+                await asyncio.sleep(0.01)
+        except asyncio.CancelledError:
+            self.cancelled.set()
+            raise
         return "late"
 
 
@@ -54,9 +55,14 @@ class Blocked:
 def blocked() -> Iterator[Blocked]:
     fn = Blocked()
     yield fn
-    fn.release.set()  # whatever happened, its thread ends
-    if fn.thread is not None:
-        fn.thread.join(WAIT_S)
+    fn.release.set()
+
+
+def returns(value: Any) -> Any:
+    async def fn(client: Any) -> Any:
+        return value
+
+    return fn
 
 
 def test_http_package_is_the_one_openai_is_built_on() -> None:
@@ -64,39 +70,73 @@ def test_http_package_is_the_one_openai_is_built_on() -> None:
 
     package = http_package()
     assert issubclass(openai.DefaultHttpxClient, package.Client)
+    assert issubclass(openai.DefaultAsyncHttpxClient, package.AsyncClient)
     assert callable(package.create_ssl_context)
 
 
-def test_a_call_returns_what_fn_returns_from_a_quiet_daemon_thread_of_its_own() -> None:
+def test_a_call_runs_on_the_one_quiet_loop_thread_with_a_client_of_its_own() -> None:
     calls = bounded()
     seen: dict[str, Any] = {}
 
-    def fn(client: Any) -> int:
+    async def fn(client: Any) -> int:
         me = threading.current_thread()
         seen.update(name=me.name, daemon=me.daemon, client=client,
                     blocked=set(signal.pthread_sigmask(signal.SIG_BLOCK, [])))
         return 42
 
     assert calls.run(fn, WAIT_S) == 42
-    assert seen["name"] == CALL_THREAD_NAME and seen["daemon"]
+    assert seen["name"] == LOOP_THREAD_NAME and seen["daemon"]
     assert {signal.SIGINT, signal.SIGTERM} <= seen["blocked"]
     assert seen["client"] is not calls.client and seen["client"].api_key == SECRET
+    assert call_loop() is call_loop()  # one loop for the process
+
+
+def test_many_calls_at_once_add_no_thread() -> None:
+    calls = bounded()
+    call_loop()
+    release = threading.Event()
+    started = threading.Semaphore(0)
+
+    async def fn(client: Any) -> str:
+        started.release()
+        while not release.is_set():
+            await asyncio.sleep(0.01)
+        return "done"
+
+    with ThreadPoolExecutor(16) as pool:
+        before = threading.active_count()  # the pool's threads start as work is submitted
+        futures = [pool.submit(calls.run, fn, WAIT_S) for _ in range(16)]
+        for _ in range(16):
+            assert started.acquire(timeout=WAIT_S)
+        during = threading.active_count()
+        release.set()
+        assert [f.result() for f in futures] == ["done"] * 16
+    assert during - before <= 16  # the callers only: no thread per call
 
 
 def test_what_fn_raises_is_raised_to_the_caller() -> None:
-    def fn(client: Any) -> None:
+    async def fn(client: Any) -> None:
         raise ValueError("from the call")
 
     with pytest.raises(ValueError, match="from the call"):
         bounded().run(fn, WAIT_S)
 
 
-def test_a_call_past_its_deadline_is_abandoned(blocked: Blocked) -> None:
+def test_a_call_past_its_deadline_is_cancelled(blocked: Blocked) -> None:
     calls = bounded()
     with pytest.raises(DeadlineExceeded):
         calls.run(blocked, 0.05)  # fn never returns before the deadline: no race
-    assert blocked.started.is_set() and not calls.cancelled.is_set()
-    assert calls.run(lambda client: "next", WAIT_S) == "next"  # later calls are not affected
+    assert blocked.started.is_set() and blocked.cancelled.is_set()
+    assert not calls.cancelled.is_set()
+    assert calls.run(returns("next"), WAIT_S) == "next"  # later calls are not affected
+
+
+def test_a_timeout_that_is_not_the_deadline_is_raised_as_it_is() -> None:
+    async def fn(client: Any) -> None:
+        raise TimeoutError("the library's own")
+
+    with pytest.raises(TimeoutError, match="the library's own"):
+        bounded().run(fn, WAIT_S)
 
 
 def test_cancel_ends_a_call_in_flight_at_once_and_refuses_later_ones(blocked: Blocked) -> None:
@@ -115,11 +155,16 @@ def test_cancel_ends_a_call_in_flight_at_once_and_refuses_later_ones(blocked: Bl
     calls.cancel("circuit open:\n  the endpoint died")
     thread.join(WAIT_S)  # ends without the call's fn returning
     assert not thread.is_alive() and not blocked.release.is_set()
+    assert blocked.cancelled.wait(WAIT_S)  # the call's task was cancelled too
     assert len(raised) == 1 and isinstance(raised[0], CallCancelled)
     assert calls.cancel_reason == "circuit open: the endpoint died"
     ran = threading.Event()
+
+    async def fn(client: Any) -> None:
+        ran.set()
+
     with pytest.raises(CallCancelled):
-        calls.run(lambda client: ran.set(), WAIT_S)
+        calls.run(fn, WAIT_S)
     assert not ran.is_set()  # refused before it started
 
 
@@ -145,142 +190,13 @@ def test_a_real_call_against_the_local_server(fake_openai: FakeOpenAIServer) -> 
     assert [m.id for m in page.data] == ["fake-model"]
 
 
-# -- owned connections --------------------------------------------------------------------------
-
-def trace_event(call: _OwnedCall, event: str, sock: object) -> None:
-    stream = SimpleNamespace(get_extra_info=lambda name: sock if name == "socket" else None)
-    call._trace(event, {"return_value": stream})
-
-
-def closed_by_peer(peer: socket.socket) -> bool:
-    peer.settimeout(WAIT_S)
-    return peer.recv(1) == b""  # end of stream: the other end was shut down
-
-
-def test_abort_shuts_down_every_connection_the_call_opened() -> None:
-    call = _OwnedCall()
-    pairs = [socket.socketpair() for _ in range(2)]
-    try:
-        trace_event(call, "connection.connect_tcp.complete", pairs[0][0])
-        trace_event(call, "connection.start_tls.complete", pairs[1][0])
-        call.abort()
-        assert call.aborted
-        assert all(closed_by_peer(peer) for _, peer in pairs)
-    finally:
-        for a, b in pairs:
-            a.close()
-            b.close()
-
-
-def test_a_connection_opened_after_the_abort_is_shut_down_at_once() -> None:
-    call = _OwnedCall()
-    call.abort()
-    mine, peer = socket.socketpair()
-    try:
-        trace_event(call, "connection.connect_tcp.complete", mine)
-        assert closed_by_peer(peer)
-    finally:
-        mine.close()
-        peer.close()
-
-
-def test_other_events_and_non_sockets_are_ignored() -> None:
-    call = _OwnedCall()
-    mine, peer = socket.socketpair()
-    try:
-        trace_event(call, "connection.connect_tcp.started", mine)
-        trace_event(call, "http11.send_request_headers.complete", mine)
-        trace_event(call, "connection.connect_tcp.complete", "not a socket")
-        call._trace("connection.connect_tcp.complete", {})  # no stream
-        call.abort()
-        mine.sendall(b"x")  # still open both ways
-        peer.settimeout(WAIT_S)
-        assert peer.recv(1) == b"x"
-    finally:
-        mine.close()
-        peer.close()
-
-
-def test_attach_installs_the_trace_on_the_request() -> None:
-    call = _OwnedCall()
-    request = SimpleNamespace(extensions={})
-    call.attach(request)
-    assert request.extensions["trace"] == call._trace
-
-
-def test_a_started_connect_after_the_abort_is_refused() -> None:
-    call = _OwnedCall()
-    call.abort()
-    with pytest.raises(_Abandoned):
-        call._trace("connection.connect_tcp.started", {})
-    with pytest.raises(_Abandoned):
-        call._trace("connection.start_tls.started", {})
-    assert call.settle(0)  # nothing under way: a refused connect was never counted
-
-
-def test_settle_waits_for_a_connect_under_way_at_the_abort_and_it_is_shut() -> None:
-    call = _OwnedCall()
-    call._trace("connection.connect_tcp.started", {})
-    call.abort()
-    assert not call.settle(0)  # the connect is still under way
-    settled: list[bool] = []
-    waiter = threading.Thread(target=lambda: settled.append(call.settle(WAIT_S)))
-    waiter.start()
-    mine, peer = socket.socketpair()
-    try:
-        trace_event(call, "connection.connect_tcp.complete", mine)
-        waiter.join(WAIT_S)
-        assert settled == [True]
-        assert closed_by_peer(peer)
-    finally:
-        mine.close()
-        peer.close()
-
-
-def test_a_failed_connect_is_no_longer_under_way() -> None:
-    call = _OwnedCall()
-    call._trace("connection.connect_tcp.started", {})
-    assert not call.settle(0)
-    call._trace("connection.connect_tcp.failed", {"exception": OSError("refused")})
-    assert call.settle(0)
-
-
-def test_a_thread_late_past_its_deadline_never_connects() -> None:
-    # fn reaches its request only after the caller gave up (it waits for release, set after
-    # DeadlineExceeded): the connection must not be made at all, so the listener has nothing
-    # to accept once the thread has ended.
-    listener = socket.create_server(("127.0.0.1", 0))
-    port = listener.getsockname()[1]
-    calls = bounded(f"http://127.0.0.1:{port}/v1")
-    started, release = threading.Event(), threading.Event()
-    raised: list[BaseException] = []
-    threads: list[threading.Thread] = []
-
-    def fn(client: Any) -> object:
-        threads.append(threading.current_thread())
-        started.set()
-        release.wait(WAIT_S)
-        try:
-            return client.models.list()
-        except BaseException as exc:
-            raised.append(exc)
-            raise
-
-    try:
-        with pytest.raises(DeadlineExceeded):
-            calls.run(fn, 0.05)  # fn cannot return before the deadline: no race
-        assert started.is_set()
-        release.set()
-        threads[0].join(WAIT_S)
-        assert not threads[0].is_alive()
-        listener.setblocking(False)
-        with pytest.raises(BlockingIOError):
-            listener.accept()
-        assert len(raised) == 1
-        cause: BaseException | None = raised[0]
-        while cause is not None and not isinstance(cause, _Abandoned):
-            cause = cause.__cause__ or cause.__context__
-        assert isinstance(cause, _Abandoned), repr(raised[0])
-    finally:
-        release.set()
-        listener.close()
+def test_a_body_longer_than_the_bound_is_not_read_further(
+        fake_openai: FakeOpenAIServer) -> None:
+    calls = BoundedCalls(api_key=SECRET, base_url=fake_openai.base_url, timeout_s=30.0,
+                         default_query=None, max_response_bytes=16)
+    with pytest.raises(Exception) as caught:
+        calls.run(lambda client: client.models.list(), WAIT_S)
+    seen: BaseException | None = caught.value
+    while seen is not None and not isinstance(seen, ResponseTooLarge):
+        seen = seen.__cause__ or seen.__context__
+    assert isinstance(seen, ResponseTooLarge) and seen.limit == 16

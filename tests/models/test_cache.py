@@ -1,5 +1,4 @@
-"""AnswerCache: round trips, crash safety, concurrent writers, kill -9 resume, merging (its
-claims: test_cache_claims)."""
+"""AnswerCache: round trips, crash safety, concurrent writers, kill -9 resume, merging."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
-"""cache_view: which cached answers a scheduler reuses, what it counts, which earlier-run
-answers each cell took, and what it tells peers."""
+"""cache_view: which cached answers a scheduler reuses, what it counts, and which earlier-run
+answers each cell took."""
 
 from __future__ import annotations
 
@@ -8,7 +8,6 @@ from pathlib import Path
 
 from pytest_graphinstruct.answers import Answer, Usage
 from pytest_graphinstruct.models.cache import AnswerCache
-from pytest_graphinstruct.models.cache_claims import Claim
 from pytest_graphinstruct.models.cache_view import CacheView
 from pytest_graphinstruct.models.request_stats import RequestStats
 from pytest_graphinstruct.models.snapshot import CacheSource, Snapshot
@@ -40,14 +39,12 @@ def earlier_run(tmp_path: Path, **answers: str | None) -> AnswerCache:
     return AnswerCache(tmp_path)  # this run: everything above lies before its mark
 
 
-def test_without_a_cache_nothing_is_reused_counted_or_told(tmp_path: Path) -> None:
+def test_without_a_cache_nothing_is_reused_or_counted() -> None:
     v, stats = view(None)
     v.asked_by("k", "cell")
     assert not v.cached("k") and v.hit("k") is None and v.sources() == {}
-    answer = Answer(error="HTTP 500")
-    assert v.publish("k", answer, "error") is answer
-    assert v.peer_answer("k", Claim()) is None
-    assert counts(stats, "cache_hits", "published") == (0, 0)
+    assert v.earlier_keys() == frozenset()
+    assert counts(stats, "cache_hits", "stale_skipped", "stale_reused") == (0, 0, 0)
 
 
 def test_a_fresh_hit_from_an_earlier_run_is_counted_and_marked_cached(tmp_path: Path) -> None:
@@ -106,47 +103,3 @@ def test_sources_name_every_cell_that_asked_for_an_earlier_runs_answer(tmp_path:
         "x-zero-shot": CacheSource(frozenset({"s2"}), created["a"]),
         "x-caap": CacheSource(frozenset({"s2", None}), min(created.values())),  # type: ignore[type-var]
     }
-
-
-def test_a_claim_not_waited_for_gives_no_peer_answer(tmp_path: Path) -> None:
-    v, stats = view(AnswerCache(tmp_path))
-    assert v.peer_answer("k", Claim(answer=ok())) is None  # not waited: nothing counted
-    assert counts(stats, "claim_waits", "claim_shared") == (0, 0)
-
-
-def test_a_wait_in_vain_is_counted_but_shares_nothing(tmp_path: Path) -> None:
-    v, stats = view(AnswerCache(tmp_path))
-    assert v.peer_answer("k", Claim(waited=True)) is None
-    assert counts(stats, "claim_waits", "claim_shared") == (1, 0)
-
-
-def test_a_peers_answer_of_this_run_is_shared_not_from_the_cache(tmp_path: Path) -> None:
-    mine = AnswerCache(tmp_path)
-    AnswerCache(tmp_path, mark=mine.mark).put("k", req(), ok("peer"))  # a peer, this run
-    entry = mine.lookup("k")
-    assert entry is not None
-    v, stats = view(mine)
-    v.asked_by("k", "cell")
-    got = v.peer_answer("k", Claim(waited=True, answer=entry.answer, entry=entry))
-    assert got is not None and got.text == "peer" and not got.cached
-    assert counts(stats, "claim_waits", "claim_shared") == (1, 1)
-    assert v.sources() == {}
-
-
-def test_a_peers_answer_from_an_earlier_run_is_a_source(tmp_path: Path) -> None:
-    cache = earlier_run(tmp_path, k="s2")
-    entry = cache.lookup("k")
-    assert entry is not None
-    v, _ = view(cache)
-    v.asked_by("k", "cell")
-    got = v.peer_answer("k", Claim(waited=True, answer=entry.answer, entry=entry))
-    assert got is not None and got.cached
-    assert v.sources() == {"cell": CacheSource(frozenset({"s2"}), entry.created)}
-
-
-def test_publish_notes_the_key_with_its_calls_and_counts_it(tmp_path: Path) -> None:
-    cache = AnswerCache(tmp_path, run="r")
-    v, stats = view(cache)
-    answer = Answer(error="HTTP 500", calls=3)
-    assert v.publish("k", answer, "error") is answer
-    assert cache.uncached_calls() == {"k": 3} and counts(stats, "published") == (1,)

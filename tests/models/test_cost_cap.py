@@ -229,7 +229,7 @@ def test_a_batch_runs_cap_is_spent_at_the_batch_price_the_server_counted(
         cap = CostCap(1e9, "USD")
         cost = RequestCost(cap, HALF, counter, max_tokens=20,
                            batch=BatchPricing(fallback=fallback, ordinary=backend.sent_ordinary))
-        with Scheduler(backend, concurrency=8, cost=cost, share_in_flight=False) as sched:
+        with Scheduler(backend, concurrency=8, cost=cost) as sched:
             answers = [f.result() for f in sched.submit_all(
                 [req(f"w {k}", sample=k) for k in range(6)])]
         backend.close()

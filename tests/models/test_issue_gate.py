@@ -4,14 +4,11 @@ will not be issued."""
 from __future__ import annotations
 
 import threading
-from pathlib import Path
 
 import pytest
 
 from pytest_graphinstruct.answers import Answer, Failure
 from pytest_graphinstruct.models.base import AttemptOutcome, Request
-from pytest_graphinstruct.models.cache import AnswerCache
-from pytest_graphinstruct.models.cache_view import CacheView
 from pytest_graphinstruct.models.circuit import CIRCUIT_OPEN
 from pytest_graphinstruct.models.issue_gate import IssueGate
 from pytest_graphinstruct.models.request_stats import RequestStats
@@ -66,16 +63,14 @@ class Gate:
     """An :class:`IssueGate` with its parts at hand."""
 
     def __init__(self, backend: object, threshold: int | None = 2,
-                 cache: AnswerCache | None = None, stop_reason: str | None = None) -> None:
+                 stop_reason: str | None = None) -> None:
         self.lock = threading.RLock()
         self.stats = RequestStats(self.lock)
         self.halts = 0
         self.checks = 0
         self.stop_reason = stop_reason
-        view = CacheView(cache, snapshot=None, reuse_stale=False, lock=self.lock,
-                         stats=self.stats)
         self.gate = IssueGate(backend, threshold, lock=self.lock,  # type: ignore[arg-type]
-                              stats=self.stats, view=view, stop_check=self._check,
+                              stats=self.stats, stop_check=self._check,
                               on_halt=self._halted)
 
     def _check(self) -> str | None:
@@ -124,7 +119,7 @@ def test_without_a_breaker_nothing_opens_it() -> None:
     for _ in range(20):
         g.gate.on_attempt(FAULT)
         g.gate.feed_request(Answer(error="HTTP 500"))
-    assert g.gate.circuit_open_reason is None and g.gate.refusal("k") is None
+    assert g.gate.circuit_open_reason is None and g.gate.refusal() is None
 
 
 def test_completed_requests_feed_a_backend_that_reports_no_attempts() -> None:
@@ -164,37 +159,33 @@ def test_stop_issuing_is_one_line_and_only_the_first_counts() -> None:
     assert blank.gate.stopped_reason == "stopped"
 
 
-def test_refusals_say_why_count_and_tell_peers(tmp_path: Path) -> None:
-    cache = AnswerCache(tmp_path, run="r")
-    g = Gate(Listening(), cache=cache)
-    assert g.gate.refusal("free") is None and g.count("published") == 0
+def test_refusals_say_why_and_count() -> None:
+    g = Gate(Listening())
+    assert g.gate.refusal() is None
+    assert (g.count("stop_skipped"), g.count("circuit_skipped")) == (0, 0)
     g.gate.stop_issuing("stopped by the user")
-    stopped = g.gate.refusal("k1")
+    stopped = g.gate.refusal()
     assert stopped == Answer(error="stopped by the user", calls=0, failure_kind="stopped")
     g.gate.on_attempt(FAULT)
     g.gate.on_attempt(FAULT)  # the circuit opens: it wins over the stop
-    refused = g.gate.refusal("k2")
-    assert refused is not None and refused.failure == Failure("circuit_open",
-                                                              g.gate.circuit_open_reason)
-    assert (g.count("stop_skipped"), g.count("circuit_skipped"), g.count("published")) == (
-        1, 1, 2)
-    notes = (tmp_path / "attempts.jsonl").read_text()
-    assert '"reason":"stopped"' in notes and f'"reason":"{CIRCUIT_OPEN}"' in notes
-    assert cache.uncached() == {"k1", "k2"}
+    refused = g.gate.refusal()
+    assert refused is not None and refused.calls == 0
+    assert refused.failure == Failure("circuit_open", g.gate.circuit_open_reason or "")
+    assert (g.count("stop_skipped"), g.count("circuit_skipped")) == (1, 1)
 
 
 def test_another_process_stopping_the_run_is_heard_at_the_next_refusal() -> None:
     g = Gate(Plain(), stop_reason="budget spent by a peer")
-    refused = g.gate.refusal("k")
+    refused = g.gate.refusal()
     assert refused is not None and refused.error == "budget spent by a peer"
     assert g.gate.stopped_reason == "budget spent by a peer" and g.halts == 1
-    g.gate.refusal("k2")
+    g.gate.refusal()
     assert g.checks == 1  # stopped: not asked again
 
 
 def test_a_stop_check_saying_nothing_lets_requests_through() -> None:
     g = Gate(Plain())
-    assert g.gate.refusal("k") is None and g.checks == 1 and not g.gate.halt.is_set()
+    assert g.gate.refusal() is None and g.checks == 1 and not g.gate.halt.is_set()
 
 
 @pytest.mark.parametrize("backend", [Listening(), Plain(), Bare()])

@@ -1,5 +1,5 @@
-"""issuer: how a worker obtains a request's answer — cached, a peer's, or issued (paced, within
-the budget) and cached as soon as it arrives."""
+"""issuer: how a worker obtains a request's answer — cached, or issued (paced, within the
+budget) and cached as soon as it arrives."""
 
 from __future__ import annotations
 
@@ -66,18 +66,17 @@ class Parts:
 
     def __init__(self, backend: Backend, cache: AnswerCache | None = None, *,
                  budget: TokenBudget | None = None, limiter: Limiter | None = None,
-                 share: bool = True, threshold: int | None = 2, wait_s: float = 0.0) -> None:
+                 threshold: int | None = 2) -> None:
         lock = threading.RLock()
         self.stats = RequestStats(lock)
         self.view = CacheView(cache, snapshot=None, reuse_stale=False, lock=lock,
                               stats=self.stats)
         self.gate = IssueGate(backend, threshold, lock=lock,  # type: ignore[arg-type]
-                              stats=self.stats, view=self.view, stop_check=None,
+                              stats=self.stats, stop_check=None,
                               on_halt=lambda: None)
         self.issuer = RequestIssuer(backend, ENDPOINT,  # type: ignore[arg-type]
                                     view=self.view, gate=self.gate, stats=self.stats,
-                                    limiter=limiter, budget=budget,  # type: ignore[arg-type]
-                                    share_in_flight=share, claim_wait_s=wait_s)
+                                    limiter=limiter, budget=budget)  # type: ignore[arg-type]
 
     def count(self, name: str) -> int:
         return int(self.stats.report(0)[name])
@@ -109,29 +108,36 @@ def test_an_answer_is_cached_with_its_endpoint_and_snapshot(tmp_path: Path) -> N
     assert again.text == answer.text and len(backend.asked) == 1 and p.count("cache_hits") == 1
 
 
-@pytest.mark.parametrize(("answer", "reason"), [
-    (Answer(error="HTTP 500", calls=2), "error"),
-    (Answer(text="cut", finish_reason="length"), "truncated"),
-])
-def test_an_answer_not_cached_is_told_to_peers(tmp_path: Path, answer: Answer,
-                                               reason: str) -> None:
+@pytest.mark.parametrize("answer", [
+    Answer(error="HTTP 500", calls=2),
+    Answer(text="cut", finish_reason="length"),
+], ids=["error", "truncated"])
+def test_an_error_or_truncated_answer_is_not_cached(tmp_path: Path, answer: Answer) -> None:
     cache = AnswerCache(tmp_path, run="r")
-    p = Parts(Backend(answer), cache, threshold=None)
+    backend = Backend(answer)
+    p = Parts(backend, cache, threshold=None)
     r = req()
     assert p.issuer.obtain(key_of(r), r) == answer
-    assert len(cache) == 0 and cache.uncached_calls() == {key_of(r): answer.calls}
-    assert f'"reason":"{reason}"' in (tmp_path / "attempts.jsonl").read_text()
+    assert len(cache) == 0 and cache.lookup(key_of(r)) is None
+    assert p.issuer.obtain(key_of(r), r) == answer  # asked again, not a hit
+    assert backend.asked == [r, r] and p.count("cache_hits") == 0
 
 
-def test_a_failed_write_is_counted_and_told_to_peers(tmp_path: Path,
-                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_failed_write_is_counted(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     cache = AnswerCache(tmp_path, run="r")
     monkeypatch.setattr(cache, "store", lambda *a, **k: "failed")
     p = Parts(Backend(), cache)
     r = req()
     assert p.issuer.obtain(key_of(r), r).ok
-    assert p.count("cache_write_errors") == 1 and cache.uncached() == {key_of(r)}
-    assert "not cacheable: write failed" in (tmp_path / "attempts.jsonl").read_text()
+    assert p.count("cache_write_errors") == 1 and len(cache) == 0
+
+
+def test_a_stored_write_is_not_counted_as_an_error(tmp_path: Path) -> None:
+    cache = AnswerCache(tmp_path, run="r")
+    p = Parts(Backend(), cache)
+    r = req()
+    assert p.issuer.obtain(key_of(r), r).ok
+    assert p.count("cache_write_errors") == 0 and len(cache) == 1
 
 
 def test_the_budget_is_spent_and_then_refuses_without_pacing(tmp_path: Path) -> None:
@@ -146,7 +152,7 @@ def test_the_budget_is_spent_and_then_refuses_without_pacing(tmp_path: Path) -> 
     refused = p.issuer.obtain(key_of(third), third)
     assert not refused.ok and refused.calls == 0 and refused.error == budget.refusal()
     assert len(backend.asked) == 2 and limiter.acquired == 2  # a spent budget is not paced
-    assert p.count("budget_skipped") == 1 and key_of(third) in cache.uncached()
+    assert p.count("budget_skipped") == 1 and cache.lookup(key_of(third)) is None
 
 
 def test_a_circuit_opened_during_the_pacing_wait_refuses_the_request() -> None:
@@ -192,59 +198,3 @@ def test_max_in_flight_counts_calls_in_the_backend() -> None:
     p.append(Parts(backend))
     p[0].issuer.issue("k", req())
     assert seen == [1]
-
-
-# -- sharing a request in flight ------------------------------------------------------------------
-
-def test_a_key_another_process_is_asking_for_is_asked_unshared_after_the_wait(
-        tmp_path: Path) -> None:
-    cache = AnswerCache(tmp_path)
-    r = req()
-    owner = AnswerCache(tmp_path).claim(key_of(r), wait_s=0)
-    try:
-        backend = Backend()
-        p = Parts(backend, cache, wait_s=0)
-        assert p.issuer.obtain(key_of(r), r).ok  # waited in vain (no time), then asked
-        assert backend.asked == [r] and p.count("claim_waits") == 1
-    finally:
-        owner.release()
-
-
-def test_an_interrupted_wait_for_a_peer_is_a_cancelled_answer(tmp_path: Path) -> None:
-    cache = AnswerCache(tmp_path, run="r")
-    r = req()
-    owner = AnswerCache(tmp_path).claim(key_of(r), wait_s=0)
-    try:
-        backend = Backend()
-        p = Parts(backend, cache, wait_s=60)
-        p.gate.cancel()  # the halt event ends the wait at once
-        answer = p.issuer.obtain(key_of(r), r)
-        assert not answer.ok and (answer.error or "").startswith("cancelled")
-        assert answer.calls == 0 and backend.asked == []
-        assert cache.uncached() == {key_of(r)}
-    finally:
-        owner.release()
-
-
-def test_the_claim_is_given_back_after_asking(tmp_path: Path) -> None:
-    cache = AnswerCache(tmp_path)
-    r = req()
-    Parts(Backend(Answer(error="HTTP 500")), cache).issuer.obtain(key_of(r), r)
-    mine = cache.claim(key_of(r), wait_s=0)
-    try:
-        assert mine.held and not mine.waited  # nobody holds it any more
-    finally:
-        mine.release()
-
-
-def test_without_sharing_no_claim_is_taken(tmp_path: Path) -> None:
-    cache = AnswerCache(tmp_path)
-    r = req()
-    owner = cache.claim(key_of(r), wait_s=0)
-    try:
-        backend = Backend()
-        p = Parts(backend, cache, share=False, wait_s=60)
-        assert p.issuer.obtain(key_of(r), r).ok and p.count("claim_waits") == 0
-        assert backend.asked == [r]
-    finally:
-        owner.release()

@@ -24,9 +24,9 @@ def test_in_flight_keeps_the_highest_count() -> None:
     with stats.in_flight(), stats.in_flight():
         pass
     with stats.in_flight():
-        stats.add("published", 2)
+        stats.add("stop_skipped", 2)
     out = stats.report(pending=0)
-    assert out["max_in_flight"] == 2 and out["published"] == 2
+    assert out["max_in_flight"] == 2 and out["stop_skipped"] == 2
     assert list(out)[-3:] == ["pending", "tokens", "elapsed_s"]
 
 

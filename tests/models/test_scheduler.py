@@ -127,10 +127,6 @@ def test_errors_and_truncated_answers_are_not_cached(fake_openai, backend_for, t
     assert not err.ok and cut.ok and cut.truncated
     assert len(cache) == 0
     assert stats["errors"] == 1 and stats["truncated"] == 1
-    # noted for xdist peers waiting for these answers (they then stop waiting)
-    endpoint = fake_openai.base_url
-    assert AnswerCache(tmp_path).uncached() == {req("x").cache_key(endpoint),
-                                                req("y").cache_key(endpoint)}
     with Scheduler(backend_for(), concurrency=1, cache=cache) as sched:
         assert not sched.answer(req("x")).cached and not sched.answer(req("y")).cached
     assert len(cache) == 2
@@ -395,61 +391,3 @@ def test_one_ctrl_c_ends_a_run_stuck_in_a_dripping_call(tmp_path: Path) -> None:
             if child.poll() is None:
                 child.kill()
                 child.wait()
-
-
-def _claiming_run(base_url: str, directory: str, barrier: Any, results: Any,
-                  share: bool) -> None:
-    from pytest_graphinstruct.models.openai_backend import OpenAIBackend
-
-    backend = OpenAIBackend(base_url, "fake-model", api_key_env="GI_TEST_API_KEY")
-    cache = AnswerCache(directory)
-    barrier.wait(120)  # a safety net: both processes are there within a second or two
-    with Scheduler(backend, concurrency=3, cache=cache, share_in_flight=share) as sched:
-        answers = [f.result() for f in sched.submit_all([req(f"shared {i}") for i in range(6)])]
-        stats = sched.stats()
-    results.put((all(a.ok for a in answers), stats["issued"],
-                 stats["claim_shared"] + stats["cache_hits"]))
-
-
-def _two_runs(directory: Path, share: bool) -> tuple[list[tuple[bool, int, int]], list[str]]:
-    """Two processes asking the same six questions at once; their outcomes and what the server
-    was asked.  Without claims, the server holds its answers until both processes have their
-    first three questions in flight, so neither can find the other's answer in the cache."""
-    import multiprocessing
-
-    ctx = multiprocessing.get_context("fork")
-    with FakeOpenAIServer(latency_s=0.3) as server:
-        if not share:
-            server.hold()
-        barrier, results = ctx.Barrier(2), ctx.Queue()
-        procs = [ctx.Process(target=_claiming_run, args=(server.base_url, str(directory),
-                                                         barrier, results, share))
-                 for _ in range(2)]
-        for p in procs:
-            p.start()
-        if not share:
-            assert server.wait_for_requests(2 * 3, timeout=120)  # concurrency 3 each
-            server.release()
-        for p in procs:
-            p.join(120)  # a safety net: both end in about a second
-            assert p.exitcode == 0
-        outcomes = [results.get(timeout=60) for _ in procs]
-        bodies = [r.body["messages"][0]["content"] for r in server.requests]
-    return outcomes, bodies
-
-
-def test_two_processes_on_one_cache_ask_each_answer_once(tmp_path: Path, api_key) -> None:
-    outcomes, bodies = _two_runs(tmp_path, share=True)
-    assert all(ok for ok, _, _ in outcomes)
-    assert sorted(bodies) == [f"shared {i}" for i in range(6)]  # each answer asked once
-    assert sum(issued for _, issued, _ in outcomes) == 6
-    assert sum(reused for _, _, reused in outcomes) == 6  # the other process's answers
-    assert len(AnswerCache(tmp_path)) == 6
-
-
-@pytest.mark.slow
-def test_without_claims_two_processes_ask_twice(tmp_path: Path, api_key) -> None:
-    # What the claims prevent (and proof that the test above can see it).
-    outcomes, bodies = _two_runs(tmp_path, share=False)
-    assert all(ok for ok, _, _ in outcomes)
-    assert len(bodies) > 6 and sorted(set(bodies)) == [f"shared {i}" for i in range(6)]

@@ -224,8 +224,8 @@ def test_cache_sources_name_every_cell_that_shared_the_answer(
 
 def test_an_answer_another_process_cached_during_the_run_is_not_from_the_cache(
         fake_openai: FakeOpenAIServer, backend: OpenAIBackend, tmp_path: Path) -> None:
-    """An xdist peer's answer of this run is shared through the cache, but the run asked for
-    it: it is not reported as an answer from the cache."""
+    """An answer another process of this run cached is reused through the cache, but the run
+    asked for it: it is not reported as an answer from the cache."""
     mine = AnswerCache(tmp_path)
     _fill(tmp_path, backend, "peer")  # another process, after this run began
     with Scheduler(backend, cache=mine) as sched:
@@ -236,11 +236,11 @@ def test_an_answer_another_process_cached_during_the_run_is_not_from_the_cache(
 
 
 def test_a_replacement_another_process_appended_is_seen(tmp_path: Path) -> None:
-    """An xdist worker waiting for a peer to ask a stale key again must see the new record,
-    although its memory already holds one for the key."""
+    """A cache whose memory already holds a stale record for a key still sees the fresh one
+    another process appended since, when it looks for a record it accepts."""
     AnswerCache(tmp_path).put("k", req(), ok("old"), served=Snapshot("snap-1"))
     mine = AnswerCache(tmp_path)
-    AnswerCache(tmp_path).put("k", req(), ok("new"), served=Snapshot("snap-2"))  # the peer
+    AnswerCache(tmp_path).put("k", req(), ok("new"), served=Snapshot("snap-2"))  # another process
     kept = mine.lookup("k")  # a hit: no re-scan
     assert kept is not None and kept.snapshot == "snap-1"
     fresh = mine.lookup("k", accept=lambda e: not is_stale(e.snapshot, "snap-2"))

@@ -43,14 +43,14 @@ def outcomes(report: Path) -> list[str]:
     return [r["outcome"] for cell in data["cells"] for r in cell["per_instruction"]]
 
 
-def test_with_n_it_is_refused_in_one_line(pytester: pytest.Pytester, suite_dir: Path,
-                                          server: FakeOpenAIServer) -> None:
+def test_with_n_the_controller_batches_and_the_workers_only_replay(
+        pytester: pytest.Pytester, suite_dir: Path, server: FakeOpenAIServer) -> None:
     api = FakeBatchAPI(server)
     result = pytester.runpytest(*args(suite_dir, server, pytester.path / "c"), "-n", "2")
-    assert result.ret == pytest.ExitCode.USAGE_ERROR
-    lines = [x for x in result.stderr.lines if "--gi-batch" in x]
-    assert len(lines) == 1 and "runs in one process" in lines[0] and "drop -n" in lines[0]
-    assert not api.batches and not api.files and server.request_count == 0
+    assert result.ret == pytest.ExitCode.TESTS_FAILED, result.stdout.str()  # echo: all fail
+    result.assert_outcomes(failed=ITEMS)
+    assert len(api.batches) == 1 and server.request_count == 0  # one batch, from one process
+    assert len(api.submitted) == ITEMS and set(api.submitted.values()) == {1}
 
 
 def test_a_damaged_ledger_refuses_the_run_before_anything_is_submitted(

@@ -1,7 +1,8 @@
-"""``--gi-batch`` end to end against the fake Batch API (issue 23): 100 items, some lines failed
-and some expired, the run SIGKILLed while its batch is in progress; the rerun resumes the same
-batch, no request is submitted twice (counted at the server) but the failed and expired ones,
-once more each, and the report equals the one the same answers give without batch mode."""
+"""``--gi-batch`` end to end against the fake Batch API (issue 23; under ``-n 2`` too, issue 34):
+100 items, some lines failed and some expired, the run SIGKILLed while its batch is in progress;
+the rerun resumes the same batch, no request is submitted twice (counted at the server) but the
+failed and expired ones, once more each, and the report equals the one the same answers give
+without batch mode."""
 
 from __future__ import annotations
 
@@ -84,14 +85,18 @@ def comparable(report: Path) -> Any:
     return strip(data)
 
 
+@pytest.mark.parametrize("procs", [(), ("-n", "2")], ids=["one-process", "xdist"])
 def test_a_killed_batch_run_resumes_its_batch_and_reports_as_without_batch_mode(
-        pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> None:
+        pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch, procs: tuple[str, ...]
+        ) -> None:
+    # under xdist the controller's answer service batches and the workers only replay: the
+    # same batches, the same report
     monkeypatch.setenv("GI_TEST_KEY", "sk-test")
     suite = write_suite(pytester.path / "suite")
     cache, batch_report = pytester.path / "cache", pytester.path / "batch.json"
     with FakeOpenAIServer(responder=responder) as server:
         api = FakeBatchAPI(server, hold=True, line_fault=line_fault)
-        args = run_args(suite, server, cache, batch_report, *BATCH)
+        args = run_args(suite, server, cache, batch_report, *BATCH, *procs)
         proc = subprocess.Popen([sys.executable, "-m", "pytest", *args], cwd=pytester.path,
                                 env={**os.environ}, stdout=subprocess.PIPE,
                                 stderr=subprocess.STDOUT)

@@ -185,11 +185,11 @@ def _children(pid: int) -> list[int]:
 
 def _start_xdist(cwd: Path, suite_dir: Path, server: FakeOpenAIServer,
                  report: Path) -> tuple[subprocess.Popen[bytes], list[int]]:
-    """A ``-n 2`` run whose two workers both have their four calls in flight (the server holds
-    the answers), and the pids of its workers."""
+    """A ``-n 2`` run whose controller (the run's one client: its answer service) has its four
+    calls in flight (the server holds the answers), and the pids of its workers."""
     server.hold()
     proc = _start(cwd, suite_dir, server, report, "-n", "2")
-    _in_its_calls(server, 2 * 4)
+    _in_its_calls(server, 4)
     workers = _children(proc.pid)
     assert len(workers) == 2, f"xdist workers found: {workers}"
     return proc, workers
@@ -246,12 +246,13 @@ def test_workers_of_a_killed_controller_stop(pytester: pytest.Pytester, suite_di
         proc, workers = _start_xdist(pytester.path, suite_dir, server, report)
         proc.kill()  # no chance to clean up: the workers must notice on their own
         proc.communicate(timeout=120)
-        # The answers stay held: a worker that did not notice stays in its calls (its timeout
-        # is minutes) and is still running after the generous 120 s bound (a worker that
-        # noticed ends itself 15 s after the loss, run.stop.ORPHAN_EXIT_S).
+        # The answers stay held: a worker that did not notice would wait for its answers (the
+        # calls' timeout is minutes) and still run after the generous 120 s bound (a worker
+        # that noticed ends itself 15 s after the loss, run.stop.ORPHAN_EXIT_S, or at once
+        # when its question to the gone controller's answer service fails).
         alive = _wait_gone(workers, 120)
         spent = server.request_count
-    assert spent == 2 * 4  # no worker issued a request after the controller died
+    assert spent == 4  # the controller's calls only: no worker ever asks the endpoint
     for w in alive:
         os.kill(w, signal.SIGKILL)
     assert not alive, f"orphaned workers: {alive}"

@@ -1,9 +1,11 @@
 """Hostile endpoints under ``-n 2``: no process waits for an answer that will not come, the
 breaker bounds a dripping endpoint, and ``run.cache`` counts only earlier runs' answers.
 
-No test here asserts a time.  Where the promise is "no worker waits for its peer", the call
-timeout is an hour, so such a wait (a peer's worst case: timeout x 6 + 30 s) would outlast
-:data:`RUN_LIMIT_S` and fail the test, while the runs that keep the promise never come near it."""
+No test here asserts a time.  Where the promise is "no worker waits for an answer that will not
+come", the call timeout is an hour, so such a wait (a request's worst case: timeout x 6 + 30 s)
+would outlast :data:`RUN_LIMIT_S` and fail the test, while the runs that keep the promise never
+come near it.  (Under xdist a worker only asks the controller's answer service, which answers
+each item once its requests ended, in success or not.)"""
 
 from __future__ import annotations
 
@@ -13,7 +15,6 @@ from pathlib import Path
 
 import pytest
 
-from pytest_graphinstruct.models.cache_notes import notes_fallback
 from pytest_graphinstruct.testing.openai_server import FakeOpenAIServer, Fault
 
 from ._suite import EMPTY3
@@ -41,10 +42,9 @@ def _key(monkeypatch: pytest.MonkeyPatch) -> None:
 @pytest.mark.slow
 def test_an_endpoint_that_answers_500_to_everything_leaves_no_worker_waiting_under_xdist(
         pytester: pytest.Pytester, suite_dir: Path) -> None:
-    # 4 items x 10 samples; every answer is an immediate 500, and the hour's timeout makes the
-    # old wait for a peer (timeout x 6 + 30 s per item the peer owned) outlast RUN_LIMIT_S: the
-    # -n 2 run ending at all (measured 35 s on a loaded 2-core machine, as against a healthy
-    # endpoint) shows that no worker waited for its peer's answers
+    # 4 items x 10 samples; every answer is an immediate 500, and the hour's timeout would make
+    # any wait for an answer that will not come (timeout x 6 + 30 s) outlast RUN_LIMIT_S: the
+    # -n 2 run ending at all shows that no worker waited for one
     args = ("--gi-samples=10", "--override-ini=gi_backoff=0.01", HOUR_TIMEOUT, "--gi-concurrency=2",
             f"--gi-cache={pytester.path / 'cache'}")
     with FakeOpenAIServer(latency_s=0.0, fault_for=lambda body: Fault.server_error()) as server:
@@ -59,9 +59,9 @@ def test_an_endpoint_that_answers_500_to_everything_leaves_no_worker_waiting_und
 @pytest.mark.slow
 def test_a_read_only_cache_folder_under_xdist_leaves_no_worker_waiting(
         pytester: pytest.Pytester, suite_dir: Path) -> None:
-    # Answers that cannot be cached: a worker waiting for its peer's would wait timeout x 6 +
-    # 30 s per item (6 h with the hour's timeout, past RUN_LIMIT_S); the -n 2 run ending at
-    # all shows that the peer's note ("not cached") ended every such wait
+    # Answers that cannot be cached: a worker waiting for them in the cache would wait timeout
+    # x 6 + 30 s per item (6 h with the hour's timeout, past RUN_LIMIT_S); the -n 2 run ending
+    # at all shows that the workers get them from the controller, cached or not
     cache = pytester.path / "ro-cache"
     cache.mkdir()
     # root ignores file modes, so the folder is made read-only where the cache writes
@@ -75,12 +75,9 @@ def _read_only(path, flags, *args, **kwargs):
 os.open = _read_only
 """)
     args = ("--gi-samples=5", HOUR_TIMEOUT, "--gi-concurrency=2", f"--gi-cache={cache}")
-    try:
-        with FakeOpenAIServer(latency_s=0.05, responder=lambda body: EMPTY3) as server:
-            single = _run(pytester, suite_dir, server, *args)
-            xdist = _run(pytester, suite_dir, server, *args, "-n", "2")
-    finally:
-        notes_fallback(cache).unlink(missing_ok=True)
+    with FakeOpenAIServer(latency_s=0.05, responder=lambda body: EMPTY3) as server:
+        single = _run(pytester, suite_dir, server, *args)
+        xdist = _run(pytester, suite_dir, server, *args, "-n", "2")
     for result in (single, xdist):
         assert "answer(s) not cached" in result.stdout.str()
         assert result.parseoutcomes().get("error", 0) == 0

@@ -9,7 +9,6 @@ from types import SimpleNamespace
 from typing import Any
 
 import pytest
-from _pytest.junitxml import xml_key
 
 from pytest_graphinstruct.pytest_run.driver import RunDriver
 from pytest_graphinstruct.pytest_run.items import BASELINE_FAILURE
@@ -23,7 +22,6 @@ from pytest_graphinstruct.run.tally import ProgressCounts
 
 from .fakes import (
     FakeConfig,
-    FakePluginManager,
     FakeSession,
     controller_config,
     run_config,
@@ -106,38 +104,56 @@ def test_a_worker_reports_nothing_itself(tmp_path: Path) -> None:
     assert driver.items_done == 0
 
 
+class FakeCache:
+    """``config.cache``: pytest's last-failed record as LFPlugin left it."""
+
+    def __init__(self, **saved: Any) -> None:
+        self.saved: dict[str, Any] = dict(saved)
+
+    def get(self, key: str, default: Any) -> Any:
+        return self.saved.get(key, default)
+
+    def set(self, key: str, value: Any) -> None:
+        self.saved[key] = value
+
+
 def test_benchmark_xfails_stay_for_last_failed(tmp_path: Path) -> None:
-    lf = SimpleNamespace(lastfailed={})
-    config = FakeConfig(tmp_path, plugins=FakePluginManager(lfplugin=lf))
+    config = FakeConfig(tmp_path)
+    config.cache = FakeCache(**{"cache/lastfailed": {"tests/t.py::test_x": True}})
     driver = _driver(tmp_path, config, benchmark=True)
     driver.reported(_report("L1-001[oracle-zero-shot]", wasxfail="model violations"))
     driver.reported(_report("L1-002[oracle-zero-shot]", wasxfail="failed in the baseline too",
                             user_properties=[(BASELINE_FAILURE, True)]))
     driver.reported(_report("L2-001[oracle-zero-shot]"))  # passed
-    assert lf.lastfailed == {"L1-001[oracle-zero-shot]": True}
-    plain = _driver(tmp_path, FakeConfig(tmp_path, plugins=FakePluginManager(lfplugin=lf)))
+    driver.unconfigure()  # after pytest's own record was written
+    assert config.cache.saved["cache/lastfailed"] == {"tests/t.py::test_x": True,
+                                                      "L1-001[oracle-zero-shot]": True}
+    plain_config = FakeConfig(tmp_path)
+    plain_config.cache = FakeCache()
+    plain = _driver(tmp_path, plain_config)
     plain.reported(_report("L0-001[oracle-zero-shot]", wasxfail="model violations"))
-    assert "L0-001[oracle-zero-shot]" not in lf.lastfailed  # neither benchmark nor gated
+    plain.unconfigure()
+    assert plain_config.cache.saved == {}  # neither benchmark nor gated
 
 
-class FakeJunit:
-    def __init__(self) -> None:
-        self.attributes: list[tuple[Any, str, str]] = []
-
-    def node_reporter(self, report: Any) -> Any:
-        return SimpleNamespace(add_attribute=lambda name, value: self.attributes.append(
-            (report.when, name, value)))
+JUNIT = ('<?xml version="1.0" encoding="utf-8"?><testsuites name="pytest tests"><testsuite '
+         'name="pytest" tests="2"><testcase classname="" name="L1-001[oracle-zero-shot]" '
+         'time="0.001" /><testcase classname="tests.test_x" name="test_y" time="0.002" />'
+         '</testsuite></testsuites>')
 
 
-def test_junit_gets_a_class_per_cell_except_after_teardown(tmp_path: Path) -> None:
-    driver = _driver(tmp_path)
-    driver.reported(_report())  # without --junitxml: nothing to name
-    junit = FakeJunit()
-    driver.config.stash[xml_key] = junit
-    for when in ("setup", "call", "teardown"):
-        driver.reported(_report(when=when))
-    assert junit.attributes == [("setup", "classname", "graphinstruct.oracle-zero-shot"),
-                                ("call", "classname", "graphinstruct.oracle-zero-shot")]
+def test_junit_gets_a_class_per_cell_and_nothing_else_changes(tmp_path: Path) -> None:
+    _driver(tmp_path).unconfigure()  # without --junitxml: nothing to name
+    xml = tmp_path / "j.xml"
+    xml.write_text(JUNIT, encoding="utf-8")
+    config = FakeConfig(tmp_path)
+    config.option.xmlpath = str(xml)
+    _driver(tmp_path, config).unconfigure()
+    assert xml.read_text(encoding="utf-8") == JUNIT.replace(
+        'classname=""', 'classname="graphinstruct.oracle-zero-shot"')
+    xml.write_text("<testsuites", encoding="utf-8")  # not XML: left as it is
+    _driver(tmp_path, config).unconfigure()
+    assert xml.read_text(encoding="utf-8") == "<testsuites"
 
 
 # -- end_session -------------------------------------------------------------------------------

@@ -34,8 +34,10 @@ def _driver(tmp_path: Path, *, worker: tuple[int, int] | None = None,
         "run": SimpleNamespace(progress=progress), "worker": worker, "winput": winput,
         "selected": None, "totals": WorkerTotals(), "notes": [], "limits": [],
         "local_info": None,
-        "served": None, "stopper": SimpleNamespace(signal=None),
+        "served": None, "stopper": SimpleNamespace(signal=None), "service": None,
         "bench": SimpleNamespace(progress=lambda: ProgressCounts(5, 4, 1, 0, 99))}
+    given["served_ids"] = served_ids = []
+    given["serve"] = lambda ids: served_ids.append(list(ids))
     given.update(kw)
     return SimpleNamespace(**given)
 
@@ -58,14 +60,16 @@ def _made(hooks: XdistHooks, item: Any, report: Any) -> Any:
     raise AssertionError("the wrapper yielded twice")
 
 
-def test_worker_input_tells_the_server_the_preflight_the_live_line_and_stop_folder(
+def test_worker_input_tells_the_server_the_preflight_the_live_line_stop_folder_and_service(
         tmp_path: Path) -> None:
     served = Served(cache_mark=3)
     driver = _driver(tmp_path, local_info={"base_url": "http://127.0.0.1:1/v1"}, served=served,
-                     progress="on", stopper=SimpleNamespace(signal=StopSignal(tmp_path)))
+                     progress="on", stopper=SimpleNamespace(signal=StopSignal(tmp_path)),
+                     service=SimpleNamespace(address="unix:/tmp/gi-run-x/answers.sock"))
     assert worker_input(driver) == WorkerInput(local={"base_url": "http://127.0.0.1:1/v1"},
                                                served=served, progress=True,
-                                               stop_folder=str(tmp_path))
+                                               stop_folder=str(tmp_path),
+                                               answers="unix:/tmp/gi-run-x/answers.sock")
     assert worker_input(_driver(tmp_path)) == WorkerInput()
 
 
@@ -84,6 +88,7 @@ def test_the_first_workers_item_ids_are_the_selection(tmp_path: Path) -> None:
         _node("gw0"), ["L0-001[m-zero-shot]", "test_x.py::test_y", "L1-001[m-zero-shot]"])
     hooks.pytest_xdist_node_collection_finished(_node("gw1"), ["other[m-zero-shot]"])
     assert driver.selected == ["L0-001[m-zero-shot]", "L1-001[m-zero-shot]"]
+    assert driver.served_ids == [driver.selected]  # the service asks for those, once
 
 
 def test_a_worker_that_goes_down_adds_its_payload_and_its_new_notes(tmp_path: Path) -> None:

@@ -40,7 +40,7 @@ def _setup(tmp_path: Path, **raw: object) -> tuple[RunConfig, SessionInputs, Req
     run = build_run_config({"model": "m", "suite": str(suite), "no_cache": True, **raw},
                            rootdir=tmp_path)
     assert run is not None
-    inputs = SessionInputs(run, worker=None, inputs=None, served=None, share_dir=None)
+    inputs = SessionInputs(run, worker=None, inputs=None, served=None)
     return run, inputs, RequestBuilder(inputs)
 
 

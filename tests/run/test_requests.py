@@ -15,8 +15,7 @@ def _builder(tmp_path: Path, **extra: str) -> RequestBuilder:
     run = build_run_config({"model": "oracle", "suite": str(root), "no_cache": True,
                             "pools": "none", **extra}, rootdir=tmp_path)
     assert run is not None
-    return RequestBuilder(SessionInputs(run, worker=None, inputs=None, served=None,
-                                        share_dir=None))
+    return RequestBuilder(SessionInputs(run, worker=None, inputs=None, served=None))
 
 
 def test_a_request_is_deterministic_and_names_its_item(tmp_path: Path) -> None:

@@ -25,7 +25,7 @@ def _models(tmp_path: Path) -> tuple[ModelSchedulers, RequestBuilder]:
     run = build_run_config({"model": "oracle", "suite": str(root), "no_cache": True,
                             "pools": "none"}, rootdir=tmp_path)
     assert run is not None
-    inputs = SessionInputs(run, worker=None, inputs=None, served=None, share_dir=None)
+    inputs = SessionInputs(run, worker=None, inputs=None, served=None)
     return ModelSchedulers(inputs, worker=None, local=None, stop_check=None), \
         RequestBuilder(inputs)
 
@@ -82,7 +82,7 @@ def test_a_spent_token_budget_says_so_in_one_note(tmp_path: Path) -> None:
     run = build_run_config({"model": "oracle", "suite": str(root), "no_cache": True,
                             "pools": "none", "max_tokens_total": "10"}, rootdir=tmp_path)
     assert run is not None
-    inputs = SessionInputs(run, worker=None, inputs=None, served=None, share_dir=None)
+    inputs = SessionInputs(run, worker=None, inputs=None, served=None)
     models = ModelSchedulers(inputs, worker=None, local=None, stop_check=None)
     requests = RequestBuilder(inputs)
     scheduler = models.schedulers["oracle"]
@@ -113,7 +113,7 @@ def test_a_batch_still_in_flight_at_a_stop_is_counted_and_named_not_a_bare_zero(
                                 "batch_poll": "0.02", "batch_quiet": "0.05"},
                                rootdir=tmp_path)
         assert run is not None
-        inputs = SessionInputs(run, worker=None, inputs=None, served=None, share_dir=None)
+        inputs = SessionInputs(run, worker=None, inputs=None, served=None)
         models = ModelSchedulers(inputs, worker=None, local=None, stop_check=None)
         requests = RequestBuilder(inputs)
         scheduler = models.schedulers["fake-model"]

@@ -22,7 +22,7 @@ def queue(tmp_path: Path) -> ScoringQueue:
     run = build_run_config({"model": "oracle", "suite": str(root), "no_cache": True,
                             "pools": "none"}, rootdir=tmp_path)
     assert run is not None
-    inputs = SessionInputs(run, worker=None, inputs=None, served=None, share_dir=None)
+    inputs = SessionInputs(run, worker=None, inputs=None, served=None)
     return ScoringQueue(inputs, RequestBuilder(inputs), Verifier())
 
 

@@ -14,7 +14,7 @@ def _inputs(tmp_path: Path, **extra: str) -> SessionInputs:
     run = build_run_config({"model": "oracle", "suite": str(root), "no_cache": True,
                             "pools": "none", **extra}, rootdir=tmp_path)
     assert run is not None
-    return SessionInputs(run, worker=None, inputs=None, served=None, share_dir=None)
+    return SessionInputs(run, worker=None, inputs=None, served=None)
 
 
 def test_without_recorded_answers_every_instruction_is_asked(tmp_path: Path) -> None:
@@ -35,11 +35,12 @@ def test_a_method_cell_asks_one_sample_per_chain(tmp_path: Path) -> None:
     assert (inputs.samples(inst, plain), inputs.samples(inst, method)) == (3, 2)
 
 
-def test_a_shared_folder_gives_xdist_workers_a_cache_of_this_run_only(tmp_path: Path) -> None:
+def test_an_xdist_worker_opens_no_answer_cache(tmp_path: Path) -> None:
+    # only the controller's answer service asks endpoints (run.answer_service)
     root = write_suite(tmp_path / "suite")
-    run = build_run_config({"model": "oracle", "suite": str(root), "no_cache": True,
+    run = build_run_config({"model": "oracle", "suite": str(root), "cache": str(tmp_path / "c"),
                             "pools": "none"}, rootdir=tmp_path)
     assert run is not None
-    alone = SessionInputs(run, worker=None, inputs=None, served=None, share_dir=tmp_path)
-    worker = SessionInputs(run, worker=(0, 2), inputs=None, served=None, share_dir=tmp_path)
-    assert alone.cache is None and worker.cache is not None
+    alone = SessionInputs(run, worker=None, inputs=None, served=None)
+    worker = SessionInputs(run, worker=(0, 2), inputs=None, served=None)
+    assert alone.cache is not None and worker.cache is None

@@ -1,0 +1,238 @@
+"""One answer service per xdist run: the controller asks the endpoints, the workers replay.
+
+Under pytest-xdist only the controller talks to a model's endpoint.  Before the workers start
+it opens :class:`AnswerService` — a local socket (a Unix socket in the run's private folder;
+loopback TCP where there is none) — over its own session, whose schedulers hold the whole
+run's concurrency, rate limit, token budget, cost cap, circuit breaker, batch mode and the
+answer cache.  Once the workers have collected, it asks for every selected item's answers in
+the order the items were collected (:meth:`BenchmarkSession.prefetch`; each is cached as it
+arrives).  A worker's item asks the service for its answers (:class:`AnswerClient`) and blocks
+on the socket until they are there: no poll, no claim on the cache, no connection of its own to
+an endpoint.  The oracle and recorded answers have no endpoint: a worker answers those itself
+(:func:`served_models` says which models the service answers).
+
+Protocol: one JSON line per question, ``{"id", "model", "strategy", "method", "samples"}``
+(``samples``: the sample indexes wanted, ``null`` for every sample of the item), and one JSON
+line per reply: ``{"answers": [...]}`` (each :class:`~pytest_graphinstruct.answers.Answer` in
+the codec's form) or ``{"error": "<one line>"}``.  A question longer than
+:data:`MAX_QUESTION_BYTES` or malformed is answered with an error; the connection stays usable.
+
+Promises: a worker's question is answered exactly as the controller's session would answer
+it in one process (the same futures: an answer asked twice is fetched once); a service that
+is gone makes every answer asked of it an error that says so (:class:`ServiceGone`), never a
+hang: the client's socket read ends when the controller's process ends.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import socket
+import socketserver
+import threading
+from collections.abc import Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from pytest_graphinstruct.answers import Answer
+from pytest_graphinstruct.errors import GraphInstructError
+from pytest_graphinstruct.models.base import one_line, quiet_thread, wait_result
+from pytest_graphinstruct.run.codec import decode, encode
+from pytest_graphinstruct.run.config import Cell, RunConfig
+
+if TYPE_CHECKING:
+    from pytest_graphinstruct.run.session import BenchmarkSession
+
+MAX_QUESTION_BYTES = 64 * 1024
+"""The longest question line the service reads (an id, a cell and sample indexes: ~200 bytes)."""
+_UNIX_PATH_MAX = 100  # sun_path holds 104-108 bytes depending on the system
+
+
+class ServiceGone(GraphInstructError):
+    """The run's answer service cannot be reached, or ended the connection."""
+
+
+def served_models(config: RunConfig) -> frozenset[str]:
+    """The run's models the controller's service answers under xdist: every model with an
+    endpoint (not the oracle; nothing when the answers are recorded, ``--gi-replay``)."""
+    if config.replay is not None:
+        return frozenset()
+    return frozenset(m for m in config.models if m != "oracle")
+
+
+class _Handler(socketserver.StreamRequestHandler):
+    """One worker's connection: its questions answered in turn, until it closes."""
+
+    server: _UnixServer | _TcpServer
+
+    def handle(self) -> None:
+        while True:
+            line = self.rfile.readline(MAX_QUESTION_BYTES + 1)
+            if not line:
+                return
+            if not line.endswith(b"\n"):  # too long: drop the rest of the line
+                while line and not line.endswith(b"\n"):
+                    line = self.rfile.readline(MAX_QUESTION_BYTES + 1)
+                reply = _error_line(f"question longer than {MAX_QUESTION_BYTES} bytes")
+            else:
+                reply = self.server.service.reply(line)
+            try:
+                self.wfile.write(reply)
+            except OSError:  # the worker is gone (interrupted, killed): nothing to tell
+                return
+
+
+class _Served:
+    service: AnswerService
+    daemon_threads = True  # a worker's connection never holds the controller's exit
+    block_on_close = False
+
+
+class _UnixServer(_Served, socketserver.ThreadingMixIn, socketserver.UnixStreamServer):
+    pass
+
+
+class _TcpServer(_Served, socketserver.ThreadingMixIn, socketserver.TCPServer):
+    pass
+
+
+class AnswerService:
+    """Answers the workers' questions from ``session`` (the controller's), over a socket in
+    ``folder`` (a folder private to the run; ignored where Unix sockets are missing).  Serves
+    from a daemon thread until :meth:`close`; :attr:`address` is what a worker connects to."""
+
+    def __init__(self, session: BenchmarkSession, folder: Path) -> None:
+        self.session = session
+        self.asked = 0  #: questions answered (a test's and a curious user's count)
+        self._count = threading.Lock()
+        path = Path(folder) / "answers.sock"
+        server: _UnixServer | _TcpServer
+        if hasattr(socket, "AF_UNIX") and len(os.fsencode(path)) <= _UNIX_PATH_MAX:
+            server = _UnixServer(str(path), _Handler)
+            self.address = f"unix:{path}"
+        else:
+            server = _TcpServer(("127.0.0.1", 0), _Handler)
+            port = server.server_address[1]
+            self.address = f"tcp:127.0.0.1:{port}"
+        server.service = self
+        self._server = server
+        self._thread = threading.Thread(target=self._serve, name="gi-answer-service",
+                                        daemon=True)
+        self._thread.start()
+
+    def _serve(self) -> None:
+        quiet_thread()  # a Ctrl+C is the main thread's (the connections' threads inherit it)
+        self._server.serve_forever(poll_interval=0.5)
+
+    def reply(self, line: bytes) -> bytes:
+        """The reply line (ending in a newline) to one question line.  Never raises."""
+        try:
+            question = json.loads(line)
+            inst_id, cell, samples = _question(question)
+            inst = self.session.suite.get(inst_id)
+            if inst is None:
+                raise ValueError(f"no instruction {inst_id!r} in the run's suite")
+            if samples is None:
+                answers = self.session.answers(inst, cell)
+            else:
+                answers = tuple(wait_result(self.session.fetcher.ask(inst, cell, k))
+                                for k in samples)
+            with self._count:
+                self.asked += 1
+            return (json.dumps({"answers": [encode(a) for a in answers]},
+                               ensure_ascii=False) + "\n").encode("utf-8")
+        except Exception as exc:  # a bad question or a session fault: the worker is told
+            return _error_line(f"{type(exc).__name__}: {exc}")
+
+    def close(self) -> None:
+        """Stop serving (connections still open end with the process)."""
+        self._server.shutdown()
+        self._server.server_close()
+
+
+def _question(data: Any) -> tuple[str, Cell, tuple[int, ...] | None]:
+    """The instruction id, the cell and the sample indexes of a question (``ValueError``
+    when it is not one)."""
+    if not isinstance(data, dict):
+        raise ValueError("a question is a JSON object")
+    fields = [data.get(k) for k in ("id", "model", "strategy", "method")]
+    names = [f for f in fields if isinstance(f, str)]
+    if len(names) != len(fields):
+        raise ValueError("a question names its id, model, strategy and method as text")
+    samples = data.get("samples")
+    if samples is not None and not (isinstance(samples, list) and all(
+            isinstance(k, int) and not isinstance(k, bool) and k >= 0 for k in samples)):
+        raise ValueError("samples is a list of indexes from 0, or null")
+    inst_id, model, strategy, method = names
+    return inst_id, Cell(model, strategy, method), None if samples is None else tuple(samples)
+
+
+def _error_line(message: str) -> bytes:
+    return (json.dumps({"error": one_line(message)}) + "\n").encode("utf-8")
+
+
+class AnswerClient:
+    """A worker's side of the service at ``address`` (:attr:`AnswerService.address`): one
+    connection, opened on the first question; safe from several threads (one question at a
+    time)."""
+
+    def __init__(self, address: str) -> None:
+        self.address = address
+        self._lock = threading.Lock()
+        self._stream: Any = None
+
+    def answers(self, inst_id: str, cell: Cell,
+                samples: Sequence[int] | None = None) -> tuple[Answer, ...]:
+        """The answers of one item (every sample, or those of ``samples``), as the controller's
+        session gives them; blocks until they are there.
+
+        Raises:
+            ServiceGone: the service cannot be reached or closed the connection.
+            GraphInstructError: the service could not answer (its one-line reason).
+        """
+        question = json.dumps({"id": inst_id, "model": cell.model, "strategy": cell.strategy,
+                               "method": cell.method,
+                               "samples": None if samples is None else list(samples)})
+        with self._lock:
+            try:
+                stream = self._connect()
+                stream.write(question.encode("utf-8") + b"\n")
+                stream.flush()
+                line = stream.readline()
+            except OSError as exc:
+                self._drop()
+                raise ServiceGone(f"the run's answer service ({self.address}) cannot be "
+                                  f"reached: {exc}") from None
+            if not line.endswith(b"\n"):
+                self._drop()
+                raise ServiceGone(f"the run's answer service ({self.address}) closed the "
+                                  "connection")
+        data = json.loads(line)
+        if "error" in data:
+            raise GraphInstructError(f"the run's answer service: {data['error']}")
+        return tuple(decode(Answer, a) for a in data["answers"])
+
+    def _connect(self) -> Any:
+        if self._stream is None:
+            kind, _, where = self.address.partition(":")
+            if kind == "unix":
+                sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+                sock.connect(where)
+            else:
+                host, _, port = where.rpartition(":")
+                sock = socket.create_connection((host, int(port)))
+            self._stream = sock.makefile("rwb")
+            sock.close()  # the file holds the connection
+        return self._stream
+
+    def _drop(self) -> None:
+        if self._stream is not None:
+            with contextlib.suppress(OSError):
+                self._stream.close()
+            self._stream = None
+
+    def close(self) -> None:
+        """Close the connection (a later question opens a new one)."""
+        with self._lock:
+            self._drop()
