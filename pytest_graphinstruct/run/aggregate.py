@@ -26,7 +26,7 @@ from pytest_graphinstruct.run.results import (
     items_in_order,
 )
 from pytest_graphinstruct.score.bootstrap import BootstrapResult, bootstrap_levels
-from pytest_graphinstruct.score.d5 import CellCost, D5Result, cell_cost
+from pytest_graphinstruct.score.d5 import CellCost, ItemSpend, cell_cost
 from pytest_graphinstruct.score.levels import mean_present, s_total
 from pytest_graphinstruct.score.pareto import CellPoint, analyze
 from pytest_graphinstruct.vocab import DIMENSIONS, OUTCOMES, Level
@@ -62,8 +62,7 @@ def _level_rows(items: Sequence[ItemResult],
 
 def cost_of(items: Iterable[ItemResult]) -> CellCost:
     """The cell's cost over its scored items: total tokens / valid outputs (TPV), calls."""
-    return cell_cost(D5Result(r.tokens, r.api_calls, r.d5_valid, None, None, None, None, None,
-                              "valid") for r in items if r.scored)
+    return cell_cost(ItemSpend(r.tokens, r.api_calls, r.d5_valid) for r in items if r.scored)
 
 
 def usage_sources(items: Iterable[ItemResult]) -> dict[str, int]:

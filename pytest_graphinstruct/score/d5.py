@@ -32,7 +32,7 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Literal
+from typing import Literal, NamedTuple
 
 from pytest_graphinstruct.answers import Answer
 
@@ -191,8 +191,16 @@ class CellCost:
     api: float | None
 
 
-def cell_cost(results: Iterable[D5Result]) -> CellCost:
-    """Aggregate per-instruction results into the cell's TPV (total tokens / total valid)."""
+class ItemSpend(NamedTuple):
+    """What one instruction spent, as :func:`cell_cost` adds it up."""
+
+    tokens: int | None  #: ``None``: not known
+    calls: int
+    valid: int
+
+
+def cell_cost(results: Iterable[ItemSpend | D5Result]) -> CellCost:
+    """Aggregate per-instruction spending into the cell's TPV (total tokens / total valid)."""
     tokens = 0
     calls = 0
     valid = 0
