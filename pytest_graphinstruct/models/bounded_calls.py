@@ -9,13 +9,13 @@ deadline, on one event loop per process.
   and read), not only the gap between two bytes: the call runs inside an ``asyncio.timeout``
   cancel scope, so a server that trickles its answer is abandoned at the deadline, its
   connection closed before the caller returns (:class:`DeadlineExceeded`).
-* **Owned connections**: each call gets its own HTTP client (``openai.DefaultAsyncHttpxClient``:
+* **Connections**: a backend's calls share one HTTP client (``openai.DefaultAsyncHttpxClient``:
   an ``httpx.AsyncClient`` for openai 1.x, an ``httpx2.AsyncClient`` for 3.x, whichever package
-  the installed ``openai`` is built on: :func:`http_package`), closed when the call ends however
-  it ends; all of them share the backend's one SSL context (certificates are loaded once).  No
-  connection outlives its call, so a process never holds more connections than calls in flight
-  (the scheduler's concurrency).  The cost is keep-alive: every call opens a new connection, one
-  or two round trips, small beside a model's answer.
+  the installed ``openai`` is built on: :func:`http_package`), made on the loop at the first
+  call: a connection is kept alive for the next call (no new handshake per call).  A call ended
+  by its deadline or by :meth:`BoundedCalls.cancel` closes its connection (an abandoned
+  response is never read by a later call).  Connections open at once: at most the calls in
+  flight plus :data:`KEEP_ALIVE` idle ones.
 * :meth:`BoundedCalls.cancel` ends calls in flight at once (their tasks are cancelled, which
   closes their connections) and refuses every later one (:class:`CallCancelled`); the first
   reason given stays.
@@ -42,6 +42,8 @@ LOOP_THREAD_NAME = "gi-http-loop"
 """The name of the thread that runs every HTTP call of the process (one per process); the
 loop's host-name lookups run in at most :data:`RESOLVER_THREADS` more, named after it."""
 RESOLVER_THREADS = 4
+KEEP_ALIVE = 64
+"""The most idle connections a backend's client keeps open for later calls."""
 _REDACTED = "[REDACTED]"
 
 _T = TypeVar("_T")
@@ -191,13 +193,12 @@ class BoundedCalls:
         #: the synchronous client (the batch mode's files and batches calls)
         self.client = openai.OpenAI(
             **options, http_client=openai.DefaultHttpxClient(verify=self.ssl_context))
-        # never sends itself: each call gets a client of its own (see run)
-        self._async = openai.AsyncOpenAI(
-            **options, http_client=openai.DefaultAsyncHttpxClient(verify=self.ssl_context))
+        self._options = options
+        self._async: Any = None  # the calls' client, made on the call loop (see _client)
+        self._by_deadline: dict[float, Any] = {}
         # The clients import their chat resources on first use (~0.1 s): do it here, once,
         # not inside the first call's deadline.
         self.client.chat.completions  # noqa: B018
-        self._async.chat.completions  # noqa: B018
 
     def scrub(self, text: str) -> str:
         """``text`` with the API key replaced (in case a server echoes it)."""
@@ -248,23 +249,33 @@ class BoundedCalls:
             with self._lock:
                 self._calls.discard(call)
 
-    async def _call(self, fn: Callable[[Any], Awaitable[_T]], deadline_s: float) -> _T:
-        import openai
+    def _client(self, deadline_s: float) -> Any:
+        """The calls' ``openai.AsyncOpenAI`` client with ``deadline_s`` as its timeout, made
+        on first use (on the call loop: its connections belong to it)."""
+        client = self._by_deadline.get(deadline_s)
+        if client is None:
+            if self._async is None:
+                import openai
 
-        # identity: the bound of the body is a bound of what is decoded, too
-        http = openai.DefaultAsyncHttpxClient(
-            verify=self.ssl_context, timeout=deadline_s, follow_redirects=True,
-            headers={"Accept-Encoding": "identity"},
-            event_hooks={"response": [_bound_response(self.max_response_bytes)]})
+                # identity: the bound of the body is a bound of what is decoded, too
+                http = openai.DefaultAsyncHttpxClient(
+                    verify=self.ssl_context, follow_redirects=True,
+                    headers={"Accept-Encoding": "identity"},
+                    limits=http_package().Limits(max_connections=None,
+                                                 max_keepalive_connections=KEEP_ALIVE),
+                    event_hooks={"response": [_bound_response(self.max_response_bytes)]})
+                self._async = openai.AsyncOpenAI(**self._options, http_client=http)
+                self._async.chat.completions  # noqa: B018  (imported once, here)
+            client = self._by_deadline[deadline_s] = self._async.with_options(
+                timeout=deadline_s)
+        return client
+
+    async def _call(self, fn: Callable[[Any], Awaitable[_T]], deadline_s: float) -> _T:
+        scope = asyncio.timeout(deadline_s)
         try:
-            client = self._async.with_options(http_client=http, timeout=deadline_s)
-            scope = asyncio.timeout(deadline_s)
-            try:
-                async with scope:
-                    return await fn(client)
-            except TimeoutError:
-                if scope.expired():
-                    raise DeadlineExceeded() from None
-                raise
-        finally:
-            await http.aclose()  # closes the call's connection, if any is left
+            async with scope:
+                return await fn(self._client(deadline_s))
+        except TimeoutError:
+            if scope.expired():
+                raise DeadlineExceeded() from None
+            raise

@@ -1,5 +1,5 @@
 """bounded_calls: each HTTP call a coroutine on the process's one call loop, bounded by a
-deadline, ended at once by cancel, with a client (and connection) of its own."""
+deadline, ended at once by cancel; a backend's calls share one client (keep-alive)."""
 
 from __future__ import annotations
 
@@ -74,7 +74,7 @@ def test_http_package_is_the_one_openai_is_built_on() -> None:
     assert callable(package.create_ssl_context)
 
 
-def test_a_call_runs_on_the_one_quiet_loop_thread_with_a_client_of_its_own() -> None:
+def test_a_call_runs_on_the_one_quiet_loop_thread_with_the_async_client() -> None:
     calls = bounded()
     seen: dict[str, Any] = {}
 

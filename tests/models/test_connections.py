@@ -168,6 +168,15 @@ def test_cancel_with_a_reason_ends_every_call_at_once_and_closes_its_socket(
     assert later.error == reason and later.calls == 0 and dripping.request_count == 4
 
 
+def test_calls_one_after_another_reuse_one_connection(fake_openai: FakeOpenAIServer,
+                                                      api_key: str) -> None:
+    backend = OpenAIBackend(fake_openai.base_url, "fake-model", api_key_env=api_key,
+                            timeout_s=60.0, max_retries=0)
+    assert all(backend.complete(req(f"one {i}")).ok for i in range(5))
+    assert fake_openai.request_count == 5
+    assert established_to(fake_openai.port) == 1  # kept alive, not one per call
+
+
 def test_cancel_without_a_reason_still_says_cancelled(dripping: FakeOpenAIServer,
                                                       api_key: str) -> None:
     backend = OpenAIBackend(dripping.base_url, "fake-model", api_key_env=api_key,
