@@ -42,11 +42,9 @@ Guarantees:
   metadata, which never replaces the kept answer, so :meth:`AnswerCache.all_entries` (and
   ``cache export``) sees every instruction; :meth:`AnswerCache.merge_from` copies such records.
 * **This run or an earlier one.**  :attr:`AnswerCache.mark` is the size of the file when the
-  run began (given by the process that began it, else the size at opening), and
-  :attr:`AnswerCache.run` names the run (every process of one xdist run gives the same id;
-  each record written carries it as ``"run"``): :meth:`AnswerCache.earlier` says whether an
-  entry was cached before the run began — a record of this run, written by any of its
-  processes, never is, whatever the byte offsets say.
+  run began (given by the process that began it, else the size at opening):
+  :meth:`AnswerCache.earlier` says whether an entry was cached before the run began (its line
+  lies before the mark; one run's answers are appended by its one asking process).
 * **Failures are noticed, never fatal.**  Damaged lines (bad JSON, a torn record, a record
   without a key or text) are skipped; each scan that finds new ones emits one
   :class:`CacheWarning` naming the file and the count (:attr:`AnswerCache.damaged_lines`,
@@ -106,18 +104,13 @@ class AnswerCache:
     Args:
         directory: created (with parents) when missing.
         mark: the size of the file when the run began (:attr:`mark`); default: its size now.
-        run: the run's id (:attr:`run`); processes of one run give the same one.
 
     Raises:
         ModelError: the directory cannot be created or the file cannot be read.
     """
 
-    def __init__(self, directory: str | os.PathLike[str], *, mark: int | None = None,
-                 run: str | None = None) -> None:
+    def __init__(self, directory: str | os.PathLike[str], *, mark: int | None = None) -> None:
         self.directory = Path(directory)
-        #: the id of the run using the cache (shared by its processes), written with each
-        #: answer and note; ``None``: not known (byte offsets alone tell this run's answers)
-        self.run = run or None
         self.path = self.directory / CACHE_FILE
         try:
             self.directory.mkdir(parents=True, exist_ok=True)
@@ -126,7 +119,7 @@ class AnswerCache:
                              f"{exc.strerror or exc}") from None
         self._lock = threading.RLock()
         self._index = CacheIndex(self.path, _warn)
-        self._writer = CacheWriter(self.path, run=self.run, index=self._index, lock=self._lock,
+        self._writer = CacheWriter(self.path, index=self._index, lock=self._lock,
                                    warn=_warn)
         try:
             self._index.scan()
@@ -214,10 +207,7 @@ class AnswerCache:
 
     def earlier(self, entry: CacheEntry) -> bool:
         """Whether ``entry`` was cached before this run began (its line lies before
-        :attr:`mark`, and it does not carry this run's id); an answer this run or another
-        process cached since is not."""
-        if self.run is not None and entry.run == self.run:
-            return False
+        :attr:`mark`); an answer this run or another process cached since is not."""
         return entry.offset is not None and entry.offset < self.mark
 
     def entries(self) -> list[CacheEntry]:

@@ -36,7 +36,6 @@ class CacheEntry:
     snapshot: str | None = None  #: the response's ``model`` field (``None``: not recorded)
     fingerprint: str | None = None  #: the response's ``system_fingerprint``
     offset: int | None = None  #: byte offset of its line (``None``: written by this process)
-    run: str | None = None  #: the run that cached it (``None``: not recorded)
 
     @property
     def use(self) -> Use:
@@ -54,8 +53,7 @@ def use_of(request: Request) -> Use:
     return request.instruction_id, request.cell, request.sample_index
 
 
-def use_record(key: str, request: Request, kept: CacheEntry,
-               run: str | None) -> dict[str, object]:
+def use_record(key: str, request: Request, kept: CacheEntry) -> dict[str, object]:
     """The record saying that ``request`` (of ``key``) used the answer ``kept`` holds: the
     kept answer, snapshot and caching time under ``request``'s metadata.  Read back it is an
     ordinary record of ``key`` that never replaces ``kept`` (the same snapshot:
@@ -63,8 +61,6 @@ def use_record(key: str, request: Request, kept: CacheEntry,
     out = record(key, request, kept.answer, kept.endpoint,
                  Snapshot(kept.snapshot, kept.fingerprint))
     out["created"] = kept.created
-    if run is not None:
-        out["run"] = run
     return out
 
 
@@ -84,8 +80,8 @@ def level_of(instruction_id: str) -> int | None:
 
 def record(key: str, request: Request, answer: Answer, endpoint: str,
             served: Snapshot) -> dict[str, Any]:
-    """The record of ``answer`` for ``key`` (what :meth:`.AnswerCache.store` writes, less the
-    run's id), cached now."""
+    """The record of ``answer`` for ``key`` (what :meth:`.AnswerCache.store` writes), cached
+    now."""
     return {
         "v": FORMAT_VERSION,
         "key": key,
@@ -155,7 +151,6 @@ def entry_of(obj: Any, offset: int | None = None) -> CacheEntry:
     level = obj.get("level")
     sample = obj.get("sample_index", 0)
     created = obj.get("created")
-    run = obj.get("run")
     served = Snapshot.from_json({"model": obj.get("served_model"),
                                  "fingerprint": obj.get("system_fingerprint")})
     return CacheEntry(
@@ -166,9 +161,7 @@ def entry_of(obj: Any, offset: int | None = None) -> CacheEntry:
         sample_index=sample if isinstance(sample, int) and not isinstance(sample, bool) else 0,
         created=(float(created) if isinstance(created, (int, float))
                  and not isinstance(created, bool) else None),
-        snapshot=served.model, fingerprint=served.fingerprint, offset=offset,
-        run=run if isinstance(run, str) and run else None,
-    )
+        snapshot=served.model, fingerprint=served.fingerprint, offset=offset)
 
 
 def _count(v: Any) -> int | None:

@@ -37,16 +37,14 @@ class CacheWriter:
 
     Args:
         path: the cache file (created on the first append).
-        run: the run's id, written with each answer (``None``: not known).
         index: the cache's entries (kept up to date with what is written).
         lock: the cache's lock.
         warn: warns (message, file, line) of the first failed write.
     """
 
-    def __init__(self, path: Path, *, run: str | None, index: CacheIndex,
+    def __init__(self, path: Path, *, index: CacheIndex,
                  lock: threading.RLock, warn: Callable[[str, Path, int], None]) -> None:
         self.path = path
-        self.run = run
         self._index = index
         self._lock = lock
         self._warn = warn
@@ -62,8 +60,6 @@ class CacheWriter:
         if not answer.ok or answer.truncated or answer.cached or answer.text is None:
             return "skipped"
         written = record(key, request, answer, endpoint, served or Snapshot())
-        if self.run is not None:
-            written["run"] = self.run
         entry = entry_of(written)
         line = json.dumps(written, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
         with self._lock:
@@ -85,7 +81,7 @@ class CacheWriter:
             kept = self._index.entries.get(key)
             if kept is None or use_of(request) in self._index.uses.get(key, ()):
                 return "skipped"
-            written = use_record(key, request, kept, self.run)
+            written = use_record(key, request, kept)
         line = json.dumps(written, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
         if not self._append_or_warn(line):
             return "failed"

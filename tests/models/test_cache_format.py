@@ -126,7 +126,7 @@ def test_a_record_reads_back_as_the_answer_it_was_made_of(
         "the-key", "ep", r.model, iid, r.cell)
     assert (got.level, got.sample_index, got.offset) == (level_of(iid), sample, 7)
     assert (got.snapshot, got.fingerprint) == (snap.model, snap.fingerprint)
-    assert got.created == written["created"] and got.run is None
+    assert got.created == written["created"]
 
 
 @pytest.mark.parametrize(("obj", "error"), [
@@ -143,8 +143,8 @@ def test_a_bare_record_reads_with_defaults() -> None:
     got = entry_of(minimal())
     assert got.answer == Answer(text="t", cached=True)
     assert (got.endpoint, got.model, got.instruction_id, got.cell) == ("", "", "", "")
-    assert (got.level, got.sample_index, got.created, got.snapshot, got.run, got.offset) == (
-        None, 0, None, None, None, None)
+    assert (got.level, got.sample_index, got.created, got.snapshot, got.offset) == (
+        None, 0, None, None, None)
 
 
 def test_fields_of_the_wrong_type_read_as_not_recorded() -> None:
@@ -153,8 +153,8 @@ def test_fields_of_the_wrong_type_read_as_not_recorded() -> None:
                            usage={"input_tokens": -1, "output_tokens": 2.0, "source": ""}))
     assert got.answer.calls == 1 and got.answer.finish_reason is None
     assert got.answer.latency_s == 0.0
-    assert (got.level, got.sample_index, got.created, got.run, got.snapshot) == (
-        None, 0, None, None, None)
+    assert (got.level, got.sample_index, got.created, got.snapshot) == (
+        None, 0, None, None)
     # an impossible count is not believed; an integral float is that integer; no source:
     # the provider's (written before sources were recorded)
     assert got.answer.usage == Usage(None, 2, "provider")

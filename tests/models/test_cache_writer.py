@@ -33,11 +33,11 @@ class Warnings:
         self.seen.append((message, path, line))
 
 
-def writer(path: Path, run: str | None = "run-1") -> tuple[CacheWriter, Warnings]:
+def writer(path: Path) -> tuple[CacheWriter, Warnings]:
     warn = Warnings()
     index = CacheIndex(path, warn)
     index.scan()
-    return CacheWriter(path, run=run, index=index, lock=threading.RLock(), warn=warn), warn
+    return CacheWriter(path, index=index, lock=threading.RLock(), warn=warn), warn
 
 
 def index_of(w: CacheWriter) -> dict[str, CacheEntry]:
@@ -78,7 +78,7 @@ def test_what_is_not_cacheable_is_skipped_and_never_written(tmp_path: Path,
     assert not (tmp_path / "answers.jsonl").exists() and index_of(w) == {} and w.writes == 0
 
 
-def test_a_stored_answer_is_one_line_with_the_run_and_kept_in_the_index(tmp_path: Path) -> None:
+def test_a_stored_answer_is_one_line_kept_in_the_index(tmp_path: Path) -> None:
     path = tmp_path / "answers.jsonl"
     w, warn = writer(path)
     assert w.store("k", req("q"), ok("ünïcode"), endpoint="ep",
@@ -87,18 +87,12 @@ def test_a_stored_answer_is_one_line_with_the_run_and_kept_in_the_index(tmp_path
     assert raw.count(b"\n") == 1 and raw.endswith(b"\n")
     assert "ünïcode".encode() in raw  # not \u-escaped
     (written,) = records(path)
-    assert (written["run"], written["endpoint"], written["served_model"]) == ("run-1", "ep", "s1")
+    assert (written["endpoint"], written["served_model"]) == ("ep", "s1")
+    assert "run" not in written  # one process of a run writes: the byte mark tells runs apart
     kept = index_of(w)["k"]
-    assert kept.offset is None and kept.run == "run-1" and kept.answer.text == "ünïcode"
+    assert kept.offset is None and kept.answer.text == "ünïcode"
     assert w.writes == 1 and w.write_failures == 0 and warn.seen == []
     assert w.failure_summary() is None
-
-
-def test_without_a_run_id_none_is_written(tmp_path: Path) -> None:
-    path = tmp_path / "answers.jsonl"
-    w, _ = writer(path, run=None)
-    w.store("k", req(), ok())
-    assert "run" not in next(records(path))
 
 
 def test_a_key_kept_already_is_skipped_unless_another_snapshot_replaces_it(

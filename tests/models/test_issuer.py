@@ -113,7 +113,7 @@ def test_an_answer_is_cached_with_its_endpoint_and_snapshot(tmp_path: Path) -> N
     Answer(text="cut", finish_reason="length"),
 ], ids=["error", "truncated"])
 def test_an_error_or_truncated_answer_is_not_cached(tmp_path: Path, answer: Answer) -> None:
-    cache = AnswerCache(tmp_path, run="r")
+    cache = AnswerCache(tmp_path)
     backend = Backend(answer)
     p = Parts(backend, cache, threshold=None)
     r = req()
@@ -124,7 +124,7 @@ def test_an_error_or_truncated_answer_is_not_cached(tmp_path: Path, answer: Answ
 
 
 def test_a_failed_write_is_counted(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    cache = AnswerCache(tmp_path, run="r")
+    cache = AnswerCache(tmp_path)
     monkeypatch.setattr(cache, "store", lambda *a, **k: "failed")
     p = Parts(Backend(), cache)
     r = req()
@@ -133,7 +133,7 @@ def test_a_failed_write_is_counted(tmp_path: Path, monkeypatch: pytest.MonkeyPat
 
 
 def test_a_stored_write_is_not_counted_as_an_error(tmp_path: Path) -> None:
-    cache = AnswerCache(tmp_path, run="r")
+    cache = AnswerCache(tmp_path)
     p = Parts(Backend(), cache)
     r = req()
     assert p.issuer.obtain(key_of(r), r).ok
@@ -141,7 +141,7 @@ def test_a_stored_write_is_not_counted_as_an_error(tmp_path: Path) -> None:
 
 
 def test_the_budget_is_spent_and_then_refuses_without_pacing(tmp_path: Path) -> None:
-    cache = AnswerCache(tmp_path, run="r")
+    cache = AnswerCache(tmp_path)
     backend, limiter, budget = Backend(), Limiter(), TokenBudget(10)
     p = Parts(backend, cache, budget=budget, limiter=limiter)
     first, second, third = req("1"), req("2"), req("3")
