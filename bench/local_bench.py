@@ -26,7 +26,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from pytest_graphinstruct.methods.constrained import grammar  # noqa: E402
-from pytest_graphinstruct.models.local_server import LocalServer, find_local_model  # noqa: E402
+from pytest_graphinstruct.models.backends.local_server import LocalServer, find_local_model  # noqa: E402
 from pytest_graphinstruct.prompts.builder import build_messages  # noqa: E402
 from pytest_graphinstruct.suite.loader import load_suite  # noqa: E402
 

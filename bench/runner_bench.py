@@ -29,10 +29,10 @@ from pathlib import Path
 from tabulate import tabulate
 
 from pytest_graphinstruct.answers import Message
+from pytest_graphinstruct.models.backends.openai_backend import OpenAIBackend
 from pytest_graphinstruct.models.base import Request
-from pytest_graphinstruct.models.cache import AnswerCache
-from pytest_graphinstruct.models.openai_backend import OpenAIBackend
-from pytest_graphinstruct.models.scheduler import Scheduler
+from pytest_graphinstruct.models.caching.cache import AnswerCache
+from pytest_graphinstruct.models.scheduling.scheduler import Scheduler
 from pytest_graphinstruct.testing.openai_server import FakeOpenAIServer
 
 KEY_ENV = "GI_BENCH_API_KEY"

@@ -22,7 +22,7 @@ import socket
 
 import openai
 
-from pytest_graphinstruct.models.bounded_calls import BoundedCalls
+from pytest_graphinstruct.models.backends.bounded_calls import BoundedCalls
 from pytest_graphinstruct.score.gcn_store import ENV as D3_CACHE_ENV
 from pytest_graphinstruct.testing.openai_server import FakeOpenAIServer
 

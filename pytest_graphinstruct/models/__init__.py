@@ -13,17 +13,17 @@ from pytest_graphinstruct.answers import Answer, Message, Usage
 from pytest_graphinstruct.models.base import Backend, DecodingParams, Request
 
 _LAZY = {
-    "AnswerCache": "pytest_graphinstruct.models.cache",
-    "BUDGET_EXHAUSTED": "pytest_graphinstruct.models.scheduler",
-    "OpenAIBackend": "pytest_graphinstruct.models.openai_backend",
-    "RateLimiter": "pytest_graphinstruct.models.ratelimit",
-    "ReplayBackend": "pytest_graphinstruct.models.replay",
-    "RetryPolicy": "pytest_graphinstruct.models.retry",
-    "Scheduler": "pytest_graphinstruct.models.scheduler",
-    "TokenBudget": "pytest_graphinstruct.models.scheduler",
-    "make_backend": "pytest_graphinstruct.models.registry",
-    "parse_retry_after": "pytest_graphinstruct.models.retry",
-    "read_responses": "pytest_graphinstruct.models.recorded",
+    "AnswerCache": "pytest_graphinstruct.models.caching.cache",
+    "BUDGET_EXHAUSTED": "pytest_graphinstruct.models.scheduling.scheduler",
+    "OpenAIBackend": "pytest_graphinstruct.models.backends.openai_backend",
+    "RateLimiter": "pytest_graphinstruct.models.scheduling.ratelimit",
+    "ReplayBackend": "pytest_graphinstruct.models.backends.replay",
+    "RetryPolicy": "pytest_graphinstruct.models.backends.retry",
+    "Scheduler": "pytest_graphinstruct.models.scheduling.scheduler",
+    "TokenBudget": "pytest_graphinstruct.models.scheduling.scheduler",
+    "make_backend": "pytest_graphinstruct.models.backends.registry",
+    "parse_retry_after": "pytest_graphinstruct.models.backends.retry",
+    "read_responses": "pytest_graphinstruct.models.backends.recorded",
 }
 
 __all__ = ["Answer", "Backend", "DecodingParams", "Message", "Request", "Usage", *_LAZY]

@@ -123,7 +123,7 @@ class AttemptOutcome:
 
 class AttemptGuard(Protocol):
     """What a backend that retries asks before each retry of one request, and tells after
-    each failed attempt (the cost cap's :class:`~.cost_cap.CallCharge`): lent to one call of
+    each failed attempt (the cost cap's :class:`~.cap.CallCharge`): lent to one call of
     ``complete_served(request, guard=...)``, used from that call's thread only."""
 
     def before_retry(self, calls: int) -> str | None:

@@ -2,7 +2,7 @@
 
 The algorithmic oracle answers from the suite's own references, so it belongs to the run layer
 (beside the session that owns the suite); every other name goes to
-:func:`pytest_graphinstruct.models.registry.make_backend`.
+:func:`pytest_graphinstruct.models.backends.registry.make_backend`.
 
 Two newcomer conveniences live here, before the registry sees the name:
 
@@ -40,8 +40,9 @@ def make_run_backend(model: str, *, suite: Suite | None = None, **options: Any) 
     whatever ``model`` is (``--gi-replay-label`` names their cell, never a backend: a label
     ``oracle`` still grades the recorded answers); else ``oracle`` →
     :class:`~pytest_graphinstruct.run.oracle.OracleBackend` over ``suite``; anything else →
-    :func:`pytest_graphinstruct.models.registry.make_backend` with ``options`` (``api_key=``
-    :data:`PLACEHOLDER_KEY` added for a loopback endpoint whose key variable is unset).
+    :func:`pytest_graphinstruct.models.backends.registry.make_backend` with ``options``
+    (``api_key=`` :data:`PLACEHOLDER_KEY` added for a loopback endpoint whose key variable is
+    unset).
 
     Raises:
         ModelError: ``oracle`` without a suite; a name close to a built-in one with no base
@@ -55,7 +56,7 @@ def make_run_backend(model: str, *, suite: Suite | None = None, **options: Any) 
         from pytest_graphinstruct.run.oracle import OracleBackend
 
         return OracleBackend(suite)
-    from pytest_graphinstruct.models.registry import make_backend as model_backend
+    from pytest_graphinstruct.models.backends.registry import make_backend as model_backend
 
     if not replaying:
         base_url = options.get("base_url") or os.environ.get("OPENAI_BASE_URL")

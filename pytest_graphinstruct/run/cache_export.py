@@ -26,8 +26,13 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from pytest_graphinstruct.errors import GraphInstructError
-from pytest_graphinstruct.models.cache import CACHE_FILE, AnswerCache, CacheWarning, write_raw
-from pytest_graphinstruct.models.cache_format import CacheEntry
+from pytest_graphinstruct.models.caching.cache import (
+    CACHE_FILE,
+    AnswerCache,
+    CacheWarning,
+    write_raw,
+)
+from pytest_graphinstruct.models.caching.entries import CacheEntry
 from pytest_graphinstruct.run.results import is_iterative_label
 
 

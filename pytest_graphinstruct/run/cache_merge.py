@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from pytest_graphinstruct.errors import GraphInstructError
-from pytest_graphinstruct.models.cache import CACHE_FILE, AnswerCache
+from pytest_graphinstruct.models.caching.cache import CACHE_FILE, AnswerCache
 
 
 @dataclass(frozen=True)
@@ -32,7 +32,7 @@ def merge_caches(sources: Sequence[str | os.PathLike[str]],
     import warnings
 
     from pytest_graphinstruct.errors import ModelError
-    from pytest_graphinstruct.models.cache import CacheWarning
+    from pytest_graphinstruct.models.caching.cache import CacheWarning
 
     if not sources:
         raise GraphInstructError("cache merge needs at least one cache directory")

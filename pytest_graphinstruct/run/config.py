@@ -421,7 +421,7 @@ def _costs(values: OptionValues, models: tuple[str, ...],
     prices = values.path("prices")
     max_cost = values.number("max_cost")
     if prices is not None or max_cost is not None:
-        from pytest_graphinstruct.models.prices import load_prices
+        from pytest_graphinstruct.models.cost.prices import load_prices
 
         table = load_prices(prices)
         if max_cost is not None:

@@ -6,7 +6,7 @@ Promises:
 
 * Nothing is sent and no backend is built: the requests are the run's own
   (:class:`~.requests.RequestBuilder`), counted with the model's ``tiktoken`` encoding by
-  :meth:`~pytest_graphinstruct.models.tokens.TokenCounter.count_messages` — the count the
+  :meth:`~pytest_graphinstruct.models.backends.tokens.TokenCounter.count_messages` — the count the
   OpenAI-compatible backend falls back on, and the one the test server counts with.
   Identical requests (one cache key) count once, as the run sends them once.
 * An iterative method's cell (VGIG, retry, self-consistency) counts the first call of each
@@ -29,8 +29,8 @@ from dataclasses import dataclass
 from typing import Final
 
 from pytest_graphinstruct.methods.registry import method_of
-from pytest_graphinstruct.models.prices import PriceTable, load_prices
-from pytest_graphinstruct.models.tokens import TokenCounter, encoding_name_for
+from pytest_graphinstruct.models.backends.tokens import TokenCounter, encoding_name_for
+from pytest_graphinstruct.models.cost.prices import PriceTable, load_prices
 from pytest_graphinstruct.run.config import Cell, RunConfig
 from pytest_graphinstruct.run.method_runner import first_call
 from pytest_graphinstruct.run.requests import RequestBuilder

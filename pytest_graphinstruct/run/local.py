@@ -4,7 +4,7 @@ the end."""
 
 from __future__ import annotations
 
-from pytest_graphinstruct.models.local_server import (
+from pytest_graphinstruct.models.backends.local_server import (
     LocalModel,
     LocalServer,
     endpoint_info,

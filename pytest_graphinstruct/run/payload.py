@@ -16,8 +16,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
 
-from pytest_graphinstruct.models.request_stats import Sent
-from pytest_graphinstruct.models.snapshot import CacheSource, merge_sources
+from pytest_graphinstruct.models.caching.snapshot import CacheSource, merge_sources
+from pytest_graphinstruct.models.scheduling.request_stats import Sent
 from pytest_graphinstruct.run.results import ItemResult
 from pytest_graphinstruct.run.tally import ProgressCounts
 

@@ -20,16 +20,16 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from pytest_graphinstruct.errors import GraphInstructError
-from pytest_graphinstruct.models.cache import AnswerCache
-from pytest_graphinstruct.models.cache_format import CacheEntry
-from pytest_graphinstruct.models.snapshot import Snapshot, is_stale
+from pytest_graphinstruct.models.caching.cache import AnswerCache
+from pytest_graphinstruct.models.caching.entries import CacheEntry
+from pytest_graphinstruct.models.caching.snapshot import Snapshot, is_stale
 from pytest_graphinstruct.run.backends import make_run_backend
 from pytest_graphinstruct.run.config import RunConfig
 from pytest_graphinstruct.suite.instruction import Instruction
 from pytest_graphinstruct.suite.loader import Suite, load_suite
 
 if TYPE_CHECKING:
-    from pytest_graphinstruct.models.recorded import Responses
+    from pytest_graphinstruct.models.backends.recorded import Responses
 
 
 @dataclass(frozen=True)
@@ -97,14 +97,14 @@ def preflight(config: RunConfig) -> RunInputs:
             that is not loopback — :mod:`~pytest_graphinstruct.run.backends` —, a malformed
             base URL); an endpoint does not answer (one line saying why); a ``--gi-batch``
             run's batch ledger exists but cannot be read
-            (:class:`~pytest_graphinstruct.models.batch_ledger.LedgerUnreadable`); or a run
+            (:class:`~pytest_graphinstruct.models.batch.ledger.LedgerUnreadable`); or a run
             without ``--gi-batch`` would ask an endpoint whose batches the cache's ledger holds
             live (:func:`check_live_batches`).
     """
     suite = load_suite(config.suite, levels=config.levels)
     _check_baseline(config, suite)
     if config.replay is not None:
-        from pytest_graphinstruct.models.recorded import read_responses
+        from pytest_graphinstruct.models.backends.recorded import read_responses
 
         responses = read_responses(config.replay, suite, levels=config.levels)
         _check_shard(config, suite, responses)
@@ -112,7 +112,7 @@ def preflight(config: RunConfig) -> RunInputs:
     _check_shard(config, suite, None)
     cache = AnswerCache(config.cache_dir) if config.cache_dir is not None else None
     if config.batch is not None and config.cache_dir is not None:
-        from pytest_graphinstruct.models.batch_ledger import BatchLedger
+        from pytest_graphinstruct.models.batch.ledger import BatchLedger
 
         BatchLedger(config.cache_dir)  # a damaged ledger: refused before any request
     snapshots: dict[str, Snapshot] = {}
@@ -151,12 +151,12 @@ def check_live_batches(config: RunConfig, model: str, endpoint: str | None) -> N
     Raises:
         GraphInstructError: one line naming the ledger, the live batches (ids escaped and
             bounded) and the two ways on (:func:`~.models.batch_ledger.live_message`); or
-            :class:`~pytest_graphinstruct.models.batch_ledger.LedgerUnreadable` when the ledger
+            :class:`~pytest_graphinstruct.models.batch.ledger.LedgerUnreadable` when the ledger
             cannot be read (it may name such batches).
     """
     if config.batch is not None or config.cache_dir is None or endpoint is None:
         return
-    from pytest_graphinstruct.models.batch_ledger import LEDGER_NAME, BatchLedger, live_message
+    from pytest_graphinstruct.models.batch.ledger import LEDGER_NAME, BatchLedger, live_message
 
     if not (config.cache_dir / LEDGER_NAME).exists():
         return

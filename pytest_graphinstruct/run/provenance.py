@@ -18,9 +18,9 @@ from pathlib import Path
 from urllib.parse import urlsplit, urlunsplit
 
 from pytest_graphinstruct.errors import GraphInstructError
-from pytest_graphinstruct.models.recorded import ReplayCheck
-from pytest_graphinstruct.models.request_stats import Sent
-from pytest_graphinstruct.models.snapshot import CacheSource, sorted_snapshots
+from pytest_graphinstruct.models.backends.recorded import ReplayCheck
+from pytest_graphinstruct.models.caching.snapshot import CacheSource, sorted_snapshots
+from pytest_graphinstruct.models.scheduling.request_stats import Sent
 from pytest_graphinstruct.run.config import RunConfig
 from pytest_graphinstruct.run.results import (
     CacheUse,
@@ -167,7 +167,7 @@ def endpoints(config: RunConfig, local: Mapping[str, str] | None = None) -> dict
             url = (local or {}).get("base_url")
             out[model] = public_url(url) if url else None
         else:
-            from pytest_graphinstruct.models.openai_backend import DEFAULT_BASE_URL
+            from pytest_graphinstruct.models.backends.openai_backend import DEFAULT_BASE_URL
 
             out[model] = public_url(config.base_url or os.environ.get("OPENAI_BASE_URL")
                                     or DEFAULT_BASE_URL)
@@ -217,7 +217,7 @@ def spend(sent: Mapping[str, Sent] | None, prices: Path | None) -> dict[str, Spe
     price for, or a table that cannot be read, leaves the cost ``None``."""
     if not sent:
         return None
-    from pytest_graphinstruct.models.prices import PriceTable, load_prices
+    from pytest_graphinstruct.models.cost.prices import PriceTable, load_prices
 
     table: PriceTable | None
     try:

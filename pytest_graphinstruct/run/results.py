@@ -25,7 +25,7 @@ from typing import Annotated, Any, Final, Literal
 from pytest_graphinstruct.answers import MethodStep
 from pytest_graphinstruct.errors import GraphInstructError
 from pytest_graphinstruct.methods.registry import ITERATIVE
-from pytest_graphinstruct.models.recorded import LISTED_IN_REPORT, ReplayCheck
+from pytest_graphinstruct.models.backends.recorded import LISTED_IN_REPORT, ReplayCheck
 from pytest_graphinstruct.run.codec import (
     Bounds,
     Custom,

@@ -15,11 +15,11 @@ from pytest_graphinstruct.run.stop import STOP_GRACE_S
 from pytest_graphinstruct.run.tally import BatchProgress
 
 if TYPE_CHECKING:
-    from pytest_graphinstruct.models.batch_ledger import LedgerBatch
-    from pytest_graphinstruct.models.cost_cap import CostCap, RequestCost
-    from pytest_graphinstruct.models.prices import PriceTable
-    from pytest_graphinstruct.models.request_stats import Sent
-    from pytest_graphinstruct.models.snapshot import CacheSource
+    from pytest_graphinstruct.models.batch.ledger import LedgerBatch
+    from pytest_graphinstruct.models.caching.snapshot import CacheSource
+    from pytest_graphinstruct.models.cost.cap import CostCap, RequestCost
+    from pytest_graphinstruct.models.cost.prices import PriceTable
+    from pytest_graphinstruct.models.scheduling.request_stats import Sent
 
 
 class ModelSchedulers:
@@ -64,7 +64,7 @@ class ModelSchedulers:
         return self._schedulers
 
     def _build(self) -> dict[str, Any]:
-        from pytest_graphinstruct.models.scheduler import Scheduler, TokenBudget
+        from pytest_graphinstruct.models.scheduling.scheduler import Scheduler, TokenBudget
         from pytest_graphinstruct.run.backends import make_run_backend
 
         config = self.inputs.config
@@ -103,9 +103,9 @@ class ModelSchedulers:
 
     def _batched(self, backend: Any) -> Any:
         """``backend`` asked through its endpoint's Batch API (``--gi-batch``)."""
-        from pytest_graphinstruct.models.batch_backend import BatchBackend
-        from pytest_graphinstruct.models.batch_runner import BatchSettings
-        from pytest_graphinstruct.models.openai_backend import OpenAIBackend
+        from pytest_graphinstruct.models.backends.openai_backend import OpenAIBackend
+        from pytest_graphinstruct.models.batch.backend import BatchBackend
+        from pytest_graphinstruct.models.batch.runner import BatchSettings
 
         mode = self.inputs.config.batch
         if not isinstance(backend, OpenAIBackend) or mode is None:
@@ -115,15 +115,15 @@ class ModelSchedulers:
 
     @staticmethod
     def _batch_concurrency() -> int:
-        from pytest_graphinstruct.models.batch_backend import BATCH_CONCURRENCY
+        from pytest_graphinstruct.models.batch.backend import BATCH_CONCURRENCY
 
         return BATCH_CONCURRENCY
 
     def _cost_cap(self, workers: int) -> CostCap | None:
         """This process's share of the run's ``--gi-max-cost`` (the run's ``workers``
         processes share it evenly), for every model."""
-        from pytest_graphinstruct.models.cost_cap import CostCap
-        from pytest_graphinstruct.models.prices import load_prices
+        from pytest_graphinstruct.models.cost.cap import CostCap
+        from pytest_graphinstruct.models.cost.prices import load_prices
 
         config = self.inputs.config
         if config.max_cost is None:
@@ -135,9 +135,9 @@ class ModelSchedulers:
         """``model``'s side of the cap (``None``: no cap, or a model that costs nothing); in
         batch mode at the batch price (``backend``, the batch backend, says which answers an
         ordinary fallback request obtained: those at list price)."""
-        from pytest_graphinstruct.models.cost_cap import BatchPricing, RequestCost
-        from pytest_graphinstruct.models.prices import FREE_MODELS
-        from pytest_graphinstruct.models.tokens import TokenCounter, encoding_name_for
+        from pytest_graphinstruct.models.backends.tokens import TokenCounter, encoding_name_for
+        from pytest_graphinstruct.models.cost.cap import BatchPricing, RequestCost
+        from pytest_graphinstruct.models.cost.prices import FREE_MODELS
 
         config = self.inputs.config
         if self.cap is None or self.prices is None or model in FREE_MODELS:
@@ -221,7 +221,7 @@ class ModelSchedulers:
     def _budget_refused(self) -> tuple[str, int] | None:
         """``--gi-max-tokens-total`` named as the coverage names it, and how many requests it
         refused in this process; ``None`` when it refused none (or is not set)."""
-        from pytest_graphinstruct.models.scheduler import BUDGET_EXHAUSTED
+        from pytest_graphinstruct.models.scheduling.scheduler import BUDGET_EXHAUSTED
 
         total = self.inputs.config.max_tokens_total
         refused = sum(int(s.stats().get("budget_skipped", 0))
@@ -269,7 +269,7 @@ class ModelSchedulers:
     def cache_sources(self) -> dict[str, CacheSource]:
         """Per cell label: the snapshots of the answers this process reused from an earlier
         run's cache and when the oldest was cached (:meth:`.Scheduler.cache_sources`)."""
-        from pytest_graphinstruct.models.snapshot import merge_sources
+        from pytest_graphinstruct.models.caching.snapshot import merge_sources
 
         return merge_sources(*(s.cache_sources() for s in (self._schedulers or {}).values()))
 
@@ -323,7 +323,7 @@ def _batch_notes(backend: object) -> list[str]:
     resumed = ([] if runner is None else
                [b for b in runner.resumed if b.shown_id not in runner.gone.shown])
     if runner is not None and resumed:
-        from pytest_graphinstruct.models.batch_ledger import describe_batches
+        from pytest_graphinstruct.models.batch.ledger import describe_batches
 
         noun = "batch" if len(resumed) == 1 else "batches"
         out.append(f"resumed {len(resumed)} {noun} an earlier run left at the endpoint "
@@ -334,7 +334,7 @@ def _batch_notes(backend: object) -> list[str]:
         out += [n for n in (runner.damage.summary(), gone) if n is not None]
     live = _live_batches(backend)
     if live:
-        from pytest_graphinstruct.models.batch_ledger import describe_batches
+        from pytest_graphinstruct.models.batch.ledger import describe_batches
 
         noun, its = ("batch", "its") if len(live) == 1 else ("batches", "their")
         out.append(f"{len(live)} {noun} still in flight at the endpoint "

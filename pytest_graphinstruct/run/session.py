@@ -52,10 +52,10 @@ from pytest_graphinstruct.verify.verifier import Verifier
 from pytest_graphinstruct.vocab import Outcome
 
 if TYPE_CHECKING:
-    from pytest_graphinstruct.models.cache import AnswerCache
-    from pytest_graphinstruct.models.recorded import RecordProblem, ReplayCheck
-    from pytest_graphinstruct.models.request_stats import Sent
-    from pytest_graphinstruct.models.snapshot import CacheSource
+    from pytest_graphinstruct.models.backends.recorded import RecordProblem, ReplayCheck
+    from pytest_graphinstruct.models.caching.cache import AnswerCache
+    from pytest_graphinstruct.models.caching.snapshot import CacheSource
+    from pytest_graphinstruct.models.scheduling.request_stats import Sent
     from pytest_graphinstruct.pools import ReferencePools
     from pytest_graphinstruct.run.adaptive import Looks
     from pytest_graphinstruct.run.preflight import RunInputs, Served

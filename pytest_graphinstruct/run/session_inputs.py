@@ -12,8 +12,8 @@ from pytest_graphinstruct.suite.instruction import Instruction
 from pytest_graphinstruct.suite.loader import Suite, load_suite
 
 if TYPE_CHECKING:
-    from pytest_graphinstruct.models.cache import AnswerCache
-    from pytest_graphinstruct.models.recorded import RecordProblem, ReplayCheck, Responses
+    from pytest_graphinstruct.models.backends.recorded import RecordProblem, ReplayCheck, Responses
+    from pytest_graphinstruct.models.caching.cache import AnswerCache
     from pytest_graphinstruct.pools import ReferencePools
     from pytest_graphinstruct.prompts.exemplars import ExemplarPool
     from pytest_graphinstruct.run.preflight import RunInputs, Served
@@ -32,7 +32,7 @@ class SessionInputs:
         Raises:
             GraphInstructError: the suite or the recorded answers cannot be read.
         """
-        from pytest_graphinstruct.models.cache import AnswerCache
+        from pytest_graphinstruct.models.caching.cache import AnswerCache
         from pytest_graphinstruct.run.preflight import Served
 
         self.config = config
@@ -40,7 +40,7 @@ class SessionInputs:
                              else load_suite(config.suite, levels=config.levels))
         self.replay: Responses | None = inputs.replay if inputs is not None else None
         if config.replay is not None and self.replay is None:
-            from pytest_graphinstruct.models.recorded import read_responses
+            from pytest_graphinstruct.models.backends.recorded import read_responses
 
             self.replay = read_responses(config.replay, self.suite, levels=config.levels)
         self.served: Served = (inputs.served if inputs is not None

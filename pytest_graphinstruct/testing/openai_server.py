@@ -57,7 +57,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from pytest_graphinstruct.models.tokens import TokenCounter
+    from pytest_graphinstruct.models.backends.tokens import TokenCounter
 
 __all__ = ["FakeOpenAIServer", "Fault", "RecordedRequest", "default_responder"]
 

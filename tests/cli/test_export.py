@@ -12,7 +12,7 @@ import pytest
 from pytest_graphinstruct.__main__ import main
 from pytest_graphinstruct.answers import Answer, Message, Usage
 from pytest_graphinstruct.models.base import Request
-from pytest_graphinstruct.models.cache import AnswerCache
+from pytest_graphinstruct.models.caching.cache import AnswerCache
 
 
 def put(cache: AnswerCache, text: str, *, prompt: str = "tree please", cell: str = "m-zero-shot",
@@ -109,7 +109,7 @@ def test_a_cache_of_garbage_is_one_error_line(tmp_path: Path,
 
 def test_the_export_is_the_raw_generation_format_in_sample_order(
         tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    from pytest_graphinstruct.models.recorded import read_responses
+    from pytest_graphinstruct.models.backends.recorded import read_responses
 
     cache = AnswerCache(tmp_path / "cache")
     for iid in ("L0-002", "L4-010"):

@@ -143,7 +143,7 @@ def test_export_cache_round_trips_to_score(tmp_path: Path,
                                           capsys: pytest.CaptureFixture[str]) -> None:
     from pytest_graphinstruct.answers import Answer, Message, Usage
     from pytest_graphinstruct.models.base import Request
-    from pytest_graphinstruct.models.cache import AnswerCache
+    from pytest_graphinstruct.models.caching.cache import AnswerCache
 
     cache = AnswerCache(tmp_path / "cache")
     req = Request(model="m", messages=(Message("user", "tree please"),), instruction_id="L1-001",

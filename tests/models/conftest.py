@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from pytest_graphinstruct.models.openai_backend import OpenAIBackend
+from pytest_graphinstruct.models.backends.openai_backend import OpenAIBackend
 from tests.models.fake_openai import FakeOpenAIServer
 from tests.models.helpers import KEY_ENV, SECRET, SleepRecorder
 

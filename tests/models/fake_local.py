@@ -22,7 +22,7 @@ import os
 from pathlib import Path
 from typing import Any
 
-from pytest_graphinstruct.models.local_server import MODEL_FILE, SERVER_MODULES
+from pytest_graphinstruct.models.backends.local_server import MODEL_FILE, SERVER_MODULES
 
 _SERVER_MAIN = r'''
 import argparse, json, os, signal, sys, threading, time

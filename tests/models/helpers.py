@@ -30,7 +30,7 @@ def req(text: str = "hello world", *, sample: int = 0, iid: str = "L1-001",
 
 def http_request(url: str = "http://fake.invalid/v1/chat/completions") -> Any:
     """A request of the HTTP package ``openai`` is built on (for its exceptions)."""
-    from pytest_graphinstruct.models.bounded_calls import http_package
+    from pytest_graphinstruct.models.backends.bounded_calls import http_package
 
     return http_package().Request("POST", url)
 
@@ -40,7 +40,7 @@ def status_error(status: int, body: object = None, *, headers: dict[str, str] | 
     """An ``openai`` status error (``cls``, default ``APIStatusError``) of HTTP ``status``."""
     import openai
 
-    from pytest_graphinstruct.models.bounded_calls import http_package
+    from pytest_graphinstruct.models.backends.bounded_calls import http_package
 
     response = http_package().Response(status, request=http_request(), headers=headers or {})
     return (cls or openai.APIStatusError)(message, response=response, body=body)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from pytest_graphinstruct.errors import ModelError
-from pytest_graphinstruct.models.base_url import check_base_url, redact_url, split_query
+from pytest_graphinstruct.models.backends.base_url import check_base_url, redact_url, split_query
 
 
 def test_redact_url_hides_userinfo_and_credential_values_only() -> None:

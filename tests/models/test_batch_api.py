@@ -8,8 +8,8 @@ from types import SimpleNamespace
 
 import pytest
 
-from pytest_graphinstruct.models.batch_api import BatchApi, BatchNotFound
-from pytest_graphinstruct.models.openai_backend import OpenAIBackend
+from pytest_graphinstruct.models.backends.openai_backend import OpenAIBackend
+from pytest_graphinstruct.models.batch.api import BatchApi, BatchNotFound
 from pytest_graphinstruct.testing.batch_server import FakeBatchAPI
 from pytest_graphinstruct.testing.openai_server import FakeOpenAIServer
 

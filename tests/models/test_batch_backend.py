@@ -12,14 +12,14 @@ from pathlib import Path
 import pytest
 
 from pytest_graphinstruct.answers import Answer, Message
+from pytest_graphinstruct.models.backends.openai_backend import OpenAIBackend
 from pytest_graphinstruct.models.base import DecodingParams, Request
-from pytest_graphinstruct.models.batch_api import BatchApi, BatchNotFound, BatchStatus
-from pytest_graphinstruct.models.batch_backend import BatchBackend
-from pytest_graphinstruct.models.batch_files import BatchLine, input_files
-from pytest_graphinstruct.models.batch_ledger import GONE_STATE, BatchLedger
-from pytest_graphinstruct.models.batch_runner import BatchSettings
-from pytest_graphinstruct.models.cache import AnswerCache
-from pytest_graphinstruct.models.openai_backend import OpenAIBackend
+from pytest_graphinstruct.models.batch.api import BatchApi, BatchNotFound, BatchStatus
+from pytest_graphinstruct.models.batch.backend import BatchBackend
+from pytest_graphinstruct.models.batch.files import BatchLine, input_files
+from pytest_graphinstruct.models.batch.ledger import GONE_STATE, BatchLedger
+from pytest_graphinstruct.models.batch.runner import BatchSettings
+from pytest_graphinstruct.models.caching.cache import AnswerCache
 from pytest_graphinstruct.testing.batch_server import FakeBatchAPI
 from pytest_graphinstruct.testing.openai_server import FakeOpenAIServer
 

@@ -7,7 +7,7 @@ import json
 import pytest
 
 from pytest_graphinstruct.errors import ModelError
-from pytest_graphinstruct.models.batch_files import (
+from pytest_graphinstruct.models.batch.files import (
     BatchLine,
     OutputDamage,
     input_files,

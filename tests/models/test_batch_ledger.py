@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from pytest_graphinstruct.models.batch_ledger import (
+from pytest_graphinstruct.models.batch.ledger import (
     GONE_STATE,
     BatchLedger,
     GoneBatches,

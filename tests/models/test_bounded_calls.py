@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from pytest_graphinstruct.models.bounded_calls import (
+from pytest_graphinstruct.models.backends.bounded_calls import (
     LOOP_THREAD_NAME,
     BoundedCalls,
     CallCancelled,

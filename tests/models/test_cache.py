@@ -15,9 +15,9 @@ import pytest
 
 from pytest_graphinstruct.answers import Answer, Usage
 from pytest_graphinstruct.errors import ModelError
-from pytest_graphinstruct.models.cache import CACHE_FILE, AnswerCache, CacheWarning
-from pytest_graphinstruct.models.openai_backend import OpenAIBackend
-from pytest_graphinstruct.models.scheduler import Scheduler
+from pytest_graphinstruct.models.backends.openai_backend import OpenAIBackend
+from pytest_graphinstruct.models.caching.cache import CACHE_FILE, AnswerCache, CacheWarning
+from pytest_graphinstruct.models.scheduling.scheduler import Scheduler
 from tests.models.fake_openai import FakeOpenAIServer
 from tests.models.helpers import KEY_ENV, SECRET, req
 
@@ -143,9 +143,9 @@ def test_concurrent_writer_processes_never_corrupt_the_file(tmp_path: Path) -> N
 
 _CHILD = """
 import sys
-from pytest_graphinstruct.models.cache import AnswerCache
-from pytest_graphinstruct.models.openai_backend import OpenAIBackend
-from pytest_graphinstruct.models.scheduler import Scheduler
+from pytest_graphinstruct.models.caching.cache import AnswerCache
+from pytest_graphinstruct.models.backends.openai_backend import OpenAIBackend
+from pytest_graphinstruct.models.scheduling.scheduler import Scheduler
 from tests.models.helpers import KEY_ENV, req
 
 base_url, directory, n = sys.argv[1], sys.argv[2], int(sys.argv[3])
@@ -258,7 +258,7 @@ def test_an_unopenable_cache_file_is_a_counted_failure(tmp_path: Path,
 def test_a_scheduler_survives_a_full_disk(fake_openai, backend_for, tmp_path: Path,
                                           monkeypatch: pytest.MonkeyPatch) -> None:
     cache = AnswerCache(tmp_path)
-    monkeypatch.setattr("pytest_graphinstruct.models.cache_writer._write_all", _enospc)
+    monkeypatch.setattr("pytest_graphinstruct.models.caching.writer._write_all", _enospc)
     with pytest.warns(UserWarning), Scheduler(backend_for(), concurrency=2, cache=cache) as s:
         answers = [f.result() for f in s.submit_all([req(f"q{i}") for i in range(3)])]
         stats = s.stats()

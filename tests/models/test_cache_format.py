@@ -11,7 +11,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from pytest_graphinstruct.answers import Answer, Usage
-from pytest_graphinstruct.models.cache_format import (
+from pytest_graphinstruct.models.caching.entries import (
     FORMAT_VERSION,
     CacheEntry,
     entry_of,
@@ -20,7 +20,7 @@ from pytest_graphinstruct.models.cache_format import (
     records,
     supersedes,
 )
-from pytest_graphinstruct.models.snapshot import Snapshot
+from pytest_graphinstruct.models.caching.snapshot import Snapshot
 from tests.models.helpers import req
 
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from pytest_graphinstruct.models.cache_index import CacheIndex
+from pytest_graphinstruct.models.caching.index import CacheIndex
 
 
 def _line(key: str, text: str, **extra: object) -> str:

@@ -7,10 +7,10 @@ import threading
 from pathlib import Path
 
 from pytest_graphinstruct.answers import Answer, Usage
-from pytest_graphinstruct.models.cache import AnswerCache
-from pytest_graphinstruct.models.cache_view import CacheView
-from pytest_graphinstruct.models.request_stats import RequestStats
-from pytest_graphinstruct.models.snapshot import CacheSource, Snapshot
+from pytest_graphinstruct.models.caching.cache import AnswerCache
+from pytest_graphinstruct.models.caching.snapshot import CacheSource, Snapshot
+from pytest_graphinstruct.models.caching.view import CacheView
+from pytest_graphinstruct.models.scheduling.request_stats import RequestStats
 from tests.models.helpers import req
 
 

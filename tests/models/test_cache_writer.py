@@ -16,10 +16,10 @@ from hypothesis import strategies as st
 
 from pytest_graphinstruct.answers import Answer, Usage
 from pytest_graphinstruct.errors import ModelError
-from pytest_graphinstruct.models.cache_format import CacheEntry, records
-from pytest_graphinstruct.models.cache_index import CacheIndex
-from pytest_graphinstruct.models.cache_writer import CacheWriter, append_whole
-from pytest_graphinstruct.models.snapshot import Snapshot
+from pytest_graphinstruct.models.caching.entries import CacheEntry, records
+from pytest_graphinstruct.models.caching.index import CacheIndex
+from pytest_graphinstruct.models.caching.snapshot import Snapshot
+from pytest_graphinstruct.models.caching.writer import CacheWriter, append_whole
 from tests.models.helpers import req
 
 WAIT_S = 60.0  # a safety net for a broken test, never the point of one

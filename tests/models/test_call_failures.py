@@ -12,8 +12,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from pytest_graphinstruct.models.bounded_calls import DeadlineExceeded, http_package
-from pytest_graphinstruct.models.call_failures import (
+from pytest_graphinstruct.models.backends.bounded_calls import DeadlineExceeded, http_package
+from pytest_graphinstruct.models.backends.call_failures import (
     Failure,
     FailureClassifier,
     Malformed,

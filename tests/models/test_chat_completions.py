@@ -10,9 +10,9 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from pytest_graphinstruct.answers import Message
+from pytest_graphinstruct.models.backends.call_failures import Malformed
+from pytest_graphinstruct.models.backends.chat_completions import ChatCompletions, choice
 from pytest_graphinstruct.models.base import DecodingParams, Request
-from pytest_graphinstruct.models.call_failures import Malformed
-from pytest_graphinstruct.models.chat_completions import ChatCompletions, choice
 from tests.models.helpers import req
 
 

@@ -9,7 +9,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from pytest_graphinstruct.models.base import AttemptOutcome
-from pytest_graphinstruct.models.circuit import OPEN_RATE, WINDOW_FACTOR, CircuitBreaker
+from pytest_graphinstruct.models.scheduling.circuit import OPEN_RATE, WINDOW_FACTOR, CircuitBreaker
 
 OK = AttemptOutcome(ok=True)
 PACED = AttemptOutcome(ok=False, endpoint_fault=False, error="HTTP 429 rate limited")

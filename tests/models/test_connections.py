@@ -17,8 +17,8 @@ from pathlib import Path
 import pytest
 
 from pytest_graphinstruct.answers import Answer
-from pytest_graphinstruct.models.bounded_calls import LOOP_THREAD_NAME
-from pytest_graphinstruct.models.openai_backend import OpenAIBackend
+from pytest_graphinstruct.models.backends.bounded_calls import LOOP_THREAD_NAME
+from pytest_graphinstruct.models.backends.openai_backend import OpenAIBackend
 from tests.models.fake_openai import FakeOpenAIServer, Fault
 from tests.models.helpers import req
 

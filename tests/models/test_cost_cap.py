@@ -10,21 +10,21 @@ from pathlib import Path
 import pytest
 
 from pytest_graphinstruct.answers import Answer, Failure, Usage
+from pytest_graphinstruct.models.backends.openai_backend import OpenAIBackend
+from pytest_graphinstruct.models.backends.tokens import TokenCounter
 from pytest_graphinstruct.models.base import AttemptOutcome, DecodingParams
-from pytest_graphinstruct.models.batch_backend import BatchBackend
-from pytest_graphinstruct.models.batch_runner import BatchSettings
-from pytest_graphinstruct.models.cache import AnswerCache
-from pytest_graphinstruct.models.cost_cap import (
+from pytest_graphinstruct.models.batch.backend import BatchBackend
+from pytest_graphinstruct.models.batch.runner import BatchSettings
+from pytest_graphinstruct.models.caching.cache import AnswerCache
+from pytest_graphinstruct.models.cost.cap import (
     COST_CAP_REACHED,
     BatchPricing,
     CallCharge,
     CostCap,
     RequestCost,
 )
-from pytest_graphinstruct.models.openai_backend import OpenAIBackend
-from pytest_graphinstruct.models.prices import ModelPrice
-from pytest_graphinstruct.models.scheduler import Scheduler
-from pytest_graphinstruct.models.tokens import TokenCounter
+from pytest_graphinstruct.models.cost.prices import ModelPrice
+from pytest_graphinstruct.models.scheduling.scheduler import Scheduler
 from pytest_graphinstruct.testing.batch_server import FakeBatchAPI
 from tests.models.fake_openai import FakeOpenAIServer
 from tests.models.helpers import req

@@ -11,17 +11,17 @@ from typing import Any
 import openai
 import pytest
 
-from pytest_graphinstruct.models.bounded_calls import CallCancelled, DeadlineExceeded
-from pytest_graphinstruct.models.call_failures import FailureClassifier
-from pytest_graphinstruct.models.chat_completions import ChatCompletions
-from pytest_graphinstruct.models.endpoint_probes import (
+from pytest_graphinstruct.models.backends.bounded_calls import CallCancelled, DeadlineExceeded
+from pytest_graphinstruct.models.backends.call_failures import FailureClassifier
+from pytest_graphinstruct.models.backends.chat_completions import ChatCompletions
+from pytest_graphinstruct.models.backends.endpoint_probes import (
     PREFLIGHT_TIMEOUT_S,
     PROBE_HEADER,
     PROBE_PROMPT,
     EndpointProbes,
 )
-from pytest_graphinstruct.models.openai_backend import OpenAIBackend
-from pytest_graphinstruct.models.snapshot import Snapshot
+from pytest_graphinstruct.models.backends.openai_backend import OpenAIBackend
+from pytest_graphinstruct.models.caching.snapshot import Snapshot
 from tests.models.fake_openai import FakeOpenAIServer
 from tests.models.helpers import SECRET, connection_error, status_error
 

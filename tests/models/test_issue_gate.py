@@ -9,9 +9,9 @@ import pytest
 
 from pytest_graphinstruct.answers import Answer, Failure
 from pytest_graphinstruct.models.base import AttemptOutcome, Request
-from pytest_graphinstruct.models.circuit import CIRCUIT_OPEN
-from pytest_graphinstruct.models.issue_gate import IssueGate
-from pytest_graphinstruct.models.request_stats import RequestStats
+from pytest_graphinstruct.models.scheduling.circuit import CIRCUIT_OPEN
+from pytest_graphinstruct.models.scheduling.issue_gate import IssueGate
+from pytest_graphinstruct.models.scheduling.request_stats import RequestStats
 
 WAIT_S = 60.0  # a safety net for a broken test, never the point of one
 FAULT = AttemptOutcome(ok=False, endpoint_fault=True, error="HTTP 503")

@@ -11,13 +11,13 @@ import pytest
 
 from pytest_graphinstruct.answers import Answer, Failure, Usage
 from pytest_graphinstruct.models.base import AttemptOutcome, Request
-from pytest_graphinstruct.models.cache import AnswerCache
-from pytest_graphinstruct.models.cache_view import CacheView
-from pytest_graphinstruct.models.issue_gate import IssueGate
-from pytest_graphinstruct.models.issuer import RequestIssuer
-from pytest_graphinstruct.models.request_stats import RequestStats
-from pytest_graphinstruct.models.scheduler import TokenBudget
-from pytest_graphinstruct.models.snapshot import Snapshot
+from pytest_graphinstruct.models.caching.cache import AnswerCache
+from pytest_graphinstruct.models.caching.snapshot import Snapshot
+from pytest_graphinstruct.models.caching.view import CacheView
+from pytest_graphinstruct.models.scheduling.issue_gate import IssueGate
+from pytest_graphinstruct.models.scheduling.issuer import RequestIssuer
+from pytest_graphinstruct.models.scheduling.request_stats import RequestStats
+from pytest_graphinstruct.models.scheduling.scheduler import TokenBudget
 from tests.models.helpers import req
 
 ENDPOINT = "http://fake.invalid/v1"

@@ -14,8 +14,8 @@ from pathlib import Path
 import pytest
 
 from pytest_graphinstruct.errors import ModelError
-from pytest_graphinstruct.models import local_server
-from pytest_graphinstruct.models.local_server import (
+from pytest_graphinstruct.models.backends import local_server
+from pytest_graphinstruct.models.backends.local_server import (
     INSTALL_HINT,
     LocalServer,
     endpoint_info,
@@ -125,7 +125,7 @@ def test_the_server_dies_with_a_killed_parent(fake_root: Path, tmp_path: Path) -
     script = tmp_path / "owner.py"
     script.write_text(textwrap.dedent("""
         import time
-        from pytest_graphinstruct.models.local_server import LocalServer, find_local_model
+        from pytest_graphinstruct.models.backends.local_server import LocalServer, find_local_model
         LocalServer(find_local_model()).start()
         print("ready", flush=True)
         time.sleep(600)

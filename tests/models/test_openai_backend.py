@@ -14,9 +14,9 @@ import pytest
 
 from pytest_graphinstruct.answers import Usage
 from pytest_graphinstruct.errors import GraphInstructError, ModelError
+from pytest_graphinstruct.models.backends.openai_backend import OpenAIBackend
+from pytest_graphinstruct.models.backends.retry import RetryPolicy
 from pytest_graphinstruct.models.base import AttemptOutcome, Backend, DecodingParams
-from pytest_graphinstruct.models.openai_backend import OpenAIBackend
-from pytest_graphinstruct.models.retry import RetryPolicy
 from tests.models.fake_openai import FakeOpenAIServer, Fault
 from tests.models.helpers import SECRET, req
 
@@ -251,7 +251,7 @@ def test_a_key_echoed_in_an_answer_is_redacted_and_counted_as_sent(fake_openai,
     fake_openai.script(Fault.no_usage())  # counted with tiktoken: on the text as received
     answer = backend_for().complete(req())
     assert answer.text == "the key: [REDACTED]."
-    from pytest_graphinstruct.models.tokens import TokenCounter
+    from pytest_graphinstruct.models.backends.tokens import TokenCounter
 
     assert answer.usage is not None
     assert answer.usage.output_tokens == TokenCounter("cl100k_base").count_text(
@@ -285,8 +285,8 @@ def test_null_content_with_stop_is_retried_not_an_empty_answer(fake_openai, back
 
 def test_null_content_every_time_is_an_error_never_cached(fake_openai, backend_for,
                                                          tmp_path) -> None:
-    from pytest_graphinstruct.models.cache import AnswerCache
-    from pytest_graphinstruct.models.scheduler import Scheduler
+    from pytest_graphinstruct.models.caching.cache import AnswerCache
+    from pytest_graphinstruct.models.scheduling.scheduler import Scheduler
 
     fake_openai.fault_for = lambda body: Fault.null_content()
     cache = AnswerCache(tmp_path)

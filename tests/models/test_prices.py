@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from pytest_graphinstruct.errors import GraphInstructError
-from pytest_graphinstruct.models.prices import (
+from pytest_graphinstruct.models.cost.prices import (
     FREE,
     PACKAGED,
     ModelPrice,

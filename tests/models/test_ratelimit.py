@@ -7,7 +7,7 @@ import time
 
 import pytest
 
-from pytest_graphinstruct.models.ratelimit import RateLimiter
+from pytest_graphinstruct.models.scheduling.ratelimit import RateLimiter
 
 
 class FakeClock:

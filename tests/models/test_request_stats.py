@@ -5,7 +5,7 @@ from __future__ import annotations
 import threading
 
 from pytest_graphinstruct.answers import Answer, Usage
-from pytest_graphinstruct.models.request_stats import RequestStats, Sent
+from pytest_graphinstruct.models.scheduling.request_stats import RequestStats, Sent
 
 
 def test_an_answer_counts_its_calls_retries_tokens_and_returns_what_it_spent() -> None:

@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from pytest_graphinstruct.models.retry import RetryPolicy, parse_retry_after
+from pytest_graphinstruct.models.backends.retry import RetryPolicy, parse_retry_after
 
 
 def test_no_jitter_is_exact_exponential_and_capped() -> None:

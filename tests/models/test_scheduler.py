@@ -11,8 +11,8 @@ import pytest
 
 from pytest_graphinstruct.answers import Answer, Usage
 from pytest_graphinstruct.models.base import Request
-from pytest_graphinstruct.models.cache import CACHE_FILE, AnswerCache
-from pytest_graphinstruct.models.scheduler import (
+from pytest_graphinstruct.models.caching.cache import CACHE_FILE, AnswerCache
+from pytest_graphinstruct.models.scheduling.scheduler import (
     BUDGET_EXHAUSTED,
     Scheduler,
     TokenBudget,
@@ -284,7 +284,7 @@ def test_invalid_concurrency() -> None:
 
 
 def test_circuit_opens_when_the_first_requests_all_fail(fake_openai, backend_for) -> None:
-    from pytest_graphinstruct.models.circuit import CIRCUIT_OPEN
+    from pytest_graphinstruct.models.scheduling.circuit import CIRCUIT_OPEN
 
     fake_openai.fault_for = lambda body: Fault.unauthorized()
     with Scheduler(backend_for(), concurrency=1, circuit_breaker=4) as sched:
@@ -347,8 +347,8 @@ def test_an_internal_error_is_one_line() -> None:
 
 _CTRL_C_CHILD = """
 import sys
-from pytest_graphinstruct.models.openai_backend import OpenAIBackend
-from pytest_graphinstruct.models.scheduler import Scheduler
+from pytest_graphinstruct.models.backends.openai_backend import OpenAIBackend
+from pytest_graphinstruct.models.scheduling.scheduler import Scheduler
 from tests.models.helpers import KEY_ENV, req
 
 backend = OpenAIBackend(sys.argv[1], "fake-model", api_key_env=KEY_ENV, timeout_s=3600)

@@ -5,7 +5,7 @@ from __future__ import annotations
 from hypothesis import given
 from hypothesis import strategies as st
 
-from pytest_graphinstruct.models.snapshot import (
+from pytest_graphinstruct.models.caching.snapshot import (
     MAX_SNAPSHOT_CHARS,
     CacheSource,
     Snapshot,

@@ -9,11 +9,11 @@ from pathlib import Path
 import pytest
 
 from pytest_graphinstruct.answers import Answer, Usage
-from pytest_graphinstruct.models.cache import CACHE_FILE, AnswerCache
-from pytest_graphinstruct.models.cache_format import CacheEntry
-from pytest_graphinstruct.models.openai_backend import OpenAIBackend
-from pytest_graphinstruct.models.scheduler import Scheduler
-from pytest_graphinstruct.models.snapshot import CacheSource, Snapshot, is_stale
+from pytest_graphinstruct.models.backends.openai_backend import OpenAIBackend
+from pytest_graphinstruct.models.caching.cache import CACHE_FILE, AnswerCache
+from pytest_graphinstruct.models.caching.entries import CacheEntry
+from pytest_graphinstruct.models.caching.snapshot import CacheSource, Snapshot, is_stale
+from pytest_graphinstruct.models.scheduling.scheduler import Scheduler
 from tests.models.fake_openai import FakeOpenAIServer
 from tests.models.helpers import req
 

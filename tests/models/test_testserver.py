@@ -127,7 +127,7 @@ def _usage(server: FakeOpenAIServer, text: str) -> dict[str, int]:
 
 
 def test_usage_counts_words_or_the_packages_tokens_and_is_summed() -> None:
-    from pytest_graphinstruct.models.tokens import TokenCounter
+    from pytest_graphinstruct.models.backends.tokens import TokenCounter
 
     with FakeOpenAIServer() as server:
         words = _usage(server, "three little words")

@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 
 from pytest_graphinstruct.errors import ModelError
-from pytest_graphinstruct.models import tokens
-from pytest_graphinstruct.models.tokens import (
+from pytest_graphinstruct.models.backends import tokens
+from pytest_graphinstruct.models.backends.tokens import (
     TokenCounter,
     encoding_name_for,
     seed_tiktoken_cache,

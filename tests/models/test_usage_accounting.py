@@ -12,9 +12,9 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from pytest_graphinstruct.answers import Answer, Message, Usage
+from pytest_graphinstruct.models.backends.tokens import MAX_TOKENS_PER_CALL
+from pytest_graphinstruct.models.backends.usage_accounting import USAGE_IMPOSSIBLE, UsageAccounting
 from pytest_graphinstruct.models.base import Request
-from pytest_graphinstruct.models.tokens import MAX_TOKENS_PER_CALL
-from pytest_graphinstruct.models.usage_accounting import USAGE_IMPOSSIBLE, UsageAccounting
 
 WAIT_S = 60.0  # a safety net for a broken test, never the point of one
 

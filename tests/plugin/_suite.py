@@ -6,7 +6,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from pytest_graphinstruct.models.tokens import TokenCounter
+from pytest_graphinstruct.models.backends.tokens import TokenCounter
 from pytest_graphinstruct.testing.openai_server import FakeOpenAIServer
 
 TREE4 = ("Graph[name='L1-001-ref1', nodes=4] { node_list = ['0','1','2','3']; "

@@ -20,7 +20,7 @@ from typing import Any
 
 import pytest
 
-import pytest_graphinstruct.models.openai_backend  # noqa: F401  (see test_plugin.py)
+import pytest_graphinstruct.models.backends.openai_backend  # noqa: F401  (see test_plugin.py)
 from pytest_graphinstruct.testing.batch_server import FakeBatchAPI
 from pytest_graphinstruct.testing.openai_server import FakeOpenAIServer
 from tests.plugin._batch import BATCH, ITEMS

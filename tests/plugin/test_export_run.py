@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-import pytest_graphinstruct.models.openai_backend  # noqa: F401  (see test_plugin.py)
+import pytest_graphinstruct.models.backends.openai_backend  # noqa: F401  (see test_plugin.py)
 from pytest_graphinstruct.__main__ import main
 
 from ._suite import suite_records, tree_server

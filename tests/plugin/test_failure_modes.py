@@ -263,7 +263,7 @@ def test_workers_of_a_killed_controller_stop(pytester: pytest.Pytester, suite_di
 
 def test_answers_that_could_not_be_cached_are_said_in_the_summary(
         pytester: pytest.Pytester, suite_dir: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    import pytest_graphinstruct.models.cache_writer as cache_module
+    import pytest_graphinstruct.models.caching.writer as cache_module
 
     def full_disk(fd: int, data: bytes) -> None:
         raise OSError(28, "No space left on device")

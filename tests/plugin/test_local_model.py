@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from pytest_graphinstruct.errors import ModelError
-from pytest_graphinstruct.models.local_server import find_local_model
+from pytest_graphinstruct.models.backends.local_server import find_local_model
 from pytest_graphinstruct.score.d5 import d5_value
 from tests.report.schema_check import load_valid_report
 

@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from pytest_graphinstruct.models import local_server
+from pytest_graphinstruct.models.backends import local_server
 from pytest_graphinstruct.testing.openai_server import FakeOpenAIServer
 from tests.models.fake_local import alive, install_fake_local, requests_seen, server_pids
 from tests.report.schema_check import load_valid_report

@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-import pytest_graphinstruct.models.openai_backend  # noqa: F401  (see test_plugin.py)
+import pytest_graphinstruct.models.backends.openai_backend  # noqa: F401  (see test_plugin.py)
 from pytest_graphinstruct.testing.openai_server import FakeOpenAIServer, Fault
 from tests.report.schema_check import load_valid_report, without_provenance
 
@@ -158,7 +158,7 @@ def test_sigkill_mid_run_then_rerun_requests_only_missing_answers(
     import subprocess
     import sys
 
-    from pytest_graphinstruct.models.cache import AnswerCache
+    from pytest_graphinstruct.models.caching.cache import AnswerCache
 
     monkeypatch.setenv("GI_TEST_KEY", SECRET)
     # Five answers come back, then the server holds them: the run is killed mid-run, with

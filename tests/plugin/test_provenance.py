@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-import pytest_graphinstruct.models.openai_backend  # noqa: F401  (see test_plugin.py)
+import pytest_graphinstruct.models.backends.openai_backend  # noqa: F401  (see test_plugin.py)
 from pytest_graphinstruct.run.provenance import suite_hash
 from pytest_graphinstruct.suite.loader import load_suite
 from pytest_graphinstruct.testing.openai_server import FakeOpenAIServer

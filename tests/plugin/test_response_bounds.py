@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-import pytest_graphinstruct.models.openai_backend  # noqa: F401  (see test_plugin.py)
-from pytest_graphinstruct.models.bounded_calls import MAX_RESPONSE_BYTES
+import pytest_graphinstruct.models.backends.openai_backend  # noqa: F401  (see test_plugin.py)
+from pytest_graphinstruct.models.backends.bounded_calls import MAX_RESPONSE_BYTES
 from pytest_graphinstruct.testing.openai_server import FakeOpenAIServer, Fault
 
 from ._suite import TREE4

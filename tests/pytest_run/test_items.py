@@ -11,12 +11,12 @@ from typing import Any
 import pytest
 
 # Imported before pytester's snapshot of sys.modules: the items import them on first use.
-import pytest_graphinstruct.models.scheduler
+import pytest_graphinstruct.models.scheduling.scheduler
 import pytest_graphinstruct.plugin
 import pytest_graphinstruct.report.render.failures
 from pytest_graphinstruct.answers import Answer
-from pytest_graphinstruct.models.circuit import CIRCUIT_OPEN
-from pytest_graphinstruct.models.scheduler import BUDGET_EXHAUSTED
+from pytest_graphinstruct.models.scheduling.circuit import CIRCUIT_OPEN
+from pytest_graphinstruct.models.scheduling.scheduler import BUDGET_EXHAUSTED
 from pytest_graphinstruct.pytest_run.items import (
     BASELINE_FAILURE,
     CIRCUIT_SKIP_REASON,

@@ -8,7 +8,7 @@ from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
 
-from pytest_graphinstruct.models.recorded import RecordProblem, ReplayCheck
+from pytest_graphinstruct.models.backends.recorded import RecordProblem, ReplayCheck
 from pytest_graphinstruct.pytest_run.summary import write_summary
 from pytest_graphinstruct.run.aggregate import build_cell, with_pareto
 from pytest_graphinstruct.run.results import CellMetadata, ItemResult, RunInfo, RunReport

@@ -5,9 +5,9 @@ from __future__ import annotations
 import pytest
 
 from pytest_graphinstruct.errors import ModelError
-from pytest_graphinstruct.models.openai_backend import OpenAIBackend
-from pytest_graphinstruct.models.recorded import Responses
-from pytest_graphinstruct.models.replay import ReplayBackend
+from pytest_graphinstruct.models.backends.openai_backend import OpenAIBackend
+from pytest_graphinstruct.models.backends.recorded import Responses
+from pytest_graphinstruct.models.backends.replay import ReplayBackend
 from pytest_graphinstruct.run.backends import PLACEHOLDER_KEY, is_loopback, make_run_backend
 from pytest_graphinstruct.run.oracle import OracleBackend
 from pytest_graphinstruct.suite.loader import Suite

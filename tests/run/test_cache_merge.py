@@ -8,7 +8,7 @@ import pytest
 
 from pytest_graphinstruct.answers import Answer, Usage
 from pytest_graphinstruct.errors import GraphInstructError
-from pytest_graphinstruct.models.cache import AnswerCache
+from pytest_graphinstruct.models.caching.cache import AnswerCache
 from pytest_graphinstruct.run.cache_merge import merge_caches
 from tests.models.helpers import req
 

@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 
 from pytest_graphinstruct.answers import MethodStep
-from pytest_graphinstruct.models.prices import ModelPrice, PriceTable
-from pytest_graphinstruct.models.tokens import TokenCounter
+from pytest_graphinstruct.models.backends.tokens import TokenCounter
+from pytest_graphinstruct.models.cost.prices import ModelPrice, PriceTable
 from pytest_graphinstruct.run.config import Cell, RunConfig, build_run_config
 from pytest_graphinstruct.run.estimate import (
     ASSUMED_OVERHEAD_S,

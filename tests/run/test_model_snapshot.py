@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from pytest_graphinstruct.errors import GraphInstructError
-from pytest_graphinstruct.models.snapshot import CacheSource
+from pytest_graphinstruct.models.caching.snapshot import CacheSource
 from pytest_graphinstruct.report.render.terminal import cache_lines, summary_lines
 from pytest_graphinstruct.run.provenance import cache_use
 from pytest_graphinstruct.run.results import CacheUse, ItemResult, RunInfo, RunReport, SampleResult

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from pytest_graphinstruct.models.scheduler import Scheduler
+from pytest_graphinstruct.models.scheduling.scheduler import Scheduler
 from pytest_graphinstruct.run.oracle import REFUSAL, OracleBackend
 from pytest_graphinstruct.suite.loader import Suite, instruction_from_record, load_suite
 from pytest_graphinstruct.verify.verifier import Verifier

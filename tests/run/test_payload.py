@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import json
 
-from pytest_graphinstruct.models.request_stats import Sent
-from pytest_graphinstruct.models.snapshot import CacheSource, Snapshot
+from pytest_graphinstruct.models.caching.snapshot import CacheSource, Snapshot
+from pytest_graphinstruct.models.scheduling.request_stats import Sent
 from pytest_graphinstruct.run.payload import WorkerInput, WorkerPayload, WorkerTotals
 from pytest_graphinstruct.run.preflight import Served
 from pytest_graphinstruct.run.results import ItemResult, SampleResult

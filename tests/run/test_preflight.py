@@ -15,16 +15,16 @@ import pytest
 
 from pytest_graphinstruct.answers import Answer
 from pytest_graphinstruct.errors import GraphInstructError
-from pytest_graphinstruct.models.batch_ledger import (
+from pytest_graphinstruct.models.backends.bounded_calls import BoundedCalls
+from pytest_graphinstruct.models.backends.openai_backend import OpenAIBackend
+from pytest_graphinstruct.models.batch.ledger import (
     GONE_STATE,
     BatchLedger,
     LedgerBatch,
     LedgerUnreadable,
 )
-from pytest_graphinstruct.models.bounded_calls import BoundedCalls
-from pytest_graphinstruct.models.cache import AnswerCache
-from pytest_graphinstruct.models.openai_backend import OpenAIBackend
-from pytest_graphinstruct.models.snapshot import Snapshot
+from pytest_graphinstruct.models.caching.cache import AnswerCache
+from pytest_graphinstruct.models.caching.snapshot import Snapshot
 from pytest_graphinstruct.run.config import BatchMode, RunConfig, build_run_config
 from pytest_graphinstruct.run.preflight import (
     Served,
@@ -224,8 +224,8 @@ def test_first_per_level_keeps_the_first_n_of_each_level_in_order(suite: Path) -
 
 def test_a_fingerprint_change_of_the_served_snapshot_is_one_line() -> None:
     from pytest_graphinstruct.answers import Answer
-    from pytest_graphinstruct.models.cache_format import CacheEntry
-    from pytest_graphinstruct.models.snapshot import Snapshot
+    from pytest_graphinstruct.models.caching.entries import CacheEntry
+    from pytest_graphinstruct.models.caching.snapshot import Snapshot
     from pytest_graphinstruct.run.preflight import fingerprint_notes
 
     def entry(snapshot: str | None, fingerprint: str | None) -> CacheEntry:

@@ -202,7 +202,7 @@ def test_cache_counts_per_cell() -> None:
 
 def test_spend_prices_what_was_sent_and_records_nothing_without_an_endpoint(
         tmp_path: Path) -> None:
-    from pytest_graphinstruct.models.request_stats import Sent
+    from pytest_graphinstruct.models.scheduling.request_stats import Sent
 
     assert spend(None, None) is None and spend({}, None) is None  # oracle, replay
     sent = {"gpt-4o": Sent(requests=3, retries=1, input_tokens=1_000_000,
@@ -210,7 +210,7 @@ def test_spend_prices_what_was_sent_and_records_nothing_without_an_endpoint(
             "my-finetune": Sent(requests=1, input_tokens=5, output_tokens=5)}
     out = spend(sent, None)  # the packaged table: gpt-4o has a price, the finetune none
     assert out is not None and list(out) == ["gpt-4o", "my-finetune"]
-    from pytest_graphinstruct.models.prices import load_prices
+    from pytest_graphinstruct.models.cost.prices import load_prices
 
     price = load_prices().price("gpt-4o")
     assert price is not None
@@ -228,7 +228,7 @@ def test_spend_prices_what_was_sent_and_records_nothing_without_an_endpoint(
 
 def test_spend_prices_batch_lines_at_the_batch_price_and_the_rest_at_list_price(
         tmp_path: Path) -> None:
-    from pytest_graphinstruct.models.request_stats import Sent
+    from pytest_graphinstruct.models.scheduling.request_stats import Sent
 
     table = tmp_path / "p.json"
     table.write_text(json.dumps({"currency": "USD", "taken": "2025-01-01", "models": {

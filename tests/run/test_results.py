@@ -186,7 +186,7 @@ def test_the_largest_shard_count_reads() -> None:
 def test_the_schema_vocabularies_agree_with_their_sources() -> None:
     from typing import get_args
 
-    from pytest_graphinstruct.models.recorded import PROBLEM_KINDS
+    from pytest_graphinstruct.models.backends.recorded import PROBLEM_KINDS
     from pytest_graphinstruct.run.results import ProblemKind
     from pytest_graphinstruct.vocab import METHOD_BASELINE, METHOD_CONSTRAINED, METHODS, MethodName
 
@@ -195,7 +195,7 @@ def test_the_schema_vocabularies_agree_with_their_sources() -> None:
 
 
 def test_a_replay_check_reads_back_and_a_wrong_total_is_refused() -> None:
-    from pytest_graphinstruct.models.recorded import RecordProblem, ReplayCheck
+    from pytest_graphinstruct.models.backends.recorded import RecordProblem, ReplayCheck
     from pytest_graphinstruct.run.results import RunInfo
 
     check = ReplayCheck("r.jsonl", 5, 3, 0, {"duplicate": 1, "malformed": 1},

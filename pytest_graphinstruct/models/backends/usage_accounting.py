@@ -9,8 +9,8 @@ from dataclasses import replace
 from typing import Any
 
 from pytest_graphinstruct.answers import Answer, Usage
+from pytest_graphinstruct.models.backends.tokens import TokenCounter, check_token_count
 from pytest_graphinstruct.models.base import Request, one_line
-from pytest_graphinstruct.models.tokens import TokenCounter, check_token_count
 
 USAGE_IMPOSSIBLE = "provider usage impossible"
 """Said in ``Usage.source`` (``tiktoken:<enc> (provider usage impossible)``) when the provider's

@@ -9,16 +9,16 @@ from typing import TYPE_CHECKING
 
 from pytest_graphinstruct.answers import Answer
 from pytest_graphinstruct.models.base import Backend, Request
-from pytest_graphinstruct.models.cache_view import CacheView
-from pytest_graphinstruct.models.cost_cap import CallCharge
-from pytest_graphinstruct.models.issue_gate import IssueGate
-from pytest_graphinstruct.models.ratelimit import RateLimiter
-from pytest_graphinstruct.models.request_stats import RequestStats
-from pytest_graphinstruct.models.snapshot import Snapshot
+from pytest_graphinstruct.models.caching.snapshot import Snapshot
+from pytest_graphinstruct.models.caching.view import CacheView
+from pytest_graphinstruct.models.cost.cap import CallCharge
+from pytest_graphinstruct.models.scheduling.issue_gate import IssueGate
+from pytest_graphinstruct.models.scheduling.ratelimit import RateLimiter
+from pytest_graphinstruct.models.scheduling.request_stats import RequestStats
 
 if TYPE_CHECKING:  # the budget is the scheduler's public type; its module imports this one
-    from pytest_graphinstruct.models.cost_cap import RequestCost
-    from pytest_graphinstruct.models.scheduler import TokenBudget
+    from pytest_graphinstruct.models.cost.cap import RequestCost
+    from pytest_graphinstruct.models.scheduling.scheduler import TokenBudget
 
 
 class RequestIssuer:

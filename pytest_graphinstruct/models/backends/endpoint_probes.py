@@ -6,15 +6,19 @@ from __future__ import annotations
 
 from typing import Any
 
-from pytest_graphinstruct.models.base import one_line
-from pytest_graphinstruct.models.bounded_calls import BoundedCalls, CallCancelled, DeadlineExceeded
-from pytest_graphinstruct.models.call_failures import (
+from pytest_graphinstruct.models.backends.bounded_calls import (
+    BoundedCalls,
+    CallCancelled,
+    DeadlineExceeded,
+)
+from pytest_graphinstruct.models.backends.call_failures import (
     FailureClassifier,
     connection_detail,
     error_detail,
 )
-from pytest_graphinstruct.models.chat_completions import ChatCompletions
-from pytest_graphinstruct.models.snapshot import Snapshot, snapshot_of
+from pytest_graphinstruct.models.backends.chat_completions import ChatCompletions
+from pytest_graphinstruct.models.base import one_line
+from pytest_graphinstruct.models.caching.snapshot import Snapshot, snapshot_of
 
 PREFLIGHT_TIMEOUT_S = 10.0
 PROBE_HEADER = "X-GI-Probe"

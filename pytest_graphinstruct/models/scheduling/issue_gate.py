@@ -10,8 +10,8 @@ from collections.abc import Callable
 
 from pytest_graphinstruct.answers import Answer, FailureKind
 from pytest_graphinstruct.models.base import AttemptOutcome, Backend, one_line
-from pytest_graphinstruct.models.circuit import CircuitBreaker
-from pytest_graphinstruct.models.request_stats import RequestStats
+from pytest_graphinstruct.models.scheduling.circuit import CircuitBreaker
+from pytest_graphinstruct.models.scheduling.request_stats import RequestStats
 
 
 class IssueGate:

@@ -12,9 +12,9 @@ from pathlib import Path
 from typing import Any
 
 from pytest_graphinstruct.answers import USAGE_PROVIDER, Answer, Usage
+from pytest_graphinstruct.models.backends.tokens import check_token_count
 from pytest_graphinstruct.models.base import Request
-from pytest_graphinstruct.models.snapshot import Snapshot
-from pytest_graphinstruct.models.tokens import check_token_count
+from pytest_graphinstruct.models.caching.snapshot import Snapshot
 
 FORMAT_VERSION = 1
 _LEVEL_RE = re.compile(r"^L(\d+)-")

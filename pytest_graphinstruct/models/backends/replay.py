@@ -11,12 +11,12 @@ the reader skipped, the error names them (``line 4 skipped: impossible usage``).
 from __future__ import annotations
 
 from pytest_graphinstruct.answers import USAGE_RECORDED, Answer, Usage
+from pytest_graphinstruct.models.backends.recorded import PROBLEM_KINDS, Responses
 from pytest_graphinstruct.models.base import Request
-from pytest_graphinstruct.models.recorded import PROBLEM_KINDS, Responses
 
 
 class ReplayBackend:
-    """Answers from :class:`~pytest_graphinstruct.models.recorded.Responses`.  Thread-safe."""
+    """Answers from :class:`~.recorded.Responses`.  Thread-safe."""
 
     cacheable = False
 

@@ -8,7 +8,7 @@ reads as absent, never raises past :meth:`BatchApi.status_of`); a downloaded fil
 file a batch is created from) that the endpoint answers HTTP 404 for raises
 :class:`BatchNotFound` from :meth:`BatchApi.retrieve` and :meth:`BatchApi.create`: deleted, or
 another account's or endpoint's — asking again will not find it.  Otherwise the calls raise what
-the client raises (the caller, :class:`~.batch_runner.BatchRunner`, retries or gives up); none
+the client raises (the caller, :class:`~.runner.BatchRunner`, retries or gives up); none
 is retried here.
 """
 
@@ -21,7 +21,7 @@ from typing import Any, cast
 
 from pytest_graphinstruct.errors import ModelError
 from pytest_graphinstruct.models.base import one_line
-from pytest_graphinstruct.models.batch_files import BATCH_ENDPOINT
+from pytest_graphinstruct.models.batch.files import BATCH_ENDPOINT
 
 COMPLETION_WINDOW = "24h"
 """The only completion window the OpenAI Batch API offers."""

@@ -15,7 +15,7 @@ from typing import Literal
 from pytest_graphinstruct.answers import Answer
 from pytest_graphinstruct.errors import ModelError
 from pytest_graphinstruct.models.base import Request, one_line
-from pytest_graphinstruct.models.cache_format import (
+from pytest_graphinstruct.models.caching.entries import (
     CacheEntry,
     Use,
     entry_of,
@@ -25,8 +25,8 @@ from pytest_graphinstruct.models.cache_format import (
     use_of,
     use_record,
 )
-from pytest_graphinstruct.models.cache_index import CacheIndex, flocked
-from pytest_graphinstruct.models.snapshot import Snapshot
+from pytest_graphinstruct.models.caching.index import CacheIndex, flocked
+from pytest_graphinstruct.models.caching.snapshot import Snapshot
 
 PutOutcome = Literal["written", "skipped", "failed"]
 

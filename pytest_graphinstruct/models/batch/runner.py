@@ -5,16 +5,16 @@ Promises:
 
 * **One batch per round.**  Requests are gathered until none has arrived for ``quiet_s``
   seconds (or a file's worth is waiting, or the oldest has waited ``gather_s``), then written
-  as input files (:func:`~.batch_files.input_files`, within the limits) and submitted, one batch
+  as input files (:func:`~.files.input_files`, within the limits) and submitted, one batch
   per file.  An iterative method's next round is asked only when its previous answers came
   back, so each round forms its own batch.
 * **Never submitted twice.**  Every input file is recorded in the ledger
-  (:class:`~.batch_ledger.BatchLedger`) before its batch is created, the batch id right after;
+  (:class:`~.ledger.BatchLedger`) before its batch is created, the batch id right after;
   a request whose key is in a live batch of the ledger (this run's or a killed run's) is not
   submitted again: it waits for that batch.  A run killed between upload and record re-uploads
   (an input file is not a request); one killed between create and record finds its batch by
-  the input file (:meth:`~.batch_api.BatchApi.find_by_input`).
-* **Results become ordinary answers**: each 200 line through :func:`~.batch_answers.answer_of`;
+  the input file (:meth:`~.api.BatchApi.find_by_input`).
+* **Results become ordinary answers**: each 200 line through :func:`~.answers.answer_of`;
   a line whose request no one in this process waits for (a killed run's batch, read before the
   rerun asks) is written to the answer cache under its key at once, so the scheduler finds it
   there.  Lines a batch failed, expired or cancelled (and a line missing from a finished
@@ -23,7 +23,7 @@ Promises:
   refused for the request's own fault (a 4xx) is the request's error answer, like an ordinary
   request's.  A retried line whose request no one here waits for is dropped: a later ask
   submits it (once).
-* A batch the endpoint answers HTTP 404 for (:class:`~.batch_api.BatchNotFound`: deleted, or
+* A batch the endpoint answers HTTP 404 for (:class:`~.api.BatchNotFound`: deleted, or
   the ledger came from another account or endpoint) is marked gone in the ledger (never polled
   again, by this run or a later one) and its requests are retried as a failed batch's are (a
   new batch, within ``max_tries``; or the fallback); :attr:`BatchRunner.gone` says it once.
@@ -44,8 +44,8 @@ from dataclasses import dataclass
 
 from pytest_graphinstruct.answers import Answer, FailureKind
 from pytest_graphinstruct.models.base import Request, one_line, quiet_thread
-from pytest_graphinstruct.models.batch_api import BatchApi, BatchNotFound, BatchStatus
-from pytest_graphinstruct.models.batch_files import (
+from pytest_graphinstruct.models.batch.api import BatchApi, BatchNotFound, BatchStatus
+from pytest_graphinstruct.models.batch.files import (
     MAX_BYTES_PER_FILE,
     MAX_REQUESTS_PER_FILE,
     BatchLine,
@@ -55,7 +55,7 @@ from pytest_graphinstruct.models.batch_files import (
     input_files,
     read_results,
 )
-from pytest_graphinstruct.models.batch_ledger import (
+from pytest_graphinstruct.models.batch.ledger import (
     GONE_STATE,
     TERMINAL_STATES,
     BatchLedger,
@@ -63,7 +63,7 @@ from pytest_graphinstruct.models.batch_ledger import (
     LedgerBatch,
     RequestMeta,
 )
-from pytest_graphinstruct.models.snapshot import Snapshot
+from pytest_graphinstruct.models.caching.snapshot import Snapshot
 
 Served = tuple[Answer, Snapshot]
 

@@ -8,8 +8,8 @@ import hashlib
 import json
 from typing import Any
 
+from pytest_graphinstruct.models.backends.call_failures import Malformed
 from pytest_graphinstruct.models.base import Request
-from pytest_graphinstruct.models.call_failures import Malformed
 
 
 class ChatCompletions:

@@ -4,14 +4,14 @@ Batch API instead of one HTTP request each (:class:`BatchBackend`).
 It sits where the ordinary backend sits, under the scheduler: the scheduler's cache lookups,
 deduplication, token budget and cost cap, and everything after the cache (verdicts, scores,
 reports, gates, methods), are unchanged.  :meth:`BatchBackend.complete_served` hands the
-request to the :class:`~.batch_runner.BatchRunner` and blocks until its batch line's answer is
+request to the :class:`~.runner.BatchRunner` and blocks until its batch line's answer is
 back; the runner gathers the requests of one round into batches, polls them and resolves them.
 
 Promises:
 
 * A batch line's body is exactly what the ordinary request would send
   (:meth:`~.chat_completions.ChatCompletions.body`, the wrapped backend's), and its answer is
-  read as the ordinary response would be (:mod:`.batch_answers`): one answer per request, cached
+  read as the ordinary response would be (:mod:`.answers`): one answer per request, cached
   under the same key (:attr:`endpoint` is the wrapped backend's).
 * Never raises for infrastructure problems (an error :class:`Answer`, ``calls=0``), like every
   backend.  :meth:`cancel` answers the waiting requests at once and leaves the batches to the
@@ -25,16 +25,16 @@ from __future__ import annotations
 from typing import NoReturn
 
 from pytest_graphinstruct.answers import Answer, FailureKind
+from pytest_graphinstruct.models.backends.openai_backend import OpenAIBackend
+from pytest_graphinstruct.models.backends.tokens import TokenCounter, encoding_name_for
+from pytest_graphinstruct.models.backends.usage_accounting import UsageAccounting
 from pytest_graphinstruct.models.base import Request
-from pytest_graphinstruct.models.batch_answers import answer_of
-from pytest_graphinstruct.models.batch_api import BatchApi
-from pytest_graphinstruct.models.batch_ledger import BatchLedger, LedgerBatch, RequestMeta
-from pytest_graphinstruct.models.batch_runner import BatchRunner, BatchSettings, Served
-from pytest_graphinstruct.models.cache import AnswerCache
-from pytest_graphinstruct.models.openai_backend import OpenAIBackend
-from pytest_graphinstruct.models.snapshot import Snapshot
-from pytest_graphinstruct.models.tokens import TokenCounter, encoding_name_for
-from pytest_graphinstruct.models.usage_accounting import UsageAccounting
+from pytest_graphinstruct.models.batch.answers import answer_of
+from pytest_graphinstruct.models.batch.api import BatchApi
+from pytest_graphinstruct.models.batch.ledger import BatchLedger, LedgerBatch, RequestMeta
+from pytest_graphinstruct.models.batch.runner import BatchRunner, BatchSettings, Served
+from pytest_graphinstruct.models.caching.cache import AnswerCache
+from pytest_graphinstruct.models.caching.snapshot import Snapshot
 
 BATCH_CONCURRENCY = 10_000
 """The scheduler's worker threads in batch mode: requests waiting for their batch at once (each

@@ -46,7 +46,7 @@ from typing import Any, Protocol
 
 from pytest_graphinstruct.errors import ResponsesError
 from pytest_graphinstruct.escaping import escape
-from pytest_graphinstruct.models.tokens import check_token_count
+from pytest_graphinstruct.models.backends.tokens import check_token_count
 from pytest_graphinstruct.vocab import RECORDED_PROBLEMS_SHOWN
 
 

@@ -9,12 +9,12 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
-from pytest_graphinstruct.models.bounded_calls import (
+from pytest_graphinstruct.models.backends.bounded_calls import (
     DeadlineExceeded,
     ResponseTooLarge,
     http_package,
 )
-from pytest_graphinstruct.models.retry import parse_retry_after
+from pytest_graphinstruct.models.backends.retry import parse_retry_after
 
 _MAX_ERROR_DETAIL = 300
 

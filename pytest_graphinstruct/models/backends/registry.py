@@ -18,8 +18,8 @@ from collections.abc import Mapping
 from typing import Any
 
 from pytest_graphinstruct.errors import ModelError
+from pytest_graphinstruct.models.backends.recorded import Responses
 from pytest_graphinstruct.models.base import Backend
-from pytest_graphinstruct.models.recorded import Responses
 from pytest_graphinstruct.options import (
     DEFAULT_API_KEY_ENV,
     DEFAULT_MAX_RETRIES,
@@ -57,20 +57,20 @@ def make_backend(
     """
     name = (model or "").strip()
     if replay is not None or replay_path is not None:
-        from pytest_graphinstruct.models.replay import ReplayBackend
+        from pytest_graphinstruct.models.backends.replay import ReplayBackend
 
         if replay is None:
-            from pytest_graphinstruct.models.recorded import read_responses
+            from pytest_graphinstruct.models.backends.recorded import read_responses
 
             assert replay_path is not None
             replay = read_responses(replay_path)
         return ReplayBackend(replay)
     if not name:
         raise ModelError("no model given: pass --gi-model=<name>, 'oracle', or --gi-replay")
-    from pytest_graphinstruct.models.openai_backend import OpenAIBackend
+    from pytest_graphinstruct.models.backends.openai_backend import OpenAIBackend
 
     if name == "local":
-        from pytest_graphinstruct.models.local_server import ALIAS, find_local_model
+        from pytest_graphinstruct.models.backends.local_server import ALIAS, find_local_model
 
         if local is None:
             find_local_model()  # says what to install when that is the problem

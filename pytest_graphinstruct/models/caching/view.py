@@ -8,10 +8,10 @@ import threading
 from dataclasses import replace
 
 from pytest_graphinstruct.answers import Answer
-from pytest_graphinstruct.models.cache import AnswerCache
-from pytest_graphinstruct.models.cache_format import CacheEntry
-from pytest_graphinstruct.models.request_stats import RequestStats
-from pytest_graphinstruct.models.snapshot import CacheSource, is_stale
+from pytest_graphinstruct.models.caching.cache import AnswerCache
+from pytest_graphinstruct.models.caching.entries import CacheEntry
+from pytest_graphinstruct.models.caching.snapshot import CacheSource, is_stale
+from pytest_graphinstruct.models.scheduling.request_stats import RequestStats
 
 
 class CacheView:

@@ -26,7 +26,7 @@ Promises:
   Requests already in flight complete and are kept (the budget can be overshot by at most
   ``concurrency - 1`` answers).  Answers without a usage block spend nothing (unknown, never
   estimated); cached answers spend nothing.
-* Cost cap (``cost``, :mod:`.cost_cap`): a request is issued only when its worst case (counted
+* Cost cap (``cost``, :mod:`.cap`): a request is issued only when its worst case (counted
   input tokens + ``max_tokens`` output, at list price) fits in what the cap has left, reserved
   until its answer's usage replaces it, so spent ≤ cap at any concurrency; once one is refused
   none is issued after it (``Answer(error=COST_CAP_REACHED + ...)``, ``cost_skipped``).
@@ -59,15 +59,15 @@ from typing import Any
 
 from pytest_graphinstruct.answers import Answer
 from pytest_graphinstruct.models.base import Backend, Request, one_line, wait_result
-from pytest_graphinstruct.models.cache import AnswerCache
-from pytest_graphinstruct.models.cache_view import CacheView
-from pytest_graphinstruct.models.cost_cap import RequestCost
-from pytest_graphinstruct.models.issue_gate import IssueGate
-from pytest_graphinstruct.models.issuer import RequestIssuer
-from pytest_graphinstruct.models.ratelimit import RateLimiter
-from pytest_graphinstruct.models.request_queue import RequestQueue
-from pytest_graphinstruct.models.request_stats import RequestStats, Sent
-from pytest_graphinstruct.models.snapshot import CacheSource
+from pytest_graphinstruct.models.caching.cache import AnswerCache
+from pytest_graphinstruct.models.caching.snapshot import CacheSource
+from pytest_graphinstruct.models.caching.view import CacheView
+from pytest_graphinstruct.models.cost.cap import RequestCost
+from pytest_graphinstruct.models.scheduling.issue_gate import IssueGate
+from pytest_graphinstruct.models.scheduling.issuer import RequestIssuer
+from pytest_graphinstruct.models.scheduling.ratelimit import RateLimiter
+from pytest_graphinstruct.models.scheduling.request_queue import RequestQueue
+from pytest_graphinstruct.models.scheduling.request_stats import RequestStats, Sent
 from pytest_graphinstruct.options import DEFAULT_CONCURRENCY
 
 BUDGET_EXHAUSTED = "token budget exhausted"
@@ -111,7 +111,7 @@ class TokenBudget:
 
 class Scheduler:
     """Runs a backend's requests on a thread pool (:class:`~.request_queue.RequestQueue`): one
-    future per distinct request, answered from the cache (:class:`~.cache_view.CacheView`),
+    future per distinct request, answered from the cache (:class:`~.view.CacheView`),
     refused (:class:`~.issue_gate.IssueGate`) or obtained by a worker
     (:class:`~.issuer.RequestIssuer`), and counted (:class:`~.request_stats.RequestStats`).
     Its parts share one lock.
@@ -124,7 +124,7 @@ class Scheduler:
         cache: the answer cache; ignored when the backend is not cacheable.
         token_budget: a token count, or a :class:`TokenBudget` shared with other schedulers.
         cost: this backend's side of a cost cap shared with other schedulers
-            (:class:`~.cost_cap.RequestCost`; ``None``: no cap).
+            (:class:`~.cap.RequestCost`; ``None``: no cap).
         circuit_breaker: the breaker's threshold (:class:`~.circuit.CircuitBreaker`: this many
             consecutive endpoint faults, or 80 % of the last five times as many, open it;
             ``None`` or 0 = never); applies to remote backends only (``backend.remote``).

@@ -57,9 +57,9 @@ Guarantees:
 Only one process of a run asks endpoints (the xdist controller's answer service), so a run
 never asks for one answer twice; two runs sharing a cache folder at once may.
 
-The cache's parts: :mod:`.cache_format` (the record, :class:`~.cache_format.CacheEntry`, which
-record of a key wins), :class:`~.cache_index.CacheIndex` (the entries read so far, damaged
-lines), :class:`~.cache_writer.CacheWriter` (the write path: what is written, crash-safe appends,
+The cache's parts: :mod:`.entries` (the record, :class:`~.entries.CacheEntry`, which
+record of a key wins), :class:`~.index.CacheIndex` (the entries read so far, damaged
+lines), :class:`~.writer.CacheWriter` (the write path: what is written, crash-safe appends,
 failed writes).
 """
 
@@ -76,10 +76,10 @@ from pathlib import Path
 from pytest_graphinstruct.answers import Answer
 from pytest_graphinstruct.errors import ModelError
 from pytest_graphinstruct.models.base import Request
-from pytest_graphinstruct.models.cache_format import CacheEntry, entry_of, records
-from pytest_graphinstruct.models.cache_index import CacheIndex
-from pytest_graphinstruct.models.cache_writer import CacheWriter, PutOutcome
-from pytest_graphinstruct.models.snapshot import Snapshot
+from pytest_graphinstruct.models.caching.entries import CacheEntry, entry_of, records
+from pytest_graphinstruct.models.caching.index import CacheIndex
+from pytest_graphinstruct.models.caching.snapshot import Snapshot
+from pytest_graphinstruct.models.caching.writer import CacheWriter, PutOutcome
 
 CACHE_FILE = "answers.jsonl"
 
@@ -249,7 +249,7 @@ class AnswerCache:
         are another instruction's or cell's, word for word: one key, one answer), unless a
         record already names that use or nothing is kept: one more record of ``key`` under
         ``request``'s metadata, which never replaces the kept answer
-        (:func:`~.cache_format.use_record`).  So :meth:`all_entries` and ``cache export`` see
+        (:func:`~.entries.use_record`).  So :meth:`all_entries` and ``cache export`` see
         every instruction that used an answer.  ``written``, ``skipped`` or ``failed``."""
         return self._writer.record_use(key, request)
 

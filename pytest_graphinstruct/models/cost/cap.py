@@ -37,9 +37,9 @@ from dataclasses import dataclass
 from typing import Final
 
 from pytest_graphinstruct.answers import Answer
+from pytest_graphinstruct.models.backends.tokens import TokenCounter
 from pytest_graphinstruct.models.base import AttemptOutcome, Request
-from pytest_graphinstruct.models.prices import ModelPrice
-from pytest_graphinstruct.models.tokens import TokenCounter
+from pytest_graphinstruct.models.cost.prices import ModelPrice
 
 COST_CAP_REACHED: Final = "cost cap reached"
 """Prefix of the error of every request not issued because of ``--gi-max-cost``."""

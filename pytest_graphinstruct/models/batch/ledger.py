@@ -8,7 +8,7 @@ Promises:
   a kill leaves the old ledger or the new one, never a torn one.
 * An input file is recorded (``input_file_id``, its custom ids and their requests' metadata)
   *before* its batch is created, and the batch id right after: a run killed between the two
-  finds the entry without a batch id, and :class:`~.batch_runner.BatchRunner` looks the batch
+  finds the entry without a batch id, and :class:`~.runner.BatchRunner` looks the batch
   up by its input file before creating one.
 * A ledger that exists but cannot be read (damaged, another version, unreadable) is never
   taken as empty: :class:`BatchLedger` raises :class:`LedgerUnreadable`, one line naming the

@@ -10,7 +10,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from pytest_graphinstruct.models.base import one_line
-from pytest_graphinstruct.models.cache_format import CacheEntry, Use, entry_of, supersedes
+from pytest_graphinstruct.models.caching.entries import CacheEntry, Use, entry_of, supersedes
 
 try:  # POSIX only
     import fcntl

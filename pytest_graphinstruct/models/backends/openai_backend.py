@@ -88,20 +88,20 @@ from typing import Any, Literal
 
 from pytest_graphinstruct.answers import Answer, FailureKind
 from pytest_graphinstruct.errors import ModelError
-from pytest_graphinstruct.models.base import AttemptGuard, AttemptOutcome, Request, one_line
-from pytest_graphinstruct.models.base_url import check_base_url, split_query
-from pytest_graphinstruct.models.bounded_calls import (
+from pytest_graphinstruct.models.backends.base_url import check_base_url, split_query
+from pytest_graphinstruct.models.backends.bounded_calls import (
     MAX_RESPONSE_BYTES,
     BoundedCalls,
     CallCancelled,
 )
-from pytest_graphinstruct.models.call_failures import FailureClassifier
-from pytest_graphinstruct.models.chat_completions import ChatCompletions, choice
-from pytest_graphinstruct.models.endpoint_probes import EndpointProbes
-from pytest_graphinstruct.models.retry import DEFAULT_RETRY_AFTER_CAP_S, RetryPolicy
-from pytest_graphinstruct.models.snapshot import Snapshot, snapshot_of
-from pytest_graphinstruct.models.tokens import TokenCounter, encoding_name_for
-from pytest_graphinstruct.models.usage_accounting import UsageAccounting
+from pytest_graphinstruct.models.backends.call_failures import FailureClassifier
+from pytest_graphinstruct.models.backends.chat_completions import ChatCompletions, choice
+from pytest_graphinstruct.models.backends.endpoint_probes import EndpointProbes
+from pytest_graphinstruct.models.backends.retry import DEFAULT_RETRY_AFTER_CAP_S, RetryPolicy
+from pytest_graphinstruct.models.backends.tokens import TokenCounter, encoding_name_for
+from pytest_graphinstruct.models.backends.usage_accounting import UsageAccounting
+from pytest_graphinstruct.models.base import AttemptGuard, AttemptOutcome, Request, one_line
+from pytest_graphinstruct.models.caching.snapshot import Snapshot, snapshot_of
 from pytest_graphinstruct.options import (
     DEFAULT_API_KEY_ENV,
     DEFAULT_MAX_RETRIES,
@@ -222,7 +222,7 @@ class OpenAIBackend:
     @property
     def client(self) -> object:
         """The backend's ``openai`` client (its key and base URL; no retries of its own): the
-        batch mode's files and batches calls (:mod:`.batch_api`).  Never written anywhere."""
+        batch mode's files and batches calls (:mod:`.api`).  Never written anywhere."""
         return self._calls.client
 
     @property

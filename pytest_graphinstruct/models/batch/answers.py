@@ -8,11 +8,11 @@ from __future__ import annotations
 from types import SimpleNamespace
 
 from pytest_graphinstruct.answers import Answer
+from pytest_graphinstruct.models.backends.call_failures import Malformed
+from pytest_graphinstruct.models.backends.chat_completions import choice
+from pytest_graphinstruct.models.backends.usage_accounting import UsageAccounting
 from pytest_graphinstruct.models.base import Request, one_line
-from pytest_graphinstruct.models.call_failures import Malformed
-from pytest_graphinstruct.models.chat_completions import choice
-from pytest_graphinstruct.models.snapshot import Snapshot, snapshot_of
-from pytest_graphinstruct.models.usage_accounting import UsageAccounting
+from pytest_graphinstruct.models.caching.snapshot import Snapshot, snapshot_of
 
 _MAX_DEPTH = 32
 

@@ -1,0 +1,1 @@
+"""What answers cost: the price table and the run's cost cap."""
