@@ -30,7 +30,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from pytest_graphinstruct.report.render.html import NamedReport, build_page, write_page  # noqa: E402
-from pytest_graphinstruct.run.reader import read_report  # noqa: E402
+from pytest_graphinstruct.run.records.reader import read_report  # noqa: E402
 from pytest_graphinstruct.suite.loader import load_suite  # noqa: E402
 
 

@@ -7,8 +7,8 @@ an infeasible instruction), with the usage the bench has always given them.
 
 The report is built through the one evaluation path (:func:`~pytest_graphinstruct.run.evaluate.
 check` and :func:`~pytest_graphinstruct.run.evaluate.score`, then the run report's aggregation)
-and written by :func:`~pytest_graphinstruct.run.writer.report_json`, whose floats are Python's
-``repr`` (exact); its cell metadata names no path, machine or version.
+and written by :func:`~pytest_graphinstruct.run.records.writer.report_json`, whose floats are
+Python's ``repr`` (exact); its cell metadata names no path, machine or version.
 
 The pins (:class:`Pins`, ``tests/run/score_digest.json``) hold what must not change: each
 item's outcome and every verdict, string and integer exactly (a hash of the item with its floats
@@ -48,8 +48,8 @@ from pytest_graphinstruct.pools import ReferencePools
 from pytest_graphinstruct.run.aggregate import build_run_report
 from pytest_graphinstruct.run.config import Cell
 from pytest_graphinstruct.run.evaluate import check, score
-from pytest_graphinstruct.run.results import CellMetadata, Coverage, ItemResult, RunReport
-from pytest_graphinstruct.run.writer import report_json
+from pytest_graphinstruct.run.records.results import CellMetadata, Coverage, ItemResult, RunReport
+from pytest_graphinstruct.run.records.writer import report_json
 from pytest_graphinstruct.suite.instruction import Instruction
 from pytest_graphinstruct.verify.verifier import Verifier
 
@@ -261,8 +261,8 @@ class Pins:
 
     @classmethod
     def of_text(cls, text: str, machine: dict[str, str]) -> Pins:
-        """The pins of a written report (:func:`~pytest_graphinstruct.run.writer.report_json`),
-        computed on ``machine``."""
+        """The pins of a written report
+        (:func:`~pytest_graphinstruct.run.records.writer.report_json`), computed on ``machine``."""
         report = json.loads(text)
         items = {}
         for iid, item in _items(report).items():

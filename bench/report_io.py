@@ -64,7 +64,7 @@ def synthetic_report(items: int = 800, samples: int = 3, *, loci: bool = True) -
 def _time_here(path: Path, repeats: int) -> dict[str, Any]:
     """Times ``from_json`` and ``to_json`` with whatever ``pytest_graphinstruct`` is first on
     the path (the subprocess side of :func:`_time_in`)."""
-    from pytest_graphinstruct.run.results import RunReport
+    from pytest_graphinstruct.run.records.results import RunReport
 
     data = json.loads(path.read_text(encoding="utf-8"))
     reads, writes = [], []

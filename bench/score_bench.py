@@ -198,8 +198,8 @@ def main() -> int:
     for undo in restore:
         undo()
     from pytest_graphinstruct.run import evaluate
-    from pytest_graphinstruct.run.reader import read_report
-    from pytest_graphinstruct.run.writer import write_report
+    from pytest_graphinstruct.run.records.reader import read_report
+    from pytest_graphinstruct.run.records.writer import write_report
     from pytest_graphinstruct.score import d3 as d3_module
 
     d3_module.clear_caches()  # the path must not reuse the features computed above
@@ -270,7 +270,7 @@ def main() -> int:
         print(f"report not compared with the pins (they are k={full.k}, --pools project, the "
               "official suite)")
     else:
-        from pytest_graphinstruct.run.writer import report_json
+        from pytest_graphinstruct.run.records.writer import report_json
 
         print("\n".join(compared("the report", report_json(report), read_pins().get("full"))))
     if args.tracemalloc:

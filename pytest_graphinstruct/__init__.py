@@ -24,15 +24,15 @@ __version__ = "0.1.0"
 _PUBLIC = {
     "Answer": "pytest_graphinstruct.answers",
     "Instruction": "pytest_graphinstruct.suite.instruction",
-    "ItemResult": "pytest_graphinstruct.run.results",
-    "RunReport": "pytest_graphinstruct.run.results",
+    "ItemResult": "pytest_graphinstruct.run.records.results",
+    "RunReport": "pytest_graphinstruct.run.records.results",
     "Suite": "pytest_graphinstruct.suite.loader",
     "Verification": "pytest_graphinstruct.verify.verdict",
     "Verifier": "pytest_graphinstruct.verify.verifier",
     "evaluate": "pytest_graphinstruct.run.evaluate",
     "instruction_from_record": "pytest_graphinstruct.suite.loader",
     "load_suite": "pytest_graphinstruct.suite.loader",
-    "read_report": "pytest_graphinstruct.run.reader",
+    "read_report": "pytest_graphinstruct.run.records.reader",
     "shipped_suite": "pytest_graphinstruct.suite.shipped",
 }
 

@@ -258,9 +258,9 @@ def _add_ci_commands(sub: Any) -> None:
 
 def _merge(args: argparse.Namespace) -> int:
     from pytest_graphinstruct.report.commands.merge import merge_reports
-    from pytest_graphinstruct.run.reader import read_whole_report
-    from pytest_graphinstruct.run.results import ReportError
-    from pytest_graphinstruct.run.writer import write_report
+    from pytest_graphinstruct.run.records.reader import read_whole_report
+    from pytest_graphinstruct.run.records.results import ReportError
+    from pytest_graphinstruct.run.records.writer import write_report
 
     inputs = []
     for path in args.reports:
@@ -434,7 +434,7 @@ def _pareto(args: argparse.Namespace) -> int:
     from tabulate import tabulate
 
     from pytest_graphinstruct.run.aggregate import cell_point
-    from pytest_graphinstruct.run.reader import read_cells
+    from pytest_graphinstruct.run.records.reader import read_cells
     from pytest_graphinstruct.score.pareto import analyze
 
     report = analyze([replace(cell_point(c), label=key)  # runs told apart by their prompts
@@ -459,9 +459,9 @@ def _pareto(args: argparse.Namespace) -> int:
 def _compare(args: argparse.Namespace) -> int:
     from pytest_graphinstruct.report.commands.compare import compare_cells
     from pytest_graphinstruct.report.pick import pick_cell
-    from pytest_graphinstruct.run.comparison import REGRESSION
-    from pytest_graphinstruct.run.reader import read_report
-    from pytest_graphinstruct.run.results import CellReport
+    from pytest_graphinstruct.run.gate.comparison import REGRESSION
+    from pytest_graphinstruct.run.records.reader import read_report
+    from pytest_graphinstruct.run.records.results import CellReport
 
     def pick(path: str, side: str, label: str | None) -> CellReport:
         return pick_cell(read_report(path), path, label,
@@ -516,7 +516,7 @@ def _html(args: argparse.Namespace) -> int:
 
 def _show(args: argparse.Namespace) -> int:
     from pytest_graphinstruct.report.commands.show import find_item, item_lines
-    from pytest_graphinstruct.run.reader import read_report
+    from pytest_graphinstruct.run.records.reader import read_report
 
     cell, item = find_item(read_report(args.report), args.id, cell=args.cell, name=args.report)
     print("\n".join(item_lines(cell, item, name=args.report)))
@@ -582,8 +582,8 @@ def _score(args: argparse.Namespace) -> int:
     from pathlib import Path
 
     from pytest_graphinstruct.run.config import run_config
+    from pytest_graphinstruct.run.records.writer import write_report
     from pytest_graphinstruct.run.score_recorded import score_recorded
-    from pytest_graphinstruct.run.writer import write_report
 
     overrides = {k: v for k, v in (("max_nodes", args.max_nodes), ("max_edges", args.max_edges),
                                    ("max_chars", args.max_chars)) if v is not None}

@@ -23,7 +23,7 @@ from pytest_graphinstruct.vocab import LEVELS, PYTEST_PLUGIN_NAME, SIZE_BUCKETS
 
 if TYPE_CHECKING:  # the fixtures' types; nothing of them is imported when pytest loads us
     from pytest_graphinstruct.answers import Answer
-    from pytest_graphinstruct.run.results import ItemResult
+    from pytest_graphinstruct.run.records.results import ItemResult
     from pytest_graphinstruct.run.suites import Suite
     from pytest_graphinstruct.suite.instruction import Instruction
     from pytest_graphinstruct.verify.verifier import Verifier
@@ -194,8 +194,8 @@ def gi_query(request: pytest.FixtureRequest) -> Callable[..., Answer]:
 
 @pytest.fixture
 def gi_results(request: pytest.FixtureRequest) -> list[ItemResult]:
-    """The typed results (:class:`~pytest_graphinstruct.run.results.ItemResult`: verdicts per
-    sample, D1–D5, level score) of the benchmark items that already ran in this process, in
+    """The typed results (:class:`~pytest_graphinstruct.run.records.results.ItemResult`: verdicts
+    per sample, D1–D5, level score) of the benchmark items that already ran in this process, in
     run order; items still held for D3's batch are scored first."""
     return list(_active(request).bench.flush())
 

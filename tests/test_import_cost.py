@@ -134,7 +134,7 @@ def test_the_plugins_entry_point_never_imports_scipy_stats_or_torch() -> None:
     # after that, so whatever it costs delays the whole run.  scipy.stats takes 0.3-1 s.
     code = ("import sys\nimport pytest_graphinstruct.pytest_run.entry\n"
             "import pytest_graphinstruct.pytest_run.driver\n"
-            "import pytest_graphinstruct.run.verdict\n"
+            "import pytest_graphinstruct.run.gate.verdict\n"
             "print(sorted(m for m in ('scipy.stats', 'torch', 'torch_geometric') "
             "if m in sys.modules))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,

@@ -1,5 +1,5 @@
-"""What a run covers (:class:`~pytest_graphinstruct.run.results.Coverage`), from how its pytest
-session ended and which selected items have results."""
+"""What a run covers (:class:`~pytest_graphinstruct.run.records.results.Coverage`), from how its
+pytest session ended and which selected items have results."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from collections.abc import Sequence
 
 import pytest
 
-from pytest_graphinstruct.run.results import Coverage, ItemResult
+from pytest_graphinstruct.run.records.results import Coverage, ItemResult
 
 
 def run_coverage(session: pytest.Session, results: Sequence[ItemResult], *,

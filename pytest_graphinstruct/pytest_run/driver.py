@@ -45,25 +45,25 @@ from pytest_graphinstruct.run.payload import (
     WorkerTotals,
     worker_payload,
 )
-from pytest_graphinstruct.run.results import ItemResult, RunReport
+from pytest_graphinstruct.run.records.results import ItemResult, RunReport
 from pytest_graphinstruct.run.tally import BatchProgress, ProgressCounts
 from pytest_graphinstruct.suite.instruction import Instruction
 
 if TYPE_CHECKING:  # the evaluation path is imported on first use: an xdist controller that
     # only merges results starts its workers sooner without it
     from pytest_graphinstruct.run.answer_service import AnswerService
+    from pytest_graphinstruct.run.gate.verdict import BaselinePlan, Decision, Written
     from pytest_graphinstruct.run.local import LocalHost
     from pytest_graphinstruct.run.preflight import RunInputs, Served
     from pytest_graphinstruct.run.session import BenchmarkSession
-    from pytest_graphinstruct.run.verdict import BaselinePlan, Decision, Written
 
 
 class RunDriver:
     """Session-scoped state of an active benchmark run, and its steps."""
 
     def __init__(self, config: pytest.Config, run: RunConfig) -> None:
+        from pytest_graphinstruct.run.gate.verdict import BaselinePlan, GateOptions, plan_baseline
         from pytest_graphinstruct.run.local import LocalHost
-        from pytest_graphinstruct.run.verdict import BaselinePlan, GateOptions, plan_baseline
 
         self.config = config
         self.run = run

@@ -1,6 +1,6 @@
 """The end of a run, in the process that writes its report (the xdist controller, or the single
 process): build the report and its ``run`` record, reach the verdict through the one driver
-(:mod:`pytest_graphinstruct.run.verdict`: baseline, gates), write what was asked for
+(:mod:`pytest_graphinstruct.run.gate.verdict`: baseline, gates), write what was asked for
 (:mod:`.outputs`) and set the exit status."""
 
 from __future__ import annotations
@@ -13,18 +13,18 @@ import pytest
 
 from pytest_graphinstruct.pytest_run.coverage import run_coverage
 from pytest_graphinstruct.pytest_run.outputs import write_outputs
-from pytest_graphinstruct.run.results import Coverage, ItemResult, RunReport
+from pytest_graphinstruct.run.records.results import Coverage, ItemResult, RunReport
 
 if TYPE_CHECKING:
     from pytest_graphinstruct.pytest_run.driver import RunDriver
-    from pytest_graphinstruct.run.results import RunInfo, ShardSelection
+    from pytest_graphinstruct.run.records.results import RunInfo, ShardSelection
 
 
 def finish(driver: RunDriver, session: pytest.Session) -> None:
     """Build the report (``driver.report``), decide the verdict (``driver.decision``), write
     the outputs (``driver.written``: one line each) and fail the session when the verdict
     fails a run pytest thought passed."""
-    from pytest_graphinstruct.run.verdict import decide, settle_baseline
+    from pytest_graphinstruct.run.gate.verdict import decide, settle_baseline
 
     bench = driver.opened
     results = driver.totals.results if driver.controller else (
@@ -79,7 +79,7 @@ def _run_info(driver: RunDriver, results: Sequence[ItemResult], coverage: Covera
     under xdist the cache counts and what was sent are the workers' (the controller's results
     are read back from JSON, which does not keep them, and it sends nothing itself)."""
     from pytest_graphinstruct.run.provenance import run_info
-    from pytest_graphinstruct.run.results import ItemFilter
+    from pytest_graphinstruct.run.records.results import ItemFilter
 
     run, option, bench = driver.run, driver.config.option, driver.opened
     return run_info(
@@ -100,7 +100,7 @@ def _run_info(driver: RunDriver, results: Sequence[ItemResult], coverage: Covera
 def _shard_selection(driver: RunDriver) -> ShardSelection | None:
     """The report's record of ``--gi-shard`` (``None`` without it, or when the run never got
     its suite)."""
-    from pytest_graphinstruct.run.results import ShardSelection
+    from pytest_graphinstruct.run.records.results import ShardSelection
 
     shard = driver.run.shard
     if shard is None or driver.opened is None:

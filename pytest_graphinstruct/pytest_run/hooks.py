@@ -15,7 +15,7 @@ import pytest
 from pytest_graphinstruct.pytest_run.driver import RunDriver
 from pytest_graphinstruct.pytest_run.live import live_line
 from pytest_graphinstruct.pytest_run.summary import write_summary
-from pytest_graphinstruct.run.results import ItemResult
+from pytest_graphinstruct.run.records.results import ItemResult
 from pytest_graphinstruct.suite.instruction import Instruction
 
 if TYPE_CHECKING:  # the evaluation path: imported on first use

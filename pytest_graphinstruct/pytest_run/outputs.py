@@ -11,12 +11,12 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from pytest_graphinstruct.run.config import RunConfig
-from pytest_graphinstruct.run.results import Coverage, RunReport
-from pytest_graphinstruct.run.verdict import Written
+from pytest_graphinstruct.run.gate.verdict import Written
+from pytest_graphinstruct.run.records.results import Coverage, RunReport
 
 if TYPE_CHECKING:
+    from pytest_graphinstruct.run.gate.verdict import BaselinePlan, Decision
     from pytest_graphinstruct.run.session import BenchmarkSession
-    from pytest_graphinstruct.run.verdict import BaselinePlan, Decision
 
 
 def _outputs(run: RunConfig, plan: BaselinePlan | None) -> list[tuple[str, Path]]:
@@ -40,7 +40,7 @@ def output_on_baseline(run: RunConfig) -> str | None:
     or a hard link to it.  The report's start-of-run placeholder would replace the baseline
     before the run is compared with it, and any of them would leave it unreadable as a
     baseline; with ``--gi-update-baseline`` the baseline is written by that option alone."""
-    from pytest_graphinstruct.run.writer import same_file
+    from pytest_graphinstruct.run.records.writer import same_file
 
     if run.baseline is None:
         return None
@@ -61,7 +61,7 @@ def unclaimable(run: RunConfig, plan: BaselinePlan) -> str | None:
     ``$GITHUB_STEP_SUMMARY`` file it appends to), the baseline when this run may write it,
     and the run store of ``--gi-autosave``.  The answer cache is not among them: a cache
     that cannot be written costs only reuse (the run warns)."""
-    from pytest_graphinstruct.run.writer import unwritable_reason
+    from pytest_graphinstruct.run.records.writer import unwritable_reason
 
     for flag, path in _outputs(run, plan):
         reason = unwritable_reason(path)
@@ -79,7 +79,7 @@ def unclaimable(run: RunConfig, plan: BaselinePlan) -> str | None:
 def mark_started(report: Path | None) -> None:
     """Replace an earlier report at ``report`` with one that says this run has not finished
     (so a run killed outright never leaves an older report looking like its own)."""
-    from pytest_graphinstruct.run.writer import write_report
+    from pytest_graphinstruct.run.records.writer import write_report
 
     if report is not None:
         started = time.strftime("%Y-%m-%d %H:%M:%S")
@@ -111,7 +111,7 @@ def write_outputs(report: RunReport, decision: Decision, run: RunConfig,
 
 def write_json(report: RunReport, path: Path, what: str) -> Written:
     """Write ``report``; the line to show, whether it worked or not (never raises for I/O)."""
-    from pytest_graphinstruct.run.writer import write_report
+    from pytest_graphinstruct.run.records.writer import write_report
 
     try:
         write_report(report, path)
@@ -148,8 +148,8 @@ def autosave(report: RunReport, store: Path) -> Written:
     """Save ``report`` as the next run of the store (its bytes are the JSON report's, whether or
     not ``--gi-report`` also wrote it), unless no item has a result (a usage error, a run
     stopped before its first item); the line to show (never raises for I/O)."""
+    from pytest_graphinstruct.run.records.writer import report_json
     from pytest_graphinstruct.run.store import RunStore, StoreError
-    from pytest_graphinstruct.run.writer import report_json
 
     if not any(c.per_instruction for c in report.cells):
         why = report.coverage.describe() if report.partial else "no item was selected"

@@ -27,8 +27,8 @@ def write_stopped(path: Path | None, reason: str, *, baseline: Path | None = Non
     coverage reason ``reason``), unless ``path`` is ``None``, cannot be written, or is the
     ``baseline``'s file (never overwritten by a refused run).  Never raises for I/O: what
     stopped the run is what the user must see."""
-    from pytest_graphinstruct.run.results import Coverage, RunReport
-    from pytest_graphinstruct.run.writer import same_file, unwritable_reason, write_report
+    from pytest_graphinstruct.run.records.results import Coverage, RunReport
+    from pytest_graphinstruct.run.records.writer import same_file, unwritable_reason, write_report
 
     if path is None or unwritable_reason(path) is not None:
         return

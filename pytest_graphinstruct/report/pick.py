@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pytest_graphinstruct.errors import GraphInstructError
 from pytest_graphinstruct.report.untrusted import escape
-from pytest_graphinstruct.run.results import CellReport, RunReport
+from pytest_graphinstruct.run.records.results import CellReport, RunReport
 
 
 def pick_cell(report: RunReport, path: str, label: str | None, *,

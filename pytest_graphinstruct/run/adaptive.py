@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from pytest_graphinstruct.answers import Answer
 from pytest_graphinstruct.models.base import wait_result
 from pytest_graphinstruct.run.config import Cell
-from pytest_graphinstruct.run.results import CellReport, sample_passed
+from pytest_graphinstruct.run.records.results import CellReport, sample_passed
 from pytest_graphinstruct.score.multiple import FAMILY_ALPHA
 from pytest_graphinstruct.score.sequential import (
     SequentialResult,

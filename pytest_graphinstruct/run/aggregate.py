@@ -14,7 +14,7 @@ from statistics import fmean
 
 from pytest_graphinstruct import __version__
 from pytest_graphinstruct.run.consistency import measure
-from pytest_graphinstruct.run.results import (
+from pytest_graphinstruct.run.records.results import (
     CellMetadata,
     CellReport,
     CellSummary,

@@ -38,8 +38,8 @@ from typing import TYPE_CHECKING, Any
 from pytest_graphinstruct.answers import Answer
 from pytest_graphinstruct.errors import GraphInstructError
 from pytest_graphinstruct.models.base import one_line, quiet_thread, wait_result
-from pytest_graphinstruct.run.codec import decode, encode
 from pytest_graphinstruct.run.config import Cell, RunConfig
+from pytest_graphinstruct.run.records.codec import decode, encode
 
 if TYPE_CHECKING:
     from pytest_graphinstruct.run.session import BenchmarkSession

@@ -33,7 +33,7 @@ from pytest_graphinstruct.models.caching.cache import (
     write_raw,
 )
 from pytest_graphinstruct.models.caching.entries import CacheEntry
-from pytest_graphinstruct.run.results import is_iterative_label
+from pytest_graphinstruct.run.records.results import is_iterative_label
 
 
 @dataclass(frozen=True)

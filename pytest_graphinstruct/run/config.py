@@ -31,9 +31,9 @@ from pytest_graphinstruct.options import (
     split_words,
 )
 from pytest_graphinstruct.prompts.texts import PACKAGED, TemplateSet
-from pytest_graphinstruct.run.results import cell_label
+from pytest_graphinstruct.run.records.results import cell_label
+from pytest_graphinstruct.run.records.writer import same_file
 from pytest_graphinstruct.run.shard import Shard, parse_shard
-from pytest_graphinstruct.run.writer import same_file
 from pytest_graphinstruct.suite.shipped import default_suite
 from pytest_graphinstruct.vocab import (
     METHOD_BASELINE,

@@ -33,8 +33,8 @@ from pytest_graphinstruct.models.backends.tokens import TokenCounter, encoding_n
 from pytest_graphinstruct.models.cost.prices import PriceTable, load_prices
 from pytest_graphinstruct.run.config import Cell, RunConfig
 from pytest_graphinstruct.run.method_runner import first_call
+from pytest_graphinstruct.run.records.results import RunReport
 from pytest_graphinstruct.run.requests import RequestBuilder
-from pytest_graphinstruct.run.results import RunReport
 from pytest_graphinstruct.suite.instruction import Instruction
 
 DEFAULT_OUTPUT_TOKENS: Final[Mapping[int, int]] = {0: 150, 1: 250, 2: 400, 3: 600, 4: 600,

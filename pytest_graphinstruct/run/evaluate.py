@@ -30,7 +30,7 @@ from dataclasses import dataclass, replace
 from pytest_graphinstruct.answers import Answer
 from pytest_graphinstruct.pools import ReferencePools
 from pytest_graphinstruct.run.config import Cell
-from pytest_graphinstruct.run.results import (
+from pytest_graphinstruct.run.records.results import (
     ItemResult,
     SampleResult,
     ViolationDetail,

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING
 
 from pytest_graphinstruct.models.caching.snapshot import CacheSource, merge_sources
 from pytest_graphinstruct.models.scheduling.request_stats import Sent
-from pytest_graphinstruct.run.results import ItemResult
+from pytest_graphinstruct.run.records.results import ItemResult
 from pytest_graphinstruct.run.tally import ProgressCounts
 
 if TYPE_CHECKING:  # preflight loads the graph libraries: imported when a Served is read

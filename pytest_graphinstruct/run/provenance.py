@@ -22,7 +22,7 @@ from pytest_graphinstruct.models.backends.recorded import ReplayCheck
 from pytest_graphinstruct.models.caching.snapshot import CacheSource, sorted_snapshots
 from pytest_graphinstruct.models.scheduling.request_stats import Sent
 from pytest_graphinstruct.run.config import RunConfig
-from pytest_graphinstruct.run.results import (
+from pytest_graphinstruct.run.records.results import (
     CacheUse,
     GitState,
     ItemFilter,

@@ -13,7 +13,7 @@ from pathlib import Path
 from pytest_graphinstruct.graphs.model import Limits
 from pytest_graphinstruct.run.config import RunConfig
 from pytest_graphinstruct.run.provenance import run_info, utc_now
-from pytest_graphinstruct.run.results import Coverage, ItemFilter, RunReport
+from pytest_graphinstruct.run.records.results import Coverage, ItemFilter, RunReport
 from pytest_graphinstruct.run.session import BenchmarkSession
 
 

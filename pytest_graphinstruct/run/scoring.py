@@ -10,8 +10,8 @@ from pytest_graphinstruct.answers import Answer
 from pytest_graphinstruct.methods.registry import method_of
 from pytest_graphinstruct.run.config import Cell
 from pytest_graphinstruct.run.evaluate import Checked, check, error_result, score
+from pytest_graphinstruct.run.records.results import ItemResult
 from pytest_graphinstruct.run.requests import RequestBuilder
-from pytest_graphinstruct.run.results import ItemResult
 from pytest_graphinstruct.run.session_inputs import SessionInputs
 from pytest_graphinstruct.suite.instruction import Instruction
 from pytest_graphinstruct.verify.verifier import Verifier

@@ -12,8 +12,8 @@ same way: :meth:`BenchmarkSession.prefetch` every item's answers, then per item
 :meth:`~BenchmarkSession.answers`, :meth:`~BenchmarkSession.check` (verdicts and outcome) and
 :meth:`~BenchmarkSession.record`; :meth:`~BenchmarkSession.flush` scores everything recorded in
 one batch (D3's GCNs train together) into typed
-:class:`~pytest_graphinstruct.run.results.ItemResult` records, and
-:meth:`~BenchmarkSession.report` builds the :class:`~pytest_graphinstruct.run.results.RunReport`.
+:class:`~pytest_graphinstruct.run.records.results.ItemResult` records, and
+:meth:`~BenchmarkSession.report` builds the :class:`~.records.results.RunReport`.
 """
 
 from __future__ import annotations
@@ -32,8 +32,7 @@ from pytest_graphinstruct.run.config import Cell, RunConfig
 from pytest_graphinstruct.run.evaluate import Checked
 from pytest_graphinstruct.run.fetcher import AnswerFetcher
 from pytest_graphinstruct.run.method_chains import MethodChains
-from pytest_graphinstruct.run.requests import RequestBuilder
-from pytest_graphinstruct.run.results import (
+from pytest_graphinstruct.run.records.results import (
     CellMetadata,
     CellReport,
     Coverage,
@@ -42,6 +41,7 @@ from pytest_graphinstruct.run.results import (
     RunReport,
     sample_passed,
 )
+from pytest_graphinstruct.run.requests import RequestBuilder
 from pytest_graphinstruct.run.schedulers import ModelSchedulers
 from pytest_graphinstruct.run.scoring import ScoringQueue
 from pytest_graphinstruct.run.session_inputs import SessionInputs, runs_method

@@ -8,7 +8,7 @@ never changed; other files in the folder are ignored.  A run is named by a *ref*
 ``-2`` (the one before), … or a report file's path.
 
 Nothing here reads a report's contents: the store keeps files.  What a run holds (partial or
-not, its cells) is the report's own, read by :func:`~pytest_graphinstruct.run.reader.read_report`.
+not, its cells) is the report's own, read by :func:`~.records.reader.read_report`.
 """
 
 from __future__ import annotations

@@ -1,9 +1,9 @@
 """The record of how an item's dimensions were computed (an item result's ``details``).
 
-Its own module, with nothing heavy imported: the run's result records (``run/results.py``) hold
-it, and every process of a run loads those records before it scores anything (an xdist
-controller never scores at all); the scoring machinery (``score/instruction_score.py``) imports
-scipy, networkx and the pools.
+Its own module, with nothing heavy imported: the run's result records
+(``run/records/results.py``) hold it, and every process of a run loads those records before it
+scores anything (an xdist controller never scores at all); the scoring machinery
+(``score/instruction_score.py``) imports scipy, networkx and the pools.
 """
 
 from __future__ import annotations

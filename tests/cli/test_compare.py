@@ -12,8 +12,8 @@ import pytest
 
 from pytest_graphinstruct.__main__ import main
 from pytest_graphinstruct.run.aggregate import build_cell, with_pareto
-from pytest_graphinstruct.run.results import CellMetadata, CellReport, ItemResult
-from pytest_graphinstruct.run.writer import write_report
+from pytest_graphinstruct.run.records.results import CellMetadata, CellReport, ItemResult
+from pytest_graphinstruct.run.records.writer import write_report
 
 IDS = [f"L2-{n:03d}" for n in range(40)]
 TOOL = "pytest-graphinstruct"

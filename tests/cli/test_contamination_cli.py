@@ -19,9 +19,9 @@ import pytest
 
 from pytest_graphinstruct.__main__ import main
 from pytest_graphinstruct.run.aggregate import build_cell, with_pareto
-from pytest_graphinstruct.run.reader import read_report
-from pytest_graphinstruct.run.results import CellReport
-from pytest_graphinstruct.run.writer import write_report
+from pytest_graphinstruct.run.records.reader import read_report
+from pytest_graphinstruct.run.records.results import CellReport
+from pytest_graphinstruct.run.records.writer import write_report
 
 # builds a fresh suite and runs the oracle on both suites in subprocesses (36-140 s): the fast
 # tier has the probe's rules in tests/report/analyses/test_contamination.py

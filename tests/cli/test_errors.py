@@ -16,8 +16,8 @@ from pathlib import Path
 import pytest
 
 from pytest_graphinstruct.run.aggregate import build_cell, with_pareto
-from pytest_graphinstruct.run.results import CellMetadata, ItemResult, RunReport
-from pytest_graphinstruct.run.writer import write_report
+from pytest_graphinstruct.run.records.results import CellMetadata, ItemResult, RunReport
+from pytest_graphinstruct.run.records.writer import write_report
 
 pytestmark = pytest.mark.slow  # subprocesses / whole-suite runs: the full tier (.ci/run)
 

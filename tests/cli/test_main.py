@@ -168,7 +168,7 @@ def test_export_cache_round_trips_to_score(tmp_path: Path,
 def _cell_report(model: str, strategy: str, scores: dict[str, float], tpv: float | None,
                  path: Path) -> Path:
     from pytest_graphinstruct.run.aggregate import build_cell, with_pareto
-    from pytest_graphinstruct.run.results import CellMetadata, ItemResult
+    from pytest_graphinstruct.run.records.results import CellMetadata, ItemResult
 
     label = f"{model}-{strategy}"
     items = [ItemResult(instruction_id=i, level=int(i[1]), cell=label, model=model,

@@ -13,13 +13,13 @@ import pytest
 
 from pytest_graphinstruct.__main__ import main
 from pytest_graphinstruct.run.aggregate import build_cell, with_pareto
-from pytest_graphinstruct.run.results import (
+from pytest_graphinstruct.run.records.results import (
     CellMetadata,
     ItemResult,
     SampleResult,
     ViolationDetail,
 )
-from pytest_graphinstruct.run.writer import write_report
+from pytest_graphinstruct.run.records.writer import write_report
 
 HOSTILE = "\x1b[2J\x1b[32mPASSED\x1b[0m\r\nline two\u202e"
 

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from pytest_graphinstruct.run.config import build_run_config
-from pytest_graphinstruct.run.reader import read_report
+from pytest_graphinstruct.run.records.reader import read_report
 from pytest_graphinstruct.run.store import RunStore
 from tests.report.schema_check import load_valid_report
 

@@ -150,8 +150,8 @@ def test_the_power_figure_is_the_paired_instructions_not_the_baselines_whole_lev
         pytester: pytest.Pytester, answers: dict[str, tuple[str, str]]) -> None:
     """With ``-k L2-00`` nine instructions are paired: the compared line's power figure is
     what those nine can detect, not what the baseline's 60 could."""
-    from pytest_graphinstruct.run.comparison import baseline_items
-    from pytest_graphinstruct.run.reader import read_report
+    from pytest_graphinstruct.run.gate.comparison import baseline_items
+    from pytest_graphinstruct.run.records.reader import read_report
     from pytest_graphinstruct.score.power import detectable_drops
 
     base = baseline(pytester, answers)

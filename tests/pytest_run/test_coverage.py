@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 from pytest_graphinstruct.pytest_run.coverage import run_coverage
-from pytest_graphinstruct.run.results import Coverage, ItemResult
+from pytest_graphinstruct.run.records.results import Coverage, ItemResult
 
 from .fakes import FakeSession
 

@@ -13,8 +13,8 @@ import pytest
 
 from pytest_graphinstruct.pytest_run.driver import RunDriver
 from pytest_graphinstruct.pytest_run.finish import finish
-from pytest_graphinstruct.run.results import ItemResult
-from pytest_graphinstruct.run.verdict import Written
+from pytest_graphinstruct.run.gate.verdict import Written
+from pytest_graphinstruct.run.records.results import ItemResult
 from tests.plugin._suite import CYCLE4, EMPTY3, TREE4
 
 from .fakes import FakeConfig, FakeSession, controller_config, run_config

@@ -22,15 +22,15 @@ from pytest_graphinstruct.pytest_run.outputs import (
 )
 from pytest_graphinstruct.run.aggregate import build_cell, with_pareto
 from pytest_graphinstruct.run.config import RunConfig
-from pytest_graphinstruct.run.results import CellMetadata, Coverage, ItemResult, RunReport
-from pytest_graphinstruct.run.store import RunStore
-from pytest_graphinstruct.run.verdict import (
+from pytest_graphinstruct.run.gate.verdict import (
     BaselinePlan,
     Decision,
     GateOptions,
     Written,
     decide,
 )
+from pytest_graphinstruct.run.records.results import CellMetadata, Coverage, ItemResult, RunReport
+from pytest_graphinstruct.run.store import RunStore
 
 from .fakes import run_config
 

@@ -11,8 +11,14 @@ from typing import Any
 from pytest_graphinstruct.models.backends.recorded import RecordProblem, ReplayCheck
 from pytest_graphinstruct.pytest_run.summary import write_summary
 from pytest_graphinstruct.run.aggregate import build_cell, with_pareto
-from pytest_graphinstruct.run.results import CellMetadata, ItemResult, RunInfo, RunReport
-from pytest_graphinstruct.run.verdict import BaselinePlan, Decision, GateOptions, Written, decide
+from pytest_graphinstruct.run.gate.verdict import (
+    BaselinePlan,
+    Decision,
+    GateOptions,
+    Written,
+    decide,
+)
+from pytest_graphinstruct.run.records.results import CellMetadata, ItemResult, RunInfo, RunReport
 
 from .fakes import FakeConfig, FakeTerminalReporter, worker_config
 

@@ -19,7 +19,7 @@ from pytest_graphinstruct.run.payload import (
     WorkerTotals,
 )
 from pytest_graphinstruct.run.preflight import Served
-from pytest_graphinstruct.run.results import ItemResult
+from pytest_graphinstruct.run.records.results import ItemResult
 from pytest_graphinstruct.run.stop import StopSignal
 from pytest_graphinstruct.run.tally import ProgressCounts
 

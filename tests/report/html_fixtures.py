@@ -10,7 +10,7 @@ from pytest_graphinstruct.answers import Answer, MethodStep, Usage
 from pytest_graphinstruct.run.aggregate import build_run_report
 from pytest_graphinstruct.run.config import Cell
 from pytest_graphinstruct.run.evaluate import evaluate
-from pytest_graphinstruct.run.results import CellMetadata, ItemResult, RunReport
+from pytest_graphinstruct.run.records.results import CellMetadata, ItemResult, RunReport
 from pytest_graphinstruct.suite.instruction import Instruction
 from pytest_graphinstruct.suite.loader import load_suite
 

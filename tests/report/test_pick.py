@@ -8,7 +8,7 @@ import pytest
 from pytest_graphinstruct.errors import GraphInstructError
 from pytest_graphinstruct.report.pick import pick_cell
 from pytest_graphinstruct.run.aggregate import build_run_report
-from pytest_graphinstruct.run.results import CellMetadata, RunReport
+from pytest_graphinstruct.run.records.results import CellMetadata, RunReport
 
 
 def _report(*models: str) -> RunReport:

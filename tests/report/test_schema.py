@@ -21,8 +21,8 @@ from hypothesis import strategies as st
 from jsonschema import Draft202012Validator
 
 from pytest_graphinstruct.run.aggregate import build_cell, build_run_report, with_pareto
-from pytest_graphinstruct.run.codec import json_fields
-from pytest_graphinstruct.run.results import (
+from pytest_graphinstruct.run.records.codec import json_fields
+from pytest_graphinstruct.run.records.results import (
     SCHEMA,
     CellMetadata,
     CellReport,
@@ -34,8 +34,8 @@ from pytest_graphinstruct.run.results import (
     SampleResult,
     cell_label,
 )
-from pytest_graphinstruct.run.schema import schema_text, shipped_path
-from pytest_graphinstruct.run.writer import report_json
+from pytest_graphinstruct.run.records.schema import schema_text, shipped_path
+from pytest_graphinstruct.run.records.writer import report_json
 from pytest_graphinstruct.score.details import ScoreDetails
 from pytest_graphinstruct.vocab import DIMENSIONS, LEVELS, OUTCOMES, PASS_RULES, SIZE_BUCKETS
 from tests.packaging import wheel_ships
@@ -240,7 +240,7 @@ def test_release_field_names_are_there() -> None:
 
 def test_the_committed_schema_is_the_generated_one() -> None:
     """``report/schema.json`` is generated from the records (``python -m
-    pytest_graphinstruct.run.schema --write``); ``.ci/run`` runs ``--check`` too."""
+    pytest_graphinstruct.run.records.schema --write``); ``.ci/run`` runs ``--check`` too."""
     assert shipped_path().read_text(encoding="utf-8") == schema_text()
 
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from pytest_graphinstruct.run.results import PREVIOUS_SCHEMA
+from pytest_graphinstruct.run.records.results import PREVIOUS_SCHEMA
 from pytest_graphinstruct.vocab import LEVELS
 
 

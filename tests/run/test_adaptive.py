@@ -8,7 +8,12 @@ from pytest_graphinstruct.answers import Answer
 from pytest_graphinstruct.run.adaptive import ask_adaptively, design, sample_outcomes
 from pytest_graphinstruct.run.aggregate import build_cell
 from pytest_graphinstruct.run.config import Cell
-from pytest_graphinstruct.run.results import CellMetadata, CellReport, ItemResult, SampleResult
+from pytest_graphinstruct.run.records.results import (
+    CellMetadata,
+    CellReport,
+    ItemResult,
+    SampleResult,
+)
 from pytest_graphinstruct.suite.instruction import Instruction
 from pytest_graphinstruct.vocab import as_level
 

@@ -15,7 +15,7 @@ from pytest_graphinstruct.run.aggregate import (
     usage_sources,
     with_pareto,
 )
-from pytest_graphinstruct.run.results import (
+from pytest_graphinstruct.run.records.results import (
     CellMetadata,
     Coverage,
     ItemResult,

@@ -8,7 +8,7 @@ from typing import Annotated, Any, Literal
 
 import pytest
 
-from pytest_graphinstruct.run.codec import (
+from pytest_graphinstruct.run.records.codec import (
     Bounds,
     Custom,
     EveryKey,
@@ -18,7 +18,7 @@ from pytest_graphinstruct.run.codec import (
     decode,
     encode,
 )
-from pytest_graphinstruct.run.schema import record_schema
+from pytest_graphinstruct.run.records.schema import record_schema
 
 
 @dataclass(frozen=True)

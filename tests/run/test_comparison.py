@@ -7,7 +7,7 @@ from dataclasses import replace
 import pytest
 
 from pytest_graphinstruct.run.aggregate import build_cell
-from pytest_graphinstruct.run.comparison import (
+from pytest_graphinstruct.run.gate.comparison import (
     IMPROVEMENT,
     NO_CHANGE,
     REGRESSION,
@@ -15,7 +15,7 @@ from pytest_graphinstruct.run.comparison import (
     compare_cells,
     omission_reason,
 )
-from pytest_graphinstruct.run.results import (
+from pytest_graphinstruct.run.records.results import (
     CellMetadata,
     CellReport,
     ItemFilter,
@@ -253,8 +253,8 @@ def test_a_fixed_run_against_an_adaptive_baseline_is_not_like_with_like() -> Non
 
 
 def test_an_adaptive_report_missing_samples_its_looks_ask_for_is_not_judged() -> None:
-    from pytest_graphinstruct.run.gates import check_gates
-    from pytest_graphinstruct.run.results import RunReport
+    from pytest_graphinstruct.run.gate.gates import check_gates
+    from pytest_graphinstruct.run.records.results import RunReport
 
     base = sampled(dict.fromkeys(ids(2, 40), (True,) * 5), cap=None)
     # four differing first pairs leave the level open: the looks ask for second samples,

@@ -8,7 +8,12 @@ import pytest
 
 from pytest_graphinstruct.run.aggregate import build_cell
 from pytest_graphinstruct.run.consistency import measure, tally
-from pytest_graphinstruct.run.results import CellMetadata, FlakyItem, ItemResult, SampleResult
+from pytest_graphinstruct.run.records.results import (
+    CellMetadata,
+    FlakyItem,
+    ItemResult,
+    SampleResult,
+)
 
 _OK = SampleResult(parsed=True, refusal=False)
 _BAD = SampleResult(parsed=True, refusal=False, violations=("num_nodes=3",))

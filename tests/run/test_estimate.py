@@ -18,8 +18,7 @@ from pytest_graphinstruct.run.estimate import (
     estimate_run,
     output_averages,
 )
-from pytest_graphinstruct.run.requests import RequestBuilder
-from pytest_graphinstruct.run.results import (
+from pytest_graphinstruct.run.records.results import (
     CellMetadata,
     CellReport,
     CellSummary,
@@ -27,6 +26,7 @@ from pytest_graphinstruct.run.results import (
     RunReport,
     SampleResult,
 )
+from pytest_graphinstruct.run.requests import RequestBuilder
 from pytest_graphinstruct.run.session_inputs import SessionInputs
 from pytest_graphinstruct.suite.instruction import Instruction
 from tests.plugin._suite import write_suite

@@ -11,7 +11,7 @@ import pytest
 
 from pytest_graphinstruct.answers import Answer, Usage
 from pytest_graphinstruct.run.evaluate import sample_result
-from pytest_graphinstruct.run.results import SampleResult, ViolationDetail
+from pytest_graphinstruct.run.records.results import SampleResult, ViolationDetail
 from pytest_graphinstruct.suite.loader import instruction_from_record
 from pytest_graphinstruct.verify.verifier import Verifier
 

@@ -9,8 +9,8 @@ import pytest
 
 from pytest_graphinstruct.errors import GraphInstructError
 from pytest_graphinstruct.run.aggregate import build_cell, with_pareto
-from pytest_graphinstruct.run.comparison import compare_cells
-from pytest_graphinstruct.run.gates import (
+from pytest_graphinstruct.run.gate.comparison import compare_cells
+from pytest_graphinstruct.run.gate.gates import (
     GateFailure,
     baseline_failures,
     check_gates,
@@ -18,7 +18,7 @@ from pytest_graphinstruct.run.gates import (
     load_baseline,
     narrowing,
 )
-from pytest_graphinstruct.run.results import (
+from pytest_graphinstruct.run.records.results import (
     CellMetadata,
     CellReport,
     ItemResult,
@@ -90,7 +90,7 @@ def test_load_baseline_and_failures(tmp_path: Path) -> None:
 
 
 def test_compare_cell_names_new_failures_with_their_first_violation() -> None:
-    from pytest_graphinstruct.run.results import SampleResult
+    from pytest_graphinstruct.run.records.results import SampleResult
 
     ids = [f"L2-{n:03d}" for n in range(40)]
     base = run({i: (0.5 if n == 39 else 1.0) for n, i in enumerate(ids)}).cells[0]

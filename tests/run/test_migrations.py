@@ -20,15 +20,20 @@ from typing import Any
 import pytest
 
 from pytest_graphinstruct.run.aggregate import cell_point
-from pytest_graphinstruct.run.migrations import RELEASE_SOURCE, finite, from_release, from_v1
-from pytest_graphinstruct.run.results import (
+from pytest_graphinstruct.run.records.migrations import (
+    RELEASE_SOURCE,
+    finite,
+    from_release,
+    from_v1,
+)
+from pytest_graphinstruct.run.records.results import (
     PREVIOUS_SCHEMA,
     CellReport,
     ReportError,
     RunReport,
     SampleResult,
 )
-from pytest_graphinstruct.run.writer import report_json
+from pytest_graphinstruct.run.records.writer import report_json
 from pytest_graphinstruct.score.pareto import analyze
 from pytest_graphinstruct.vocab import DIMENSIONS, LEVELS, STRATEGIES
 from tests.report.schema_check import assert_valid_report
@@ -306,7 +311,7 @@ def test_v1_score_report() -> None:
 
 
 def test_a_v1_item_becomes_the_current_items_json() -> None:
-    from pytest_graphinstruct.run.migrations import _v1_item
+    from pytest_graphinstruct.run.records.migrations import _v1_item
 
     item = _v1_item({"tpv": 12.0, "valid_samples": 1, "samples": [{}, {}, {}, {}]})
     assert item == {"d5_tokens_per_valid": 12.0, "valid_samples": 1,

@@ -14,7 +14,13 @@ from pytest_graphinstruct.errors import GraphInstructError
 from pytest_graphinstruct.models.caching.snapshot import CacheSource
 from pytest_graphinstruct.report.render.terminal import cache_lines, summary_lines
 from pytest_graphinstruct.run.provenance import cache_use
-from pytest_graphinstruct.run.results import CacheUse, ItemResult, RunInfo, RunReport, SampleResult
+from pytest_graphinstruct.run.records.results import (
+    CacheUse,
+    ItemResult,
+    RunInfo,
+    RunReport,
+    SampleResult,
+)
 from pytest_graphinstruct.run.session import cell_metadata
 from tests.run._gpt_x import config, suite_fixture  # noqa: F401  (the fixture `suite`)
 

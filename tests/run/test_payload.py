@@ -9,7 +9,7 @@ from pytest_graphinstruct.models.caching.snapshot import CacheSource, Snapshot
 from pytest_graphinstruct.models.scheduling.request_stats import Sent
 from pytest_graphinstruct.run.payload import WorkerInput, WorkerPayload, WorkerTotals
 from pytest_graphinstruct.run.preflight import Served
-from pytest_graphinstruct.run.results import ItemResult, SampleResult
+from pytest_graphinstruct.run.records.results import ItemResult, SampleResult
 from pytest_graphinstruct.run.tally import ProgressCounts
 
 

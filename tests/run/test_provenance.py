@@ -23,8 +23,8 @@ from pytest_graphinstruct.run.provenance import (
     suite_hash,
     utc_now,
 )
-from pytest_graphinstruct.run.reader import parse_report
-from pytest_graphinstruct.run.results import (
+from pytest_graphinstruct.run.records.reader import parse_report
+from pytest_graphinstruct.run.records.results import (
     CacheUse,
     Coverage,
     GitState,
@@ -36,7 +36,7 @@ from pytest_graphinstruct.run.results import (
     SampleResult,
     Spend,
 )
-from pytest_graphinstruct.run.writer import report_json
+from pytest_graphinstruct.run.records.writer import report_json
 from pytest_graphinstruct.suite.loader import load_suite
 from tests.report.schema_check import assert_valid_report, report_errors
 

@@ -12,15 +12,15 @@ from typing import Any
 import pytest
 
 from pytest_graphinstruct.run.aggregate import build_cell, with_pareto
-from pytest_graphinstruct.run.migrations import RELEASE_SOURCE
-from pytest_graphinstruct.run.reader import (
+from pytest_graphinstruct.run.records.migrations import RELEASE_SOURCE
+from pytest_graphinstruct.run.records.reader import (
     contradiction,
     parse_report,
     read_cells,
     read_report,
     read_whole_report,
 )
-from pytest_graphinstruct.run.results import (
+from pytest_graphinstruct.run.records.results import (
     PREVIOUS_SCHEMA,
     SCHEMA,
     CellMetadata,
@@ -30,7 +30,7 @@ from pytest_graphinstruct.run.results import (
     ReportError,
     RunReport,
 )
-from pytest_graphinstruct.run.writer import write_report
+from pytest_graphinstruct.run.records.writer import write_report
 from tests.run.old_reports import quality, v1_cell, v1_score
 
 

@@ -9,7 +9,7 @@ import pytest
 
 from pytest_graphinstruct.errors import GraphInstructError
 from pytest_graphinstruct.run.aggregate import build_cell, with_pareto
-from pytest_graphinstruct.run.results import (
+from pytest_graphinstruct.run.records.results import (
     SCHEMA,
     CellMetadata,
     CellSummary,
@@ -187,7 +187,7 @@ def test_the_schema_vocabularies_agree_with_their_sources() -> None:
     from typing import get_args
 
     from pytest_graphinstruct.models.backends.recorded import PROBLEM_KINDS
-    from pytest_graphinstruct.run.results import ProblemKind
+    from pytest_graphinstruct.run.records.results import ProblemKind
     from pytest_graphinstruct.vocab import METHOD_BASELINE, METHOD_CONSTRAINED, METHODS, MethodName
 
     assert get_args(ProblemKind) == tuple(PROBLEM_KINDS)
@@ -196,7 +196,7 @@ def test_the_schema_vocabularies_agree_with_their_sources() -> None:
 
 def test_a_replay_check_reads_back_and_a_wrong_total_is_refused() -> None:
     from pytest_graphinstruct.models.backends.recorded import RecordProblem, ReplayCheck
-    from pytest_graphinstruct.run.results import RunInfo
+    from pytest_graphinstruct.run.records.results import RunInfo
 
     check = ReplayCheck("r.jsonl", 5, 3, 0, {"duplicate": 1, "malformed": 1},
                         (RecordProblem(2, "malformed", None, "not JSON"),))
@@ -234,7 +234,7 @@ def test_consistency_fields_are_optional_when_read() -> None:
 
 
 def test_spend_is_omitted_while_not_recorded_and_reads_back() -> None:
-    from pytest_graphinstruct.run.results import RunInfo, Spend
+    from pytest_graphinstruct.run.records.results import RunInfo, Spend
 
     assert "spend" not in RunInfo().to_json()  # oracle, replay, older reports: no key
     assert RunInfo.from_json(RunInfo().to_json()).spend is None

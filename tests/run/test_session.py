@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from pytest_graphinstruct.run.config import build_run_config
-from pytest_graphinstruct.run.results import PromptSet
+from pytest_graphinstruct.run.records.results import PromptSet
 from pytest_graphinstruct.run.session import BenchmarkSession, cell_metadata, prompt_set
 from tests.plugin._suite import write_suite
 

@@ -11,9 +11,16 @@ from pathlib import Path
 import pytest
 
 from pytest_graphinstruct.errors import GraphInstructError
-from pytest_graphinstruct.run import verdict
 from pytest_graphinstruct.run.aggregate import build_cell, with_pareto
-from pytest_graphinstruct.run.results import (
+from pytest_graphinstruct.run.gate import verdict
+from pytest_graphinstruct.run.gate.verdict import (
+    BaselinePlan,
+    GateOptions,
+    decide,
+    plan_baseline,
+    settle_baseline,
+)
+from pytest_graphinstruct.run.records.results import (
     CellMetadata,
     Coverage,
     ItemResult,
@@ -21,14 +28,7 @@ from pytest_graphinstruct.run.results import (
     RunReport,
     SampleResult,
 )
-from pytest_graphinstruct.run.verdict import (
-    BaselinePlan,
-    GateOptions,
-    decide,
-    plan_baseline,
-    settle_baseline,
-)
-from pytest_graphinstruct.run.writer import write_report
+from pytest_graphinstruct.run.records.writer import write_report
 
 IDS = [f"L{lv}-{k:03d}" for lv in (0, 2) for k in range(60)]
 HASHES = {0: "sha256:" + "0" * 64, 2: "sha256:" + "2" * 64}

@@ -9,10 +9,10 @@ from pathlib import Path
 
 import pytest
 
-from pytest_graphinstruct.run import writer
 from pytest_graphinstruct.run.aggregate import build_cell, with_pareto
-from pytest_graphinstruct.run.results import CellMetadata, Coverage, RunReport
-from pytest_graphinstruct.run.writer import report_json, unwritable_reason, write_report
+from pytest_graphinstruct.run.records import writer
+from pytest_graphinstruct.run.records.results import CellMetadata, Coverage, RunReport
+from pytest_graphinstruct.run.records.writer import report_json, unwritable_reason, write_report
 
 
 def _report() -> RunReport:

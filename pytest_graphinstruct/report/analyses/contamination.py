@@ -31,8 +31,8 @@ from pytest_graphinstruct.errors import GraphInstructError
 from pytest_graphinstruct.report.analyses.registry import AnalysisOutput, AnalysisRequest
 from pytest_graphinstruct.report.pick import pick_cell
 from pytest_graphinstruct.report.untrusted import escape
-from pytest_graphinstruct.run.comparison import differences
-from pytest_graphinstruct.run.results import CellReport, RunReport
+from pytest_graphinstruct.run.gate.comparison import differences
+from pytest_graphinstruct.run.records.results import CellReport, RunReport
 from pytest_graphinstruct.score.bootstrap import (
     CONFIDENCE,
     DEFAULT_B,
@@ -416,7 +416,7 @@ def analyze(request: AnalysisRequest) -> AnalysisOutput:
         GraphInstructError: as :func:`open_probe_cell` and :func:`probe`; a report that cannot
             be read.
     """
-    from pytest_graphinstruct.run.reader import read_report
+    from pytest_graphinstruct.run.records.reader import read_report
 
     o = request.options
     path_seed0, path_fresh = request.reports

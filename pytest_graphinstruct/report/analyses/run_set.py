@@ -24,8 +24,8 @@ from pathlib import Path
 from pytest_graphinstruct.errors import GraphInstructError
 from pytest_graphinstruct.report.analyses.models_table import ModelInfo, ModelsTable
 from pytest_graphinstruct.run.aggregate import cell_point
-from pytest_graphinstruct.run.reader import read_report
-from pytest_graphinstruct.run.results import CellReport, ReportError
+from pytest_graphinstruct.run.records.reader import read_report
+from pytest_graphinstruct.run.records.results import CellReport, ReportError
 from pytest_graphinstruct.score.pareto import CellPoint
 from pytest_graphinstruct.vocab import (
     METHOD_BASELINE,

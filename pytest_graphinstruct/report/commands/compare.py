@@ -1,6 +1,6 @@
 """Two cells compared: the ``compare`` command.
 
-The comparison is the one a gated run makes (:mod:`pytest_graphinstruct.run.comparison`):
+The comparison is the one a gated run makes (:mod:`pytest_graphinstruct.run.gate.comparison`):
 ``candidate − baseline`` level scores over the instructions scored in both cells, per level and
 for S_total, judged by the gate's test (``--test``: the paired sign-flip test on this suite by
 default, or the template-clustered one).  The verdict follows the rule of the
@@ -26,9 +26,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from pytest_graphinstruct.errors import GraphInstructError
-from pytest_graphinstruct.run.comparison import CellComparison, ItemChange
-from pytest_graphinstruct.run.comparison import compare_cells as run_comparison
-from pytest_graphinstruct.run.results import CellReport
+from pytest_graphinstruct.run.gate.comparison import CellComparison, ItemChange
+from pytest_graphinstruct.run.gate.comparison import compare_cells as run_comparison
+from pytest_graphinstruct.run.records.results import CellReport
 from pytest_graphinstruct.score.bootstrap import DEFAULT_MAX_REGRESSION, PairedDiff
 from pytest_graphinstruct.vocab import GateTest
 
@@ -108,7 +108,7 @@ def compare_cells(baseline: CellReport, candidate: CellReport, *,
                   max_regression: float = DEFAULT_MAX_REGRESSION,
                   test: GateTest = "suite") -> Comparison:
     """Compare two cells (module docstring) with the comparison a gated run uses
-    (:func:`pytest_graphinstruct.run.comparison.compare_cells`).
+    (:func:`pytest_graphinstruct.run.gate.comparison.compare_cells`).
 
     Raises:
         GraphInstructError: ``max_regression`` is negative, no instruction is scored in both

@@ -1,7 +1,7 @@
 """``python -m pytest_graphinstruct gate REPORT --baseline FILE``: a saved report judged the way
 its run would have been — the way a sharded CI run is gated after ``merge``.
 
-The rules are the run's, applied by the same driver (:mod:`pytest_graphinstruct.run.verdict`):
+The rules are the run's, applied by the same driver (:mod:`pytest_graphinstruct.run.gate.verdict`):
 a partial report fails; a level fails when its drop is real (the family-wise test over every
 compared level of every cell) and larger than ``max_regression``; a cell fails below
 ``fail_under``; a level of a cell fails when its pass^k is below ``min_pass_all``; more than
@@ -18,9 +18,7 @@ from pathlib import Path
 
 from pytest_graphinstruct.errors import GraphInstructError
 from pytest_graphinstruct.report.render.markdown import render_markdown
-from pytest_graphinstruct.run.reader import read_whole_report
-from pytest_graphinstruct.run.results import ReportError
-from pytest_graphinstruct.run.verdict import (
+from pytest_graphinstruct.run.gate.verdict import (
     BaselinePlan,
     Decision,
     GateOptions,
@@ -28,6 +26,8 @@ from pytest_graphinstruct.run.verdict import (
     plan_baseline,
     report_suite_hash,
 )
+from pytest_graphinstruct.run.records.reader import read_whole_report
+from pytest_graphinstruct.run.records.results import ReportError
 from pytest_graphinstruct.score.bootstrap import DEFAULT_MAX_REGRESSION
 from pytest_graphinstruct.vocab import GateTest
 

@@ -6,15 +6,15 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from pytest_graphinstruct.report.render.html import NamedReport, Page, build_page
-from pytest_graphinstruct.run.reader import read_report
+from pytest_graphinstruct.run.records.reader import read_report
 from pytest_graphinstruct.suite.loader import load_suite
 
 
 def page_from_files(reports: Sequence[str | Path], *, baseline: str | Path | None = None,
                     suite: str | Path | None = None, title: str | None = None) -> Page:
     """The page of report files (each read by
-    :func:`~pytest_graphinstruct.run.reader.read_report`, shown under its file name); ``suite``
-    gives instruction texts and L5 base graphs.
+    :func:`~pytest_graphinstruct.run.records.reader.read_report`, shown under its file name);
+    ``suite`` gives instruction texts and L5 base graphs.
 
     Raises:
         GraphInstructError: a file that is not a report, or a suite that cannot be loaded (one

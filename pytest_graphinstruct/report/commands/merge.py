@@ -47,7 +47,7 @@ from typing import Final
 
 from pytest_graphinstruct.errors import GraphInstructError
 from pytest_graphinstruct.run.aggregate import build_run_report
-from pytest_graphinstruct.run.results import (
+from pytest_graphinstruct.run.records.results import (
     SCHEMA,
     CacheUse,
     CellMetadata,

@@ -17,8 +17,8 @@ from pathlib import Path
 from tabulate import tabulate
 
 from pytest_graphinstruct.errors import GraphInstructError
-from pytest_graphinstruct.run.comparison import baseline_items, baseline_samples
-from pytest_graphinstruct.run.results import RunReport
+from pytest_graphinstruct.run.gate.comparison import baseline_items, baseline_samples
+from pytest_graphinstruct.run.records.results import RunReport
 from pytest_graphinstruct.score.bootstrap import DEFAULT_MAX_REGRESSION
 from pytest_graphinstruct.score.multiple import FAMILY_ALPHA
 from pytest_graphinstruct.score.power import (
@@ -162,7 +162,7 @@ def plan(path: str, *, samples: int | None = None, drop: float | None = None,
     Raises:
         GraphInstructError: an unreadable report or suite, or bad numbers.
     """
-    from pytest_graphinstruct.run.reader import read_report
+    from pytest_graphinstruct.run.records.reader import read_report
 
     loaded = None
     if suite is not None:

@@ -3,8 +3,8 @@
 ``runs list`` reads every saved report of a store (:class:`~pytest_graphinstruct.run.store.
 RunStore`) and shows one row per run: number, time saved, cells, models, strategies and methods,
 items, S_total per cell, whether the run was partial, and the git commit and suite hash its
-provenance record (:class:`~pytest_graphinstruct.run.results.RunInfo`) names.  A stored file that
-cannot be read is listed with why, and does not hide the others.
+provenance record (:class:`~pytest_graphinstruct.run.records.results.RunInfo`) names.  A stored
+file that cannot be read is listed with why, and does not hide the others.
 
 ``runs compare A B`` takes two refs (:meth:`RunStore.resolve`: a number, ``latest``, ``-2``, a
 file) and, for each cell label present in both runs, prints the paired per-level comparison of
@@ -28,10 +28,10 @@ from pathlib import Path
 from pytest_graphinstruct.errors import GraphInstructError
 from pytest_graphinstruct.report.commands.compare import compare_cells
 from pytest_graphinstruct.report.untrusted import escape
-from pytest_graphinstruct.run.comparison import REGRESSION, CellComparison
-from pytest_graphinstruct.run.comparison import compare_cells as run_comparison
-from pytest_graphinstruct.run.reader import read_report
-from pytest_graphinstruct.run.results import CellReport, ItemResult, ReportError, RunReport
+from pytest_graphinstruct.run.gate.comparison import REGRESSION, CellComparison
+from pytest_graphinstruct.run.gate.comparison import compare_cells as run_comparison
+from pytest_graphinstruct.run.records.reader import read_report
+from pytest_graphinstruct.run.records.results import CellReport, ItemResult, ReportError, RunReport
 from pytest_graphinstruct.run.store import RunStore, StoredRun, StoreError
 from pytest_graphinstruct.score.bootstrap import DEFAULT_MAX_REGRESSION
 from pytest_graphinstruct.vocab import METHOD_BASELINE, GateTest

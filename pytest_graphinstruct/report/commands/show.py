@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from pytest_graphinstruct.errors import GraphInstructError
 from pytest_graphinstruct.report.untrusted import escape, escape_block
-from pytest_graphinstruct.run.results import (
+from pytest_graphinstruct.run.records.results import (
     CellReport,
     ItemResult,
     RunReport,

@@ -8,7 +8,7 @@ from typing import Any
 
 from pytest_graphinstruct.report.untrusted import escape, escape_block
 from pytest_graphinstruct.run.evaluate import Checked
-from pytest_graphinstruct.run.results import bounded_answer
+from pytest_graphinstruct.run.records.results import bounded_answer
 from pytest_graphinstruct.vocab import PassRule
 
 

@@ -25,10 +25,10 @@ from pathlib import Path
 
 from pytest_graphinstruct.report.render.terminal import cache_lines, spend_lines
 from pytest_graphinstruct.report.untrusted import escape, escape_markdown
-from pytest_graphinstruct.run.comparison import CellComparison
-from pytest_graphinstruct.run.gates import GateVerdict
-from pytest_graphinstruct.run.results import RunReport
-from pytest_graphinstruct.run.verdict import Decision
+from pytest_graphinstruct.run.gate.comparison import CellComparison
+from pytest_graphinstruct.run.gate.gates import GateVerdict
+from pytest_graphinstruct.run.gate.verdict import Decision
+from pytest_graphinstruct.run.records.results import RunReport
 from pytest_graphinstruct.vocab import LEVELS
 
 MAX_ITEMS = 15

@@ -9,7 +9,7 @@ from datetime import UTC, datetime
 from tabulate import tabulate
 
 from pytest_graphinstruct.report.untrusted import escape
-from pytest_graphinstruct.run.results import ConsistencyRow, RunInfo, RunReport
+from pytest_graphinstruct.run.records.results import ConsistencyRow, RunInfo, RunReport
 from pytest_graphinstruct.vocab import DIMENSIONS
 from pytest_graphinstruct.vocab import RECORDED_PROBLEMS_SHOWN as SHOWN
 

@@ -26,7 +26,7 @@ from pytest_graphinstruct.report.analyses.contamination import (
     side_warnings,
 )
 from pytest_graphinstruct.run.aggregate import build_cell, with_pareto
-from pytest_graphinstruct.run.results import CellMetadata, CellReport, ItemResult
+from pytest_graphinstruct.run.records.results import CellMetadata, CellReport, ItemResult
 from pytest_graphinstruct.score.details import ScoreDetails
 from pytest_graphinstruct.suite.instruction import Instruction
 from pytest_graphinstruct.suite.loader import Suite, instruction_from_record, load_suite
@@ -244,7 +244,7 @@ def test_the_loader_keeps_the_template_field() -> None:
 
 
 def _report(path: Path, *cells: CellReport) -> str:
-    from pytest_graphinstruct.run.writer import write_report
+    from pytest_graphinstruct.run.records.writer import write_report
 
     write_report(with_pareto(list(cells)), path)
     return str(path)
@@ -264,7 +264,7 @@ def _suite_dir(root: Path, records: Mapping[str, str], seed: int) -> Path:
 
 
 def test_open_probe_cell_uses_the_recorded_suite_or_the_given_one(tmp_path: Path) -> None:
-    from pytest_graphinstruct.run.reader import read_report
+    from pytest_graphinstruct.run.records.reader import read_report
 
     names = {"L1-001": "a", "L1-002": "b"}
     s0 = _suite_dir(tmp_path / "s0", names, 0)
@@ -290,7 +290,7 @@ def test_open_probe_cell_uses_the_recorded_suite_or_the_given_one(tmp_path: Path
 
 
 def test_open_probe_cell_picks_a_cell(tmp_path: Path) -> None:
-    from pytest_graphinstruct.run.reader import read_report
+    from pytest_graphinstruct.run.records.reader import read_report
 
     two = _report(tmp_path / "two.json", cell({"L1-001": 0.5}, model="m"),
                   cell({"L1-001": 0.5}, model="n"))

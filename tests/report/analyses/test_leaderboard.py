@@ -210,8 +210,8 @@ def _interrupted_one_item_run(folder: Path) -> Path:
     from dataclasses import replace
 
     from pytest_graphinstruct.run.aggregate import build_cell, with_pareto
-    from pytest_graphinstruct.run.results import CellMetadata, Coverage, ItemResult
-    from pytest_graphinstruct.run.writer import report_json
+    from pytest_graphinstruct.run.records.results import CellMetadata, Coverage, ItemResult
+    from pytest_graphinstruct.run.records.writer import report_json
 
     item = ItemResult(instruction_id="L1-001", level=1, cell="gpt41-zero-shot", model="gpt41",
                       strategy="zero-shot", outcome="passed", level_score=0.95, tokens=100,

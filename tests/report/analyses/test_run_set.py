@@ -18,14 +18,14 @@ from pytest_graphinstruct.report.analyses.run_set import (
     store_paths,
 )
 from pytest_graphinstruct.run.aggregate import build_cell, with_pareto
-from pytest_graphinstruct.run.results import (
+from pytest_graphinstruct.run.records.results import (
     CellMetadata,
     Coverage,
     ItemResult,
     ReportError,
     RunReport,
 )
-from pytest_graphinstruct.run.writer import write_report
+from pytest_graphinstruct.run.records.writer import write_report
 
 from .analyses_data import uniform, write_cell
 

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from pytest_graphinstruct.__main__ import main
-from pytest_graphinstruct.run.writer import write_report
+from pytest_graphinstruct.run.records.writer import write_report
 from tests.report.html_fixtures import SUITE, two_cell_report
 
 QUALITY = Path(__file__).resolve().parents[4] / "shared" / "published-results" / "quality"

@@ -11,7 +11,7 @@ import pytest
 from pytest_graphinstruct.errors import GraphInstructError
 from pytest_graphinstruct.report.commands.merge import merge_reports
 from pytest_graphinstruct.run.aggregate import build_run_report
-from pytest_graphinstruct.run.results import (
+from pytest_graphinstruct.run.records.results import (
     PREVIOUS_SCHEMA,
     CellMetadata,
     Coverage,

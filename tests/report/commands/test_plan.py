@@ -13,7 +13,12 @@ from pytest_graphinstruct.__main__ import main
 from pytest_graphinstruct.errors import GraphInstructError
 from pytest_graphinstruct.report.commands.plan import plan_lines, plan_report
 from pytest_graphinstruct.run.aggregate import build_cell, with_pareto
-from pytest_graphinstruct.run.results import CellMetadata, ItemResult, RunReport, SampleResult
+from pytest_graphinstruct.run.records.results import (
+    CellMetadata,
+    ItemResult,
+    RunReport,
+    SampleResult,
+)
 from pytest_graphinstruct.score.power import detectable_drop, level_noise
 from pytest_graphinstruct.suite.loader import load_suite
 

@@ -14,7 +14,7 @@ import pytest
 from pytest_graphinstruct.__main__ import main
 from pytest_graphinstruct.report.commands.runs import ComparedRun, compare_runs, first_problem
 from pytest_graphinstruct.run.aggregate import build_cell, with_pareto
-from pytest_graphinstruct.run.results import (
+from pytest_graphinstruct.run.records.results import (
     CellMetadata,
     CellReport,
     Coverage,
@@ -25,8 +25,8 @@ from pytest_graphinstruct.run.results import (
     SampleResult,
     ViolationDetail,
 )
+from pytest_graphinstruct.run.records.writer import report_json
 from pytest_graphinstruct.run.store import RunStore
-from pytest_graphinstruct.run.writer import report_json
 
 IDS = [f"L2-{n:03d}" for n in range(30)]
 T0 = datetime(2025, 3, 4, 5, 6, 7, tzinfo=UTC)

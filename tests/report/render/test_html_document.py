@@ -9,7 +9,7 @@ from pytest_graphinstruct.report.render.html.cells import NamedReport, page_cell
 from pytest_graphinstruct.report.render.html.document import DOCUMENT_SCHEMA, document
 from pytest_graphinstruct.report.render.html.taxonomy import taxonomy
 from pytest_graphinstruct.run.aggregate import build_cell, with_pareto
-from pytest_graphinstruct.run.results import CellReport, RunReport, SampleResult
+from pytest_graphinstruct.run.records.results import CellReport, RunReport, SampleResult
 from tests.report.html_fixtures import instructions, two_cell_report
 
 
@@ -69,7 +69,7 @@ def test_at_most_two_samples_of_an_item_are_drawn() -> None:
 
 
 def test_a_partial_report_is_marked() -> None:
-    from pytest_graphinstruct.run.results import Coverage
+    from pytest_graphinstruct.run.records.results import Coverage
 
     report = replace(two_cell_report(), coverage=Coverage.partial("stopped early"))
     doc = _doc(report)

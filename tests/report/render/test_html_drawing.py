@@ -14,7 +14,7 @@ from pytest_graphinstruct.report.render.html.drawing import (
     draw,
     loci,
 )
-from pytest_graphinstruct.run.results import bounded_answer
+from pytest_graphinstruct.run.records.results import bounded_answer
 from pytest_graphinstruct.verify.locus import Locus
 from tests.report.html_fixtures import CYCLE, TREE, two_cell_report
 

@@ -100,7 +100,7 @@ def test_a_hostile_cell_label_and_title_are_escaped() -> None:
 def test_partial_runs_say_so_at_the_top() -> None:
     from dataclasses import replace
 
-    from pytest_graphinstruct.run.results import Coverage
+    from pytest_graphinstruct.run.records.results import Coverage
 
     report = replace(two_cell_report(), coverage=Coverage.partial("stopped early"))
     page = build_page([NamedReport("r.json", report)]).html
@@ -133,7 +133,7 @@ def test_the_title_names_a_single_report_and_counts_are_given() -> None:
 def test_a_hostile_coverage_line_and_error_are_escaped() -> None:
     from dataclasses import replace
 
-    from pytest_graphinstruct.run.results import Coverage
+    from pytest_graphinstruct.run.records.results import Coverage
 
     report = two_cell_report()
     cell = report.cells[0]

@@ -8,7 +8,7 @@ from pytest_graphinstruct.report.render.html.taxonomy import (
     sample_class,
     taxonomy,
 )
-from pytest_graphinstruct.run.results import ItemResult, SampleResult, ViolationDetail
+from pytest_graphinstruct.run.records.results import ItemResult, SampleResult, ViolationDetail
 from tests.report.html_fixtures import two_cell_report
 
 

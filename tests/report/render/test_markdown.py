@@ -12,8 +12,13 @@ from hypothesis import strategies as st
 
 from pytest_graphinstruct.report.render.markdown import code, md, render_markdown, write_markdown
 from pytest_graphinstruct.run.aggregate import build_cell, with_pareto
-from pytest_graphinstruct.run.results import CellMetadata, ItemResult, RunReport, SampleResult
-from pytest_graphinstruct.run.verdict import BaselinePlan, GateOptions, decide
+from pytest_graphinstruct.run.gate.verdict import BaselinePlan, GateOptions, decide
+from pytest_graphinstruct.run.records.results import (
+    CellMetadata,
+    ItemResult,
+    RunReport,
+    SampleResult,
+)
 
 IDS = [f"L2-{n:03d}" for n in range(40)]
 

@@ -14,7 +14,7 @@ from pytest_graphinstruct.report.render.failures import format_failure
 from pytest_graphinstruct.run.aggregate import build_cell, with_pareto
 from pytest_graphinstruct.run.config import Cell
 from pytest_graphinstruct.run.evaluate import check, evaluate
-from pytest_graphinstruct.run.results import (
+from pytest_graphinstruct.run.records.results import (
     RAW_ANSWER_LIMIT,
     CellMetadata,
     ItemResult,
@@ -22,7 +22,7 @@ from pytest_graphinstruct.run.results import (
     SampleResult,
     bounded_answer,
 )
-from pytest_graphinstruct.run.writer import report_json
+from pytest_graphinstruct.run.records.writer import report_json
 from pytest_graphinstruct.suite.instruction import Instruction
 from pytest_graphinstruct.suite.loader import instruction_from_record
 from tests.report.schema_check import assert_valid_report

@@ -10,7 +10,7 @@ from pytest_graphinstruct.report.render.terminal import (
     summary_lines,
 )
 from pytest_graphinstruct.run.aggregate import build_cell, with_pareto
-from pytest_graphinstruct.run.results import (
+from pytest_graphinstruct.run.records.results import (
     CellMetadata,
     ItemResult,
     RunInfo,
@@ -54,7 +54,7 @@ def test_labels_coverage_and_notes_from_outside_are_escaped() -> None:
     from dataclasses import replace
 
     from pytest_graphinstruct.report.render.terminal import warning_lines
-    from pytest_graphinstruct.run.results import Coverage
+    from pytest_graphinstruct.run.records.results import Coverage
 
     items = [ItemResult(instruction_id="L1-001", level=1, cell="m\x1b[2J-zero-shot",
                         model="m\x1b[2J", strategy="zero-shot", outcome="error",

@@ -6,7 +6,7 @@ from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from pytest_graphinstruct.run.results import CellReport, RunReport
+from pytest_graphinstruct.run.records.results import CellReport, RunReport
 
 
 @dataclass(frozen=True)

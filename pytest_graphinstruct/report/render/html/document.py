@@ -44,7 +44,7 @@ from pytest_graphinstruct.report.render.html.taxonomy import (
     item_classes,
     sample_class,
 )
-from pytest_graphinstruct.run.results import (
+from pytest_graphinstruct.run.records.results import (
     CellReport,
     ConsistencyRow,
     GateRecord,

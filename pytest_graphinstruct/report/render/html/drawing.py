@@ -19,7 +19,7 @@ import networkx as nx
 
 from pytest_graphinstruct.graphs.model import ParsedGraph
 from pytest_graphinstruct.graphs.parse import parse_answer
-from pytest_graphinstruct.run.results import RAW_ANSWER_LIMIT
+from pytest_graphinstruct.run.records.results import RAW_ANSWER_LIMIT
 from pytest_graphinstruct.verify.locus import Locus
 
 MAX_NODES = 60

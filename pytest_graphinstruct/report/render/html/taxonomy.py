@@ -15,7 +15,7 @@ from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
-from pytest_graphinstruct.run.results import ItemResult, SampleResult
+from pytest_graphinstruct.run.records.results import ItemResult, SampleResult
 
 CLASSES: tuple[str, ...] = ("no answer", "refusal", "truncated", "unparseable", "violations",
                             "passed", "unknown")

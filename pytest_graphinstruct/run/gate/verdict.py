@@ -24,9 +24,9 @@ from pathlib import Path
 
 from pytest_graphinstruct.errors import GraphInstructError
 from pytest_graphinstruct.escaping import escape
-from pytest_graphinstruct.run.comparison import CellComparison, compare_cells
 from pytest_graphinstruct.run.config import RunConfig
-from pytest_graphinstruct.run.gates import (
+from pytest_graphinstruct.run.gate.comparison import CellComparison, compare_cells
+from pytest_graphinstruct.run.gate.gates import (
     GateFailure,
     GateVerdict,
     baseline_failures,
@@ -36,14 +36,14 @@ from pytest_graphinstruct.run.gates import (
     new_failure_notes,
     read_baseline,
 )
-from pytest_graphinstruct.run.results import (
+from pytest_graphinstruct.run.records.results import (
     CellGate,
     CellReport,
     GateRecord,
     LevelChange,
     RunReport,
 )
-from pytest_graphinstruct.run.writer import write_report
+from pytest_graphinstruct.run.records.writer import write_report
 from pytest_graphinstruct.score.bootstrap import DEFAULT_MAX_REGRESSION
 from pytest_graphinstruct.vocab import LEVELS, GateTest, Level
 

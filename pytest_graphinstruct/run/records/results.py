@@ -5,11 +5,11 @@ records, and every consumer (terminal summary, gates, ``pareto``, ``compare``, t
 reads them; no result travels as a loose dict.
 
 These records are the report schema ``graphinstruct-report/2``: each one's fields, in order,
-are its JSON object's keys (:mod:`~pytest_graphinstruct.run.codec`: ``to_json`` writes it,
+are its JSON object's keys (:mod:`~pytest_graphinstruct.run.records.codec`: ``to_json`` writes it,
 ``from_json`` reads it back exactly and strictly), and ``report/schema.json`` is generated from
-them (:mod:`~pytest_graphinstruct.run.schema`).  The field names of the GraphInstruct release's
+them (:mod:`~.schema`).  The field names of the GraphInstruct release's
 ``quality.json`` are kept, so a cell of ours is also a valid release score file.  Older shapes
-and the release's own files become these records in :mod:`~pytest_graphinstruct.run.migrations`.
+and the release's own files become these records in :mod:`~.migrations`.
 
 A free-form JSON value inside a record (``decoding``, ``method_settings``, the diagnostics in
 ``details``) is data for people, written, shown and compared as a whole; no code reads into it.
@@ -26,7 +26,7 @@ from pytest_graphinstruct.answers import MethodStep
 from pytest_graphinstruct.errors import GraphInstructError
 from pytest_graphinstruct.methods.registry import ITERATIVE
 from pytest_graphinstruct.models.backends.recorded import LISTED_IN_REPORT, ReplayCheck
-from pytest_graphinstruct.run.codec import (
+from pytest_graphinstruct.run.records.codec import (
     Bounds,
     Custom,
     EveryKey,
@@ -668,7 +668,7 @@ def _replay_check(data: Any) -> ReplayCheck:
 
 
 def _replay_schema() -> dict[str, Any]:
-    from pytest_graphinstruct.run.schema import record_schema
+    from pytest_graphinstruct.run.records.schema import record_schema
 
     return record_schema(_Problems)
 

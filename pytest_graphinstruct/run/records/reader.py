@@ -2,7 +2,7 @@
 
 :func:`read_report` accepts our reports, ``graphinstruct-report/2``, read and checked field by
 field by the records themselves (:meth:`~.results.RunReport.from_json`), and the older shapes
-:mod:`~pytest_graphinstruct.run.migrations` turns into them: ``graphinstruct-report/1`` and the
+:mod:`~.migrations` turns into them: ``graphinstruct-report/1`` and the
 GraphInstruct release's ``*.quality.json`` files.
 
 Anything else raises :class:`~.results.ReportError` with one line that names the file and what
@@ -17,9 +17,9 @@ from pathlib import Path
 from typing import Any
 
 from pytest_graphinstruct.escaping import escape
-from pytest_graphinstruct.run.codec import ShapeError
-from pytest_graphinstruct.run.migrations import finite, from_release, from_v1
-from pytest_graphinstruct.run.results import (
+from pytest_graphinstruct.run.records.codec import ShapeError
+from pytest_graphinstruct.run.records.migrations import finite, from_release, from_v1
+from pytest_graphinstruct.run.records.results import (
     PREVIOUS_SCHEMA,
     SCHEMA,
     CellReport,

@@ -3,8 +3,8 @@
 ``report/schema.json`` is this module's output, committed; ``.ci/run`` checks that it is
 current::
 
-    python -m pytest_graphinstruct.run.schema --check   # exit 1 when it differs
-    python -m pytest_graphinstruct.run.schema --write   # rewrite it
+    python -m pytest_graphinstruct.run.records.schema --check   # exit 1 when it differs
+    python -m pytest_graphinstruct.run.records.schema --write   # rewrite it
 
 Each record is a ``$defs`` entry named by its class: its fields (written under their JSON
 names) are its properties, required unless written only when set, no others allowed; its
@@ -22,7 +22,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Any, Literal, Union, get_args
 
-from pytest_graphinstruct.run.codec import (
+from pytest_graphinstruct.run.records.codec import (
     Bounds,
     EveryKey,
     MaxItems,
@@ -173,7 +173,7 @@ def record_schema(cls: type) -> dict[str, Any]:
 def report_schema() -> dict[str, Any]:
     """The JSON Schema of ``graphinstruct-report/2``: :class:`~.results.RunReport` at the
     top, every record it holds under ``$defs``."""
-    from pytest_graphinstruct.run.results import SCHEMA, RunReport
+    from pytest_graphinstruct.run.records.results import SCHEMA, RunReport
 
     builder = _Builder()
     body = builder.record(RunReport)
@@ -195,7 +195,7 @@ def shipped_path() -> Path:
 def main(argv: list[str] | None = None) -> int:
     """``--check``: 0 when the committed schema is the generated one, else 1 with a line
     saying how to update it; ``--write``: write it."""
-    parser = argparse.ArgumentParser(prog="python -m pytest_graphinstruct.run.schema")
+    parser = argparse.ArgumentParser(prog="python -m pytest_graphinstruct.run.records.schema")
     mode = parser.add_mutually_exclusive_group(required=True)
     mode.add_argument("--check", action="store_true", help="fail if report/schema.json is stale")
     mode.add_argument("--write", action="store_true", help="write report/schema.json")
@@ -206,7 +206,7 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     if not path.is_file() or path.read_text(encoding="utf-8") != text:
         print(f"{path} is not the schema the records give; run "
-              "python -m pytest_graphinstruct.run.schema --write", file=sys.stderr)
+              "python -m pytest_graphinstruct.run.records.schema --write", file=sys.stderr)
         return 1
     return 0
 

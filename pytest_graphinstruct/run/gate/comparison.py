@@ -23,7 +23,7 @@ from dataclasses import dataclass, field, replace
 from typing import Literal
 
 from pytest_graphinstruct.run.adaptive import design, sample_outcomes
-from pytest_graphinstruct.run.results import (
+from pytest_graphinstruct.run.records.results import (
     CellMetadata,
     CellReport,
     ItemFilter,

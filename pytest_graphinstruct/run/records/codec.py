@@ -14,7 +14,7 @@ text, in key order), a nested record, or ``Any`` (free-form JSON).  ``Annotated`
 A field with ``init=False`` is derived (computed in ``__post_init__``): written, checked when
 read, and not read back.  :func:`decode` is strict — every type, bound and enum is checked and
 an unknown key is refused — except that a field with a default may be missing (reports written
-before it existed).  :mod:`pytest_graphinstruct.run.schema` describes the same records as JSON
+before it existed).  :mod:`.schema` describes the same records as JSON
 Schema.
 
 Each record class is compiled once, on first use, into a writer and a reader of its own

@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from pytest_graphinstruct.run.aggregate import build_cell, with_pareto
-from pytest_graphinstruct.run.results import (
+from pytest_graphinstruct.run.records.results import (
     PREVIOUS_SCHEMA,
     CellMetadata,
     CellReport,

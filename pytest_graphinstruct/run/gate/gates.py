@@ -28,10 +28,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from pytest_graphinstruct.errors import GraphInstructError
-from pytest_graphinstruct.run.comparison import CellComparison, incomparable
 from pytest_graphinstruct.run.consistency import measure
-from pytest_graphinstruct.run.reader import read_whole_report
-from pytest_graphinstruct.run.results import CellReport, ReportError, RunReport
+from pytest_graphinstruct.run.gate.comparison import CellComparison, incomparable
+from pytest_graphinstruct.run.records.reader import read_whole_report
+from pytest_graphinstruct.run.records.results import CellReport, ReportError, RunReport
 from pytest_graphinstruct.vocab import Level
 
 

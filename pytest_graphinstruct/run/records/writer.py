@@ -6,7 +6,7 @@ import json
 import os
 from pathlib import Path
 
-from pytest_graphinstruct.run.results import RunReport
+from pytest_graphinstruct.run.records.results import RunReport
 
 
 def report_json(report: RunReport) -> str:
