@@ -54,7 +54,8 @@ if TYPE_CHECKING:  # the evaluation path is imported on first use: an xdist cont
     from pytest_graphinstruct.run.answer_service import AnswerService
     from pytest_graphinstruct.run.gate.verdict import BaselinePlan, Decision, Written
     from pytest_graphinstruct.run.local import LocalHost
-    from pytest_graphinstruct.run.preflight import RunInputs, Served
+    from pytest_graphinstruct.run.preflight import RunInputs
+    from pytest_graphinstruct.run.served import Served
     from pytest_graphinstruct.run.session import BenchmarkSession
 
 
@@ -96,7 +97,8 @@ class RunDriver:
         try:
             if "local" in run.models and run.replay is None:
                 if self.worker is not None:
-                    self.local_info = None if self.winput is None else self.winput.local
+                    local = None if self.winput is None else self.winput.local
+                    self.local_info = None if local is None else dict(local)
                 else:
                     self.local = LocalHost.find()
             on_baseline = output_on_baseline(run)
@@ -119,7 +121,7 @@ class RunDriver:
     def bench(self) -> BenchmarkSession:
         """The run's session, opened on first use (a stop already requested applies to it)."""
         if self.opened is None:
-            from pytest_graphinstruct.run.preflight import Served
+            from pytest_graphinstruct.run.served import Served
             from pytest_graphinstruct.run.session import BenchmarkSession
 
             stop = self.stopper.signal

@@ -24,6 +24,7 @@ from pytest_graphinstruct.run.payload import (
     WorkerInput,
     WorkerPayload,
 )
+from pytest_graphinstruct.run.records.codec import ShapeError, decode, encode
 from pytest_graphinstruct.run.tally import ProgressCounts
 from pytest_graphinstruct.vocab import PYTEST_PLUGIN_NAME
 
@@ -81,15 +82,19 @@ class XdistHooks:
         winput = self.driver.winput
         if (isinstance(item, GraphInstructItem) and item_done(report) and winput is not None
                 and winput.progress):
-            setattr(report, PROGRESS_ATTR, self.driver.bench.progress().to_json())
+            setattr(report, PROGRESS_ATTR, encode(self.driver.bench.progress()))
 
     def _take_progress(self, report: pytest.TestReport) -> None:
-        """The controller: keep the answer counts a worker shipped with ``report``."""
+        """The controller: keep the answer counts a worker shipped with ``report`` (counts that
+        do not read are dropped: a progress display must never fail a run)."""
         shipped = getattr(report, PROGRESS_ATTR, None)
         if shipped is None or self.driver.worker is not None or not is_item_id(report.nodeid):
             return
-        self.driver.totals.counted(_worker_id(getattr(report, "node", None)),
-                                   ProgressCounts.from_json(shipped))
+        try:
+            counts = decode(ProgressCounts, shipped)
+        except ShapeError:
+            return
+        self.driver.totals.counted(_worker_id(getattr(report, "node", None)), counts)
 
 
 def worker_input(driver: RunDriver) -> WorkerInput:

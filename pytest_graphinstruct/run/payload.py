@@ -3,10 +3,12 @@
 The controller hands each worker one :class:`WorkerInput` under ``workerinput[INPUT_KEY]``; at
 session end each worker hands back one :class:`WorkerPayload` under
 ``workeroutput[OUTPUT_KEY]``.  Each travels as one JSON document (a string: execnet carries it
-whatever it holds).  The controller adds the payloads up in one :class:`WorkerTotals`.
+whatever it holds), written and read by the report's codec (:mod:`.records.codec`: the one
+mechanism for every record that leaves a process).  The controller adds the payloads up in one
+:class:`WorkerTotals`.
 
 Promises: ``X.from_json(x.to_json()) == x`` for both records; ``from_json`` of a document
-without a field gives that field's default.
+without a field gives that field's default; a malformed one raises ``ShapeError``.
 """
 
 from __future__ import annotations
@@ -18,11 +20,12 @@ from typing import TYPE_CHECKING
 
 from pytest_graphinstruct.models.caching.snapshot import CacheSource, merge_sources
 from pytest_graphinstruct.models.scheduling.request_stats import Sent
+from pytest_graphinstruct.run.records.codec import decode, encode
 from pytest_graphinstruct.run.records.results import ItemResult
+from pytest_graphinstruct.run.served import Served
 from pytest_graphinstruct.run.tally import ProgressCounts
 
-if TYPE_CHECKING:  # preflight loads the graph libraries: imported when a Served is read
-    from pytest_graphinstruct.run.preflight import Served
+if TYPE_CHECKING:
     from pytest_graphinstruct.run.session import BenchmarkSession
 
 INPUT_KEY = "graphinstruct_input"
@@ -41,29 +44,18 @@ class WorkerInput:
     its answer service (``answers``, :mod:`pytest_graphinstruct.run.answer_service`; ``None``:
     the workers answer every model themselves)."""
 
-    local: dict[str, str] | None = None
+    local: Mapping[str, str] | None = None
     served: Served | None = None
     progress: bool = False
     stop_folder: str | None = None
     answers: str | None = None
 
     def to_json(self) -> str:
-        return json.dumps({
-            "local": None if self.local is None else dict(self.local),
-            "served": None if self.served is None else self.served.to_json(),
-            "progress": self.progress, "stop_folder": self.stop_folder,
-            "answers": self.answers})
+        return json.dumps(encode(self))
 
     @classmethod
     def from_json(cls, text: str) -> WorkerInput:
-        from pytest_graphinstruct.run.preflight import Served
-
-        data = json.loads(text)
-        local, served = data.get("local"), data.get("served")
-        return cls(local=None if local is None else {str(k): str(v) for k, v in local.items()},
-                   served=None if served is None else Served.from_json(served),
-                   progress=bool(data.get("progress")), stop_folder=data.get("stop_folder"),
-                   answers=data.get("answers"))
+        return decode(cls, json.loads(text))
 
 
 @dataclass(frozen=True)
@@ -86,29 +78,11 @@ class WorkerPayload:
     earlier: Mapping[str, frozenset[str]] = field(default_factory=dict)
 
     def to_json(self) -> str:
-        return json.dumps({
-            "results": [r.to_json() for r in self.results], "notes": list(self.notes),
-            "limits": list(self.limits),
-            "progress": None if self.progress is None else self.progress.to_json(),
-            "cached": dict(self.cached),
-            "sources": {cell: s.to_json() for cell, s in self.sources.items()},
-            "sent": {model: s.to_json() for model, s in self.sent.items()},
-            "earlier": {model: sorted(keys) for model, keys in self.earlier.items()}})
+        return json.dumps(encode(self))
 
     @classmethod
     def from_json(cls, text: str) -> WorkerPayload:
-        data = json.loads(text)
-        progress = data.get("progress")
-        return cls(results=tuple(ItemResult.from_json(r) for r in data.get("results") or ()),
-                   notes=tuple(str(n) for n in data.get("notes") or ()),
-                   limits=tuple(str(n) for n in data.get("limits") or ()),
-                   progress=None if progress is None else ProgressCounts.from_json(progress),
-                   cached={str(c): int(n) for c, n in (data.get("cached") or {}).items()},
-                   sources={str(c): CacheSource.from_json(s)
-                            for c, s in (data.get("sources") or {}).items()},
-                   sent={str(m): Sent.from_json(s) for m, s in (data.get("sent") or {}).items()},
-                   earlier={str(m): frozenset(map(str, keys))
-                            for m, keys in (data.get("earlier") or {}).items()})
+        return decode(cls, json.loads(text))
 
 
 @dataclass

@@ -15,9 +15,9 @@ cache holds for that model (:class:`Served`, handed to every process of the run;
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from pytest_graphinstruct.errors import GraphInstructError
 from pytest_graphinstruct.models.caching.cache import AnswerCache
@@ -25,43 +25,12 @@ from pytest_graphinstruct.models.caching.entries import CacheEntry
 from pytest_graphinstruct.models.caching.snapshot import Snapshot, is_stale
 from pytest_graphinstruct.run.backends import make_run_backend
 from pytest_graphinstruct.run.config import RunConfig
+from pytest_graphinstruct.run.served import Served
 from pytest_graphinstruct.suite.instruction import Instruction
 from pytest_graphinstruct.suite.loader import Suite, load_suite
 
 if TYPE_CHECKING:
     from pytest_graphinstruct.models.backends.recorded import Responses
-
-
-@dataclass(frozen=True)
-class Served:
-    """What every process of a run must agree on about its models before it begins: the
-    snapshot each probed model's endpoint serves now (model name → :class:`Snapshot`; a
-    model not probed is absent) and the size of the answer cache when the run began
-    (``cache_mark``: answers before it are an earlier run's; ``None``: no cache)."""
-
-    snapshots: Mapping[str, Snapshot] = field(default_factory=dict)
-    cache_mark: int | None = None
-
-    def snapshot(self, model: str) -> str | None:
-        """The snapshot ``model``'s endpoint serves now (``None``: not known)."""
-        served = self.snapshots.get(model)
-        return None if served is None else served.model
-
-    def models(self) -> dict[str, str | None]:
-        """Model → the snapshot its endpoint serves now (known ones only)."""
-        return {m: s.model for m, s in self.snapshots.items() if s.model is not None}
-
-    def to_json(self) -> dict[str, Any]:
-        return {"snapshots": {m: s.to_json() for m, s in self.snapshots.items()},
-                "cache_mark": self.cache_mark}
-
-    @classmethod
-    def from_json(cls, data: Mapping[str, Any] | None) -> Served:
-        data = data or {}
-        mark = data.get("cache_mark")
-        return cls({str(m): Snapshot.from_json(s)
-                    for m, s in (data.get("snapshots") or {}).items()},
-                   int(mark) if isinstance(mark, int) else None)
 
 
 @dataclass(frozen=True)

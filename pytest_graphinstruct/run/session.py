@@ -58,7 +58,8 @@ if TYPE_CHECKING:
     from pytest_graphinstruct.models.scheduling.request_stats import Sent
     from pytest_graphinstruct.pools import ReferencePools
     from pytest_graphinstruct.run.adaptive import Looks
-    from pytest_graphinstruct.run.preflight import RunInputs, Served
+    from pytest_graphinstruct.run.preflight import RunInputs
+    from pytest_graphinstruct.run.served import Served
 
 
 class BenchmarkSession:

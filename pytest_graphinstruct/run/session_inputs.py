@@ -16,7 +16,8 @@ if TYPE_CHECKING:
     from pytest_graphinstruct.models.caching.cache import AnswerCache
     from pytest_graphinstruct.pools import ReferencePools
     from pytest_graphinstruct.prompts.exemplars import ExemplarPool
-    from pytest_graphinstruct.run.preflight import RunInputs, Served
+    from pytest_graphinstruct.run.preflight import RunInputs
+    from pytest_graphinstruct.run.served import Served
 
 
 class SessionInputs:
@@ -33,7 +34,7 @@ class SessionInputs:
             GraphInstructError: the suite or the recorded answers cannot be read.
         """
         from pytest_graphinstruct.models.caching.cache import AnswerCache
-        from pytest_graphinstruct.run.preflight import Served
+        from pytest_graphinstruct.run.served import Served
 
         self.config = config
         self.suite: Suite = (inputs.suite if inputs is not None

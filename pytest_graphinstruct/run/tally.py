@@ -15,7 +15,6 @@ from __future__ import annotations
 import threading
 from concurrent.futures import Future
 from dataclasses import dataclass, fields
-from typing import Any
 
 from pytest_graphinstruct.answers import Answer
 
@@ -39,22 +38,6 @@ class ProgressCounts:
     def __add__(self, other: ProgressCounts) -> ProgressCounts:
         return ProgressCounts(*(getattr(self, f.name) + getattr(other, f.name)
                                 for f in fields(self)))
-
-    def to_json(self) -> dict[str, int]:
-        return {f.name: getattr(self, f.name) for f in fields(self)}
-
-    @classmethod
-    def from_json(cls, data: Any) -> ProgressCounts:
-        """The counts of :meth:`to_json`; anything malformed counts as zero (a progress
-        display must never fail a run)."""
-        if not isinstance(data, dict):
-            return cls()
-        values = []
-        for f in fields(cls):
-            value = data.get(f.name, 0)
-            values.append(value if isinstance(value, int) and not isinstance(value, bool)
-                          and value >= 0 else 0)
-        return cls(*values)
 
 
 @dataclass(frozen=True)

@@ -18,8 +18,9 @@ from pytest_graphinstruct.run.payload import (
     WorkerPayload,
     WorkerTotals,
 )
-from pytest_graphinstruct.run.preflight import Served
+from pytest_graphinstruct.run.records.codec import encode
 from pytest_graphinstruct.run.records.results import ItemResult
+from pytest_graphinstruct.run.served import Served
 from pytest_graphinstruct.run.stop import StopSignal
 from pytest_graphinstruct.run.tally import ProgressCounts
 
@@ -121,7 +122,7 @@ def test_a_worker_ships_its_counts_with_the_report_that_decides_an_item(tmp_path
     hooks = XdistHooks(driver)
     call = SimpleNamespace(when="call", passed=True)
     assert _made(hooks, _item(), call) is call
-    assert getattr(call, PROGRESS_ATTR) == ProgressCounts(5, 4, 1, 0, 99).to_json()
+    assert getattr(call, PROGRESS_ATTR) == encode(ProgressCounts(5, 4, 1, 0, 99))
     for report, item, winput in [
             (SimpleNamespace(when="setup", passed=True), _item(), WorkerInput(progress=True)),
             (SimpleNamespace(when="call", passed=True), object(), WorkerInput(progress=True)),
@@ -139,13 +140,15 @@ def test_the_controller_keeps_each_workers_latest_counts(tmp_path: Path) -> None
     def shipped(counts: ProgressCounts, nodeid: str = "L0-001[m-zero-shot]",
                 worker: str = "gw0") -> Any:
         return SimpleNamespace(nodeid=nodeid, node=_node(worker),
-                               **{PROGRESS_ATTR: counts.to_json()})
+                               **{PROGRESS_ATTR: encode(counts)})
 
     hooks.pytest_runtest_logreport(shipped(ProgressCounts(4, 1)))
     hooks.pytest_runtest_logreport(shipped(ProgressCounts(4, 2)))
     hooks.pytest_runtest_logreport(shipped(ProgressCounts(3, 3), worker="gw1"))
     hooks.pytest_runtest_logreport(shipped(ProgressCounts(9, 9), nodeid="t.py::test_x"))
     hooks.pytest_runtest_logreport(SimpleNamespace(nodeid="L0-001[m-zero-shot]"))  # none
+    hooks.pytest_runtest_logreport(SimpleNamespace(  # counts that do not read: dropped
+        nodeid="L0-001[m-zero-shot]", node=_node("gw2"), **{PROGRESS_ATTR: {"requested": "x"}}))
     assert driver.totals.counts() == ProgressCounts(7, 5)
     worker = _driver(tmp_path, worker=(0, 2))
     XdistHooks(worker).pytest_runtest_logreport(shipped(ProgressCounts(1, 1)))

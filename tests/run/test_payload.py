@@ -5,11 +5,16 @@ from __future__ import annotations
 
 import json
 
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
 from pytest_graphinstruct.models.caching.snapshot import CacheSource, Snapshot
 from pytest_graphinstruct.models.scheduling.request_stats import Sent
 from pytest_graphinstruct.run.payload import WorkerInput, WorkerPayload, WorkerTotals
-from pytest_graphinstruct.run.preflight import Served
+from pytest_graphinstruct.run.records.codec import ShapeError
 from pytest_graphinstruct.run.records.results import ItemResult, SampleResult
+from pytest_graphinstruct.run.served import Served
 from pytest_graphinstruct.run.tally import ProgressCounts
 
 
@@ -49,9 +54,21 @@ def test_worker_payload_round_trips_through_one_json_document() -> None:
     assert WorkerPayload.from_json(WorkerPayload().to_json()) == WorkerPayload()
 
 
-def test_a_missing_field_reads_as_its_default() -> None:
+def test_a_missing_field_reads_as_its_default_and_a_wrong_one_is_refused() -> None:
     assert WorkerPayload.from_json("{}") == WorkerPayload()
     assert WorkerInput.from_json("{}") == WorkerInput()
+    with pytest.raises(ShapeError, match="earlier"):
+        WorkerPayload.from_json('{"earlier": {"m": "k1"}}')
+
+
+@given(st.frozensets(st.none() | st.text(max_size=8), max_size=4),
+       st.none() | st.floats(allow_nan=False, allow_infinity=False))
+def test_a_cache_source_survives_the_payload(snapshots: frozenset[str | None],
+                                             oldest: float | None) -> None:
+    given = WorkerPayload(sources={"c": CacheSource(snapshots, oldest)})
+    text = given.to_json()
+    assert WorkerPayload.from_json(text) == given
+    assert given.to_json() == WorkerPayload.from_json(text).to_json()  # one order: by text
 
 
 def test_totals_add_payloads_and_keep_each_workers_latest_counts() -> None:

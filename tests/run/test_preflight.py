@@ -44,14 +44,6 @@ KEY = "GI_SNAPSHOT_TEST_KEY"
 
 # -- what every process agrees on ---------------------------------------------------------------
 
-def test_served_travels_as_json() -> None:
-    served = Served({"gpt-x": Snapshot("gpt-x-1", "fp"), "y": Snapshot()}, cache_mark=120)
-    again = Served.from_json(json.loads(json.dumps(served.to_json())))
-    assert again == served and again.snapshot("gpt-x") == "gpt-x-1"
-    assert again.snapshot("y") is None and again.models() == {"gpt-x": "gpt-x-1"}
-    assert Served.from_json(None) == Served()
-
-
 
 # -- the preflight ----------------------------------------------------------------------------
 

@@ -12,6 +12,7 @@ import pytest
 
 from pytest_graphinstruct.answers import Answer, Usage
 from pytest_graphinstruct.run.config import build_run_config
+from pytest_graphinstruct.run.records.codec import ShapeError, decode, encode
 from pytest_graphinstruct.run.session import BenchmarkSession
 from pytest_graphinstruct.run.tally import AnswerTally, ProgressCounts
 from pytest_graphinstruct.testing.openai_server import FakeOpenAIServer, Fault
@@ -36,10 +37,9 @@ def test_counts_add_up_and_survive_json() -> None:
     a = ProgressCounts(10, 8, 2, 1, 500)
     b = ProgressCounts(5, 5, 0, 0, 100)
     assert a + b == ProgressCounts(15, 13, 2, 1, 600)
-    assert ProgressCounts.from_json(json.loads(json.dumps(a.to_json()))) == a
-    assert ProgressCounts.from_json({"requested": -3, "received": "x", "tokens": True}) == \
-        ProgressCounts()
-    assert ProgressCounts.from_json(None) == ProgressCounts()
+    assert decode(ProgressCounts, json.loads(json.dumps(encode(a)))) == a
+    with pytest.raises(ShapeError):
+        decode(ProgressCounts, {"requested": 3, "received": "x"})
 
 
 @pytest.fixture

@@ -57,9 +57,6 @@ class Snapshot:
             return "unknown snapshot"
         return self.model + (f" ({self.fingerprint})" if self.fingerprint else "")
 
-    def to_json(self) -> dict[str, str | None]:
-        return {"model": self.model, "fingerprint": self.fingerprint}
-
     @classmethod
     def from_json(cls, data: Mapping[str, Any] | None) -> Snapshot:
         data = data or {}
@@ -96,15 +93,6 @@ class CacheSource:
     def merge(self, other: CacheSource) -> CacheSource:
         oldest = [t for t in (self.oldest, other.oldest) if t is not None]
         return CacheSource(self.snapshots | other.snapshots, min(oldest) if oldest else None)
-
-    def to_json(self) -> dict[str, Any]:
-        return {"snapshots": sorted_snapshots(self.snapshots), "oldest": self.oldest}
-
-    @classmethod
-    def from_json(cls, data: Mapping[str, Any]) -> CacheSource:
-        oldest = data.get("oldest")
-        return cls(frozenset(_name(s) for s in data.get("snapshots") or ()),
-                   float(oldest) if isinstance(oldest, (int, float)) else None)
 
 
 def sorted_snapshots(snapshots: Iterable[str | None]) -> list[str | None]:

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, fields
 from typing import Any
@@ -26,8 +26,6 @@ class Sent:
     run's answer cache (nothing sent for them); ``batch_in_flight`` — request lines in batches
     still live at the endpoint (submitted, billed when they finish, counted nowhere else: an
     interrupted batch run's).
-
-    Promises: ``Sent.from_json(s.to_json()) == s``; a missing key reads as 0.
     """
 
     requests: int = 0
@@ -42,13 +40,6 @@ class Sent:
 
     def __add__(self, other: Sent) -> Sent:
         return Sent(*(getattr(self, f.name) + getattr(other, f.name) for f in fields(self)))
-
-    def to_json(self) -> dict[str, int]:
-        return {f.name: getattr(self, f.name) for f in fields(self)}
-
-    @classmethod
-    def from_json(cls, data: Mapping[str, int]) -> Sent:
-        return cls(**{f.name: int(data.get(f.name) or 0) for f in fields(cls)})
 
 
 class RequestStats:

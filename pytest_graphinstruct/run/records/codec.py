@@ -2,7 +2,8 @@
 
 A record's JSON object is its dataclass fields in declaration order, each written by its type
 hint: ``str``/``int``/``float``/``bool``, ``X | None``, ``Literal[...]``, ``tuple[X, ...]``
-(an array), ``tuple[X, Y]`` (a pair), ``Mapping[K, V]`` (an object; integer keys are written as
+(an array), ``frozenset[X]`` (an array in a fixed order: by text, ``None`` last), ``tuple[X, Y]``
+(a pair), ``Mapping[K, V]`` (an object; integer keys are written as
 text, in key order), a nested record, or ``Any`` (free-form JSON).  ``Annotated`` adds bounds
 (:class:`Bounds`, :class:`Pattern`, :class:`MinLength`, :class:`MaxItems`, :class:`Unique`) and
 :class:`EveryKey`.  Field metadata (plain dicts, so records below this layer need no import):
@@ -406,6 +407,9 @@ def _encoder(hint: Hint) -> Encoder | None:
             return lambda value: [None if x is None else item(x) for x in value]
         items = tuple(_or_none(_encoder(a)) for a in args)
         return lambda value: [items[k](x) for k, x in enumerate(value)]
+    if origin is frozenset:
+        member = _or_none(_encoder(get_args(base)[0]))
+        return lambda value: [member(x) for x in sorted(value, key=_set_order)]
     if origin in (Mapping, dict):
         key_hint, value_hint = get_args(base)
         inner = _or_none(_encoder(value_hint))
@@ -431,6 +435,11 @@ def _or_none(encoder: Encoder | None) -> Encoder:
 
 def _same(value: Any) -> Any:
     return value
+
+
+def _set_order(value: Any) -> tuple[bool, str]:
+    """A set's members in a fixed order: by their text, ``None`` last."""
+    return value is None, str(value)
 
 
 def _key_is_int(key_type: Hint) -> bool:
@@ -551,6 +560,9 @@ def _core_decoder(base: Hint, marks: tuple[Any, ...]) -> Decoder:
         return _union_decoder(tuple(_decoder(a) for a in get_args(base)))
     if origin is tuple:
         return _tuple_decoder(get_args(base))
+    if origin is frozenset:
+        array = _tuple_decoder((get_args(base)[0], Ellipsis))
+        return lambda raw: frozenset(array(raw))
     if origin in (Mapping, dict):
         key_hint, value_hint = get_args(base)
         return _mapping_decoder(key_hint, value_hint,

@@ -36,9 +36,9 @@ def test_an_empty_or_blank_name_is_not_known() -> None:
     assert Snapshot("m").known and Snapshot("m").describe() == "m"  # no fingerprint: no ()
 
 
-def test_to_json_and_from_json_round_trip() -> None:
+def test_from_json_reads_both_fields() -> None:
     for snap in (Snapshot(), Snapshot("m"), Snapshot("m", "fp_1")):
-        assert Snapshot.from_json(snap.to_json()) == snap
+        assert Snapshot.from_json({"model": snap.model, "fingerprint": snap.fingerprint}) == snap
 
 
 @given(st.text(max_size=400))
@@ -87,8 +87,6 @@ def test_cache_sources_merge_as_sets_and_the_oldest_time() -> None:
     a = CacheSource().add("s1", 20.0).add(None, None)
     b = CacheSource().add("s2", 10.0)
     assert a.merge(b) == CacheSource(frozenset({"s1", "s2", None}), 10.0)
-    assert CacheSource.from_json(a.to_json()) == a
-    assert a.to_json() == {"snapshots": ["s1", None], "oldest": 20.0}
     assert merge_sources({"x": a}, {"x": b, "y": b}) == {"x": a.merge(b), "y": b}
     assert sorted_snapshots([None, "b", "a", "b"]) == ["a", "b", None]
 
@@ -96,7 +94,6 @@ def test_cache_sources_merge_as_sets_and_the_oldest_time() -> None:
 def test_a_source_without_times_has_no_oldest() -> None:
     assert CacheSource().add("s", None).oldest is None
     assert CacheSource().merge(CacheSource()) == CacheSource()
-    assert CacheSource.from_json({"snapshots": None, "oldest": "yesterday"}) == CacheSource()
 
 
 @given(sources, sources, sources)
@@ -115,11 +112,6 @@ def test_add_is_a_merge_of_one_answer(a: CacheSource, snap: str | None,
     oldest = a.add(snap, created).oldest
     known = [t for t in (a.oldest, created) if t is not None]
     assert oldest == (min(known) if known else None)
-
-
-@given(sources)
-def test_a_source_survives_its_json(a: CacheSource) -> None:
-    assert CacheSource.from_json(a.to_json()) == a
 
 
 @given(st.lists(optional_names, max_size=8))

@@ -37,7 +37,6 @@ def test_sent_is_what_went_over_the_wire_and_what_an_earlier_cache_served() -> N
     stats.add("cache_hits", 2)
     sent = stats.sent(cached=1)  # one of them was cached before the run began
     assert sent == Sent(requests=5, retries=3, input_tokens=3, output_tokens=4, cached=1)
-    assert Sent.from_json(sent.to_json()) == sent and Sent.from_json({}) == Sent()
     assert sent + Sent(1, 0, 10, 10, 4) == Sent(6, 3, 13, 14, 5)
     in_flight = Sent(batch_in_flight=7)  # requests in batches still live at the endpoint
-    assert Sent.from_json(in_flight.to_json()) == in_flight and (sent + in_flight).requests == 5
+    assert (sent + in_flight).requests == 5 and (sent + in_flight).batch_in_flight == 7
