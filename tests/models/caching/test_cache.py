@@ -21,7 +21,7 @@ from pytest_graphinstruct.models.scheduling.scheduler import Scheduler
 from tests.models.fake_openai import FakeOpenAIServer
 from tests.models.helpers import KEY_ENV, SECRET, req
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 WAIT_S = 60.0  # a safety net for a broken test, never the point of one
 
 

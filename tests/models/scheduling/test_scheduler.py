@@ -365,7 +365,7 @@ def test_one_ctrl_c_ends_a_run_stuck_in_a_dripping_call(tmp_path: Path) -> None:
     import subprocess
     import sys
 
-    root = Path(__file__).resolve().parents[2]
+    root = Path(__file__).resolve().parents[3]
     # One byte a second: the answer would take minutes and the child's deadline is an hour,
     # so only the Ctrl+C can end the call within the wait below.
     with FakeOpenAIServer(fault_for=lambda body: Fault.drip(1.0)) as server:

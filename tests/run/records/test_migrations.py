@@ -39,7 +39,7 @@ from pytest_graphinstruct.vocab import DIMENSIONS, LEVELS, STRATEGIES
 from tests.report.schema_check import assert_valid_report
 from tests.run.old_reports import quality, v1_cell, v1_score
 
-PUBLISHED = Path(__file__).resolve().parents[2].parent / "shared" / "published-results"
+PUBLISHED = Path(__file__).resolve().parents[3].parent / "shared" / "published-results"
 SUFFIX = ".quality.json"
 
 

@@ -1,5 +1,5 @@
 """``read_report``: our reports, the older shapes handed to :mod:`~.run.migrations` (whose own
-tests are tests/run/test_migrations.py), and one clear error line for anything else."""
+tests are tests/run/records/test_migrations.py), and one clear error line for anything else."""
 
 from __future__ import annotations
 
