@@ -89,9 +89,8 @@ class ModelSchedulers:
             cache = self.inputs.cache if getattr(backend, "cacheable", False) else None
             concurrency = 1 if model == "local" else config.concurrency
             rate_limit = config.rate_limit
-            if config.batch is not None:  # requests wait for their batch, one thread each
-                backend, concurrency = self._batched(backend), self._batch_concurrency()
-                rate_limit = None
+            if config.batch is not None:  # requests wait for their batch as futures
+                backend, rate_limit = self._batched(backend), None
             schedulers[model] = Scheduler(
                 backend, concurrency=concurrency,
                 rate_limit=rate_limit, cache=cache, token_budget=budget,
@@ -112,12 +111,6 @@ class ModelSchedulers:
             raise GraphInstructError(f"--gi-batch: {backend!r} has no Batch API")
         return BatchBackend(backend, self.inputs.cache, BatchSettings(
             poll_s=mode.poll_s, quiet_s=mode.quiet_s, fallback=mode.fallback))
-
-    @staticmethod
-    def _batch_concurrency() -> int:
-        from pytest_graphinstruct.models.batch.backend import BATCH_CONCURRENCY
-
-        return BATCH_CONCURRENCY
 
     def _cost_cap(self, workers: int) -> CostCap | None:
         """This process's share of the run's ``--gi-max-cost`` (the run's ``workers``

@@ -3,9 +3,10 @@ Batch API instead of one HTTP request each (:class:`BatchBackend`).
 
 It sits where the ordinary backend sits, under the scheduler: the scheduler's cache lookups,
 deduplication, token budget and cost cap, and everything after the cache (verdicts, scores,
-reports, gates, methods), are unchanged.  :meth:`BatchBackend.complete_served` hands the
-request to the :class:`~.runner.BatchRunner` and blocks until its batch line's answer is
-back; the runner gathers the requests of one round into batches, polls them and resolves them.
+reports, gates, methods), are unchanged.  :meth:`BatchBackend.submit_served` hands the
+request to the :class:`~.runner.BatchRunner` and returns the future of its batch line's answer
+(the scheduler's thread does not wait for it); the runner gathers the requests of one round
+into batches, polls them and resolves them.
 
 Promises:
 
@@ -22,6 +23,7 @@ Promises:
 
 from __future__ import annotations
 
+from concurrent.futures import Future
 from typing import NoReturn
 
 from pytest_graphinstruct.answers import Answer, FailureKind
@@ -35,10 +37,6 @@ from pytest_graphinstruct.models.batch.ledger import BatchLedger, LedgerBatch, R
 from pytest_graphinstruct.models.batch.runner import BatchRunner, BatchSettings, Served
 from pytest_graphinstruct.models.caching.cache import AnswerCache
 from pytest_graphinstruct.models.caching.snapshot import Snapshot
-
-BATCH_CONCURRENCY = 10_000
-"""The scheduler's worker threads in batch mode: requests waiting for their batch at once (each
-blocked in one thread, not polling).  A round of more requests goes in several batches."""
 
 
 class BatchBackend:
@@ -87,7 +85,12 @@ class BatchBackend:
 
     def complete_served(self, request: Request) -> Served:
         """:meth:`complete`, and what the line's response said served it."""
-        return self.runner.ask(request.cache_key(self.endpoint), request).result()
+        return self.submit_served(request).result()
+
+    def submit_served(self, request: Request) -> Future[Served]:
+        """The future of :meth:`complete_served`: resolved when ``request``'s batch is read
+        (or the run cancels it), from the runner's thread."""
+        return self.runner.ask(request.cache_key(self.endpoint), request)
 
     def cancel(self, reason: str | None = None, kind: FailureKind = "cancelled") -> None:
         """Answer every waiting request with an error (``reason`` of ``kind``, else that the

@@ -4,11 +4,13 @@ paced, within the token budget and the cost cap, and cached as soon as it arrive
 
 from __future__ import annotations
 
-from dataclasses import replace
+from collections.abc import Callable
+from concurrent.futures import Future
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
 from pytest_graphinstruct.answers import Answer
-from pytest_graphinstruct.models.base import Backend, Request
+from pytest_graphinstruct.models.base import Backend, Request, one_line
 from pytest_graphinstruct.models.caching.snapshot import Snapshot
 from pytest_graphinstruct.models.caching.view import CacheView
 from pytest_graphinstruct.models.cost.cap import CallCharge
@@ -19,6 +21,14 @@ from pytest_graphinstruct.models.scheduling.request_stats import RequestStats
 if TYPE_CHECKING:  # the budget is the scheduler's public type; its module imports this one
     from pytest_graphinstruct.models.cost.cap import RequestCost
     from pytest_graphinstruct.models.scheduling.scheduler import TokenBudget
+
+
+@dataclass(frozen=True)
+class _Begun:
+    """What an issued request's call holds until its answer: its cost charge (``None``: no
+    cap)."""
+
+    charge: CallCharge | None
 
 
 class RequestIssuer:
@@ -55,6 +65,48 @@ class RequestIssuer:
     def issue(self, key: str, request: Request) -> Answer:
         """Send ``request`` (unless the circuit is open, the budget spent or its worst case
         does not fit in the cost cap) and store the answer."""
+        begun = self._begin(request)
+        if isinstance(begun, Answer):
+            return begun
+        answer, served = self._call(request, begun.charge)
+        return self._finish(key, request, answer, served)
+
+    def issue_later(self, key: str, request: Request, done: Callable[[Answer], None]) -> None:
+        """:meth:`issue` for a backend that answers with a future (``submit_served``: the
+        batch mode's): ``done(answer)`` is called when the answer is there, from the thread
+        that resolves it, and the calling thread returns at once (no thread waits)."""
+        begun = self._begin(request)
+        if isinstance(begun, Answer):
+            done(begun)
+            return
+        self._stats.call_began()
+
+        def finished(fut: Future[tuple[Answer, Snapshot | None]]) -> None:
+            answer: Answer | None = None
+            try:
+                answer, served = fut.result()
+            except BaseException as exc:  # a backend bug must not leave an item waiting
+                answer, served = Answer(error=one_line(
+                    f"internal error in {type(self.backend).__name__}: "
+                    f"{type(exc).__name__}: {exc}"), calls=0), None
+            finally:
+                self._stats.call_ended()
+                if begun.charge is not None:
+                    begun.charge.close(answer)
+            assert answer is not None
+            done(self._finish(key, request, answer, served))
+
+        try:
+            self.backend.submit_served(request).add_done_callback(  # type: ignore[attr-defined]
+                finished)
+        except Exception as exc:
+            failed: Future[tuple[Answer, Snapshot | None]] = Future()
+            failed.set_exception(exc)
+            finished(failed)
+
+    def _begin(self, request: Request) -> Answer | _Begun:
+        """The refusal of ``request`` (circuit open, stopped, budget spent, over the cost
+        cap), else what its call holds (its cost charge, opened)."""
         refused = self._gate.refusal()
         if refused is not None:
             return refused
@@ -73,7 +125,11 @@ class RequestIssuer:
                 self._stats.add("cost_skipped")
                 return Answer(error=self.cost.cap.refusal(charge.worst), calls=0,
                               failure_kind="cost_cap")
-        answer, served = self._call(request, charge)
+        return _Begun(charge)
+
+    def _finish(self, key: str, request: Request, answer: Answer,
+                served: Snapshot | None) -> Answer:
+        """Feed the breaker, count and spend the answer of an issued request, store it."""
         if not self._gate.attempt_feed:
             self._gate.feed_request(answer)
         reason = self._gate.circuit_open_reason

@@ -88,14 +88,22 @@ class RequestStats:
     def in_flight(self) -> Iterator[None]:
         """Count one backend call in flight for the time of the ``with`` block
         (``max_in_flight``)."""
-        with self._lock:
-            self._in_flight += 1
-            self._counts["max_in_flight"] = max(self._counts["max_in_flight"], self._in_flight)
+        self.call_began()
         try:
             yield
         finally:
-            with self._lock:
-                self._in_flight -= 1
+            self.call_ended()
+
+    def call_began(self) -> None:
+        """One backend call more in flight (``max_in_flight``)."""
+        with self._lock:
+            self._in_flight += 1
+            self._counts["max_in_flight"] = max(self._counts["max_in_flight"], self._in_flight)
+
+    def call_ended(self) -> None:
+        """One backend call fewer in flight."""
+        with self._lock:
+            self._in_flight -= 1
 
     def account(self, answer: Answer, *, batched: bool = False) -> int:
         """Count the answer of one issued request (``batched``: a batch line answered it);

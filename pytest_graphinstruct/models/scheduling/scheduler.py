@@ -163,7 +163,9 @@ class Scheduler:
             token_budget = TokenBudget(token_budget)
         self.budget = token_budget
         self._lock = threading.RLock()  # hits and refusals run inside submit's lock too
-        self._queue = RequestQueue(self.concurrency, self._lock, self._run)
+        later = callable(getattr(backend, "submit_served", None))  # answers with futures
+        self._queue = RequestQueue(self.concurrency, self._lock, self._run,
+                                   self._run_later if later else None)
         remote = bool(getattr(backend, "remote", False))
         self.circuit_breaker = circuit_breaker if remote and circuit_breaker else None
         self._stats = RequestStats(self._lock)
@@ -251,6 +253,19 @@ class Scheduler:
             self._stats.add("errors")
             return Answer(error=one_line(f"internal error in {type(self.backend).__name__}: "
                                          f"{type(exc).__name__}: {exc}"), calls=0)
+
+    def _run_later(self, key: str, request: Request, done: Callable[[Answer], None]) -> None:
+        """:meth:`_run` for a backend that answers with futures: ``done`` gets the answer."""
+        try:
+            cached = self._view.hit(key)
+            if cached is not None:
+                done(cached)
+            else:
+                self._issuer.issue_later(key, request, done)
+        except Exception as exc:  # a backend bug must not leave an item waiting forever
+            self._stats.add("errors")
+            done(Answer(error=one_line(f"internal error in {type(self.backend).__name__}: "
+                                       f"{type(exc).__name__}: {exc}"), calls=0))
 
     def _resolve_queued(self) -> None:
         """Resolve every request not yet started (a cached answer if there is one, else the

@@ -391,3 +391,43 @@ def test_one_ctrl_c_ends_a_run_stuck_in_a_dripping_call(tmp_path: Path) -> None:
             if child.poll() is None:
                 child.kill()
                 child.wait()
+
+
+class FutureBackend:
+    """A backend that answers with futures (as batch mode does): every request waits, no
+    thread held, until the test resolves it."""
+
+    endpoint = "futures"
+    cacheable = False
+
+    def __init__(self) -> None:
+        self.waiting: list[tuple[Request, Any]] = []
+        self.arrived = threading.Condition()
+
+    def complete(self, request: Request) -> Answer:  # the protocol's; not used here
+        raise AssertionError("a futures backend is asked through submit_served")
+
+    def submit_served(self, request: Request) -> Any:
+        from concurrent.futures import Future
+
+        fut: Future[tuple[Answer, None]] = Future()
+        with self.arrived:
+            self.waiting.append((request, fut))
+            self.arrived.notify_all()
+        return fut
+
+
+def test_requests_waiting_on_a_futures_backend_hold_no_thread() -> None:
+    backend = FutureBackend()
+    before = threading.active_count()
+    with Scheduler(backend, concurrency=2) as sched:
+        futures = [sched.submit(req(f"q {i}", iid=f"L1-{i:03d}")) for i in range(200)]
+        with backend.arrived:  # 60 s: a safety net only
+            assert backend.arrived.wait_for(lambda: len(backend.waiting) == 200, 60)
+        assert threading.active_count() - before <= 2  # the scheduler's two threads only
+        assert sched.stats()["max_in_flight"] == 200 and not any(f.done() for f in futures)
+        for request, fut in backend.waiting:
+            fut.set_result((Answer(text=f"a {request.instruction_id}", usage=Usage(1, 1)), None))
+        got = [f.result(timeout=60) for f in futures]
+    assert [a.text for a in got] == [f"a L1-{i:03d}" for i in range(200)]
+    assert sched.stats()["issued"] == 200
