@@ -19,6 +19,7 @@ STATUS = "GraphInstruct: answers"
 
 # A conftest that records the plugin's counts once the run is over (before the summary).
 COUNTS_CONFTEST = """
+import dataclasses
 import json
 import pytest
 
@@ -28,7 +29,7 @@ def pytest_sessionfinish(session):
         return
     plugin = session.config.pluginmanager.get_plugin("graphinstruct-session")
     with open("counts.json", "w") as f:
-        json.dump({"counts": plugin.driver.progress_counts().to_json(),
+        json.dump({"counts": dataclasses.asdict(plugin.driver.progress_counts()),
                    "items_done": plugin.driver.items_done}, f)
 """
 
@@ -88,8 +89,8 @@ def test_counts_are_exact(pytester: pytest.Pytester, suite_dir: Path, server: Fa
                           xdist: tuple[str, ...]) -> None:
     pytester.makeconftest(COUNTS_CONFTEST)
     report = pytester.path / "r.json"
-    # a fresh cache: under xdist a worker reads the answers of the items another worker owns
-    # from it (without one it asks again, and spends more tokens than the report keeps)
+    # under xdist the controller's answer service asks every sample once and its own counts
+    # join the workers': the same counts as one process
     result = pytester.runpytest_subprocess(*args(suite_dir, server, "--override-ini=gi_progress=on",
                                                  "--gi-samples=2", f"--gi-report={report}",
                                                  f"--gi-cache={pytester.path / 'cache'}",
