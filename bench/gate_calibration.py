@@ -17,8 +17,10 @@ simulation from real scores, without a model call.
    level shift so that the level's expected score falls by a given drop.  *Collapse*: every
    answer of a level is wrong; *half*: a random half of the level's instructions are.
 3. **The gate, as the driver calls it.**  Per level the fixed-suite sign-flip test
-   (:func:`~pytest_graphinstruct.score.paired.flip_p_values` with the draws, seed and stream
-   :func:`~pytest_graphinstruct.score.paired.suite_paired` uses), vectorized over pairs; Holm
+   (:func:`~pytest_graphinstruct.score.regression.paired.flip_p_values` with the draws, seed and
+   stream
+   :func:`~pytest_graphinstruct.score.regression.paired.suite_paired` uses), vectorized over pairs;
+   Holm
    over the run's six levels at ``alpha = 0.05`` and ``delta = 0.02`` (``--gi-max-regression``).
    A sample of pairs is also decided through the API (``suite_paired`` + ``regressions``) and
    must agree exactly.  The template-clustered test (``--override-ini=gi_gate_test=templates``,
@@ -26,7 +28,7 @@ simulation from real scores, without a model call.
 4. **MDE80**: the smallest drop seen with 80 % power, interpolated on a grid of drops; beside
    it the *ceiling* (a z-test that knows each level's true variance of the mean change, Holm
    and delta as the gate: no test that holds its false alarms sees more) and the plan's
-   prediction (:func:`~pytest_graphinstruct.score.power.detectable_drop`,
+   prediction (:func:`~pytest_graphinstruct.score.regression.power.detectable_drop`,
    ``test="suite"``, from one simulated baseline run, the median over 10 such runs).
 
 Prints the tables docs/PLUGIN.md quotes ("How much the gate can see"), and the wall time.  False
@@ -260,8 +262,8 @@ def _holm(p: np.ndarray, alpha: float = ALPHA) -> np.ndarray:
 def gate(data: SuiteScores, base: np.ndarray, cand: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Per pair and level: flagged by the gate, and the p-value — the fixed-suite test with
     exactly the draws, seed and streams ``suite_paired`` uses for a six-level family."""
-    from pytest_graphinstruct.score.bootstrap import DEFAULT_SEED
-    from pytest_graphinstruct.score.paired import draws_for, flip_p_values
+    from pytest_graphinstruct.score.regression.bootstrap import DEFAULT_SEED
+    from pytest_graphinstruct.score.regression.paired import draws_for, flip_p_values
 
     order = sorted({int(x) for x in data.levels})
     draws = draws_for(len(order), ALPHA)
@@ -279,9 +281,9 @@ def api_gate(data: SuiteScores, base: np.ndarray, cand: np.ndarray,
              test: str = "suite") -> np.ndarray:
     """Per pair and level: flagged, through the package's API (``suite_paired`` or
     ``paired_bootstrap`` with the suite's templates, then ``regressions``)."""
-    from pytest_graphinstruct.score.bootstrap import paired_bootstrap
-    from pytest_graphinstruct.score.multiple import regressions
-    from pytest_graphinstruct.score.paired import suite_paired
+    from pytest_graphinstruct.score.regression.bootstrap import paired_bootstrap
+    from pytest_graphinstruct.score.regression.multiple import regressions
+    from pytest_graphinstruct.score.regression.paired import suite_paired
 
     clusters = dict(zip(data.ids, data.clusters, strict=True))
     levels = [int(x) for x in data.levels]
@@ -393,9 +395,14 @@ def mde80(curve: dict[float, float]) -> float:
 
 def predicted(data: SuiteScores, k: int, rng: np.random.Generator, runs_n: int = 10
               ) -> dict[int, float]:
-    """Level → the plan's MDE80 (score.power.detectable_drop, test="suite") from one simulated
+    """Level → the plan's MDE80 (score.regression.power.detectable_drop, test="suite") from one
+    simulated
     baseline run, the median over ``runs_n`` runs."""
-    from pytest_graphinstruct.score.power import ItemScore, detectable_drop, noise_by_level
+    from pytest_graphinstruct.score.regression.power import (
+        ItemScore,
+        detectable_drop,
+        noise_by_level,
+    )
 
     runs = simulate(data, runs_n, k, 0.0, rng)
     out: dict[int, list[float]] = {}
@@ -448,9 +455,10 @@ class AutoRun:
 def auto_run(data: SuiteScores, base: np.ndarray, cand: np.ndarray) -> AutoRun:
     """One adaptive run against a baseline of :data:`AUTO_CAP` samples: ``base`` and ``cand``
     are ``(n, AUTO_CAP)`` pass outcomes (the candidate's are revealed only as the design asks
-    for them, through :func:`~pytest_graphinstruct.score.sequential.sequential_test`, exactly
+    for them, through :func:`~pytest_graphinstruct.score.regression.sequential.sequential_test`,
+    exactly
     as the run asks); Holm over the levels at ``ALPHA`` on the stage-wise p-values."""
-    from pytest_graphinstruct.score.sequential import SequentialSettings, sequential_test
+    from pytest_graphinstruct.score.regression.sequential import SequentialSettings, sequential_test
 
     order = sorted({int(x) for x in data.levels})
     lv_of = [int(x) for x in data.levels]

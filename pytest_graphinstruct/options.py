@@ -433,7 +433,7 @@ def _number(option: Option, raw: object) -> float | None:
 
 
 AUTO_SAMPLES: Final = "auto"
-"""``--gi-samples=auto``: as many samples as the gate needs (``score.sequential``)."""
+"""``--gi-samples=auto``: as many samples as the gate needs (``score.regression.sequential``)."""
 AUTO_CAP: Final = 5
 """``--gi-samples=auto``'s most samples per instruction (the paper's k), unless ``auto:N``."""
 

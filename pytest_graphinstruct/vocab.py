@@ -116,9 +116,9 @@ def as_pass_rule(text: object) -> PassRule:
 
 GateTest = Literal["suite", "templates"]
 """What the regression gate's test claims (:data:`GATE_TESTS`): ``suite`` — this run is worse
-than the baseline on this suite beyond sampling noise (the default; ``score.paired``);
+than the baseline on this suite beyond sampling noise (the default; ``score.regression.paired``);
 ``templates`` — it would be worse on new instructions of the same templates (the
-template-clustered test, ``score.bootstrap.paired_bootstrap``)."""
+template-clustered test, ``score.regression.bootstrap.paired_bootstrap``)."""
 
 GATE_TESTS: Final[tuple[GateTest, ...]] = get_args(GateTest)
 

@@ -3,7 +3,8 @@ gate needs them, decided look by look before any item runs (:mod:`~pytest_graphi
 .sequential`; the gate replays the same looks from the report).
 
 A look asks every sample the design wants at once, waits for them, verifies each and hands
-their pass outcomes to :func:`~pytest_graphinstruct.score.sequential.sequential_test` with the
+their pass outcomes to :func:`~pytest_graphinstruct.score.regression.sequential.sequential_test`
+with the
 baseline cell's; it stops when every level of every cell is decided.  A sample that got no
 answer (an infrastructure error) takes its instruction out of the design: it is not paired,
 as the gate leaves an item with an error unpaired.  The samples each item was asked are
@@ -20,8 +21,8 @@ from pytest_graphinstruct.answers import Answer
 from pytest_graphinstruct.models.base import wait_result
 from pytest_graphinstruct.run.config import Cell
 from pytest_graphinstruct.run.records.results import CellReport, sample_passed
-from pytest_graphinstruct.score.multiple import FAMILY_ALPHA
-from pytest_graphinstruct.score.sequential import (
+from pytest_graphinstruct.score.regression.multiple import FAMILY_ALPHA
+from pytest_graphinstruct.score.regression.sequential import (
     SequentialResult,
     SequentialSettings,
     sequential_test,

@@ -25,10 +25,10 @@ from pytest_graphinstruct.run.records.results import (
     RunReport,
     items_in_order,
 )
-from pytest_graphinstruct.score.bootstrap import BootstrapResult, bootstrap_levels
 from pytest_graphinstruct.score.d5 import CellCost, ItemSpend, cell_cost
 from pytest_graphinstruct.score.levels import mean_present, s_total
 from pytest_graphinstruct.score.pareto import CellPoint, analyze
+from pytest_graphinstruct.score.regression.bootstrap import BootstrapResult, bootstrap_levels
 from pytest_graphinstruct.vocab import DIMENSIONS, OUTCOMES, Level
 
 TOOL = f"pytest-graphinstruct {__version__}"

@@ -135,7 +135,7 @@ class RunConfig:
     max_cost: float | None = None  #: --gi-max-cost: the cap on money (price table's currency)
     batch: BatchMode | None = None  #: --gi-batch: answers through the Batch API (None: off)
     #: --gi-samples=auto: the most samples per instruction (None: a fixed count, ``samples``);
-    #: the run asks one first and more while the gate needs them (score.sequential)
+    #: the run asks one first and more while the gate needs them (score.regression.sequential)
     auto_samples: int | None = None
 
     @property

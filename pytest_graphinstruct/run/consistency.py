@@ -15,8 +15,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from pytest_graphinstruct.run.records.results import ConsistencyRow, FlakyItem, ItemResult
-from pytest_graphinstruct.score.bootstrap import Interval
 from pytest_graphinstruct.score.consistency import Consistency, Tally, common_k, consistency
+from pytest_graphinstruct.score.regression.bootstrap import Interval
 from pytest_graphinstruct.vocab import LEVELS, Level
 
 __all__ = ["CELL_STREAM", "CellConsistency", "measure", "tally"]

@@ -11,7 +11,8 @@ verification holds every constraint) contributes, for a ``k ≤ n``:
 With ``k = n`` these are "at least one sample passes" and "every sample passes".  A set of items
 is measured at ``k`` = the fewest samples any of them has (:func:`common_k`), so every item's
 estimate is defined; each figure is the mean over the items, with a 95 % percentile bootstrap
-interval over the items (:func:`~pytest_graphinstruct.score.bootstrap.mean_interval`, seeded:
+interval over the items (:func:`~pytest_graphinstruct.score.regression.bootstrap.mean_interval`,
+seeded:
 the same items give the same intervals).  The three figures are resampled with the same draws,
 so ``pass^k ≤ pass@1 ≤ pass@k`` holds for the estimates and for each end of the intervals.
 
@@ -27,7 +28,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from math import comb
 
-from pytest_graphinstruct.score.bootstrap import Interval, mean_interval
+from pytest_graphinstruct.score.regression.bootstrap import Interval, mean_interval
 
 __all__ = ["Consistency", "Tally", "common_k", "consistency", "pass_all_k", "pass_at_k"]
 

@@ -152,7 +152,7 @@ def test_the_power_figure_is_the_paired_instructions_not_the_baselines_whole_lev
     what those nine can detect, not what the baseline's 60 could."""
     from pytest_graphinstruct.run.gate.comparison import baseline_items
     from pytest_graphinstruct.run.records.reader import read_report
-    from pytest_graphinstruct.score.power import detectable_drops
+    from pytest_graphinstruct.score.regression.power import detectable_drops
 
     base = baseline(pytester, answers)
     with FakeOpenAIServer(model="m", responder=responder(answers)) as server:

@@ -9,7 +9,6 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from pytest_graphinstruct.score.bootstrap import bootstrap_levels, mean_interval
 from pytest_graphinstruct.score.consistency import (
     Tally,
     common_k,
@@ -17,6 +16,7 @@ from pytest_graphinstruct.score.consistency import (
     pass_all_k,
     pass_at_k,
 )
+from pytest_graphinstruct.score.regression.bootstrap import bootstrap_levels, mean_interval
 
 
 @pytest.mark.parametrize(("n", "c", "k", "at_k", "all_k"), [

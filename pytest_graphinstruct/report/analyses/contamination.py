@@ -11,7 +11,7 @@ instructions than on fresh instructions of the same templates may have seen them
 * **Gap:** ``seed0 − fresh``, the mean over paired templates of the difference of their two
   template scores (every template weighs the same; per level over that level's templates,
   overall over all of them).  Its interval is the paired bootstrap of
-  :func:`~pytest_graphinstruct.score.bootstrap.paired_diff`: templates are resampled with
+  :func:`~pytest_graphinstruct.score.regression.bootstrap.paired_diff`: templates are resampled with
   replacement, the same draw for both suites.  With fewer than :data:`MIN_TEMPLATES` paired
   templates no interval is computed (absent, shown as ``—``).
 * **Real gap:** the interval excludes 0 *and* ``|gap|`` exceeds the threshold, by default the
@@ -33,7 +33,7 @@ from pytest_graphinstruct.report.pick import pick_cell
 from pytest_graphinstruct.report.untrusted import escape
 from pytest_graphinstruct.run.gate.comparison import differences
 from pytest_graphinstruct.run.records.results import CellReport, RunReport
-from pytest_graphinstruct.score.bootstrap import (
+from pytest_graphinstruct.score.regression.bootstrap import (
     CONFIDENCE,
     DEFAULT_B,
     DEFAULT_SEED,

@@ -3,7 +3,8 @@ App. H.5, Tab. 35).
 
 For a pair of models (``A − B``) and each prompting strategy both ran: per level the paired
 mean difference of the level scores over the instructions both scored, its paired bootstrap 95%
-interval (:func:`pytest_graphinstruct.score.bootstrap.paired_diff`: one index draw serves both
+interval (:func:`pytest_graphinstruct.score.regression.bootstrap.paired_diff`: one index draw
+serves both
 models) and, for comparison only, the unpaired interval (each model's instructions resampled on
 their own).  The pairs are ``--pair A B`` or, by default, every two models of one family that
 both have a scale in the models table, as ``larger − smaller``.  "Crosses zero" reads the paired
@@ -24,7 +25,7 @@ from pytest_graphinstruct.report.analyses.registry import AnalysisOutput, Analys
 from pytest_graphinstruct.report.analyses.run_set import STRATEGY_ABBREV, Run
 from pytest_graphinstruct.report.analyses.select import baseline_by_model
 from pytest_graphinstruct.report.analyses.table import AnalysisResult, Table, render, signed
-from pytest_graphinstruct.score.bootstrap import paired_diff
+from pytest_graphinstruct.score.regression.bootstrap import paired_diff
 from pytest_graphinstruct.vocab import LEVELS, STRATEGIES
 
 DEFAULT_RESAMPLES = 1000

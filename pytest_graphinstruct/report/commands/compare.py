@@ -29,7 +29,7 @@ from pytest_graphinstruct.errors import GraphInstructError
 from pytest_graphinstruct.run.gate.comparison import CellComparison, ItemChange
 from pytest_graphinstruct.run.gate.comparison import compare_cells as run_comparison
 from pytest_graphinstruct.run.records.results import CellReport
-from pytest_graphinstruct.score.bootstrap import DEFAULT_MAX_REGRESSION, PairedDiff
+from pytest_graphinstruct.score.regression.bootstrap import DEFAULT_MAX_REGRESSION, PairedDiff
 from pytest_graphinstruct.vocab import GateTest
 
 __all__ = ["Comparison", "compare_cells"]

@@ -28,7 +28,7 @@ from pytest_graphinstruct.run.gate.verdict import (
 )
 from pytest_graphinstruct.run.records.reader import read_whole_report
 from pytest_graphinstruct.run.records.results import ReportError
-from pytest_graphinstruct.score.bootstrap import DEFAULT_MAX_REGRESSION
+from pytest_graphinstruct.score.regression.bootstrap import DEFAULT_MAX_REGRESSION
 from pytest_graphinstruct.vocab import GateTest
 
 

@@ -2,7 +2,8 @@
 
 For each cell and level of the report: the instructions scored, the clusters they fall into,
 the samples per instruction, and the smallest drop of the level's quality the gate flags in 80 %
-of runs (:func:`pytest_graphinstruct.score.power.detectable_drop`, with the Holm share of the
+of runs (:func:`pytest_graphinstruct.score.regression.power.detectable_drop`, with the Holm share
+of the
 family of every level of every cell in the report); with a drop to detect, the samples per
 instruction and the instructions it would take.  docs/PLUGIN.md, "How much the gate can see".
 """
@@ -19,9 +20,9 @@ from tabulate import tabulate
 from pytest_graphinstruct.errors import GraphInstructError
 from pytest_graphinstruct.run.gate.comparison import baseline_items, baseline_samples
 from pytest_graphinstruct.run.records.results import RunReport
-from pytest_graphinstruct.score.bootstrap import DEFAULT_MAX_REGRESSION
-from pytest_graphinstruct.score.multiple import FAMILY_ALPHA
-from pytest_graphinstruct.score.power import (
+from pytest_graphinstruct.score.regression.bootstrap import DEFAULT_MAX_REGRESSION
+from pytest_graphinstruct.score.regression.multiple import FAMILY_ALPHA
+from pytest_graphinstruct.score.regression.power import (
     POWER,
     LevelNoise,
     detectable_drop,

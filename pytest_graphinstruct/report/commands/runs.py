@@ -33,7 +33,7 @@ from pytest_graphinstruct.run.gate.comparison import compare_cells as run_compar
 from pytest_graphinstruct.run.records.reader import read_report
 from pytest_graphinstruct.run.records.results import CellReport, ItemResult, ReportError, RunReport
 from pytest_graphinstruct.run.store import RunStore, StoredRun, StoreError
-from pytest_graphinstruct.score.bootstrap import DEFAULT_MAX_REGRESSION
+from pytest_graphinstruct.score.regression.bootstrap import DEFAULT_MAX_REGRESSION
 from pytest_graphinstruct.vocab import METHOD_BASELINE, GateTest
 
 _ITEM_LINES = ("newly failing (", "newly passing (", "errors in the candidate")

@@ -10,7 +10,7 @@ did not (levels or items not compared, either side's, with the reason that side'
 Which levels regressed is decided over the whole family of (cell, level) tests of one
 comparison (:func:`compare_cells`), so that with nothing changed a gated run fails at most
 ``alpha`` of the time however many levels and cells it holds
-(:func:`~pytest_graphinstruct.score.multiple.regressions`).  The pytest run, ``gate``,
+(:func:`~pytest_graphinstruct.score.regression.multiple.regressions`).  The pytest run, ``gate``,
 ``compare`` and ``runs compare`` all call :func:`compare_cells`.
 """
 
@@ -31,11 +31,15 @@ from pytest_graphinstruct.run.records.results import (
     LevelOmission,
     describe_prompts,
 )
-from pytest_graphinstruct.score.bootstrap import PairedResult, paired_bootstrap
-from pytest_graphinstruct.score.multiple import FAMILY_ALPHA, holm_adjusted, regressions
-from pytest_graphinstruct.score.paired import suite_paired
-from pytest_graphinstruct.score.power import ItemScore, detectable_drops
-from pytest_graphinstruct.score.sequential import LevelLooks, SequentialResult, sequential_paired
+from pytest_graphinstruct.score.regression.bootstrap import PairedResult, paired_bootstrap
+from pytest_graphinstruct.score.regression.multiple import FAMILY_ALPHA, holm_adjusted, regressions
+from pytest_graphinstruct.score.regression.paired import suite_paired
+from pytest_graphinstruct.score.regression.power import ItemScore, detectable_drops
+from pytest_graphinstruct.score.regression.sequential import (
+    LevelLooks,
+    SequentialResult,
+    sequential_paired,
+)
 from pytest_graphinstruct.vocab import GateTest, Level
 
 __all__ = [
@@ -386,8 +390,9 @@ def compare_cells(pairs: Sequence[tuple[CellReport, CellReport]], *, max_regress
     predicted from the baseline cell's items that were paired, with the Holm share of this
     family (what a gated run prints).  ``test`` is the gate's test
     (:data:`~pytest_graphinstruct.vocab.GateTest`): ``suite``, the paired sign-flip test on
-    the fixed suite (:mod:`~pytest_graphinstruct.score.paired`), or ``templates``, the
-    template-clustered test (:func:`~pytest_graphinstruct.score.bootstrap.paired_bootstrap`).
+    the fixed suite (:mod:`~pytest_graphinstruct.score.regression.paired`), or ``templates``, the
+    template-clustered test
+    (:func:`~pytest_graphinstruct.score.regression.bootstrap.paired_bootstrap`).
 
     Raises:
         ValueError: ``max_regression`` is negative, or an instruction has different levels in

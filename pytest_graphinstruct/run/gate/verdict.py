@@ -44,7 +44,7 @@ from pytest_graphinstruct.run.records.results import (
     RunReport,
 )
 from pytest_graphinstruct.run.records.writer import write_report
-from pytest_graphinstruct.score.bootstrap import DEFAULT_MAX_REGRESSION
+from pytest_graphinstruct.score.regression.bootstrap import DEFAULT_MAX_REGRESSION
 from pytest_graphinstruct.vocab import LEVELS, GateTest, Level
 
 __all__ = [

@@ -19,7 +19,7 @@ from pytest_graphinstruct.run.records.results import (
     RunReport,
     SampleResult,
 )
-from pytest_graphinstruct.score.power import detectable_drop, level_noise
+from pytest_graphinstruct.score.regression.power import detectable_drop, level_noise
 from pytest_graphinstruct.suite.loader import load_suite
 
 ROOT = Path(__file__).resolve().parents[3]

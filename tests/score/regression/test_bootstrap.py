@@ -9,14 +9,14 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy import stats
 
-from pytest_graphinstruct.score import bootstrap as bs
-from pytest_graphinstruct.score.bootstrap import (
+from pytest_graphinstruct.score.levels import level_means, s_total
+from pytest_graphinstruct.score.regression import bootstrap as bs
+from pytest_graphinstruct.score.regression.bootstrap import (
     bootstrap_levels,
     is_regression,
     paired_bootstrap,
     paired_diff,
 )
-from pytest_graphinstruct.score.levels import level_means, s_total
 from tests.score.published_results import load, requires_published
 
 # ---------------------------------------------------------------- per level and S_total

@@ -1,4 +1,4 @@
-"""The group-sequential sign test of --gi-samples=auto (score/sequential.py)."""
+"""The group-sequential sign test of --gi-samples=auto (score/regression/sequential.py)."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy.stats import binom
 
-from pytest_graphinstruct.score.sequential import SequentialSettings, sequential_test
+from pytest_graphinstruct.score.regression.sequential import SequentialSettings, sequential_test
 
 Outcomes = dict[str, tuple[int, tuple[bool, ...]]]
 

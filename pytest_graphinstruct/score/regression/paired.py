@@ -32,7 +32,8 @@ mean drop larger than ``--gi-max-regression``), never the interval's.
 
 **What it does not claim**: that the model would be worse on *other* instructions of the same
 templates.  That is the template-clustered test's question
-(:func:`~pytest_graphinstruct.score.bootstrap.paired_bootstrap`, ``gi_gate_test=templates``).
+(:func:`~pytest_graphinstruct.score.regression.bootstrap.paired_bootstrap`,
+``gi_gate_test=templates``).
 
 ``B`` grows with the family so that Holm's smallest threshold can be reached:
 :func:`draws_for` (at least :data:`MIN_DRAWS`).
@@ -45,7 +46,8 @@ from collections.abc import Iterator, Mapping
 
 import numpy as np
 
-from pytest_graphinstruct.score.bootstrap import (
+from pytest_graphinstruct.score.levels import LEVEL_WEIGHTS_V
+from pytest_graphinstruct.score.regression.bootstrap import (
     CONFIDENCE,
     DEFAULT_SEED,
     PairedDiff,
@@ -54,7 +56,6 @@ from pytest_graphinstruct.score.bootstrap import (
     t_interval,
     weighted_sum,
 )
-from pytest_graphinstruct.score.levels import LEVEL_WEIGHTS_V
 
 __all__ = ["MIN_DRAWS", "draws_for", "flip_p_values", "suite_paired"]
 

@@ -12,9 +12,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from pytest_graphinstruct.score.bootstrap import paired_bootstrap
-from pytest_graphinstruct.score.multiple import regressions
-from pytest_graphinstruct.score.power import (
+from pytest_graphinstruct.score.regression.bootstrap import paired_bootstrap
+from pytest_graphinstruct.score.regression.multiple import regressions
+from pytest_graphinstruct.score.regression.power import (
     ItemScore,
     LevelNoise,
     detectable_drop,

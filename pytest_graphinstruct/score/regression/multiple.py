@@ -5,7 +5,8 @@ A gated run tests every level of every cell against its baseline.  Tested one at
 more cells, more alarms.  :func:`regressions` decides over the family at once:
 
 1. Holm's step-down procedure on the levels' ``p_drop`` (the one-sided p-values of "no drop"
-   from :func:`~pytest_graphinstruct.score.bootstrap.paired_bootstrap`): sorted ascending,
+   from :func:`~pytest_graphinstruct.score.regression.bootstrap.paired_bootstrap`): sorted
+   ascending,
    the ``j``-th smallest (``j = 1..m``) is rejected while ``p_(j) ≤ alpha / (m − j + 1)``;
    the first one kept stops the procedure.  The chance of any false rejection stays at most
    ``alpha`` whatever the dependence between the tests.
@@ -20,7 +21,7 @@ from __future__ import annotations
 from collections.abc import Hashable, Mapping
 from typing import TypeVar
 
-from pytest_graphinstruct.score.bootstrap import PairedDiff
+from pytest_graphinstruct.score.regression.bootstrap import PairedDiff
 
 __all__ = ["FAMILY_ALPHA", "holm", "holm_adjusted", "regressions"]
 

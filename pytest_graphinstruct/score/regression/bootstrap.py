@@ -63,7 +63,8 @@
   heavier shared noise included, and sees far more at levels with few templates.
 * Regression rules: :func:`is_regression` (one level on its own: the mean dropped by more than
   ``delta`` and the interval's upper end is below 0) and, for a gated run,
-  :func:`pytest_graphinstruct.score.multiple.regressions` (Holm over every level of every cell).
+  :func:`pytest_graphinstruct.score.regression.multiple.regressions` (Holm over every level of
+  every cell).
 
 Determinism: each level draws its resamples from its own generator seeded with ``(seed,
 level)``, so a level's shares do not change when other levels are added or removed (its
@@ -785,7 +786,8 @@ def is_regression(diff: PairedDiff, delta: float) -> bool:
 
     One level on its own (a two-sided 95 % interval: a one-sided test at 2.5 %).  A gated run
     decides over all its levels and cells together with
-    :func:`pytest_graphinstruct.score.multiple.regressions`, which keeps the chance of any false
+    :func:`pytest_graphinstruct.score.regression.multiple.regressions`, which keeps the chance of
+    any false
     alarm at ``alpha`` however many levels are tested.
     """
     if delta < 0:

@@ -1,4 +1,5 @@
-"""The fixed-suite paired test (score/paired.py): exact under the null, monotone, and blind to
+"""The fixed-suite paired test (score/regression/paired.py): exact under the null, monotone, and
+blind to
 nothing a uniform collapse shows."""
 
 from __future__ import annotations
@@ -8,8 +9,13 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from pytest_graphinstruct.score.multiple import regressions
-from pytest_graphinstruct.score.paired import MIN_DRAWS, draws_for, flip_p_values, suite_paired
+from pytest_graphinstruct.score.regression.multiple import regressions
+from pytest_graphinstruct.score.regression.paired import (
+    MIN_DRAWS,
+    draws_for,
+    flip_p_values,
+    suite_paired,
+)
 
 
 def _runs(base: list[float], cand: list[float], level: int = 2

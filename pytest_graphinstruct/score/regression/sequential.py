@@ -47,14 +47,14 @@ from typing import Literal
 
 import numpy as np
 
-from pytest_graphinstruct.score.bootstrap import (
+from pytest_graphinstruct.score.levels import LEVEL_WEIGHTS_V
+from pytest_graphinstruct.score.regression.bootstrap import (
     CONFIDENCE,
     PairedDiff,
     PairedResult,
     t_interval,
     weighted_sum,
 )
-from pytest_graphinstruct.score.levels import LEVEL_WEIGHTS_V
 
 __all__ = ["LevelLooks", "SequentialResult", "SequentialSettings", "State", "sequential_paired",
            "sequential_test"]

@@ -15,8 +15,8 @@ conservative bound below, so the prediction errs towards larger drops.
 
 **The template-clustered test** (``test="templates"``, :func:`~.bootstrap.paired_bootstrap`):
 
-The gate (:func:`~pytest_graphinstruct.score.bootstrap.paired_bootstrap` and
-:func:`~pytest_graphinstruct.score.multiple.regressions`) flags a level when Holm rejects
+The gate (:func:`~pytest_graphinstruct.score.regression.bootstrap.paired_bootstrap` and
+:func:`~pytest_graphinstruct.score.regression.multiple.regressions`) flags a level when Holm rejects
 "no drop" at family-wise ``alpha`` over ``tests`` level tests and the mean drop exceeds
 ``delta``.  For a level whose quality drops by ``D`` and no other change, that level has the
 smallest p-value, so it is flagged when
@@ -71,8 +71,8 @@ from typing import NamedTuple
 
 import numpy as np
 
-from pytest_graphinstruct.score.bootstrap import CAP, KAPPA, OWN_VARIANCE_FROM, bm_df
-from pytest_graphinstruct.score.multiple import FAMILY_ALPHA
+from pytest_graphinstruct.score.regression.bootstrap import CAP, KAPPA, OWN_VARIANCE_FROM, bm_df
+from pytest_graphinstruct.score.regression.multiple import FAMILY_ALPHA
 from pytest_graphinstruct.vocab import GateTest
 
 __all__ = [

@@ -7,8 +7,13 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from pytest_graphinstruct.score.bootstrap import PairedDiff, paired_bootstrap
-from pytest_graphinstruct.score.multiple import FAMILY_ALPHA, holm, holm_adjusted, regressions
+from pytest_graphinstruct.score.regression.bootstrap import PairedDiff, paired_bootstrap
+from pytest_graphinstruct.score.regression.multiple import (
+    FAMILY_ALPHA,
+    holm,
+    holm_adjusted,
+    regressions,
+)
 
 
 def diff(p: float, mean: float = -0.1) -> PairedDiff:
