@@ -130,10 +130,10 @@ def test_a_run_of_level_3_imports_torch_but_not_dynamo(tmp_path: Path) -> None:
 
 def test_the_plugins_entry_point_never_imports_scipy_stats_or_torch() -> None:
     # What every process of a run imports before its first item (pytest_configure loads the
-    # entry point and builds the run's driver); an xdist controller starts its workers only
+    # entry point and builds the run's state); an xdist controller starts its workers only
     # after that, so whatever it costs delays the whole run.  scipy.stats takes 0.3-1 s.
     code = ("import sys\nimport pytest_graphinstruct.pytest_run.entry\n"
-            "import pytest_graphinstruct.pytest_run.driver\n"
+            "import pytest_graphinstruct.pytest_run.state\n"
             "import pytest_graphinstruct.run.gate.verdict\n"
             "print(sorted(m for m in ('scipy.stats', 'torch', 'torch_geometric') "
             "if m in sys.modules))")

@@ -15,7 +15,7 @@ from pytest_graphinstruct.errors import GraphInstructError
 from pytest_graphinstruct.pytest_run.items import GraphInstructItem
 
 if TYPE_CHECKING:
-    from pytest_graphinstruct.pytest_run.driver import RunDriver
+    from pytest_graphinstruct.pytest_run.state import RunState
     from pytest_graphinstruct.run.config import RunConfig
 
 
@@ -28,22 +28,24 @@ def dry_run_config(run: RunConfig) -> RunConfig:
 class DryRunPlugin:
     """The hooks of a dry run: collect the items, estimate them, print, run nothing."""
 
-    def __init__(self, driver: RunDriver) -> None:
-        self.driver = driver
+    def __init__(self, state: RunState) -> None:
+        self.state = state
         self.lines: list[str] = []
 
     @pytest.hookimpl(tryfirst=True)  # before xdist starts its workers
     def pytest_sessionstart(self, session: pytest.Session) -> None:
         if getattr(session.config.option, "numprocesses", None):
-            raise self.driver.usage("--gi-dry-run runs in one process: drop -n")
+            raise self.state.usage("--gi-dry-run runs in one process: drop -n")
 
     @pytest.hookimpl(tryfirst=True)
     def pytest_collection_modifyitems(self, session: pytest.Session, config: pytest.Config,
                                       items: list[pytest.Item]) -> None:
-        self.driver.collect(session, items)
+        from pytest_graphinstruct.pytest_run.collection import add_items
+
+        add_items(self.state, session, items)
 
     def pytest_collection_finish(self, session: pytest.Session) -> None:
-        self.lines = dry_run_lines(self.driver, session.items)
+        self.lines = dry_run_lines(self.state, session.items)
 
     @pytest.hookimpl(tryfirst=True)
     def pytest_runtestloop(self, session: pytest.Session) -> bool:
@@ -54,9 +56,9 @@ class DryRunPlugin:
             terminalreporter.write_line(line)
 
 
-def dry_run_lines(driver: RunDriver, items: list[pytest.Item]) -> list[str]:
+def dry_run_lines(state: RunState, items: list[pytest.Item]) -> list[str]:
     """The estimate of the selected ``items`` as the dry run prints it (the output tokens
-    from the run's ``--gi-baseline`` report, which the driver read and checked).
+    from the run's ``--gi-baseline`` report, which the run read and checked).
 
     Raises:
         pytest.UsageError: the price table cannot be read or tokens cannot be counted (one
@@ -65,14 +67,14 @@ def dry_run_lines(driver: RunDriver, items: list[pytest.Item]) -> list[str]:
     from pytest_graphinstruct.report.render.estimate import estimate_lines
     from pytest_graphinstruct.run.estimate import estimate_run, price_table
 
-    run, bench = driver.run, driver.bench
+    run, bench = state.run, state.bench
     chosen = [(it.instruction, it.cell) for it in items if isinstance(it, GraphInstructItem)]
     cap = run.auto_samples
     # --gi-samples=auto: what it may ask at most (its looks depend on the answers)
     samples = bench.inputs.samples if cap is None else (lambda inst, cell: cap)
     try:
         estimate = estimate_run(run, chosen, bench.requests, samples,
-                                price_table(run), driver.plan.report)
+                                price_table(run), state.plan.report)
     except GraphInstructError as exc:
-        raise driver.usage(exc) from None
+        raise state.usage(exc) from None
     return estimate_lines(estimate)

@@ -17,7 +17,7 @@ from pytest_graphinstruct.suite.instruction import Instruction
 from pytest_graphinstruct.vocab import Outcome
 
 if TYPE_CHECKING:
-    from pytest_graphinstruct.pytest_run.driver import RunDriver
+    from pytest_graphinstruct.pytest_run.state import RunState
     from pytest_graphinstruct.run.evaluate import Checked
     from pytest_graphinstruct.run.session import BenchmarkSession
 
@@ -41,12 +41,12 @@ class InfraError(pytest.fail.Exception):  # type: ignore[name-defined]
 class GraphInstructItem(pytest.Item):
     """One instruction in one cell; its assertions are the verifier's verdicts."""
 
-    def __init__(self, *, instruction: Instruction, cell: Cell, driver: RunDriver,
+    def __init__(self, *, instruction: Instruction, cell: Cell, state: RunState,
                  **kw: Any) -> None:
         super().__init__(**kw)
         self.instruction = instruction
         self.cell = cell
-        self.driver = driver
+        self.state = state
         self.answers: tuple[Any, ...] = ()
         self.checked: Checked | None = None
         self.expected_failure = False
@@ -54,8 +54,8 @@ class GraphInstructItem(pytest.Item):
         self.unsent: str | None = None  # the circuit breaker's error: never sent (an error)
 
     def setup(self) -> None:
-        answers = self.driver.bench.answers(self.instruction, self.cell)  # at once if stopped
-        stopped = self.driver.stopper.reason
+        answers = self.state.bench.answers(self.instruction, self.cell)  # at once if stopped
+        stopped = self.state.stopper.reason
         if stopped is not None and all(a.error is not None and a.calls == 0 for a in answers):
             self.stopped = True  # never asked: no result (the report counts it missing)
             pytest.skip(f"not asked: the run stopped ({stopped})")
@@ -78,8 +78,8 @@ class GraphInstructItem(pytest.Item):
     def runtest(self) -> None:
         from pytest_graphinstruct.report.render.failures import format_failure
 
-        driver = self.driver
-        checked = driver.bench.check(self.instruction, self.cell, self.answers)
+        state = self.state
+        checked = state.bench.check(self.instruction, self.cell, self.answers)
         self.checked = checked
         self.user_properties.extend([
             ("gi_passed_samples", checked.passing_samples),
@@ -88,16 +88,16 @@ class GraphInstructItem(pytest.Item):
         ])
         if checked.passed:
             return
-        message = format_failure(checked, driver.run.pass_rule,
+        message = format_failure(checked, state.run.pass_rule,
                                  raw=self.config.getoption("verbose") > 0)
-        if (self.cell.label, self.instruction.id) in driver.expected_failures:
+        if (self.cell.label, self.instruction.id) in state.expected_failures:
             self.expected_failure = True
             self.user_properties.append((BASELINE_FAILURE, True))
             pytest.xfail("failed in the baseline too:\n" + message)
-        if driver.plan.gated and not driver.run.strict:
+        if state.plan.gated and not state.run.strict:
             pytest.xfail("newly failing against the baseline (the statistical gate judges its "
                          "level; --gi-violations=fail fails on it):\n" + message)
-        if driver.run.benchmark:
+        if state.run.benchmark:
             pytest.xfail("model violations (--gi-violations=report: shown, not failed):\n"
                          + message)
         raise GraphInstructFailure(message)
@@ -123,16 +123,16 @@ def _markers(inst: Instruction) -> list[str]:
     return marks
 
 
-def make_items(session: pytest.Session, driver: RunDriver,
+def make_items(session: pytest.Session, state: RunState,
                chosen: Sequence[Instruction]) -> list[pytest.Item]:
     """One marked item per cell of the run and instruction of ``chosen``, cell by cell, node id
     ``ID[cell]``."""
     new: list[pytest.Item] = []
-    for cell in driver.run.cells:
+    for cell in state.run.cells:
         for inst in chosen:
             item = GraphInstructItem.from_parent(
                 session, name=f"{inst.id}[{cell.label}]", instruction=inst, cell=cell,
-                driver=driver, nodeid=f"{inst.id}[{cell.label}]")
+                state=state, nodeid=f"{inst.id}[{cell.label}]")
             for marker in _markers(inst):
                 item.add_marker(marker)
             new.append(item)

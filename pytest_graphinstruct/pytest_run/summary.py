@@ -6,10 +6,20 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from pytest_graphinstruct.pytest_run.driver import RunDriver
+    from pytest_graphinstruct.pytest_run.state import RunState
 
 
-def write_summary(driver: RunDriver, terminalreporter: Any) -> None:
+class SummaryPlugin:
+    """Add the run's section to pytest's terminal summary."""
+
+    def __init__(self, state: RunState) -> None:
+        self.state = state
+
+    def pytest_terminal_summary(self, terminalreporter: Any) -> None:
+        write_summary(self.state, terminalreporter)
+
+
+def write_summary(state: RunState, terminalreporter: Any) -> None:
     """Write the GraphInstruct section, in the process that wrote the report (nothing in an
     xdist worker, or before the run has a report)."""
     from pytest_graphinstruct.report.render.terminal import (
@@ -18,19 +28,19 @@ def write_summary(driver: RunDriver, terminalreporter: Any) -> None:
         warning_lines,
     )
 
-    report, decision = driver.report, driver.decision
-    if getattr(driver.config, "workeroutput", None) is not None or report is None:
+    report, decision = state.report, state.decision
+    if getattr(state.config, "workeroutput", None) is not None or report is None:
         return
     assert decision is not None  # decided with the report
     terminalreporter.section("GraphInstruct")
-    local = driver.local
+    local = state.local
     if local is not None and local.startup_s is not None:
         terminalreporter.write_line(
-            f"local model: {driver.local_info['describe'] if driver.local_info else ''} "
+            f"local model: {state.local_info['describe'] if state.local_info else ''} "
             f"(server ready in {local.startup_s:.1f} s)")
     for line in summary_lines(report):
         terminalreporter.write_line(line)
-    for line in warning_lines(driver.notes):  # escaped: they quote endpoints
+    for line in warning_lines(state.notes):  # escaped: they quote endpoints
         terminalreporter.write_line(line, yellow=True)
     replay = replay_lines(report.run)  # the count line, then each skipped line
     if replay:
@@ -44,5 +54,5 @@ def write_summary(driver: RunDriver, terminalreporter: Any) -> None:
         terminalreporter.write_line(line, red=True)
     for line in decision.notes:
         terminalreporter.write_line(line, yellow=True)
-    for written in driver.written:
+    for written in state.written:
         terminalreporter.write_line(written.line, red=not written.ok)

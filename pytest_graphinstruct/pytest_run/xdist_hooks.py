@@ -15,9 +15,9 @@ from typing import Any
 
 import pytest
 
-from pytest_graphinstruct.pytest_run.driver import RunDriver
 from pytest_graphinstruct.pytest_run.items import GraphInstructItem, is_item_id, item_done
 from pytest_graphinstruct.pytest_run.live import live_wanted
+from pytest_graphinstruct.pytest_run.state import RunState
 from pytest_graphinstruct.run.payload import (
     INPUT_KEY,
     OUTPUT_KEY,
@@ -35,19 +35,18 @@ PROGRESS_ATTR = "graphinstruct_progress"
 
 
 class XdistHooks:
-    """The xdist hooks of an active run, sharing the run's ``driver``."""
+    """The xdist hooks of an active run, sharing the run's ``state``."""
 
-    def __init__(self, driver: RunDriver) -> None:
-        self.driver = driver
+    def __init__(self, state: RunState) -> None:
+        self.state = state
 
     def pytest_configure_node(self, node: Any) -> None:
-        node.workerinput[INPUT_KEY] = worker_input(self.driver).to_json()
+        node.workerinput[INPUT_KEY] = worker_input(self.state).to_json()
 
     def pytest_xdist_node_collection_finished(self, node: Any, ids: Sequence[str]) -> None:
         # every worker collects the same items: the first one's ids are the selection
-        if self.driver.selected is None:
-            self.driver.selected = [label for label in ids if is_item_id(label)]
-            self.driver.serve(self.driver.selected)
+        if self.state.selected is None:
+            self.state.selected = [label for label in ids if is_item_id(label)]
 
     def pytest_testnodedown(self, node: Any, error: Any) -> None:
         self._add(node, error)
@@ -66,46 +65,46 @@ class XdistHooks:
     def _add(self, node: Any, error: Any) -> None:
         """Add the payload of the worker ``node`` stands for (its notes once each), or the
         reason it sent none."""
-        driver = self.driver
+        state = self.state
         output = getattr(node, "workeroutput", None) or {}
         if error or OUTPUT_KEY not in output:
-            driver.totals.errors.append(str(error or "worker sent no results"))
+            state.totals.errors.append(str(error or "worker sent no results"))
             return
         payload = WorkerPayload.from_json(output[OUTPUT_KEY])
-        driver.totals.add(_worker_id(node), payload)
-        driver.notes.extend(n for n in payload.notes if n not in driver.notes)
-        driver.limits.extend(n for n in payload.limits if n not in driver.limits)
+        state.totals.add(_worker_id(node), payload)
+        state.notes.extend(n for n in payload.notes if n not in state.notes)
+        state.limits.extend(n for n in payload.limits if n not in state.limits)
 
     def _ship_progress(self, item: pytest.Item, report: pytest.TestReport) -> None:
         """A worker whose controller shows the live line: put this process's answer counts on
         the report that decides the item's outcome."""
-        winput = self.driver.winput
+        winput = self.state.winput
         if (isinstance(item, GraphInstructItem) and item_done(report) and winput is not None
                 and winput.progress):
-            setattr(report, PROGRESS_ATTR, encode(self.driver.bench.progress()))
+            setattr(report, PROGRESS_ATTR, encode(self.state.bench.progress()))
 
     def _take_progress(self, report: pytest.TestReport) -> None:
         """The controller: keep the answer counts a worker shipped with ``report`` (counts that
         do not read are dropped: a progress display must never fail a run)."""
         shipped = getattr(report, PROGRESS_ATTR, None)
-        if shipped is None or self.driver.worker is not None or not is_item_id(report.nodeid):
+        if shipped is None or self.state.worker is not None or not is_item_id(report.nodeid):
             return
         try:
             counts = decode(ProgressCounts, shipped)
         except ShapeError:
             return
-        self.driver.totals.counted(_worker_id(getattr(report, "node", None)), counts)
+        self.state.totals.counted(_worker_id(getattr(report, "node", None)), counts)
 
 
-def worker_input(driver: RunDriver) -> WorkerInput:
+def worker_input(state: RunState) -> WorkerInput:
     """What the controller tells each worker: the embedded server, what its preflight learned,
     whether it shows the live line, the folder of the run's stop file and the address of its
     answer service."""
-    stop = driver.stopper.signal
-    return WorkerInput(local=driver.local_info, served=driver.served,
-                       progress=live_wanted(driver),
+    stop = state.stopper.signal
+    return WorkerInput(local=state.local_info, served=state.served,
+                       progress=live_wanted(state),
                        stop_folder=None if stop is None else str(stop.folder),
-                       answers=None if driver.service is None else driver.service.address)
+                       answers=None if state.service is None else state.service.address)
 
 
 def _worker_id(node: Any) -> str:

@@ -1,17 +1,19 @@
-"""The pytest edge stays thin (read from the source with ast): every hook of
-``pytest_graphinstruct.pytest_run`` is a few lines handing off to the run driver, the xdist hooks
-live in their own class, and the controller and
-its workers exchange one key each way."""
+"""The pytest edge is small plugins, one per concern (read from the source with ast): every
+hook of ``pytest_graphinstruct.pytest_run`` is a method of a plugin class that :mod:`entry`
+(or the dry run) registers, no hook is long, the xdist hooks live only in the plugins registered
+with xdist, and the controller and its workers exchange one key each way."""
 
 from __future__ import annotations
 
 import ast
+import re
 from pathlib import Path
 
 EDGE = Path(__file__).resolve().parents[2] / "pytest_graphinstruct" / "pytest_run"
-MAX_HOOK_LINES = 5
+MAX_HOOK_LINES = 30
 XDIST_ONLY = {"pytest_configure_node", "pytest_testnodedown",
               "pytest_xdist_node_collection_finished"}
+XDIST_PLUGINS = {"XdistHooks", "AnswerServicePlugin"}  # registered only when xdist is loaded
 
 
 def _modules() -> list[Path]:
@@ -51,9 +53,21 @@ def test_every_hook_is_a_few_lines() -> None:
     assert long == []
 
 
-def test_the_xdist_hooks_are_only_in_their_own_class() -> None:
+def test_every_plugin_class_is_registered() -> None:
+    registering = (EDGE / "entry.py").read_text(encoding="utf-8")
+    owners = {cls for _, cls, _ in _hooks()}
+    assert "RunLifecyclePlugin" in owners and len(owners) >= 6
+    registered = set(re.findall(r"\b([A-Z]\w*Plugin|XdistHooks)\b", registering))
+    assert owners - registered == set()
+
+
+def test_the_xdist_hooks_are_only_in_the_xdist_plugins() -> None:
     owners = {cls for _, cls, fn in _hooks() if fn.name in XDIST_ONLY}
-    assert owners == {"XdistHooks"}
+    assert owners == XDIST_PLUGINS
+    entry = ast.parse((EDGE / "entry.py").read_text(encoding="utf-8"))
+    guarded = next(node for node in ast.walk(entry) if isinstance(node, ast.If)
+                   and "hasplugin" in ast.unparse(node.test))
+    assert {node.id for node in ast.walk(guarded) if isinstance(node, ast.Name)} >= XDIST_PLUGINS
 
 
 def test_one_key_each_way() -> None:

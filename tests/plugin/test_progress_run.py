@@ -29,8 +29,8 @@ def pytest_sessionfinish(session):
         return
     plugin = session.config.pluginmanager.get_plugin("graphinstruct-session")
     with open("counts.json", "w") as f:
-        json.dump({"counts": dataclasses.asdict(plugin.driver.progress_counts()),
-                   "items_done": plugin.driver.items_done}, f)
+        json.dump({"counts": dataclasses.asdict(plugin.state.progress_counts()),
+                   "items_done": plugin.state.items_done}, f)
 """
 
 

@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from pytest_graphinstruct.pytest_run.driver import RunDriver
 from pytest_graphinstruct.pytest_run.dry_run import DryRunPlugin, dry_run_config, dry_run_lines
 from pytest_graphinstruct.pytest_run.entry import activate
+from pytest_graphinstruct.pytest_run.state import RunState
 from pytest_graphinstruct.vocab import PYTEST_PLUGIN_NAME
 from tests.plugin._suite import write_suite
 
@@ -25,7 +25,7 @@ def test_a_dry_run_registers_only_its_own_hooks_and_writes_nothing(tmp_path: Pat
     (plugin,) = config.pluginmanager.registered.values()
     assert list(config.pluginmanager.registered) == [PYTEST_PLUGIN_NAME]
     assert isinstance(plugin, DryRunPlugin)
-    assert plugin.driver.run.report is None and plugin.driver.run.cache_dir is None
+    assert plugin.state.run.report is None and plugin.state.run.cache_dir is None
 
 
 def test_the_config_keeps_everything_but_the_cache_and_outputs(tmp_path: Path) -> None:
@@ -37,7 +37,7 @@ def test_the_config_keeps_everything_but_the_cache_and_outputs(tmp_path: Path) -
 
 def test_it_refuses_xdist_and_runs_nothing(tmp_path: Path) -> None:
     run = run_config(tmp_path, dry_run=True)
-    plugin = DryRunPlugin(RunDriver(FakeConfig(tmp_path), dry_run_config(run)))
+    plugin = DryRunPlugin(RunState(FakeConfig(tmp_path), dry_run_config(run)))
     with pytest.raises(pytest.UsageError, match="--gi-dry-run runs in one process"):
         plugin.pytest_sessionstart(FakeSession(FakeConfig(tmp_path, numprocesses=2)))
     plugin.pytest_sessionstart(FakeSession(FakeConfig(tmp_path)))  # one process: fine
@@ -46,8 +46,8 @@ def test_it_refuses_xdist_and_runs_nothing(tmp_path: Path) -> None:
 
 def test_the_estimate_is_printed_in_the_summary(tmp_path: Path) -> None:
     run = run_config(tmp_path, dry_run=True)
-    plugin = DryRunPlugin(RunDriver(FakeConfig(tmp_path), dry_run_config(run)))
-    plugin.lines = dry_run_lines(plugin.driver, [])  # no item selected
+    plugin = DryRunPlugin(RunState(FakeConfig(tmp_path), dry_run_config(run)))
+    plugin.lines = dry_run_lines(plugin.state, [])  # no item selected
     reporter = FakeTerminalReporter()
     plugin.pytest_terminal_summary(reporter)  # type: ignore[arg-type]
     texts = reporter.texts()
@@ -59,6 +59,6 @@ def test_a_bad_price_table_is_a_usage_error(tmp_path: Path) -> None:
     bad = tmp_path / "prices.json"
     bad.write_text("not json", encoding="utf-8")
     run = replace(run_config(tmp_path, dry_run=True), prices=bad)
-    driver = RunDriver(FakeConfig(tmp_path), dry_run_config(run))
+    state = RunState(FakeConfig(tmp_path), dry_run_config(run))
     with pytest.raises(pytest.UsageError, match=r"prices\.json: not JSON"):
-        dry_run_lines(driver, [])
+        dry_run_lines(state, [])

@@ -1,5 +1,5 @@
-"""``activate``: the domain markers, then the run's hooks (its xdist hooks only with xdist), or a
-usage error whose report says why."""
+"""``activate``: the domain markers, then the run's plugins (its xdist plugins only with xdist),
+or a usage error whose report says why."""
 
 from __future__ import annotations
 
@@ -8,8 +8,13 @@ from pathlib import Path
 
 import pytest
 
+from pytest_graphinstruct.pytest_run.collection import CollectionPlugin
 from pytest_graphinstruct.pytest_run.entry import activate
-from pytest_graphinstruct.pytest_run.hooks import GraphInstructPlugin
+from pytest_graphinstruct.pytest_run.lifecycle import RunLifecyclePlugin
+from pytest_graphinstruct.pytest_run.live import LiveLinePlugin
+from pytest_graphinstruct.pytest_run.outcomes import OutcomePlugin
+from pytest_graphinstruct.pytest_run.service import AnswerServicePlugin
+from pytest_graphinstruct.pytest_run.summary import SummaryPlugin
 from pytest_graphinstruct.pytest_run.xdist_hooks import XDIST_PLUGIN_NAME, XdistHooks
 from pytest_graphinstruct.suite.constraints import DOMAINS
 from pytest_graphinstruct.vocab import PYTEST_PLUGIN_NAME
@@ -30,22 +35,47 @@ def test_without_a_run_only_the_domain_markers(tmp_path: Path) -> None:
     assert config.pluginmanager.registered == {}
 
 
-def test_a_run_registers_its_hooks_over_one_driver(tmp_path: Path) -> None:
+PLAIN = {PYTEST_PLUGIN_NAME: RunLifecyclePlugin,
+         "graphinstruct-collection": CollectionPlugin,
+         "graphinstruct-outcomes": OutcomePlugin,
+         "graphinstruct-live": LiveLinePlugin,
+         "graphinstruct-summary": SummaryPlugin}
+
+
+def test_a_run_registers_one_plugin_per_concern_over_one_state(tmp_path: Path) -> None:
     config = FakeConfig(tmp_path)
     activate(config, _raw(tmp_path))
-    (name,) = config.pluginmanager.registered
-    plugin = config.pluginmanager.registered[name]
-    assert name == PYTEST_PLUGIN_NAME and isinstance(plugin, GraphInstructPlugin)
-    assert plugin.driver.config is config and plugin.driver.run.models == ("oracle",)
+    registered = config.pluginmanager.registered
+    assert {name: type(plugin) for name, plugin in registered.items()} == PLAIN
+    (state,) = {id(plugin.state): plugin.state for plugin in registered.values()}.values()
+    assert state.config is config and state.run.models == ("oracle",)
 
 
-def test_the_xdist_hooks_only_with_xdist(tmp_path: Path) -> None:
+def test_the_xdist_plugins_only_with_xdist(tmp_path: Path) -> None:
     config = FakeConfig(tmp_path, plugins=FakePluginManager("xdist"))
     activate(config, _raw(tmp_path))
     registered = config.pluginmanager.registered
-    assert set(registered) == {PYTEST_PLUGIN_NAME, XDIST_PLUGIN_NAME}
-    assert isinstance(registered[XDIST_PLUGIN_NAME], XdistHooks)
-    assert registered[XDIST_PLUGIN_NAME].driver is registered[PYTEST_PLUGIN_NAME].driver
+    assert {name: type(plugin) for name, plugin in registered.items()} == {
+        **PLAIN, XDIST_PLUGIN_NAME: XdistHooks,
+        "graphinstruct-service": AnswerServicePlugin}
+    assert len({id(plugin.state) for plugin in registered.values()}) == 1
+
+
+@pytest.mark.parametrize(("plugin", "hook", "options"), [
+    (RunLifecyclePlugin, "pytest_sessionstart", {"tryfirst": True}),  # before xdist's workers
+    (RunLifecyclePlugin, "pytest_unconfigure", {"trylast": True}),
+    (CollectionPlugin, "pytest_collection_modifyitems", {"tryfirst": True}),
+    (LiveLinePlugin, "pytest_runtestloop", {"wrapper": True, "trylast": True}),  # inside the
+    (OutcomePlugin, "pytest_runtest_makereport", {"wrapper": True}),  # reporter's wrapper
+    (OutcomePlugin, "pytest_runtest_logreport", {"trylast": True}),
+    # after the run's start (no priority), before xdist's own start (trylast) opens workers
+    (AnswerServicePlugin, "pytest_sessionstart", {"tryfirst": None, "trylast": None}),
+    (AnswerServicePlugin, "pytest_sessionfinish", {"tryfirst": True}),
+])
+def test_the_hooks_run_where_their_step_needs(plugin: type, hook: str,
+                                              options: dict[str, bool | None]) -> None:
+    marked = getattr(getattr(plugin, hook), "pytest_impl", {})
+    assert {k: marked.get(k) for k in options} == options
 
 
 def test_a_bad_value_is_a_usage_error_the_report_repeats(tmp_path: Path) -> None:

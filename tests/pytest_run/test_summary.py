@@ -9,7 +9,7 @@ from types import SimpleNamespace
 from typing import Any
 
 from pytest_graphinstruct.models.backends.recorded import RecordProblem, ReplayCheck
-from pytest_graphinstruct.pytest_run.summary import write_summary
+from pytest_graphinstruct.pytest_run.summary import SummaryPlugin, write_summary
 from pytest_graphinstruct.run.aggregate import build_cell, with_pareto
 from pytest_graphinstruct.run.gate.verdict import (
     BaselinePlan,
@@ -29,7 +29,7 @@ def _report() -> RunReport:
     return with_pareto([build_cell(CellMetadata("m", "zero-shot"), items)])
 
 
-def _driver(tmp_path: Path, report: RunReport | None, decision: Decision | None = None,
+def _state(tmp_path: Path, report: RunReport | None, decision: Decision | None = None,
             **kw: Any) -> Any:
     given: dict[str, Any] = {
         "config": FakeConfig(tmp_path), "report": report, "local": None, "local_info": None,
@@ -47,8 +47,8 @@ def _written(driver: Any) -> FakeTerminalReporter:
 
 
 def test_nothing_before_the_report_or_in_a_worker(tmp_path: Path) -> None:
-    assert _written(_driver(tmp_path, None)).lines == []
-    worker = _driver(tmp_path, _report(), config=worker_config(tmp_path))
+    assert _written(_state(tmp_path, None)).lines == []
+    worker = _state(tmp_path, _report(), config=worker_config(tmp_path))
     reporter = _written(worker)
     assert reporter.sections == [] and reporter.lines == []
 
@@ -56,7 +56,7 @@ def test_nothing_before_the_report_or_in_a_worker(tmp_path: Path) -> None:
 def test_the_section_holds_scores_warnings_verdict_and_written_lines(tmp_path: Path) -> None:
     report = _report()
     decision = decide(report, BaselinePlan(), GateOptions(fail_under=0.9))
-    driver = _driver(tmp_path, report, decision,
+    driver = _state(tmp_path, report, decision,
                      notes=["stale answers at \x1b[31mhttp://x\x1b[0m"],
                      written=[Written("report written to r.json", ok=True),
                               Written("html report NOT written to h: no", ok=False)])
@@ -74,22 +74,35 @@ def test_the_section_holds_scores_warnings_verdict_and_written_lines(tmp_path: P
 
 def test_the_embedded_server_line_once_it_started(tmp_path: Path) -> None:
     local = SimpleNamespace(startup_s=2.345)
-    texts = _written(_driver(tmp_path, _report(), local=local,
+    texts = _written(_state(tmp_path, _report(), local=local,
                              local_info={"describe": "tiny model"})).texts()
     assert texts[0] == "local model: tiny model (server ready in 2.3 s)"
-    never = _written(_driver(tmp_path, _report(), local=SimpleNamespace(startup_s=None)))
+    never = _written(_state(tmp_path, _report(), local=SimpleNamespace(startup_s=None)))
     assert not any(t.startswith("local model") for t in never.texts())
 
 
 def test_the_replay_check_warns_only_when_lines_were_skipped(tmp_path: Path) -> None:
     clean = ReplayCheck("a.jsonl", lines=2, used=2)
     report = replace(_report(), run=RunInfo(replay_problems=clean))
-    lines = _written(_driver(tmp_path, report)).lines
+    lines = _written(_state(tmp_path, report)).lines
     assert (clean.summary_line(), {"yellow": False}) in lines
     problem = RecordProblem(3, "unknown_id", "L9-001", "no such instruction")
     skipped = ReplayCheck("a.jsonl", lines=3, used=2, counts={"unknown_id": 1},
                           problems=(problem,))
     report = replace(_report(), run=RunInfo(replay_problems=skipped))
-    lines = _written(_driver(tmp_path, report)).lines
+    lines = _written(_state(tmp_path, report)).lines
     first = lines.index(("WARNING: " + skipped.summary_line(), {"yellow": True}))
     assert lines[first + 1] == ("  a.jsonl:3: no such instruction", {"yellow": True})
+
+
+def test_the_plugin_writes_the_states_summary(tmp_path: Path) -> None:
+    reporter = FakeTerminalReporter()
+    state = SimpleNamespace(report=None, decision=None, config=FakeConfig(tmp_path))
+    SummaryPlugin(state).pytest_terminal_summary(reporter)  # type: ignore[arg-type]
+    assert reporter.sections == []  # no report yet
+    report = _report()
+    state.report = report
+    state.decision = decide(report, BaselinePlan(), GateOptions())
+    state.local, state.notes, state.written = None, [], []
+    SummaryPlugin(state).pytest_terminal_summary(reporter)  # type: ignore[arg-type]
+    assert reporter.sections == ["GraphInstruct"]

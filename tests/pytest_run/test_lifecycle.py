@@ -1,0 +1,83 @@
+"""``RunLifecyclePlugin``: the run's start and end in one process; the fixtures' ``bench``,
+``query`` and ``evaluate`` are the state's."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from pytest_graphinstruct.pytest_run.lifecycle import RunLifecyclePlugin
+from pytest_graphinstruct.pytest_run.state import RunState
+from pytest_graphinstruct.run.payload import OUTPUT_KEY, WorkerPayload
+
+from .fakes import FakeConfig, FakeSession, run_config, worker_config
+
+
+def _state(tmp_path: Path, config: Any = None, **raw: Any) -> RunState:
+    return RunState(config or FakeConfig(tmp_path), run_config(tmp_path, **raw))
+
+
+# -- end_session -------------------------------------------------------------------------------
+
+def test_a_worker_ships_its_payload_at_the_end(tmp_path: Path) -> None:
+    config = worker_config(tmp_path)
+    state = _state(tmp_path, config)
+    RunLifecyclePlugin(state).pytest_sessionfinish(FakeSession(config), pytest.ExitCode.OK)
+    assert WorkerPayload.from_json(config.workeroutput[OUTPUT_KEY]) == WorkerPayload()
+    assert state.report is None  # the controller writes the report
+
+
+def test_a_stop_turns_a_finished_run_into_an_interrupted_one(tmp_path: Path) -> None:
+    config = FakeConfig(tmp_path, collectonly=True)  # collect-only: nothing is written
+    state = _state(tmp_path, config, report=str(tmp_path / "r.json"))
+    state.stopper.reason = "terminated (SIGTERM)"
+    session = FakeSession(config)
+    RunLifecyclePlugin(state).pytest_sessionfinish(session, pytest.ExitCode.TESTS_FAILED)
+    assert session.exitstatus == pytest.ExitCode.INTERRUPTED
+    assert state.report is None and not (tmp_path / "r.json").exists()
+    session = FakeSession(config, exitstatus=pytest.ExitCode.USAGE_ERROR)
+    RunLifecyclePlugin(state).pytest_sessionfinish(session, pytest.ExitCode.USAGE_ERROR)
+    assert session.exitstatus == pytest.ExitCode.USAGE_ERROR  # kept: it says more
+
+
+class RecordingState:
+    """A state whose ``query``/``evaluate`` record what they are handed."""
+
+    def __init__(self) -> None:
+        self.calls: list[tuple[str, tuple[Any, ...]]] = []
+        self.bench = "the session"
+
+    def query(self, *args: Any) -> str:
+        self.calls.append(("query", args))
+        return "query answered"
+
+    def evaluate(self, *args: Any) -> str:
+        self.calls.append(("evaluate", args))
+        return "evaluate answered"
+
+
+def test_the_fixtures_ask_the_state() -> None:
+    state = RecordingState()
+    plugin = RunLifecyclePlugin(state)  # type: ignore[arg-type]
+    assert plugin.bench == "the session"
+    assert plugin.query("inst", "few-shot", 2, "m") == "query answered"  # type: ignore[arg-type]
+    assert plugin.evaluate("inst", ["a"], "zero-cot") == "evaluate answered"  # type: ignore[arg-type]
+    assert plugin.query("inst") == "query answered"  # type: ignore[arg-type]
+    assert state.calls == [("query", ("inst", "few-shot", 2, "m")),
+                           ("evaluate", ("inst", ["a"], "zero-cot")),
+                           ("query", ("inst", "zero-shot", 0, None))]
+
+
+def test_a_collect_only_start_claims_nothing(tmp_path: Path) -> None:
+    config = FakeConfig(tmp_path, collectonly=True)
+    state = _state(tmp_path, config, report=str(tmp_path / "r.json"))
+    RunLifecyclePlugin(state).pytest_sessionstart(FakeSession(config))
+    assert state.started is not None and state.inputs is None
+    assert not (tmp_path / "r.json").exists()
+    assert state.stopper.signal is not None
+    folder = state.stopper.signal.folder
+    assert folder.exists()
+    RunLifecyclePlugin(state).pytest_unconfigure(config)
+    assert not folder.exists()  # the controller's stop file is removed

@@ -1,0 +1,65 @@
+"""``AnswerServicePlugin``: the xdist controller's service is opened only where a model has an
+endpoint, asked once for the first worker's items (in collection order, each mapped to its
+instruction and cell), and closed at the end."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from types import SimpleNamespace
+from typing import Any
+
+from pytest_graphinstruct.pytest_run.service import AnswerServicePlugin, serve
+from pytest_graphinstruct.run.config import Cell
+
+from .fakes import FakeConfig, FakeSession
+
+
+class FakeBench:
+    """A session whose suite knows two instructions and which records what it prefetches."""
+
+    def __init__(self) -> None:
+        self.suite = {"L0-001": "inst0", "L1-001": "inst1"}
+        self.prefetched: list[list[tuple[Any, Cell]]] = []
+
+    def prefetch(self, chosen: list[tuple[Any, Cell]]) -> None:
+        self.prefetched.append(chosen)
+
+
+def _state(service: Any = "the service", *, controller: bool = True, models: tuple[str, ...]
+           = ("gpt-4o",)) -> Any:
+    cells = tuple(Cell(m, "zero-shot") for m in models)
+    return SimpleNamespace(service=service, bench=FakeBench(), controller=controller,
+                           run=SimpleNamespace(cells=cells, models=models, dry_run=False,
+                                                 replay=None))
+
+
+def test_the_first_workers_items_are_asked_for_once_in_their_order() -> None:
+    state = _state()
+    plugin = AnswerServicePlugin(state)
+    ids = ["L1-001[gpt-4o-zero-shot]", "tests/t.py::test_x", "L9-999[gpt-4o-zero-shot]",
+           "L0-001[other-zero-shot]", "L0-001[gpt-4o-zero-shot]"]
+    plugin.pytest_xdist_node_collection_finished(SimpleNamespace(), ids)
+    plugin.pytest_xdist_node_collection_finished(SimpleNamespace(), ids)  # gw1: asked already
+    cell = Cell("gpt-4o", "zero-shot")
+    assert state.bench.prefetched == [[("inst1", cell), ("inst0", cell)]]
+
+
+def test_without_a_service_nothing_is_asked() -> None:
+    state = _state(service=None)
+    serve(state, ["L0-001[gpt-4o-zero-shot]"])
+    assert state.bench.prefetched == []
+
+
+def test_no_service_outside_the_controller_or_without_an_endpoint(tmp_path: Path) -> None:
+    session = FakeSession(FakeConfig(tmp_path))
+    for state in (_state(None, controller=False), _state(None, models=("oracle",))):
+        AnswerServicePlugin(state).pytest_sessionstart(session)
+        assert state.service is None
+
+
+def test_the_service_closes_at_the_end(tmp_path: Path) -> None:
+    closed: list[bool] = []
+    state = _state(SimpleNamespace(close=lambda: closed.append(True)))
+    AnswerServicePlugin(state).pytest_sessionfinish(FakeSession(FakeConfig(tmp_path)), 0)
+    AnswerServicePlugin(_state(None)).pytest_sessionfinish(FakeSession(FakeConfig(tmp_path)), 0)
+    assert closed == [True]
