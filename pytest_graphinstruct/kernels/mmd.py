@@ -14,7 +14,7 @@ Features of one graph (each a normalised histogram, so a probability vector):
   eigenvalue positions, which is not a distribution of anything.  Second deviation, from You et
   al.'s code (and GRAN's), which bins the eigenvalues on ``[−1e-5, 2]`` and so drops an
   eigenvalue that lands just above 2 (a bipartite component's exact 2, computed as 2 + ε): we
-  clip the spectrum to ``[0, 2]`` (:func:`normalized_laplacian_spectrum`), so that eigenvalue
+  clip the spectrum to ``[0, 2]``, so that eigenvalue
   counts in the last bin, and bin on ``[0, 2]``.  An independent check found clipping the better
   choice (whether the eigenvalue counts no longer depends on rounding noise).  Eigenvalues are
   rounded to 9 decimals before binning so relabelling a graph cannot move one across a bin edge.
@@ -145,13 +145,9 @@ def _clustering_histogram(g: nx.Graph, a: _Arrays) -> np.ndarray:
     return counts / a.n
 
 
-def normalized_laplacian_spectrum(g: nx.Graph) -> np.ndarray:
+def _spectrum(a: _Arrays) -> np.ndarray:
     """Sorted eigenvalues of ``D^-1/2 (D − A) D^-1/2`` of the undirected view (isolated nodes
     give 0; a self-loop adds 1 to ``A``'s diagonal, as in networkx), clipped to [0, 2]."""
-    return _spectrum(_Arrays.of(g))
-
-
-def _spectrum(a: _Arrays) -> np.ndarray:
     n = a.n
     if n == 0:
         return np.zeros(0)

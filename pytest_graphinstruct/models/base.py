@@ -200,7 +200,6 @@ class Backend(Protocol):
 # Optional backend attributes the scheduler reads with getattr (not part of the protocol, so
 # the oracle and replay backends need not define them):
 #   remote: bool      -- answers come over the network; the circuit breaker applies
-#   worst_case_s: float -- the longest one complete() can take
 #   cancel() -> None  -- stop calls in flight and retries (an interrupted run)
 #   takes_guard: bool -- complete_served(request, guard=AttemptGuard) tells the guard every
 #                        failed attempt and asks it before every retry (the cost cap)

@@ -52,7 +52,6 @@ from pytest_graphinstruct.verify.verdict import Verification
 #: Graph types with a single answer up to isomorphism (given their size parameters).
 SINGLE_ANSWER_TYPES: frozenset[str] = frozenset(
     {"complete", "path", "cycle", "star", "wheel", "grid", "complete_bipartite"})
-CONSTRAINT_LEVELS: frozenset[int] = frozenset({0, 1, 2, 5})
 DISTRIBUTION_LEVELS: frozenset[int] = frozenset({3, 4})
 #: Fewest matching pool graphs for the distribution formula (paper §3.3).
 MIN_POOL_MATCHES = 20

@@ -225,13 +225,6 @@ class OpenAIBackend:
         batch mode's files and batches calls (:mod:`.api`).  Never written anywhere."""
         return self._calls.client
 
-    @property
-    def worst_case_s(self) -> float:
-        """The longest one :meth:`complete` can take (every attempt hitting its deadline, every
-        backoff at its cap)."""
-        pause = max(self.policy.max_s, self.policy.retry_after_cap_s)
-        return (self.policy.max_retries + 1) * self.timeout_s + self.policy.max_retries * pause
-
     def __repr__(self) -> str:
         return (f"OpenAIBackend(endpoint={self.endpoint!r}, model={self.model!r}, "
                 f"api_key_env={self.api_key_env!r})")

@@ -74,11 +74,6 @@ class BatchBackend:
     def __reduce__(self) -> NoReturn:
         raise TypeError("BatchBackend cannot be pickled (it holds an API key)")
 
-    @property
-    def worst_case_s(self) -> float:
-        """A batch may take its whole completion window (24 h)."""
-        return 24 * 3600.0
-
     def complete(self, request: Request) -> Answer:
         """The answer of ``request``'s batch line (blocks until its batch is read)."""
         return self.complete_served(request)[0]

@@ -308,11 +308,6 @@ class Scheduler:
         """Whether the circuit breaker opened (no more requests are sent to the endpoint)."""
         return self._gate.circuit_open_reason is not None
 
-    @property
-    def halted(self) -> bool:
-        """Whether this scheduler issues no new request (circuit open, stopped, cancelled)."""
-        return self._gate.halt.is_set()
-
     def stop_issuing(self, reason: str) -> None:
         """Issue no new request from now on (an interrupted run): requests not yet issued
         resolve at once to ``Answer(error=reason, calls=0)``, calls
