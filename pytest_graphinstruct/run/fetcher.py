@@ -15,8 +15,8 @@ from pytest_graphinstruct.models.base import one_line, wait_result
 from pytest_graphinstruct.run.answer_service import AnswerClient
 from pytest_graphinstruct.run.config import Cell
 from pytest_graphinstruct.run.method_chains import MethodChains
+from pytest_graphinstruct.run.model_schedulers import ModelSchedulers
 from pytest_graphinstruct.run.requests import RequestBuilder
-from pytest_graphinstruct.run.schedulers import ModelSchedulers
 from pytest_graphinstruct.run.session_inputs import SessionInputs
 from pytest_graphinstruct.run.tally import AnswerTally
 from pytest_graphinstruct.suite.instruction import Instruction

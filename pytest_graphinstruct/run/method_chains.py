@@ -9,8 +9,8 @@ from dataclasses import replace
 from pytest_graphinstruct.answers import LIMIT_KINDS, Answer, Message
 from pytest_graphinstruct.models.base import quiet_thread
 from pytest_graphinstruct.run.config import Cell
+from pytest_graphinstruct.run.model_schedulers import ModelSchedulers
 from pytest_graphinstruct.run.requests import RequestBuilder
-from pytest_graphinstruct.run.schedulers import ModelSchedulers
 from pytest_graphinstruct.run.session_inputs import SessionInputs
 from pytest_graphinstruct.suite.instruction import Instruction
 from pytest_graphinstruct.verify.verifier import Verifier

@@ -23,8 +23,8 @@ from pytest_graphinstruct.errors import GraphInstructError
 from pytest_graphinstruct.models.caching.cache import AnswerCache
 from pytest_graphinstruct.models.caching.entries import CacheEntry
 from pytest_graphinstruct.models.caching.snapshot import Snapshot, is_stale
-from pytest_graphinstruct.run.backends import make_run_backend
 from pytest_graphinstruct.run.config import RunConfig
+from pytest_graphinstruct.run.model_names import backend_for
 from pytest_graphinstruct.run.served import Served
 from pytest_graphinstruct.suite.instruction import Instruction
 from pytest_graphinstruct.suite.loader import Suite, load_suite
@@ -63,7 +63,7 @@ def preflight(config: RunConfig) -> RunInputs:
             another suite or lacks a cell of the run; the recorded answers cannot be read;
             ``--gi-shard`` asks for more shards than the run selects instructions, or its
             shard holds none; a backend cannot be built (an unset API key variable for a host
-            that is not loopback — :mod:`~pytest_graphinstruct.run.backends` —, a malformed
+            that is not loopback — :mod:`~pytest_graphinstruct.run.model_names` —, a malformed
             base URL); an endpoint does not answer (one line saying why); a ``--gi-batch``
             run's batch ledger exists but cannot be read
             (:class:`~pytest_graphinstruct.models.batch.ledger.LedgerUnreadable`); or a run
@@ -89,7 +89,7 @@ def preflight(config: RunConfig) -> RunInputs:
     for model in config.models:
         if model in ("local", "oracle"):  # nothing to check: the oracle needs only the suite
             continue  # (and building it would load the verifier before xdist's workers start)
-        backend = make_run_backend(model, base_url=config.base_url, api_key_env=config.api_key_env,
+        backend = backend_for(model, base_url=config.base_url, api_key_env=config.api_key_env,
                                timeout_s=config.timeout_s, max_retries=config.max_retries,
                                model_version=config.model_version(model))
         check_live_batches(config, model, getattr(backend, "endpoint", None))

@@ -32,6 +32,7 @@ from pytest_graphinstruct.run.config import Cell, RunConfig
 from pytest_graphinstruct.run.evaluate import Checked
 from pytest_graphinstruct.run.fetcher import AnswerFetcher
 from pytest_graphinstruct.run.method_chains import MethodChains
+from pytest_graphinstruct.run.model_schedulers import ModelSchedulers
 from pytest_graphinstruct.run.records.results import (
     CellMetadata,
     CellReport,
@@ -42,7 +43,6 @@ from pytest_graphinstruct.run.records.results import (
     sample_passed,
 )
 from pytest_graphinstruct.run.requests import RequestBuilder
-from pytest_graphinstruct.run.schedulers import ModelSchedulers
 from pytest_graphinstruct.run.scoring import ScoringQueue
 from pytest_graphinstruct.run.session_inputs import SessionInputs, runs_method
 from pytest_graphinstruct.run.tally import AnswerTally, BatchProgress, ProgressCounts

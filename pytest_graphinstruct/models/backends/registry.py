@@ -8,7 +8,7 @@
 * anything else → the model name at an OpenAI-compatible endpoint.
 
 The algorithmic oracle is not a model: it lives beside the session
-(:func:`pytest_graphinstruct.run.backends.make_run_backend` adds it).
+(:func:`pytest_graphinstruct.run.model_names.backend_for` adds it).
 """
 
 from __future__ import annotations

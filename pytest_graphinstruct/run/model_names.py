@@ -35,7 +35,7 @@ PLACEHOLDER_KEY = "no-key"
 _CLOSE = 0.75  # difflib ratio: orcale/oracle 0.83, lcoal/local 0.8; gpt-4o/o1/llama < 0.45
 
 
-def make_run_backend(model: str, *, suite: Suite | None = None, **options: Any) -> Backend:
+def backend_for(model: str, *, suite: Suite | None = None, **options: Any) -> Backend:
     """Recorded answers (``replay`` or ``replay_path`` in ``options``) → their replay backend,
     whatever ``model`` is (``--gi-replay-label`` names their cell, never a backend: a label
     ``oracle`` still grades the recorded answers); else ``oracle`` →

@@ -65,7 +65,7 @@ class ModelSchedulers:
 
     def _build(self) -> dict[str, Any]:
         from pytest_graphinstruct.models.scheduling.scheduler import Scheduler, TokenBudget
-        from pytest_graphinstruct.run.backends import make_run_backend
+        from pytest_graphinstruct.run.model_names import backend_for
 
         config = self.inputs.config
         # One budget and one cost cap for every model of the run (the controller's answer
@@ -80,7 +80,7 @@ class ModelSchedulers:
         for model in config.models:
             if model in self.skip:
                 continue
-            backend = make_run_backend(
+            backend = backend_for(
                 model, base_url=config.base_url, api_key_env=config.api_key_env,
                 suite=self.inputs.suite, replay=self.inputs.replay, timeout_s=config.timeout_s,
                 max_retries=config.max_retries, backoff_base_s=config.backoff_s,

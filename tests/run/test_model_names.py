@@ -1,4 +1,4 @@
-"""run.backends.make_run_backend: the oracle beside the session, other names to the registry."""
+"""run.model_names.backend_for: the oracle beside the session, other names to the registry."""
 
 from __future__ import annotations
 
@@ -8,28 +8,28 @@ from pytest_graphinstruct.errors import ModelError
 from pytest_graphinstruct.models.backends.openai_backend import OpenAIBackend
 from pytest_graphinstruct.models.backends.recorded import Responses
 from pytest_graphinstruct.models.backends.replay import ReplayBackend
-from pytest_graphinstruct.run.backends import PLACEHOLDER_KEY, is_loopback, make_run_backend
+from pytest_graphinstruct.run.model_names import PLACEHOLDER_KEY, backend_for, is_loopback
 from pytest_graphinstruct.run.oracle import OracleBackend
 from pytest_graphinstruct.suite.loader import Suite
 
 
 def test_oracle_needs_a_suite() -> None:
-    assert isinstance(make_run_backend("oracle", suite=Suite(())), OracleBackend)
+    assert isinstance(backend_for("oracle", suite=Suite(())), OracleBackend)
     with pytest.raises(ModelError, match="suite"):
-        make_run_backend("oracle")
+        backend_for("oracle")
 
 
 @pytest.mark.parametrize("label", ["oracle", "local", "m"])
 def test_recorded_answers_are_replayed_whatever_their_label(label: str) -> None:
     """--gi-replay-label names the cell of recorded answers, never a backend."""
     responses = Responses({}, path="answers.jsonl")
-    backend = make_run_backend(label, suite=Suite(()), replay=responses)
+    backend = backend_for(label, suite=Suite(()), replay=responses)
     assert isinstance(backend, ReplayBackend) and backend.responses is responses
 
 
 def test_other_names_go_to_the_model_registry(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("GI_TEST_KEY", "k")
-    backend = make_run_backend("gpt-x", suite=Suite(()), base_url="http://127.0.0.1:9/v1",
+    backend = backend_for("gpt-x", suite=Suite(()), base_url="http://127.0.0.1:9/v1",
                            api_key_env="GI_TEST_KEY")
     assert isinstance(backend, OpenAIBackend)
 
@@ -41,7 +41,7 @@ def test_a_typo_of_a_built_in_name_without_a_base_url_says_which_was_meant(
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)
     monkeypatch.delenv("OPENAI_BASE_URL", raising=False)
     with pytest.raises(ModelError) as exc:
-        make_run_backend(typo, suite=Suite(()), api_key_env="OPENAI_API_KEY")
+        backend_for(typo, suite=Suite(()), api_key_env="OPENAI_API_KEY")
     message = str(exc.value)
     assert message.startswith(f"unknown model {typo!r} — did you mean {meant!r}?")
     assert "--gi-base-url" in message and "OPENAI_API_KEY is not set" in message
@@ -51,7 +51,7 @@ def test_a_typo_is_refused_even_with_a_key_set(monkeypatch: pytest.MonkeyPatch) 
     monkeypatch.setenv("GI_TEST_KEY", "k")
     monkeypatch.delenv("OPENAI_BASE_URL", raising=False)
     with pytest.raises(ModelError, match="did you mean 'oracle'") as exc:
-        make_run_backend("orcale", api_key_env="GI_TEST_KEY")
+        backend_for("orcale", api_key_env="GI_TEST_KEY")
     assert "not set" not in str(exc.value)
 
 
@@ -60,13 +60,13 @@ def test_an_unknown_name_far_from_built_ins_stays_an_openai_model_needing_a_key(
     monkeypatch.delenv("GI_TEST_KEY", raising=False)
     monkeypatch.delenv("OPENAI_BASE_URL", raising=False)
     with pytest.raises(ModelError, match="GI_TEST_KEY is not set") as exc:
-        make_run_backend("gpt-4o-mini", api_key_env="GI_TEST_KEY")
+        backend_for("gpt-4o-mini", api_key_env="GI_TEST_KEY")
     assert "did you mean" not in str(exc.value)
 
 
 def test_a_typo_at_a_given_base_url_is_a_served_name(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("GI_TEST_KEY", "k")
-    backend = make_run_backend("orcale", base_url="http://10.1.2.3:9/v1", api_key_env="GI_TEST_KEY")
+    backend = backend_for("orcale", base_url="http://10.1.2.3:9/v1", api_key_env="GI_TEST_KEY")
     assert isinstance(backend, OpenAIBackend) and backend.model == "orcale"
 
 
@@ -76,7 +76,7 @@ def test_a_typo_at_a_given_base_url_is_a_served_name(monkeypatch: pytest.MonkeyP
 def test_a_loopback_endpoint_without_a_key_gets_a_placeholder(
         url: str, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("GI_TEST_KEY", raising=False)
-    backend = make_run_backend("llama", base_url=url, api_key_env="GI_TEST_KEY")
+    backend = backend_for("llama", base_url=url, api_key_env="GI_TEST_KEY")
     assert isinstance(backend, OpenAIBackend)
     assert is_loopback(url)
 
@@ -88,7 +88,7 @@ def test_a_non_loopback_endpoint_still_needs_the_key(
     monkeypatch.delenv("GI_TEST_KEY", raising=False)
     assert not is_loopback(url)
     with pytest.raises(ModelError, match="GI_TEST_KEY is not set"):
-        make_run_backend("llama", base_url=url, api_key_env="GI_TEST_KEY")
+        backend_for("llama", base_url=url, api_key_env="GI_TEST_KEY")
 
 
 def test_the_placeholder_key_is_sent_and_a_set_key_wins(
@@ -101,10 +101,10 @@ def test_the_placeholder_key_is_sent_and_a_set_key_wins(
 
     with FakeOpenAIServer() as server:
         monkeypatch.delenv("GI_TEST_KEY", raising=False)
-        make_run_backend("m", base_url=server.base_url, api_key_env="GI_TEST_KEY",
+        backend_for("m", base_url=server.base_url, api_key_env="GI_TEST_KEY",
                      max_retries=0).complete(request)
         monkeypatch.setenv("GI_TEST_KEY", "real-key")
-        make_run_backend("m", base_url=server.base_url, api_key_env="GI_TEST_KEY",
+        backend_for("m", base_url=server.base_url, api_key_env="GI_TEST_KEY",
                      max_retries=0).complete(request)
         keys = [{k.lower(): v for k, v in r.headers.items()}.get("authorization")
                 for r in server.requests]

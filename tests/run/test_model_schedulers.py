@@ -1,4 +1,4 @@
-"""run.schedulers: one scheduler per model, built on first use, the run's stop, and what a
+"""run.model_schedulers: one scheduler per model, built on first use, the run's stop, and what a
 batch still in flight at the stop adds to what was sent and the notes."""
 
 from __future__ import annotations
@@ -12,8 +12,8 @@ from typing import Any
 import pytest
 
 from pytest_graphinstruct.run.config import build_run_config
+from pytest_graphinstruct.run.model_schedulers import ModelSchedulers
 from pytest_graphinstruct.run.requests import RequestBuilder
-from pytest_graphinstruct.run.schedulers import ModelSchedulers
 from pytest_graphinstruct.run.session_inputs import SessionInputs
 from pytest_graphinstruct.testing.batch_server import FakeBatchAPI
 from pytest_graphinstruct.testing.openai_server import FakeOpenAIServer
