@@ -16,15 +16,15 @@ simple views, see :mod:`pytest_graphinstruct.score.canon` and
   Experiment B trains the same GCN on *all* of ``g``'s nodes, labelled with ``g``'s own
   greedy-modularity communities matched to ``r``'s classes by size rank (``g``'s i-th largest
   community → class ``min(i, C − 1)``), and measures it on the same 20 % of ``r``.
-  ``GCN = max(0, 1 − |A − B|)``.  It applies when ``r`` has ≥ 10 nodes and ≥ 2 communities; it
-  needs torch and torch_geometric (:mod:`pytest_graphinstruct.score.gcn`).
+  ``GCN = max(0, 1 − |A − B|)``.  It applies when ``r`` has ≥ 10 nodes and ≥ 2 communities
+  (:mod:`pytest_graphinstruct.score.gcn`: NumPy on the CPU, torch on a GPU).
 
 The sample's D3 is the one against its *closest* reference (the highest combined value; ties → the
 first); the instruction's D3 is the mean over its valid samples (0 when none is valid).
 
 Absences are explicit.  A part that does not *apply* (GCN against a small reference) is left out
 and the weights of the others are renormalized — that is the definition, ``value`` is set.  A part
-that applies but *cannot run* (torch missing, GCN disabled by the caller) leaves ``value`` at
+that applies but *cannot run* (GCN disabled by the caller, an answer too large) leaves ``value`` at
 ``None``; ``renormalized`` then holds the combination of the parts present and ``unavailable``
 says why — the caller decides.
 
@@ -39,11 +39,10 @@ result is ``None`` with a reason.
 
 from __future__ import annotations
 
-import importlib.util
 import sys
 from collections import OrderedDict
 from collections.abc import Hashable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from statistics import fmean
 from types import MappingProxyType
 
@@ -195,25 +194,14 @@ _FEATURES_MAX = 8192
 _EXPERIMENT_A: dict[tuple[bytes, gcn_mod.GcnConfig], float] = {}
 
 
-def _backend_findable() -> bool:
-    """Whether torch and torch_geometric can be found (without importing them)."""
-    for name in ("torch", "torch_geometric"):
-        try:
-            if importlib.util.find_spec(name) is None:
-                return False
-        except (ImportError, ValueError, AttributeError):
-            return False
-    return True
-
-
 def _store(config: D3Config) -> GcnStore | None:
     """The process's GCN result store (:mod:`.gcn_store`), for CPU training only."""
     if config.gcn_config.device != "cpu":
         return None
     from pytest_graphinstruct.kernels import blas
-    from pytest_graphinstruct.score import canon, embedding, gcn_backend
+    from pytest_graphinstruct.score import canon, embedding, gcn_cpu
 
-    return default_store((gcn_mod, gcn_backend, sys.modules[__name__], embedding, canon, blas))
+    return default_store((gcn_mod, gcn_cpu, sys.modules[__name__], embedding, canon, blas))
 
 
 def _content_key(g: nx.Graph) -> Hashable:
@@ -300,8 +288,9 @@ def _score_sets_inner(sets: Sequence[tuple[list[nx.Graph], list[nx.Graph]]],
     gcn_unavailable: str | None = None
     if not config.gcn:
         gcn_unavailable = "GCN part disabled by the caller"
-    elif not _backend_findable():  # the import itself waits until a model must be trained
-        gcn_unavailable = gcn_mod.unavailable_reason()
+    elif config.gcn_config.device == "auto":  # decided once: a GPU's values are not stored
+        config = replace(config, gcn_config=replace(
+            config.gcn_config, device=gcn_mod.resolve_device("auto")))
     store = _store(config) if gcn_unavailable is None else None
     stored_b: dict[tuple[bytes, bytes], float] = {}
 
@@ -373,8 +362,6 @@ def _score_sets_inner(sets: Sequence[tuple[list[nx.Graph], list[nx.Graph]]],
         prepared.append((refs, gens, pairs, too_large))
 
     scores: tuple[float, ...] = ()
-    if tasks and gcn_unavailable is None:
-        gcn_unavailable = gcn_mod.unavailable_reason()  # imported only now: it costs ~1 s
     if tasks and gcn_unavailable is None:
         run = gcn_mod.soft_accuracies(tasks, config.gcn_config)
         scores = run.scores

@@ -9,27 +9,24 @@ zero biases; Adam (lr 0.01, weight decay 5e-4); full-batch cross-entropy over th
 :data:`EPOCHS` = 100 epochs.  The metric is the *soft accuracy*: the mean softmax probability of
 the true class over the evaluation nodes.
 
-Many models are trained in one loop: every model owns its own weights (stacked tensors), the
-graphs are concatenated block-diagonally, and each model's loss is its own mean, so a model's
+Many models are trained in one loop, each on its own weights and its own mean loss, so a model's
 gradients — and Adam's element-wise updates — are exactly those of training it alone.  All
 randomness comes from NumPy generators seeded from the configuration: the initial weights are
 identical for every model with the same class count, and the dropout mask of a node depends only
 on (epoch, its position in its own graph).  Hence a model's result does not depend on which other
 models share the batch, and the same inputs give bit-identical outputs (CPU).
 
-Threads: the tiny tensors make torch's default intra-op threading pure overhead (the reference
-release spent ≈8 s per 100-epoch training on a 2-core machine); training runs with
-``torch.set_num_threads(1)`` and the previous setting is restored afterwards.
+Where models train (:attr:`GcnConfig.device`):
 
-The GPU path (``device='cuda'``, or ``'auto'`` when CUDA is available) holds the machine-wide lock
-of :mod:`pytest_graphinstruct.score.gpu_lock` for the whole batch; its scatter sums use atomics,
-so it is not bit-reproducible and may differ from the CPU in the last digits.  The CPU is the
-default.
+* ``"cpu"`` (the default): :mod:`.gcn_cpu`, NumPy — no torch import, bit-reproducible on one
+  machine;
+* ``"cuda"``: :mod:`.gcn_torch` on the GPU, holding the machine-wide lock of
+  :mod:`.gpu_lock` for the whole batch (every xdist worker takes its turn); its scatter sums
+  use atomics, so it is not bit-reproducible and may differ from the CPU in the last digits.
+  Without CUDA it raises :class:`GcnDeviceError` — never a silent CPU run;
+* ``"auto"``: ``"cuda"`` when torch imports and sees a GPU, else ``"cpu"``.
 
-``torch`` and ``torch_geometric`` are imported lazily, on the first training, and without
-``torch._dynamo`` (:mod:`pytest_graphinstruct.score.gcn_backend`); :func:`unavailable_reason`
-says why they cannot be used (then callers report the GCN part absent — there is no fallback
-model).
+The two trainers agree to float32 rounding (tests/score/test_gcn.py holds them within 1e-5).
 """
 
 from __future__ import annotations
@@ -38,9 +35,11 @@ import contextlib
 import dataclasses
 from collections.abc import Hashable, Iterator, Sequence
 from dataclasses import dataclass
-from typing import Any
 
 import numpy as np
+
+from pytest_graphinstruct.errors import GraphInstructError
+from pytest_graphinstruct.score import gcn_cpu
 
 HIDDEN = 16
 EPOCHS = 100
@@ -48,6 +47,7 @@ LR = 0.01
 WEIGHT_DECAY = 5e-4
 DROPOUT = 0.5
 SEED = 0
+DEVICES = ("cpu", "cuda", "auto")
 MAX_BATCH_NODES = 8_000
 """Models train together in batches of about this many nodes (training and evaluation graphs).
 The per-node tensors of a batch (up to nodes × hidden × classes floats) should stay near the
@@ -101,7 +101,7 @@ class GcnRun:
     """The soft accuracy of each task, and how the training ran."""
 
     scores: tuple[float, ...]
-    threads: int  # torch intra-op threads while training (1 on the CPU)
+    threads: int  # threads while training (1: NumPy on the CPU; torch's on a GPU)
     device: str
 
 
@@ -112,33 +112,47 @@ def gcn_graph(adjacency: np.ndarray, features: np.ndarray) -> GcnGraph:
     return GcnGraph(np.ascontiguousarray(features, dtype=np.float32), edges)
 
 
-def unavailable_reason() -> str | None:
-    """``None`` when torch and torch_geometric import, else why not."""
+class GcnDeviceError(GraphInstructError, RuntimeError):
+    """The device asked for cannot train (``cuda`` without CUDA, an unknown name)."""
+
+
+def resolve_device(device: str) -> str:
+    """``"cpu"`` or ``"cuda"`` for :attr:`GcnConfig.device` (``"auto"`` looks for CUDA; only a
+    GPU device imports torch).
+
+    Raises:
+        GcnDeviceError: ``device`` is unknown, or ``"cuda"`` and CUDA is not usable.
+    """
+    if device not in DEVICES:
+        raise GcnDeviceError(f"unknown D3 device {device!r} (choose from {', '.join(DEVICES)})")
+    if device == "cpu":
+        return "cpu"
+    from pytest_graphinstruct.score import gcn_torch
+
     try:
-        _backend()
+        torch, _ = gcn_torch.backend()
     except ImportError as exc:
-        return f"torch/torch_geometric not importable: {exc}"
-    return None
+        if device == "auto":
+            return "cpu"
+        raise GcnDeviceError(f"D3 on cuda needs torch and torch_geometric: {exc}") from None
+    if torch.cuda.is_available():
+        return "cuda"
+    if device == "auto":
+        return "cpu"
+    raise GcnDeviceError(
+        f"D3 on cuda: CUDA is not available to torch {torch.__version__} "
+        f"({'no GPU visible' if torch.version.cuda else 'a CPU-only build'}); "
+        "use --gi-d3-device=cpu or auto")
 
 
-def _backend() -> tuple[Any, Any]:
-    from pytest_graphinstruct.score import gcn_backend
-
-    backend = gcn_backend.load()
-    return backend.torch, backend.gcn_norm
-
-
-@contextlib.contextmanager
-def single_thread(torch: Any) -> Iterator[None]:
-    """Run torch with one intra-op (and, when still settable, one inter-op) thread."""
-    previous = torch.get_num_threads()
-    torch.set_num_threads(1)
-    with contextlib.suppress(RuntimeError):  # inter-op threads can only be set before first use
-        torch.set_num_interop_threads(1)
+def unavailable_reason(device: str = "cpu") -> str | None:
+    """``None`` when models can train on ``device``, else why not (the CPU trainer needs only
+    NumPy: always ``None``)."""
     try:
-        yield
-    finally:
-        torch.set_num_threads(previous)
+        resolve_device(device)
+    except GcnDeviceError as exc:
+        return str(exc)
+    return None
 
 
 def soft_accuracies(tasks: Sequence[GcnTask], config: GcnConfig = GcnConfig()) -> GcnRun:
@@ -148,9 +162,8 @@ def soft_accuracies(tasks: Sequence[GcnTask], config: GcnConfig = GcnConfig()) -
     task never depends on the other tasks in the call.
 
     Raises:
-        ImportError: torch or torch_geometric is missing (see :func:`unavailable_reason`).
+        GcnDeviceError: ``config.device`` cannot train (see :func:`resolve_device`).
     """
-    torch, gcn_norm = _backend()
     scores = [0.0] * len(tasks)
     models: dict[tuple[int, Hashable], list[int]] = {}
     for i, t in enumerate(tasks):
@@ -159,72 +172,36 @@ def soft_accuracies(tasks: Sequence[GcnTask], config: GcnConfig = GcnConfig()) -
     groups: dict[int, list[list[int]]] = {}
     for (num_classes, _), members in models.items():
         groups.setdefault(class_width(num_classes), []).append(members)
-    device = config.device
-    if device == "auto":
-        device = "cuda" if torch.cuda.is_available() else "cpu"
+    device = resolve_device(config.device)
     if device != config.device:
         config = dataclasses.replace(config, device=device)
-    lock: contextlib.AbstractContextManager[object] = contextlib.nullcontext()
-    if device != "cpu":
-        from pytest_graphinstruct.score.gpu_lock import gpu_lock
+    if not tasks:
+        return GcnRun((), 1, device)
+    bank = _mask_bank(max(gcn_cpu.padded_size(t.train_graph.n) for t in tasks), config)
+    nfeat = tasks[0].train_graph.features.shape[1]
+    threads = 1
+    with contextlib.ExitStack() as stack:
+        if device == "cpu":
+            run_group = gcn_cpu.run_group
+        else:
+            from pytest_graphinstruct.score import gcn_torch
+            from pytest_graphinstruct.score.gpu_lock import gpu_lock
 
-        lock = gpu_lock()
-    with single_thread(torch), lock:
-        threads = torch.get_num_threads()
+            torch, _ = gcn_torch.backend()
+            stack.enter_context(gcn_torch.single_thread(torch))
+            stack.enter_context(gpu_lock())
+            threads = torch.get_num_threads()
+            run_group = gcn_torch.run_group
         for width in sorted(groups):
             for chunk in _chunks(groups[width], tasks):
-                values = _run_group(torch, gcn_norm, [[tasks[i] for i in m] for m in chunk],
-                                    width, config)
+                batch = [[tasks[i] for i in m] for m in chunk]
+                initial = [_initial_weights(nfeat, m[0].num_classes, width, config)
+                           for m in batch]
+                values = run_group(batch, width, config, bank, initial)
                 for members, vals in zip(chunk, values, strict=True):
                     for i, v in zip(members, vals, strict=True):
                         scores[i] = v
     return GcnRun(tuple(scores), threads, device)
-
-
-class _Adam:
-    """``torch.optim.Adam(params, lr, weight_decay=…, foreach=True)``, step for step.
-
-    The same state (a float step counter on the CPU, zeroed moments) goes to the same function,
-    torch's functional ``torch.optim.adam.adam``, under ``no_grad`` as ``Adam.step`` does, so
-    the parameters are bit-identical (tested).  ``torch.optim.Optimizer`` itself is not used:
-    its methods (constructor, ``zero_grad``, ``step``) import ``torch._dynamo`` on first use,
-    for their compile guards — 1.5–3 s that a process scoring D3 would pay for nothing
-    (:mod:`pytest_graphinstruct.score.gcn_backend`).
-    """
-
-    BETAS = (0.9, 0.999)  # torch.optim.Adam's defaults
-    EPS = 1e-8
-
-    def __init__(self, torch: Any, params: list[Any], config: GcnConfig) -> None:
-        from torch.optim.adam import adam
-
-        self._torch = torch
-        self._adam = adam
-        self._params = params
-        self._lr = config.lr
-        self._weight_decay = config.weight_decay
-        self._exp_avgs = [torch.zeros_like(p, memory_format=torch.preserve_format)
-                          for p in params]
-        self._exp_avg_sqs = [torch.zeros_like(p, memory_format=torch.preserve_format)
-                             for p in params]
-        step_dtype = torch.float64 if torch.get_default_dtype() == torch.float64 \
-            else torch.float32
-        self._steps = [torch.tensor(0.0, dtype=step_dtype, device="cpu") for _ in params]
-
-    def zero_grad(self) -> None:
-        """Drop the gradients (``Optimizer.zero_grad``'s default, ``set_to_none=True``)."""
-        for p in self._params:
-            p.grad = None
-
-    def step(self) -> None:
-        """One Adam update of every parameter from its gradient."""
-        torch = self._torch
-        with torch.no_grad():
-            self._adam(
-                self._params, [p.grad for p in self._params], self._exp_avgs,
-                self._exp_avg_sqs, [], self._steps, foreach=True, has_complex=False,
-                amsgrad=False, beta1=self.BETAS[0], beta2=self.BETAS[1], lr=self._lr,
-                weight_decay=self._weight_decay, eps=self.EPS, maximize=False)
 
 
 def _chunks(models: list[list[int]], tasks: Sequence[GcnTask]) -> Iterator[list[list[int]]]:
@@ -262,39 +239,6 @@ def _mask_bank(rows: int, config: GcnConfig) -> np.ndarray:
     return bank[:rows]
 
 
-def _block(torch: Any, gcn_norm: Any, graphs: Sequence[GcnGraph], models: np.ndarray,
-           device: str) -> tuple[Any, ...]:
-    """Concatenate graphs: features, owner (model index) and position of each node, Â."""
-    sizes = [g.n for g in graphs]
-    offsets = np.concatenate([[0], np.cumsum(sizes)])[:-1]
-    x = torch.from_numpy(np.concatenate([g.features for g in graphs]))
-    owner = np.repeat(models, sizes)
-    position = np.concatenate([np.arange(s) for s in sizes])
-    edges = np.concatenate([g.edges + o for g, o in zip(graphs, offsets, strict=True)], axis=1)
-    total = int(sum(sizes))
-    edge_index, weight = gcn_norm(torch.from_numpy(edges), None, total, add_self_loops=True)
-    return (x.to(device), torch.from_numpy(owner).to(device), position, offsets,
-            edge_index.to(device), weight.to(device))
-
-
-def _propagate(torch: Any, h: Any, edge_index: Any, weight: Any) -> Any:
-    out = torch.zeros_like(h)
-    return out.index_add_(0, edge_index[1], h.index_select(0, edge_index[0]) * weight[:, None])
-
-
-def _forward(torch: Any, params: list[Any], ax: Any, owner: Any, edge_index: Any, weight: Any,
-             keep: Any | None) -> Any:
-    """Both layers; ``ax`` = ``Â·X`` (layer 1 is ``Â·X·W1 + b1`` = ``(Â·X)·W1 + b1``);
-    ``keep`` = the dropout mask already scaled by ``1/(1 − p)`` (``None``: evaluation)."""
-    w1, b1, w2, b2 = params
-    h = (ax.unsqueeze(2) * w1.index_select(0, owner)).sum(1) + b1.index_select(0, owner)
-    h = torch.relu(h)
-    if keep is not None:
-        h = h * keep
-    h = (h.unsqueeze(2) * w2.index_select(0, owner)).sum(1)
-    return _propagate(torch, h, edge_index, weight) + b2.index_select(0, owner)
-
-
 def class_width(num_classes: int) -> int:
     """The padded class dimension of a model: the next power of two ≥ C, at least 8.
 
@@ -316,68 +260,3 @@ def _initial_weights(nfeat: int, num_classes: int, width: int,
     return w1, w2
 
 
-def _run_group(torch: Any, gcn_norm: Any, models: list[list[GcnTask]], width: int,
-               config: GcnConfig) -> list[list[float]]:
-    """Train one model per entry of ``models`` (its tasks share the training data) and evaluate
-    every task; returns the soft accuracies per model, per task."""
-    device = config.device
-    count = len(models)
-    trains = [m[0] for m in models]
-    nfeat = trains[0].train_graph.features.shape[1]
-    inits = [_initial_weights(nfeat, t.num_classes, width, config) for t in trains]
-    class_mask = np.zeros((count, width), dtype=np.float32)
-    for i, t in enumerate(trains):
-        class_mask[i, t.num_classes:] = -np.inf
-    class_mask_t = torch.from_numpy(class_mask).to(device)
-
-    def stack(arrays: list[np.ndarray]) -> Any:
-        t = torch.from_numpy(np.stack(arrays).astype(np.float32))
-        return t.to(device).requires_grad_(True)
-
-    params = [stack([w1 for w1, _ in inits]), stack([np.zeros(config.hidden)] * count),
-              stack([w2 for _, w2 in inits]), stack([np.zeros(width)] * count)]
-    x, owner, position, offsets, edge_index, weight = _block(
-        torch, gcn_norm, [t.train_graph for t in trains], np.arange(count), device)
-    ax = _propagate(torch, x, edge_index, weight)  # constant: computed once
-    train_idx = np.concatenate([t.train_nodes + o for t, o in zip(trains, offsets, strict=True)])
-    labels = np.concatenate([t.train_labels[t.train_nodes] for t in trains])
-    per_node = np.concatenate([np.full(len(t.train_nodes), 1.0 / len(t.train_nodes))
-                               for t in trains])
-    train_idx_t = torch.from_numpy(train_idx).to(device)
-    labels_t = torch.from_numpy(labels.astype(np.int64)).to(device)
-    per_node_t = torch.from_numpy(per_node.astype(np.float32)).to(device)
-    bank = _mask_bank(int(position.max()) + 1, config)
-    scale = 1.0 / (1.0 - config.dropout)
-    node_mask = class_mask_t.index_select(0, owner)  # constant: −∞ on padding classes
-    optimizer = _Adam(torch, params, config)
-    for epoch in range(config.epochs):
-        optimizer.zero_grad()
-        keep = torch.from_numpy(bank[position, epoch] * np.float32(scale)).to(device)
-        out = _forward(torch, params, ax, owner, edge_index, weight, keep)
-        out = out + node_mask
-        logp = torch.log_softmax(out, dim=1)
-        picked = logp.index_select(0, train_idx_t).gather(1, labels_t[:, None]).squeeze(1)
-        loss = -(picked * per_node_t).sum()
-        loss.backward()
-        optimizer.step()
-
-    evals = [t for m in models for t in m]
-    eval_owner = np.repeat(np.arange(count), [len(m) for m in models])
-    with torch.no_grad():
-        ex, eowner, _, eoffsets, eedge, eweight = _block(
-            torch, gcn_norm, [t.eval_graph for t in evals], eval_owner, device)
-        eax = _propagate(torch, ex, eedge, eweight)
-        out = _forward(torch, params, eax, eowner, eedge, eweight, None)
-        prob = torch.softmax(out + class_mask_t.index_select(0, eowner), dim=1)
-        prob_np = prob.cpu().numpy().astype(np.float64)
-    flat = []
-    for t, o in zip(evals, eoffsets, strict=True):
-        nodes = np.sort(t.eval_nodes)
-        p = prob_np[nodes + o, t.eval_labels[nodes]]
-        flat.append(float(np.mean(p)) if len(p) else 0.0)
-    out_scores: list[list[float]] = []
-    pos = 0
-    for m in models:
-        out_scores.append(flat[pos:pos + len(m)])
-        pos += len(m)
-    return out_scores

@@ -174,21 +174,22 @@ def test_small_reference_makes_gcn_not_applicable_and_renormalizes() -> None:
     assert s.value == pytest.approx((0.5 * s.grassmann + 0.35 * s.mmd) / 0.85)
 
 
-def test_missing_torch_makes_gcn_absent(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setitem(sys.modules, "torch_geometric", None)
-    assert gcn.unavailable_reason() is not None
-    res = graphs_d3([sbm([6, 6, 6], 9)], REFERENCES[:1])
-    s = res.samples[0]
-    assert s.value is None and s.gcn is None and "gcn" in s.unavailable
-    assert s.renormalized == pytest.approx((0.5 * s.grassmann + 0.35 * s.mmd) / 0.85)
-    assert res.value is None and res.renormalized == s.renormalized
-    assert "torch" in (res.reason or "")
-
-
-def test_missing_torch_entirely(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_without_torch_the_gcn_part_is_computed_on_the_cpu(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    expected = graphs_d3([sbm([6, 6, 6], 9)], REFERENCES[:1])
     monkeypatch.setitem(sys.modules, "torch", None)
+    monkeypatch.setitem(sys.modules, "torch_geometric", None)
     res = graphs_d3([sbm([6, 6, 6], 9)], REFERENCES[:1])
-    assert res.value is None and "gcn" in res.unavailable
+    assert res.gcn is not None and not res.unavailable and res == expected
+
+
+def test_cuda_without_cuda_raises_instead_of_scoring() -> None:
+    torch = pytest.importorskip("torch")
+    if torch.cuda.is_available():
+        pytest.skip("CUDA present")
+    cuda = D3Config(gcn_config=gcn.GcnConfig(device="cuda"))
+    with pytest.raises(gcn.GcnDeviceError, match="CUDA is not available"):
+        graphs_d3([sbm([6, 6, 6], 9)], REFERENCES[:1], cuda)
 
 
 def test_disabled_gcn_is_absent_not_replaced() -> None:

@@ -1,7 +1,9 @@
-"""score.gcn: the batched 2-layer GCNs (CPU, tiny graphs, fixed seeds)."""
+"""score.gcn: the batched 2-layer GCNs — the device choice and the CPU trainer's promises
+(tiny graphs, fixed seeds)."""
 
 from __future__ import annotations
 
+import subprocess
 import sys
 from pathlib import Path
 
@@ -26,15 +28,6 @@ def _task(seed: int) -> gcn.GcnTask:
                        np.arange(0, r.n, 5), c)
 
 
-def test_gcn_runs_on_one_thread_and_restores_the_setting() -> None:
-    torch = pytest.importorskip("torch")
-    before = torch.get_num_threads()
-    run = gcn.soft_accuracies([_task(1), _task(2)])
-    assert run.threads == 1 and run.device == "cpu"
-    assert torch.get_num_threads() == before
-    assert all(0.0 <= s <= 1.0 for s in run.scores)
-
-
 @pytest.mark.slow
 def test_gcn_is_deterministic_and_batch_independent() -> None:
     tasks = [_task(s) for s in range(4)]
@@ -43,12 +36,50 @@ def test_gcn_is_deterministic_and_batch_independent() -> None:
     assert [gcn.soft_accuracies([t]).scores[0] for t in tasks] == list(together)
 
 
+def test_the_cpu_trains_on_one_thread_without_torch() -> None:
+    code = ("import sys\n"
+            "from tests.score.test_gcn import _task\n"
+            "from pytest_graphinstruct.score import gcn\n"
+            "run = gcn.soft_accuracies([_task(1), _task(2)])\n"
+            "assert run.threads == 1 and run.device == 'cpu', run\n"
+            "assert all(0.0 <= s <= 1.0 for s in run.scores), run\n"
+            "print('torch' in sys.modules)\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         check=True, cwd=Path(__file__).resolve().parents[2])
+    assert out.stdout.split() == ["False"]
+
+
 def test_auto_device_falls_back_to_cpu_without_cuda() -> None:
     torch = pytest.importorskip("torch")
     if torch.cuda.is_available():
         pytest.skip("CUDA present")
     run = gcn.soft_accuracies([_task(1)], gcn.GcnConfig(device="auto"))
     assert run.device == "cpu" and run.scores == gcn.soft_accuracies([_task(1)]).scores
+
+
+def test_cuda_without_cuda_is_a_clear_error() -> None:
+    torch = pytest.importorskip("torch")
+    if torch.cuda.is_available():
+        pytest.skip("CUDA present")
+    with pytest.raises(gcn.GcnDeviceError, match=r"CUDA is not available.*--gi-d3-device=cpu"):
+        gcn.soft_accuracies([_task(1)], gcn.GcnConfig(device="cuda"))
+    reason = gcn.unavailable_reason("cuda")
+    assert reason is not None and "CUDA is not available" in reason
+
+
+def test_an_unknown_device_is_refused() -> None:
+    with pytest.raises(gcn.GcnDeviceError, match="unknown D3 device 'tpu'"):
+        gcn.resolve_device("tpu")
+
+
+def test_without_torch_the_cpu_trains_and_cuda_says_what_is_missing(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setitem(sys.modules, "torch_geometric", None)
+    assert gcn.unavailable_reason() is None
+    assert gcn.soft_accuracies([_tiny(*TWO_TRIANGLES)], FAST).device == "cpu"
+    reason = gcn.unavailable_reason("cuda")
+    assert reason is not None and "needs torch and torch_geometric" in reason
+    assert gcn.resolve_device("auto") == "cpu"
 
 
 def test_cuda_batch_agrees_with_cpu(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -67,31 +98,6 @@ def test_shared_training_key_trains_once_with_same_result() -> None:
     keyed = gcn.GcnTask(t.train_graph, t.train_labels, t.train_nodes, t.eval_graph,
                         t.eval_labels, t.eval_nodes, t.num_classes, train_key="same")
     assert gcn.soft_accuracies([keyed, keyed]).scores == (gcn.soft_accuracies([t]).scores * 2)
-
-
-def test_gcn_layers_match_torch_geometric_gcnconv() -> None:
-    torch = pytest.importorskip("torch")
-    pyg = pytest.importorskip("torch_geometric.nn")
-    from torch_geometric.nn.conv.gcn_conv import gcn_norm
-
-    f = spectral_features(REFERENCES[1])
-    gg = gcn.gcn_graph(f.canonical.adjacency, f.node_features)
-    torch.manual_seed(0)
-    c1, c2 = pyg.GCNConv(4, 16), pyg.GCNConv(16, 3)
-    with torch.no_grad():
-        c1.bias.normal_()
-        c2.bias.normal_()
-    x, ei = torch.from_numpy(gg.features.copy()), torch.from_numpy(gg.edges.copy())
-    expected = c2(torch.relu(c1(x, ei)), ei)
-    params = [c1.lin.weight.detach().T[None].contiguous(), c1.bias.detach()[None],
-              c2.lin.weight.detach().T[None].contiguous(), c2.bias.detach()[None]]
-    edge_index, weight = gcn_norm(ei, None, gg.n, add_self_loops=True)
-    owner = torch.zeros(gg.n, dtype=torch.long)
-    ax = gcn._propagate(torch, x, edge_index, weight)
-    got = gcn._forward(torch, params, ax, owner, edge_index, weight, None)
-    assert torch.allclose(got, expected, atol=1e-5)
-
-
 
 
 def _tiny(labels: list[int], edges: list[tuple[int, int]], *, key: object = None,
@@ -165,64 +171,3 @@ def test_no_evaluation_nodes_score_zero() -> None:
     assert gcn.soft_accuracies([_tiny(*TWO_TRIANGLES, eval_nodes=[])], FAST).scores == (0.0,)
 
 
-def test_single_thread_restores_the_setting_after_an_error() -> None:
-    torch = pytest.importorskip("torch")
-    before = torch.get_num_threads()
-    with pytest.raises(KeyError), gcn.single_thread(torch):
-        assert torch.get_num_threads() == 1
-        raise KeyError("boom")
-    assert torch.get_num_threads() == before
-
-
-def test_unavailable_reason_names_the_missing_package(monkeypatch: pytest.MonkeyPatch) -> None:
-    pytest.importorskip("torch_geometric")
-    assert gcn.unavailable_reason() is None
-    monkeypatch.setitem(sys.modules, "torch_geometric", None)
-    reason = gcn.unavailable_reason()
-    assert reason is not None and reason.startswith("torch/torch_geometric not importable")
-    with pytest.raises(ImportError):
-        gcn.soft_accuracies([_tiny(*TWO_TRIANGLES)], FAST)
-
-
-class _TorchOptimAdam:
-    """torch.optim.Adam as the GCN configured it before its own Adam: the reference."""
-
-    def __init__(self, torch: object, params: list[object], config: gcn.GcnConfig) -> None:
-        import torch as t
-
-        self._opt = t.optim.Adam(params, lr=config.lr, weight_decay=config.weight_decay,
-                                 foreach=True)
-
-    def zero_grad(self) -> None:
-        self._opt.zero_grad()
-
-    def step(self) -> None:
-        self._opt.step()
-
-
-def test_adam_updates_are_torch_optim_adams_bit_for_bit() -> None:
-    torch = pytest.importorskip("torch")
-    gen = torch.Generator().manual_seed(0)
-    shapes = [(3, 5, 16), (3, 16), (3, 16, 8), (3, 8)]
-    ours = [torch.randn(s, generator=gen).requires_grad_(True) for s in shapes]
-    theirs = [p.detach().clone().requires_grad_(True) for p in ours]
-    initial = [p.detach().clone() for p in ours]
-    config = gcn.GcnConfig()
-    mine, reference = gcn._Adam(torch, ours, config), _TorchOptimAdam(torch, theirs, config)
-    for _ in range(7):
-        grads = [torch.randn(s, generator=gen) for s in shapes]
-        for opt, params in ((mine, ours), (reference, theirs)):
-            opt.zero_grad()
-            sum((p * g).sum() for p, g in zip(params, grads, strict=True)).backward()
-            opt.step()
-    assert not any(torch.equal(a, b) for a, b in zip(ours, initial, strict=True))
-    assert all(torch.equal(a, b) for a, b in zip(ours, theirs, strict=True))
-
-
-def test_scores_are_those_of_torch_optim_adam_bit_for_bit(
-        monkeypatch: pytest.MonkeyPatch) -> None:
-    pytest.importorskip("torch_geometric")
-    tasks = [_task(1), _task(2), _task(3)]
-    ours = gcn.soft_accuracies(tasks, FAST).scores
-    monkeypatch.setattr(gcn, "_Adam", _TorchOptimAdam)
-    assert gcn.soft_accuracies(tasks, FAST).scores == ours

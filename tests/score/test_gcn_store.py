@@ -84,18 +84,12 @@ def test_d3_read_from_the_store_equals_d3_computed_and_trains_nothing(
     assert graph_sets_d3(sets) == computed  # read, bit for bit
 
 
-def test_the_store_is_not_read_when_the_backend_is_missing(
-        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    sets = [([sbm([6, 6, 6], 9)], REFERENCES[:1])]
+def test_only_cpu_results_are_stored_or_read(tmp_path: Path,
+                                             monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv(gcn_store.ENV, str(tmp_path))
-    d3.clear_caches()
-    graph_sets_d3(sets)  # stored
-    import sys
-
-    monkeypatch.setitem(sys.modules, "torch_geometric", None)
-    d3.clear_caches()
-    res = graph_sets_d3(sets)[0]
-    assert res.value is None and "gcn" in res.unavailable  # as without a store: absent
+    monkeypatch.setattr(gcn_store, "_DEFAULT", {})
+    assert d3._store(d3.D3Config()) is not None
+    assert d3._store(d3.D3Config(gcn_config=gcn.GcnConfig(device="cuda"))) is None
 
 
 def test_no_home_folder_means_no_store_not_a_crash(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -1,0 +1,203 @@
+"""D3's GCN training on the CPU in NumPy: the model of :mod:`.gcn`, its gradients by hand.
+
+The same model, loss and optimizer as the torch trainer (:mod:`.gcn_torch`) — two
+``GCNConv`` layers (``Â·X·W1 + b1`` → ReLU → dropout → ``Â·(H·W2) + b2``), masked
+cross-entropy averaged per model, Adam with weight decay as ``torch.optim.Adam`` — in float32,
+with the backward pass written out::
+
+    G    = (softmax(Z2) − onehot(y)) · w        (w = 1/|train| on training nodes, else 0)
+    dW2  = Hᵀ·(Â·G)       db2 = Σ G
+    dZ1  = (Â·G)·W2ᵀ ⊙ keep ⊙ [Z1 > 0]
+    dW1  = (Â·X)ᵀ·dZ1     db1 = Σ dZ1
+
+(``Â`` is symmetric, so ``Âᵀ = Â``.)  Why not torch: a process that scores D3 on the CPU then
+never imports torch (2–3 s of every process's start, every xdist worker's included), and
+the whole epoch is a dozen array operations over all models of a batch instead of ~40 torch
+calls with autograd bookkeeping.
+
+Layout: every model's graph is padded to :func:`padded_size` rows (the next power of two, at
+least 16), and models of one padded size train as one ``(models, rows, ·)`` stack: the dense
+products are per-model ``matmul`` slices of one shape, and ``Â`` is one block-diagonal sparse
+matrix whose rows each sum their own graph's entries in column order.  A model's arithmetic
+therefore depends on its own graph and padded size only, never on the other models of its
+batch: results repeat bit for bit, alone or batched (tested).  Padding rows have no edges, no
+loss weight and zero features, so they carry no gradient.
+
+Against the torch trainer the soft accuracies agree to float32 rounding (the sums run in a
+different order): on the shipped suite's references and the oracle's answers within 1e-6
+(docs/SCORING.md).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+import numpy as np
+import scipy.sparse as sp
+
+if TYPE_CHECKING:
+    from pytest_graphinstruct.score.gcn import GcnConfig, GcnGraph, GcnTask
+
+BETAS = (0.9, 0.999)  # torch.optim.Adam's defaults
+EPS = 1e-8
+MIN_ROWS = 16
+
+
+def padded_size(n: int) -> int:
+    """The rows a graph of ``n`` nodes is padded to: the next power of two, at least 16."""
+    return max(MIN_ROWS, 1 << max(0, n - 1).bit_length())
+
+
+def normalized_adjacency(graph: GcnGraph) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``Â = D̂^-1/2 (A + I) D̂^-1/2`` as (rows, cols, float32 weights), self-loops last —
+    ``torch_geometric``'s ``gcn_norm`` with ``add_self_loops=True``."""
+    n = graph.n
+    src, dst = graph.edges
+    rows = np.concatenate([src, np.arange(n)])
+    cols = np.concatenate([dst, np.arange(n)])
+    deg = np.bincount(cols, minlength=n).astype(np.float32)
+    dis = deg ** np.float32(-0.5)
+    return rows, cols, (dis[rows] * dis[cols]).astype(np.float32)
+
+
+def _block(graphs: Sequence[GcnGraph], size: int) -> tuple[np.ndarray, sp.csr_matrix]:
+    """Padded features ``(len(graphs), size, F)`` and the block-diagonal ``Â``."""
+    count = len(graphs)
+    nfeat = graphs[0].features.shape[1]
+    x = np.zeros((count, size, nfeat), dtype=np.float32)
+    rows, cols, vals = [], [], []
+    for k, g in enumerate(graphs):
+        x[k, :g.n] = g.features
+        r, c, w = normalized_adjacency(g)
+        rows.append(r + k * size)
+        cols.append(c + k * size)
+        vals.append(w)
+    adj = sp.csr_matrix((np.concatenate(vals), (np.concatenate(rows), np.concatenate(cols))),
+                        shape=(count * size, count * size), dtype=np.float32)
+    adj.sort_indices()
+    return x, adj
+
+
+def _spmm(adj: sp.csr_matrix, h: np.ndarray) -> np.ndarray:
+    """``Â·h`` for a stack ``h`` of shape ``(models, rows, k)``."""
+    m, s, k = h.shape
+    return np.asarray(adj @ h.reshape(m * s, k), dtype=np.float32).reshape(m, s, k)
+
+
+def _softmax(z: np.ndarray) -> np.ndarray:
+    e = np.exp(z - z.max(axis=2, keepdims=True))
+    out: np.ndarray = e / e.sum(axis=2, keepdims=True)
+    return out
+
+
+class _Adam:
+    """``torch.optim.Adam(lr, weight_decay)`` (foreach form) on NumPy float32 arrays."""
+
+    def __init__(self, params: list[np.ndarray], config: GcnConfig) -> None:
+        self.params = params
+        self.m = [np.zeros_like(p) for p in params]
+        self.v = [np.zeros_like(p) for p in params]
+        self.lr = config.lr
+        self.wd = np.float32(config.weight_decay)
+        self.t = 0
+
+    def step(self, grads: list[np.ndarray]) -> None:
+        self.t += 1
+        b1, b2 = BETAS
+        step_size = np.float32(self.lr / (1 - b1 ** self.t))
+        bc2_sqrt = np.float32((1 - b2 ** self.t) ** 0.5)
+        for p, g, m, v in zip(self.params, grads, self.m, self.v, strict=True):
+            g = g + self.wd * p
+            m += (g - m) * np.float32(1 - b1)
+            v *= np.float32(b2)
+            v += np.float32(1 - b2) * g * g
+            p -= step_size * (m / (np.sqrt(v) / bc2_sqrt + np.float32(EPS)))
+
+
+def _forward(params: list[np.ndarray], ax: np.ndarray, adj: sp.csr_matrix,
+             col_mask: np.ndarray, keep: np.ndarray | None
+             ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Logits (padding classes at −∞), the hidden layer and its ReLU mask."""
+    w1, b1, w2, b2 = params
+    z1 = ax @ w1 + b1
+    active = z1 > 0
+    h = np.where(active, z1, np.float32(0))
+    if keep is not None:
+        h *= keep
+    z2 = _spmm(adj, h @ w2) + b2 + col_mask
+    return z2, h, active
+
+
+def run_group(models: list[list[GcnTask]], width: int, config: GcnConfig,
+              mask_bank: np.ndarray, initial: list[tuple[np.ndarray, np.ndarray]]
+              ) -> list[list[float]]:
+    """Train one model per entry of ``models`` (its tasks share the training data; all have
+    ``width`` padded classes) and return each task's soft accuracy, per model.
+
+    ``mask_bank[i, epoch]`` is the dropout keep-mask of a graph's ``i``-th node;
+    ``initial[k]`` the initial ``(W1, W2)`` of model ``k``.
+    """
+    out: list[list[float]] = [[] for _ in models]
+    by_size: dict[int, list[int]] = {}
+    for k, m in enumerate(models):
+        by_size.setdefault(padded_size(m[0].train_graph.n), []).append(k)
+    for size, members in sorted(by_size.items()):
+        params = _train([models[k][0] for k in members], size, width, config, mask_bank,
+                        [initial[k] for k in members])
+        for j, k in enumerate(members):
+            out[k] = _evaluate(models[k], [p[j] for p in params], width)
+    return out
+
+
+def _train(trains: list[GcnTask], size: int, width: int, config: GcnConfig,
+           mask_bank: np.ndarray, initial: list[tuple[np.ndarray, np.ndarray]]
+           ) -> list[np.ndarray]:
+    count = len(trains)
+    x, adj = _block([t.train_graph for t in trains], size)
+    ax = _spmm(adj, x)
+    col_mask = _class_mask([t.num_classes for t in trains], width)
+    target = np.zeros((count, size, width), dtype=np.float32)
+    weight = np.zeros((count, size, 1), dtype=np.float32)
+    for k, t in enumerate(trains):
+        nodes = t.train_nodes
+        target[k, nodes, t.train_labels[nodes]] = 1
+        weight[k, nodes, 0] = np.float32(1.0 / len(nodes))
+    params = [np.stack([w1 for w1, _ in initial]).astype(np.float32),
+              np.zeros((count, 1, config.hidden), dtype=np.float32),
+              np.stack([w2 for _, w2 in initial]).astype(np.float32),
+              np.zeros((count, 1, width), dtype=np.float32)]
+    w2 = params[2]  # updated in place by Adam
+    adam = _Adam(params, config)
+    keeps = mask_bank[:size].astype(np.float32) * np.float32(1.0 / (1.0 - config.dropout))
+    for epoch in range(config.epochs):
+        keep = keeps[:, epoch]
+        z2, h, active = _forward(params, ax, adj, col_mask, keep)
+        g = (_softmax(z2) - target) * weight
+        ag = _spmm(adj, g)
+        dz1 = (ag @ w2.transpose(0, 2, 1)) * keep * active
+        adam.step([ax.transpose(0, 2, 1) @ dz1, dz1.sum(axis=1, keepdims=True),
+                   h.transpose(0, 2, 1) @ ag, g.sum(axis=1, keepdims=True)])
+    return params
+
+
+def _class_mask(classes: Sequence[int], width: int) -> np.ndarray:
+    mask = np.zeros((len(classes), 1, width), dtype=np.float32)
+    for k, c in enumerate(classes):
+        mask[k, 0, c:] = -np.inf
+    return mask
+
+
+def _evaluate(tasks: list[GcnTask], params: list[np.ndarray], width: int) -> list[float]:
+    """The soft accuracy of one trained model on each of ``tasks``' evaluation nodes."""
+    col_mask = _class_mask([tasks[0].num_classes], width)
+    single = [p[None] for p in params]
+    scores = []
+    for t in tasks:
+        x, adj = _block([t.eval_graph], padded_size(t.eval_graph.n))
+        z2, _, _ = _forward(single, _spmm(adj, x), adj, col_mask, None)
+        prob = _softmax(z2)[0].astype(np.float64)
+        nodes = np.sort(t.eval_nodes)
+        p = prob[nodes, t.eval_labels[nodes]]
+        scores.append(float(np.mean(p)) if len(p) else 0.0)
+    return scores
