@@ -23,7 +23,14 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Final, Literal
 
 from pytest_graphinstruct.errors import GraphInstructError
-from pytest_graphinstruct.vocab import FEEDBACK_LEVELS, GATE_TESTS, LEVELS, PASS_RULES, STRATEGIES
+from pytest_graphinstruct.vocab import (
+    D3_DEVICES,
+    FEEDBACK_LEVELS,
+    GATE_TESTS,
+    LEVELS,
+    PASS_RULES,
+    STRATEGIES,
+)
 
 if TYPE_CHECKING:
     import argparse
@@ -253,6 +260,10 @@ OPTIONS: Final[tuple[Option, ...]] = (
            surface="ini"),
     Option("pools", "reference pools (a directory with l3/ and/or l4/) for D1's MMD, D3 and L4 "
            "domain fit (default: references/pools when present; 'none': off)"),
+    Option("d3-device", "where D3's GCNs train: cpu (default; bit-reproducible on one machine), "
+           "cuda (the GPU, one process at a time under a machine-wide lock; an error without "
+           "CUDA), auto (cuda when torch sees a GPU, else cpu); the report names the device",
+           "choice", default="cpu", choices=D3_DEVICES),
     Option("fail-under", "fail the session when a cell's S_total (over the levels run) is "
            "below this", "number", low=0, high=1),
     Option("min-pass-all", "fail the session when, in any cell, a level's pass^k — the share "

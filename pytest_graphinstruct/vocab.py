@@ -94,6 +94,22 @@ def as_feedback_level(text: object) -> FeedbackLevel:
     return _one_of(text, FEEDBACK_LEVELS, "feedback level")
 
 
+D3Device = Literal["cpu", "cuda", "auto"]
+"""Where D3's GCNs train (``--gi-d3-device``): the CPU (bit-reproducible on one machine), the GPU
+(an error without CUDA), or the GPU when there is one."""
+
+D3_DEVICES: Final[tuple[D3Device, ...]] = get_args(D3Device)
+
+
+def as_d3_device(text: object) -> D3Device:
+    """``text`` as a :data:`D3Device`.
+
+    Raises:
+        ValueError: ``text`` is not one of :data:`D3_DEVICES`.
+    """
+    return _one_of(text, D3_DEVICES, "D3 device")
+
+
 PassRule = Literal["all", "majority", "any"]
 """How an item's outcome follows from its samples (:data:`PASS_RULES`)."""
 

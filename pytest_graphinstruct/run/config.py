@@ -37,10 +37,12 @@ from pytest_graphinstruct.run.shard import Shard, parse_shard
 from pytest_graphinstruct.suite.shipped import default_suite
 from pytest_graphinstruct.vocab import (
     METHOD_BASELINE,
+    D3Device,
     FeedbackLevel,
     GateTest,
     Level,
     PassRule,
+    as_d3_device,
     as_feedback_level,
     as_gate_test,
     as_level,
@@ -134,6 +136,8 @@ class RunConfig:
     prices: Path | None = None  #: --gi-prices: the price table (None: the packaged snapshot)
     max_cost: float | None = None  #: --gi-max-cost: the cap on money (price table's currency)
     batch: BatchMode | None = None  #: --gi-batch: answers through the Batch API (None: off)
+    #: --gi-d3-device: where D3's GCNs train (cpu, cuda, auto)
+    d3_device: D3Device = "cpu"
     #: --gi-samples=auto: the most samples per instruction (None: a fixed count, ``samples``);
     #: the run asks one first and more while the gate needs them (score.regression.sequential)
     auto_samples: int | None = None
@@ -342,6 +346,7 @@ def run_config(values: OptionValues, *, rootdir: Path) -> RunConfig | None:
         per_level=values.integer("per_level"),
         vgig_rounds=rounds[0],
         feedback=as_feedback_level(values.choice("feedback")),
+        d3_device=as_d3_device(values.choice("d3_device")),
         chains=_present(values.integer("chains")),
         model_tiers=_model_tiers(values.text("model_tiers")),
         progress=progress,

@@ -36,13 +36,15 @@ from pytest_graphinstruct.run.records.results import (
     ViolationDetail,
     bounded_answer,
 )
+from pytest_graphinstruct.score.d3 import D3Config
 from pytest_graphinstruct.score.d4 import is_valid
+from pytest_graphinstruct.score.gcn import GcnConfig
 from pytest_graphinstruct.score.instruction_score import InstructionScores, score_instructions
 from pytest_graphinstruct.suite.clusters import cluster_of
 from pytest_graphinstruct.suite.instruction import Instruction
 from pytest_graphinstruct.verify.verdict import Source, Verdict, Verification
 from pytest_graphinstruct.verify.verifier import Verifier
-from pytest_graphinstruct.vocab import PASS_RULES, Outcome, PassRule, as_dimension
+from pytest_graphinstruct.vocab import PASS_RULES, D3Device, Outcome, PassRule, as_dimension
 
 _WRITTEN = (Source.EXPLICIT, Source.IMPLICIT)
 
@@ -76,13 +78,19 @@ def check(instruction: Instruction, answers: Sequence[Answer], *, cell: Cell,
                    PASS_RULES[pass_rule](ok, len(verifications)))
 
 
-def score(items: Sequence[Checked], pools: ReferencePools | None = None) -> list[ItemResult]:
-    """The results of checked items: D1–D5 and level scores, D3 batched over all of them.
+def score(items: Sequence[Checked], pools: ReferencePools | None = None, *,
+          d3_device: D3Device = "cpu") -> list[ItemResult]:
+    """The results of checked items: D1–D5 and level scores, D3 batched over all of them,
+    its GCNs trained on ``d3_device``.
 
     The same items always give the same results, whatever their grouping or order.
+
+    Raises:
+        GraphInstructError: ``d3_device`` is ``cuda`` and CUDA is not usable.
     """
+    d3 = D3Config() if d3_device == "cpu" else D3Config(gcn_config=GcnConfig(device=d3_device))
     scores = iter(score_instructions(
-        [(c.instruction, c.answers, c.verifications) for c in items if c.answers], pools))
+        [(c.instruction, c.answers, c.verifications) for c in items if c.answers], pools, d3))
     return [_result(c, next(scores) if c.answers else None) for c in items]
 
 

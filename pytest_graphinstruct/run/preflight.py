@@ -68,10 +68,18 @@ def preflight(config: RunConfig) -> RunInputs:
             run's batch ledger exists but cannot be read
             (:class:`~pytest_graphinstruct.models.batch.ledger.LedgerUnreadable`); or a run
             without ``--gi-batch`` would ask an endpoint whose batches the cache's ledger holds
-            live (:func:`check_live_batches`).
+            live (:func:`check_live_batches`); ``--gi-d3-device=cuda`` and CUDA is not
+            usable.
     """
     suite = load_suite(config.suite, levels=config.levels)
     _check_baseline(config, suite)
+    if config.d3_device != "cpu":  # cuda without CUDA: said now, not by every scored item
+        from pytest_graphinstruct.score.gcn import GcnDeviceError, resolve_device
+
+        try:
+            resolve_device(config.d3_device)
+        except GcnDeviceError as exc:
+            raise GraphInstructError(f"--gi-d3-device={config.d3_device}: {exc}") from None
     if config.replay is not None:
         from pytest_graphinstruct.models.backends.recorded import read_responses
 

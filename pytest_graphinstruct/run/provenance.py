@@ -281,5 +281,16 @@ def run_info(config: RunConfig, *, started: str | None, suite: Suite | None,
         cache_dir=text(config.cache_dir),
         cache=cache_use(results, cached_samples(results) if cached is None else cached,
                         sources, {c.label: (served or {}).get(c.model) for c in config.cells}),
-        spend=spend(sent, config.prices),
+        spend=spend(sent, config.prices), d3_device=d3_device(config),
         **_suite_named(config.suite))
+
+
+def d3_device(config: RunConfig) -> str | None:
+    """The device D3's GCNs train on in a run of ``config`` (``auto`` resolved), or ``None``
+    when it cannot (the run's preflight has said why)."""
+    from pytest_graphinstruct.score.gcn import GcnDeviceError, resolve_device
+
+    try:
+        return resolve_device(config.d3_device)
+    except GcnDeviceError:
+        return None

@@ -66,7 +66,8 @@ class ScoringQueue:
             return self.results
         pending, self._pending = self._pending, []
         try:
-            scored = score([c for c, _ in pending], self.inputs.pools)
+            scored = score([c for c, _ in pending], self.inputs.pools,
+                           d3_device=self.inputs.config.d3_device)
         except Exception:
             scored = [self._score_alone(c) for c, _ in pending]
         for (checked, expected), result in zip(pending, scored, strict=True):
@@ -77,7 +78,8 @@ class ScoringQueue:
 
     def evaluate(self, inst: Instruction, cell: Cell, answers: Sequence[Answer]) -> ItemResult:
         """Verify and score one item at once (outside the batches)."""
-        return score([self.check(inst, cell, answers)], self.inputs.pools)[0]
+        return score([self.check(inst, cell, answers)], self.inputs.pools,
+                     d3_device=self.inputs.config.d3_device)[0]
 
     def _with_method_details(self, checked: Checked, result: ItemResult) -> ItemResult:
         """A CAAP cell's result names CAAP's decision for the item (``details.caap``)."""
@@ -90,7 +92,8 @@ class ScoringQueue:
 
     def _score_alone(self, checked: Checked) -> ItemResult:
         try:
-            return score([checked], self.inputs.pools)[0]
+            return score([checked], self.inputs.pools,
+                         d3_device=self.inputs.config.d3_device)[0]
         except Exception as exc:
             return error_result(checked.instruction, checked.cell, checked.answers,
                                 outcome="error",

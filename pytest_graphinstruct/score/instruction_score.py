@@ -17,7 +17,7 @@ from pytest_graphinstruct.answers import Answer
 from pytest_graphinstruct.pools import PoolGraph, ReferencePools
 from pytest_graphinstruct.score.d1 import instruction_d1
 from pytest_graphinstruct.score.d2 import instruction_d2
-from pytest_graphinstruct.score.d3 import D3Result, graph_sets_d3
+from pytest_graphinstruct.score.d3 import D3Config, D3Result, graph_sets_d3
 from pytest_graphinstruct.score.d4 import instruction_d4, is_valid
 from pytest_graphinstruct.score.d5 import D5Result, Spend, infeasible_d5, instruction_d5
 from pytest_graphinstruct.score.details import ScoreDetails
@@ -149,13 +149,18 @@ def score_instruction(
                              quality, full, d5, details)
 
 
+DEFAULT_D3 = D3Config()
+"""The benchmark's D3 (on the CPU)."""
+
+
 def _needs_d3(instruction: Instruction) -> bool:
     weights = effective_weights(instruction.level, quality_only=False)
     return weights.get("D3", 0) > 0 and instruction.feasible
 
 
 def d3_results(items: Sequence[tuple[Instruction, Sequence[Verification]]],
-               pools: ReferencePools | None = None) -> list[D3Result | None]:
+               pools: ReferencePools | None = None,
+               config: D3Config = DEFAULT_D3) -> list[D3Result | None]:
     """D3 of many instructions with every GCN trained in one batch (bit-identical to one by one).
 
     Each instruction's valid samples are scored against its own references and, with
@@ -176,7 +181,7 @@ def d3_results(items: Sequence[tuple[Instruction, Sequence[Verification]]],
         sets.append((valid_graphs, [*references, *(g.graph for g in pool_graphs)]))
         where.append(n)
     if sets:
-        for n, res in zip(where, graph_sets_d3(sets), strict=True):
+        for n, res in zip(where, graph_sets_d3(sets, config), strict=True):
             results[n] = res
     return results
 
@@ -184,8 +189,10 @@ def d3_results(items: Sequence[tuple[Instruction, Sequence[Verification]]],
 def score_instructions(
     items: Sequence[tuple[Instruction, Sequence[Answer], Sequence[Verification]]],
     pools: ReferencePools | None = None,
+    d3: D3Config = DEFAULT_D3,
 ) -> list[InstructionScores]:
     """:func:`score_instruction` for many instructions, with D3's GCNs trained in one batch
-    (same values as scoring one by one: D3 is bit-identical batched or not)."""
-    d3s = d3_results([(i, v) for i, _, v in items], pools)
+    (same values as scoring one by one: D3 is bit-identical batched or not); ``d3`` configures
+    D3 (its device: ``d3.gcn_config.device``)."""
+    d3s = d3_results([(i, v) for i, _, v in items], pools, d3)
     return [score_instruction(i, a, v, pools, d3) for (i, a, v), d3 in zip(items, d3s, strict=True)]

@@ -15,9 +15,6 @@ from ._suite import write_suite
 # which crashes for numpy and torch ("cannot load module more than once per process").
 for _module in pkgutil.walk_packages(pytest_graphinstruct.__path__, "pytest_graphinstruct."):
     importlib.import_module(_module.name)
-# D3's backend (torch, torch_geometric) is imported lazily, on the first L3+ item scored: load
-# it now for the same reason.
-importlib.import_module("pytest_graphinstruct.score.gcn").unavailable_reason()
 
 
 @pytest.fixture

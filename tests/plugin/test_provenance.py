@@ -57,6 +57,29 @@ def test_oracle_run_records_its_provenance(pytester: pytest.Pytester) -> None:
     assert run["replay"] is None
     assert run["cache"] == {"oracle-zero-shot": {"cached": 0, "samples": 2, "snapshots": [],
                                                  "oldest": None, "served": None}}
+    assert run["d3_device"] == "cpu"
+
+
+@needs_suite
+def test_the_d3_device_asked_for_is_recorded_or_refused(pytester: pytest.Pytester) -> None:
+    """``auto`` is recorded as what it chose; ``cuda`` without CUDA stops before the run with
+    one line (a machine with a GPU runs it: tests/score/test_gcn.py's CUDA test)."""
+    torch = pytest.importorskip("torch")
+    report = pytester.path / "r.json"
+    args = (f"--gi-suite={SUITE}", "--gi-model=oracle", "--gi-levels=3", "--gi-per-level=1",
+            f"--gi-report={report}", "-p", "no:cacheprovider")
+    cuda = torch.cuda.is_available()
+    # in subprocesses: torch_geometric cannot be imported twice in one process, and pytester
+    # forgets the modules an in-process run imported
+    pytester.runpytest_subprocess(*args, "--gi-d3-device=auto").assert_outcomes(passed=1)
+    assert load_valid_report(report)["run"]["d3_device"] == ("cuda" if cuda else "cpu")
+    if cuda:
+        return
+    report.unlink()
+    result = pytester.runpytest_subprocess(*args, "--gi-d3-device=cuda")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(["*--gi-d3-device=cuda: D3 on cuda: CUDA is not available*"])
+    assert not result.outlines or "passed" not in result.outlines[-1]
 
 
 @needs_suite

@@ -43,10 +43,10 @@ def test_an_item_that_breaks_scoring_is_an_error_and_the_others_survive(
     good, bad = queue.inputs.suite["L1-001"], queue.inputs.suite["L1-002"]
     real = evaluate.score
 
-    def fragile(items, pools=None):  # type: ignore[no-untyped-def]
+    def fragile(items, pools=None, *, d3_device="cpu"):  # type: ignore[no-untyped-def]
         if any(c.instruction.id == bad.id for c in items):
             raise RuntimeError("boom")
-        return real(items, pools)
+        return real(items, pools, d3_device=d3_device)
 
     monkeypatch.setattr("pytest_graphinstruct.run.scoring.score", fragile)
     queue.record(queue.check(good, cell, [Answer(text=TREE4)]))

@@ -714,6 +714,9 @@ class RunInfo(JsonRecord):
     #: ``suite_hash`` says which files); not written in reports from before it was kept
     suite_name: str | None = field(default=None, metadata={"omit_none": True})
     suite_version: str | None = field(default=None, metadata={"omit_none": True})
+    #: where D3's GCNs trained: ``cpu`` or ``cuda`` (``--gi-d3-device``; ``auto`` is recorded
+    #: as what it chose); not written in reports from before it was kept
+    d3_device: str | None = field(default=None, metadata={"omit_none": True})
 
     @property
     def spent(self) -> Spend | None:
