@@ -13,7 +13,10 @@ Files of a pool's cache directory:
 * ``features.npz`` — the D1 feature table of every pool graph;
 * ``matches.json`` — ``{"matches": {json(key): {"indices": [...], "stats"?: {...}}}}``;
 * ``facts.json`` — ``{"graphs": n, "values": {property: [value or null per graph]}}`` for the
-  :data:`PERSISTED_FACTS`.
+  :data:`PERSISTED_FACTS`;
+* ``verified.json`` — ``{"shards": [sha256, ...]}``: the shard digests of a pool directory that
+  passed :func:`~pytest_graphinstruct.pools.format.read_pool`'s full verification with this
+  content hash (a later read of the same bytes skips it).
 """
 
 from __future__ import annotations
@@ -142,6 +145,21 @@ class PoolCache:
             theirs = values.get(name, [None] * self.size)
             values[name] = [a if a is not None else b for a, b in zip(mine, theirs, strict=True)]
         _write_json(self.path / "facts.json", {"graphs": self.size, "values": values})
+
+    # -- verification -----------------------------------------------------------------------------
+
+    def verified_shards(self) -> tuple[str, ...]:
+        """The shard digests verified before (empty when none or unreadable)."""
+        data = _read_json(self.path / "verified.json") or {}
+        shards = data.get("shards")
+        if isinstance(shards, list) and all(isinstance(d, str) for d in shards):
+            return tuple(shards)
+        return ()
+
+    def save_verified(self, shards: Iterable[str]) -> None:
+        """Remember that shards with these digests passed the full verification."""
+        self.path.mkdir(parents=True, exist_ok=True)
+        _write_json(self.path / "verified.json", {"shards": list(shards)})
 
     # -- features ---------------------------------------------------------------------------------
 

@@ -9,6 +9,13 @@ is one graph ``{"id", "directed", "nodes": [...], "edges": [[u, v], ...], "domai
 
 The **content hash** (:func:`content_hash`) is a sha256 over the canonical JSON line of every
 graph, in order, so a directory and the same graphs built in memory hash alike.
+
+Verifying every record and recomputing the content hash costs about a second for the shipped
+pools (JSON parsing most of it), paid by every process of every run.  A pool whose exact bytes
+passed that once need not pay it again: :func:`read_pool` takes the shard digests verified
+before (``verified``: kept by the pool's cache, :mod:`~pytest_graphinstruct.pools.cache`) and,
+when the manifest and the sha256 of every shard's bytes match them, returns the graphs as
+:class:`LineGraphs` — each parsed (and checked) from its line on first use.
 """
 
 from __future__ import annotations
@@ -16,11 +23,11 @@ from __future__ import annotations
 import gzip
 import hashlib
 import json
-from collections.abc import Iterable, Mapping
+from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from types import MappingProxyType
-from typing import Any
+from typing import Any, overload
 
 import networkx as nx
 
@@ -233,6 +240,56 @@ def _read_shard(path: Path, rel: str) -> tuple[list[PoolGraph], str]:
     return out, h.hexdigest()
 
 
+class LineGraphs(Sequence[PoolGraph]):
+    """The graphs of verified shards, one JSON line each, each parsed on first use (and kept).
+
+    Iterating parses every graph; ``len`` parses none.  A line that does not hold a valid
+    record still raises :class:`PoolError` naming its file and line (it cannot, for bytes that
+    passed :func:`read_pool`'s checks before, but the check costs nothing extra)."""
+
+    def __init__(self, lines: list[bytes], where: list[tuple[str, int]]) -> None:
+        self._lines = lines
+        self._where = where
+        self._parsed: list[PoolGraph | None] = [None] * len(lines)
+
+    def __len__(self) -> int:
+        return len(self._lines)
+
+    @overload
+    def __getitem__(self, index: int) -> PoolGraph: ...
+
+    @overload
+    def __getitem__(self, index: slice) -> Sequence[PoolGraph]: ...
+
+    def __getitem__(self, index: int | slice) -> PoolGraph | Sequence[PoolGraph]:
+        if isinstance(index, slice):
+            return [self[i] for i in range(*index.indices(len(self)))]
+        pg = self._parsed[index]
+        if pg is None:
+            rel, lineno = self._where[index]
+            where = f"{rel}:{lineno}"
+            try:
+                rec = json.loads(self._lines[index])
+            except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+                raise PoolError(f"{where}: not JSON ({exc})") from None
+            pg = _graph_from_record(rec, where)
+            self._parsed[index] = pg
+        return pg
+
+    def __iter__(self) -> Iterator[PoolGraph]:
+        for i in range(len(self)):
+            yield self[i]
+
+
+def _shard_bytes(path: Path) -> bytes:
+    """The (decompressed) bytes of one shard."""
+    try:
+        raw = path.read_bytes()
+        return gzip.decompress(raw) if path.name.endswith(".gz") else raw
+    except (OSError, EOFError, gzip.BadGzipFile) as exc:
+        raise PoolError(f"{path}: cannot read ({exc})") from None
+
+
 def _read_manifest(directory: Path) -> dict[str, Any]:
     path = directory / MANIFEST
     try:
@@ -262,13 +319,21 @@ def _read_manifest(directory: Path) -> dict[str, Any]:
 class PoolContents:
     """A verified pool directory: its graphs (in stored order), name and content hash."""
 
-    graphs: tuple[PoolGraph, ...]
+    graphs: Sequence[PoolGraph]
     name: str
     content_hash: str
+    #: the sha256 of every shard's bytes, in manifest order (what ``verified`` holds)
+    shards: tuple[str, ...] = ()
+    #: whether the graphs were read from bytes verified before (parsed on first use)
+    trusted: bool = False
 
 
-def read_pool(directory: str | Path) -> PoolContents:
+def read_pool(directory: str | Path, verified: Collection[str] = ()) -> PoolContents:
     """Read and verify a pool directory (see the module docstring).
+
+    ``verified``: the shard digests of an earlier full verification of this pool (its
+    :attr:`PoolContents.shards`).  When every shard's bytes hash to them (and to the
+    manifest), the records are not checked again: the graphs are :class:`LineGraphs`.
 
     Raises:
         PoolError: missing/malformed manifest, a shard that is missing, unlisted, unreadable
@@ -280,6 +345,10 @@ def read_pool(directory: str | Path) -> PoolContents:
     for p in sorted(directory.iterdir()):
         if p.name.endswith((".jsonl", ".jsonl.gz")) and p.name not in listed:
             raise PoolError(f"{p}: a shard not listed in {MANIFEST}")
+    if verified and [f["sha256"] for f in manifest["files"]] == list(verified):
+        quick = _read_verified(directory, manifest)
+        if quick is not None:
+            return quick
     graphs: list[PoolGraph] = []
     for entry in manifest["files"]:
         rel = entry["path"]
@@ -301,7 +370,41 @@ def read_pool(directory: str | Path) -> PoolContents:
     digest = content_hash(graphs)
     if digest != manifest["content_hash"]:
         raise PoolError(f"{directory}: content hash {digest} does not match the manifest")
-    return PoolContents(tuple(graphs), str(manifest.get("name") or directory.name), digest)
+    return PoolContents(tuple(graphs), str(manifest.get("name") or directory.name), digest,
+                        tuple(f["sha256"] for f in manifest["files"]))
+
+
+def claimed_content_hash(directory: str | Path) -> str | None:
+    """The content hash the pool's manifest claims (unverified), or ``None`` when the
+    manifest cannot be read."""
+    try:
+        return str(_read_manifest(Path(directory))["content_hash"])
+    except PoolError:
+        return None
+
+
+def _read_verified(directory: Path, manifest: Mapping[str, Any]) -> PoolContents | None:
+    """The pool as :class:`LineGraphs` when every shard's bytes hash to the manifest's
+    (verified) digest and its line count matches; ``None`` otherwise (read it in full)."""
+    lines: list[bytes] = []
+    where: list[tuple[str, int]] = []
+    for entry in manifest["files"]:
+        path = directory / entry["path"]
+        if not path.is_file():
+            return None
+        data = _shard_bytes(path)
+        if hashlib.sha256(data).hexdigest() != entry["sha256"]:
+            return None
+        found = [(i, line) for i, line in enumerate(data.split(b"\n"), 1) if line.strip()]
+        if len(found) != entry["graphs"]:
+            return None
+        lines += [line for _, line in found]
+        where += [(str(path), i) for i, _ in found]
+    if len(lines) != manifest["graphs"]:
+        return None
+    return PoolContents(LineGraphs(lines, where), str(manifest.get("name") or directory.name),
+                        str(manifest["content_hash"]),
+                        tuple(f["sha256"] for f in manifest["files"]), trusted=True)
 
 
 # -- writing --------------------------------------------------------------------------------------

@@ -73,7 +73,7 @@ class MatchedPool(Protocol):
     """What a :class:`PoolMatch` refers back to (a :class:`~pytest_graphinstruct.pools.Pool`)."""
 
     @property
-    def graphs(self) -> tuple[PoolGraph, ...]: ...
+    def graphs(self) -> Sequence[PoolGraph]: ...
 
     def reference_set(self, match: PoolMatch) -> mmd.ReferenceSet: ...
 
@@ -109,7 +109,7 @@ class Matcher:
     """
 
     def __init__(self, graphs: Sequence[PoolGraph], computed: dict[str, int]) -> None:
-        self.graphs: tuple[PoolGraph, ...] = tuple(graphs)
+        self.graphs = graphs  # not copied: a pool's LineGraphs parses a graph on first use
         self.computed = computed
         #: persisted fact name → encoded value per pool graph (``None``: not computed)
         self.persisted: dict[str, list[Any]] = {}

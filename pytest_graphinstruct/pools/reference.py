@@ -48,9 +48,11 @@ from pytest_graphinstruct.pools.cache import FLUSH_INTERVAL_S, PoolCache, code_f
 from pytest_graphinstruct.pools.format import (
     LEVEL_DIRS,
     MANIFEST,
+    LineGraphs,
     PoolError,
     PoolGraph,
     as_pool_graphs,
+    claimed_content_hash,
     content_hash,
     read_pool,
 )
@@ -92,7 +94,9 @@ class Pool:
 
     def __init__(self, graphs: Sequence[PoolGraph], *, name: str = "pool",
                  digest: str | None = None, cache_dir: str | Path | None = None) -> None:
-        self.graphs: tuple[PoolGraph, ...] = tuple(graphs)
+        #: the graphs (read from verified bytes: parsed on first use, :class:`LineGraphs`)
+        self.graphs: Sequence[PoolGraph] = graphs if isinstance(graphs, LineGraphs) \
+            else tuple(graphs)
         self.name = name
         self.content_hash = digest or content_hash(self.graphs)
         self._cache: PoolCache | None = (
@@ -136,7 +140,15 @@ class Pool:
             PoolError: missing/malformed manifest, a shard that is missing, unlisted, unreadable
                 or malformed, or a count or hash that does not match the manifest.
         """
-        contents = read_pool(directory)
+        verified: tuple[str, ...] = ()
+        claimed = claimed_content_hash(directory) if cache_dir is not None else None
+        if cache_dir is not None and claimed is not None:
+            verified = PoolCache.for_pool(cache_dir, claimed, _FINGERPRINT, 0).verified_shards()
+        contents = read_pool(directory, verified)
+        if cache_dir is not None and not contents.trusted:
+            with contextlib.suppress(OSError):  # a cache that cannot be written: verify again
+                PoolCache.for_pool(cache_dir, contents.content_hash, _FINGERPRINT,
+                                   len(contents.graphs)).save_verified(contents.shards)
         return cls(contents.graphs, name=contents.name, digest=contents.content_hash,
                    cache_dir=cache_dir)
 

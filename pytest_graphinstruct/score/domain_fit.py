@@ -94,13 +94,22 @@ class DomainProfile:
         return float(nx.overall_reciprocity(g))
 
 
+def ks_statistic(a: np.ndarray, b: np.ndarray) -> float:
+    """The two-sample Kolmogorov–Smirnov statistic ``sup |F_a − F_b|`` of two non-empty
+    samples — ``scipy.stats.ks_2samp(a, b).statistic``, computed the same way (both empirical
+    CDFs at every observed value), bit for bit (tested).  Not scipy's: importing
+    ``scipy.stats`` costs 0.3–1 s, paid by every process that scores one L4 item."""
+    sa, sb = np.sort(a), np.sort(b)
+    both = np.concatenate([sa, sb])
+    cdf_a = np.searchsorted(sa, both, side="right") / len(sa)
+    cdf_b = np.searchsorted(sb, both, side="right") / len(sb)
+    return float(np.max(np.abs(cdf_a - cdf_b)))
+
+
 def facet_scores(g: DomainProfile, r: DomainProfile) -> dict[str, float]:
     """The six facet scores of ``g`` against one reference ``r`` (each in [0, 1])."""
     if len(g.degrees) and len(r.degrees):
-        # only the statistic is used; the asymptotic method skips the exact p-value work
-        from scipy.stats import ks_2samp  # here: scipy.stats costs 0.3–1 s to import
-
-        ks = float(ks_2samp(g.degrees, r.degrees, method="asymp").statistic)
+        ks = ks_statistic(g.degrees, r.degrees)
         degree = max(0.0, 1.0 - 1.5 * ks)
     else:
         degree = 0.0

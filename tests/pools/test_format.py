@@ -13,7 +13,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from pytest_graphinstruct.pools import Pool, PoolError, write_pool
-from pytest_graphinstruct.pools.format import _valid_str_edges
+from pytest_graphinstruct.pools.format import LineGraphs, _valid_str_edges, content_hash
 
 
 def test_write_then_load_round_trips_and_hashes_like_memory(tmp_path: Path,
@@ -148,3 +148,38 @@ def test_the_fast_edge_check_accepts_exactly_the_lists_without_a_repeat(
     assert (got is None) == repeats
     if got is not None:
         assert got == edges
+
+
+def test_a_pool_verified_once_is_read_from_its_lines_after(tmp_path: Path,
+                                                            graphs: list[nx.Graph]) -> None:
+    """The second load with a cache skips the record checks (the bytes were verified) and
+    parses graphs on first use — the same graphs, the same content hash."""
+    write_pool(tmp_path / "p", graphs, shard_size=16)
+    first = Pool.load(tmp_path / "p", cache_dir=tmp_path / "cache")
+    again = Pool.load(tmp_path / "p", cache_dir=tmp_path / "cache")
+    assert isinstance(again.graphs, LineGraphs) and not isinstance(first.graphs, LineGraphs)
+    assert again.content_hash == first.content_hash == content_hash(again.graphs)
+    assert [g.record() for g in again.graphs] == [g.record() for g in first.graphs]
+    assert again.graphs[3] is again.graphs[3]  # parsed once
+    assert [g.id for g in again.graphs[1:3]] == [first.graphs[1].id, first.graphs[2].id]
+
+
+def test_a_shard_changed_after_verification_is_verified_again(
+        tmp_path: Path, graphs: list[nx.Graph]) -> None:
+    d = _pool_dir(tmp_path, graphs)
+    Pool.load(d, cache_dir=tmp_path / "cache")
+    shard = d / "part-0000.jsonl"
+    rec = json.loads(shard.read_text().splitlines()[0])
+    rec["edges"] = rec["edges"][1:]
+    shard.write_text(json.dumps(rec) + "\n" + "".join(shard.read_text().splitlines(
+        keepends=True)[1:]))
+    with pytest.raises(PoolError, match=r"part-0000.jsonl: sha256"):
+        Pool.load(d, cache_dir=tmp_path / "cache")
+
+
+def test_a_bad_line_still_names_its_file_and_line() -> None:
+    lines = LineGraphs([b'{"id": "a", "directed": false, "nodes": ["x"], "edges": []}',
+                        b'{"id": "b"'], [("s.jsonl", 1), ("s.jsonl", 3)])
+    assert len(lines) == 2 and lines[0].id == "a"
+    with pytest.raises(PoolError, match=r"s\.jsonl:3: not JSON"):
+        lines[1]

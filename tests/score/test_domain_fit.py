@@ -1,9 +1,22 @@
 from __future__ import annotations
 
-import networkx as nx
-import pytest
+import warnings
 
-from pytest_graphinstruct.score.domain_fit import WEIGHTS, DomainProfile, domain_fit, facet_scores
+import networkx as nx
+import numpy as np
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from pytest_graphinstruct.score.domain_fit import (
+    WEIGHTS,
+    DomainProfile,
+    domain_fit,
+    facet_scores,
+    ks_statistic,
+)
+
+_DEGREES = st.lists(st.integers(0, 30), min_size=1, max_size=60)
 
 
 def test_weights_sum_to_one() -> None:
@@ -48,3 +61,20 @@ def test_directed_uses_reciprocity() -> None:
     assert facet_scores(DomainProfile(g), r_und)["transitivity"] == 0.0
     expected = max(0.0, 1 - 3 * abs(nx.overall_reciprocity(g) - 0.0))
     assert facet_scores(DomainProfile(g), r_dir)["transitivity"] == pytest.approx(expected)
+
+
+@given(_DEGREES, _DEGREES)
+def test_ks_statistic_is_scipys_bit_for_bit(a: list[int], b: list[int]) -> None:
+    from scipy.stats import ks_2samp
+
+    x, y = np.array(a, dtype=float), np.array(b, dtype=float)
+    with warnings.catch_warnings():  # scipy's p-value of tiny samples divides by zero
+        warnings.simplefilter("ignore", RuntimeWarning)
+        expected = float(ks_2samp(x, y, method="asymp").statistic)
+    assert ks_statistic(x, y) == expected
+
+
+def test_ks_statistic_by_hand() -> None:
+    assert ks_statistic(np.array([1.0, 2.0]), np.array([3.0, 4.0])) == 1.0
+    assert ks_statistic(np.array([1.0, 2.0, 3.0]), np.array([1.0, 2.0, 3.0])) == 0.0
+    assert ks_statistic(np.array([1.0, 2.0]), np.array([2.0, 3.0])) == 0.5
