@@ -76,7 +76,7 @@ from pytest_graphinstruct.verify.verifier import Verifier  # noqa: E402
 T_IMPORTED = time.perf_counter()
 DEFAULT_SUITE = Path(__file__).resolve().parents[1].parent / "shared/official-suite/instructions"
 PAPER_ANSWERS = 262_000
-SHARDS = (4, 8, 16)
+SHARDS = (4, 16, 64)
 
 
 class Stages:

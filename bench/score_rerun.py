@@ -3,6 +3,11 @@ end), with D3's GCN result store (score/gcn_store.py): first into an empty store
 reading it — what a CI rerun on the same answers pays — and the reports compared (all equal
 but their ``run`` records).
 
+Each time is also given in CPU yardsticks: the wall time of a pure-Python loop of 25M additions
+(``replay_bench.SPIN``, a process of its own) measured right before each ``score`` — a figure
+that means the same on a faster or slower machine (issue 35: ≤ 3.3 yardsticks into an empty
+store, half that reading it).
+
 Usage::
 
     python bench/score_rerun.py [--suite DIR] [--k 5]
@@ -17,7 +22,7 @@ import tempfile
 from pathlib import Path
 
 from reference_answers import write_recorded
-from replay_bench import DEFAULT_SUITE, ENV, _timed
+from replay_bench import DEFAULT_SUITE, ENV, SPIN, _timed
 
 
 def main() -> int:
@@ -36,9 +41,11 @@ def main() -> int:
         reports = []
         for run in ("an empty store", "the store", "the store"):
             out = Path(tmp) / f"report{len(reports)}.json"
+            spin = _timed([sys.executable, "-c", SPIN])
             t = _timed([sys.executable, "-m", "pytest_graphinstruct", "score", "--suite",
                         args.suite, "--responses", str(answers), "--report", str(out)], env)
-            print(f"score, {len(suite) * args.k} answers, {run}: {t:.1f} s", flush=True)
+            print(f"score, {len(suite) * args.k} answers, {run}: {t:.1f} s = {t / spin:.2f} "
+                  f"yardsticks (25M additions: {spin:.2f} s)", flush=True)
             report = json.loads(out.read_text(encoding="utf-8"))
             report.pop("run", None)
             reports.append(report)

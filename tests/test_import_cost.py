@@ -118,14 +118,15 @@ def test_xdist_workers_of_levels_0_to_2_never_import_torch(tmp_path: Path) -> No
     assert loaded == {"controller": [], "gw0": [], "gw1": []}
 
 
-@pytest.mark.slow  # pytest runs in subprocesses, D3's backend imported
-def test_a_run_of_level_3_imports_torch_but_not_dynamo(tmp_path: Path) -> None:
+@pytest.mark.slow  # pytest runs in subprocesses
+def test_a_run_of_level_3_on_the_cpu_imports_no_torch(tmp_path: Path) -> None:
+    # D3's GCNs train in NumPy on the CPU (score/gcn_cpu.py); torch is the GPU's only
     proc, loaded = _plugin_run_loaded(tmp_path, "--gi-model=oracle",
                                       f"--gi-suite={ROOT / 'instructions'}", "--gi-levels=3",
                                       "--gi-per-level=1", "--gi-pools=none")
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert "1 passed" in proc.stdout
-    assert loaded == {"controller": ["torch", "torch_geometric"]}
+    assert loaded == {"controller": []}
 
 
 def test_the_plugins_entry_point_never_imports_scipy_stats_or_torch() -> None:
@@ -150,9 +151,21 @@ def test_the_preflight_of_an_oracle_run_loads_no_verifier(tmp_path: Path) -> Non
             "from pytest_graphinstruct.run.preflight import preflight\n"
             "run = build_run_config({'model': 'oracle', 'no_cache': True}, "
             f"rootdir=Path({str(ROOT)!r}))\n"
-            "assert len(preflight(run).suite) == 800\n"
+            "assert len(preflight(run, pools=False).suite) == 800\n"
             "print(sorted(m for m in sys.modules if m.startswith('pytest_graphinstruct.verify.')"
             " and m.rsplit('.', 1)[1] in ('verifier', 'checks', 'properties')))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          check=True, cwd=tmp_path).stdout.strip()
     assert out == "[]"
+
+
+def test_the_preflight_of_the_scoring_process_reads_the_pools(tmp_path: Path) -> None:
+    from pytest_graphinstruct.run.config import build_run_config
+    from pytest_graphinstruct.run.preflight import preflight
+
+    run = build_run_config({"model": "oracle", "no_cache": True}, rootdir=ROOT)
+    assert preflight(run).pools is not None
+    assert preflight(run, pools=False).pools is None
+    only_l0 = build_run_config({"model": "oracle", "no_cache": True, "levels": "0"},
+                               rootdir=ROOT)
+    assert preflight(only_l0).pools is None  # no level that needs them

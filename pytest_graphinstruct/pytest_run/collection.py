@@ -43,12 +43,7 @@ class CollectionPlugin:
 def add_items(state: RunState, session: pytest.Session, items: list[pytest.Item]) -> None:
     """Append the run's items to ``items``, announced like a collector's ("collected N
     items")."""
-    try:
-        if not state.run.dry_run:  # a dry run scores nothing
-            state.bench.pools  # noqa: B018  (load now: a broken pool directory: usage error)
-    except GraphInstructError as exc:
-        raise state.usage(exc) from None
-    chosen = state.selection()
+    chosen = state.selection()  # the suite only: pools and models wait for the first item
     if state.run.shard is not None:
         from pytest_graphinstruct.run.shard import select
 

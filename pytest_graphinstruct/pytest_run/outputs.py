@@ -11,11 +11,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from pytest_graphinstruct.run.config import RunConfig
-from pytest_graphinstruct.run.gate.verdict import Written
 from pytest_graphinstruct.run.records.results import Coverage, RunReport
 
 if TYPE_CHECKING:
-    from pytest_graphinstruct.run.gate.verdict import BaselinePlan, Decision
+    from pytest_graphinstruct.run.gate.verdict import BaselinePlan, Decision, Written
     from pytest_graphinstruct.run.session import BenchmarkSession
 
 
@@ -111,6 +110,7 @@ def write_outputs(report: RunReport, decision: Decision, run: RunConfig,
 
 def write_json(report: RunReport, path: Path, what: str) -> Written:
     """Write ``report``; the line to show, whether it worked or not (never raises for I/O)."""
+    from pytest_graphinstruct.run.gate.verdict import Written
     from pytest_graphinstruct.run.records.writer import write_report
 
     try:
@@ -127,6 +127,7 @@ def write_html(report: RunReport, path: Path, bench: BenchmarkSession | None,
     the line to show.  Never raises: the JSON report is already written and the run's verdict
     comes next."""
     from pytest_graphinstruct.report.render.html import NamedReport, build_page, write_page
+    from pytest_graphinstruct.run.gate.verdict import Written
 
     try:
         instructions = {i.id: i for i in bench.suite} if bench is not None else None
@@ -148,6 +149,7 @@ def autosave(report: RunReport, store: Path) -> Written:
     """Save ``report`` as the next run of the store (its bytes are the JSON report's, whether or
     not ``--gi-report`` also wrote it), unless no item has a result (a usage error, a run
     stopped before its first item); the line to show (never raises for I/O)."""
+    from pytest_graphinstruct.run.gate.verdict import Written
     from pytest_graphinstruct.run.records.writer import report_json
     from pytest_graphinstruct.run.store import RunStore, StoreError
 
@@ -167,6 +169,7 @@ def write_markdown_summary(report: RunReport, decision: Decision, path: Path, *,
     """Write the Markdown summary (``--gi-markdown``); the line to show (never raises for
     I/O)."""
     from pytest_graphinstruct.report.render.markdown import render_markdown, write_markdown
+    from pytest_graphinstruct.run.gate.verdict import Written
 
     try:
         text = render_markdown(report, decision, failed_tests=failed_tests, benchmark=benchmark)

@@ -33,6 +33,7 @@ if TYPE_CHECKING:  # the evaluation path is imported on first use: an xdist cont
     from pytest_graphinstruct.run.preflight import RunInputs
     from pytest_graphinstruct.run.served import Served
     from pytest_graphinstruct.run.session import BenchmarkSession
+    from pytest_graphinstruct.run.session_inputs import SessionInputs
 
 
 class RunState:
@@ -49,6 +50,7 @@ class RunState:
         self.opened: BenchmarkSession | None = None  # the run's session, once `bench` opened it
         self.service: AnswerService | None = None  # the xdist controller's answer service
         self.inputs: RunInputs | None = None  # what the preflight read (this process only)
+        self._session_inputs: SessionInputs | None = None
         self.served: Served | None = None if self.winput is None else self.winput.served
         self.stopper = RunStopper(worker=self.worker is not None,
                                   is_controller=lambda: self.controller, on_stop=self._stop_bench)
@@ -97,16 +99,15 @@ class RunState:
     def bench(self) -> BenchmarkSession:
         """The run's session, opened on first use (a stop already requested applies to it)."""
         if self.opened is None:
-            from pytest_graphinstruct.run.served import Served
             from pytest_graphinstruct.run.session import BenchmarkSession
 
             stop = self.stopper.signal
             try:
                 self.opened = BenchmarkSession(
-                    self.run, worker=self.worker, local=self.local_info, inputs=self.inputs,
-                    served=Served() if self.served is None else self.served,
+                    self.run, worker=self.worker, local=self.local_info,
                     service=None if self.winput is None else self.winput.answers,
-                    stop_check=None if stop is None else stop.reason)
+                    stop_check=None if stop is None else stop.reason,
+                    session_inputs=self.session_inputs)
             except GraphInstructError as exc:
                 raise self.usage(exc) from None
             if self.stopper.reason is not None:
@@ -139,12 +140,29 @@ class RunState:
                           baseline=self.run.baseline)
         return usage_error(exc)
 
+    @property
+    def session_inputs(self) -> SessionInputs:
+        """What this process reads for the run — the suite, recorded answers, answer cache;
+        pools on first use —, read once (at collection: items need only the suite)."""
+        if self._session_inputs is None:
+            from pytest_graphinstruct.run.served import Served
+            from pytest_graphinstruct.run.session_inputs import SessionInputs
+
+            try:
+                self._session_inputs = SessionInputs(
+                    self.run, worker=self.worker, inputs=self.inputs,
+                    served=Served() if self.served is None else self.served)
+            except GraphInstructError as exc:
+                raise self.usage(exc) from None
+        return self._session_inputs
+
     def selection(self) -> list[Instruction]:
         """The instructions this run selects before ``--gi-shard`` (and before ``-k``/``-m``):
         the suite, cut to ``--gi-per-level``, without those the recorded answers lack."""
         from pytest_graphinstruct.run.preflight import first_per_level
 
-        return self.bench.select(first_per_level(self.bench.suite, self.run.per_level))
+        inputs = self.session_inputs
+        return inputs.select(first_per_level(inputs.suite, self.run.per_level))
 
     def progress_counts(self) -> ProgressCounts:
         """The answer counts of the run so far (under xdist: the workers' latest and the

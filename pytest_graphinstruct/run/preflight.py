@@ -31,6 +31,7 @@ from pytest_graphinstruct.suite.loader import Suite, load_suite
 
 if TYPE_CHECKING:
     from pytest_graphinstruct.models.backends.recorded import Responses
+    from pytest_graphinstruct.pools import ReferencePools
 
 
 @dataclass(frozen=True)
@@ -44,15 +45,22 @@ class RunInputs:
     served: Served = field(default_factory=Served)
     notes: tuple[str, ...] = ()
     cache: AnswerCache | None = None
+    pools: ReferencePools | None = None
 
 
-def preflight(config: RunConfig) -> RunInputs:
+def preflight(config: RunConfig, *, pools: bool = True) -> RunInputs:
     """Load the suite, read the recorded answers, build every model's backend, ask each
     HTTP endpoint once whether it answers (``GET /models``; any HTTP status counts) and which
     snapshot it serves (a 1-token chat completion), and compare that with the snapshots of
     the answers cached for the model.
 
     The embedded ``local`` model is not checked here: the run starts its server itself.
+
+    ``pools``: also read the reference pools (when a level 3 or 4 runs) — in the process that
+    will score, so a broken pool directory stops the run before it starts.  An xdist
+    controller passes ``False``: reading them would load the verifier before its workers
+    start (they read the pools when they first score, from the cache of verified shards: a
+    broken pool directory is then an error of every item that needs it, naming the problem).
 
     Returns:
         The suite, recorded answers and cache read (a session of this process need not read
@@ -61,6 +69,7 @@ def preflight(config: RunConfig) -> RunInputs:
     Raises:
         GraphInstructError: the suite is missing, malformed or empty; the baseline is of
             another suite or lacks a cell of the run; the recorded answers cannot be read;
+            the reference pools (needed by a level 3 or 4 of the run) cannot be read;
             ``--gi-shard`` asks for more shards than the run selects instructions, or its
             shard holds none; a backend cannot be built (an unset API key variable for a host
             that is not loopback — :mod:`~pytest_graphinstruct.run.model_names` —, a malformed
@@ -73,6 +82,8 @@ def preflight(config: RunConfig) -> RunInputs:
     """
     suite = load_suite(config.suite, levels=config.levels)
     _check_baseline(config, suite)
+    pools_read = (load_pools(config) if pools and not config.dry_run
+             and {3, 4} & {i.level for i in suite} else None)
     if config.d3_device != "cpu":  # cuda without CUDA: said now, not by every scored item
         from pytest_graphinstruct.score.gcn import GcnDeviceError, resolve_device
 
@@ -85,7 +96,7 @@ def preflight(config: RunConfig) -> RunInputs:
 
         responses = read_responses(config.replay, suite, levels=config.levels)
         _check_shard(config, suite, responses)
-        return RunInputs(suite, responses)
+        return RunInputs(suite, responses, pools=pools_read)
     _check_shard(config, suite, None)
     cache = AnswerCache(config.cache_dir) if config.cache_dir is not None else None
     if config.batch is not None and config.cache_dir is not None:
@@ -114,7 +125,24 @@ def preflight(config: RunConfig) -> RunInputs:
         notes += snapshot_notes(config, model, served, why, cache=cache,
                                 endpoint=backend.endpoint)
     return RunInputs(suite, served=Served(snapshots, None if cache is None else cache.mark),
-                     notes=tuple(notes), cache=cache)
+                     notes=tuple(notes), cache=cache, pools=pools_read)
+
+
+def load_pools(config: RunConfig) -> ReferencePools | None:
+    """The run's reference pools (``None``: none configured), their features, matches and
+    verified shard digests cached on disk by the pools' content hash — under the answer cache,
+    else the user's cache folder.
+
+    Raises:
+        GraphInstructError: the pools cannot be read.
+    """
+    if config.pools is None:
+        return None
+    from pytest_graphinstruct.pools import ReferencePools, default_cache_dir
+
+    cache = config.cache_dir
+    return ReferencePools.load(config.pools,
+                               cache_dir=(cache / "pools") if cache else default_cache_dir())
 
 
 def check_live_batches(config: RunConfig, model: str, endpoint: str | None) -> None:

@@ -69,7 +69,8 @@ class BenchmarkSession:
                  local: Mapping[str, str] | None = None, limits: Limits | None = None,
                  inputs: RunInputs | None = None, served: Served | None = None,
                  service: str | None = None,
-                 stop_check: Callable[[], str | None] | None = None) -> None:
+                 stop_check: Callable[[], str | None] | None = None,
+                 session_inputs: SessionInputs | None = None) -> None:
         """Load the suite; backends are built on first use (:attr:`schedulers`).
 
         Args:
@@ -88,12 +89,15 @@ class BenchmarkSession:
                 worker builds no backend for them and opens no answer cache.
             stop_check: handed to every scheduler (:class:`~.models.scheduler.Scheduler`):
                 says, right before each request, whether the run was stopped.
+            session_inputs: what this process already read for ``config`` (the plugin reads
+                the suite at collection, before the session opens); read here when not given.
 
         Raises:
             GraphInstructError: the suite or the pools cannot be loaded.
         """
         self.config = config
-        self.inputs = SessionInputs(config, worker=worker, inputs=inputs, served=served)
+        self.inputs = session_inputs or SessionInputs(config, worker=worker, inputs=inputs,
+                                                      served=served)
         self.suite: Suite = self.inputs.suite
         self.cache: AnswerCache | None = self.inputs.cache
         verifier = Verifier(limits=limits) if limits is not None else Verifier()

@@ -51,27 +51,24 @@ class SessionInputs:
             else inputs.cache if inputs is not None and inputs.cache is not None
             else AnswerCache(config.cache_dir, mark=self.served.cache_mark)
             if config.cache_dir is not None else None)
-        self._pools: ReferencePools | None = None
+        self._pools: ReferencePools | None = inputs.pools if inputs is not None else None
         self._exemplars: ExemplarPool | None = None
         #: --gi-samples=auto: (instruction id, cell label) → the samples its looks asked
         self.planned: dict[tuple[str, str], int] = {}
 
     @property
     def pools(self) -> ReferencePools | None:
-        """The run's reference pools, loaded on first use (a process that only merges results,
-        like the xdist controller, never loads them; the plugin touches this at collection so
-        a broken pool directory is reported before any item runs).
+        """The run's reference pools: those the preflight read in this process, else loaded on
+        first use — by an xdist worker when it first scores an item (the preflight, in the
+        controller, has reported a broken pool directory before any item ran).
 
         Raises:
             GraphInstructError: the pools cannot be read.
         """
         if self._pools is None and self.config.pools is not None:
-            from pytest_graphinstruct.pools import ReferencePools, default_cache_dir
+            from pytest_graphinstruct.run.preflight import load_pools
 
-            # Pool features and matches are cached on disk, keyed by the pools' content hash.
-            cache = self.config.cache_dir
-            features = (cache / "pools") if cache else default_cache_dir()
-            self._pools = ReferencePools.load(self.config.pools, cache_dir=features)
+            self._pools = load_pools(self.config)
         return self._pools
 
     def flush_pools(self) -> None:

@@ -92,27 +92,33 @@ def _softmax(z: np.ndarray) -> np.ndarray:
 
 
 class _Adam:
-    """``torch.optim.Adam(lr, weight_decay)`` (foreach form) on NumPy float32 arrays."""
+    """``torch.optim.Adam(lr, weight_decay)`` (foreach form) on one flat float32 array holding
+    every parameter (element-wise, so one update of the whole array is each parameter's)."""
 
-    def __init__(self, params: list[np.ndarray], config: GcnConfig) -> None:
+    def __init__(self, params: np.ndarray, config: GcnConfig) -> None:
         self.params = params
-        self.m = [np.zeros_like(p) for p in params]
-        self.v = [np.zeros_like(p) for p in params]
+        self.m = np.zeros_like(params)
+        self.v = np.zeros_like(params)
         self.lr = config.lr
         self.wd = np.float32(config.weight_decay)
         self.t = 0
 
-    def step(self, grads: list[np.ndarray]) -> None:
+    def step(self, grad: np.ndarray) -> None:
+        """One update from ``grad`` (the flat gradient; overwritten)."""
         self.t += 1
         b1, b2 = BETAS
         step_size = np.float32(self.lr / (1 - b1 ** self.t))
         bc2_sqrt = np.float32((1 - b2 ** self.t) ** 0.5)
-        for p, g, m, v in zip(self.params, grads, self.m, self.v, strict=True):
-            g = g + self.wd * p
-            m += (g - m) * np.float32(1 - b1)
-            v *= np.float32(b2)
-            v += np.float32(1 - b2) * g * g
-            p -= step_size * (m / (np.sqrt(v) / bc2_sqrt + np.float32(EPS)))
+        p, m, v = self.params, self.m, self.v
+        g = grad
+        g += self.wd * p
+        m += (g - m) * np.float32(1 - b1)
+        v *= np.float32(b2)
+        v += np.float32(1 - b2) * g * g
+        denom = np.sqrt(v)
+        denom /= bc2_sqrt
+        denom += np.float32(EPS)
+        p -= step_size * (m / denom)
 
 
 def _forward(params: list[np.ndarray], ax: np.ndarray, adj: sp.csr_matrix,
@@ -150,12 +156,24 @@ def run_group(models: list[list[GcnTask]], width: int, config: GcnConfig,
     return out
 
 
+def _flat(count: int, shapes: list[tuple[int, int]]) -> tuple[np.ndarray, list[np.ndarray]]:
+    """One zeroed float32 array and views of it shaped ``(count, *shape)`` for each shape."""
+    sizes = [count * a * b for a, b in shapes]
+    flat = np.zeros(sum(sizes), dtype=np.float32)
+    views, at = [], 0
+    for (a, b), size in zip(shapes, sizes, strict=True):
+        views.append(flat[at:at + size].reshape(count, a, b))
+        at += size
+    return flat, views
+
+
 def _train(trains: list[GcnTask], size: int, width: int, config: GcnConfig,
            mask_bank: np.ndarray, initial: list[tuple[np.ndarray, np.ndarray]]
            ) -> list[np.ndarray]:
     count = len(trains)
     x, adj = _block([t.train_graph for t in trains], size)
     ax = _spmm(adj, x)
+    ax_t = np.ascontiguousarray(ax.transpose(0, 2, 1))
     col_mask = _class_mask([t.num_classes for t in trains], width)
     target = np.zeros((count, size, width), dtype=np.float32)
     weight = np.zeros((count, size, 1), dtype=np.float32)
@@ -163,12 +181,13 @@ def _train(trains: list[GcnTask], size: int, width: int, config: GcnConfig,
         nodes = t.train_nodes
         target[k, nodes, t.train_labels[nodes]] = 1
         weight[k, nodes, 0] = np.float32(1.0 / len(nodes))
-    params = [np.stack([w1 for w1, _ in initial]).astype(np.float32),
-              np.zeros((count, 1, config.hidden), dtype=np.float32),
-              np.stack([w2 for _, w2 in initial]).astype(np.float32),
-              np.zeros((count, 1, width), dtype=np.float32)]
+    shapes = [(x.shape[2], config.hidden), (1, config.hidden), (config.hidden, width), (1, width)]
+    flat, params = _flat(count, shapes)
+    grad, (gw1, gb1, gw2, gb2) = _flat(count, shapes)
+    params[0][...] = np.stack([w1 for w1, _ in initial])
+    params[2][...] = np.stack([w2 for _, w2 in initial])
     w2 = params[2]  # updated in place by Adam
-    adam = _Adam(params, config)
+    adam = _Adam(flat, config)
     keeps = mask_bank[:size].astype(np.float32) * np.float32(1.0 / (1.0 - config.dropout))
     for epoch in range(config.epochs):
         keep = keeps[:, epoch]
@@ -176,8 +195,11 @@ def _train(trains: list[GcnTask], size: int, width: int, config: GcnConfig,
         g = (_softmax(z2) - target) * weight
         ag = _spmm(adj, g)
         dz1 = (ag @ w2.transpose(0, 2, 1)) * keep * active
-        adam.step([ax.transpose(0, 2, 1) @ dz1, dz1.sum(axis=1, keepdims=True),
-                   h.transpose(0, 2, 1) @ ag, g.sum(axis=1, keepdims=True)])
+        np.matmul(ax_t, dz1, out=gw1)
+        np.sum(dz1, axis=1, keepdims=True, out=gb1)
+        np.matmul(h.transpose(0, 2, 1), ag, out=gw2)
+        np.sum(g, axis=1, keepdims=True, out=gb2)
+        adam.step(grad)
     return params
 
 
