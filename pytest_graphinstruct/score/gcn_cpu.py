@@ -86,7 +86,12 @@ def _spmm(adj: sp.csr_matrix, h: np.ndarray) -> np.ndarray:
 
 
 def _softmax(z: np.ndarray) -> np.ndarray:
-    e = np.exp(z - z.max(axis=2, keepdims=True))
+    # the row maximum column by column: the same values as z.max(axis=2), 2× faster for the
+    # few (≥ 8) classes — a reduction over a short last axis loops row by row
+    top = z[..., 0].copy()
+    for c in range(1, z.shape[2]):
+        np.maximum(top, z[..., c], out=top)
+    e = np.exp(z - top[..., None])
     out: np.ndarray = e / e.sum(axis=2, keepdims=True)
     return out
 
@@ -144,15 +149,25 @@ def run_group(models: list[list[GcnTask]], width: int, config: GcnConfig,
     ``mask_bank[i, epoch]`` is the dropout keep-mask of a graph's ``i``-th node;
     ``initial[k]`` the initial ``(W1, W2)`` of model ``k``.
     """
-    out: list[list[float]] = [[] for _ in models]
+    out: list[list[float]] = [[0.0] * len(m) for m in models]
     by_size: dict[int, list[int]] = {}
     for k, m in enumerate(models):
         by_size.setdefault(padded_size(m[0].train_graph.n), []).append(k)
+    trained: list[list[np.ndarray]] = [[] for _ in models]
     for size, members in sorted(by_size.items()):
         params = _train([models[k][0] for k in members], size, width, config, mask_bank,
                         [initial[k] for k in members])
         for j, k in enumerate(members):
-            out[k] = _evaluate(models[k], [p[j] for p in params], width)
+            trained[k] = [p[j] for p in params]
+    evals: dict[int, list[tuple[int, int]]] = {}  # padded size → (model, task)
+    for k, m in enumerate(models):
+        for i, t in enumerate(m):
+            evals.setdefault(padded_size(t.eval_graph.n), []).append((k, i))
+    for size, jobs in sorted(evals.items()):
+        tasks = [models[k][i] for k, i in jobs]
+        params = [np.stack([trained[k][n] for k, _ in jobs]) for n in range(4)]
+        for (k, i), score in zip(jobs, _evaluate(tasks, params, size, width), strict=True):
+            out[k][i] = score
     return out
 
 
@@ -210,16 +225,17 @@ def _class_mask(classes: Sequence[int], width: int) -> np.ndarray:
     return mask
 
 
-def _evaluate(tasks: list[GcnTask], params: list[np.ndarray], width: int) -> list[float]:
-    """The soft accuracy of one trained model on each of ``tasks``' evaluation nodes."""
-    col_mask = _class_mask([tasks[0].num_classes], width)
-    single = [p[None] for p in params]
+def _evaluate(tasks: list[GcnTask], params: list[np.ndarray], size: int,
+              width: int) -> list[float]:
+    """The soft accuracy of each task's trained model (``params``: stacked, one per task) on
+    its evaluation nodes; every evaluation graph is padded to ``size`` rows."""
+    col_mask = _class_mask([t.num_classes for t in tasks], width)
+    x, adj = _block([t.eval_graph for t in tasks], size)
+    z2, _, _ = _forward(params, _spmm(adj, x), adj, col_mask, None)
+    prob = _softmax(z2).astype(np.float64)
     scores = []
-    for t in tasks:
-        x, adj = _block([t.eval_graph], padded_size(t.eval_graph.n))
-        z2, _, _ = _forward(single, _spmm(adj, x), adj, col_mask, None)
-        prob = _softmax(z2)[0].astype(np.float64)
+    for j, t in enumerate(tasks):
         nodes = np.sort(t.eval_nodes)
-        p = prob[nodes, t.eval_labels[nodes]]
+        p = prob[j, nodes, t.eval_labels[nodes]]
         scores.append(float(np.mean(p)) if len(p) else 0.0)
     return scores
