@@ -23,19 +23,23 @@ def _fresh(code: str) -> object:
 
 
 @pytest.mark.slow  # imports torch in a subprocess
-def test_a_d3_training_loads_torch_geometric_but_never_torch_dynamo() -> None:
+def test_the_gpu_backend_loads_torch_geometric_but_never_torch_dynamo() -> None:
+    """A CPU training imports neither; the GPU's backend (what --gi-d3-device=cuda loads)
+    imports torch_geometric without torch._dynamo."""
     pytest.importorskip("torch_geometric")
     loaded = _fresh(
         "import json, sys\n"
         "import numpy as np\n"
-        "from pytest_graphinstruct.score import gcn\n"
+        "from pytest_graphinstruct.score import gcn, gcn_backend\n"
         "g = gcn.gcn_graph(np.ones((4, 4), bool) ^ np.eye(4, dtype=bool), np.eye(4))\n"
         "labels = np.array([0, 0, 1, 1])\n"
         "task = gcn.GcnTask(g, labels, np.arange(4), g, labels, np.arange(4), 2)\n"
         "gcn.soft_accuracies([task], gcn.GcnConfig(epochs=2))\n"
-        "print(json.dumps(sorted(m for m in sys.modules if m == 'torch_geometric'\n"
-        "                        or m.startswith('torch._dynamo'))))\n")
-    assert loaded == ["torch_geometric"]
+        "cpu = sorted(m for m in sys.modules if m in ('torch', 'torch_geometric'))\n"
+        "gcn_backend.load()\n"
+        "print(json.dumps([cpu, sorted(m for m in sys.modules if m == 'torch_geometric'\n"
+        "                        or m.startswith('torch._dynamo'))]))\n")
+    assert loaded == [[], ["torch_geometric"]]
 
 
 @pytest.mark.slow  # imports torch._dynamo and compiles
@@ -71,9 +75,10 @@ def test_a_failed_import_leaves_no_placeholder_behind() -> None:
         "except ImportError as exc:\n"
         "    error = str(exc)\n"
         "import torch\n"
-        "print(json.dumps([error, gcn.unavailable_reason(), 'torch._dynamo' in sys.modules,\n"
-        "                  '_dynamo' in vars(torch)]))\n")
-    assert result == ["refused", "torch/torch_geometric not importable: refused", False, False]
+        "print(json.dumps([error, gcn.unavailable_reason('cuda'), gcn.unavailable_reason(),\n"
+        "                  'torch._dynamo' in sys.modules, '_dynamo' in vars(torch)]))\n")
+    assert result == ["refused", "D3 on cuda needs torch and torch_geometric: refused", None,
+                      False, False]
 
 
 def _package(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, name: str) -> Placeholder:
