@@ -88,7 +88,7 @@ def score(items: Sequence[Checked], pools: ReferencePools | None = None, *,
     Raises:
         GraphInstructError: ``d3_device`` is ``cuda`` and CUDA is not usable.
     """
-    d3 = D3Config() if d3_device == "cpu" else D3Config(gcn_config=GcnConfig(device=d3_device))
+    d3 = D3Config(gcn_config=GcnConfig(device=d3_device))
     scores = iter(score_instructions(
         [(c.instruction, c.answers, c.verifications) for c in items if c.answers], pools, d3))
     return [_result(c, next(scores) if c.answers else None) for c in items]

@@ -82,8 +82,8 @@ def preflight(config: RunConfig, *, pools: bool = True) -> RunInputs:
     """
     suite = load_suite(config.suite, levels=config.levels)
     _check_baseline(config, suite)
-    pools_read = (load_pools(config) if pools and not config.dry_run
-             and {3, 4} & {i.level for i in suite} else None)
+    needs_pools = pools and not config.dry_run and bool({3, 4} & {i.level for i in suite})
+    pools_read = load_pools(config) if needs_pools else None
     if config.d3_device != "cpu":  # cuda without CUDA: said now, not by every scored item
         from pytest_graphinstruct.score.gcn import GcnDeviceError, resolve_device
 

@@ -134,7 +134,6 @@ def run_group(models: list[list[GcnTask]], width: int, config: GcnConfig,
     device = config.device
     count = len(models)
     trains = [m[0] for m in models]
-    inits = initial
     class_mask = np.zeros((count, width), dtype=np.float32)
     for i, t in enumerate(trains):
         class_mask[i, t.num_classes:] = -np.inf
@@ -144,8 +143,8 @@ def run_group(models: list[list[GcnTask]], width: int, config: GcnConfig,
         t = torch.from_numpy(np.stack(arrays).astype(np.float32))
         return t.to(device).requires_grad_(True)
 
-    params = [stack([w1 for w1, _ in inits]), stack([np.zeros(config.hidden)] * count),
-              stack([w2 for _, w2 in inits]), stack([np.zeros(width)] * count)]
+    params = [stack([w1 for w1, _ in initial]), stack([np.zeros(config.hidden)] * count),
+              stack([w2 for _, w2 in initial]), stack([np.zeros(width)] * count)]
     x, owner, position, offsets, edge_index, weight = _block(
         torch, gcn_norm, [t.train_graph for t in trains], np.arange(count), device)
     ax = _propagate(torch, x, edge_index, weight)  # constant: computed once
@@ -156,13 +155,12 @@ def run_group(models: list[list[GcnTask]], width: int, config: GcnConfig,
     train_idx_t = torch.from_numpy(train_idx).to(device)
     labels_t = torch.from_numpy(labels.astype(np.int64)).to(device)
     per_node_t = torch.from_numpy(per_node.astype(np.float32)).to(device)
-    bank = mask_bank
     scale = 1.0 / (1.0 - config.dropout)
     node_mask = class_mask_t.index_select(0, owner)  # constant: −∞ on padding classes
     optimizer = _Adam(torch, params, config)
     for epoch in range(config.epochs):
         optimizer.zero_grad()
-        keep = torch.from_numpy(bank[position, epoch] * np.float32(scale)).to(device)
+        keep = torch.from_numpy(mask_bank[position, epoch] * np.float32(scale)).to(device)
         out = _forward(torch, params, ax, owner, edge_index, weight, keep)
         out = out + node_mask
         logp = torch.log_softmax(out, dim=1)
