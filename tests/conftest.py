@@ -9,9 +9,10 @@ the client raises (a refused connection escaped unwrapped, and the preflight too
 answer).  One real round trip of each kind here, against the local fake server and a port
 that refuses, loads every such part once per process.
 
-Also: D3's GCN result store (``score/gcn_store.py``) is off for every test and every process a
-test starts (the environment is inherited), so scores — and the committed digests — are
-computed, never read from a user's cache; the store's own tests name a folder of their own.
+Also: D3's GCN result store and its reference-side store (``score/gcn_store.py``) are off for
+every test and every process a test starts (the environment is inherited), so scores — and the
+committed digests — are computed, never read from a user's cache; the stores' own tests name a
+folder of their own.
 """
 
 from __future__ import annotations
@@ -24,9 +25,11 @@ import openai
 
 from pytest_graphinstruct.models.backends.bounded_calls import BoundedCalls
 from pytest_graphinstruct.score.gcn_store import ENV as D3_CACHE_ENV
+from pytest_graphinstruct.score.gcn_store import REFERENCE_ENV
 from pytest_graphinstruct.testing.openai_server import FakeOpenAIServer
 
 os.environ[D3_CACHE_ENV] = "off"
+os.environ[REFERENCE_ENV] = "off"
 
 
 def _warm_http_stack() -> None:

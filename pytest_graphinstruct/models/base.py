@@ -203,3 +203,6 @@ class Backend(Protocol):
 #   cancel() -> None  -- stop calls in flight and retries (an interrupted run)
 #   takes_guard: bool -- complete_served(request, guard=AttemptGuard) tells the guard every
 #                        failed attempt and asks it before every retry (the cost cap)
+#   inline: bool      -- answers from memory or by local computation, never waits on I/O: the
+#                        scheduler answers in the submitting thread (a worker thread would only
+#                        add switches under the GIL)

@@ -37,6 +37,7 @@ class OracleBackend:
 
     endpoint = "oracle"
     cacheable = False
+    inline = True  # answers from memory (the scheduler asks in the submitting thread)
 
     def __init__(self, suite: Suite, verifier: Verifier | None = None) -> None:
         self.suite = suite

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from typing import TYPE_CHECKING, Any
 
 from pytest_graphinstruct.methods.constrained import request_extra, resolve_format
@@ -21,9 +22,20 @@ class RequestBuilder:
 
     def __init__(self, inputs: SessionInputs) -> None:
         self.inputs = inputs
+        # the last item's request: its samples are asked one after another and differ only in
+        # their index (one entry, replaced whole, so threads never see half of one)
+        self._last: tuple[str, str, Request] | None = None
 
     def request(self, instruction: Instruction, cell: Cell, sample: int) -> Request:
         """The request for one sample of one item (deterministic; no randomness)."""
+        last = self._last
+        if last is not None and last[0] == instruction.id and last[1] == cell.label:
+            return dataclasses.replace(last[2], sample_index=sample)
+        built = self._build(instruction, cell, sample)
+        self._last = (instruction.id, cell.label, built)
+        return built
+
+    def _build(self, instruction: Instruction, cell: Cell, sample: int) -> Request:
         from pytest_graphinstruct.prompts.builder import build_messages
 
         config = self.inputs.config

@@ -59,7 +59,12 @@ from pytest_graphinstruct.score.embedding import (
     grassmann_coherence,
     spectral_features,
 )
-from pytest_graphinstruct.score.gcn_store import GcnStore, default_store, result_key
+from pytest_graphinstruct.score.gcn_store import (
+    GcnStore,
+    default_store,
+    reference_store,
+    result_key,
+)
 from pytest_graphinstruct.suite.instruction import Instruction
 from pytest_graphinstruct.verify.verdict import Verification
 
@@ -194,14 +199,16 @@ _FEATURES_MAX = 8192
 _EXPERIMENT_A: dict[tuple[bytes, gcn_mod.GcnConfig], float] = {}
 
 
-def _store(config: D3Config) -> GcnStore | None:
-    """The process's GCN result store (:mod:`.gcn_store`), for CPU training only."""
+def _stores(config: D3Config) -> tuple[GcnStore | None, GcnStore | None]:
+    """The process's GCN result store and its reference-side store (:mod:`.gcn_store`), for
+    CPU training only."""
     if config.gcn_config.device != "cpu":
-        return None
+        return None, None
     from pytest_graphinstruct.kernels import blas
     from pytest_graphinstruct.score import canon, embedding, gcn_cpu
 
-    return default_store((gcn_mod, gcn_cpu, sys.modules[__name__], embedding, canon, blas))
+    modules = (gcn_mod, gcn_cpu, sys.modules[__name__], embedding, canon, blas)
+    return default_store(modules), reference_store(modules)
 
 
 def _content_key(g: nx.Graph) -> Hashable:
@@ -291,7 +298,8 @@ def _score_sets_inner(sets: Sequence[tuple[list[nx.Graph], list[nx.Graph]]],
     elif config.gcn_config.device == "auto":  # decided once: a GPU's values are not stored
         config = replace(config, gcn_config=replace(
             config.gcn_config, device=gcn_mod.resolve_device("auto")))
-    store = _store(config) if gcn_unavailable is None else None
+    store, ref_store = _stores(config) if gcn_unavailable is None else (None, None)
+    a_store = ref_store or store  # experiment A is the reference side's
     stored_b: dict[tuple[bytes, bytes], float] = {}
 
     tasks: list[gcn_mod.GcnTask] = []
@@ -334,8 +342,8 @@ def _score_sets_inner(sets: Sequence[tuple[list[nx.Graph], list[nx.Graph]]],
                 rcert = ref.feats.canonical.certificate
                 akey = (rcert, config.gcn_config)
                 pair.a_key = akey
-                if akey not in _EXPERIMENT_A and store is not None:
-                    known = store.get(result_key("A", rcert, config.gcn_config))
+                if akey not in _EXPERIMENT_A and a_store is not None:
+                    known = a_store.get(result_key("A", rcert, config.gcn_config))
                     if known is not None:
                         _EXPERIMENT_A[akey] = known
                 if akey not in _EXPERIMENT_A and akey not in a_tasks:
@@ -367,10 +375,13 @@ def _score_sets_inner(sets: Sequence[tuple[list[nx.Graph], list[nx.Graph]]],
         scores = run.scores
         for akey, ti in a_tasks.items():
             _EXPERIMENT_A[akey] = scores[ti]
-        if store is not None and run.device == "cpu":  # a GPU's sums are not reproducible
-            store.put({**{result_key("A", k[0], k[1]): scores[ti] for k, ti in a_tasks.items()},
-                       **{result_key("B", *k, config.gcn_config): scores[ti]
-                          for k, ti in task_index.items()}})
+        if run.device == "cpu":  # a GPU's sums are not reproducible: never stored
+            if a_store is not None:
+                a_store.put({result_key("A", k[0], k[1]): scores[ti]
+                             for k, ti in a_tasks.items()})
+            if store is not None:
+                store.put({result_key("B", *k, config.gcn_config): scores[ti]
+                           for k, ti in task_index.items()})
 
     results = []
     for item in prepared:

@@ -23,6 +23,12 @@ What keeps a stored value right:
 The store is ``$XDG_CACHE_HOME/pytest-graphinstruct/d3`` (``~/.cache/...``) unless the
 environment variable :data:`ENV` names another folder, or says ``off`` (the test suite runs
 with it off, so its digests are computed, not read).
+
+The **reference side** — experiment A of every reference and pool graph, which depends on the
+suite and its pools only — has a store of its own (:func:`reference_store`:
+``.../pytest-graphinstruct/references``, :data:`REFERENCE_ENV`), on even where the result store
+is off: it is computed once per suite version and machine and read by every process and later
+run (each xdist worker, each CI shard), whatever the answers.
 """
 
 from __future__ import annotations
@@ -45,6 +51,8 @@ except ImportError:  # pragma: no cover - Windows: appends without a lock
 
 ENV = "GI_D3_CACHE"
 """``off`` (or ``0``, ``no``, ``false``): no store; a folder: the store's; unset: the default."""
+REFERENCE_ENV = "GI_REFERENCE_CACHE"
+"""As :data:`ENV`, for the reference side's store (:func:`reference_store`)."""
 
 _KERNEL_ENV = ("ATEN_CPU_CAPABILITY", "OPENBLAS_CORETYPE", "MKL_CBWR", "DNNL_MAX_CPU_ISA",
                "MKL_ENABLE_INSTRUCTIONS", "NPY_DISABLE_CPU_FEATURES")
@@ -145,23 +153,33 @@ def _cpu() -> str:
     return f"{platform.machine()}|{platform.processor()}"
 
 
-_DEFAULT: dict[str, GcnStore | None] = {}
+_DEFAULT: dict[tuple[str, str], GcnStore | None] = {}
 _DEFAULT_LOCK = threading.Lock()
 
 
 def default_store(modules: tuple[ModuleType, ...]) -> GcnStore | None:
-    """The process's store as :data:`ENV` says (``None``: off), one per setting."""
-    setting = os.environ.get(ENV, "")
+    """The process's result store as :data:`ENV` says (``None``: off), one per setting."""
+    return _configured(modules, ENV, "d3")
+
+
+def reference_store(modules: tuple[ModuleType, ...]) -> GcnStore | None:
+    """The process's store of the reference side as :data:`REFERENCE_ENV` says (``None``:
+    off), one per setting."""
+    return _configured(modules, REFERENCE_ENV, "references")
+
+
+def _configured(modules: tuple[ModuleType, ...], env: str, name: str) -> GcnStore | None:
+    setting = os.environ.get(env, "")
     with _DEFAULT_LOCK:
-        if setting not in _DEFAULT:
-            if setting.strip().lower() in _OFF:
-                _DEFAULT[setting] = None
-            else:
+        if (env, setting) not in _DEFAULT:
+            store: GcnStore | None = None
+            if setting.strip().lower() not in _OFF:
                 try:
                     base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
                     folder = Path(setting) if setting else (
-                        Path(base) / "pytest-graphinstruct" / "d3")
-                    _DEFAULT[setting] = GcnStore(folder, fingerprint(modules))
+                        Path(base) / "pytest-graphinstruct" / name)
+                    store = GcnStore(folder, fingerprint(modules))
                 except (OSError, RuntimeError, KeyError):  # no home folder, unreadable source
-                    _DEFAULT[setting] = None
-        return _DEFAULT[setting]
+                    store = None
+            _DEFAULT[env, setting] = store
+        return _DEFAULT[env, setting]

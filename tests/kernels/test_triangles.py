@@ -23,8 +23,11 @@ def _cases() -> dict[str, nx.Graph]:
     }
 
 
+@pytest.mark.parametrize("dense_nodes", [tr.DENSE_NODES, 0], ids=["as shipped", "all sparse"])
 @pytest.mark.parametrize("name", sorted(_cases()))
-def test_counts_clustering_and_transitivity_equal_networkx(name: str) -> None:
+def test_counts_clustering_and_transitivity_equal_networkx(
+        name: str, dense_nodes: int, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(tr, "DENSE_NODES", dense_nodes)
     g = _cases()[name]
     u = g.to_undirected(as_view=True) if g.is_directed() else g
     simple = nx.Graph(u)
@@ -39,6 +42,9 @@ def test_counts_clustering_and_transitivity_equal_networkx(name: str) -> None:
 
 def test_row_chunks_do_not_change_the_counts(monkeypatch: pytest.MonkeyPatch) -> None:
     g = nx.gnp_random_graph(150, 0.2, seed=7)
+    dense = tr.graph_triangles(g)[0]  # 150 nodes: the dense product
+    monkeypatch.setattr(tr, "DENSE_NODES", 0)
     whole = tr.graph_triangles(g)[0]
+    assert np.array_equal(whole, dense)
     monkeypatch.setattr(tr, "_CHUNK_WORK", 50)  # many small chunks
     assert np.array_equal(tr.graph_triangles(g)[0], whole)

@@ -36,3 +36,18 @@ def test_a_few_shot_request_shows_exemplars_before_the_instruction(tmp_path: Pat
     plain, shown = builder.request(inst, zero, 0), builder.request(inst, few, 0)
     assert len("".join(m.content for m in shown.messages)) > \
         len("".join(m.content for m in plain.messages))
+
+
+def test_an_items_samples_differ_only_in_their_index_and_equal_a_fresh_build(
+        tmp_path: Path) -> None:
+    builder = _builder(tmp_path, strategy="zero-shot,few-shot")
+    zero, few = builder.inputs.config.cells
+    suite = builder.inputs.suite
+    asked = [(suite[i], cell, k) for i in ("L1-001", "L2-001") for cell in (zero, few)
+             for k in range(3)]
+    for inst, cell, k in asked:  # each built from the last one's (the same item) or anew
+        fresh = _builder(tmp_path / f"{inst.id}-{cell.label}-{k}",
+                         strategy="zero-shot,few-shot")
+        expected = fresh.request(fresh.inputs.suite[inst.id],
+                                 fresh.inputs.config.cells[cell is few], k)
+        assert builder.request(inst, cell, k) == expected

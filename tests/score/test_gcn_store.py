@@ -62,6 +62,11 @@ def test_off_means_no_store_and_a_folder_names_it(tmp_path: Path,
     monkeypatch.setenv(gcn_store.ENV, str(tmp_path))
     store = default_store((gcn,))
     assert store is not None and store.path.parent == tmp_path
+    monkeypatch.setenv(gcn_store.REFERENCE_ENV, "off")
+    assert gcn_store.reference_store((gcn,)) is None
+    monkeypatch.setenv(gcn_store.REFERENCE_ENV, str(tmp_path / "refs"))
+    refs = gcn_store.reference_store((gcn,))
+    assert refs is not None and refs.path.parent == tmp_path / "refs"
 
 
 def test_d3_read_from_the_store_equals_d3_computed_and_trains_nothing(
@@ -88,8 +93,34 @@ def test_only_cpu_results_are_stored_or_read(tmp_path: Path,
                                              monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv(gcn_store.ENV, str(tmp_path))
     monkeypatch.setattr(gcn_store, "_DEFAULT", {})
-    assert d3._store(d3.D3Config()) is not None
-    assert d3._store(d3.D3Config(gcn_config=gcn.GcnConfig(device="cuda"))) is None
+    monkeypatch.setenv(gcn_store.REFERENCE_ENV, str(tmp_path / "refs"))
+    assert None not in d3._stores(d3.D3Config())
+    assert d3._stores(d3.D3Config(gcn_config=gcn.GcnConfig(device="cuda"))) == (None, None)
+
+
+def test_the_reference_side_is_stored_apart_and_read_with_the_result_store_off(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    sets = [([sbm([5, 6, 7], s), sbm([6, 6, 6], s + 9)], REFERENCES) for s in range(3)]
+    d3.clear_caches()
+    computed = graph_sets_d3(sets)  # both stores off (tests/conftest.py)
+    monkeypatch.setenv(gcn_store.REFERENCE_ENV, str(tmp_path))
+    monkeypatch.setattr(gcn_store, "_DEFAULT", {})
+    d3.clear_caches()
+    assert graph_sets_d3(sets) == computed  # computed again; experiment A stored
+    stored = next(tmp_path.glob("gcn-*.jsonl")).read_text().splitlines()
+    assert len(stored) == len(REFERENCES)  # one A per reference, no B (the result store is off)
+    trained: list[str] = []
+    real = gcn.soft_accuracies
+
+    def counting(tasks: list[gcn.GcnTask], config: gcn.GcnConfig) -> gcn.GcnRun:
+        trained.extend(str(t.train_key[0]) for t in tasks if isinstance(t.train_key, tuple))
+        return real(tasks, config)
+
+    monkeypatch.setattr(gcn, "soft_accuracies", counting)
+    monkeypatch.setattr(gcn_store, "_DEFAULT", {})  # a new process: nothing in memory
+    d3.clear_caches()
+    assert graph_sets_d3(sets) == computed  # A read bit for bit, B trained
+    assert trained and set(trained) == {"B"}
 
 
 def test_no_home_folder_means_no_store_not_a_crash(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -19,6 +19,7 @@ class ReplayBackend:
     """Answers from :class:`~.recorded.Responses`.  Thread-safe."""
 
     cacheable = False
+    inline = True  # answers from memory (the scheduler asks in the submitting thread)
 
     def __init__(self, responses: Responses) -> None:
         self.responses = responses

@@ -164,6 +164,7 @@ class Scheduler:
         self.budget = token_budget
         self._lock = threading.RLock()  # hits and refusals run inside submit's lock too
         later = callable(getattr(backend, "submit_served", None))  # answers with futures
+        self._inline = bool(getattr(backend, "inline", False)) and not later
         self._queue = RequestQueue(self.concurrency, self._lock, self._run,
                                    self._run_later if later else None)
         remote = bool(getattr(backend, "remote", False))
@@ -217,14 +218,17 @@ class Scheduler:
                 raise RuntimeError("scheduler is closed")
             self._stats.add("submitted")
             self._view.asked_by(key, request.cell)
-            fut, done = self._queue.existing(slot), None
+            fut, done, inline = self._queue.existing(slot), None, False
             if fut is not None:
                 self._stats.add("deduplicated")
             else:
                 fut = self._queue.new(slot)
                 done = self._view.hit(key) or self._gate.refusal()
-                if done is None:
+                inline = done is None and self._inline
+                if done is None and not inline:
                     self._queue.start(slot, key, request, fut)
+        if inline and fut.set_running_or_notify_cancel():
+            done = self._run(key, request)
         if done is not None:
             fut.set_result(done)
         fut.add_done_callback(functools.partial(record_use, self.cache, key, request))

@@ -275,6 +275,39 @@ def test_answer_turns_cancellation_into_an_error(monkeypatch) -> None:
     assert not answer.ok and answer.error.startswith("cancelled")
 
 
+class _InlineStub(_Stub):
+    inline = True
+
+    def __init__(self, boom: bool = False) -> None:
+        super().__init__(boom=boom)
+        self.threads: list[int] = []
+
+    def complete(self, request: Request) -> Answer:
+        self.threads.append(threading.get_ident())
+        return super().complete(request)
+
+
+def test_an_inline_backend_answers_in_the_submitting_thread_once_per_request() -> None:
+    stub = _InlineStub()
+    with Scheduler(stub, concurrency=4) as sched:
+        futures = sched.submit_all([req("a"), req("b"), req("a")])
+        assert all(f.done() for f in futures)  # resolved by submit itself
+        assert [f.result().text for f in futures] == ["a", "b", "a"]
+        assert futures[0] is futures[2]  # deduplicated, not asked again
+        assert sched.stats()["submitted"] == 3 and sched.stats()["deduplicated"] == 1
+    assert stub.threads == [threading.get_ident()] * 2
+
+
+def test_an_inline_backend_bug_is_an_error_answer_and_a_stop_refuses_it() -> None:
+    with Scheduler(_InlineStub(boom=True), concurrency=1) as sched:
+        answer = sched.answer(req())
+    assert not answer.ok and "internal error" in answer.error
+    stub = _InlineStub()
+    with Scheduler(stub, concurrency=1, stop_check=lambda: "stopped by the test") as sched:
+        answer = sched.answer(req())
+    assert not answer.ok and "stopped by the test" in answer.error and stub.calls == 0
+
+
 def test_invalid_concurrency() -> None:
     with pytest.raises(ValueError):
         Scheduler(_Stub(), concurrency=0)
