@@ -1,7 +1,16 @@
 """``score`` on the official references' 4,000 answers as a user runs it (a process each, end to
-end), with D3's GCN result store (score/gcn_store.py): first into an empty store, then twice
-reading it — what a CI rerun on the same answers pays — and the reports compared (all equal
-but their ``run`` records).
+end), with D3's two stores (score/gcn_store.py) in folders of their own:
+
+1. both empty: the first run on this suite version and machine (it computes the reference
+   side, experiment A of every reference and pool graph, and stores it);
+2. answers never scored before: the result store empty, the reference side stored — what a
+   CI job pays for a new model's answers (issue 35's target: ≤ 3.3 yardsticks);
+3. the same in one process (``--jobs 1``);
+4. a rerun on the same answers, the result store warm (target: half of 2.);
+5. the same in one process.
+
+``--jobs`` is left at its default (``auto``: the usable cores) but where it says 1.  The
+reports are compared (all equal but their ``run`` records).
 
 Each time is also given in CPU yardsticks: the wall time of a pure-Python loop of 25M additions
 (``replay_bench.SPIN``, a process of its own) measured right before each ``score`` — a figure
@@ -30,20 +39,35 @@ def main() -> int:
     ap.add_argument("--suite", default=str(DEFAULT_SUITE))
     ap.add_argument("--k", type=int, default=5)
     args = ap.parse_args()
+    from pytest_graphinstruct.run.score_recorded import auto_jobs
     from pytest_graphinstruct.score.gcn_store import ENV as STORE
+    from pytest_graphinstruct.score.gcn_store import REFERENCE_ENV as REFERENCES
+
+    print(f"--jobs auto = {auto_jobs()} here")
     from pytest_graphinstruct.suite.loader import load_suite
 
     suite = load_suite(args.suite)
     with tempfile.TemporaryDirectory() as tmp:
         answers = Path(tmp) / "refs.jsonl"
         write_recorded(answers, suite, args.k)
-        env = {**ENV, STORE: str(Path(tmp) / "store")}
+        refs = {REFERENCES: str(Path(tmp) / "references")}
+        fresh = Path(tmp) / "store-fresh"
+        runs = [("the first run (no store holds anything)",
+                 {STORE: str(Path(tmp) / "store-first")}, "auto"),
+                ("answers never scored before (reference side stored)",
+                 {STORE: str(fresh)}, "auto"),
+                ("answers never scored before, one process",
+                 {STORE: str(Path(tmp) / "store-one")}, "1"),
+                ("a rerun (result store warm)", {STORE: str(fresh)}, "auto"),
+                ("a rerun, one process", {STORE: str(fresh)}, "1")]
         reports = []
-        for run in ("an empty store", "the store", "the store"):
+        for run, stores, jobs in runs:
+            env = {**ENV, **refs, **stores}
             out = Path(tmp) / f"report{len(reports)}.json"
             spin = _timed([sys.executable, "-c", SPIN])
             t = _timed([sys.executable, "-m", "pytest_graphinstruct", "score", "--suite",
-                        args.suite, "--responses", str(answers), "--report", str(out)], env)
+                        args.suite, "--responses", str(answers), "--report", str(out),
+                        "--jobs", jobs], env)
             print(f"score, {len(suite) * args.k} answers, {run}: {t:.1f} s = {t / spin:.2f} "
                   f"yardsticks (25M additions: {spin:.2f} s)", flush=True)
             report = json.loads(out.read_text(encoding="utf-8"))

@@ -135,6 +135,9 @@ def _score_arguments(s: argparse.ArgumentParser) -> None:
     s.add_argument("--max-edges", type=int, default=None, help="parser edge limit")
     s.add_argument("--max-chars", type=int, default=None, help="parser answer-length limit")
     add_arguments(s, (SCORE_POOLS,))
+    s.add_argument("--jobs", default="auto", metavar="N", help="processes that score the "
+                   "items: a number, or 'auto' (default: the usable cores, at most 8; one "
+                   "where fork does not exist); the report is the same for any N")
 
 
 def _export_arguments(e: argparse.ArgumentParser) -> None:
@@ -603,7 +606,7 @@ def _score(args: argparse.Namespace) -> int:
     values = cli_values(args, (*SCORE_ARGUMENTS, SCORE_POOLS), levels=levels, no_cache=True)
     run = run_config(values, rootdir=Path.cwd())
     assert run is not None  # a replay file was given
-    scored = score_recorded(run, limits=limits, rootdir=Path.cwd())
+    scored = score_recorded(run, limits=limits, rootdir=Path.cwd(), jobs=_jobs(args.jobs))
     why = scored.nothing_to_score()
     if why is not None:
         raise GraphInstructError(f"{responses}: no response record to score ({why})")
@@ -618,6 +621,21 @@ def _score(args: argparse.Namespace) -> int:
         score = "—" if row.level_score is None else f"{row.level_score:.4f}"
         print(f"  L{lv}: {row.items} instructions, {row.passed} passed, level score {score}")
     return 0
+
+
+def _jobs(text: str) -> int:
+    """``--jobs``: a number >= 1, or ``auto`` (:func:`.score_recorded.auto_jobs`)."""
+    from pytest_graphinstruct.run.score_recorded import auto_jobs
+
+    if text.strip().lower() == "auto":
+        return auto_jobs()
+    try:
+        jobs = int(text)
+    except ValueError:
+        jobs = 0
+    if jobs < 1:
+        raise GraphInstructError(f"--jobs must be a number >= 1 or 'auto', got {text!r}")
+    return jobs
 
 
 def _one_line(message: str) -> str:

@@ -3,18 +3,39 @@
 The ``score`` command runs exactly what ``pytest --gi-replay`` runs (same session, same
 evaluation path, same pools default), so both give identical per-instruction results and
 summaries for the same answers.
+
+With ``jobs`` > 1 the items are scored in that many forked processes (every ``jobs``-th item
+each, so every part holds every level): each part checks and scores its items exactly as one
+process would — an item's result never depends on the other items of its batch — and the
+parent gathers the results in item order and builds the one report.  The parts share what the
+parent read before forking (the suite, the pools, the answers) and the reference side's store
+on disk; only where ``fork`` exists (not on Windows) and only for enough items to pay for it.
 """
 
 from __future__ import annotations
 
+import multiprocessing
+import os
+from collections.abc import Sequence
+from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, replace
 from pathlib import Path
 
+from pytest_graphinstruct.errors import GraphInstructError
 from pytest_graphinstruct.graphs.model import Limits
-from pytest_graphinstruct.run.config import RunConfig
+from pytest_graphinstruct.run.config import Cell, RunConfig
 from pytest_graphinstruct.run.provenance import run_info, utc_now
-from pytest_graphinstruct.run.records.results import Coverage, ItemFilter, RunReport
+from pytest_graphinstruct.run.records.codec import JsonObject
+from pytest_graphinstruct.run.records.results import Coverage, ItemFilter, ItemResult, RunReport
 from pytest_graphinstruct.run.session import BenchmarkSession
+from pytest_graphinstruct.suite.instruction import Instruction
+
+#: Below this many items a run is scored in one process whatever ``jobs`` says (a fork and
+#: the parts' own batches would cost more than they save).
+MIN_ITEMS_PER_JOB = 64
+#: ``jobs="auto"`` uses the usable cores, at most this many.
+MAX_AUTO_JOBS = 8
 
 
 @dataclass(frozen=True)
@@ -44,9 +65,23 @@ class ScoredRecording:
         return f"its {check.lines} record(s) are of levels not asked"
 
 
+def auto_jobs() -> int:
+    """The processes ``jobs="auto"`` scores with: the cores this process may use (at most
+    :data:`MAX_AUTO_JOBS`), 1 where ``fork`` does not exist."""
+    if "fork" not in multiprocessing.get_all_start_methods():
+        return 1
+    try:
+        cores = len(os.sched_getaffinity(0))
+    except AttributeError:  # not Linux
+        cores = os.cpu_count() or 1
+    return max(1, min(cores, MAX_AUTO_JOBS))
+
+
 def score_recorded(run: RunConfig, *, limits: Limits | None = None,
-                   rootdir: Path | None = None) -> ScoredRecording:
-    """Verify and score every recorded instruction of ``run.suite`` (``run.replay`` is set).
+                   rootdir: Path | None = None, jobs: int = 1) -> ScoredRecording:
+    """Verify and score every recorded instruction of ``run.suite`` (``run.replay`` is set),
+    in ``jobs`` processes (see the module docstring; the report is the same for any
+    ``jobs``).
 
     The report's ``run`` record says what produced it, as a replay session's does: times,
     machine, suite and its hash, the git state of ``rootdir`` (absent without one), the
@@ -54,22 +89,22 @@ def score_recorded(run: RunConfig, *, limits: Limits | None = None,
     that were skipped (``replay_problems``).
 
     Raises:
-        GraphInstructError: the suite, the responses file or the pools cannot be read.
+        GraphInstructError: the suite, the responses file or the pools cannot be read; a
+            scoring process died.
+        ValueError: ``jobs`` < 1.
     """
+    if jobs < 1:
+        raise ValueError(f"jobs must be >= 1, got {jobs}")
     started = utc_now()
     bench = BenchmarkSession(run, limits=limits)
     try:
         chosen = bench.select(list(bench.suite))
         items = [(inst, cell) for cell in run.cells for inst in chosen]
-        bench.prefetch(items)
-        for inst, cell in items:
-            answers = bench.answers(inst, cell)
-            errors = [a.error for a in answers if a.error is not None]
-            if errors:
-                bench.record_error(inst, cell, answers, outcome="error", error=errors[0])
-            else:
-                bench.record(bench.check(inst, cell, answers))
-        results = bench.flush()
+        jobs = min(jobs, max(1, len(items) // MIN_ITEMS_PER_JOB))
+        if jobs > 1 and "fork" in multiprocessing.get_all_start_methods():
+            results = _in_parts(bench, items, jobs)
+        else:
+            results = _score_items(bench, items)
         coverage = Coverage(selected=len(items))
         report = bench.report(results, coverage=coverage)
     finally:
@@ -87,3 +122,46 @@ def score_recorded(run: RunConfig, *, limits: Limits | None = None,
         unknown=tuple(sorted({p.instruction_id for p in bench.replay_problems
                               if p.kind == "unknown_id" and p.instruction_id is not None})),
         warnings=tuple(check.lines_to_show()) if check is not None and check.total else ())
+
+
+def _score_items(bench: BenchmarkSession,
+                 items: Sequence[tuple[Instruction, Cell]]) -> list[ItemResult]:
+    """Check and score ``items`` in this process; every result recorded in it."""
+    bench.prefetch(items)
+    for inst, cell in items:
+        answers = bench.answers(inst, cell)
+        errors = [a.error for a in answers if a.error is not None]
+        if errors:
+            bench.record_error(inst, cell, answers, outcome="error", error=errors[0])
+        else:
+            bench.record(bench.check(inst, cell, answers))
+    return bench.flush()
+
+
+# what a forked part reads: set by the parent right before it forks, never pickled
+_FORKED: tuple[BenchmarkSession, Sequence[tuple[Instruction, Cell]], int] | None = None
+
+
+def _part(k: int) -> list[JsonObject]:
+    """In a forked process: part ``k`` of the parent's items, scored, as JSON records."""
+    assert _FORKED is not None
+    bench, items, jobs = _FORKED
+    return [r.to_json() for r in _score_items(bench, items[k::jobs])]
+
+
+def _in_parts(bench: BenchmarkSession, items: Sequence[tuple[Instruction, Cell]],
+              jobs: int) -> list[ItemResult]:
+    """The results of ``items`` scored in ``jobs`` forked processes, in item order."""
+    global _FORKED
+    _FORKED = (bench, items, jobs)
+    try:
+        with ProcessPoolExecutor(jobs, mp_context=multiprocessing.get_context("fork")) as pool:
+            parts = list(pool.map(_part, range(jobs)))
+    except BrokenProcessPool as exc:
+        raise GraphInstructError(f"a scoring process died ({exc}); run again with --jobs 1 "
+                                 "to score in this process") from None
+    finally:
+        _FORKED = None
+    order = {(inst.id, cell.label): n for n, (inst, cell) in enumerate(items)}
+    results = [ItemResult.from_json(r) for part in parts for r in part]
+    return sorted(results, key=lambda r: order[r.instruction_id, r.cell])

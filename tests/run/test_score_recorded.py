@@ -4,13 +4,17 @@ as ``pytest --gi-replay`` on the same answers."""
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 
-from pytest_graphinstruct.run.config import build_run_config
+from pytest_graphinstruct.__main__ import main
+from pytest_graphinstruct.errors import GraphInstructError
+from pytest_graphinstruct.run import score_recorded as sr
+from pytest_graphinstruct.run.config import RunConfig, build_run_config
 from pytest_graphinstruct.run.score_recorded import score_recorded
 from pytest_graphinstruct.suite.loader import load_suite
 from tests.plugin._suite import CYCLE4, TREE4, write_suite
@@ -50,6 +54,80 @@ def test_only_recorded_instructions_are_scored(tmp_path: Path) -> None:
     assert item.outcome == "failed"  # the cycle sample breaks graph_type=tree
     assert scored.missing == ("L0-001", "L1-002", "L2-001")
     assert scored.unknown == ("L7-404",)
+
+
+def _recorded_run(tmp_path: Path) -> RunConfig:
+    suite = write_suite(tmp_path / "suite")
+    answers = references_as_answers(suite, tmp_path / "refs.jsonl", k=3)
+    with answers.open("a", encoding="utf-8") as f:  # an item without its third sample: error
+        f.write(json.dumps({"instruction_id": "L2-001", "samples": [
+            {"raw_output": TREE4}, {"raw_output": CYCLE4}]}) + "\n")
+    run = build_run_config({"replay": str(answers), "suite": str(suite), "pools": "none",
+                            "samples": "3"}, rootdir=tmp_path)
+    assert run is not None
+    return run
+
+
+@pytest.mark.skipif("fork" not in __import__("multiprocessing").get_all_start_methods(),
+                    reason="parts are forked")
+def test_scoring_in_parts_gives_the_report_of_one_process(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    run = _recorded_run(tmp_path)
+    alone = score_recorded(run)
+    monkeypatch.setattr(sr, "MIN_ITEMS_PER_JOB", 1)  # the tiny suite still splits
+    forked: list[int] = []
+    in_parts = sr._in_parts
+    monkeypatch.setattr(sr, "_in_parts", lambda b, i, j: forked.append(j) or in_parts(b, i, j))
+    parted = score_recorded(run, jobs=3)
+    assert forked == [3]
+    a, b = alone.report.to_json(), parted.report.to_json()
+    run_a, run_b = a.pop("run"), b.pop("run")
+    assert a == b
+    assert {k: v for k, v in run_a.items() if k not in ("started", "finished")} == \
+        {k: v for k, v in run_b.items() if k not in ("started", "finished")}
+    outcomes = {r.instruction_id: r.outcome for r in parted.report.cells[0].per_instruction}
+    assert outcomes["L2-001"] == "error" and "passed" in outcomes.values()
+    assert (parted.missing, parted.unknown) == (alone.missing, alone.unknown)
+
+
+@pytest.mark.skipif("fork" not in __import__("multiprocessing").get_all_start_methods(),
+                    reason="parts are forked")
+def test_a_part_that_fails_or_dies_fails_the_command_saying_so(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    run = _recorded_run(tmp_path)
+    monkeypatch.setattr(sr, "MIN_ITEMS_PER_JOB", 1)
+    parent = os.getpid()
+    score_items = sr._score_items
+
+    def failing(bench, items):  # type: ignore[no-untyped-def]
+        if os.getpid() != parent:
+            raise GraphInstructError("pools changed under the run")
+        return score_items(bench, items)
+
+    monkeypatch.setattr(sr, "_score_items", failing)
+    with pytest.raises(GraphInstructError, match="pools changed under the run"):
+        score_recorded(run, jobs=2)
+
+    def dying(bench, items):  # type: ignore[no-untyped-def]
+        if os.getpid() != parent:
+            os._exit(3)
+        return score_items(bench, items)
+
+    monkeypatch.setattr(sr, "_score_items", dying)
+    with pytest.raises(GraphInstructError, match=r"a scoring process died.*--jobs 1"):
+        score_recorded(run, jobs=2)
+    assert score_recorded(run, jobs=1).report.cells[0].summary.items == 4  # in this process
+
+
+@pytest.mark.parametrize("jobs", ["0", "-2", "two", ""])
+def test_jobs_must_be_a_positive_number_or_auto(tmp_path: Path, jobs: str,
+                                                capsys: pytest.CaptureFixture[str]) -> None:
+    run = _recorded_run(tmp_path)
+    assert main(["score", "--suite", str(run.suite), "--responses", str(run.replay),
+                 "--report", str(tmp_path / "r.json"), f"--jobs={jobs}"]) == 2
+    assert "--jobs must be a number >= 1 or 'auto'" in capsys.readouterr().err
+    assert not (tmp_path / "r.json").exists()
+    assert sr.auto_jobs() >= 1
 
 
 def _run(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
