@@ -146,13 +146,16 @@ def _part(k: int) -> list[JsonObject]:
     """In a forked process: part ``k`` of the parent's items, scored, as JSON records."""
     assert _FORKED is not None
     bench, items, jobs = _FORKED
-    return [r.to_json() for r in _score_items(bench, items[k::jobs])]
+    results = _score_items(bench, items[k::jobs])
+    bench.inputs.flush_pools()  # what the part learned (a forked worker runs no atexit)
+    return [r.to_json() for r in results]
 
 
 def _in_parts(bench: BenchmarkSession, items: Sequence[tuple[Instruction, Cell]],
               jobs: int) -> list[ItemResult]:
     """The results of ``items`` scored in ``jobs`` forked processes, in item order."""
     global _FORKED
+    _ = bench.inputs.pools  # read once here (a bad pool directory fails before any fork)
     _FORKED = (bench, items, jobs)
     try:
         with ProcessPoolExecutor(jobs, mp_context=multiprocessing.get_context("fork")) as pool:
