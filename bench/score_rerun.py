@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import statistics
 import sys
 import tempfile
 from pathlib import Path
@@ -38,6 +39,8 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--suite", default=str(DEFAULT_SUITE))
     ap.add_argument("--k", type=int, default=5)
+    ap.add_argument("--repeat", type=int, default=1, help="run the five cases this many times "
+                    "(fresh stores each time) and print each case's median")
     args = ap.parse_args()
     from pytest_graphinstruct.run.score_recorded import auto_jobs
     from pytest_graphinstruct.score.gcn_store import ENV as STORE
@@ -47,32 +50,39 @@ def main() -> int:
     from pytest_graphinstruct.suite.loader import load_suite
 
     suite = load_suite(args.suite)
-    with tempfile.TemporaryDirectory() as tmp:
-        answers = Path(tmp) / "refs.jsonl"
-        write_recorded(answers, suite, args.k)
-        refs = {REFERENCES: str(Path(tmp) / "references")}
-        fresh = Path(tmp) / "store-fresh"
-        runs = [("the first run (no store holds anything)",
-                 {STORE: str(Path(tmp) / "store-first")}, "auto"),
-                ("answers never scored before (reference side stored)",
-                 {STORE: str(fresh)}, "auto"),
-                ("answers never scored before, one process",
-                 {STORE: str(Path(tmp) / "store-one")}, "1"),
-                ("a rerun (result store warm)", {STORE: str(fresh)}, "auto"),
-                ("a rerun, one process", {STORE: str(fresh)}, "1")]
-        reports = []
-        for run, stores, jobs in runs:
-            env = {**ENV, **refs, **stores}
-            out = Path(tmp) / f"report{len(reports)}.json"
-            spin = _timed([sys.executable, "-c", SPIN])
-            t = _timed([sys.executable, "-m", "pytest_graphinstruct", "score", "--suite",
-                        args.suite, "--responses", str(answers), "--report", str(out),
-                        "--jobs", jobs], env)
-            print(f"score, {len(suite) * args.k} answers, {run}: {t:.1f} s = {t / spin:.2f} "
-                  f"yardsticks (25M additions: {spin:.2f} s)", flush=True)
-            report = json.loads(out.read_text(encoding="utf-8"))
-            report.pop("run", None)
-            reports.append(report)
+    reports: list[dict[str, object]] = []
+    ratios: dict[str, list[float]] = {}
+    for rep in range(args.repeat):
+        with tempfile.TemporaryDirectory() as tmp:
+            answers = Path(tmp) / "refs.jsonl"
+            write_recorded(answers, suite, args.k)
+            refs = {REFERENCES: str(Path(tmp) / "references")}
+            fresh = Path(tmp) / "store-fresh"
+            runs = [("the first run (no store holds anything)",
+                     {STORE: str(Path(tmp) / "store-first")}, "auto"),
+                    ("answers never scored before (reference side stored)",
+                     {STORE: str(fresh)}, "auto"),
+                    ("answers never scored before, one process",
+                     {STORE: str(Path(tmp) / "store-one")}, "1"),
+                    ("a rerun (result store warm)", {STORE: str(fresh)}, "auto"),
+                    ("a rerun, one process", {STORE: str(fresh)}, "1")]
+            for run, stores, jobs in runs:
+                env = {**ENV, **refs, **stores}
+                out = Path(tmp) / f"report{len(reports)}.json"
+                spin = _timed([sys.executable, "-c", SPIN])
+                t = _timed([sys.executable, "-m", "pytest_graphinstruct", "score", "--suite",
+                            args.suite, "--responses", str(answers), "--report", str(out),
+                            "--jobs", jobs], env)
+                ratios.setdefault(run, []).append(t / spin)
+                print(f"[{rep + 1}] score, {len(suite) * args.k} answers, {run}: {t:.1f} s = "
+                      f"{t / spin:.2f} yardsticks (25M additions: {spin:.2f} s)", flush=True)
+                report = json.loads(out.read_text(encoding="utf-8"))
+                report.pop("run", None)
+                reports.append(report)
+    if args.repeat > 1:
+        for run, values in ratios.items():
+            print(f"median of {len(values)}: {run}: {statistics.median(values):.2f} yardsticks "
+                  f"({min(values):.2f}–{max(values):.2f})")
     print(f"reports identical: {all(r == reports[0] for r in reports)}")
     return 0
 

@@ -9,13 +9,15 @@ each, so every part holds every level): each part checks and scores its items ex
 process would — an item's result never depends on the other items of its batch — and the
 parent gathers the results in item order and builds the one report.  The parts share what the
 parent read before forking (the suite, the pools, the answers) and the reference side's store
-on disk; only where ``fork`` exists (not on Windows) and only for enough items to pay for it.
+on disk; only on Linux (where ``fork`` is safe with NumPy's BLAS; macOS's system libraries are
+not fork-safe, Windows has no fork) and only for enough items to pay for it.
 """
 
 from __future__ import annotations
 
 import multiprocessing
 import os
+import sys
 from collections.abc import Sequence
 from concurrent.futures import ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
@@ -67,14 +69,19 @@ class ScoredRecording:
 
 def auto_jobs() -> int:
     """The processes ``jobs="auto"`` scores with: the cores this process may use (at most
-    :data:`MAX_AUTO_JOBS`), 1 where ``fork`` does not exist."""
-    if "fork" not in multiprocessing.get_all_start_methods():
+    :data:`MAX_AUTO_JOBS`), 1 where parts cannot fork (:func:`can_fork`)."""
+    if not can_fork():
         return 1
     try:
         cores = len(os.sched_getaffinity(0))
     except AttributeError:  # not Linux
         cores = os.cpu_count() or 1
     return max(1, min(cores, MAX_AUTO_JOBS))
+
+
+def can_fork() -> bool:
+    """Whether items can be scored in forked parts here (Linux only)."""
+    return sys.platform.startswith("linux") and "fork" in multiprocessing.get_all_start_methods()
 
 
 def score_recorded(run: RunConfig, *, limits: Limits | None = None,
@@ -101,7 +108,7 @@ def score_recorded(run: RunConfig, *, limits: Limits | None = None,
         chosen = bench.select(list(bench.suite))
         items = [(inst, cell) for cell in run.cells for inst in chosen]
         jobs = min(jobs, max(1, len(items) // MIN_ITEMS_PER_JOB))
-        if jobs > 1 and "fork" in multiprocessing.get_all_start_methods():
+        if jobs > 1 and can_fork():
             results = _in_parts(bench, items, jobs)
         else:
             results = _score_items(bench, items)

@@ -68,8 +68,7 @@ def _recorded_run(tmp_path: Path) -> RunConfig:
     return run
 
 
-@pytest.mark.skipif("fork" not in __import__("multiprocessing").get_all_start_methods(),
-                    reason="parts are forked")
+@pytest.mark.skipif(not sr.can_fork(), reason="parts are forked on Linux only")
 def test_scoring_in_parts_gives_the_report_of_one_process(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     run = _recorded_run(tmp_path)
@@ -90,8 +89,7 @@ def test_scoring_in_parts_gives_the_report_of_one_process(
     assert (parted.missing, parted.unknown) == (alone.missing, alone.unknown)
 
 
-@pytest.mark.skipif("fork" not in __import__("multiprocessing").get_all_start_methods(),
-                    reason="parts are forked")
+@pytest.mark.skipif(not sr.can_fork(), reason="parts are forked on Linux only")
 def test_a_part_that_fails_or_dies_fails_the_command_saying_so(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     run = _recorded_run(tmp_path)
