@@ -164,12 +164,20 @@ def _in_parts(bench: BenchmarkSession, items: Sequence[tuple[Instruction, Cell]]
     global _FORKED
     _ = bench.inputs.pools  # read once here (a bad pool directory fails before any fork)
     _FORKED = (bench, items, jobs)
+    pool = ProcessPoolExecutor(jobs, mp_context=multiprocessing.get_context("fork"))
     try:
-        with ProcessPoolExecutor(jobs, mp_context=multiprocessing.get_context("fork")) as pool:
-            parts = list(pool.map(_part, range(jobs)))
-    except BrokenProcessPool as exc:
-        raise GraphInstructError(f"a scoring process died ({exc}); run again with --jobs 1 "
-                                 "to score in this process") from None
+        parts = list(pool.map(_part, range(jobs)))
+    except BaseException as exc:
+        # Ctrl+C (or a part's error): the other parts stop now, not when their items are done
+        for proc in list((getattr(pool, "_processes", None) or {}).values()):
+            proc.terminate()
+        pool.shutdown(wait=True, cancel_futures=True)
+        if isinstance(exc, BrokenProcessPool):
+            raise GraphInstructError(f"a scoring process died ({exc}); run again with "
+                                     "--jobs 1 to score in this process") from None
+        raise
+    else:
+        pool.shutdown(wait=True)
     finally:
         _FORKED = None
     order = {(inst.id, cell.label): n for n, (inst, cell) in enumerate(items)}
