@@ -10,7 +10,8 @@ process would — an item's result never depends on the other items of its batch
 parent gathers the results in item order and builds the one report.  The parts share what the
 parent read before forking (the suite, the pools, the answers) and the reference side's store
 on disk; only on Linux (where ``fork`` is safe with NumPy's BLAS; macOS's system libraries are
-not fork-safe, Windows has no fork) and only for enough items to pay for it.
+not fork-safe, Windows has no fork), only when D3 trains on the CPU (CUDA does not survive a
+fork) and only for enough items to pay for it.
 """
 
 from __future__ import annotations
@@ -108,7 +109,7 @@ def score_recorded(run: RunConfig, *, limits: Limits | None = None,
         chosen = bench.select(list(bench.suite))
         items = [(inst, cell) for cell in run.cells for inst in chosen]
         jobs = min(jobs, max(1, len(items) // MIN_ITEMS_PER_JOB))
-        if jobs > 1 and can_fork():
+        if jobs > 1 and can_fork() and run.d3_device == "cpu":  # CUDA does not survive fork
             results = _in_parts(bench, items, jobs)
         else:
             results = _score_items(bench, items)
