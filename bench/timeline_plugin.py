@@ -3,7 +3,8 @@ xdist controller, each worker) appends one JSON line of wall-clock timestamps to
 by ``GI_TIMELINE_FILE``: when the process started (from ``/proc``), when pytest configured,
 finished collecting, began its first item and ended its last (the controller: the first and
 last report it received), and when ``pytest_sessionfinish`` began and ended (the run's scoring
-and its report are written there).  Loaded with ``-p timeline_plugin`` (bench/ on PYTHONPATH);
+and its report are written there); beside each mark, under ``"cpu"``, the process's CPU seconds
+(user + system) spent by then.  Loaded with ``-p timeline_plugin`` (bench/ on PYTHONPATH);
 it changes nothing in the run.
 """
 
@@ -11,6 +12,7 @@ from __future__ import annotations
 
 import json
 import os
+import resource
 import time
 from collections.abc import Generator
 from pathlib import Path
@@ -38,11 +40,14 @@ class _Timeline:
         self.marks: dict[str, float | None] = {"process_start": _process_start(),
                                                "plugin_imported": PLUGIN_IMPORTED}
         self.items = 0
+        self.cpu: dict[str, float] = {}
 
     def mark(self, name: str, *, first: bool = False) -> None:
         if first and name in self.marks:
             return
         self.marks[name] = time.time()
+        usage = resource.getrusage(resource.RUSAGE_SELF)
+        self.cpu[name] = usage.ru_utime + usage.ru_stime
 
 
 _TIMELINE = _Timeline()
@@ -91,6 +96,7 @@ def pytest_unconfigure(config: pytest.Config) -> None:
     target = os.environ.get("GI_TIMELINE_FILE")
     if target:
         line = json.dumps({"role": _role(config), "pid": os.getpid(), "items": _TIMELINE.items,
-                           **_TIMELINE.marks})
+                           **_TIMELINE.marks,
+                           "cpu": _TIMELINE.cpu})
         with open(target, "a", encoding="utf-8") as f:
             f.write(line + "\n")

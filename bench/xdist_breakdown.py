@@ -51,10 +51,16 @@ def _run(workers: int, timeline: Path, extra: list[str]) -> float:
 
 
 def _phases(timeline: Path, launched: float) -> dict[str, dict[str, float]]:
-    """Per process role: its phase marks as seconds since the command was launched."""
+    """Per process role: its phase marks as seconds since the command was launched, and its CPU
+    seconds by each mark under ``cpu:<mark>``."""
     rows = [json.loads(line) for line in timeline.read_text().splitlines() if line.strip()]
-    return {r["role"]: {k: float(v) - launched for k, v in r.items()
-                        if isinstance(v, float) and k not in ("pid",)} for r in rows}
+    phases: dict[str, dict[str, float]] = {}
+    for r in rows:
+        marks = {k: float(v) - launched for k, v in r.items()
+                 if isinstance(v, float) and k not in ("pid",)}
+        marks.update({f"cpu:{k}": float(v) for k, v in r.get("cpu", {}).items()})
+        phases[r["role"]] = marks
+    return phases
 
 
 def _timed_run(workers: int, extra: list[str]) -> tuple[float, dict[str, dict[str, float]]]:
@@ -81,6 +87,11 @@ def _show(label: str, wall: float, phases: dict[str, dict[str, float]]) -> None:
               f"items {last - first:6.2f}, finish "
               f"{p.get('sessionfinish_end', last) - p.get('sessionfinish_start', last):5.2f}"
               f", exit at {p.get('unconfigure', finish_end):6.2f}{idle}")
+        cpu_first = p.get("cpu:first_item", p.get("cpu:first_report", 0.0))
+        cpu_last = p.get("cpu:last_report", cpu_first)
+        cpu_end = p.get("cpu:unconfigure", cpu_last)
+        print(f"    {'':<10} CPU s: start {cpu_first:5.2f}, items {cpu_last - cpu_first:6.2f}, "
+              f"after the last item {cpu_end - cpu_last:5.2f}, total {cpu_end:6.2f}")
 
 
 def main() -> int:

@@ -20,15 +20,24 @@ ROOT = Path(__file__).resolve().parent.parent
 PINNED_REPORT = ROOT / "tests" / "plugin" / "pinned" / "oracle.json"
 TORCH = ("torch", "torch_geometric", "torch._dynamo")
 
-# A pytest plugin, loaded with -p, that writes what the session loaded; under xdist each process
-# writes its own file.
+# The scoring side: what a process needs to verify and score items, never to write the report.
+SCORING = ("pytest_graphinstruct.run.evaluate", "pytest_graphinstruct.verify.verifier",
+           "pytest_graphinstruct.pools.cache", "pytest_graphinstruct.score.gcn_cpu")
+
+# A pytest plugin, loaded with -p, that writes which of the modules named by GI_PROBE_MODULES
+# (default: TORCH) the session loaded, after its last hook (the report is written by then);
+# under xdist each process writes its own file.
 PROBE = f"""
 import json, os, sys
 
-def pytest_sessionfinish(session):
+import pytest
+
+@pytest.hookimpl(trylast=True)
+def pytest_unconfigure(config):
     name = os.environ.get("PYTEST_XDIST_WORKER", "controller")
+    wanted = json.loads(os.environ.get("GI_PROBE_MODULES", "null")) or {TORCH!r}
     with open(os.path.join(os.environ["GI_PROBE_DIR"], name + ".json"), "w") as f:
-        json.dump([m for m in {TORCH!r} if m in sys.modules], f)
+        json.dump([m for m in wanted if m in sys.modules], f)
 """
 
 
@@ -51,16 +60,17 @@ def _cli_loaded(argvs: list[list[str]], cwd: Path) -> tuple[list[object], list[s
     return codes, loaded
 
 
-def _plugin_run_loaded(tmp_path: Path, *args: str) -> tuple[subprocess.CompletedProcess[str],
-                                                            dict[str, list[str]]]:
+def _plugin_run_loaded(tmp_path: Path, *args: str, modules: tuple[str, ...] = TORCH
+                       ) -> tuple[subprocess.CompletedProcess[str], dict[str, list[str]]]:
     """A pytest run of the plugin in ``tmp_path``: the finished process and, per process of
-    the run, which of :data:`TORCH` it loaded."""
+    the run, which of ``modules`` it loaded."""
     (tmp_path / "gi_probe.py").write_text(PROBE, encoding="utf-8")
     probes = tmp_path / "probes"
     probes.mkdir()
     # not this process's xdist identity (PYTEST_XDIST_WORKER …): the run names its own
     env = {**{k: v for k, v in os.environ.items() if not k.startswith("PYTEST_")},
-           "GI_PROBE_DIR": str(probes), "PYTHONPATH": f"{tmp_path}:{ROOT}"}
+           "GI_PROBE_DIR": str(probes), "GI_PROBE_MODULES": json.dumps(modules),
+           "PYTHONPATH": f"{tmp_path}:{ROOT}"}
     proc = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "gi_probe",
                            "-p", "no:cacheprovider", "-p", "no:randomly", *args],
                           capture_output=True, text=True, check=False, cwd=tmp_path, env=env)
@@ -116,6 +126,21 @@ def test_xdist_workers_of_levels_0_to_2_never_import_torch(tmp_path: Path) -> No
                                       f"--gi-suite={suite}", "--gi-levels=0,1,2")
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert loaded == {"controller": [], "gw0": [], "gw1": []}
+
+
+@pytest.mark.slow  # pytest runs in subprocesses, two xdist workers
+def test_the_xdist_controller_never_loads_the_scoring_side(tmp_path: Path) -> None:
+    # The controller only merges the workers' results and writes the report: importing the
+    # verifier, the pools and D1-D5 (SciPy among them, ~0.5 s) would all be spent after the
+    # workers finished, on the run's critical path.
+    suite = write_suite(tmp_path / "suite")
+    proc, loaded = _plugin_run_loaded(tmp_path, "-n", "2", "--gi-model=oracle",
+                                      f"--gi-suite={suite}", "--gi-levels=0,1",
+                                      "--gi-report=report.json", modules=SCORING)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert (tmp_path / "report.json").is_file()
+    assert loaded["controller"] == []
+    assert loaded["gw0"] == list(SCORING) == loaded["gw1"]  # the probe sees them
 
 
 @pytest.mark.slow  # pytest runs in subprocesses

@@ -3,8 +3,10 @@ one chain is one sample (:mod:`pytest_graphinstruct.run.method_runner`)."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import replace
+from typing import TYPE_CHECKING
 
 from pytest_graphinstruct.answers import LIMIT_KINDS, Answer, Message
 from pytest_graphinstruct.models.base import quiet_thread
@@ -13,7 +15,9 @@ from pytest_graphinstruct.run.model_schedulers import ModelSchedulers
 from pytest_graphinstruct.run.requests import RequestBuilder
 from pytest_graphinstruct.run.session_inputs import SessionInputs
 from pytest_graphinstruct.suite.instruction import Instruction
-from pytest_graphinstruct.verify.verifier import Verifier
+
+if TYPE_CHECKING:
+    from pytest_graphinstruct.verify.verifier import Verifier
 
 
 class _CostCapped(Exception):
@@ -30,7 +34,9 @@ class MethodChains:
     scheduler, so they never occupy the scheduler's workers); the pool starts on first use."""
 
     def __init__(self, inputs: SessionInputs, requests: RequestBuilder,
-                 models: ModelSchedulers, verifier: Verifier) -> None:
+                 models: ModelSchedulers, verifier: Callable[[], Verifier]) -> None:
+        """``verifier`` gives the run's verifier when a chain first needs it (a process that
+        runs no method chain never imports the verifier)."""
         self.inputs = inputs
         self.requests = requests
         self.models = models
@@ -70,7 +76,7 @@ class MethodChains:
             return answer
 
         try:
-            grader = verifier_grader(inst, self.verifier,
+            grader = verifier_grader(inst, self.verifier(),
                                      pool_profiles(inst, self.inputs.pools))
             result = run_chain(cell.method, inst, base.messages, ask, grader, chain=k,
                                config=self.inputs.config)

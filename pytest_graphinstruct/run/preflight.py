@@ -85,7 +85,7 @@ def preflight(config: RunConfig, *, pools: bool = True) -> RunInputs:
     needs_pools = pools and not config.dry_run and bool({3, 4} & {i.level for i in suite})
     pools_read = load_pools(config) if needs_pools else None
     if config.d3_device != "cpu":  # cuda without CUDA: said now, not by every scored item
-        from pytest_graphinstruct.score.gcn import GcnDeviceError, resolve_device
+        from pytest_graphinstruct.score.gcn_device import GcnDeviceError, resolve_device
 
         try:
             resolve_device(config.d3_device)

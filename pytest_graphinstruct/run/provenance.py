@@ -288,7 +288,7 @@ def run_info(config: RunConfig, *, started: str | None, suite: Suite | None,
 def d3_device(config: RunConfig) -> str | None:
     """The device D3's GCNs train on in a run of ``config`` (``auto`` resolved), or ``None``
     when it cannot (the run's preflight has said why)."""
-    from pytest_graphinstruct.score.gcn import GcnDeviceError, resolve_device
+    from pytest_graphinstruct.score.gcn_device import GcnDeviceError, resolve_device
 
     try:
         return resolve_device(config.d3_device)

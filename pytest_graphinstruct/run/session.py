@@ -19,6 +19,7 @@ one batch (D3's GCNs train together) into typed
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping, Sequence
+from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
 from pytest_graphinstruct.answers import Answer
@@ -29,7 +30,6 @@ from pytest_graphinstruct.models.base import Request, wait_result
 from pytest_graphinstruct.run.aggregate import TOOL, build_run_report
 from pytest_graphinstruct.run.answer_service import AnswerClient, served_models
 from pytest_graphinstruct.run.config import Cell, RunConfig
-from pytest_graphinstruct.run.evaluate import Checked
 from pytest_graphinstruct.run.fetcher import AnswerFetcher
 from pytest_graphinstruct.run.method_chains import MethodChains
 from pytest_graphinstruct.run.model_schedulers import ModelSchedulers
@@ -43,12 +43,10 @@ from pytest_graphinstruct.run.records.results import (
     sample_passed,
 )
 from pytest_graphinstruct.run.requests import RequestBuilder
-from pytest_graphinstruct.run.scoring import ScoringQueue
 from pytest_graphinstruct.run.session_inputs import SessionInputs, runs_method
 from pytest_graphinstruct.run.tally import AnswerTally, BatchProgress, ProgressCounts
 from pytest_graphinstruct.suite.instruction import Instruction
 from pytest_graphinstruct.suite.loader import Suite
-from pytest_graphinstruct.verify.verifier import Verifier
 from pytest_graphinstruct.vocab import Outcome
 
 if TYPE_CHECKING:
@@ -58,8 +56,11 @@ if TYPE_CHECKING:
     from pytest_graphinstruct.models.scheduling.request_stats import Sent
     from pytest_graphinstruct.pools import ReferencePools
     from pytest_graphinstruct.run.adaptive import Looks
+    from pytest_graphinstruct.run.evaluate import Checked
     from pytest_graphinstruct.run.preflight import RunInputs
+    from pytest_graphinstruct.run.scoring import ScoringQueue
     from pytest_graphinstruct.run.served import Served
+    from pytest_graphinstruct.verify.verifier import Verifier
 
 
 class BenchmarkSession:
@@ -100,17 +101,33 @@ class BenchmarkSession:
                                                       served=served)
         self.suite: Suite = self.inputs.suite
         self.cache: AnswerCache | None = self.inputs.cache
-        verifier = Verifier(limits=limits) if limits is not None else Verifier()
+        self._limits = limits
         self.requests = RequestBuilder(self.inputs)
         remote = served_models(config) if service is not None else frozenset()
         self.models = ModelSchedulers(self.inputs, worker=worker, local=local,
                                       stop_check=stop_check, skip=remote)
-        self.chains = MethodChains(self.inputs, self.requests, self.models, verifier)
+        self.chains = MethodChains(self.inputs, self.requests, self.models,
+                                   lambda: self.verifier)
         self.tally = AnswerTally()  # the prefetched answers as they arrive (progress line)
         self.fetcher = AnswerFetcher(
             self.inputs, self.requests, self.models, self.chains, self.tally,
             service=None if service is None else AnswerClient(service), served=remote)
-        self.scoring = ScoringQueue(self.inputs, self.requests, verifier)
+
+    @cached_property
+    def verifier(self) -> Verifier:
+        """The run's verifier (with the parser's limits given), built on first use."""
+        from pytest_graphinstruct.verify.verifier import Verifier
+
+        return Verifier(limits=self._limits) if self._limits is not None else Verifier()
+
+    @cached_property
+    def scoring(self) -> ScoringQueue:
+        """The items checked and recorded in this process, and their scores, built on first
+        use: a process that only writes the report (the xdist controller) never imports the
+        scoring side (the pools, D1–D5 and what they need)."""
+        from pytest_graphinstruct.run.scoring import ScoringQueue
+
+        return ScoringQueue(self.inputs, self.requests, self.verifier)
 
     # -- what the run reads --------------------------------------------------------------------
 

@@ -59,6 +59,7 @@ from pytest_graphinstruct.score.embedding import (
     grassmann_coherence,
     spectral_features,
 )
+from pytest_graphinstruct.score.gcn_device import resolve_device
 from pytest_graphinstruct.score.gcn_store import (
     GcnStore,
     default_store,
@@ -297,7 +298,7 @@ def _score_sets_inner(sets: Sequence[tuple[list[nx.Graph], list[nx.Graph]]],
         gcn_unavailable = "GCN part disabled by the caller"
     elif config.gcn_config.device == "auto":  # decided once: a GPU's values are not stored
         config = replace(config, gcn_config=replace(
-            config.gcn_config, device=gcn_mod.resolve_device("auto")))
+            config.gcn_config, device=resolve_device("auto")))
     store, ref_store = _stores(config) if gcn_unavailable is None else (None, None)
     a_store = ref_store or store  # experiment A is the reference side's
     stored_b: dict[tuple[bytes, bytes], float] = {}

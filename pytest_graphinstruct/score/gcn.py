@@ -39,8 +39,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from pytest_graphinstruct.errors import GraphInstructError
 from pytest_graphinstruct.score import gcn_cpu
+from pytest_graphinstruct.score.gcn_device import GcnDeviceError, resolve_device
 
 HIDDEN = 16
 EPOCHS = 100
@@ -48,7 +48,6 @@ LR = 0.01
 WEIGHT_DECAY = 5e-4
 DROPOUT = 0.5
 SEED = 0
-DEVICES = ("cpu", "cuda", "auto")
 MAX_BATCH_NODES = 8_000
 """Models train together in batches of about this many nodes (training and evaluation graphs).
 The per-node tensors of a batch (up to nodes × hidden × classes floats) should stay near the
@@ -111,39 +110,6 @@ def gcn_graph(adjacency: np.ndarray, features: np.ndarray) -> GcnGraph:
     src, dst = np.nonzero(np.asarray(adjacency, dtype=bool))
     edges = np.stack([src, dst]).astype(np.int64)
     return GcnGraph(np.ascontiguousarray(features, dtype=np.float32), edges)
-
-
-class GcnDeviceError(GraphInstructError, RuntimeError):
-    """The device asked for cannot train (``cuda`` without CUDA, an unknown name)."""
-
-
-def resolve_device(device: str) -> str:
-    """``"cpu"`` or ``"cuda"`` for :attr:`GcnConfig.device` (``"auto"`` looks for CUDA; only a
-    GPU device imports torch).
-
-    Raises:
-        GcnDeviceError: ``device`` is unknown, or ``"cuda"`` and CUDA is not usable.
-    """
-    if device not in DEVICES:
-        raise GcnDeviceError(f"unknown D3 device {device!r} (choose from {', '.join(DEVICES)})")
-    if device == "cpu":
-        return "cpu"
-    from pytest_graphinstruct.score import gcn_torch
-
-    try:
-        torch, _ = gcn_torch.backend()
-    except ImportError as exc:
-        if device == "auto":
-            return "cpu"
-        raise GcnDeviceError(f"D3 on cuda needs torch and torch_geometric: {exc}") from None
-    if torch.cuda.is_available():
-        return "cuda"
-    if device == "auto":
-        return "cpu"
-    raise GcnDeviceError(
-        f"D3 on cuda: CUDA is not available to torch {torch.__version__} "
-        f"({'no GPU visible' if torch.version.cuda else 'a CPU-only build'}); "
-        "use --gi-d3-device=cpu or auto")
 
 
 def unavailable_reason(device: str = "cpu") -> str | None:
