@@ -22,7 +22,8 @@ TORCH = ("torch", "torch_geometric", "torch._dynamo")
 
 # The scoring side: what a process needs to verify and score items, never to write the report.
 SCORING = ("pytest_graphinstruct.run.evaluate", "pytest_graphinstruct.verify.verifier",
-           "pytest_graphinstruct.pools.cache", "pytest_graphinstruct.score.gcn_cpu")
+           "pytest_graphinstruct.pools.cache", "pytest_graphinstruct.score.gcn_cpu",
+           "pytest_graphinstruct.graphs.parse", "networkx", "scipy")
 
 # A pytest plugin, loaded with -p, that writes which of the modules named by GI_PROBE_MODULES
 # (default: TORCH) the session loaded, after its last hook (the report is written by then);
@@ -131,8 +132,8 @@ def test_xdist_workers_of_levels_0_to_2_never_import_torch(tmp_path: Path) -> No
 @pytest.mark.slow  # pytest runs in subprocesses, two xdist workers
 def test_the_xdist_controller_never_loads_the_scoring_side(tmp_path: Path) -> None:
     # The controller only merges the workers' results and writes the report: importing the
-    # verifier, the pools and D1-D5 (SciPy among them, ~0.5 s) would all be spent after the
-    # workers finished, on the run's critical path.
+    # parser, the verifier, the pools and D1-D5 (networkx and SciPy among them, ~0.6 s) would
+    # delay the workers' spawn or come after they finished, on the run's critical path.
     suite = write_suite(tmp_path / "suite")
     proc, loaded = _plugin_run_loaded(tmp_path, "-n", "2", "--gi-model=oracle",
                                       f"--gi-suite={suite}", "--gi-levels=0,1",

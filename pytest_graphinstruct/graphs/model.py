@@ -12,9 +12,10 @@ import enum
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import networkx as nx
+if TYPE_CHECKING:  # the records name the graph type; only the parser needs networkx
+    import networkx as nx
 
 Edge = tuple[str, str]
 
