@@ -1,4 +1,8 @@
-"""Project-wide test configuration: Hypothesis profiles and the official-suite fixture.
+"""Project-wide test configuration: the official-suite fixture.
+
+It is loaded by every pytest run in the checkout, the benchmark's own (``pytest instructions``)
+and each of its xdist workers included, so it imports nothing heavy: the Hypothesis profiles are
+in ``tests/conftest.py``.
 
 The official GraphInstruct suite is never part of this repository; tests that need it read it from
 ``../shared/official-suite`` (or ``$GI_OFFICIAL_SUITE``) and skip cleanly when it is absent.
@@ -10,16 +14,8 @@ import os
 from pathlib import Path
 
 import pytest
-from hypothesis import HealthCheck, settings
 
 ROOT = Path(__file__).resolve().parent
-
-settings.register_profile(
-    "ci", max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow]
-)
-settings.register_profile("dev", max_examples=60, deadline=None)
-settings.register_profile("thorough", max_examples=2000, deadline=None)
-settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci" if os.environ.get("CI") else "dev"))
 
 
 def official_suite_path() -> Path | None:

@@ -9,7 +9,8 @@ the client raises (a refused connection escaped unwrapped, and the preflight too
 answer).  One real round trip of each kind here, against the local fake server and a port
 that refuses, loads every such part once per process.
 
-Also: D3's GCN result store and its reference-side store (``score/gcn_store.py``) are off for
+Also: the Hypothesis profiles (``HYPOTHESIS_PROFILE``; ``ci`` under ``CI``, else ``dev``), and
+D3's GCN result store and its reference-side store (``score/gcn_store.py``) are off for
 every test and every process a test starts (the environment is inherited), so scores — and the
 committed digests — are computed, never read from a user's cache; the stores' own tests name a
 folder of their own.
@@ -22,11 +23,19 @@ import os
 import socket
 
 import openai
+from hypothesis import HealthCheck, settings
 
 from pytest_graphinstruct.models.backends.bounded_calls import BoundedCalls
 from pytest_graphinstruct.score.gcn_store import ENV as D3_CACHE_ENV
 from pytest_graphinstruct.score.gcn_store import REFERENCE_ENV
 from pytest_graphinstruct.testing.openai_server import FakeOpenAIServer
+
+settings.register_profile(
+    "ci", max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow]
+)
+settings.register_profile("dev", max_examples=60, deadline=None)
+settings.register_profile("thorough", max_examples=2000, deadline=None)
+settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci" if os.environ.get("CI") else "dev"))
 
 os.environ[D3_CACHE_ENV] = "off"
 os.environ[REFERENCE_ENV] = "off"

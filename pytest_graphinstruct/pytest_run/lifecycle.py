@@ -74,6 +74,9 @@ class RunLifecyclePlugin:
         except GraphInstructError as exc:
             raise state.usage(exc) from None
 
+    # tryfirst: the xdist controller has every worker's results once its loop ends, so it
+    # writes the report while the workers exit (xdist's own session finish waits for that).
+    @pytest.hookimpl(tryfirst=True)
     def pytest_sessionfinish(self, session: pytest.Session, exitstatus: int) -> None:
         """Stop the server, close the schedulers; a worker ships its payload, the controller
         (or the single process) finishes the run, unless it only collected."""
@@ -100,6 +103,11 @@ class RunLifecyclePlugin:
             output[OUTPUT_KEY] = worker_payload(state.opened, progress=wanted).to_json()
         elif not session.config.option.collectonly:  # a collect-only run writes nothing
             finish(state, session)
+        # A run leaves millions of long-lived objects (pools, caches, graphs): pytest's own
+        # garbage collection at unconfigure and the interpreter's at exit would walk them all
+        # (an xdist controller waits for every worker's exit).  Frozen objects are still freed
+        # by reference counting.
+        gc.freeze()
 
     @pytest.hookimpl(trylast=True)
     def pytest_unconfigure(self, config: pytest.Config) -> None:
@@ -108,10 +116,7 @@ class RunLifecyclePlugin:
         state.stopper.close()
         if state.local is not None:
             state.local.stop()  # already stopped at session finish, unless it never ran
-        # A run leaves millions of long-lived objects (pools, caches, graphs); the interpreter's
-        # final garbage collection would walk them all for seconds (an xdist run waits for
-        # every worker's exit).  Frozen objects are still freed by reference counting.
-        gc.freeze()
+        gc.freeze()  # again: what was made since the session finished (see there)
 
     def _close_bench(self, session: pytest.Session, exitstatus: int) -> None:
         """Close the schedulers.  An interrupted run issues nothing more but lets calls in
