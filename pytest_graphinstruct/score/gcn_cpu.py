@@ -189,7 +189,7 @@ def _train(trains: list[GcnTask], size: int, width: int, config: GcnConfig,
     x, adj = _block([t.train_graph for t in trains], size)
     ax = _spmm(adj, x)
     ax_t = np.ascontiguousarray(ax.transpose(0, 2, 1))
-    col_mask = _class_mask([t.num_classes for t in trains], width)
+    col_mask = class_mask([t.num_classes for t in trains], width)[:, None, :]
     target = np.zeros((count, size, width), dtype=np.float32)
     weight = np.zeros((count, size, 1), dtype=np.float32)
     for k, t in enumerate(trains):
@@ -218,18 +218,19 @@ def _train(trains: list[GcnTask], size: int, width: int, config: GcnConfig,
     return params
 
 
-def _class_mask(classes: Sequence[int], width: int) -> np.ndarray:
-    mask = np.zeros((len(classes), 1, width), dtype=np.float32)
-    for k, c in enumerate(classes):
-        mask[k, 0, c:] = -np.inf
-    return mask
+def class_mask(classes: Sequence[int], width: int) -> np.ndarray:
+    """``(len(classes), width)`` float32: 0 on each model's own classes, −∞ on the padding
+    columns past them (added to the logits, it gives the padding no probability)."""
+    counts = np.asarray(classes, dtype=np.int64).reshape(-1, 1)
+    return np.where(np.arange(width) >= counts, np.float32(-np.inf),
+                    np.float32(0.0)).astype(np.float32)
 
 
 def _evaluate(tasks: list[GcnTask], params: list[np.ndarray], size: int,
               width: int) -> list[float]:
     """The soft accuracy of each task's trained model (``params``: stacked, one per task) on
     its evaluation nodes; every evaluation graph is padded to ``size`` rows."""
-    col_mask = _class_mask([t.num_classes for t in tasks], width)
+    col_mask = class_mask([t.num_classes for t in tasks], width)[:, None, :]
     x, adj = _block([t.eval_graph for t in tasks], size)
     z2, _, _ = _forward(params, _spmm(adj, x), adj, col_mask, None)
     prob = _softmax(z2).astype(np.float64)

@@ -20,6 +20,8 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from pytest_graphinstruct.score import gcn_cpu
+
 if TYPE_CHECKING:
     from pytest_graphinstruct.score.gcn import GcnConfig, GcnGraph, GcnTask
 
@@ -134,10 +136,8 @@ def run_group(models: list[list[GcnTask]], width: int, config: GcnConfig,
     device = config.device
     count = len(models)
     trains = [m[0] for m in models]
-    class_mask = np.zeros((count, width), dtype=np.float32)
-    for i, t in enumerate(trains):
-        class_mask[i, t.num_classes:] = -np.inf
-    class_mask_t = torch.from_numpy(class_mask).to(device)
+    class_mask_t = torch.from_numpy(
+        gcn_cpu.class_mask([t.num_classes for t in trains], width)).to(device)
 
     def stack(arrays: list[np.ndarray]) -> Any:
         t = torch.from_numpy(np.stack(arrays).astype(np.float32))
