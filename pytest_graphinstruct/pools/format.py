@@ -23,7 +23,7 @@ from __future__ import annotations
 import gzip
 import hashlib
 import json
-from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from types import MappingProxyType
@@ -328,12 +328,16 @@ class PoolContents:
     trusted: bool = False
 
 
-def read_pool(directory: str | Path, verified: Collection[str] = ()) -> PoolContents:
+def read_pool(directory: str | Path,
+              verified: Collection[str] | Callable[[str], Collection[str]] = ()
+              ) -> PoolContents:
     """Read and verify a pool directory (see the module docstring).
 
     ``verified``: the shard digests of an earlier full verification of this pool (its
-    :attr:`PoolContents.shards`).  When every shard's bytes hash to them (and to the
-    manifest), the records are not checked again: the graphs are :class:`LineGraphs`.
+    :attr:`PoolContents.shards`), or a function that gives them for the content hash the
+    manifest claims (so the manifest is read once).  When every shard's bytes hash to them
+    (and to the manifest), the records are not checked again: the graphs are
+    :class:`LineGraphs`.
 
     Raises:
         PoolError: missing/malformed manifest, a shard that is missing, unlisted, unreadable
@@ -341,6 +345,8 @@ def read_pool(directory: str | Path, verified: Collection[str] = ()) -> PoolCont
     """
     directory = Path(directory)
     manifest = _read_manifest(directory)
+    if callable(verified):
+        verified = verified(str(manifest["content_hash"]))
     listed = {f["path"] for f in manifest["files"]}
     for p in sorted(directory.iterdir()):
         if p.name.endswith((".jsonl", ".jsonl.gz")) and p.name not in listed:
@@ -372,15 +378,6 @@ def read_pool(directory: str | Path, verified: Collection[str] = ()) -> PoolCont
         raise PoolError(f"{directory}: content hash {digest} does not match the manifest")
     return PoolContents(tuple(graphs), str(manifest.get("name") or directory.name), digest,
                         tuple(f["sha256"] for f in manifest["files"]))
-
-
-def claimed_content_hash(directory: str | Path) -> str | None:
-    """The content hash the pool's manifest claims (unverified), or ``None`` when the
-    manifest cannot be read."""
-    try:
-        return str(_read_manifest(Path(directory))["content_hash"])
-    except PoolError:
-        return None
 
 
 def _read_verified(directory: Path, manifest: Mapping[str, Any]) -> PoolContents | None:

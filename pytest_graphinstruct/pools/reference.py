@@ -33,7 +33,7 @@ import sys
 import threading
 import time
 import weakref
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from types import MappingProxyType
@@ -52,7 +52,6 @@ from pytest_graphinstruct.pools.format import (
     PoolError,
     PoolGraph,
     as_pool_graphs,
-    claimed_content_hash,
     content_hash,
     read_pool,
 )
@@ -140,10 +139,11 @@ class Pool:
             PoolError: missing/malformed manifest, a shard that is missing, unlisted, unreadable
                 or malformed, or a count or hash that does not match the manifest.
         """
-        verified: tuple[str, ...] = ()
-        claimed = claimed_content_hash(directory) if cache_dir is not None else None
-        if cache_dir is not None and claimed is not None:
-            verified = PoolCache.for_pool(cache_dir, claimed, _FINGERPRINT, 0).verified_shards()
+        def verified(claimed: str) -> Collection[str]:
+            if cache_dir is None:
+                return ()
+            return PoolCache.for_pool(cache_dir, claimed, _FINGERPRINT, 0).verified_shards()
+
         contents = read_pool(directory, verified)
         if cache_dir is not None and not contents.trusted:
             with contextlib.suppress(OSError):  # a cache that cannot be written: verify again
