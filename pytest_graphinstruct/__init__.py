@@ -18,6 +18,8 @@ from __future__ import annotations
 from importlib import import_module
 from typing import Any
 
+from pytest_graphinstruct.lazy import lazy_attribute
+
 __version__ = "0.1.0"
 
 #: public name → the module that defines it
@@ -46,11 +48,7 @@ def __getattr__(name: str) -> Any:
     """A public name, imported on first use (PEP 562)."""
     if name == "strategies":
         return import_module("pytest_graphinstruct.strategies")
-    if name in _PUBLIC:
-        value = getattr(import_module(_PUBLIC[name]), name)
-        globals()[name] = value
-        return value
-    raise AttributeError(f"module 'pytest_graphinstruct' has no attribute {name!r}")
+    return lazy_attribute(__name__, _PUBLIC, globals(), name)
 
 
 def __dir__() -> list[str]:

@@ -13,7 +13,6 @@ See docs/PARSING.md for the accepted formats and rules.
 
 from __future__ import annotations
 
-import importlib
 from typing import TYPE_CHECKING, Any
 
 from pytest_graphinstruct.graphs.model import (
@@ -24,6 +23,7 @@ from pytest_graphinstruct.graphs.model import (
     ParsedGraph,
     ParseResult,
 )
+from pytest_graphinstruct.lazy import lazy_attribute
 
 if TYPE_CHECKING:
     from pytest_graphinstruct.graphs.edit import apply_edit
@@ -31,19 +31,14 @@ if TYPE_CHECKING:
     from pytest_graphinstruct.graphs.refusal import find_refusal
     from pytest_graphinstruct.graphs.serialize import serialize
 
-_LAZY = {"apply_edit": "edit", "parse_answer": "parse", "parse_graph": "parse",
-         "find_refusal": "refusal", "serialize": "serialize"}
+_LAZY = {"apply_edit": ".edit", "parse_answer": ".parse", "parse_graph": ".parse",
+         "find_refusal": ".refusal", "serialize": ".serialize"}
 """The functions, each imported from its module on first use: a process that only reads
 records (the xdist controller writing the report) never imports the parser nor networkx."""
 
 
 def __getattr__(name: str) -> Any:
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(f"{__name__}.{module}"), name)
-    globals()[name] = value
-    return value
+    return lazy_attribute(__name__, _LAZY, globals(), name)
 
 
 __all__ = [

@@ -6,10 +6,10 @@ The light types are imported eagerly; everything else loads on first attribute a
 
 from __future__ import annotations
 
-import importlib
 from typing import Any
 
 from pytest_graphinstruct.answers import Answer, Message, Usage
+from pytest_graphinstruct.lazy import lazy_attribute
 from pytest_graphinstruct.models.base import Backend, DecodingParams, Request
 
 _LAZY = {
@@ -30,7 +30,4 @@ __all__ = ["Answer", "Backend", "DecodingParams", "Message", "Request", "Usage",
 
 
 def __getattr__(name: str) -> Any:
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    return getattr(importlib.import_module(module), name)
+    return lazy_attribute(__name__, _LAZY, globals(), name)

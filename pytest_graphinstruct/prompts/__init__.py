@@ -11,9 +11,9 @@ release: docs/PROMPTS.md.
 
 from __future__ import annotations
 
-import importlib
 from typing import TYPE_CHECKING
 
+from pytest_graphinstruct.lazy import lazy_attribute
 from pytest_graphinstruct.vocab import COT_STRATEGIES, FEW_SHOT_STRATEGIES, STRATEGIES
 
 if TYPE_CHECKING:
@@ -32,18 +32,14 @@ if TYPE_CHECKING:
 
 # Loaded on first use (PEP 562): ``prompts.texts``, which methods read their texts from, must
 # not pull in the builder and its verifier, numpy and scipy.
-_LAZY = {"INFEASIBILITY_LEVELS": "builder", "build_messages": "builder",
-         "check_strategy": "builder", "needs_exemplars": "builder", "DEFAULT_K": "exemplars",
-         "MAX_EXEMPLAR_CHARS": "exemplars", "Exemplar": "exemplars", "ExemplarPool": "exemplars"}
+_LAZY = {"INFEASIBILITY_LEVELS": ".builder", "build_messages": ".builder",
+         "check_strategy": ".builder", "needs_exemplars": ".builder", "DEFAULT_K": ".exemplars",
+         "MAX_EXEMPLAR_CHARS": ".exemplars", "Exemplar": ".exemplars",
+         "ExemplarPool": ".exemplars"}
 
 
 def __getattr__(name: str) -> object:
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(f"{__name__}.{module}"), name)
-    globals()[name] = value
-    return value
+    return lazy_attribute(__name__, _LAZY, globals(), name)
 
 
 __all__ = [
