@@ -329,15 +329,13 @@ class PoolContents:
 
 
 def read_pool(directory: str | Path,
-              verified: Collection[str] | Callable[[str], Collection[str]] = ()
-              ) -> PoolContents:
+              verified: Callable[[str], Collection[str]] | None = None) -> PoolContents:
     """Read and verify a pool directory (see the module docstring).
 
-    ``verified``: the shard digests of an earlier full verification of this pool (its
-    :attr:`PoolContents.shards`), or a function that gives them for the content hash the
-    manifest claims (so the manifest is read once).  When every shard's bytes hash to them
-    (and to the manifest), the records are not checked again: the graphs are
-    :class:`LineGraphs`.
+    ``verified``: given the content hash the manifest claims, the shard digests of an earlier
+    full verification of that pool (its :attr:`PoolContents.shards`; empty when none).  When
+    every shard's bytes hash to them (and to the manifest), the records are not checked again:
+    the graphs are :class:`LineGraphs`.
 
     Raises:
         PoolError: missing/malformed manifest, a shard that is missing, unlisted, unreadable
@@ -345,13 +343,12 @@ def read_pool(directory: str | Path,
     """
     directory = Path(directory)
     manifest = _read_manifest(directory)
-    if callable(verified):
-        verified = verified(str(manifest["content_hash"]))
+    shards = () if verified is None else verified(str(manifest["content_hash"]))
     listed = {f["path"] for f in manifest["files"]}
     for p in sorted(directory.iterdir()):
         if p.name.endswith((".jsonl", ".jsonl.gz")) and p.name not in listed:
             raise PoolError(f"{p}: a shard not listed in {MANIFEST}")
-    if verified and [f["sha256"] for f in manifest["files"]] == list(verified):
+    if shards and [f["sha256"] for f in manifest["files"]] == list(shards):
         quick = _read_verified(directory, manifest)
         if quick is not None:
             return quick

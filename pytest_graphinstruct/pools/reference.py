@@ -140,11 +140,10 @@ class Pool:
                 or malformed, or a count or hash that does not match the manifest.
         """
         def verified(claimed: str) -> Collection[str]:
-            if cache_dir is None:
-                return ()
+            assert cache_dir is not None
             return PoolCache.for_pool(cache_dir, claimed, _FINGERPRINT, 0).verified_shards()
 
-        contents = read_pool(directory, verified)
+        contents = read_pool(directory, None if cache_dir is None else verified)
         if cache_dir is not None and not contents.trusted:
             with contextlib.suppress(OSError):  # a cache that cannot be written: verify again
                 PoolCache.for_pool(cache_dir, contents.content_hash, _FINGERPRINT,
