@@ -6,8 +6,11 @@ end), with D3's two stores (score/gcn_store.py) in folders of their own:
 2. answers never scored before: the result store empty, the reference side stored — what a
    CI job pays for a new model's answers (issue 35's target: ≤ 3.3 yardsticks);
 3. the same in one process (``--jobs 1``);
-4. a rerun on the same answers, the result store warm (target: half of 2.);
-5. the same in one process.
+4. a rerun on the same answers, the result stores warm — D3's GCN results and the whole item
+   results (run/item_store.py) — (target: half of 2.);
+5. the same in one process;
+6. a rerun with D3's GCN store warm but the item store emptied (every item verified and
+   scored again, only the GCNs read), as 4. measured before the item store existed.
 
 ``--jobs`` is left at its default (``auto``: the usable cores) but where it says 1.  The
 reports are compared (all equal but their ``run`` records).
@@ -26,6 +29,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import shutil
 import statistics
 import sys
 import tempfile
@@ -65,8 +69,12 @@ def main() -> int:
                     ("answers never scored before, one process",
                      {STORE: str(Path(tmp) / "store-one")}, "1"),
                     ("a rerun (result store warm)", {STORE: str(fresh)}, "auto"),
-                    ("a rerun, one process", {STORE: str(fresh)}, "1")]
+                    ("a rerun, one process", {STORE: str(fresh)}, "1"),
+                    ("a rerun, the item store emptied (D3's GCNs read)", {STORE: str(fresh)},
+                     "auto")]
             for run, stores, jobs in runs:
+                if "emptied" in run:
+                    shutil.rmtree(fresh / "items", ignore_errors=True)
                 env = {**ENV, **refs, **stores}
                 out = Path(tmp) / f"report{len(reports)}.json"
                 spin = _timed([sys.executable, "-c", SPIN])

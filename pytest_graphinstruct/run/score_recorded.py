@@ -28,6 +28,7 @@ from pathlib import Path
 from pytest_graphinstruct.errors import GraphInstructError
 from pytest_graphinstruct.graphs.model import Limits
 from pytest_graphinstruct.run.config import Cell, RunConfig
+from pytest_graphinstruct.run.item_store import default_item_store
 from pytest_graphinstruct.run.provenance import run_info, utc_now
 from pytest_graphinstruct.run.records.codec import JsonObject
 from pytest_graphinstruct.run.records.results import Coverage, ItemFilter, ItemResult, RunReport
@@ -89,7 +90,9 @@ def score_recorded(run: RunConfig, *, limits: Limits | None = None,
                    rootdir: Path | None = None, jobs: int = 1) -> ScoredRecording:
     """Verify and score every recorded instruction of ``run.suite`` (``run.replay`` is set),
     in ``jobs`` processes (see the module docstring; the report is the same for any
-    ``jobs``).
+    ``jobs``).  Where the item store is on (:mod:`.item_store`), an item scored before with
+    the same answers is read from it, not checked and scored again, and every item scored is
+    stored.
 
     The report's ``run`` record says what produced it, as a replay session's does: times,
     machine, suite and its hash, the git state of ``rootdir`` (absent without one), the
@@ -104,7 +107,7 @@ def score_recorded(run: RunConfig, *, limits: Limits | None = None,
     if jobs < 1:
         raise ValueError(f"jobs must be >= 1, got {jobs}")
     started = utc_now()
-    bench = BenchmarkSession(run, limits=limits)
+    bench = BenchmarkSession(run, limits=limits, item_store=default_item_store())
     try:
         chosen = bench.select(list(bench.suite))
         items = [(inst, cell) for cell in run.cells for inst in chosen]
@@ -134,16 +137,18 @@ def score_recorded(run: RunConfig, *, limits: Limits | None = None,
 
 def _score_items(bench: BenchmarkSession,
                  items: Sequence[tuple[Instruction, Cell]]) -> list[ItemResult]:
-    """Check and score ``items`` in this process; every result recorded in it."""
+    """Check and score ``items`` in this process (or read their stored results); every
+    result recorded in it, in item order."""
     bench.prefetch(items)
     for inst, cell in items:
         answers = bench.answers(inst, cell)
         errors = [a.error for a in answers if a.error is not None]
         if errors:
             bench.record_error(inst, cell, answers, outcome="error", error=errors[0])
-        else:
+        elif not bench.recall(inst, cell, answers):
             bench.record(bench.check(inst, cell, answers))
-    return bench.flush()
+    order = {(inst.id, cell.label): n for n, (inst, cell) in enumerate(items)}
+    return sorted(bench.flush(), key=lambda r: order[r.instruction_id, r.cell])
 
 
 # what a forked part reads: set by the parent right before it forks, never pickled

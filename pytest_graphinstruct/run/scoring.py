@@ -10,6 +10,7 @@ from pytest_graphinstruct.answers import Answer
 from pytest_graphinstruct.methods.registry import method_of
 from pytest_graphinstruct.run.config import Cell
 from pytest_graphinstruct.run.evaluate import Checked, check, error_result, score
+from pytest_graphinstruct.run.item_store import ItemStore, item_key
 from pytest_graphinstruct.run.records.results import ItemResult
 from pytest_graphinstruct.run.requests import RequestBuilder
 from pytest_graphinstruct.run.session_inputs import SessionInputs
@@ -27,10 +28,13 @@ class ScoringQueue:
     """Checks items, holds them until their batch is scored, and keeps every result."""
 
     def __init__(self, inputs: SessionInputs, requests: RequestBuilder,
-                 verifier: Verifier) -> None:
+                 verifier: Verifier, *, store: ItemStore | None = None) -> None:
+        """``store``: where scored results are kept and :meth:`recall` reads them (the
+        ``score`` command's; only used where D3 trains on the CPU)."""
         self.inputs = inputs
         self.requests = requests
         self.verifier = verifier
+        self.store = store if inputs.config.d3_device == "cpu" else None
         self.results: list[ItemResult] = []
         self._pending: list[tuple[Checked, bool]] = []
 
@@ -47,6 +51,19 @@ class ScoringQueue:
         self._pending.append((checked, expected_failure))
         if len(self._pending) >= SCORE_BATCH:
             self.flush()
+
+    def recall(self, inst: Instruction, cell: Cell, answers: Sequence[Answer]) -> bool:
+        """Keep the stored result of an item scored before with these very answers (the
+        queue's :class:`~.item_store.ItemStore`), as :meth:`record` then :meth:`flush` would
+        have made it; ``False`` (nothing kept) when there is no store, no such result, or an
+        answer is an error."""
+        if self.store is None or not answers or any(a.error is not None for a in answers):
+            return False
+        hit = self.store.get(self._key(inst, cell, answers))
+        if hit is None:
+            return False
+        self.results.append(hit)
+        return True
 
     def record_error(self, inst: Instruction, cell: Cell, answers: Sequence[Answer], *,
                      outcome: Outcome, error: str | None) -> None:
@@ -72,6 +89,9 @@ class ScoringQueue:
             scored = [self._score_alone(c) for c, _ in pending]
         for (checked, expected), result in zip(pending, scored, strict=True):
             result = self._with_method_details(checked, result)
+            if self.store is not None:
+                self.store.put(self._key(checked.instruction, checked.cell, checked.answers),
+                               result)
             self.results.append(replace(result, expected_failure=True) if expected
                                 else result)
         return self.results
@@ -89,6 +109,10 @@ class ScoringQueue:
         caap = {"strategy": d.strategy, "cell": str(d.cell),
                 "extras": [name for name, _ in d.extras], "rationale": d.rationale}
         return replace(result, details=replace(result.details, caap=caap))
+
+    def _key(self, inst: Instruction, cell: Cell, answers: Sequence[Answer]) -> str:
+        return item_key(inst, cell, answers, pass_rule=self.inputs.config.pass_rule,
+                        limits=self.verifier.limits, pools=self.inputs.pools)
 
     def _score_alone(self, checked: Checked) -> ItemResult:
         try:

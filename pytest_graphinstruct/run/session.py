@@ -57,6 +57,7 @@ if TYPE_CHECKING:
     from pytest_graphinstruct.pools import ReferencePools
     from pytest_graphinstruct.run.adaptive import Looks
     from pytest_graphinstruct.run.evaluate import Checked
+    from pytest_graphinstruct.run.item_store import ItemStore
     from pytest_graphinstruct.run.preflight import RunInputs
     from pytest_graphinstruct.run.scoring import ScoringQueue
     from pytest_graphinstruct.run.served import Served
@@ -71,7 +72,8 @@ class BenchmarkSession:
                  inputs: RunInputs | None = None, served: Served | None = None,
                  service: str | None = None,
                  stop_check: Callable[[], str | None] | None = None,
-                 session_inputs: SessionInputs | None = None) -> None:
+                 session_inputs: SessionInputs | None = None,
+                 item_store: ItemStore | None = None) -> None:
         """Load the suite; backends are built on first use (:attr:`schedulers`).
 
         Args:
@@ -92,6 +94,8 @@ class BenchmarkSession:
                 says, right before each request, whether the run was stopped.
             session_inputs: what this process already read for ``config`` (the plugin reads
                 the suite at collection, before the session opens); read here when not given.
+            item_store: where scored results are kept and :meth:`recall` finds them (the
+                ``score`` command's :func:`~.item_store.default_item_store`); none by default.
 
         Raises:
             GraphInstructError: the suite or the pools cannot be loaded.
@@ -102,6 +106,7 @@ class BenchmarkSession:
         self.suite: Suite = self.inputs.suite
         self.cache: AnswerCache | None = self.inputs.cache
         self._limits = limits
+        self._item_store = item_store
         self.requests = RequestBuilder(self.inputs)
         remote = served_models(config) if service is not None else frozenset()
         self.models = ModelSchedulers(self.inputs, worker=worker, local=local,
@@ -127,7 +132,7 @@ class BenchmarkSession:
         scoring side (the pools, D1–D5 and what they need)."""
         from pytest_graphinstruct.run.scoring import ScoringQueue
 
-        return ScoringQueue(self.inputs, self.requests, self.verifier)
+        return ScoringQueue(self.inputs, self.requests, self.verifier, store=self._item_store)
 
     # -- what the run reads --------------------------------------------------------------------
 
@@ -220,6 +225,11 @@ class BenchmarkSession:
     def record(self, checked: Checked, *, expected_failure: bool = False) -> None:
         """Keep a checked item for scoring (:meth:`.ScoringQueue.record`)."""
         self.scoring.record(checked, expected_failure=expected_failure)
+
+    def recall(self, inst: Instruction, cell: Cell, answers: Sequence[Answer]) -> bool:
+        """Keep the stored result of an item scored before with these answers, if the item
+        store has it (:meth:`.ScoringQueue.recall`): then it needs no :meth:`check`."""
+        return self.scoring.recall(inst, cell, answers)
 
     def record_error(self, inst: Instruction, cell: Cell, answers: Sequence[Answer], *,
                      outcome: Outcome, error: str | None) -> None:

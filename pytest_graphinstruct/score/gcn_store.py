@@ -168,18 +168,33 @@ def reference_store(modules: tuple[ModuleType, ...]) -> GcnStore | None:
     return _configured(modules, REFERENCE_ENV, "references")
 
 
+def store_folder(env: str = ENV, name: str = "d3") -> Path | None:
+    """The folder the environment variable ``env`` gives a store (default: the result
+    store's): the folder it names, ``None`` where it says ``off``, unset
+    ``$XDG_CACHE_HOME/pytest-graphinstruct/<name>``.
+
+    Raises:
+        RuntimeError: unset, and no home folder to put it in.
+    """
+    setting = os.environ.get(env, "")
+    if setting.strip().lower() in _OFF:
+        return None
+    if setting:
+        return Path(setting)
+    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    return Path(base) / "pytest-graphinstruct" / name
+
+
 def _configured(modules: tuple[ModuleType, ...], env: str, name: str) -> GcnStore | None:
     setting = os.environ.get(env, "")
     with _DEFAULT_LOCK:
         if (env, setting) not in _DEFAULT:
             store: GcnStore | None = None
-            if setting.strip().lower() not in _OFF:
-                try:
-                    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
-                    folder = Path(setting) if setting else (
-                        Path(base) / "pytest-graphinstruct" / name)
+            try:
+                folder = store_folder(env, name)
+                if folder is not None:
                     store = GcnStore(folder, fingerprint(modules))
-                except (OSError, RuntimeError, KeyError):  # no home folder, unreadable source
-                    store = None
+            except (OSError, RuntimeError, KeyError):  # no home folder, unreadable source
+                store = None
             _DEFAULT[env, setting] = store
         return _DEFAULT[env, setting]

@@ -1,0 +1,203 @@
+"""The item store (run/item_store.py): what ``score`` keeps of each scored item and reads back."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import os
+import time
+import zlib
+from pathlib import Path
+from types import SimpleNamespace
+
+import pytest
+
+from pytest_graphinstruct.answers import Answer, Usage
+from pytest_graphinstruct.graphs.model import Limits
+from pytest_graphinstruct.run import item_store as ist
+from pytest_graphinstruct.run.config import Cell, build_run_config
+from pytest_graphinstruct.run.evaluate import evaluate
+from pytest_graphinstruct.run.item_store import ItemStore, item_key
+from pytest_graphinstruct.run.records.results import ItemResult
+from pytest_graphinstruct.run.score_recorded import score_recorded
+from pytest_graphinstruct.score.gcn_store import ENV as D3_CACHE_ENV
+from pytest_graphinstruct.suite.instruction import Instruction
+from pytest_graphinstruct.suite.loader import constraints_of
+from pytest_graphinstruct.verify.verifier import Verifier
+from tests.plugin._suite import TREE4, write_suite
+from tests.run.test_score_recorded import references_as_answers
+
+INST = Instruction(id="L1-x", level=1, text="A tree of 4 nodes.",
+                   explicit=constraints_of(["num_nodes=4", "graph_type=tree"]))
+CELL = Cell("m", "zero-shot")
+ANSWERS = (Answer(text=TREE4, usage=Usage(300, 20), calls=1),)
+
+
+def _result() -> ItemResult:
+    return evaluate(INST, ANSWERS, cell=CELL)
+
+
+def test_a_stored_result_is_read_back_equal(tmp_path: Path) -> None:
+    store = ItemStore(tmp_path / "fp")
+    result = _result()
+    assert result.outcome == "passed"
+    assert store.get("ab" * 32) is None
+    assert store.put("ab" * 32, result)
+    assert store.get("ab" * 32) == result
+    assert store.get("cd" * 32) is None
+
+
+def test_only_scored_items_are_kept(tmp_path: Path) -> None:
+    store = ItemStore(tmp_path / "fp")
+    for outcome in ("error", "skipped"):
+        unscored = dataclasses.replace(_result(), outcome=outcome)
+        assert not store.put("ab" * 32, unscored)
+    assert store.get("ab" * 32) is None and not any(tmp_path.rglob("*.z"))
+
+
+@pytest.mark.parametrize("content", [b"", b"not zlib", zlib.compress(b"[1, 2]"),
+                                     zlib.compress(b'{"instruction_id": 3}')])
+def test_a_file_that_cannot_be_read_is_a_miss(tmp_path: Path, content: bytes) -> None:
+    store = ItemStore(tmp_path / "fp")
+    store.put("ab" * 32, _result())
+    (path,) = tmp_path.rglob("*.z")
+    path.write_bytes(content)
+    assert store.get("ab" * 32) is None
+
+
+def test_a_store_that_cannot_be_written_never_raises(tmp_path: Path) -> None:
+    blocker = tmp_path / "file"
+    blocker.write_text("x")
+    store = ItemStore(blocker / "fp")  # a folder under a file: every write fails
+    assert not store.put("ab" * 32, _result())
+    assert store.get("ab" * 32) is None
+
+
+def test_the_key_changes_with_everything_the_result_depends_on() -> None:
+    base = {"instruction": INST, "cell": CELL, "answers": ANSWERS, "pass_rule": "all",
+            "limits": Limits(), "pools": None}
+
+    def key(**change: object) -> str:
+        args = {**base, **change}
+        return item_key(args.pop("instruction"), args.pop("cell"), args.pop("answers"),
+                        **args)  # type: ignore[arg-type]
+
+    pool = SimpleNamespace(name="l3", content_hash="0" * 64)
+    variants = [
+        key(),
+        key(instruction=dataclasses.replace(INST, text="A tree of four nodes.")),
+        key(instruction=dataclasses.replace(INST, references=(TREE4,))),
+        key(cell=Cell("m", "few-shot")),
+        key(cell=Cell("other", "zero-shot")),
+        key(answers=(dataclasses.replace(ANSWERS[0], text=TREE4 + " "),)),
+        key(answers=(dataclasses.replace(ANSWERS[0], usage=Usage(300, 21)),)),
+        key(answers=(dataclasses.replace(ANSWERS[0], latency_s=1.5),)),
+        key(answers=ANSWERS * 2),
+        key(pass_rule="majority"),
+        key(limits=Limits(max_nodes=10)),
+        key(pools=SimpleNamespace(pools={3: pool})),
+        key(pools=SimpleNamespace(pools={3: SimpleNamespace(name="l3", content_hash="1" * 64)})),
+    ]
+    assert len(set(variants)) == len(variants)
+    assert key() == key(answers=tuple(ANSWERS))
+
+
+def test_prune_deletes_what_was_not_used_for_keep_days_once_a_day(tmp_path: Path) -> None:
+    root = tmp_path / "items"
+    old_code = ItemStore(root / "old")
+    store = ItemStore(root / "new")
+    for s in (old_code, store):
+        s.put("ab" * 32, _result())
+        s.put("cd" * 32, _result())
+    now = time.time()
+    stale = now - (ist.KEEP_DAYS + 1) * 86_400
+    for path in [*(root / "old").rglob("*.z"), *(root / "new" / "ab").rglob("*.z")]:
+        os.utime(path, (stale, stale))
+    assert store.prune(now=now) == 3
+    assert not (root / "old").exists()  # a folder left empty goes
+    assert store.get("ab" * 32) is None and store.get("cd" * 32) is not None
+    os.utime(next((root / "new").rglob("*.z")), (stale, stale))
+    assert store.prune(now=now + 3600) == 0  # pruned within the day: not again
+    assert store.prune(now=now + 2 * 86_400) == 1
+
+
+def test_reading_a_result_keeps_it(tmp_path: Path) -> None:
+    store = ItemStore(tmp_path / "items" / "fp")
+    store.put("ab" * 32, _result())
+    (path,) = tmp_path.rglob("*.z")
+    stale = time.time() - (ist.KEEP_DAYS + 1) * 86_400
+    os.utime(path, (stale, stale))
+    assert store.get("ab" * 32) is not None
+    assert store.prune() == 0 and path.exists()
+
+
+def test_the_default_store_follows_the_d3_store_setting(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(ist, "_DEFAULT", {})
+    monkeypatch.setenv(D3_CACHE_ENV, "off")
+    assert ist.default_item_store() is None
+    monkeypatch.setenv(D3_CACHE_ENV, str(tmp_path / "d3"))
+    store = ist.default_item_store()
+    assert store is not None
+    assert store.folder == tmp_path / "d3" / "items" / ist.package_fingerprint()[:32]
+    assert ist.default_item_store() is store  # one per setting
+
+
+def test_the_fingerprint_covers_every_file_of_the_package_but_compiled_caches(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    pkg = tmp_path / "pkg"
+    (pkg / "sub" / "__pycache__").mkdir(parents=True)
+    (pkg / "__init__.py").write_text("")
+    (pkg / "sub" / "data.json").write_text("{}")
+    monkeypatch.setattr(ist, "pytest_graphinstruct",
+                        SimpleNamespace(__file__=str(pkg / "__init__.py")))
+    first = ist.package_fingerprint()
+    (pkg / "sub" / "__pycache__" / "x.cpython-311.pyc").write_bytes(b"\0")
+    assert ist.package_fingerprint() == first
+    (pkg / "sub" / "data.json").write_text('{"a": 1}')
+    assert ist.package_fingerprint() != first
+
+
+def test_score_reads_back_what_it_scored_and_reports_the_same(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(ist, "_DEFAULT", {})
+    monkeypatch.setenv(D3_CACHE_ENV, str(tmp_path / "d3"))
+    suite = write_suite(tmp_path / "suite")
+    answers = references_as_answers(suite, tmp_path / "refs.jsonl", k=2)
+    run = build_run_config({"replay": str(answers), "suite": str(suite), "pools": "none"},
+                           rootdir=tmp_path)
+    assert run is not None
+    first = score_recorded(run).report.to_json()
+    stored = list((tmp_path / "d3" / "items").rglob("*.z"))
+    scored = [r for c in first["cells"] for r in c["per_instruction"]  # type: ignore[union-attr]
+              if r["outcome"] in ("passed", "failed")]  # type: ignore[index]
+    assert scored and len(stored) == len(scored)
+
+    def no_verification(*args: object, **kwargs: object) -> None:
+        raise AssertionError("an item in the store was verified again")
+
+    monkeypatch.setattr(Verifier, "verify", no_verification)
+    again = score_recorded(run).report.to_json()
+    first.pop("run"), again.pop("run")
+    assert json.dumps(again, sort_keys=True) == json.dumps(first, sort_keys=True)
+
+
+def test_other_answers_are_scored_not_read(tmp_path: Path,
+                                           monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(ist, "_DEFAULT", {})
+    monkeypatch.setenv(D3_CACHE_ENV, str(tmp_path / "d3"))
+    suite = write_suite(tmp_path / "suite")
+    runs = []
+    for k in (1, 2):
+        answers = references_as_answers(suite, tmp_path / f"refs{k}.jsonl", k=k)
+        run = build_run_config({"replay": str(answers), "suite": str(suite), "pools": "none"},
+                               rootdir=tmp_path)
+        assert run is not None
+        runs.append(score_recorded(run).report)
+    monkeypatch.setenv(D3_CACHE_ENV, "off")
+    monkeypatch.setattr(ist, "_DEFAULT", {})
+    fresh = score_recorded(run).report  # the second file, nothing stored
+    assert [r.to_json() for r in fresh.cells[0].per_instruction] == \
+        [r.to_json() for r in runs[1].cells[0].per_instruction]
+    assert [len(r.samples) for r in runs[1].cells[0].per_instruction] == \
+        [2] * len(runs[1].cells[0].per_instruction)
