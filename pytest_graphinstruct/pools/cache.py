@@ -182,7 +182,7 @@ class PoolCache:
         for f, b in table.blocks.items():
             arrays[f"hist_{f}"] = b.hist
             arrays[f"valid_{f}"] = b.valid
-        with atomic_file(self.path / "features.npz") as tmp, open(tmp, "wb") as fh:
+        with _atomic(self.path / "features.npz") as tmp, open(tmp, "wb") as fh:
             np.savez(fh, **arrays)  # type: ignore[arg-type]
 
 
@@ -195,10 +195,7 @@ def _read_json(path: Path) -> dict[str, Any] | None:
 
 
 @contextlib.contextmanager
-def atomic_file(path: Path) -> Iterator[Path]:
-    """A temporary path beside ``path`` to write; once the block ends without an error it
-    replaces ``path`` at once (readers see the old file or the new one, never a part), made
-    readable by all; otherwise it is removed."""
+def _atomic(path: Path) -> Iterator[Path]:
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     os.close(fd)
     try:
@@ -211,5 +208,5 @@ def atomic_file(path: Path) -> Iterator[Path]:
 
 
 def _write_json(path: Path, data: Mapping[str, Any]) -> None:
-    with atomic_file(path) as tmp:
+    with _atomic(path) as tmp:
         tmp.write_text(json.dumps(data, separators=(",", ":")), encoding="utf-8")

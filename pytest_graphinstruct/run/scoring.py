@@ -87,13 +87,15 @@ class ScoringQueue:
                            d3_device=self.inputs.config.d3_device)
         except Exception:
             scored = [self._score_alone(c) for c, _ in pending]
+        kept: dict[str, ItemResult] = {}
         for (checked, expected), result in zip(pending, scored, strict=True):
             result = self._with_method_details(checked, result)
             if self.store is not None:
-                self.store.put(self._key(checked.instruction, checked.cell, checked.answers),
-                               result)
+                kept[self._key(checked.instruction, checked.cell, checked.answers)] = result
             self.results.append(replace(result, expected_failure=True) if expected
                                 else result)
+        if self.store is not None:
+            self.store.put(kept)
         return self.results
 
     def evaluate(self, inst: Instruction, cell: Cell, answers: Sequence[Answer]) -> ItemResult:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import os
+import sqlite3
 import time
 import zlib
 from pathlib import Path
@@ -38,39 +39,59 @@ def _result() -> ItemResult:
 
 
 def test_a_stored_result_is_read_back_equal(tmp_path: Path) -> None:
-    store = ItemStore(tmp_path / "fp")
+    store = ItemStore(tmp_path, "f" * 64)
     result = _result()
     assert result.outcome == "passed"
     assert store.get("ab" * 32) is None
-    assert store.put("ab" * 32, result)
+    assert store.put({"ab" * 32: result}) == 1
     assert store.get("ab" * 32) == result
     assert store.get("cd" * 32) is None
+    assert ItemStore(tmp_path, "f" * 64).get("ab" * 32) == result  # another process's view
+    assert ItemStore(tmp_path, "e" * 64).get("ab" * 32) is None  # other code: another store
 
 
 def test_only_scored_items_are_kept(tmp_path: Path) -> None:
-    store = ItemStore(tmp_path / "fp")
-    for outcome in ("error", "skipped"):
-        unscored = dataclasses.replace(_result(), outcome=outcome)
-        assert not store.put("ab" * 32, unscored)
-    assert store.get("ab" * 32) is None and not any(tmp_path.rglob("*.z"))
+    store = ItemStore(tmp_path, "f" * 64)
+    unscored = {outcome * 16: dataclasses.replace(_result(), outcome=outcome)
+                for outcome in ("error", "skipped")}
+    assert store.put(unscored) == 0
+    assert all(store.get(key) is None for key in unscored)
 
 
 @pytest.mark.parametrize("content", [b"", b"not zlib", zlib.compress(b"[1, 2]"),
                                      zlib.compress(b'{"instruction_id": 3}')])
-def test_a_file_that_cannot_be_read_is_a_miss(tmp_path: Path, content: bytes) -> None:
-    store = ItemStore(tmp_path / "fp")
-    store.put("ab" * 32, _result())
-    (path,) = tmp_path.rglob("*.z")
-    path.write_bytes(content)
+def test_a_value_that_cannot_be_read_is_a_miss(tmp_path: Path, content: bytes) -> None:
+    store = ItemStore(tmp_path, "f" * 64)
+    store.put({"ab" * 32: _result()})
+    with sqlite3.connect(store.path) as db:
+        db.execute("UPDATE items SET value = ?", (content,))
     assert store.get("ab" * 32) is None
 
 
-def test_a_store_that_cannot_be_written_never_raises(tmp_path: Path) -> None:
+def test_a_database_that_is_not_one_is_a_miss_and_never_raises(tmp_path: Path) -> None:
+    store = ItemStore(tmp_path, "f" * 64)
+    store.path.write_bytes(b"this is not an SQLite database" * 100)
+    assert store.put({"ab" * 32: _result()}) == 0
+    assert store.get("ab" * 32) is None
+    assert store.prune() == 0
     blocker = tmp_path / "file"
     blocker.write_text("x")
-    store = ItemStore(blocker / "fp")  # a folder under a file: every write fails
-    assert not store.put("ab" * 32, _result())
-    assert store.get("ab" * 32) is None
+    unwritable = ItemStore(blocker / "sub", "f" * 64)  # a folder under a file
+    assert unwritable.put({"ab" * 32: _result()}) == 0
+    assert unwritable.get("ab" * 32) is None
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="fork only")
+def test_a_forked_process_uses_its_own_connection(tmp_path: Path) -> None:
+    store = ItemStore(tmp_path, "f" * 64)
+    store.put({"ab" * 32: _result()})  # the parent's connection is open
+    pid = os.fork()
+    if pid == 0:  # pragma: no cover - the child
+        ok = store.get("ab" * 32) is not None and store.put({"cd" * 32: _result()}) == 1
+        os._exit(0 if ok else 1)
+    _, status = os.waitpid(pid, 0)
+    assert os.waitstatus_to_exitcode(status) == 0
+    assert store.get("cd" * 32) == _result()
 
 
 def test_the_key_changes_with_everything_the_result_depends_on() -> None:
@@ -102,33 +123,25 @@ def test_the_key_changes_with_everything_the_result_depends_on() -> None:
     assert key() == key(answers=tuple(ANSWERS))
 
 
-def test_prune_deletes_what_was_not_used_for_keep_days_once_a_day(tmp_path: Path) -> None:
-    root = tmp_path / "items"
-    old_code = ItemStore(root / "old")
-    store = ItemStore(root / "new")
-    for s in (old_code, store):
-        s.put("ab" * 32, _result())
-        s.put("cd" * 32, _result())
+def test_prune_deletes_old_results_and_old_code_stores_once_a_day(tmp_path: Path) -> None:
     now = time.time()
-    stale = now - (ist.KEEP_DAYS + 1) * 86_400
-    for path in [*(root / "old").rglob("*.z"), *(root / "new" / "ab").rglob("*.z")]:
+    day = 86_400.0
+    old_code = ItemStore(tmp_path, "0" * 64)
+    old_code.put({"ab" * 32: _result()})
+    old_code.close()
+    stale = now - (ist.KEEP_DAYS + 1) * day
+    for path in tmp_path.glob("items-0*"):
         os.utime(path, (stale, stale))
-    assert store.prune(now=now) == 3
-    assert not (root / "old").exists()  # a folder left empty goes
+    store = ItemStore(tmp_path, "f" * 64)
+    store.put({"ab" * 32: _result()}, now=now - (ist.KEEP_DAYS + 1) * day)
+    store.put({"cd" * 32: _result()}, now=now - (ist.KEEP_DAYS - 1) * day)
+    assert store.prune(now=now) == 1
+    assert not list(tmp_path.glob("items-0*"))  # older code's store, unused for as long
     assert store.get("ab" * 32) is None and store.get("cd" * 32) is not None
-    os.utime(next((root / "new").rglob("*.z")), (stale, stale))
-    assert store.prune(now=now + 3600) == 0  # pruned within the day: not again
-    assert store.prune(now=now + 2 * 86_400) == 1
-
-
-def test_reading_a_result_keeps_it(tmp_path: Path) -> None:
-    store = ItemStore(tmp_path / "items" / "fp")
-    store.put("ab" * 32, _result())
-    (path,) = tmp_path.rglob("*.z")
-    stale = time.time() - (ist.KEEP_DAYS + 1) * 86_400
-    os.utime(path, (stale, stale))
-    assert store.get("ab" * 32) is not None
-    assert store.prune() == 0 and path.exists()
+    assert store.prune(now=now + 2.5 * day / 3) == 0  # pruned within the day: not again
+    assert store.get("cd" * 32) is not None
+    assert store.prune(now=now + 2.5 * day) == 1  # days later: the other one is old now
+    assert store.get("cd" * 32) is None
 
 
 def test_the_default_store_follows_the_d3_store_setting(
@@ -139,7 +152,7 @@ def test_the_default_store_follows_the_d3_store_setting(
     monkeypatch.setenv(D3_CACHE_ENV, str(tmp_path / "d3"))
     store = ist.default_item_store()
     assert store is not None
-    assert store.folder == tmp_path / "d3" / "items" / ist.package_fingerprint()[:32]
+    assert store.path == tmp_path / "d3" / f"items-{ist.package_fingerprint()[:32]}.sqlite"
     assert ist.default_item_store() is store  # one per setting
 
 
@@ -168,10 +181,12 @@ def test_score_reads_back_what_it_scored_and_reports_the_same(
                            rootdir=tmp_path)
     assert run is not None
     first = score_recorded(run).report.to_json()
-    stored = list((tmp_path / "d3" / "items").rglob("*.z"))
+    (db,) = (tmp_path / "d3").glob("items-*.sqlite")
+    with sqlite3.connect(db) as conn:
+        (stored,) = conn.execute("SELECT COUNT(*) FROM items").fetchone()
     scored = [r for c in first["cells"] for r in c["per_instruction"]  # type: ignore[union-attr]
               if r["outcome"] in ("passed", "failed")]  # type: ignore[index]
-    assert scored and len(stored) == len(scored)
+    assert scored and stored == len(scored)
 
     def no_verification(*args: object, **kwargs: object) -> None:
         raise AssertionError("an item in the store was verified again")
