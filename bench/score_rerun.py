@@ -29,7 +29,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import shutil
 import statistics
 import sys
 import tempfile
@@ -74,7 +73,8 @@ def main() -> int:
                      "auto")]
             for run, stores, jobs in runs:
                 if "emptied" in run:
-                    shutil.rmtree(fresh / "items", ignore_errors=True)
+                    for db in fresh.glob("items-*.sqlite*"):
+                        db.unlink()
                 env = {**ENV, **refs, **stores}
                 out = Path(tmp) / f"report{len(reports)}.json"
                 spin = _timed([sys.executable, "-c", SPIN])
