@@ -620,6 +620,9 @@ def _score(args: argparse.Namespace) -> int:
     for lv, row in sorted(cell.per_level.items()):
         score = "—" if row.level_score is None else f"{row.level_score:.4f}"
         print(f"  L{lv}: {row.items} instructions, {row.passed} passed, level score {score}")
+    if scored.recalled:
+        print(f"{scored.recalled} item(s) scored before with the same answers were read from "
+              "the item store (GI_D3_CACHE=off scores every item again)")
     return 0
 
 

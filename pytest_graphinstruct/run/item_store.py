@@ -36,7 +36,6 @@ import contextlib
 import hashlib
 import json
 import os
-import sqlite3
 import sys
 import threading
 import time
@@ -54,6 +53,11 @@ from pytest_graphinstruct.run.records.results import ItemResult
 from pytest_graphinstruct.score import gcn_store
 from pytest_graphinstruct.suite.instruction import Instruction
 from pytest_graphinstruct.vocab import PassRule
+
+try:
+    import sqlite3
+except ImportError:  # pragma: no cover - a Python built without SQLite: no store
+    sqlite3 = None  # type: ignore[assignment]
 
 KEEP_DAYS = 30
 """A result stored this many days ago is deleted by :meth:`ItemStore.prune` (and is computed
@@ -193,15 +197,16 @@ _DEFAULT_LOCK = threading.Lock()
 
 
 def default_item_store() -> ItemStore | None:
-    """The process's item store as :data:`~.gcn_store.ENV` says (``None``: off, or no folder
-    to put it in), pruned when it is opened (:meth:`ItemStore.prune`); one per setting."""
+    """The process's item store as :data:`~.gcn_store.ENV` says (``None``: off, no folder to
+    put it in, or a Python without :mod:`sqlite3`), pruned when it is opened
+    (:meth:`ItemStore.prune`); one per setting."""
     setting = os.environ.get(gcn_store.ENV, "")
     with _DEFAULT_LOCK:
         if setting not in _DEFAULT:
             store: ItemStore | None = None
             try:
                 folder = gcn_store.store_folder()
-                if folder is not None:
+                if folder is not None and sqlite3 is not None:
                     store = ItemStore(folder, package_fingerprint())
                     store.prune()
                     store.close()  # opened again on first use, after any fork

@@ -53,6 +53,8 @@ class ScoredRecording:
     #: the count line and the first skipped lines, each naming its line and why (empty when
     #: nothing was skipped); the report's ``run.replay_problems`` keeps them
     warnings: tuple[str, ...]
+    #: items whose results were read from the item store, not checked and scored again
+    recalled: int = 0
 
     def nothing_to_score(self) -> str | None:
         """Why the file gave no record to score (``None``: it gave some, or only unknown ids,
@@ -113,9 +115,10 @@ def score_recorded(run: RunConfig, *, limits: Limits | None = None,
         items = [(inst, cell) for cell in run.cells for inst in chosen]
         jobs = min(jobs, max(1, len(items) // MIN_ITEMS_PER_JOB))
         if jobs > 1 and can_fork() and run.d3_device == "cpu":  # CUDA does not survive fork
-            results = _in_parts(bench, items, jobs)
+            results, recalled = _in_parts(bench, items, jobs)
         else:
             results = _score_items(bench, items)
+            recalled = bench.scoring.recalled
         coverage = Coverage(selected=len(items))
         report = bench.report(results, coverage=coverage)
     finally:
@@ -132,7 +135,8 @@ def score_recorded(run: RunConfig, *, limits: Limits | None = None,
         missing=tuple(i.id for i in bench.suite if i.id not in recorded),
         unknown=tuple(sorted({p.instruction_id for p in bench.replay_problems
                               if p.kind == "unknown_id" and p.instruction_id is not None})),
-        warnings=tuple(check.lines_to_show()) if check is not None and check.total else ())
+        warnings=tuple(check.lines_to_show()) if check is not None and check.total else (),
+        recalled=recalled)
 
 
 def _score_items(bench: BenchmarkSession,
@@ -155,18 +159,20 @@ def _score_items(bench: BenchmarkSession,
 _FORKED: tuple[BenchmarkSession, Sequence[tuple[Instruction, Cell]], int] | None = None
 
 
-def _part(k: int) -> list[JsonObject]:
-    """In a forked process: part ``k`` of the parent's items, scored, as JSON records."""
+def _part(k: int) -> tuple[int, list[JsonObject]]:
+    """In a forked process: part ``k`` of the parent's items, scored, as JSON records, and
+    how many of them were read from the item store."""
     assert _FORKED is not None
     bench, items, jobs = _FORKED
     results = _score_items(bench, items[k::jobs])
     bench.inputs.flush_pools()  # what the part learned (a forked worker runs no atexit)
-    return [r.to_json() for r in results]
+    return bench.scoring.recalled, [r.to_json() for r in results]
 
 
 def _in_parts(bench: BenchmarkSession, items: Sequence[tuple[Instruction, Cell]],
-              jobs: int) -> list[ItemResult]:
-    """The results of ``items`` scored in ``jobs`` forked processes, in item order."""
+              jobs: int) -> tuple[list[ItemResult], int]:
+    """The results of ``items`` scored in ``jobs`` forked processes, in item order, and how
+    many were read from the item store."""
     global _FORKED
     _ = bench.inputs.pools  # read once here (a bad pool directory fails before any fork)
     _FORKED = (bench, items, jobs)
@@ -187,5 +193,6 @@ def _in_parts(bench: BenchmarkSession, items: Sequence[tuple[Instruction, Cell]]
     finally:
         _FORKED = None
     order = {(inst.id, cell.label): n for n, (inst, cell) in enumerate(items)}
-    results = [ItemResult.from_json(r) for part in parts for r in part]
-    return sorted(results, key=lambda r: order[r.instruction_id, r.cell])
+    results = [ItemResult.from_json(r) for _, part in parts for r in part]
+    return (sorted(results, key=lambda r: order[r.instruction_id, r.cell]),
+            sum(n for n, _ in parts))

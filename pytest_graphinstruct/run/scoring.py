@@ -36,6 +36,7 @@ class ScoringQueue:
         self.verifier = verifier
         self.store = store if inputs.config.d3_device == "cpu" else None
         self.results: list[ItemResult] = []
+        self.recalled = 0  #: results read from the store by :meth:`recall`
         self._pending: list[tuple[Checked, bool]] = []
 
     def check(self, inst: Instruction, cell: Cell, answers: Sequence[Answer]) -> Checked:
@@ -63,6 +64,7 @@ class ScoringQueue:
         if hit is None:
             return False
         self.results.append(hit)
+        self.recalled += 1
         return True
 
     def record_error(self, inst: Instruction, cell: Cell, answers: Sequence[Answer], *,

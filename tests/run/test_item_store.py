@@ -13,9 +13,11 @@ from types import SimpleNamespace
 
 import pytest
 
+from pytest_graphinstruct.__main__ import main
 from pytest_graphinstruct.answers import Answer, Usage
 from pytest_graphinstruct.graphs.model import Limits
 from pytest_graphinstruct.run import item_store as ist
+from pytest_graphinstruct.run import score_recorded as sr
 from pytest_graphinstruct.run.config import Cell, build_run_config
 from pytest_graphinstruct.run.evaluate import evaluate
 from pytest_graphinstruct.run.item_store import ItemStore, item_key
@@ -188,10 +190,7 @@ def test_score_reads_back_what_it_scored_and_reports_the_same(
               if r["outcome"] in ("passed", "failed")]  # type: ignore[index]
     assert scored and stored == len(scored)
 
-    def no_verification(*args: object, **kwargs: object) -> None:
-        raise AssertionError("an item in the store was verified again")
-
-    monkeypatch.setattr(Verifier, "verify", no_verification)
+    monkeypatch.setattr(Verifier, "verify", _no_verification)
     again = score_recorded(run).report.to_json()
     first.pop("run"), again.pop("run")
     assert json.dumps(again, sort_keys=True) == json.dumps(first, sort_keys=True)
@@ -216,3 +215,32 @@ def test_other_answers_are_scored_not_read(tmp_path: Path,
         [r.to_json() for r in runs[1].cells[0].per_instruction]
     assert [len(r.samples) for r in runs[1].cells[0].per_instruction] == \
         [2] * len(runs[1].cells[0].per_instruction)
+
+
+@pytest.mark.skipif(not sr.can_fork(), reason="parts are forked on Linux only")
+def test_parts_store_and_read_back_as_one_process_does(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    monkeypatch.setattr(ist, "_DEFAULT", {})
+    monkeypatch.setenv(D3_CACHE_ENV, str(tmp_path / "d3"))
+    monkeypatch.setattr(sr, "MIN_ITEMS_PER_JOB", 1)  # the tiny suite still splits
+    suite = write_suite(tmp_path / "suite")
+    answers = references_as_answers(suite, tmp_path / "refs.jsonl", k=2)
+    args = ["score", "--suite", str(suite), "--responses", str(answers), "--pools", "none",
+            "--jobs", "2"]
+    assert main([*args, "--report", str(tmp_path / "first.json")]) == 0
+    assert "read from the item store" not in capsys.readouterr().out
+    monkeypatch.setattr(Verifier, "verify", _no_verification)  # the forked parts inherit it
+    assert main([*args, "--report", str(tmp_path / "again.json")]) == 0
+    out = capsys.readouterr().out
+    first, again = (json.loads((tmp_path / f"{n}.json").read_text(encoding="utf-8"))
+                    for n in ("first", "again"))
+    first.pop("run"), again.pop("run")
+    assert again == first
+    scored = sum(r["outcome"] in ("passed", "failed")
+                 for c in first["cells"] for r in c["per_instruction"])
+    assert f"{scored} item(s) scored before with the same answers were read" in out
+
+
+def _no_verification(*args: object, **kwargs: object) -> None:
+    raise AssertionError("an item in the store was verified again")
