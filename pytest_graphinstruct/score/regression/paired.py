@@ -106,11 +106,14 @@ def flip_p_values(d: np.ndarray, *, draws: int = MIN_DRAWS, seed: int = DEFAULT_
     if draws < 1:
         raise ValueError(f"flip_p_values: need at least one draw, got {draws}")
     n = x.shape[1]
-    # sums that are 0 in exact arithmetic count as ≥ 0 whatever the rounding
-    slack = 1e-9 * np.abs(x).sum(axis=1)
+    # Σ_F d_i ≥ 0 tested as Σ_F g(d_i) ≥ 0 with g(t) = t + 1e-9·|t|: a sum that is 0 in exact
+    # arithmetic counts as ≥ 0 whatever its rounding (it errs by ≪ 1e-9·Σ_F |d_i|), and g is
+    # increasing, so d' ≤ d still gives p' ≤ p (a slack of the whole row's Σ|d| did not: a
+    # row of larger differences forgave its subsets more)
+    g = x + 1e-9 * np.abs(x)
     counts = np.zeros(x.shape[0])
     for block in _subset_blocks(n, draws, seed, stream):
-        counts += np.sum(x @ block.T >= -slack[:, None], axis=1)
+        counts += np.sum(g @ block.T >= 0.0, axis=1)
     p = (1.0 + counts) / (1.0 + draws)
     return p[0:1].reshape(()) if flat else p
 
