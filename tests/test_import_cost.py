@@ -130,13 +130,16 @@ def test_xdist_workers_of_levels_0_to_2_never_import_torch(tmp_path: Path) -> No
 
 
 @pytest.mark.slow  # pytest runs in subprocesses, two xdist workers
-def test_the_xdist_controller_never_loads_the_scoring_side(tmp_path: Path) -> None:
+@pytest.mark.parametrize("shipped", [False, True], ids=["levels-0-1", "shipped-with-level-5"])
+def test_the_xdist_controller_never_loads_the_scoring_side(tmp_path: Path,
+                                                           shipped: bool) -> None:
     # The controller only merges the workers' results and writes the report: importing the
     # parser, the verifier, the pools and D1-D5 (networkx and SciPy among them, ~0.6 s) would
-    # delay the workers' spawn or come after they finished, on the run's critical path.
-    suite = write_suite(tmp_path / "suite")
-    proc, loaded = _plugin_run_loaded(tmp_path, "-n", "2", "--gi-model=oracle",
-                                      f"--gi-suite={suite}", "--gi-levels=0,1",
+    # delay the workers' spawn or come after they finished, on the run's critical path.  Its
+    # suite's L5 base graphs are parsed only where used (Instruction.base), not at its load.
+    args = ([f"--gi-suite={ROOT / 'instructions'}", "--gi-levels=1,5", "--gi-per-level=2"]
+            if shipped else [f"--gi-suite={write_suite(tmp_path / 'suite')}", "--gi-levels=0,1"])
+    proc, loaded = _plugin_run_loaded(tmp_path, "-n", "2", "--gi-model=oracle", *args,
                                       "--gi-report=report.json", modules=SCORING)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert (tmp_path / "report.json").is_file()

@@ -80,13 +80,14 @@ def base_graph_text(instruction: Instruction) -> str | None:
 
     The canonical code-style text of the parsed base (:func:`serialize`, keeping the base's
     name), so the dataset's quirks (node lists written twice, a header ``nodes=`` that is double
-    the real count) are not passed on; the raw ``base_graph`` text only if it was never parsed.
+    the real count) are not passed on.
+
+    Raises:
+        GraphInstructError: the base graph is malformed (a suite loaded without parsing its
+            base graphs: :attr:`Instruction.base`).
     """
-    if instruction.base is not None:
-        return serialize(instruction.base)
-    if instruction.base_graph is not None:
-        return instruction.base_graph.strip()
-    return None
+    base = instruction.base
+    return None if base is None else serialize(base)
 
 
 def task_text(instruction: Instruction, templates: TemplateSet = PACKAGED) -> str:

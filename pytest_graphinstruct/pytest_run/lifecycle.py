@@ -66,7 +66,8 @@ class RunLifecyclePlugin:
             raise state.usage(problem)
         mark_started(state.run.report)
         try:
-            state.inputs = preflight(state.run, pools=not state.controller)
+            state.inputs = preflight(state.run, pools=not state.controller,
+                                     parse_bases=not state.controller)
             state.notes.extend(state.inputs.notes)  # stale cached answers, the snapshot served
             state.served = state.inputs.served
             if state.local is not None:

@@ -48,7 +48,7 @@ class RunInputs:
     pools: ReferencePools | None = None
 
 
-def preflight(config: RunConfig, *, pools: bool = True) -> RunInputs:
+def preflight(config: RunConfig, *, pools: bool = True, parse_bases: bool = True) -> RunInputs:
     """Load the suite, read the recorded answers, build every model's backend, ask each
     HTTP endpoint once whether it answers (``GET /models``; any HTTP status counts) and which
     snapshot it serves (a 1-token chat completion), and compare that with the snapshots of
@@ -61,6 +61,9 @@ def preflight(config: RunConfig, *, pools: bool = True) -> RunInputs:
     controller passes ``False``: reading them would load the verifier before its workers
     start (they read the pools when they first score, from the cache of verified shards: a
     broken pool directory is then an error of every item that needs it, naming the problem).
+    ``parse_bases``: parse the L5 base graphs while loading the suite (:func:`load_suite`); an
+    xdist controller passes ``False`` (the parser imports networkx, ~0.15 s before its workers
+    start; they parse them at collection, where a malformed one stops the run).
 
     Returns:
         The suite, recorded answers and cache read (a session of this process need not read
@@ -80,7 +83,7 @@ def preflight(config: RunConfig, *, pools: bool = True) -> RunInputs:
             live (:func:`check_live_batches`); ``--gi-d3-device=cuda`` and CUDA is not
             usable.
     """
-    suite = load_suite(config.suite, levels=config.levels)
+    suite = load_suite(config.suite, levels=config.levels, parse_bases=parse_bases)
     _check_baseline(config, suite)
     needs_pools = pools and not config.dry_run and bool({3, 4} & {i.level for i in suite})
     pools_read = load_pools(config) if needs_pools else None

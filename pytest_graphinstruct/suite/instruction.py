@@ -32,7 +32,7 @@ class Instruction:
         references: reference solutions as code-style strings (empty for infeasible ones).
         feasible: ``False`` for deliberately infeasible instructions.
         domain: L4 domain, else ``None``.
-        base_graph: L5 base graph text, else ``None``; ``base`` is its parsed form.
+        base_graph: L5 base graph text, else ``None``; :attr:`base` is its parsed form.
         graph_edits / reasoning_steps / solution_verification: L5 metadata, kept verbatim.
         source: the file the record came from (for error messages).
         template: the record's ``template`` field (our suites name the template that made each
@@ -49,7 +49,6 @@ class Instruction:
     feasible: bool = True
     domain: str | None = None
     base_graph: str | None = None
-    base: ParsedGraph | None = field(default=None, compare=False, repr=False)
     graph_edits: tuple[str, ...] = ()
     reasoning_steps: tuple[Mapping[str, Any], ...] = ()
     solution_verification: Mapping[str, Any] = field(
@@ -64,6 +63,21 @@ class Instruction:
             if c.key == key:
                 return c
         return None
+
+    @cached_property
+    def base(self) -> ParsedGraph | None:
+        """``base_graph`` parsed, else ``None``: parsed by the loader where it validated the
+        suite (:func:`~.loader.load_suite`), else on first use.
+
+        Raises:
+            GraphInstructError: ``base_graph`` is not a valid graph (only on a first use: the
+                loader reports it with the suite's other problems).
+        """
+        if self.base_graph is None:
+            return None
+        from pytest_graphinstruct.graphs.parse import parse_graph
+
+        return parse_graph(self.base_graph)
 
     @cached_property
     def graph_type(self) -> str | None:

@@ -63,12 +63,17 @@ class Suite:
         return sum(len(i.references) for i in self.instructions)
 
 
-def load_suite(root: str | Path, levels: Iterable[int] | None = None) -> Suite:
+def load_suite(root: str | Path, levels: Iterable[int] | None = None, *,
+               parse_bases: bool = True) -> Suite:
     """Load the suite under ``root``.
 
     Args:
         root: a directory holding ``level_<L>.json`` files, or one such file.
         levels: restrict to these levels (default: every level file present).
+        parse_bases: parse every L5 base graph now (a malformed one is a problem of the
+            suite); ``False``: each is parsed on its first use (:attr:`Instruction.base`),
+            and the parser (and networkx) is not imported for them — the xdist controller's,
+            which starts its workers after loading the suite and seldom needs a base graph.
 
     Returns:
         The suite, instructions ordered by level then file order.
@@ -102,7 +107,7 @@ def load_suite(root: str | Path, levels: Iterable[int] | None = None) -> Suite:
     instructions: list[Instruction] = []
     seen: dict[str, str] = {}
     for f in files:
-        for inst in _load_file(f, errors):
+        for inst in _load_file(f, errors, parse_bases):
             if inst.id in seen:
                 errors.append(f"{f}: {inst.id}: duplicate id (also in {seen[inst.id]})")
                 continue
@@ -120,7 +125,7 @@ def load_suite(root: str | Path, levels: Iterable[int] | None = None) -> Suite:
     return Suite(tuple(instructions), root=str(path))
 
 
-def _load_file(f: Path, errors: list[str]) -> list[Instruction]:
+def _load_file(f: Path, errors: list[str], parse_bases: bool = True) -> list[Instruction]:
     try:
         data = json.loads(f.read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError) as exc:
@@ -137,7 +142,8 @@ def _load_file(f: Path, errors: list[str]) -> list[Instruction]:
     file_level = int(m.group(1)) if m else None
     out = []
     for pos, record in enumerate(data):
-        inst = instruction_from_record(record, source=str(f), position=pos, errors=errors)
+        inst = instruction_from_record(record, source=str(f), position=pos, errors=errors,
+                                       parse_base=parse_bases)
         if inst is None:
             continue
         if file_level is not None and inst.level != file_level:
@@ -150,15 +156,17 @@ def _load_file(f: Path, errors: list[str]) -> list[Instruction]:
 
 
 def instruction_from_record(
-    record: Any, *, source: str = "<record>", position: int = 0, errors: list[str] | None = None
+    record: Any, *, source: str = "<record>", position: int = 0, errors: list[str] | None = None,
+    parse_base: bool = True,
 ) -> Instruction | None:
     """Build one :class:`Instruction` from a JSON record.
 
     Problems are appended to ``errors`` (and ``None`` returned) when a list is given; otherwise
-    the first problem raises :class:`SuiteError`.
+    the first problem raises :class:`SuiteError`.  ``parse_base``: parse an L5 base graph now
+    (a malformed one is a problem), else on its first use (:attr:`Instruction.base`).
     """
     problems: list[str] = []
-    inst = _build(record, source, position, problems)
+    inst = _build(record, source, position, problems, parse_base)
     if problems:
         if errors is None:
             raise SuiteError("\n".join(problems))
@@ -167,7 +175,8 @@ def instruction_from_record(
     return inst
 
 
-def _build(record: Any, source: str, position: int, problems: list[str]) -> Instruction | None:
+def _build(record: Any, source: str, position: int, problems: list[str],
+           parse_base: bool = True) -> Instruction | None:
     where = f"{source}: record #{position}"
     if not isinstance(record, Mapping):
         problems.append(f"{where}: expected an object, got {type(record).__name__}")
@@ -210,7 +219,7 @@ def _build(record: Any, source: str, position: int, problems: list[str]) -> Inst
     if base_text is not None:
         if not isinstance(base_text, str):
             problems.append(f"{where}: 'base_graph' must be a string")
-        else:
+        elif parse_base:
             from pytest_graphinstruct.graphs.parse import parse_graph
 
             try:
@@ -229,7 +238,7 @@ def _build(record: Any, source: str, position: int, problems: list[str]) -> Inst
     if problems:
         return None
     assert isinstance(rid, str)  # else a problem was recorded above
-    return Instruction(
+    inst = Instruction(
         id=rid,
         level=level,
         text=text,
@@ -240,13 +249,15 @@ def _build(record: Any, source: str, position: int, problems: list[str]) -> Inst
         feasible=feasible,
         domain=domain,
         base_graph=base_text,
-        base=base,
         graph_edits=tuple(edits),
         reasoning_steps=tuple(MappingProxyType(dict(s)) for s in steps),
         solution_verification=MappingProxyType(dict(verification)),
         source=source,
         template=template,
     )
+    if base is not None:
+        inst.__dict__["base"] = base  # parsed here: Instruction.base (a cached property) keeps it
+    return inst
 
 
 def _strings(record: Mapping[str, Any], key: str, where: str, problems: list[str]) -> list[str]:

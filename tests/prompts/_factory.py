@@ -6,7 +6,6 @@ from collections.abc import Iterable
 
 import networkx as nx
 
-from pytest_graphinstruct.graphs.parse import parse_graph
 from pytest_graphinstruct.graphs.serialize import serialize
 from pytest_graphinstruct.suite.constraints import parse_constraint
 from pytest_graphinstruct.suite.instruction import Instruction
@@ -51,7 +50,6 @@ def make(
         feasible=feasible,
         domain=domain,
         base_graph=base_text,
-        base=parse_graph(base_text) if base_text is not None else None,
         graph_edits=tuple(edits),
     )
 

@@ -111,11 +111,12 @@ def test_l5_base_graph_is_canonical_not_the_quirky_raw_text() -> None:
     assert user.count("'3'") == 2  # once in node_list, once in edge_list
 
 
-def test_raw_base_graph_used_when_never_parsed() -> None:
+def test_the_base_graph_is_shown_as_parsed() -> None:
     inst = make("L5-010", text="Do it.")
-    raw = "Graph[name='b'] { node_list = [0]; }"
-    inst = replace(inst, base_graph=raw, base=None)
-    assert task_text(inst) == f"Base graph:\n\n{raw}\n\nTask: Do it."
+    raw = "Graph[name='b'] { node_list = [0, 0]; }"  # a quirk of the dataset: a node twice
+    inst = replace(inst, base_graph=raw)
+    assert task_text(inst) == ("Base graph:\n\nGraph[name='b', directed=false, nodes=1] {\n"
+                               "    node_list = ['0'];\n    edge_list = [];\n}\n\nTask: Do it.")
     assert family(inst) == "edit"
 
 

@@ -64,7 +64,12 @@ def test_a_bad_reference_raises_graph_syntax_error_when_read() -> None:
         _ = i.reference_graphs
 
 
-def test_the_parsed_base_is_not_compared() -> None:
-    a = inst(base_graph=PATH, base=parse_graph(PATH))
-    assert a == dataclasses.replace(a, base=None)
+def test_the_base_is_base_graph_parsed_on_first_use_and_not_compared() -> None:
+    a = inst(base_graph=PATH)
+    assert "base" not in a.__dict__ and "base=" not in repr(a)
+    assert a.base is not None
+    assert sorted(a.base.graph.edges()) == sorted(parse_graph(PATH).graph.edges())
+    assert "base" in a.__dict__  # kept
+    assert a == dataclasses.replace(a)  # one parsed, the other not: equal
     assert a != dataclasses.replace(a, base_graph=None)
+    assert dataclasses.replace(a, base_graph=None).base is None

@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from pytest_graphinstruct.errors import SuiteError
+from pytest_graphinstruct.errors import GraphInstructError, SuiteError
 from pytest_graphinstruct.suite.constraints import Op
 from pytest_graphinstruct.suite.loader import instruction_from_record, load_suite
 
@@ -136,3 +136,31 @@ def test_official_suite_loads_unchanged(official_suite_dir: Path) -> None:
         "communication", "ecological", "molecular"}
     # the loader keeps what it does not interpret
     assert all(len(i.graph_edits) == 2 and i.reasoning_steps for i in l5)
+
+
+def test_base_graphs_can_wait_for_their_first_use(tmp_path: Path) -> None:
+    base = "Graph[name='b'] { node_list = [0, 1, 2]; edge_list = [(0, 1), (1, 2)]; }"
+    write_suite(tmp_path, {1: [record(base_graph=base)]})
+    (now,) = load_suite(tmp_path)
+    assert "base" in now.__dict__  # parsed at load
+    (later,) = load_suite(tmp_path, parse_bases=False)
+    assert "base" not in later.__dict__
+    assert now == later
+    assert later.base is not None and now.base is not None
+    edges = sorted(later.base.graph.edges())
+    assert edges == sorted(now.base.graph.edges()) == [("0", "1"), ("1", "2")]
+    assert later.base is later.base  # parsed once
+    (tmp_path / "plain").mkdir()
+    (none,) = load_suite(write_suite(tmp_path / "plain", {1: [record()]}), parse_bases=False)
+    assert none.base is None
+
+
+def test_a_malformed_base_graph_not_parsed_at_load_fails_its_first_use(tmp_path: Path) -> None:
+    write_suite(tmp_path, {1: [record(base_graph="Graph[name='b'] { edge_list = [(0,")]})
+    (inst,) = load_suite(tmp_path, parse_bases=False)  # the suite's other checks still ran
+    with pytest.raises(GraphInstructError, match="where a value was expected"):
+        _ = inst.base
+    with pytest.raises(SuiteError, match="not a valid graph"):
+        instruction_from_record(record(base_graph=inst.base_graph))
+    lazy = instruction_from_record(record(base_graph=inst.base_graph), parse_base=False)
+    assert lazy is not None and lazy.base_graph == inst.base_graph
