@@ -86,14 +86,19 @@ def test_a_database_that_is_not_one_is_a_miss_and_never_raises(tmp_path: Path) -
 @pytest.mark.skipif(not hasattr(os, "fork"), reason="fork only")
 def test_a_forked_process_uses_its_own_connection(tmp_path: Path) -> None:
     store = ItemStore(tmp_path, "f" * 64)
-    store.put({"ab" * 32: _result()})  # the parent's connection is open
+    result = _result()
+    store.put({"ab" * 32: result})  # the parent's connection is open
     pid = os.fork()
-    if pid == 0:  # pragma: no cover - the child
-        ok = store.get("ab" * 32) is not None and store.put({"cd" * 32: _result()}) == 1
-        os._exit(0 if ok else 1)
+    if pid == 0:  # pragma: no cover - the child: never returns into pytest
+        code = 1
+        try:
+            ok = store.get("ab" * 32) == result and store.put({"cd" * 32: result}) == 1
+            code = 0 if ok else 1
+        finally:
+            os._exit(code)
     _, status = os.waitpid(pid, 0)
     assert os.waitstatus_to_exitcode(status) == 0
-    assert store.get("cd" * 32) == _result()
+    assert store.get("cd" * 32) == result
 
 
 def test_the_key_changes_with_everything_the_result_depends_on() -> None:
