@@ -117,8 +117,7 @@ def score_recorded(run: RunConfig, *, limits: Limits | None = None,
         if jobs > 1 and can_fork() and run.d3_device == "cpu":  # CUDA does not survive fork
             results, recalled = _in_parts(bench, items, jobs)
         else:
-            results = _score_items(bench, items)
-            recalled = bench.scoring.recalled
+            results, recalled = _score_items(bench, items)
         coverage = Coverage(selected=len(items))
         report = bench.report(results, coverage=coverage)
     finally:
@@ -140,9 +139,12 @@ def score_recorded(run: RunConfig, *, limits: Limits | None = None,
 
 
 def _score_items(bench: BenchmarkSession,
-                 items: Sequence[tuple[Instruction, Cell]]) -> list[ItemResult]:
-    """Check and score ``items`` in this process (or read their stored results); every
-    result recorded in it, in item order."""
+                 items: Sequence[tuple[Instruction, Cell]]) -> tuple[list[ItemResult], int]:
+    """Check and score ``items`` in this process (or read their stored results): their
+    results, in item order, and how many were read from the item store.  Only these items':
+    a forked process of the pool may have scored another part before (its queue keeps
+    every result it recorded)."""
+    before, recalled = len(bench.scoring.results), bench.scoring.recalled
     bench.prefetch(items)
     for inst, cell in items:
         answers = bench.answers(inst, cell)
@@ -152,7 +154,8 @@ def _score_items(bench: BenchmarkSession,
         elif not bench.recall(inst, cell, answers):
             bench.record(bench.check(inst, cell, answers))
     order = {(inst.id, cell.label): n for n, (inst, cell) in enumerate(items)}
-    return sorted(bench.flush(), key=lambda r: order[r.instruction_id, r.cell])
+    results = sorted(bench.flush()[before:], key=lambda r: order[r.instruction_id, r.cell])
+    return results, bench.scoring.recalled - recalled
 
 
 # what a forked part reads: set by the parent right before it forks, never pickled
@@ -164,9 +167,9 @@ def _part(k: int) -> tuple[int, list[JsonObject]]:
     how many of them were read from the item store."""
     assert _FORKED is not None
     bench, items, jobs = _FORKED
-    results = _score_items(bench, items[k::jobs])
+    results, recalled = _score_items(bench, items[k::jobs])
     bench.inputs.flush_pools()  # what the part learned (a forked worker runs no atexit)
-    return bench.scoring.recalled, [r.to_json() for r in results]
+    return recalled, [r.to_json() for r in results]
 
 
 def _in_parts(bench: BenchmarkSession, items: Sequence[tuple[Instruction, Cell]],

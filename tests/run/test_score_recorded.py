@@ -90,6 +90,22 @@ def test_scoring_in_parts_gives_the_report_of_one_process(
 
 
 @pytest.mark.skipif(not sr.can_fork(), reason="parts are forked on Linux only")
+def test_a_process_of_the_pool_that_scores_several_parts_returns_each_part_once(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # the pool hands a part to whichever process is free: one may score two or all of them
+    # (its queue then holds every result it recorded), which happened at random before
+    run = _recorded_run(tmp_path)
+    alone = score_recorded(run).report.to_json()
+    monkeypatch.setattr(sr, "MIN_ITEMS_PER_JOB", 1)
+    pool = sr.ProcessPoolExecutor
+    monkeypatch.setattr(sr, "ProcessPoolExecutor",
+                        lambda jobs, mp_context: pool(1, mp_context=mp_context))
+    parted = score_recorded(run, jobs=3).report.to_json()
+    alone.pop("run"), parted.pop("run")
+    assert parted == alone
+
+
+@pytest.mark.skipif(not sr.can_fork(), reason="parts are forked on Linux only")
 def test_a_part_that_fails_or_dies_fails_the_command_saying_so(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     run = _recorded_run(tmp_path)
