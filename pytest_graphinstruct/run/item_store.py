@@ -33,6 +33,7 @@ it: a pytest item needs the verdicts of its answers for its assertion, not only 
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import hashlib
 import json
 import os
@@ -165,11 +166,12 @@ class ItemStore:
 def item_key(instruction: Instruction, cell: Cell, answers: Sequence[Answer], *,
              pass_rule: PassRule, limits: Limits, pools: ReferencePools | None) -> str:
     """The key of one item's result: sha256 over everything it depends on besides the code
-    and the machine (see the module docstring)."""
+    and the machine (see the module docstring) — the instruction's every field but the file
+    it was read from (a suite moved or checked out elsewhere is the same suite)."""
     pool_ids = None if pools is None else tuple(
         (level, pool.name, pool.content_hash) for level, pool in sorted(pools.pools.items()))
-    return gcn_store.result_key("item", instruction, cell, tuple(answers), pass_rule, limits,
-                                pool_ids)
+    return gcn_store.result_key("item", dataclasses.replace(instruction, source=""), cell,
+                                tuple(answers), pass_rule, limits, pool_ids)
 
 
 def package_fingerprint() -> str:

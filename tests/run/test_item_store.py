@@ -128,6 +128,7 @@ def test_the_key_changes_with_everything_the_result_depends_on() -> None:
     ]
     assert len(set(variants)) == len(variants)
     assert key() == key(answers=tuple(ANSWERS))
+    assert key() == key(instruction=dataclasses.replace(INST, source="/elsewhere/level_1.json"))
 
 
 def test_prune_deletes_old_results_and_old_code_stores_once_a_day(tmp_path: Path) -> None:
