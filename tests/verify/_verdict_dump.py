@@ -19,7 +19,6 @@ import sys
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 
-from pytest_graphinstruct.graphs.parse import parse_graph
 from pytest_graphinstruct.suite.instruction import Instruction
 from pytest_graphinstruct.suite.loader import constraints_of, load_suite
 from pytest_graphinstruct.verify.verifier import DEFAULT_VERIFIER
@@ -114,8 +113,7 @@ _STRUCTURAL = ("acyclic=true", "bipartite=true", "planar=true", "connected=true"
 def _instruction(iid: str, text: str, explicit: Iterable[str], base: str | None = None,
                  ) -> Instruction:
     return Instruction(id=iid, level=5 if base else 2, text=text,
-                       explicit=constraints_of(list(explicit)), base_graph=base,
-                       base=parse_graph(base) if base else None)
+                       explicit=constraints_of(list(explicit)), base_graph=base)
 
 
 def fixed_answers() -> Iterator[tuple[Instruction, str]]:
