@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.fresh_python import fresh_python
 from tests.plugin._suite import TREE4, write_suite
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -167,8 +168,7 @@ def test_the_plugins_entry_point_never_imports_scipy_stats_or_torch() -> None:
             "import pytest_graphinstruct.run.gate.verdict\n"
             "print(sorted(m for m in ('scipy.stats', 'torch', 'torch_geometric') "
             "if m in sys.modules))")
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                         check=True, cwd=ROOT).stdout.strip()
+    out = fresh_python(code, cwd=ROOT)
     assert out == "[]"
 
 
@@ -183,8 +183,7 @@ def test_the_preflight_of_an_oracle_run_loads_no_verifier(tmp_path: Path) -> Non
             "assert len(preflight(run, pools=False).suite) == 800\n"
             "print(sorted(m for m in sys.modules if m.startswith('pytest_graphinstruct.verify.')"
             " and m.rsplit('.', 1)[1] in ('verifier', 'checks', 'properties')))")
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                         check=True, cwd=tmp_path).stdout.strip()
+    out = fresh_python(code, cwd=tmp_path)
     assert out == "[]"
 
 

@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-import subprocess
-import sys
 from typing import Any
 
 import pytest
 
 from pytest_graphinstruct.lazy import lazy_attribute
+from tests.fresh_python import fresh_python
 
 
 def test_a_name_is_imported_from_its_module_and_kept() -> None:
@@ -35,6 +34,5 @@ def test_the_packages_import_their_heavy_parts_on_first_use() -> None:
             "assert g.parse_graph is g.parse_graph and m.AnswerCache and p.build_messages\n"
             "assert gi.load_suite and gi.strategies\n"
             "print(before, 'networkx' in sys.modules, 'g' if 'parse_graph' in vars(g) else '')")
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                         check=True).stdout.strip()
+    out = fresh_python(code)
     assert out == "[] True g"

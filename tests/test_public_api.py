@@ -5,10 +5,9 @@ for the plugin) loads none of them."""
 from __future__ import annotations
 
 import importlib
-import subprocess
-import sys
 
 import pytest_graphinstruct as gi
+from tests.fresh_python import fresh_python
 from tests.packaging import ROOT
 
 
@@ -36,6 +35,5 @@ def test_importing_the_package_loads_nothing_heavy() -> None:
     code = ("import sys, pytest_graphinstruct as gi; gi.__version__; "
             "print(sorted(m for m in ('numpy', 'networkx', 'torch', 'scipy', 'openai') "
             "if m in sys.modules))")
-    out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True,
-                         text=True, check=True, timeout=120).stdout.strip()
+    out = fresh_python(code, cwd=ROOT, timeout=120)
     assert out == "[]"

@@ -8,6 +8,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+from tests.fresh_python import fresh_python
+
 HEAVY = ("networkx", "numpy", "scipy", "torch", "torch_geometric", "openai", "tiktoken",
          "tabulate", "pytest_graphinstruct.run", "pytest_graphinstruct.verify")
 
@@ -17,8 +19,7 @@ pytest_plugins = ["pytester"]
 def _loaded_after(code: str, cwd: Path) -> list[str]:
     probe = (f"{code}\nimport sys\nprint(','.join(m for m in {HEAVY!r} "
              "if m in sys.modules))")
-    out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True,
-                         check=True, cwd=cwd).stdout.strip().splitlines()
+    out = fresh_python(probe, cwd=cwd).splitlines()
     return [m for m in (out[-1] if out else "").split(",") if m]
 
 

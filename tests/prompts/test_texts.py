@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from pytest_graphinstruct.prompts.texts import PACKAGED, TemplateSet
+from tests.fresh_python import fresh_python
 
 
 def test_overrides_replace_packaged_templates_in_their_set_only(tmp_path: Path) -> None:
@@ -95,12 +96,9 @@ def test_an_unknown_template_or_section_is_a_key_error() -> None:
 ])
 def test_reading_the_texts_does_not_load_the_prompt_builder(module: str,
                                                            not_loaded: tuple[str, ...]) -> None:
-    import subprocess
-    import sys
 
     code = f"import sys, {module}; print(sorted(m for m in {not_loaded!r} if m in sys.modules))"
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                         check=True).stdout.strip()
+    out = fresh_python(code)
     assert out == "[]", out
 
 

@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
-import subprocess
-import sys
 from dataclasses import fields
 
 from pytest_graphinstruct.score.details import ScoreDetails
+from tests.fresh_python import fresh_python
 
 
 def test_every_field_defaults_to_none_and_is_omitted_when_none() -> None:
@@ -24,6 +23,5 @@ def test_instruction_score_hands_out_the_same_class() -> None:
 def test_importing_it_loads_no_scientific_library() -> None:
     code = ("import sys\nimport pytest_graphinstruct.score.details\n"
             "print(sorted(m for m in ('scipy', 'networkx', 'torch', 'numpy') if m in sys.modules))")
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                         check=True).stdout.strip()
+    out = fresh_python(code)
     assert out == "[]"

@@ -3,7 +3,6 @@
 
 from __future__ import annotations
 
-import subprocess
 import sys
 from pathlib import Path
 
@@ -14,6 +13,7 @@ import pytest
 from pytest_graphinstruct.score import gcn
 from pytest_graphinstruct.score.embedding import spectral_features
 from pytest_graphinstruct.score.gcn_device import GcnDeviceError, resolve_device
+from tests.fresh_python import fresh_python
 from tests.score._d3graphs import REFERENCES, sbm
 
 FAST = gcn.GcnConfig(epochs=5)
@@ -45,9 +45,8 @@ def test_the_cpu_trains_on_one_thread_without_torch() -> None:
             "assert run.threads == 1 and run.device == 'cpu', run\n"
             "assert all(0.0 <= s <= 1.0 for s in run.scores), run\n"
             "print('torch' in sys.modules)\n")
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                         check=True, cwd=Path(__file__).resolve().parents[2])
-    assert out.stdout.split() == ["False"]
+    out = fresh_python(code, cwd=Path(__file__).resolve().parents[2])
+    assert out.split() == ["False"]
 
 
 def test_auto_device_falls_back_to_cpu_without_cuda() -> None:

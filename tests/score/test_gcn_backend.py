@@ -4,21 +4,20 @@ from __future__ import annotations
 
 import importlib.util
 import json
-import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 
 from pytest_graphinstruct.score.gcn_backend import Placeholder
+from tests.fresh_python import fresh_python
 
 ROOT = Path(__file__).resolve().parents[2]
 
 
 def _fresh(code: str) -> object:
     """Run ``code`` in a fresh interpreter; it prints one JSON value last."""
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                         check=True, cwd=ROOT).stdout.strip().splitlines()
+    out = fresh_python(code, cwd=ROOT).splitlines()
     return json.loads(out[-1])
 
 

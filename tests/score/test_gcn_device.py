@@ -2,13 +2,11 @@
 
 from __future__ import annotations
 
-import subprocess
-import sys
-
 import pytest
 
 from pytest_graphinstruct.score.gcn_device import DEVICES, GcnDeviceError, resolve_device
 from pytest_graphinstruct.vocab import D3_DEVICES
+from tests.fresh_python import fresh_python
 
 
 def test_the_names_are_the_options_choices() -> None:
@@ -20,8 +18,7 @@ def test_cpu_is_cpu_without_asking_torch() -> None:
             "assert resolve_device('cpu') == 'cpu'\n"
             "print(sorted(m for m in ('torch', 'scipy', 'pytest_graphinstruct.score.gcn') "
             "if m in sys.modules))")
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                         check=True).stdout.strip()
+    out = fresh_python(code)
     assert out == "[]"
 
 
