@@ -153,9 +153,7 @@ def _score_items(bench: BenchmarkSession,
             bench.record_error(inst, cell, answers, outcome="error", error=errors[0])
         elif not bench.recall(inst, cell, answers):
             bench.record(bench.check(inst, cell, answers))
-    order = {(inst.id, cell.label): n for n, (inst, cell) in enumerate(items)}
-    results = sorted(bench.flush()[before:], key=lambda r: order[r.instruction_id, r.cell])
-    return results, bench.scoring.recalled - recalled
+    return _in_item_order(bench.flush()[before:], items), bench.scoring.recalled - recalled
 
 
 # what a forked part reads: set by the parent right before it forks, never pickled
@@ -195,7 +193,12 @@ def _in_parts(bench: BenchmarkSession, items: Sequence[tuple[Instruction, Cell]]
         pool.shutdown(wait=True)
     finally:
         _FORKED = None
-    order = {(inst.id, cell.label): n for n, (inst, cell) in enumerate(items)}
     results = [ItemResult.from_json(r) for _, part in parts for r in part]
-    return (sorted(results, key=lambda r: order[r.instruction_id, r.cell]),
-            sum(n for n, _ in parts))
+    return _in_item_order(results, items), sum(n for n, _ in parts)
+
+
+def _in_item_order(results: Sequence[ItemResult],
+                   items: Sequence[tuple[Instruction, Cell]]) -> list[ItemResult]:
+    """``results`` (one for each of ``items``) in the order of ``items``."""
+    order = {(inst.id, cell.label): n for n, (inst, cell) in enumerate(items)}
+    return sorted(results, key=lambda r: order[r.instruction_id, r.cell])
