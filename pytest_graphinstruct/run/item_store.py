@@ -64,7 +64,6 @@ KEEP_DAYS = 30
 """A result stored this many days ago is deleted by :meth:`ItemStore.prune` (and is computed
 and stored again when it is next needed)."""
 _PRUNE_EVERY_S = 86_400.0
-_KEPT = ("passed", "failed")
 
 
 class ItemStore:
@@ -100,7 +99,7 @@ class ItemStore:
         now = time.time() if now is None else now
         rows = []
         for key, result in results.items():
-            if result.outcome not in _KEPT:
+            if not result.scored:
                 continue
             with contextlib.suppress(ValueError):  # a value JSON cannot hold: not kept
                 rows.append((key, zlib.compress(json.dumps(
