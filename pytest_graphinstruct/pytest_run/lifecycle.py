@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import gc
 from collections.abc import Sequence
+from contextlib import ExitStack
 from typing import TYPE_CHECKING, Any
 
 import pytest
@@ -18,6 +19,7 @@ from pytest_graphinstruct.errors import GraphInstructError
 from pytest_graphinstruct.pytest_run.outputs import mark_started, unclaimable
 from pytest_graphinstruct.pytest_run.state import RunState
 from pytest_graphinstruct.run.config import RunConfig
+from pytest_graphinstruct.run.gc_policy import fewer_collections
 from pytest_graphinstruct.run.payload import OUTPUT_KEY, worker_payload
 from pytest_graphinstruct.run.records.results import ItemResult
 from pytest_graphinstruct.suite.instruction import Instruction
@@ -32,6 +34,13 @@ class RunLifecyclePlugin:
 
     def __init__(self, state: RunState) -> None:
         self.state = state
+        self._during_run = ExitStack()  # what the run changed in this process, undone at the end
+
+    @pytest.hookimpl(tryfirst=True)
+    def pytest_configure(self, config: pytest.Config) -> None:
+        """Collect garbage less often while the run is active
+        (:mod:`~pytest_graphinstruct.run.gc_policy`)."""
+        self._during_run.enter_context(fewer_collections())
 
     @property
     def bench(self) -> BenchmarkSession:
@@ -112,12 +121,14 @@ class RunLifecyclePlugin:
 
     @pytest.hookimpl(trylast=True)
     def pytest_unconfigure(self, config: pytest.Config) -> None:
-        """Give the signals back, remove the stop file, stop the server (unless already)."""
+        """Give the signals back, remove the stop file, stop the server (unless already), give
+        the collector its thresholds back."""
         state = self.state
         state.stopper.close()
         if state.local is not None:
             state.local.stop()  # already stopped at session finish, unless it never ran
         gc.freeze()  # again: what was made since the session finished (see there)
+        self._during_run.close()
 
     def _close_bench(self, session: pytest.Session, exitstatus: int) -> None:
         """Close the schedulers.  An interrupted run issues nothing more but lets calls in

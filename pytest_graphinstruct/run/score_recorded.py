@@ -28,6 +28,7 @@ from pathlib import Path
 from pytest_graphinstruct.errors import GraphInstructError
 from pytest_graphinstruct.graphs.model import Limits
 from pytest_graphinstruct.run.config import Cell, RunConfig
+from pytest_graphinstruct.run.gc_policy import fewer_collections
 from pytest_graphinstruct.run.item_store import default_item_store
 from pytest_graphinstruct.run.provenance import run_info, utc_now
 from pytest_graphinstruct.run.records.codec import JsonObject
@@ -109,19 +110,20 @@ def score_recorded(run: RunConfig, *, limits: Limits | None = None,
     if jobs < 1:
         raise ValueError(f"jobs must be >= 1, got {jobs}")
     started = utc_now()
-    bench = BenchmarkSession(run, limits=limits, item_store=default_item_store())
-    try:
-        chosen = bench.select(list(bench.suite))
-        items = [(inst, cell) for cell in run.cells for inst in chosen]
-        jobs = min(jobs, max(1, len(items) // MIN_ITEMS_PER_JOB))
-        if jobs > 1 and can_fork() and run.d3_device == "cpu":  # CUDA does not survive fork
-            results, recalled = _in_parts(bench, items, jobs)
-        else:
-            results, recalled = _score_items(bench, items)
-        coverage = Coverage(selected=len(items))
-        report = bench.report(results, coverage=coverage)
-    finally:
-        bench.close()
+    with fewer_collections():  # the whole scoring, the forked parts included
+        bench = BenchmarkSession(run, limits=limits, item_store=default_item_store())
+        try:
+            chosen = bench.select(list(bench.suite))
+            items = [(inst, cell) for cell in run.cells for inst in chosen]
+            jobs = min(jobs, max(1, len(items) // MIN_ITEMS_PER_JOB))
+            if jobs > 1 and can_fork() and run.d3_device == "cpu":  # CUDA does not survive fork
+                results, recalled = _in_parts(bench, items, jobs)
+            else:
+                results, recalled = _score_items(bench, items)
+            coverage = Coverage(selected=len(items))
+            report = bench.report(results, coverage=coverage)
+        finally:
+            bench.close()
     info = run_info(run, started=started, suite=bench.suite, rootdir=rootdir, results=results,
                     item_filter=ItemFilter(levels=run.levels, per_level=run.per_level,
                                            selected=coverage.selected),

@@ -81,3 +81,24 @@ def test_a_collect_only_start_claims_nothing(tmp_path: Path) -> None:
     assert folder.exists()
     RunLifecyclePlugin(state).pytest_unconfigure(config)
     assert not folder.exists()  # the controller's stop file is removed
+
+
+# -- the collector while a run is active -------------------------------------------------------
+
+def test_the_run_collects_garbage_less_often_and_gives_the_thresholds_back(
+        tmp_path: Path) -> None:
+    import gc
+
+    from pytest_graphinstruct.run.gc_policy import THRESHOLDS
+
+    before = gc.get_threshold()
+    gc.set_threshold(123, 4, 5)
+    try:
+        config = FakeConfig(tmp_path)
+        plugin = RunLifecyclePlugin(_state(tmp_path, config))
+        plugin.pytest_configure(config)  # type: ignore[arg-type]
+        assert gc.get_threshold() == THRESHOLDS
+        plugin.pytest_unconfigure(config)  # type: ignore[arg-type]
+        assert gc.get_threshold() == (123, 4, 5)
+    finally:
+        gc.set_threshold(*before)
