@@ -172,6 +172,21 @@ def test_the_plugins_entry_point_never_imports_scipy_stats_or_torch() -> None:
     assert out == "[]"
 
 
+def test_a_run_without_a_baseline_plans_it_without_numpy() -> None:
+    # RunState plans the run's baseline when pytest configures (an xdist controller before it
+    # spawns its workers): without --gi-baseline nothing is read, and the comparison and the
+    # regression tests behind the verdict (NumPy, ~0.1 s) wait for the end of the run.
+    code = ("import sys\nimport pytest_graphinstruct.pytest_run.entry\n"
+            "import pytest_graphinstruct.pytest_run.state\n"
+            "from pytest_graphinstruct.run.gate.plan import GateOptions, plan_baseline\n"
+            "plan = plan_baseline(GateOptions(), ['oracle-zero-shot'])\n"
+            "assert plan.expected_failures() == set()\n"
+            "print(sorted(m for m in ('numpy', 'scipy', 'pytest_graphinstruct.run.gate.verdict')"
+            " if m in sys.modules))")
+    out = fresh_python(code, cwd=ROOT)
+    assert out == "[]"
+
+
 def test_the_preflight_of_an_oracle_run_loads_no_verifier(tmp_path: Path) -> None:
     # The xdist controller runs the preflight before it spawns its workers: the verifier
     # (networkx, scipy's sparse graphs; ~0.3 s) is the workers' to load, not the controller's.

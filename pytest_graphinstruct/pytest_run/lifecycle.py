@@ -25,7 +25,7 @@ from pytest_graphinstruct.run.records.results import ItemResult
 from pytest_graphinstruct.suite.instruction import Instruction
 
 if TYPE_CHECKING:
-    from pytest_graphinstruct.run.gate.verdict import BaselinePlan
+    from pytest_graphinstruct.run.gate.plan import BaselinePlan
     from pytest_graphinstruct.run.session import BenchmarkSession
 
 

@@ -14,7 +14,8 @@ from pytest_graphinstruct.run.config import RunConfig
 from pytest_graphinstruct.run.records.results import Coverage, RunReport
 
 if TYPE_CHECKING:
-    from pytest_graphinstruct.run.gate.verdict import BaselinePlan, Decision, Written
+    from pytest_graphinstruct.run.gate.plan import BaselinePlan
+    from pytest_graphinstruct.run.gate.verdict import Decision, Written
     from pytest_graphinstruct.run.session import BenchmarkSession
 
 

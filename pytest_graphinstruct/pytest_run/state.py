@@ -40,7 +40,7 @@ class RunState:
     """Session-scoped state of an active benchmark run in this process."""
 
     def __init__(self, config: pytest.Config, run: RunConfig) -> None:
-        from pytest_graphinstruct.run.gate.verdict import BaselinePlan, GateOptions, plan_baseline
+        from pytest_graphinstruct.run.gate.plan import BaselinePlan, GateOptions, plan_baseline
         from pytest_graphinstruct.run.local import LocalHost
 
         self.config = config

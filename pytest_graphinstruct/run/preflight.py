@@ -242,7 +242,7 @@ def _check_baseline(config: RunConfig, suite: Suite) -> None:
     baseline = config.baseline
     if baseline is None or config.update_baseline or not baseline.exists():
         return
-    from pytest_graphinstruct.run.gate.verdict import GateOptions, plan_baseline
+    from pytest_graphinstruct.run.gate.plan import GateOptions, plan_baseline
     from pytest_graphinstruct.run.provenance import level_hashes, suite_dir_hash
 
     plan_baseline(GateOptions.of(config), [c.label for c in config.cells],

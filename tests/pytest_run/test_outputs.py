@@ -22,13 +22,8 @@ from pytest_graphinstruct.pytest_run.outputs import (
 )
 from pytest_graphinstruct.run.aggregate import build_cell, with_pareto
 from pytest_graphinstruct.run.config import RunConfig
-from pytest_graphinstruct.run.gate.verdict import (
-    BaselinePlan,
-    Decision,
-    GateOptions,
-    Written,
-    decide,
-)
+from pytest_graphinstruct.run.gate.plan import BaselinePlan, GateOptions
+from pytest_graphinstruct.run.gate.verdict import Decision, Written, decide
 from pytest_graphinstruct.run.records.results import CellMetadata, Coverage, ItemResult, RunReport
 from pytest_graphinstruct.run.store import RunStore
 

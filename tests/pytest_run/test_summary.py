@@ -11,13 +11,8 @@ from typing import Any
 from pytest_graphinstruct.models.backends.recorded import RecordProblem, ReplayCheck
 from pytest_graphinstruct.pytest_run.summary import SummaryPlugin, write_summary
 from pytest_graphinstruct.run.aggregate import build_cell, with_pareto
-from pytest_graphinstruct.run.gate.verdict import (
-    BaselinePlan,
-    Decision,
-    GateOptions,
-    Written,
-    decide,
-)
+from pytest_graphinstruct.run.gate.plan import BaselinePlan, GateOptions
+from pytest_graphinstruct.run.gate.verdict import Decision, Written, decide
 from pytest_graphinstruct.run.records.results import CellMetadata, ItemResult, RunInfo, RunReport
 
 from .fakes import FakeConfig, FakeTerminalReporter, worker_config

@@ -18,14 +18,13 @@ from pathlib import Path
 
 from pytest_graphinstruct.errors import GraphInstructError
 from pytest_graphinstruct.report.render.markdown import render_markdown
-from pytest_graphinstruct.run.gate.verdict import (
+from pytest_graphinstruct.run.gate.plan import (
     BaselinePlan,
-    Decision,
     GateOptions,
-    decide,
     plan_baseline,
     report_suite_hash,
 )
+from pytest_graphinstruct.run.gate.verdict import Decision, decide
 from pytest_graphinstruct.run.records.reader import read_whole_report
 from pytest_graphinstruct.run.records.results import ReportError
 from pytest_graphinstruct.score.regression.bootstrap import DEFAULT_MAX_REGRESSION

@@ -12,7 +12,8 @@ from hypothesis import strategies as st
 
 from pytest_graphinstruct.report.render.markdown import code, md, render_markdown, write_markdown
 from pytest_graphinstruct.run.aggregate import build_cell, with_pareto
-from pytest_graphinstruct.run.gate.verdict import BaselinePlan, GateOptions, decide
+from pytest_graphinstruct.run.gate.plan import BaselinePlan, GateOptions
+from pytest_graphinstruct.run.gate.verdict import decide
 from pytest_graphinstruct.run.records.results import (
     CellMetadata,
     ItemResult,

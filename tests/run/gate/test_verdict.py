@@ -13,13 +13,8 @@ import pytest
 from pytest_graphinstruct.errors import GraphInstructError
 from pytest_graphinstruct.run.aggregate import build_cell, with_pareto
 from pytest_graphinstruct.run.gate import verdict
-from pytest_graphinstruct.run.gate.verdict import (
-    BaselinePlan,
-    GateOptions,
-    decide,
-    plan_baseline,
-    settle_baseline,
-)
+from pytest_graphinstruct.run.gate.plan import BaselinePlan, GateOptions, plan_baseline
+from pytest_graphinstruct.run.gate.verdict import decide, settle_baseline
 from pytest_graphinstruct.run.records.results import (
     CellMetadata,
     Coverage,
