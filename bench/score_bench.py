@@ -30,6 +30,9 @@ measured at the end of the run, and by ``--xdist-speedup`` when given: the oracl
 as the kit runs them; a runner core taken as fast as one here), merged by one job that reads
 the K reports and writes one.
 
+The whole bench runs with the garbage collector's thresholds of a run
+(:mod:`pytest_graphinstruct.run.gc_policy`), as the ``score`` command and the plugin do.
+
 Usage::
 
     python bench/score_bench.py [--suite DIR] [--k 5] [--pools DIR|project]
@@ -337,4 +340,7 @@ def _hms(seconds: float) -> str:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    from pytest_graphinstruct.run.gc_policy import fewer_collections
+
+    with fewer_collections():  # as the score command and a pytest run collect garbage
+        sys.exit(main())
