@@ -17,7 +17,7 @@ It prints the ideal ``-n 2`` time (the ``-n 0`` run's phases with the items spli
 start and finish paid once each) so the loss is attributed: what the duplicated start, the
 imbalance and the controller cost.  Usage::
 
-    python bench/xdist_breakdown.py [--pairs 3] [--levels 0,1,2,3,4,5]
+    python bench/xdist_breakdown.py [--pairs 3] [--levels 0,1,2,3,4,5] [--samples 5]
 
 Absolute times on shared machines are noisy; the ratios of the same pair are the figures.
 """
@@ -98,8 +98,12 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--pairs", type=int, default=3)
     ap.add_argument("--levels", default=None, help="--gi-levels for the runs (default: all)")
+    ap.add_argument("--samples", type=int, default=None,
+                    help="--gi-samples for the runs (default: the plugin's, one; the paper: 5)")
     args = ap.parse_args()
     extra = [f"--gi-levels={args.levels}"] if args.levels else []
+    if args.samples is not None:
+        extra.append(f"--gi-samples={args.samples}")
     _run(0, Path(tempfile.gettempdir()) / f"gi_warmup_{os.getpid()}.jsonl", extra)
     pairs: list[tuple[float, float, float, Any, Any]] = []
     for i in range(args.pairs):
