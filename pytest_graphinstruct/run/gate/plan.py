@@ -4,8 +4,8 @@
 
 Its own module so that a run without ``--gi-baseline`` — and every xdist controller before
 it starts its workers — plans its (empty) baseline without loading the comparison and the
-regression tests behind the verdict (:mod:`.verdict`: NumPy and SciPy); those are imported
-here only when a baseline file is read.
+regression tests behind the verdict (:mod:`.verdict`, which import NumPy); :mod:`.gates` is
+imported here only when a baseline file is read.
 """
 
 from __future__ import annotations
@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from pytest_graphinstruct.errors import GraphInstructError
 from pytest_graphinstruct.options import DEFAULT_MAX_REGRESSION
 from pytest_graphinstruct.vocab import GateTest, Level
 
@@ -106,7 +107,6 @@ def plan_baseline(options: GateOptions, labels: Sequence[str], *,
         return BaselinePlan()
     if not path.exists():
         return BaselinePlan(path, missing=True, update=options.update_baseline)
-    from pytest_graphinstruct.errors import GraphInstructError
     from pytest_graphinstruct.run.gate.gates import match_baseline, read_baseline
 
     if not options.update_baseline:
