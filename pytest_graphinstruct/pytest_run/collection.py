@@ -29,7 +29,8 @@ class CollectionPlugin:
             return
         mine = [it for it in session.items if isinstance(it, GraphInstructItem)]
         state.selected = [it.nodeid for it in mine]
-        if state.worker is not None:
+        if state.worker is not None:  # xdist hands each worker about its share of the items
+            state.share = -(-len(mine) // state.worker[1])
             return
         chosen = [(it.instruction, it.cell) for it in mine]
         try:

@@ -56,6 +56,7 @@ class RunState:
                                   is_controller=lambda: self.controller, on_stop=self._stop_bench)
         self.totals = WorkerTotals()  # xdist controller: what the workers sent
         self.selected: list[str] | None = None  # node ids of the selected items, once known
+        self.share: int | None = None  # an xdist worker: about how many items it will run
         self.usage_error: str | None = None
         self.notes: list[str] = []  # BenchmarkSession.notes() of every process
         self.limits: list[str] = []  # BenchmarkSession.limits() of every process
@@ -107,7 +108,7 @@ class RunState:
                     self.run, worker=self.worker, local=self.local_info,
                     service=None if self.winput is None else self.winput.answers,
                     stop_check=None if stop is None else stop.reason,
-                    session_inputs=self.session_inputs)
+                    session_inputs=self.session_inputs, expected_items=self.share)
             except GraphInstructError as exc:
                 raise self.usage(exc) from None
             if self.stopper.reason is not None:

@@ -23,20 +23,29 @@ SCORE_BATCH = 128
 run goes, not all at the end, lets pytest-xdist balance the scoring work between workers like
 any other test time (a batch of 128 costs ~5 % more than one batch of 800)."""
 
+TAIL_BATCH = 16
+"""The smallest batch a process that knows its share scores before its end (see
+:meth:`ScoringQueue.batch_limit`)."""
+
 
 class ScoringQueue:
     """Checks items, holds them until their batch is scored, and keeps every result."""
 
     def __init__(self, inputs: SessionInputs, requests: RequestBuilder,
-                 verifier: Verifier, *, store: ItemStore | None = None) -> None:
+                 verifier: Verifier, *, store: ItemStore | None = None,
+                 expected: int | None = None) -> None:
         """``store``: where scored results are kept and :meth:`recall` reads them (the
-        ``score`` command's; only used where D3 trains on the CPU)."""
+        ``score`` command's; only used where D3 trains on the CPU).  ``expected``: about how
+        many items this process will record (an xdist worker's share of the run), so that its
+        last batches shrink (:meth:`batch_limit`); ``None``: unknown."""
         self.inputs = inputs
         self.requests = requests
         self.verifier = verifier
         self.store = store if inputs.config.d3_device == "cpu" else None
+        self.expected = expected
         self.results: list[ItemResult] = []
         self.recalled = 0  #: results read from the store by :meth:`recall`
+        self._recorded = 0  # items handed to record(), scored or pending
         self._pending: list[tuple[Checked, bool]] = []
 
     def check(self, inst: Instruction, cell: Cell, answers: Sequence[Answer]) -> Checked:
@@ -47,11 +56,26 @@ class ScoringQueue:
 
     def record(self, checked: Checked, *, expected_failure: bool = False) -> None:
         """Keep a checked item for scoring; its result appears in :attr:`results` after the
-        next :meth:`flush`, which happens by itself once :data:`SCORE_BATCH` items are held
+        next :meth:`flush`, which happens by itself once :meth:`batch_limit` items are held
         (D3 trains one batch over them)."""
         self._pending.append((checked, expected_failure))
-        if len(self._pending) >= SCORE_BATCH:
+        self._recorded += 1
+        if len(self._pending) >= self.batch_limit():
             self.flush()
+
+    def batch_limit(self) -> int:
+        """How many held items are scored by themselves: :data:`SCORE_BATCH`; where the
+        process knows about how many items it will record (:attr:`expected`), no more than
+        those still to come, down to :data:`TAIL_BATCH`.
+
+        The last batch is scored at the session's end, after the process's last item: under
+        xdist, a worker left with a full batch there (up to ~1 s of D3 training) kept the
+        other workers and the controller waiting.  Halving the batches towards the end leaves
+        at most :data:`TAIL_BATCH` or so for then, at the cost of a few more, smaller batches
+        (each ~20-30 ms more for its GCN groups).  Batching never changes a score."""
+        if self.expected is None:
+            return SCORE_BATCH
+        return min(SCORE_BATCH, max(TAIL_BATCH, self.expected - self._recorded))
 
     def recall(self, inst: Instruction, cell: Cell, answers: Sequence[Answer]) -> bool:
         """Keep the stored result of an item scored before with these very answers (the

@@ -71,3 +71,55 @@ def test_a_full_batch_is_scored_by_itself_and_errors_are_kept_at_once(
     assert len(queue.results) == 3 and queue.results[-1].expected_failure
     queue.record_error(inst, cell, [Answer(error="timeout")], outcome="error", error="timeout")
     assert queue.results[-1].outcome == "error" and queue.results[-1].error == "timeout"
+
+
+# -- the size of the batches ------------------------------------------------------------------
+
+def _batch_sizes(queue: ScoringQueue, monkeypatch: pytest.MonkeyPatch, n: int) -> list[int]:
+    """Record ``n`` items into ``queue`` (scoring stubbed) and return the size of each batch
+    scored on the way, then the size of what is left for the end."""
+    sizes: list[int] = []
+
+    def counted(items, pools=None, *, d3_device="cpu"):  # type: ignore[no-untyped-def]
+        sizes.append(len(items))
+        return [evaluate.error_result(c.instruction, c.cell, c.answers, outcome="error",
+                                      error="stub") for c in items]
+
+    monkeypatch.setattr("pytest_graphinstruct.run.scoring.score", counted)
+    cell = queue.inputs.config.cells[0]
+    checked = queue.check(queue.inputs.suite["L1-001"], cell, [Answer(text=TREE4)])
+    for _ in range(n):
+        queue.record(checked)
+    left = len(queue._pending)
+    queue.flush()
+    assert len(queue.results) == n  # every item scored once
+    return sizes[:len(sizes) - (1 if left else 0)] + [left]
+
+
+def test_without_a_share_every_batch_is_full(queue: ScoringQueue,
+                                             monkeypatch: pytest.MonkeyPatch) -> None:
+    assert _batch_sizes(queue, monkeypatch, 400) == [128, 128, 128, 16]
+
+
+def test_a_worker_that_knows_its_share_halves_its_last_batches(
+        queue: ScoringQueue, monkeypatch: pytest.MonkeyPatch) -> None:
+    queue.expected = 400
+    sizes = _batch_sizes(queue, monkeypatch, 400)
+    assert sizes == [128, 128, 72, 36, 18, 16, 2]
+    assert sizes[-1] < scoring.TAIL_BATCH  # what is left for the session's end
+
+
+def test_a_worker_given_more_than_its_share_scores_the_rest_in_tail_batches(
+        queue: ScoringQueue, monkeypatch: pytest.MonkeyPatch) -> None:
+    queue.expected = 50
+    sizes = _batch_sizes(queue, monkeypatch, 100)
+    assert sizes == [25, 16] + [16] * 3 + [11]
+    assert max(sizes) <= scoring.SCORE_BATCH
+
+
+def test_the_limit_never_exceeds_a_full_batch_nor_drops_below_the_tail(
+        queue: ScoringQueue) -> None:
+    queue.expected = 10_000
+    assert queue.batch_limit() == scoring.SCORE_BATCH
+    queue.expected = 0
+    assert queue.batch_limit() == scoring.TAIL_BATCH
