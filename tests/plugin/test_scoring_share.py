@@ -14,13 +14,14 @@ pytest_plugins = ["pytester"]
 # Each process of the run writes what its scoring queue was told, after its session finished.
 CONFTEST = """
 import json, os
+
 import pytest
 
 @pytest.hookimpl(trylast=True)
 def pytest_sessionfinish(session):
     plugin = session.config.pluginmanager.get_plugin("graphinstruct-session")
     opened = plugin.state.opened
-    name = os.environ.get("PYTEST_XDIST_WORKER", "main")
+    name = getattr(session.config, "workerinput", {{}}).get("workerid", "main")
     with open(os.path.join({folder!r}, name + ".json"), "w") as f:
         json.dump({{"share": plugin.state.share,
                    "expected": None if opened is None else opened.scoring.expected}}, f)
