@@ -30,7 +30,8 @@ class CollectionPlugin:
         mine = [it for it in session.items if isinstance(it, GraphInstructItem)]
         state.selected = [it.nodeid for it in mine]
         if state.worker is not None:  # xdist hands each worker about its share of the items
-            state.share = -(-len(mine) // state.worker[1])
+            split = state.winput is None or state.winput.split  # not with --dist each
+            state.share = -(-len(mine) // state.worker[1]) if split else len(mine)
             return
         chosen = [(it.instruction, it.cell) for it in mine]
         try:

@@ -47,3 +47,14 @@ def test_each_worker_is_told_its_share_of_the_items(pytester: pytest.Pytester,
 def test_one_process_keeps_full_batches(pytester: pytest.Pytester, suite_dir: Path) -> None:
     told = _told(pytester, suite_dir, "-p", "no:xdist")
     assert told == {"main": {"share": None, "expected": None}}
+
+
+def test_with_dist_each_a_worker_expects_every_item(pytester: pytest.Pytester,
+                                                   suite_dir: Path) -> None:
+    folder = pytester.path / "told"
+    folder.mkdir()
+    pytester.makeconftest(CONFTEST.format(folder=str(folder)))
+    pytester.runpytest_subprocess("-p", "no:cacheprovider", f"--gi-suite={suite_dir}",
+                                  "--gi-model=oracle", "-n", "2", "--dist", "each")
+    told = {p.stem: json.loads(p.read_text()) for p in folder.glob("*.json")}
+    assert told["gw0"]["share"] == told["gw1"]["share"] == 4
