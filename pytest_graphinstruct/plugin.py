@@ -152,7 +152,7 @@ def gi_suite(request: pytest.FixtureRequest) -> Suite:
     """
     plugin = request.config.pluginmanager.get_plugin(PYTEST_PLUGIN_NAME)
     if plugin is not None:
-        return plugin.bench.suite
+        return plugin.run_session().suite
     from pathlib import Path
 
     from pytest_graphinstruct.errors import GraphInstructError
@@ -197,7 +197,7 @@ def gi_results(request: pytest.FixtureRequest) -> list[ItemResult]:
     """The typed results (:class:`~pytest_graphinstruct.run.records.results.ItemResult`: verdicts
     per sample, D1–D5, level score) of the benchmark items that already ran in this process, in
     run order; items still held for D3's batch are scored first."""
-    return list(_active(request).bench.flush())
+    return list(_active(request).run_session().flush())
 
 
 @pytest.fixture

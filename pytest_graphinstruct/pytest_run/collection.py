@@ -32,6 +32,8 @@ class CollectionPlugin:
         if state.worker is not None:  # xdist hands each worker about its share of the items
             split = state.winput is None or state.winput.split  # not with --dist each
             state.share = -(-len(mine) // state.worker[1]) if split else len(mine)
+            if state.opened is not None:  # opened before its items were known
+                state.opened.expect_items(state.share)
             return
         chosen = [(it.instruction, it.cell) for it in mine]
         try:

@@ -42,9 +42,11 @@ class RunLifecyclePlugin:
         (:mod:`~pytest_graphinstruct.run.gc_policy`)."""
         self._during_run.enter_context(fewer_collections())
 
-    @property
-    def bench(self) -> BenchmarkSession:
-        """The run's session (the ``gi_suite`` and ``gi_results`` fixtures)."""
+    def run_session(self) -> BenchmarkSession:
+        """The run's session, opened on first use (the ``gi_suite`` and ``gi_results``
+        fixtures).  A method, not a property: pytest reads every attribute of a registered
+        plugin while looking for fixtures (pytest 8.0 at session start, in every process),
+        and a property would open the session then."""
         return self.state.bench
 
     def query(self, instruction: Instruction, strategy: str = "zero-shot", sample: int = 0,

@@ -140,6 +140,14 @@ class BenchmarkSession:
         return ScoringQueue(self.inputs, self.requests, self.verifier, store=self._item_store,
                             expected=self._expected_items)
 
+    def expect_items(self, n: int) -> None:
+        """About ``n`` items will be recorded in this process (an xdist worker's share, known
+        once it collected), for the size of its last scoring batches
+        (:meth:`.ScoringQueue.batch_limit`); also when the queue was built before."""
+        self._expected_items = n
+        if "scoring" in self.__dict__:  # the cached queue, built already
+            self.scoring.expected = n
+
     # -- what the run reads --------------------------------------------------------------------
 
     @property

@@ -61,7 +61,7 @@ class RecordingState:
 def test_the_fixtures_ask_the_state() -> None:
     state = RecordingState()
     plugin = RunLifecyclePlugin(state)  # type: ignore[arg-type]
-    assert plugin.bench == "the session"
+    assert plugin.run_session() == "the session"
     assert plugin.query("inst", "few-shot", 2, "m") == "query answered"  # type: ignore[arg-type]
     assert plugin.evaluate("inst", ["a"], "zero-cot") == "evaluate answered"  # type: ignore[arg-type]
     assert plugin.query("inst") == "query answered"  # type: ignore[arg-type]
@@ -102,3 +102,14 @@ def test_the_run_collects_garbage_less_often_and_gives_the_thresholds_back(
         assert gc.get_threshold() == (123, 4, 5)
     finally:
         gc.set_threshold(*before)
+
+
+def test_reading_every_attribute_of_the_plugin_opens_no_session(tmp_path: Path) -> None:
+    # pytest (8.0) reads every attribute of a registered plugin while it looks for fixtures,
+    # at session start in every process: nothing read that way may open the run's session.
+    state = _state(tmp_path)
+    plugin = RunLifecyclePlugin(state)
+    for name in dir(plugin):
+        getattr(plugin, name)
+    assert state.opened is None
+    assert plugin.run_session() is state.opened is not None

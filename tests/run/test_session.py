@@ -68,3 +68,18 @@ def test_the_cells_record_the_prompt_set_of_the_run(tmp_path: Path) -> None:
     answers.write_text("", encoding="utf-8")
     replayed = replace(run, replay=answers)  # recorded answers: no prompt was sent
     assert prompt_set(replayed) is None
+
+
+def test_the_share_of_items_reaches_the_scoring_queue_before_or_after_it_is_built(
+        tmp_path: Path) -> None:
+    run = build_run_config({"model": "oracle", "suite": str(write_suite(tmp_path / "s")),
+                            "no_cache": True}, rootdir=tmp_path)
+    assert run is not None
+    built_first = BenchmarkSession(run)
+    assert built_first.scoring.expected is None
+    built_first.expect_items(7)
+    assert built_first.scoring.expected == 7
+    told_first = BenchmarkSession(run)
+    told_first.expect_items(5)
+    assert told_first.scoring.expected == 5
+    assert BenchmarkSession(run, expected_items=3).scoring.expected == 3
