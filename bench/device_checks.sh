@@ -6,7 +6,8 @@
 #      on the CPU, $ROUNDS times in turn (wall times, the speed-up of the medians against
 #      issue 35's 8x), then -n $N with --gi-d3-device=cuda (every worker trains under the
 #      machine-wide GPU lock), its report compared with the CPU run's (bench/compare_reports.py:
-#      verdicts identical, each item's D3 within 1e-5, the device each report records).
+#      as the pins are compared: verdicts exact, every score within 1e-5; the device each
+#      report records, the largest D3 difference).
 # Usage, from the repository root:  [N=16] [ROUNDS=3] [OUT=dir] bash bench/device_checks.sh
 # The machine cannot fetch the build backend, so where the package is not installed the run
 # loads it from the checkout: PYTHONPATH, and the plugin with -p pytest_graphinstruct.plugin.
