@@ -16,6 +16,7 @@ import time
 from typing import Any
 
 import pytest
+from timeline_plugin import role
 
 _SPENT = {"seconds": 0.0, "started": 0.0}
 _COUNTS = [0, 0, 0]
@@ -40,10 +41,7 @@ def pytest_configure(config: pytest.Config) -> None:
 
 @pytest.hookimpl(tryfirst=True)
 def pytest_unconfigure(config: pytest.Config) -> None:
-    worker = getattr(config, "workerinput", None)
-    role = (str(worker["workerid"]) if worker is not None
-            else "controller" if getattr(config.option, "numprocesses", None) else "single")
-    line = {"role": role, "gc_s": _SPENT["seconds"], "collections": list(_COUNTS),
+    line = {"role": role(config), "gc_s": _SPENT["seconds"], "collections": list(_COUNTS),
             "thresholds": list(gc.get_threshold()),
             "peak_mib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}
     path = os.environ.get("GI_GC_FILE")

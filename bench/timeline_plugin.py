@@ -53,7 +53,8 @@ class _Timeline:
 _TIMELINE = _Timeline()
 
 
-def _role(config: pytest.Config) -> str:
+def role(config: pytest.Config) -> str:
+    """The process's part in the run: ``single``, ``controller`` or the xdist worker's id."""
     worker = getattr(config, "workerinput", None)
     if worker is not None:
         return str(worker.get("workerid", "gw?"))
@@ -95,7 +96,7 @@ def pytest_unconfigure(config: pytest.Config) -> None:
     _TIMELINE.mark("unconfigure")
     target = os.environ.get("GI_TIMELINE_FILE")
     if target:
-        line = json.dumps({"role": _role(config), "pid": os.getpid(), "items": _TIMELINE.items,
+        line = json.dumps({"role": role(config), "pid": os.getpid(), "items": _TIMELINE.items,
                            **_TIMELINE.marks,
                            "cpu": _TIMELINE.cpu})
         with open(target, "a", encoding="utf-8") as f:

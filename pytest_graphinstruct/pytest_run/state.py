@@ -108,11 +108,13 @@ class RunState:
                     self.run, worker=self.worker, local=self.local_info,
                     service=None if self.winput is None else self.winput.answers,
                     stop_check=None if stop is None else stop.reason,
-                    session_inputs=self.session_inputs, expected_items=self.share)
+                    session_inputs=self.session_inputs)
             except GraphInstructError as exc:
                 raise self.usage(exc) from None
             if self.stopper.reason is not None:
                 self.opened.stop(self.stopper.reason)
+            if self.share is not None:
+                self.opened.expect_items(self.share)
         return self.opened
 
     def _stop_bench(self, reason: str) -> None:

@@ -73,8 +73,7 @@ class BenchmarkSession:
                  service: str | None = None,
                  stop_check: Callable[[], str | None] | None = None,
                  session_inputs: SessionInputs | None = None,
-                 item_store: ItemStore | None = None,
-                 expected_items: int | None = None) -> None:
+                 item_store: ItemStore | None = None) -> None:
         """Load the suite; backends are built on first use (:attr:`schedulers`).
 
         Args:
@@ -97,9 +96,6 @@ class BenchmarkSession:
                 the suite at collection, before the session opens); read here when not given.
             item_store: where scored results are kept and :meth:`recall` finds them (the
                 ``score`` command's :func:`~.item_store.default_item_store`); none by default.
-            expected_items: about how many items this process will record (an xdist
-                worker's share), for the size of its last scoring batches
-                (:meth:`.ScoringQueue.batch_limit`); ``None``: unknown.
 
         Raises:
             GraphInstructError: the suite or the pools cannot be loaded.
@@ -111,7 +107,7 @@ class BenchmarkSession:
         self.cache: AnswerCache | None = self.inputs.cache
         self._limits = limits
         self._item_store = item_store
-        self._expected_items = expected_items
+        self._expected_items: int | None = None  # see expect_items
         self.requests = RequestBuilder(self.inputs)
         remote = served_models(config) if service is not None else frozenset()
         self.models = ModelSchedulers(self.inputs, worker=worker, local=local,
