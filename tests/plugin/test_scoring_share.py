@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -28,13 +29,15 @@ def pytest_sessionfinish(session):
 """
 
 
-def _told(pytester: pytest.Pytester, suite_dir: Path, *args: str) -> dict[str, object]:
+def _told(pytester: pytest.Pytester, suite_dir: Path, *args: str,
+          passed: int = 4) -> dict[str, Any]:
+    """Run the tiny suite's oracle with ``args``: what each process's queue was told."""
     folder = pytester.path / "told"
     folder.mkdir()
     pytester.makeconftest(CONFTEST.format(folder=str(folder)))
     result = pytester.runpytest_subprocess("-p", "no:cacheprovider", f"--gi-suite={suite_dir}",
                                            "--gi-model=oracle", *args)
-    result.assert_outcomes(passed=4)
+    result.assert_outcomes(passed=passed)
     return {p.stem: json.loads(p.read_text()) for p in folder.glob("*.json")}
 
 
@@ -51,10 +54,5 @@ def test_one_process_keeps_full_batches(pytester: pytest.Pytester, suite_dir: Pa
 
 def test_with_dist_each_a_worker_expects_every_item(pytester: pytest.Pytester,
                                                    suite_dir: Path) -> None:
-    folder = pytester.path / "told"
-    folder.mkdir()
-    pytester.makeconftest(CONFTEST.format(folder=str(folder)))
-    pytester.runpytest_subprocess("-p", "no:cacheprovider", f"--gi-suite={suite_dir}",
-                                  "--gi-model=oracle", "-n", "2", "--dist", "each")
-    told = {p.stem: json.loads(p.read_text()) for p in folder.glob("*.json")}
+    told = _told(pytester, suite_dir, "-n", "2", "--dist", "each", passed=8)  # 4 items each
     assert told["gw0"]["share"] == told["gw1"]["share"] == 4
