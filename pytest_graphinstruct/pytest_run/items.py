@@ -131,8 +131,8 @@ def make_items(session: pytest.Session, state: RunState,
     for cell in state.run.cells:
         for inst in chosen:
             item = GraphInstructItem.from_parent(
-                session, name=f"{inst.id}[{cell.label}]", instruction=inst, cell=cell,
-                state=state, nodeid=f"{inst.id}[{cell.label}]")
+                session, name=item_id(inst, cell), instruction=inst, cell=cell,
+                state=state, nodeid=item_id(inst, cell))
             for marker in _markers(inst):
                 item.add_marker(marker)
             new.append(item)
@@ -162,6 +162,14 @@ def record_outcome(bench: BenchmarkSession, item: GraphInstructItem, report: pyt
             error = str(call.excinfo.value) if call.excinfo is not None else "unknown"
             bench.record_error(item.instruction, item.cell, item.answers,
                                outcome="error", error=error)
+
+
+def item_id(inst: Instruction, cell: Cell) -> str:
+    """The node id (and name) of the item of ``inst`` in ``cell``: ``ID[cell label]``.  The
+    suite's loader admits only ids shown as they are (no control or format character:
+    :func:`~pytest_graphinstruct.suite.loader.check_id`), so a node id never acts on a
+    terminal."""
+    return f"{inst.id}[{cell.label}]"
 
 
 def is_item_id(nodeid: str) -> bool:

@@ -11,9 +11,9 @@ from typing import Any
 import pytest
 
 from pytest_graphinstruct.errors import GraphInstructError
-from pytest_graphinstruct.pytest_run.items import is_item_id
+from pytest_graphinstruct.pytest_run.items import item_id
 from pytest_graphinstruct.pytest_run.state import RunState
-from pytest_graphinstruct.run.answer_service import served_models
+from pytest_graphinstruct.run.answer_service import AnswerService, served_models
 
 
 class AnswerServicePlugin:
@@ -31,8 +31,6 @@ class AnswerServicePlugin:
         if (session.config.option.collectonly or not state.controller or state.run.dry_run
                 or not served_models(state.run)):
             return
-        from pytest_graphinstruct.run.answer_service import AnswerService
-
         try:
             state.bench.schedulers  # noqa: B018  (a backend that cannot be built: usage error)
         except GraphInstructError as exc:
@@ -42,27 +40,49 @@ class AnswerServicePlugin:
 
     def pytest_xdist_node_collection_finished(self, node: Any, ids: Sequence[str]) -> None:
         # every worker collects the same items: the first one's ids are the selection
+        # (xdist calls this before it schedules any item, so before any worker asks)
         if not self.served:
             self.served = True
-            serve(self.state, [label for label in ids if is_item_id(label)])
+            serve(self.state, ids)
 
     @pytest.hookimpl(tryfirst=True)  # before the schedulers close: the workers are gone
     def pytest_sessionfinish(self, session: pytest.Session, exitstatus: int) -> None:
-        if self.state.service is not None:
-            self.state.service.close()
+        service = self.state.service
+        if service is not None:
+            service.close()
+            note = refusal_note(service)
+            if note is not None:
+                self.state.notes.append(note)
 
 
 def serve(state: RunState, ids: Sequence[str]) -> None:
-    """Ask the service for the answers of the items ``ids`` (node ids, collection order) of a
-    model it answers, each cached as it arrives, before any worker asks (nothing without a
-    service)."""
-    if state.service is None:
+    """Hand the service the run's selection — the items of the node ids ``ids`` (collection
+    order; ids of other tests are passed over), the only items it will answer — and ask it
+    for their answers of a model it answers, each cached as it arrives, before any worker
+    asks (nothing without a service).  A node id is matched whole against the ids the run's
+    items have (:func:`~.items.item_id`), never parsed: an instruction id may hold ``[``."""
+    service = state.service
+    if service is None:
         return
-    cells = {cell.label: cell for cell in state.run.cells}
-    chosen = []
-    for nodeid in ids:
-        inst_id, _, label = nodeid[:-1].partition("[")
-        inst, cell = state.bench.suite.get(inst_id), cells.get(label)
-        if inst is not None and cell is not None:
-            chosen.append((inst, cell))
+    known = {item_id(inst, cell): (inst, cell)
+             for inst in state.bench.suite for cell in state.run.cells}
+    chosen = [known[nodeid] for nodeid in ids if nodeid in known]
+    service.expect(chosen)
     state.bench.prefetch(chosen)
+
+
+def refusal_note(service: AnswerService) -> str | None:
+    """The line the run says when its answer service turned anything away: connections that
+    did not give the run's key (another local process), questions of its workers outside the
+    run's items and samples (a ``gi_query`` under ``-n``); ``None`` when nothing was."""
+    parts = []
+    if service.intruders:
+        parts.append(f"{service.intruders} connection(s) that did not give the run's key "
+                     "(another local process tried to use it)")
+    if service.refused:
+        parts.append(f"{service.refused} question(s) for items or samples outside the run's "
+                     "plan (under -n, gi_query answers only the run's items)")
+    if not parts:
+        return None
+    return (f"the run's answer service refused {' and '.join(parts)}; nothing was asked of "
+            "an endpoint for them")

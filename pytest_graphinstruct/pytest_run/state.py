@@ -107,6 +107,7 @@ class RunState:
                 self.opened = BenchmarkSession(
                     self.run, worker=self.worker, local=self.local_info,
                     service=None if self.winput is None else self.winput.answers,
+                    service_key="" if self.winput is None else self.winput.answers_key or "",
                     stop_check=None if stop is None else stop.reason,
                     session_inputs=self.session_inputs)
             except GraphInstructError as exc:

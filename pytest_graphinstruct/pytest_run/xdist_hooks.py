@@ -105,6 +105,7 @@ def worker_input(state: RunState) -> WorkerInput:
                        progress=live_wanted(state),
                        stop_folder=None if stop is None else str(stop.folder),
                        answers=None if state.service is None else state.service.address,
+                       answers_key=None if state.service is None else state.service.key,
                        split=getattr(state.config.option, "dist", None) != "each")
 
 

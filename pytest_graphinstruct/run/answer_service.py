@@ -11,27 +11,39 @@ on the socket until they are there: no poll, no claim on the cache, no connectio
 an endpoint.  The oracle and recorded answers have no endpoint: a worker answers those itself
 (:func:`served_models` says which models the service answers).
 
-Protocol: one JSON line per question, ``{"id", "model", "strategy", "method", "samples"}``
-(``samples``: the sample indexes wanted, ``null`` for every sample of the item), and one JSON
-line per reply: ``{"answers": [...]}`` (each :class:`~pytest_graphinstruct.answers.Answer` in
-the codec's form) or ``{"error": "<one line>"}``.  A question longer than
-:data:`MAX_QUESTION_BYTES` or malformed is answered with an error; the connection stays usable.
+Protocol: a connection opens with one JSON line ``{"key": "<the run's key>"}``
+(:attr:`AnswerService.key`: a random secret the controller hands its workers in their
+:class:`~pytest_graphinstruct.run.payload.WorkerInput`, never written anywhere); then one JSON
+line per question, ``{"id", "model", "strategy", "method", "samples"}`` (``samples``: the sample
+indexes wanted, ``null`` for every sample of the item), and one JSON line per reply:
+``{"answers": [...]}`` (each :class:`~pytest_graphinstruct.answers.Answer` in the codec's form)
+or ``{"error": "<one line>"}``.  A question longer than :data:`MAX_QUESTION_BYTES` or malformed
+is answered with an error; the connection stays usable.
 
-Promises: a worker's question is answered exactly as the controller's session would answer
-it in one process (the same futures: an answer asked twice is fetched once); a service that
-is gone makes every answer asked of it an error that says so (:class:`ServiceGone`), never a
-hang: the client's socket read ends when the controller's process ends.
+Promises: a connection that does not give the run's key first (within
+:data:`KEY_TIMEOUT_S`; compared in constant time) gets one error line and is closed, its
+questions unread; a question is served only for one of the run's selected items
+(:meth:`AnswerService.expect`) and only for the samples the run plans for it
+(:meth:`~.session_inputs.SessionInputs.samples`) — anything else is refused and never reaches
+the session, so nothing but the run's own plan is ever asked of an endpoint, whoever reaches
+the socket (loopback TCP is open to every local user).  A worker's question is answered
+exactly as the controller's session would answer it in one process (the same futures: an
+answer asked twice is fetched once); a service that is gone makes every answer asked of it an
+error that says so (:class:`ServiceGone`), never a hang: the client's socket read ends when
+the controller's process ends.
 """
 
 from __future__ import annotations
 
 import contextlib
+import hmac
 import json
 import os
+import secrets
 import socket
 import socketserver
 import threading
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -43,14 +55,22 @@ from pytest_graphinstruct.run.records.codec import decode, encode
 
 if TYPE_CHECKING:
     from pytest_graphinstruct.run.session import BenchmarkSession
+    from pytest_graphinstruct.suite.instruction import Instruction
 
 MAX_QUESTION_BYTES = 64 * 1024
 """The longest question line the service reads (an id, a cell and sample indexes: ~200 bytes)."""
+KEY_TIMEOUT_S = 10.0
+"""How long a new connection may take to give the run's key (a worker sends it at once)."""
+_MAX_KEY_BYTES = 256  # the key line: {"key": "<64 hex digits>"}
 _UNIX_PATH_MAX = 100  # sun_path holds 104-108 bytes depending on the system
 
 
 class ServiceGone(GraphInstructError):
     """The run's answer service cannot be reached, or ended the connection."""
+
+
+class Refused(GraphInstructError):
+    """A question the run's plan does not hold (an item not selected, a sample not planned)."""
 
 
 def served_models(config: RunConfig) -> frozenset[str]:
@@ -67,6 +87,18 @@ class _Handler(socketserver.StreamRequestHandler):
     server: _UnixServer | _TcpServer
 
     def handle(self) -> None:
+        service = self.server.service
+        self.connection.settimeout(KEY_TIMEOUT_S)
+        try:
+            first = self.rfile.readline(_MAX_KEY_BYTES + 1)
+        except OSError:  # no key in time, or the client is gone
+            first = b""
+        if not service.admits(first):
+            with contextlib.suppress(OSError):
+                self.wfile.write(_error_line("refused: this connection did not give the run's "
+                                             "key"))
+            return
+        self.connection.settimeout(None)
         while True:
             line = self.rfile.readline(MAX_QUESTION_BYTES + 1)
             if not line:
@@ -76,7 +108,7 @@ class _Handler(socketserver.StreamRequestHandler):
                     line = self.rfile.readline(MAX_QUESTION_BYTES + 1)
                 reply = _error_line(f"question longer than {MAX_QUESTION_BYTES} bytes")
             else:
-                reply = self.server.service.reply(line)
+                reply = service.reply(line)
             try:
                 self.wfile.write(reply)
             except OSError:  # the worker is gone (interrupted, killed): nothing to tell
@@ -100,12 +132,17 @@ class _TcpServer(_Served, socketserver.ThreadingMixIn, socketserver.TCPServer):
 class AnswerService:
     """Answers the workers' questions from ``session`` (the controller's), over a socket in
     ``folder`` (a folder private to the run; ignored where Unix sockets are missing).  Serves
-    from a daemon thread until :meth:`close`; :attr:`address` is what a worker connects to."""
+    from a daemon thread until :meth:`close`; :attr:`address` is what a worker connects to,
+    :attr:`key` what it must say first; it answers only the items :meth:`expect` was given."""
 
     def __init__(self, session: BenchmarkSession, folder: Path) -> None:
         self.session = session
+        self.key = secrets.token_hex(32)  #: the run's secret, for its workers only
         self.asked = 0  #: questions answered (a test's and a curious user's count)
+        self.intruders = 0  #: connections closed for not giving the key
+        self.refused = 0  #: questions refused as outside the run's plan
         self._count = threading.Lock()
+        self._expected: set[tuple[str, Cell]] = set()
         path = Path(folder) / "answers.sock"
         server: _UnixServer | _TcpServer
         if hasattr(socket, "AF_UNIX") and len(os.fsencode(path)) <= _UNIX_PATH_MAX:
@@ -125,14 +162,35 @@ class AnswerService:
         quiet_thread()  # a Ctrl+C is the main thread's (the connections' threads inherit it)
         self._server.serve_forever(poll_interval=0.5)
 
+    def expect(self, items: Iterable[tuple[Instruction, Cell]]) -> None:
+        """The run's selected items (instruction, cell): the only ones :meth:`reply` serves
+        (added to those given before)."""
+        with self._count:
+            self._expected.update((inst.id, cell) for inst, cell in items)
+
+    def admits(self, line: bytes) -> bool:
+        """Whether ``line`` (a connection's first) gives the run's key; counts one intruder
+        when not.  Never raises."""
+        try:
+            data = json.loads(line)
+            given = data.get("key") if isinstance(data, dict) else None
+            ok = isinstance(given, str) and hmac.compare_digest(given.encode("utf-8"),
+                                                               self.key.encode("utf-8"))
+        except (ValueError, UnicodeError):
+            ok = False
+        if not ok:
+            with self._count:
+                self.intruders += 1
+        return ok
+
     def reply(self, line: bytes) -> bytes:
-        """The reply line (ending in a newline) to one question line.  Never raises."""
+        """The reply line (ending in a newline) to one question line of an admitted
+        connection: the answers, or one error line (a question outside the run's plan is
+        refused before the session sees it).  Never raises."""
         try:
             question = json.loads(line)
             inst_id, cell, samples = _question(question)
-            inst = self.session.suite.get(inst_id)
-            if inst is None:
-                raise ValueError(f"no instruction {inst_id!r} in the run's suite")
+            inst = self._planned(inst_id, cell, samples)
             if samples is None:
                 answers = self.session.answers(inst, cell)
             else:
@@ -142,8 +200,31 @@ class AnswerService:
                 self.asked += 1
             return (json.dumps({"answers": [encode(a) for a in answers]},
                                ensure_ascii=False) + "\n").encode("utf-8")
+        except Refused as exc:
+            with self._count:
+                self.refused += 1
+            return _error_line(f"refused: {exc}")
         except Exception as exc:  # a bad question or a session fault: the worker is told
             return _error_line(f"{type(exc).__name__}: {exc}")
+
+    def _planned(self, inst_id: str, cell: Cell, samples: Sequence[int] | None) -> Instruction:
+        """The instruction of a question the run's plan holds: one of its selected items and,
+        when ``samples`` are named, only samples it plans for that item.
+
+        Raises:
+            Refused: the item is not one of the run's, or a sample is not planned.
+        """
+        with self._count:
+            selected = (inst_id, cell) in self._expected
+        inst = self.session.suite.get(inst_id) if selected else None
+        if inst is None:
+            raise Refused(f"{inst_id!r} [{cell.label}] is not one of the run's items")
+        planned = self.session.inputs.samples(inst, cell)
+        beyond = [k for k in samples or () if k >= planned]
+        if beyond:
+            raise Refused(f"sample {beyond[0]} of {inst_id!r} [{cell.label}] is not planned "
+                          f"(the run asks {planned} sample(s) of it)")
+        return inst
 
     def close(self) -> None:
         """Stop serving (connections still open end with the process)."""
@@ -173,12 +254,13 @@ def _error_line(message: str) -> bytes:
 
 
 class AnswerClient:
-    """A worker's side of the service at ``address`` (:attr:`AnswerService.address`): one
-    connection, opened on the first question; safe from several threads (one question at a
-    time)."""
+    """A worker's side of the service at ``address`` (:attr:`AnswerService.address`), which
+    it opens with ``key`` (:attr:`AnswerService.key`): one connection, opened on the first
+    question; safe from several threads (one question at a time)."""
 
-    def __init__(self, address: str) -> None:
+    def __init__(self, address: str, key: str) -> None:
         self.address = address
+        self._key = key
         self._lock = threading.Lock()
         self._stream: Any = None
 
@@ -222,8 +304,10 @@ class AnswerClient:
             else:
                 host, _, port = where.rpartition(":")
                 sock = socket.create_connection((host, int(port)))
-            self._stream = sock.makefile("rwb")
+            stream = sock.makefile("rwb")
             sock.close()  # the file holds the connection
+            stream.write(json.dumps({"key": self._key}).encode("ascii") + b"\n")
+            self._stream = stream
         return self._stream
 
     def _drop(self) -> None:

@@ -42,8 +42,10 @@ class WorkerInput:
     worker ships its answer counts with each report: ``progress``) and the folder of the
     run's stop file (``stop_folder``, :mod:`pytest_graphinstruct.run.stop`) and the address of
     its answer service (``answers``, :mod:`pytest_graphinstruct.run.answer_service`; ``None``:
-    the workers answer every model themselves); ``split``: whether xdist shares the items out
-    between the workers (``False`` with ``--dist each``: every worker runs them all)."""
+    the workers answer every model themselves) with the key a connection to it gives first
+    (``answers_key``: :attr:`~.answer_service.AnswerService.key`, a secret: not in the
+    record's ``repr``); ``split``: whether xdist shares the items out between the workers
+    (``False`` with ``--dist each``: every worker runs them all)."""
 
     local: Mapping[str, str] | None = None
     served: Served | None = None
@@ -51,6 +53,7 @@ class WorkerInput:
     stop_folder: str | None = None
     answers: str | None = None
     split: bool = True
+    answers_key: str | None = field(default=None, repr=False)
 
     def to_json(self) -> str:
         return json.dumps(encode(self))

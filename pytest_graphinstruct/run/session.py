@@ -70,7 +70,7 @@ class BenchmarkSession:
     def __init__(self, config: RunConfig, *, worker: tuple[int, int] | None = None,
                  local: Mapping[str, str] | None = None, limits: Limits | None = None,
                  inputs: RunInputs | None = None, served: Served | None = None,
-                 service: str | None = None,
+                 service: str | None = None, service_key: str = "",
                  stop_check: Callable[[], str | None] | None = None,
                  session_inputs: SessionInputs | None = None,
                  item_store: ItemStore | None = None) -> None:
@@ -90,6 +90,7 @@ class BenchmarkSession:
             service: an xdist worker's: the address of the controller's answer service
                 (:mod:`.answer_service`), which answers every model with an endpoint; such a
                 worker builds no backend for them and opens no answer cache.
+            service_key: the key that service asks first (:attr:`.AnswerService.key`).
             stop_check: handed to every scheduler (:class:`~.models.scheduler.Scheduler`):
                 says, right before each request, whether the run was stopped.
             session_inputs: what this process already read for ``config`` (the plugin reads
@@ -117,7 +118,8 @@ class BenchmarkSession:
         self.tally = AnswerTally()  # the prefetched answers as they arrive (progress line)
         self.fetcher = AnswerFetcher(
             self.inputs, self.requests, self.models, self.chains, self.tally,
-            service=None if service is None else AnswerClient(service), served=remote)
+            service=None if service is None else AnswerClient(service, service_key),
+            served=remote)
 
     @cached_property
     def verifier(self) -> Verifier:

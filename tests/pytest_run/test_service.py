@@ -1,6 +1,7 @@
 """``AnswerServicePlugin``: the xdist controller's service is opened only where a model has an
-endpoint, asked once for the first worker's items (in collection order, each mapped to its
-instruction and cell), and closed at the end."""
+endpoint, told the run's selection and asked once for the first worker's items (in collection
+order, each mapped to its instruction and cell), and closed at the end, where what it refused
+is said."""
 
 from __future__ import annotations
 
@@ -13,41 +14,73 @@ from pytest_graphinstruct.run.config import Cell
 
 from .fakes import FakeConfig, FakeSession
 
+INST0, INST1, ODD = (SimpleNamespace(id=i) for i in ("L0-001", "L1-001", "L2-[x]::y"))
 
-class FakeBench:
-    """A session whose suite knows two instructions and which records what it prefetches."""
+
+class FakeService:
+    """A service that records the selection it is told."""
 
     def __init__(self) -> None:
-        self.suite = {"L0-001": "inst0", "L1-001": "inst1"}
+        self.expected: list[list[tuple[Any, Cell]]] = []
+        self.intruders = self.refused = 0
+
+    def expect(self, items: list[tuple[Any, Cell]]) -> None:
+        self.expected.append(items)
+
+    def close(self) -> None:
+        pass
+
+
+class FakeBench:
+    """A session whose suite knows three instructions and which records what it prefetches."""
+
+    def __init__(self) -> None:
+        self.suite = [INST0, INST1, ODD]
         self.prefetched: list[list[tuple[Any, Cell]]] = []
 
     def prefetch(self, chosen: list[tuple[Any, Cell]]) -> None:
         self.prefetched.append(chosen)
 
 
-def _state(service: Any = "the service", *, controller: bool = True, models: tuple[str, ...]
+def _state(service: Any = None, *, controller: bool = True, models: tuple[str, ...]
            = ("gpt-4o",)) -> Any:
     cells = tuple(Cell(m, "zero-shot") for m in models)
-    return SimpleNamespace(service=service, bench=FakeBench(), controller=controller,
+    return SimpleNamespace(service=service, bench=FakeBench(), controller=controller, notes=[],
                            run=SimpleNamespace(cells=cells, models=models, dry_run=False,
                                                  replay=None))
 
 
-def test_the_first_workers_items_are_asked_for_once_in_their_order() -> None:
-    state = _state()
+def test_the_first_workers_items_are_the_selection_asked_for_once_in_their_order() -> None:
+    state = _state(FakeService())
     plugin = AnswerServicePlugin(state)
     ids = ["L1-001[gpt-4o-zero-shot]", "tests/t.py::test_x", "L9-999[gpt-4o-zero-shot]",
-           "L0-001[other-zero-shot]", "L0-001[gpt-4o-zero-shot]"]
+           "L0-001[other-zero-shot]", "L2-[x]::y[gpt-4o-zero-shot]", "L0-001[gpt-4o-zero-shot]"]
     plugin.pytest_xdist_node_collection_finished(SimpleNamespace(), ids)
     plugin.pytest_xdist_node_collection_finished(SimpleNamespace(), ids)  # gw1: asked already
     cell = Cell("gpt-4o", "zero-shot")
-    assert state.bench.prefetched == [[("inst1", cell), ("inst0", cell)]]
+    chosen = [(INST1, cell), (ODD, cell), (INST0, cell)]  # an id with "[" or "::" matched whole
+    assert state.bench.prefetched == [chosen]
+    assert state.service.expected == [chosen]
 
 
 def test_without_a_service_nothing_is_asked() -> None:
     state = _state(service=None)
     serve(state, ["L0-001[gpt-4o-zero-shot]"])
     assert state.bench.prefetched == []
+
+
+def test_what_the_service_refused_is_said_at_the_end(tmp_path: Path) -> None:
+    service = FakeService()
+    service.intruders, service.refused = 2, 1
+    state = _state(service)
+    AnswerServicePlugin(state).pytest_sessionfinish(FakeSession(FakeConfig(tmp_path)), 0)
+    (note,) = state.notes
+    assert note.startswith("the run's answer service refused 2 connection(s) that did not give "
+                           "the run's key (another local process tried to use it) and 1 "
+                           "question(s) for items or samples outside the run's plan")
+    quiet = _state(FakeService())
+    AnswerServicePlugin(quiet).pytest_sessionfinish(FakeSession(FakeConfig(tmp_path)), 0)
+    assert quiet.notes == []
 
 
 def test_no_service_outside_the_controller_or_without_an_endpoint(tmp_path: Path) -> None:
@@ -59,7 +92,7 @@ def test_no_service_outside_the_controller_or_without_an_endpoint(tmp_path: Path
 
 def test_the_service_closes_at_the_end(tmp_path: Path) -> None:
     closed: list[bool] = []
-    state = _state(SimpleNamespace(close=lambda: closed.append(True)))
+    state = _state(SimpleNamespace(close=lambda: closed.append(True), intruders=0, refused=0))
     AnswerServicePlugin(state).pytest_sessionfinish(FakeSession(FakeConfig(tmp_path)), 0)
     AnswerServicePlugin(_state(None)).pytest_sessionfinish(FakeSession(FakeConfig(tmp_path)), 0)
     assert closed == [True]

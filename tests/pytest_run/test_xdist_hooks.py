@@ -64,11 +64,13 @@ def test_worker_input_tells_the_server_the_preflight_the_live_line_stop_folder_a
     served = Served(cache_mark=3)
     state = _state(tmp_path, local_info={"base_url": "http://127.0.0.1:1/v1"}, served=served,
                      progress="on", stopper=SimpleNamespace(signal=StopSignal(tmp_path)),
-                     service=SimpleNamespace(address="unix:/tmp/gi-run-x/answers.sock"))
+                     service=SimpleNamespace(address="unix:/tmp/gi-run-x/answers.sock",
+                                             key="k3y"))
     assert worker_input(state) == WorkerInput(local={"base_url": "http://127.0.0.1:1/v1"},
                                                served=served, progress=True,
                                                stop_folder=str(tmp_path),
-                                               answers="unix:/tmp/gi-run-x/answers.sock")
+                                               answers="unix:/tmp/gi-run-x/answers.sock",
+                                               answers_key="k3y")
     assert worker_input(_state(tmp_path)) == WorkerInput()
 
 

@@ -40,6 +40,7 @@ class Session:
         self.release.set()
         self.suite = SimpleNamespace(get=lambda i: SimpleNamespace(id=i) if i != "nope" else None)
         self.fetcher = SimpleNamespace(ask=self._ask)
+        self.inputs = SimpleNamespace(samples=lambda inst, cell: len(ANSWERS))  # planned
 
     def answers(self, inst: Any, cell: Cell) -> tuple[Answer, ...]:
         assert self.release.wait(60)
@@ -57,9 +58,24 @@ def session() -> Session:
     return Session()
 
 
+ITEMS = [("L1-001", CELL), ("L1-002", Cell("gpt-x", "few-shot", "vgig")), ("nope", CELL)]
+"""The run's selected items (``nope`` is not in the suite)."""
+
+
+def serving(session: Session, folder: Path) -> AnswerService:
+    """A service that expects the items of :data:`ITEMS`."""
+    svc = AnswerService(cast(Any, session), folder)
+    svc.expect((SimpleNamespace(id=i), cell) for i, cell in ITEMS)  # type: ignore[misc]
+    return svc
+
+
+def client_of(svc: AnswerService) -> AnswerClient:
+    return AnswerClient(svc.address, svc.key)
+
+
 @pytest.fixture
 def service(session: Session, tmp_path: Path) -> Any:
-    svc = AnswerService(cast(Any, session), tmp_path)
+    svc = serving(session, tmp_path)
     yield svc
     svc.close()
 
@@ -72,7 +88,7 @@ def test_served_models_are_those_with_an_endpoint(tmp_path: Path) -> None:
 
 def test_a_worker_gets_the_sessions_answers_exactly(service: AnswerService,
                                                      session: Session) -> None:
-    client = AnswerClient(service.address)
+    client = client_of(service)
     assert client.answers("L1-001", CELL) == ANSWERS
     assert client.answers("L1-002", Cell("gpt-x", "few-shot", "vgig")) == ANSWERS
     assert session.asked == [("L1-001", CELL), ("L1-002", Cell("gpt-x", "few-shot", "vgig"))]
@@ -83,8 +99,8 @@ def test_a_worker_gets_the_sessions_answers_exactly(service: AnswerService,
 
 def test_a_question_the_service_cannot_answer_is_an_error_and_the_connection_stays(
         service: AnswerService) -> None:
-    client = AnswerClient(service.address)
-    with pytest.raises(GraphInstructError, match="no instruction 'nope'"):
+    client = client_of(service)
+    with pytest.raises(GraphInstructError, match=r"refused: 'nope' .* not one of the run's"):
         client.answers("nope", CELL)
     with pytest.raises(GraphInstructError, match="samples is a list"):
         client.answers("L1-001", CELL, samples=[-1])
@@ -103,7 +119,7 @@ def test_a_malformed_or_overlong_question_gets_one_error_line(service: AnswerSer
     with socket.socket(socket.AF_UNIX) as sock:
         sock.connect(path)
         stream = sock.makefile("rwb")
-        stream.write(line)
+        stream.write(json.dumps({"key": service.key}).encode() + b"\n" + line)
         stream.flush()
         reply = json.loads(stream.readline())
         assert set(reply) == {"error"} and "\n" not in reply["error"]
@@ -118,7 +134,7 @@ def test_workers_asking_at_once_are_answered_each(service: AnswerService,
     session.release.clear()  # both questions wait inside the session
     got: list[tuple[Answer, ...]] = []
     threads = [threading.Thread(target=lambda: got.append(
-        AnswerClient(service.address).answers("L1-001", CELL))) for _ in range(2)]
+        client_of(service).answers("L1-001", CELL))) for _ in range(2)]
     for t in threads:
         t.start()
     session.release.set()
@@ -128,8 +144,8 @@ def test_workers_asking_at_once_are_answered_each(service: AnswerService,
 
 
 def test_a_service_that_is_gone_is_said(session: Session, tmp_path: Path) -> None:
-    svc = AnswerService(cast(Any, session), tmp_path)
-    client = AnswerClient(svc.address)
+    svc = serving(session, tmp_path)
+    client = client_of(svc)
     assert client.answers("L1-001", CELL) == ANSWERS
     svc.close()
     Path(svc.address.partition(":")[2]).unlink()
@@ -142,9 +158,111 @@ def test_a_folder_too_long_for_a_unix_socket_uses_loopback_tcp(session: Session,
                                                                  tmp_path: Path) -> None:
     deep = tmp_path / ("d" * 120)
     deep.mkdir()
-    svc = AnswerService(cast(Any, session), deep)
+    svc = serving(session, deep)
     try:
         assert svc.address.startswith("tcp:127.0.0.1:")
-        assert AnswerClient(svc.address).answers("L1-001", CELL) == ANSWERS
+        assert client_of(svc).answers("L1-001", CELL) == ANSWERS
+    finally:
+        svc.close()
+
+
+def _raw(svc: AnswerService, data: bytes, *, read_all: bool = False) -> list[Any]:
+    """What the service replies to ``data`` sent as is on a new connection: every reply line
+    up to the service closing it (``read_all``), else the first."""
+    import json
+    import socket
+
+    with socket.socket(socket.AF_UNIX) as sock:
+        sock.settimeout(60)
+        sock.connect(svc.address.partition(":")[2])
+        stream = sock.makefile("rwb")
+        stream.write(data)
+        stream.flush()
+        lines = stream.readlines() if read_all else [stream.readline()]
+        return [json.loads(line) for line in lines]
+
+
+QUESTION = (b'{"id": "L1-001", "model": "gpt-x", "strategy": "zero-shot", '
+            b'"method": "baseline", "samples": [0]}\n')
+
+
+@pytest.mark.parametrize("first", [
+    b"", b"\n", b'{"key": "00"}\n', b'{"key": 7}\n', b"[1]\n", b"not json\n",
+    b'{"key": "' + b"a" * 400 + b'"}\n',
+], ids=["closed", "empty", "wrong", "number", "array", "text", "overlong"])
+def test_a_connection_without_the_runs_key_is_refused_and_closed_unread(
+        service: AnswerService, session: Session, first: bytes) -> None:
+    """Whoever reaches the socket (loopback TCP is every local user's) gets one refusal line
+    and the connection ends: the question behind a missing or wrong key is never read."""
+    replies = _raw(service, first + QUESTION, read_all=True)
+    assert len(replies) == 1 and "did not give the run's key" in replies[0]["error"]
+    assert service.intruders == 1 and service.asked == 0 and session.asked == []
+
+
+def test_the_key_is_compared_in_constant_time(service: AnswerService,
+                                              monkeypatch: pytest.MonkeyPatch) -> None:
+    import hmac
+
+    compared: list[tuple[bytes, bytes]] = []
+    original = hmac.compare_digest
+
+    def spy(a: bytes, b: bytes) -> bool:
+        compared.append((a, b))
+        return original(a, b)
+    monkeypatch.setattr("pytest_graphinstruct.run.answer_service.hmac.compare_digest", spy)
+    assert client_of(service).answers("L1-001", CELL, samples=[0]) == ANSWERS[:1]
+    assert compared == [(service.key.encode(), service.key.encode())]
+
+
+def test_a_silent_connection_is_closed_after_the_key_timeout(
+        service: AnswerService, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr("pytest_graphinstruct.run.answer_service.KEY_TIMEOUT_S", 0.2)
+    (reply,) = _raw(service, b"", read_all=False)  # nothing sent: the service gives up
+    assert "did not give the run's key" in reply["error"] and service.intruders == 1
+
+
+def test_each_service_has_its_own_long_random_key(session: Session, tmp_path: Path) -> None:
+    (tmp_path / "a").mkdir()
+    (tmp_path / "b").mkdir()
+    one, two = serving(session, tmp_path / "a"), serving(session, tmp_path / "b")
+    try:
+        assert len(one.key) == 64 and int(one.key, 16) >= 0 and one.key != two.key
+        with pytest.raises(GraphInstructError, match="did not give the run's key"):
+            AnswerClient(one.address, two.key).answers("L1-001", CELL)
+    finally:
+        one.close()
+        two.close()
+
+
+@pytest.mark.parametrize(("inst_id", "cell", "samples", "why"), [
+    ("L1-003", CELL, None, "'L1-003' .gpt-x-zero-shot. is not one of the run's items"),
+    ("L1-001", Cell("gpt-x", "few-shot"), [0], "is not one of the run's items"),
+    ("L1-001", Cell("other", "zero-shot"), None, "is not one of the run's items"),
+    ("L1-001", CELL, [len(ANSWERS)], "sample 2 of 'L1-001' .gpt-x-zero-shot. is not planned "
+     r"\(the run asks 2 sample\(s\) of it\)"),
+    ("L1-001", CELL, [0, 99], "sample 99 of"),
+], ids=["instruction", "strategy", "model", "next-sample", "far-sample"])
+def test_only_the_runs_items_and_planned_samples_are_served(
+        service: AnswerService, session: Session, inst_id: str, cell: Cell,
+        samples: list[int] | None, why: str) -> None:
+    """An admitted client (a worker) asking outside the run's plan is refused before the
+    session sees the question: nothing is asked of an endpoint for it."""
+    asked: list[int] = []
+    session.fetcher = SimpleNamespace(ask=lambda inst, c, k: asked.append(k))
+    client = client_of(service)
+    with pytest.raises(GraphInstructError, match=f"refused: .*{why}"):
+        client.answers(inst_id, cell, samples)
+    assert session.asked == [] and asked == [] and service.refused == 1
+    assert service.asked == 0
+
+
+def test_items_expected_later_are_served_too(session: Session, tmp_path: Path) -> None:
+    svc = AnswerService(cast(Any, session), tmp_path)
+    try:
+        client = client_of(svc)
+        with pytest.raises(GraphInstructError, match="not one of the run's items"):
+            client.answers("L1-001", CELL)
+        svc.expect([(SimpleNamespace(id="L1-001"), CELL)])  # type: ignore[list-item]
+        assert client.answers("L1-001", CELL) == ANSWERS
     finally:
         svc.close()

@@ -32,6 +32,7 @@ class Controller:
 
     def __init__(self, bench: BenchmarkSession) -> None:
         self.suite = bench.suite
+        self.inputs = bench.inputs
         self.asked: list[tuple[str, str]] = []
         self.fetcher = bench.fetcher
 
@@ -53,9 +54,11 @@ def test_a_worker_asks_the_service_for_endpoint_models_and_answers_the_oracle_it
     controller = Controller(plain)
     service = AnswerService(cast(Any, controller), tmp_path)
     try:
-        worker = BenchmarkSession(run, worker=(0, 2), service=service.address)
+        worker = BenchmarkSession(run, worker=(0, 2), service=service.address,
+                                  service_key=service.key)
         oracle, endpoint = (next(c for c in run.cells if c.model == m) for m in ("oracle", "gpt-x"))
         inst = worker.suite["L1-001"]
+        service.expect([(inst, endpoint)])
         assert worker.prefetch([(inst, oracle), (inst, endpoint)]) == 1  # the oracle's only
         (got,) = worker.answers(inst, endpoint)
         assert got.text == "from the controller: L1-001"

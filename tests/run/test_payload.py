@@ -45,6 +45,14 @@ def test_worker_input_round_trips_through_one_json_document() -> None:
     assert WorkerInput.from_json(WorkerInput().to_json()) == WorkerInput()
 
 
+def test_the_answer_services_key_travels_but_is_never_shown() -> None:
+    """The key the controller's answer service asks first reaches the worker whole, and a
+    traceback or log that shows the record does not show it."""
+    given = WorkerInput(answers="tcp:127.0.0.1:5", answers_key="s3cr3t-key")
+    assert WorkerInput.from_json(given.to_json()).answers_key == "s3cr3t-key"
+    assert "s3cr3t" not in repr(given) and "tcp:127.0.0.1:5" in repr(given)
+
+
 def test_worker_payload_round_trips_through_one_json_document() -> None:
     given = _payload()
     text = given.to_json()
