@@ -44,11 +44,14 @@ unanswered, until :meth:`FakeOpenAIServer.release` (or :meth:`~FakeOpenAIServer.
 from __future__ import annotations
 
 import contextlib
+import functools
 import json
 import os
 import socket
+import struct
 import threading
 import time
+import zlib
 from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -76,7 +79,11 @@ class Fault:
     ``usage``, impossible values included), ``drip`` (a normal answer sent one byte every
     ``hang_s`` seconds, status line and headers included, so no single read ever times out)
     and ``unsized`` (a normal answer without ``Content-Length``, its end the connection's:
-    only reading it tells its length).
+    only reading it tells its length), ``reset`` (the connection is reset at once, a TCP RST
+    before any byte of an answer, as from an overflowing accept queue or a restarting proxy)
+    and ``gzip`` (a normal answer sent ``Content-Encoding: gzip`` whatever the client asked
+    for, its JSON preceded by ``padding`` bytes of whitespace: a small body on the wire that
+    decodes to a large one).
     """
 
     kind: str
@@ -88,6 +95,7 @@ class Fault:
     message: str = "scripted failure"
     hang_s: float = 30.0
     usage: dict[str, Any] | None = None
+    padding: int = 0
 
     @classmethod
     def rate_limited(cls, retry_after: str | None = None, *,
@@ -159,6 +167,17 @@ class Fault:
     def unsized(cls) -> Fault:
         """A normal answer whose length no header declares (read until the connection ends)."""
         return cls("unsized")
+
+    @classmethod
+    def reset(cls) -> Fault:
+        """The connection reset (TCP RST) as soon as the request is read: no answer."""
+        return cls("reset")
+
+    @classmethod
+    def gzip(cls, padding: int = 0) -> Fault:
+        """A normal answer, gzip-compressed, its JSON after ``padding`` bytes of whitespace
+        (100 MB of it is about 100 KB on the wire)."""
+        return cls("gzip", padding=padding)
 
     @classmethod
     def drip(cls, interval_s: float = 1.0) -> Fault:
@@ -278,6 +297,27 @@ def _counted_completion(st: _State, body: dict[str, Any]) -> dict[str, Any]:
         st.usage_sent.append((done["usage"]["prompt_tokens"], done["usage"]["completion_tokens"]))
         st.arrived.notify_all()
     return done
+
+
+_PADDING_CHUNK = b" " * (1 << 20)
+
+
+@functools.lru_cache(maxsize=4)
+def _gzip_padding(padding: int) -> tuple[bytes, Any]:
+    """The gzip stream of ``padding`` spaces so far, and its compressor (copied, then fed the
+    JSON and flushed, per answer): the padding is compressed once per size."""
+    compressor = zlib.compressobj(9, zlib.DEFLATED, 16 + zlib.MAX_WBITS)
+    parts = []
+    for start in range(0, padding, len(_PADDING_CHUNK)):
+        parts.append(compressor.compress(_PADDING_CHUNK[: padding - start]))
+    return b"".join(parts), compressor
+
+
+def _gzipped(body: bytes, padding: int) -> bytes:
+    """``padding`` spaces then ``body``, as one gzip stream (JSON allows the leading blanks)."""
+    head, compressor = _gzip_padding(padding)
+    tail = compressor.copy()
+    return head + tail.compress(body) + tail.flush()
 
 
 class _Server(ThreadingHTTPServer):
@@ -453,6 +493,9 @@ class _Handler(BaseHTTPRequestHandler):
             st.arrived.notify_all()
             held = len(st.requests) > st.hold_after
         try:
+            if fault is not None and fault.kind == "reset":
+                self._reset()
+                return
             if held:
                 st.gate.wait()  # held (FakeOpenAIServer.hold) until released or stopped
             if st.stop.is_set():
@@ -468,6 +511,15 @@ class _Handler(BaseHTTPRequestHandler):
         finally:
             with st.lock:
                 st.in_flight -= 1
+
+    def _reset(self) -> None:
+        """Reset the connection: close it with a zero linger time, so the kernel sends a TCP
+        RST instead of a FIN (the client reads ``Connection reset by peer``)."""
+        self.close_connection = True
+        with contextlib.suppress(OSError):
+            self.connection.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER,
+                                       struct.pack("ii", 1, 0))
+            self.connection.close()
 
     def _probe(self, body: dict[str, Any]) -> None:
         st = self.server.state
@@ -533,6 +585,15 @@ class _Handler(BaseHTTPRequestHandler):
             self.send_header("Connection", "close")
             self.end_headers()
             self.wfile.write(json.dumps(completion).encode("utf-8"))
+            return
+        if kind == "gzip" and fault is not None:
+            data = _gzipped(json.dumps(completion).encode("utf-8"), fault.padding)
+            self.send_response(200)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Encoding", "gzip")
+            self.send_header("Content-Length", str(len(data)))
+            self.end_headers()
+            self.wfile.write(data)
             return
         if kind == "drip" and fault is not None:
             self._drip(json.dumps(completion).encode("utf-8"), fault.hang_s)

@@ -1,7 +1,8 @@
 """The API key is written nowhere: not when the key itself is passed as ``--gi-api-key-env``
-(refused in one line showing a redacted form), not when the model echoes it in an answer (the
-answer is kept with the key redacted, in the cache, the report and the HTML page; issue 32
-§4)."""
+(refused in one line showing a redacted form), not when the endpoint echoes it in an answer
+(issue 32 §4).  Such an answer is withheld — its item an error saying why, nothing of it in the
+cache, the report or the HTML page — never rewritten (issue 47 §3: a scored answer is the one
+received)."""
 
 from __future__ import annotations
 
@@ -43,21 +44,27 @@ def test_the_key_passed_as_the_variable_name_is_refused_without_showing_it(
     assert report.is_file() and _files_hold(pytester.path, KEY[3:]) == []
 
 
-def test_a_key_the_model_echoes_is_redacted_in_the_cache_report_and_page(
+def test_an_answer_echoing_the_key_is_withheld_from_the_cache_report_and_page(
         pytester: pytest.Pytester, suite_dir: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("GI_TEST_KEY", KEY)
     out = pytester.path / "out"
-    with FakeOpenAIServer(responder=lambda body: f"my key is {KEY}\n{TREE4}") as server:
+
+    def answer(body: dict[str, object]) -> str:  # L1-001's answer echoes the key
+        return f"my key is {KEY}\n{TREE4}" if "tree with 4" in str(body) else TREE4
+
+    with FakeOpenAIServer(responder=answer) as server:
         result = pytester.runpytest(
             f"--gi-suite={suite_dir}", "--gi-model=fake-model",
             f"--gi-base-url={server.base_url}", "--gi-api-key-env=GI_TEST_KEY",
             f"--gi-cache={out / 'cache'}", f"--gi-report={out / 'r.json'}",
             f"--gi-html={out / 'r.html'}", f"--gi-markdown={out / 'r.md'}", "-v", "-rA",
-            "-p", "no:cacheprovider")
-        assert server.request_count > 0
-    assert result.ret in (pytest.ExitCode.OK, pytest.ExitCode.TESTS_FAILED), result.stdout.str()
-    assert KEY not in result.stdout.str() + result.stderr.str()
+            "--override-ini=gi_max_error_rate=1", "-p", "no:cacheprovider")
+        assert server.request_count == 4  # not retried: it would echo again
+    text = result.stdout.str()
+    assert KEY not in text + result.stderr.str()
     assert _files_hold(pytester.path, KEY) == []
+    assert result.parseoutcomes().get("errors") == 1, text
+    assert "holds the API key (the value of GI_TEST_KEY): withheld" in text
     cached = (out / "cache" / "answers.jsonl").read_text(encoding="utf-8")
-    assert "my key is [REDACTED]" in cached
-    assert "[REDACTED]" in (out / "r.json").read_text(encoding="utf-8")
+    assert "my key is" not in cached and "REDACTED" not in cached  # not cached at all
+    assert len(cached.splitlines()) == 3  # the three other answers

@@ -46,3 +46,32 @@ def test_an_answer_beyond_the_bound_is_an_error_of_its_item_and_never_cached(
     assert asked == 4  # not retried
     assert result.ret in (pytest.ExitCode.OK, pytest.ExitCode.TESTS_FAILED), out
     assert (cache / "answers.jsonl").stat().st_size < 100_000  # three trees, no huge answer
+
+
+def test_a_small_gzip_body_decoding_past_the_bound_is_an_error_never_decoded_whole(
+        pytester: pytest.Pytester, suite_dir: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # issue 47 §4: 100 KB of gzip on the wire decoding to 100 MB took 730 MB and a 201 MB cache
+    # for 2 items (500 MB: 22.7 GB, the process killed).  Here 64 MB in ~64 KB of gzip; the
+    # other answers come gzip-compressed too, and small: read as usual
+    monkeypatch.setenv("GI_TEST_KEY", "sk-test")
+    cache = pytester.path / "cache"
+    bomb = 64 * 1024 * 1024
+
+    def compressed(body: dict[str, object]) -> Fault:
+        return Fault.gzip(bomb if "cycle" in str(body.get("messages")) else 10)
+
+    with FakeOpenAIServer(responder=lambda body: TREE4, fault_for=compressed) as server:
+        result = pytester.runpytest_subprocess(
+            f"--gi-suite={suite_dir}", "--gi-model=fake-model",
+            f"--gi-base-url={server.base_url}", "--gi-api-key-env=GI_TEST_KEY",
+            f"--gi-cache={cache}", "--override-ini=gi_max_error_rate=1", "-rA",
+            "-p", "no:cacheprovider")
+        asked = server.request_count
+    out = result.stdout.str()
+    lines = out.splitlines()
+    at = lines.index(next(ln for ln in lines if "ERROR at setup of L1-002" in ln))
+    assert f"the response body decodes to more than {MAX_RESPONSE_BYTES} bytes" in lines[at + 1]
+    assert sum("ERROR at setup" in ln for ln in lines) == 1  # the others were read and checked
+    assert "L1-001[fake-model-zero-shot] PASSED" in out or "PASSED L1-001" in out, out
+    assert asked == 4  # not retried
+    assert (cache / "answers.jsonl").stat().st_size < 100_000  # three trees, no 64 MB answer

@@ -20,10 +20,13 @@ deadline, on one event loop per process.
   closes their connections) and refuses every later one (:class:`CallCancelled`); the first
   reason given stays.
 * **Bounded bodies**: a response body is read up to :data:`MAX_RESPONSE_BYTES` (or the
-  backend's own bound), no further: one declared longer is refused before its body is read, one
-  that turns out longer stops there (:class:`ResponseTooLarge`).  Bodies are asked for
-  uncompressed, so the bound holds for what is decoded too.
+  backend's own bound), no further, and decodes to no more than that: one declared longer is
+  refused before its body is read, one that turns out longer stops there
+  (:class:`ResponseTooLarge`).  Bodies are asked for uncompressed; one compressed anyway is
+  decoded within the bound, or refused unread when its encoding is not gzip or deflate
+  (:class:`UndecodableBody`; :mod:`.response_bounds`).
 """
+
 
 from __future__ import annotations
 
@@ -32,11 +35,20 @@ import concurrent.futures
 import os
 import threading
 from collections.abc import Awaitable, Callable
-from dataclasses import replace
 from typing import Any, TypeVar
 
-from pytest_graphinstruct.answers import Answer, FailureKind
+from pytest_graphinstruct.answers import FailureKind
+from pytest_graphinstruct.models.backends.key_secrecy import KeySecrecy
+from pytest_graphinstruct.models.backends.response_bounds import (
+    MAX_RESPONSE_BYTES,
+    ResponseTooLarge,
+    UndecodableBody,
+    bound_response,
+)
 from pytest_graphinstruct.models.base import quiet_thread
+
+__all__ = ["MAX_RESPONSE_BYTES", "BoundedCalls", "CallCancelled", "DeadlineExceeded",
+           "ResponseTooLarge", "UndecodableBody", "call_loop", "http_package"]
 
 LOOP_THREAD_NAME = "gi-http-loop"
 """The name of the thread that runs every HTTP call of the process (one per process); the
@@ -44,65 +56,8 @@ loop's host-name lookups run in at most :data:`RESOLVER_THREADS` more, named aft
 RESOLVER_THREADS = 4
 KEEP_ALIVE = 64
 """The most idle connections a backend's client keeps open for later calls."""
-_REDACTED = "[REDACTED]"
 
 _T = TypeVar("_T")
-
-
-MAX_RESPONSE_BYTES = 8 * 1024 * 1024
-"""The most bytes of one response body read from the endpoint (8 MiB, as a batch output line):
-a graph answer of 16,384 tokens is about 64 KB of text, so only a broken or hostile endpoint
-sends more.  A longer body is not read further (:class:`ResponseTooLarge`)."""
-
-
-class ResponseTooLarge(Exception):
-    """The response body is longer than the bound; it was not read further.
-
-    Attributes:
-        limit: the bound, in bytes.
-        declared: the length the response's ``Content-Length`` declared (``None``: it was
-            found reading).
-    """
-
-    def __init__(self, limit: int, declared: int | None = None) -> None:
-        said = "" if declared is None else f" (Content-Length {declared})"
-        super().__init__(f"the response body is larger than {limit} bytes{said}")
-        self.limit = limit
-        self.declared = declared
-
-
-def _bounded_stream(http: Any, inner: Any, limit: int) -> Any:
-    """``inner`` (a response's byte stream) raising :class:`ResponseTooLarge` once more than
-    ``limit`` bytes came through, so no more than that is ever held."""
-
-    class Bounded(http.AsyncByteStream):
-        async def __aiter__(self) -> Any:
-            seen = 0
-            async for chunk in inner:
-                seen += len(chunk)
-                if seen > limit:
-                    raise ResponseTooLarge(limit)
-                yield chunk
-
-        async def aclose(self) -> None:
-            await inner.aclose()
-
-    return Bounded()
-
-
-def _bound_response(limit: int) -> Callable[[Any], Awaitable[None]]:
-    """An httpx ``response`` event hook (run once the headers are in, before the body is read)
-    that refuses a body declared longer than ``limit`` bytes at once and stops reading one
-    that turns out longer (:class:`ResponseTooLarge`, raised through the client's call)."""
-    http = http_package()
-
-    async def hook(response: Any) -> None:
-        declared = str(response.headers.get("content-length") or "")
-        if declared.isdigit() and int(declared) > limit:
-            raise ResponseTooLarge(limit, int(declared))
-        response.stream = _bounded_stream(http, response.stream, limit)
-
-    return hook
 
 
 class DeadlineExceeded(Exception):
@@ -167,17 +122,22 @@ class BoundedCalls:
         base_url: the API root without its query (``None``: the client's default).
         timeout_s: the client's default timeout.
         default_query: query parameters sent with every request (``None``: none).
-        max_response_bytes: the most bytes of one response body read (a call's body is
-            asked for uncompressed, ``Accept-Encoding: identity``, and a longer one raises
-            :class:`ResponseTooLarge` without being read further).
+        max_response_bytes: the most bytes of one response body read, or decoded (a call's
+            body is asked for uncompressed, ``Accept-Encoding: identity``, and a longer one
+            raises :class:`ResponseTooLarge` without being read further).
+        key_variable: the name of the variable the key came from (said in errors, never the
+            key).
     """
 
     def __init__(self, *, api_key: str, base_url: str | None, timeout_s: float,
                  default_query: dict[str, str] | None,
-                 max_response_bytes: int = MAX_RESPONSE_BYTES) -> None:
+                 max_response_bytes: int = MAX_RESPONSE_BYTES,
+                 key_variable: str = "the API key variable") -> None:
         import openai
 
         self.max_response_bytes = max_response_bytes
+        #: what of the key is secret: error texts scrubbed, answers holding it withheld
+        self.secrecy = KeySecrecy(api_key, key_variable)
         self._lock = threading.Lock()
         self._calls: set[concurrent.futures.Future[Any]] = set()  # the calls in flight
         self.cancelled = threading.Event()  #: set by :meth:`cancel`
@@ -201,16 +161,9 @@ class BoundedCalls:
         self.client.chat.completions  # noqa: B018
 
     def scrub(self, text: str) -> str:
-        """``text`` with the API key replaced (in case a server echoes it)."""
-        secret = self.client.api_key
-        return text.replace(secret, _REDACTED) if secret else text
-
-    def scrub_answer(self, answer: Answer) -> Answer:
-        """``answer`` with the API key in its text replaced (:meth:`scrub`: a model may echo
-        it, and the text goes to the cache, reports and pages); its usage as it was."""
-        text = answer.text
-        clean = None if text is None else self.scrub(text)
-        return answer if clean == text else replace(answer, text=clean)
+        """``text`` with the API key replaced, when it is long enough to be a secret (in case a
+        server echoes it: :mod:`.key_secrecy`)."""
+        return self.secrecy.scrub(text)
 
     def cancel(self, reason: str | None = None, kind: FailureKind = "cancelled") -> None:
         """Stop: every call in flight ends at once (its task is cancelled, which closes its
@@ -263,7 +216,8 @@ class BoundedCalls:
                     headers={"Accept-Encoding": "identity"},
                     limits=http_package().Limits(max_connections=None,
                                                  max_keepalive_connections=KEEP_ALIVE),
-                    event_hooks={"response": [_bound_response(self.max_response_bytes)]})
+                    event_hooks={"response": [bound_response(http_package(),
+                                                             self.max_response_bytes)]})
                 self._async = openai.AsyncOpenAI(**self._options, http_client=http)
                 self._async.chat.completions  # noqa: B018  (imported once, here)
             client = self._by_deadline[deadline_s] = self._async.with_options(

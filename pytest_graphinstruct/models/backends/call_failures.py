@@ -12,6 +12,7 @@ from typing import Any, TypeVar
 from pytest_graphinstruct.models.backends.bounded_calls import (
     DeadlineExceeded,
     ResponseTooLarge,
+    UndecodableBody,
     http_package,
 )
 from pytest_graphinstruct.models.backends.retry import parse_retry_after
@@ -22,13 +23,16 @@ _MAX_ERROR_DETAIL = 300
 @dataclass(frozen=True)
 class Failure:
     """One failed attempt, classified; ``endpoint_fault`` and ``unread`` as in
-    :class:`~.base.AttemptOutcome`."""
+    :class:`~.base.AttemptOutcome`; ``timed_out``: the attempt ended at its deadline (the
+    endpoint stayed silent or slow for all of it: a fault that lasted, so confirmed even on a
+    request's first attempt)."""
 
     message: str
     retryable: bool
     retry_after: float | None = None
     endpoint_fault: bool = False
     unread: bool = False
+    timed_out: bool = False
 
 
 class Malformed(Exception):
@@ -60,18 +64,23 @@ class FailureClassifier:
             return Failure(f"response body too large: {too_large}, far more than any graph "
                            "answer; not read further, not retried", retryable=False,
                            unread=True)
+        undecodable = _cause(exc, UndecodableBody)
+        if undecodable is not None:  # the endpoint ignores identity: it would do so again
+            return Failure(f"response body not read: {undecodable}; not retried",
+                           retryable=False, endpoint_fault=True, unread=True)
         if isinstance(exc, Malformed):
             return Failure(f"malformed response body: {exc}", retryable=True, endpoint_fault=True,
                            unread=True)
         if isinstance(exc, DeadlineExceeded):
             return Failure(f"request timed out: the whole call exceeded its deadline of "
                            f"{self.timeout_s:g} s", retryable=True, endpoint_fault=True,
-                           unread=True)
+                           unread=True, timed_out=True)
         if isinstance(exc, openai.APIStatusError):
             return self._classify_status(exc)
         if isinstance(exc, openai.APITimeoutError):
             return Failure(f"request timed out after {self.timeout_s:g} s", retryable=True,
-                           endpoint_fault=True, unread=not never_connected(exc))
+                           endpoint_fault=True, unread=not never_connected(exc),
+                           timed_out=True)
         if isinstance(exc, openai.APIConnectionError):
             return Failure(connection_detail(exc), retryable=True, endpoint_fault=True,
                            unread=not never_connected(exc))
@@ -132,10 +141,20 @@ def never_connected(exc: BaseException) -> bool:
 
 
 def connection_detail(exc: Any) -> str:
-    """``connection error (ConnectError: [Errno 111] Connection refused)``."""
+    """``connection error (ConnectError: [Errno 111] Connection refused)``: the type of the
+    HTTP package's exception (the first cause) and the first message found down its causes
+    (``ReadError`` says nothing itself; the ``[Errno 104] Connection reset by peer`` under it
+    does)."""
     cause = exc.__cause__ or exc.__context__
-    return f"connection error ({type(cause).__name__}: {cause})" if cause is not None else (
-        "connection error")
+    if cause is None:
+        return "connection error"
+    said, seen = cause, {id(cause)}
+    while not str(said) and (said.__cause__ or said.__context__) is not None:
+        said = said.__cause__ or said.__context__
+        if id(said) in seen:
+            break
+        seen.add(id(said))
+    return f"connection error ({type(cause).__name__}: {said})"
 
 
 def _error_body(exc: Any) -> Mapping[str, Any]:

@@ -48,8 +48,11 @@ Promises:
   completion (sent with the header ``X-GI-Probe: snapshot``).  ``model_version`` (the user's
   ``--gi-model-version``) is part of :attr:`OpenAIBackend.endpoint`, hence of every cache key.
 * The API key is read once, from the environment variable named by ``api_key_env``; it never
-  appears in ``repr``, in an error message, or anywhere this module writes.  Error texts and
-  answer texts are scrubbed of the key (``[REDACTED]``) in case a server or a model echoes it.
+  appears in ``repr``, in an error message, or anywhere this module writes.  A key long enough
+  to be a secret (:mod:`.key_secrecy`: 8+ characters; shorter ones are local servers'
+  placeholders) is replaced by ``[REDACTED]`` where it stands as a whole token in an error
+  text, in case a server echoes it; an answer holding it is withheld (an error saying so),
+  never rewritten: an answer that is scored is the text as received.
   An ``api_key_env`` that is no variable name but looks like a key is refused
   (:func:`~pytest_graphinstruct.options.api_key_env_problem`), never shown whole.
 * ``usage`` is the provider's usage block of the successful response.  When the provider sent
@@ -195,7 +198,7 @@ class OpenAIBackend:
         self._calls = BoundedCalls(
             api_key=key, base_url=root, timeout_s=self.timeout_s,
             default_query=dict(urllib.parse.parse_qsl(query, keep_blank_values=True)) or None,
-            max_response_bytes=max_response_bytes)
+            max_response_bytes=max_response_bytes, key_variable=api_key_env)
         self.base_url = ((str(self._calls.client.base_url).rstrip("/") or DEFAULT_BASE_URL)
                          + (f"?{query}" if query else ""))
         self.model_version = model_version or None
@@ -205,9 +208,10 @@ class OpenAIBackend:
                                       if token_counter == "auto" else token_counter)
         self._probes = EndpointProbes(self._calls, self.chat, self._failures, self.base_url,
                                       self.timeout_s)
-        #: ``answer`` with the API key in its text replaced by ``[REDACTED]`` (a model may
-        #: echo it); usage is counted on the text as received (:meth:`.BoundedCalls.scrub_answer`)
-        self.scrub_answer: Callable[[Answer], Answer] = self._calls.scrub_answer
+        #: ``answer`` as it came, or an error when its text holds the API key (an endpoint
+        #: echoing its request): never rewritten, so a scored answer is the one received
+        #: (:meth:`.key_secrecy.KeySecrecy.withhold`)
+        self.withhold_key: Callable[[Answer], Answer] = self._calls.secrecy.withhold
 
     @property
     def usage_rejections(self) -> int:
@@ -266,14 +270,20 @@ class OpenAIBackend:
                 return ended, none
             except Exception as exc:  # classified below; nothing escapes complete()
                 failure = self._failures.classify(exc)
+                final = not failure.retryable or attempt >= self.policy.max_retries
+                # Confirmed: a retry's fault, one that lasted the deadline, or one not retried.
+                # A quick fault of a first attempt that will be retried may be one of a burst
+                # of concurrent calls: the breaker waits for its retry.
                 self._tell(AttemptOutcome(ok=False, endpoint_fault=failure.endpoint_fault,
                                           error=one_line(self._calls.scrub(failure.message)),
-                                          unread=failure.unread), guard)
+                                          unread=failure.unread,
+                                          confirmed=calls > 1 or failure.timed_out or final),
+                           guard)
             else:
                 self._tell(AttemptOutcome(ok=True))
-                return self.scrub_answer(self._usage.complete(
+                return self.withhold_key(self._usage.complete(
                     request, answer, impossible=rejected is not None)), served
-            if not failure.retryable or attempt >= self.policy.max_retries:
+            if final:
                 note = "" if not failure.retryable else f"; gave up after {calls} call(s)"
                 return self._error(failure.message, note, calls, started), none
             _pause(self._sleep, cancelled, self.policy.delay(attempt, failure.retry_after))

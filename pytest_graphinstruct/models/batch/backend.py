@@ -112,7 +112,7 @@ class BatchBackend:
 
     def _answer(self, body: dict[str, object], request: Request | None, latency_s: float) -> Served:
         answer, served = answer_of(body, request, self._usage, latency_s=latency_s)
-        return self.inner.scrub_answer(answer), served  # a key the model echoed: redacted
+        return self.inner.withhold_key(answer), served  # an answer holding the key: withheld
 
     def _store(self, key: str, meta: RequestMeta, answer: Answer, served: Snapshot) -> None:
         if self.cache is not None:

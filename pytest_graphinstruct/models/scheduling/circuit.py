@@ -16,8 +16,18 @@ Rules (``threshold`` = ``--gi-circuit-breaker``, default 8):
   ``WINDOW_FACTOR × threshold`` (5 × 8 = 40) counted attempts were endpoint faults.  The window
   must be full first (fewer attempts are the consecutive rule's business), so an endpoint that
   answers one call in six opens it as surely as a dead one.
+* **Only faults that persist open it.**  Either rule opens the circuit only when the faults it
+  counts (the run, or the window) hold at least one *confirmed* fault
+  (:attr:`~.base.AttemptOutcome.confirmed`): one seen on a retry of its request — it failed,
+  waited its backoff, and failed again — after an attempt's whole deadline, or one that is not
+  retried (401, 404, a request's last attempt).  A burst of quick faults on first attempts
+  (64 calls at once, 16 of them reset by an overflowing accept queue) is retried with backoff
+  like any transient fault; it opens the circuit only if the retries fail too.  A dead
+  endpoint still opens it at its first retry (a refused or 500-answering endpoint: one
+  backoff later) or at its first deadline (a hanging or dripping one: as before).
 * Once open it stays open.  :attr:`CircuitBreaker.reason` is one line naming the rule that
-  opened it, the endpoint and the first endpoint fault seen.
+  opened it, the endpoint and the first of the faults that opened it (the run's first, or the
+  window's): not that of a burst survived earlier.
 """
 
 from __future__ import annotations
@@ -51,10 +61,13 @@ class CircuitBreaker:
         self.threshold = int(threshold)
         self.window = WINDOW_FACTOR * self.threshold
         self._lock = threading.Lock()
-        self._recent: deque[bool] = deque(maxlen=self.window)  # True: an endpoint fault
+        # (confirmed fault, its error) of each counted attempt in the window; None: a success
+        self._recent: deque[tuple[bool, str] | None] = deque(maxlen=self.window)
         self._faults_in_window = 0
+        self._confirmed_in_window = 0
         self._run = 0  # consecutive endpoint faults up to now
-        self._first_error: str | None = None
+        self._run_confirmed = False  # the run holds a confirmed fault
+        self._run_first_error = ""  # the run's first fault's text
         self._reason: str | None = None
 
     def __repr__(self) -> str:
@@ -76,32 +89,41 @@ class CircuitBreaker:
         (exactly once per breaker), else ``None``."""
         if not outcome.ok and not outcome.endpoint_fault:
             return None  # paced, a bad request, or cancelled: says nothing about the endpoint
-        fault = not outcome.ok
+        fault = None if outcome.ok else (outcome.confirmed, outcome.error or "no error text")
         with self._lock:
             if self._reason is not None:
                 return None
-            if len(self._recent) == self.window and self._recent[0]:
-                self._faults_in_window -= 1
+            if len(self._recent) == self.window:
+                dropped = self._recent[0]
+                if dropped is not None:
+                    self._faults_in_window -= 1
+                    self._confirmed_in_window -= dropped[0]
             self._recent.append(fault)
-            if fault:
+            if fault is not None:
+                confirmed, error = fault
                 self._faults_in_window += 1
+                self._confirmed_in_window += confirmed
+                if self._run == 0:
+                    self._run_first_error = error
                 self._run += 1
-                if self._first_error is None:
-                    self._first_error = outcome.error or "no error text"
+                self._run_confirmed = self._run_confirmed or confirmed
             else:
                 self._run = 0
+                self._run_confirmed = False
             self._reason = self._decide()
             return self._reason
 
     def _decide(self) -> str | None:
         """The reason to open now, or ``None`` (called under the lock)."""
-        if self._run >= self.threshold:
+        if self._run >= self.threshold and self._run_confirmed:
             what = f"{self._run} consecutive calls to {self.endpoint} failed"
-        elif (len(self._recent) == self.window
+            first = self._run_first_error
+        elif (len(self._recent) == self.window and self._confirmed_in_window
               and self._faults_in_window >= OPEN_RATE * self.window):
             what = (f"{self._faults_in_window} of the last {self.window} calls to "
                     f"{self.endpoint} failed (at least {OPEN_RATE:.0%})")
+            first = next(seen[1] for seen in self._recent if seen is not None)
         else:
             return None
         return one_line(f"{CIRCUIT_OPEN}: {what} (no more are sent; calls in flight are "
-                        f"stopped); the first error: {self._first_error}")
+                        f"stopped); the first error: {first}")

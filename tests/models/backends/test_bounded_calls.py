@@ -180,8 +180,9 @@ def test_the_first_reason_given_stays() -> None:
     assert blank.cancel_reason == "cancelled"
 
 
-def test_scrub_replaces_the_key() -> None:
+def test_scrub_replaces_the_key_also_glued_to_other_text() -> None:
     assert bounded().scrub(f"echoed {SECRET}!") == "echoed [REDACTED]!"
+    assert bounded().scrub(f"?key%3D{SECRET}") == "?key%3D[REDACTED]"  # URL-encoded echo
 
 
 def test_a_real_call_against_the_local_server(fake_openai: FakeOpenAIServer) -> None:

@@ -97,9 +97,11 @@ def test_timeouts_connections_and_bodies_are_the_endpoints_fault_and_retried() -
             "(char 0)", True),
         KeyError("choices"): ("malformed response body: KeyError: 'choices'", True),
     }
+    timeouts = (DeadlineExceeded, openai.APITimeoutError)
     for exc, (message, unread) in cases.items():
+        # a timeout lasted the whole deadline: confirmed even on a request's first attempt
         assert classify(exc) == Failure(message, retryable=True, endpoint_fault=True,
-                                        unread=unread)
+                                        unread=unread, timed_out=isinstance(exc, timeouts))
 
 
 def test_a_connection_never_made_has_no_answer_unread_a_broken_one_may() -> None:
@@ -155,3 +157,22 @@ def test_error_detail_is_one_line_cut_at_300_characters(message: str) -> None:
     assert "\n" not in detail and len(detail) <= 301
     words = " ".join(message.split())
     assert detail == (words if len(words) <= 300 else words[:300] + "…")
+
+
+def test_a_reset_connection_says_why_from_under_the_silent_read_error() -> None:
+    http = http_package()
+    silent = http.ReadError("")
+    silent.__cause__ = ConnectionResetError(104, "Connection reset by peer")
+    failure = classify(connection_error(silent))
+    assert failure.message == "connection error (ReadError: [Errno 104] Connection reset by peer)"
+    assert failure.retryable and failure.endpoint_fault and not failure.timed_out
+
+
+def test_a_body_in_an_encoding_that_cannot_be_bounded_is_the_endpoints_fault_not_retried() -> None:
+    from pytest_graphinstruct.models.backends.response_bounds import UndecodableBody
+
+    exc = connection_error(UndecodableBody(["br"]))
+    failure = classify(exc)
+    assert failure.message.startswith("response body not read: the response body is encoded "
+                                      "as 'br' although an uncompressed body was asked for")
+    assert not failure.retryable and failure.endpoint_fault and failure.unread

@@ -245,17 +245,35 @@ def test_key_never_in_repr_errors_or_logs(fake_openai, backend_for, caplog) -> N
     assert SECRET not in caplog.text
 
 
-def test_a_key_echoed_in_an_answer_is_redacted_and_counted_as_sent(fake_openai,
-                                                                   backend_for) -> None:
+def test_an_answer_holding_the_key_is_withheld_with_its_usage_never_rewritten(
+        fake_openai, backend_for) -> None:
     fake_openai.responder = lambda body: f"the key: {SECRET}."
     fake_openai.script(Fault.no_usage())  # counted with tiktoken: on the text as received
     answer = backend_for().complete(req())
-    assert answer.text == "the key: [REDACTED]."
+    assert answer.text is None and answer.failure_kind == "error" and answer.calls == 1
+    assert answer.error is not None and "holds the API key" in answer.error
+    assert "GI_TEST_API_KEY" in answer.error and SECRET not in repr(answer)
     from pytest_graphinstruct.models.backends.tokens import TokenCounter
 
-    assert answer.usage is not None
+    assert answer.usage is not None  # generated and paid for: its usage stays
     assert answer.usage.output_tokens == TokenCounter("cl100k_base").count_text(
         f"the key: {SECRET}.")
+
+
+@pytest.mark.parametrize("key", ["e", "x", "1", "EMPTY", "dummy", "sk-test"])
+def test_a_key_too_short_to_be_a_secret_changes_no_answer_and_no_error(
+        fake_openai, monkeypatch, key) -> None:
+    # issue 47 §3: OPENAI_API_KEY=e rewrote every 'e' of every answer and error text
+    monkeypatch.setenv("GI_SHORT_KEY", key)
+    text = "Graph[name=tree] with 1 node e, expected EMPTY dummy sk-test x"
+    fake_openai.responder = lambda body: text
+    backend = OpenAIBackend(fake_openai.base_url, "fake-model", api_key_env="GI_SHORT_KEY",
+                            max_retries=0)
+    assert backend.complete(req()).text == text
+    fake_openai.script(Fault.bad_request(message=f"expected {key} to be valid"))
+    error = backend.complete(req()).error
+    assert error is not None and f"expected {key} to be valid" in error
+    assert "REDACTED" not in error
 
 
 def test_the_key_given_as_the_variable_name_is_refused_without_showing_it() -> None:

@@ -19,6 +19,12 @@ def fault(n: int = 0) -> AttemptOutcome:
     return AttemptOutcome(ok=False, endpoint_fault=True, error=f"HTTP 500 number {n}")
 
 
+def quick(n: int = 0) -> AttemptOutcome:
+    """A quick fault of a request's first attempt, to be retried (one of a burst, maybe)."""
+    return AttemptOutcome(ok=False, endpoint_fault=True, error=f"reset number {n}",
+                          confirmed=False)
+
+
 def test_threshold_consecutive_faults_open_it_and_name_the_first_error() -> None:
     breaker = CircuitBreaker("http://h/v1", 3)
     assert breaker.record(fault(1)) is None and breaker.record(fault(2)) is None
@@ -65,6 +71,36 @@ def test_once_open_it_stays_open_and_reports_the_opening_once() -> None:
     assert breaker.is_open
 
 
+def test_a_burst_of_quick_first_attempt_faults_opens_nothing_until_one_is_confirmed() -> None:
+    # issue 47 §1: 16 of 64 concurrent calls reset at once opened the circuit on 8 of them
+    breaker = CircuitBreaker("e", 8)
+    for n in range(16):
+        assert breaker.record(quick(n)) is None
+    assert not breaker.is_open
+    reason = breaker.record(fault(16))  # a retry failed too: the faults persist
+    assert reason is not None and reason.startswith("circuit open: 17 consecutive calls to e")
+    assert reason.endswith("the first error: reset number 0")
+
+
+def test_a_burst_survived_is_forgotten_and_not_named_when_it_opens_later() -> None:
+    breaker = CircuitBreaker("e", 8)
+    for n in range(16):
+        breaker.record(quick(n))
+    assert breaker.record(OK) is None  # a retry answered: the burst is over
+    for n in range(7):
+        assert breaker.record(fault(100 + n)) is None  # one short of the threshold
+    reason = breaker.record(quick())
+    assert reason is not None and reason.startswith("circuit open: 8 consecutive calls")
+    assert reason.endswith("the first error: HTTP 500 number 100")  # this run's, not the burst's
+
+
+def test_a_full_window_of_quick_faults_does_not_open_it_by_rate() -> None:
+    breaker = CircuitBreaker("e", 2)  # window 10
+    for n in range(25):
+        assert breaker.record(quick(n)) is None
+    assert breaker.record(fault()) is not None
+
+
 def test_threshold_must_be_positive() -> None:
     with pytest.raises(ValueError, match=">= 1"):
         CircuitBreaker("e", 0)
@@ -90,29 +126,35 @@ def test_many_threads_open_it_exactly_once() -> None:
     assert len(openings) == 1
 
 
-_OUTCOMES = st.sampled_from(["ok", "fault", "paced"])
+_OUTCOMES = st.sampled_from(["ok", "fault", "quick", "paced"])
 
 
 def _outcome(kind: str) -> AttemptOutcome:
-    return OK if kind == "ok" else PACED if kind == "paced" else fault()
+    return {"ok": OK, "paced": PACED, "quick": quick()}.get(kind) or fault()
 
 
 @given(st.integers(min_value=1, max_value=6), st.lists(_OUTCOMES, max_size=120))
 def test_it_opens_exactly_when_a_rule_says_so(threshold: int, kinds: list[str]) -> None:
-    """Never open while the last ``threshold`` counted outcomes hold a success and a full
-    window's fault rate is below 80 %; always open once ``threshold`` consecutive faults
-    arrived."""
+    """Open exactly when the run of consecutive counted faults since the last success is at
+    least ``threshold`` long and holds a confirmed fault, or a full window's faults are at
+    least 80 % and it holds a confirmed fault; never before."""
     breaker = CircuitBreaker("e", threshold)
     window = WINDOW_FACTOR * threshold
-    counted: list[bool] = []  # True: a fault
+    counted: list[str] = []  # "ok", "fault" (confirmed) or "quick" (unconfirmed)
     for kind in kinds:
         breaker.record(_outcome(kind))
         if kind != "paced":
-            counted.append(kind == "fault")
-        last = counted[-threshold:]
-        run_rule = len(last) == threshold and all(last)
+            counted.append(kind)
+        run: list[str] = []
+        for seen in reversed(counted):
+            if seen == "ok":
+                break
+            run.append(seen)
+        run_rule = len(run) >= threshold and "fault" in run
         recent = counted[-window:]
-        rate_rule = len(recent) == window and sum(recent) >= OPEN_RATE * window
+        faults = sum(seen != "ok" for seen in recent)
+        rate_rule = (len(recent) == window and faults >= OPEN_RATE * window
+                     and "fault" in recent)
         if run_rule or rate_rule:
             assert breaker.is_open
             return  # open for good: later outcomes change nothing
