@@ -159,4 +159,8 @@ def _one_process(run: RunConfig, plan: BaselinePlan, session: pytest.Session) ->
     if run.auto_samples is not None and plan.missing:
         return ("--gi-samples=auto needs an existing --gi-baseline to be compared with (make "
                 "it with a fixed --gi-samples, e.g. 5, and --gi-update-baseline)")
+    if run.auto_samples is not None and plan.gated:
+        from pytest_graphinstruct.run.adaptive import baseline_problem
+
+        return baseline_problem(plan.cells, str(plan.path))
     return None

@@ -29,7 +29,7 @@ from pytest_graphinstruct.score.regression.sequential import (
 )
 from pytest_graphinstruct.suite.instruction import Instruction
 
-__all__ = ["Looks", "ask_adaptively", "design", "sample_outcomes"]
+__all__ = ["Looks", "ask_adaptively", "baseline_problem", "design", "sample_outcomes"]
 
 Outcomes = dict[str, tuple[int, tuple[bool, ...]]]
 
@@ -39,6 +39,24 @@ def sample_outcomes(cell: CellReport) -> Outcomes:
     in sample order) — the rule the report's ``pass_share`` counts with."""
     return {r.instruction_id: (r.level, tuple(sample_passed(s) for s in r.samples))
             for r in cell.per_instruction if r.scored and r.samples}
+
+
+def baseline_problem(cells: Mapping[str, CellReport], name: str) -> str | None:
+    """Why the baseline ``name`` cannot serve ``--gi-samples=auto`` (``None``: it can): the
+    looks pair sample j of the run with sample j of the baseline, so each baseline cell
+    compared (``cells``: run cell label → baseline cell) must hold several samples of some
+    instruction; one that holds one sample per instruction (or no per-sample verdicts) leaves
+    nothing to ask after the first sample.  One line naming the baseline, the cell and what
+    it holds."""
+    for label, cell in cells.items():
+        most = max((len(r.samples) for r in cell.per_instruction if r.scored), default=0)
+        if most < 2:
+            holds = ("no per-sample verdicts" if most == 0 else "1 sample per instruction")
+            return (f"--gi-samples=auto needs a baseline of several samples per instruction, "
+                    f"but {name} holds {holds} (cell {label}): nothing could be asked beyond "
+                    "the first sample; make the baseline with a fixed --gi-samples (e.g. 5) "
+                    "and --gi-update-baseline, or give a fixed count")
+    return None
 
 
 def design(cap: int, runs: Mapping[str, Mapping[str, int]], bases: Mapping[str, Outcomes],

@@ -162,3 +162,32 @@ def test_a_missing_baseline_is_refused(pytester: pytest.Pytester,
     assert got.ret == pytest.ExitCode.USAGE_ERROR
     assert "needs an existing --gi-baseline" in got.stderr.str() + got.stdout.str()
     assert asked == 0
+
+
+@pytest.mark.usefixtures("keyed")
+@pytest.mark.parametrize("samples", [None, "1"], ids=["default", "one"])
+def test_a_baseline_of_one_sample_per_instruction_is_refused_before_any_request(
+        pytester: pytest.Pytester, answers: dict[str, tuple[str, str]],
+        samples: str | None) -> None:
+    """Issue 47 §9: auto pairs sample j with the baseline's sample j, so a one-sample baseline
+    leaves nothing to ask beyond the first; it was accepted (and the help says it needs
+    several).  Now one usage line names the baseline and what it holds."""
+    base = pytester.path / "one.json"
+    count = 5
+    made_with = () if samples is None else (f"--gi-samples={samples}",)
+    with FakeOpenAIServer(model="m", responder=responder(answers)) as server:
+        made = run(pytester, server, f"--gi-baseline={base}", "--gi-update-baseline",
+                   *made_with, level=2, count=count)
+    assert made.ret == pytest.ExitCode.OK, made.stdout.str()[-3000:]
+    with FakeOpenAIServer(model="m", responder=responder(answers)) as server:
+        got = run(pytester, server, f"--gi-baseline={base}", "--gi-samples=auto",
+                  level=2, count=count)
+        asked = len(server.requests)
+    said = got.stderr.str() + got.stdout.str()
+    assert got.ret == pytest.ExitCode.USAGE_ERROR, said[-3000:]
+    line = (f"--gi-samples=auto needs a baseline of several samples per instruction, but "
+            f"{base} holds 1 sample per instruction (cell m-zero-shot): nothing could be "
+            "asked beyond the first sample")
+    (shown,) = [x for x in said.splitlines() if line in x]  # one line, said once
+    assert shown.startswith("ERROR: ") and shown.endswith("or give a fixed count")
+    assert asked == 0

@@ -113,3 +113,25 @@ def test_reading_every_attribute_of_the_plugin_opens_no_session(tmp_path: Path) 
         getattr(plugin, name)
     assert state.opened is None
     assert plugin.run_session() is state.opened is not None
+
+
+# -- what --gi-samples=auto needs --------------------------------------------------------------
+
+def test_auto_against_a_one_sample_baseline_is_a_usage_problem(tmp_path: Path) -> None:
+    from pytest_graphinstruct.pytest_run.lifecycle import _one_process
+    from pytest_graphinstruct.run.gate.plan import BaselinePlan
+    from pytest_graphinstruct.run.records.results import RunReport
+    from tests.run.test_adaptive import baseline
+
+    run = run_config(tmp_path, model="m", base_url="http://127.0.0.1:9/v1", samples="auto",
+                     baseline=str(tmp_path / "b.json"))
+    session = FakeSession(FakeConfig(tmp_path))
+    one = baseline({"L1-001": (True,), "L1-002": (False,)})
+    plan = BaselinePlan(tmp_path / "b.json", RunReport(()), {"m-zero-shot": one})
+    said = _one_process(run, plan, session)
+    assert said is not None and said.startswith(
+        f"--gi-samples=auto needs a baseline of several samples per instruction, but "
+        f"{tmp_path / 'b.json'} holds 1 sample per instruction (cell m-zero-shot)")
+    several = baseline({"L1-001": (True, True)})
+    assert _one_process(run, BaselinePlan(tmp_path / "b.json", RunReport(()),
+                                          {"m-zero-shot": several}), session) is None

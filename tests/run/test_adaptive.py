@@ -5,7 +5,12 @@ from __future__ import annotations
 from concurrent.futures import Future
 
 from pytest_graphinstruct.answers import Answer
-from pytest_graphinstruct.run.adaptive import ask_adaptively, design, sample_outcomes
+from pytest_graphinstruct.run.adaptive import (
+    ask_adaptively,
+    baseline_problem,
+    design,
+    sample_outcomes,
+)
 from pytest_graphinstruct.run.aggregate import build_cell
 from pytest_graphinstruct.run.config import Cell
 from pytest_graphinstruct.run.records.results import (
@@ -112,3 +117,25 @@ def test_the_design_family_counts_every_item_the_baseline_scored() -> None:
     settings = design(5, {"c": {"L0-000": 0, "L1-000": 1, "L2-000": 2, "L3-000": 3}},
                       {"c": outcomes})
     assert settings.tests == 2 and settings.cap == 5
+
+
+def test_a_baseline_of_several_samples_serves_auto() -> None:
+    several = baseline({"L1-001": (True, False), "L1-002": (True,)})
+    assert baseline_problem({CELL.label: several}, "b.json") is None
+    assert baseline_problem({}, "b.json") is None  # nothing compared: nothing to say
+
+
+def test_a_baseline_of_one_sample_or_none_per_instruction_is_named_with_what_it_holds() -> None:
+    several = baseline({"L1-001": (True, True)})
+    one = baseline({"L1-001": (True,), "L1-002": (False,), "L1-003": (True, True)},
+                   errors=("L1-003",))  # an error's samples are not scored
+    bare = baseline({"L1-001": ()})
+    said = baseline_problem({"m-zero-shot": several, "m-few-shot": one}, "ci/base.json")
+    assert said == ("--gi-samples=auto needs a baseline of several samples per instruction, "
+                    "but ci/base.json holds 1 sample per instruction (cell m-few-shot): "
+                    "nothing could be asked beyond the first sample; make the baseline with "
+                    "a fixed --gi-samples (e.g. 5) and --gi-update-baseline, or give a fixed "
+                    "count")
+    assert "\n" not in said
+    assert "holds no per-sample verdicts (cell m-zero-shot)" in (
+        baseline_problem({"m-zero-shot": bare}, "old.json") or "")
