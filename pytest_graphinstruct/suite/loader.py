@@ -5,6 +5,13 @@ array of instruction records.  Everything is validated at load time — field ty
 every constraint string, every L5 base graph — and all problems of a suite are reported in one
 :class:`~pytest_graphinstruct.errors.SuiteError` whose lines each name the file, the instruction
 id and the offending value.  A suite that loads never fails later because of its own data.
+
+An instruction id is untrusted text that becomes a pytest node id (``ID[cell]``), shown on the
+terminal, in reports and selected with ``-k``: an id holding a character that
+:func:`~pytest_graphinstruct.escaping.escape` would change (a newline, ``ESC``, a bidi
+override, any control, format or line-separator character) or ``::`` (which reads as a file
+and a test) is refused (:func:`check_id`); every other id is kept exactly as written.  A
+problem line shows the id escaped.
 """
 
 from __future__ import annotations
@@ -18,6 +25,7 @@ from types import MappingProxyType
 from typing import Any
 
 from pytest_graphinstruct.errors import ConstraintError, GraphInstructError, SuiteError
+from pytest_graphinstruct.escaping import escape
 from pytest_graphinstruct.suite.constraints import Constraint, parse_constraint
 from pytest_graphinstruct.suite.instruction import Instruction
 from pytest_graphinstruct.vocab import LEVELS, SIZE_BUCKETS
@@ -175,6 +183,22 @@ def instruction_from_record(
     return inst
 
 
+def check_id(rid: str) -> str | None:
+    """Why ``rid`` cannot be an instruction id (``None``: it can): it holds a character that
+    would act on a terminal or break a line where the id is shown — in its node id above all
+    (:func:`~pytest_graphinstruct.escaping.escape` changes it) —, or ``::``, pytest's
+    separator of a file and a test, with which the run could not tell the item's node id
+    (``ID[cell]``) from another test's.  One line, the id escaped."""
+    shown = escape(rid)
+    if shown != rid:
+        return (f"'id' must be printable text (no control, format or line-separator "
+                f"character: it becomes the node id pytest shows), got '{shown}'")
+    if "::" in rid:
+        return (f"'id' must not hold '::' (pytest's separator of a file and a test: the node "
+                f"id would read as another test's), got '{rid}'")
+    return None
+
+
 def _build(record: Any, source: str, position: int, problems: list[str],
            parse_base: bool = True) -> Instruction | None:
     where = f"{source}: record #{position}"
@@ -182,7 +206,7 @@ def _build(record: Any, source: str, position: int, problems: list[str],
         problems.append(f"{where}: expected an object, got {type(record).__name__}")
         return None
     rid = record.get("id")
-    if isinstance(rid, str) and rid:
+    if isinstance(rid, str) and rid and check_id(rid) is None:
         where = f"{source}: {rid}"
     for key in _REQUIRED:
         if key not in record:
@@ -190,7 +214,9 @@ def _build(record: Any, source: str, position: int, problems: list[str],
     if problems:
         return None
     if not isinstance(rid, str) or not rid.strip():
-        problems.append(f"{where}: 'id' must be a non-empty string, got {rid!r}")
+        problems.append(f"{where}: 'id' must be a non-empty string, got {escape(repr(rid))}")
+    elif (bad_id := check_id(rid)) is not None:
+        problems.append(f"{where}: {bad_id}")
     level = record["level"]
     if isinstance(level, bool) or not isinstance(level, int) or level not in LEVELS:
         problems.append(f"{where}: 'level' must be an integer 0-5, got {level!r}")

@@ -26,6 +26,7 @@ from pytest_graphinstruct.pytest_run.items import (
     baseline_xfail,
     is_item_id,
     item_done,
+    item_id,
     make_items,
     record_outcome,
 )
@@ -47,6 +48,13 @@ CELL = Cell("m", "zero-shot")
 ])
 def test_an_item_id_is_id_and_cell_without_a_file(nodeid: str, is_item: bool) -> None:
     assert is_item_id(nodeid) is is_item
+
+
+@pytest.mark.parametrize("inst_id", ["L1-001", "L1 tree #1", "L1-[002]", "ünïcode"])
+def test_the_node_id_is_the_suites_id_as_written_and_its_cell(inst_id: str) -> None:
+    inst = Instruction(id=inst_id, level=1, text="t", explicit=())
+    assert item_id(inst, CELL) == f"{inst_id}[m-zero-shot]"
+    assert is_item_id(item_id(inst, CELL))
 
 
 @pytest.mark.parametrize(("when", "passed", "done"), [

@@ -8,7 +8,7 @@ import pytest
 
 from pytest_graphinstruct.errors import GraphInstructError, SuiteError
 from pytest_graphinstruct.suite.constraints import Op
-from pytest_graphinstruct.suite.loader import instruction_from_record, load_suite
+from pytest_graphinstruct.suite.loader import check_id, instruction_from_record, load_suite
 
 TREE_REF = ("Graph[name='r', nodes=3] { node_list = ['0','1','2']; "
             "edge_list = [('0','1'),('1','2')]; }")
@@ -164,3 +164,42 @@ def test_a_malformed_base_graph_not_parsed_at_load_fails_its_first_use(tmp_path:
         instruction_from_record(record(base_graph=inst.base_graph))
     lazy = instruction_from_record(record(base_graph=inst.base_graph), parse_base=False)
     assert lazy is not None and lazy.base_graph == inst.base_graph
+
+
+@pytest.mark.parametrize("bad", ["L1-\x1b[31m001", "L1-001\nPASSED", "L1-\r001", "L1-\u202e001",
+                                 "L1-\u2028001", "L1-\x00", "L1-\u200b001", "L1-\x9b2J"])
+def test_an_id_that_would_act_on_a_terminal_is_refused_with_the_id_escaped(
+        tmp_path: Path, bad: str) -> None:
+    write_suite(tmp_path, {1: [record(), record(id=bad)]})
+    with pytest.raises(SuiteError) as info:
+        load_suite(tmp_path)
+    (line,) = [x for x in str(info.value).splitlines() if "'id'" in x]
+    assert line.strip().startswith(f"{tmp_path / 'level_1.json'}: record #1: 'id' must be "
+                                   "printable text")
+    assert bad not in str(info.value) and line.isprintable()
+    assert check_id(bad) is not None and "\n" not in (check_id(bad) or "")
+
+
+def test_a_bad_ids_other_problems_name_the_record_not_the_raw_id(tmp_path: Path) -> None:
+    bad = record(id="L1-\x1b[2J", level=9)
+    write_suite(tmp_path, {1: [bad]})
+    with pytest.raises(SuiteError) as info:
+        load_suite(tmp_path)
+    text = str(info.value)
+    assert "\x1b" not in text and "record #0: 'level' must be an integer 0-5" in text
+    with pytest.raises(SuiteError, match="must be a non-empty string, got 7"):
+        instruction_from_record(record(id=7))
+
+
+def test_an_id_with_pytests_separator_is_refused() -> None:
+    assert "must not hold '::'" in (check_id("a.py::test_b") or "")
+    with pytest.raises(SuiteError, match=r"record #0: 'id' must not hold '::'"):
+        instruction_from_record(record(id="L1::001"))
+
+
+@pytest.mark.parametrize("fine", ["L1-001", "L1 tree #1", "ünïcode-ид-图", "L1-[002]", "a:b/c",
+                                  "tab\there", "emoji-🙂"])
+def test_every_other_id_is_kept_exactly(fine: str) -> None:
+    assert check_id(fine) is None
+    inst = instruction_from_record(record(id=fine))
+    assert inst is not None and inst.id == fine
