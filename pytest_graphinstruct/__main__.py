@@ -24,9 +24,10 @@ each with a one-line note on stderr (:data:`_RETIRED`).
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from collections.abc import Callable, Sequence
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 
 from pytest_graphinstruct.errors import GraphInstructError
 from pytest_graphinstruct.graphs.model import Limits
@@ -43,6 +44,9 @@ from pytest_graphinstruct.options import (
 )
 from pytest_graphinstruct.report.analyses import registry
 from pytest_graphinstruct.vocab import as_gate_test
+
+if TYPE_CHECKING:
+    from pytest_graphinstruct.run.overwrites import Input
 
 # The run options a command takes, made from their rows of options.OPTIONS (the help is the
 # command's own where it says more, or less, than the --gi-* option's).
@@ -265,6 +269,7 @@ def _merge(args: argparse.Namespace) -> int:
     from pytest_graphinstruct.run.records.results import ReportError
     from pytest_graphinstruct.run.records.writer import write_report
 
+    _refuse_overwrite("--out", args.out, _files("the shard report", args.reports))
     inputs = []
     for path in args.reports:
         try:
@@ -304,6 +309,13 @@ def _gate(args: argparse.Namespace) -> int:
         if value is not None and not option.within(value):
             raise GraphInstructError(f"--{name.replace('_', '-')} must be within "
                                      f"{option.low}..{option.high}, got {value}")
+    if args.markdown:
+        read = _files("the report", [args.report]) + _files("the --baseline report",
+                                                            [args.baseline])
+        _refuse_overwrite("--markdown", args.markdown, read)
+        step = os.environ.get("GITHUB_STEP_SUMMARY")
+        if step:
+            _refuse_overwrite("$GITHUB_STEP_SUMMARY (--markdown appends to it)", step, read)
     result = gate(args.report, args.baseline,
                   max_regression=(DEFAULT_MAX_REGRESSION if args.max_regression is None
                                   else args.max_regression),
@@ -424,10 +436,15 @@ def _analysis(args: argparse.Namespace) -> int:
         strategies_only=getattr(args, "strategies_only", False),
         cell=getattr(args, "cell", None),
         suites=(getattr(args, "suite_seed0", None), getattr(args, "suite_fresh", None)))
+    out = getattr(args, "out", None)
+    if out is not None:
+        _refuse_overwrite("--out", out, _files("the report", reports)
+                          + _files("the models table", options.models_tables)
+                          + _store_files(store))
     output = analysis.run(registry.AnalysisRequest(reports, store, options))
     for warning in output.warnings:
         print(f"warning: {warning}", file=sys.stderr)
-    _write_out(output.text, getattr(args, "out", None))
+    _write_out(output.text, out)
     return 0
 
 
@@ -510,6 +527,9 @@ def _html(args: argparse.Namespace) -> int:
     from pytest_graphinstruct.report.commands.html import page_from_files
     from pytest_graphinstruct.report.render.html import write_page
 
+    _refuse_overwrite("--out", args.out, _files("the report", args.reports)
+                      + _files("the --baseline report", [args.baseline])
+                      + _suite_files(args.suite))
     page = page_from_files(args.reports, baseline=args.baseline, suite=args.suite,
                            title=args.title)
     write_page(page, args.out)
@@ -606,6 +626,8 @@ def _score(args: argparse.Namespace) -> int:
     values = cli_values(args, (*SCORE_ARGUMENTS, SCORE_POOLS), levels=levels, no_cache=True)
     run = run_config(values, rootdir=Path.cwd())
     assert run is not None  # a replay file was given
+    _refuse_overwrite("--report", args.report, _files("the --responses file", [responses])
+                      + _suite_files(run.suite))
     scored = score_recorded(run, limits=limits, rootdir=Path.cwd(), jobs=_jobs(args.jobs))
     why = scored.nothing_to_score()
     if why is not None:
@@ -639,6 +661,50 @@ def _jobs(text: str) -> int:
     if jobs < 1:
         raise GraphInstructError(f"--jobs must be a number >= 1 or 'auto', got {text!r}")
     return jobs
+
+
+def _refuse_overwrite(flag: str, out: str | None, inputs: Sequence[Input]) -> None:
+    """Refuse the command before it writes ``out`` (named by ``flag``) over one of the files it
+    reads (:mod:`pytest_graphinstruct.run.overwrites`: the same file once resolved, a symlink
+    or a hard link of it).
+
+    Raises:
+        GraphInstructError: one line naming the option and the input (exit 2).
+    """
+    from pytest_graphinstruct.run.overwrites import refuse_overwrite
+
+    refuse_overwrite(flag, out, inputs)
+
+
+def _files(what: str, paths: Sequence[str | os.PathLike[str] | None]) -> list[Input]:
+    """The files a command reads, each named ``what`` and its file name."""
+    from pytest_graphinstruct.run.overwrites import file_inputs
+
+    return file_inputs(what, paths)
+
+
+def _suite_files(suite: str | os.PathLike[str] | None) -> list[Input]:
+    """The level files of a suite folder a command reads (none without one)."""
+    from pytest_graphinstruct.run.overwrites import suite_inputs
+
+    return suite_inputs(None if suite is None else os.fspath(suite),
+                        loses="an input of this command")
+
+
+def _store_files(store: str | None) -> list[Input]:
+    """The saved runs of a run store an analysis reads (none without one, or when the store
+    cannot be read: the analysis says so itself)."""
+    if store is None:
+        return []
+    from pathlib import Path
+
+    from pytest_graphinstruct.run.store import RunStore, StoreError
+
+    try:
+        runs = RunStore(Path(store).expanduser()).runs()
+    except StoreError:
+        return []
+    return _files("the saved run", [str(r.path) for r in runs])
 
 
 def _one_line(message: str) -> str:

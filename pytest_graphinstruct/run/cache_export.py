@@ -12,6 +12,8 @@ Promises:
 * one warning when the cell's answers came from several endpoints, and one when the cache has
   damaged lines (never a Python warning with a source line);
 * every message names the command's flags (``--cell``, ``--cache``);
+* ``--out`` naming one of the cache's files (``answers.jsonl``, ``batches.json``, a file under
+  ``pools/``; also through a symlink or a hard link) is refused before anything is read;
 * the file is written under a temporary name, fsync-ed and renamed: readers never see half of it,
   and nothing is written when the export fails.
 """
@@ -33,6 +35,7 @@ from pytest_graphinstruct.models.caching.cache import (
     write_raw,
 )
 from pytest_graphinstruct.models.caching.entries import CacheEntry
+from pytest_graphinstruct.run.overwrites import cache_inputs, refuse_overwrite
 from pytest_graphinstruct.run.records.results import is_iterative_label
 
 
@@ -55,12 +58,14 @@ def export_cache(directory: str | os.PathLike[str], out: str | os.PathLike[str],
     ``cell`` may be left out when the cache holds one cell.
 
     Raises:
-        GraphInstructError: no cache there, no readable answer in it, several cells and no
-            ``cell``, or no answer of ``cell``.
+        GraphInstructError: no cache there, ``out`` is one of the cache's files (the same
+            file, a symlink or a hard link: :mod:`.overwrites`), no readable answer in it,
+            several cells and no ``cell``, or no answer of ``cell``.
         OSError: ``out`` cannot be written.
     """
     if not (Path(directory) / CACHE_FILE).is_file():
         raise GraphInstructError(f"no answer cache at {directory} (--cache)")
+    refuse_overwrite("--out", out, cache_inputs(directory))
     # The cache reports damaged lines as a Python warning too; here they are one warning line.
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", CacheWarning)
