@@ -30,14 +30,14 @@ from pathlib import Path
 from pytest_graphinstruct.errors import GraphInstructError
 from pytest_graphinstruct.run.consistency import measure
 from pytest_graphinstruct.run.gate.comparison import CellComparison, incomparable
-from pytest_graphinstruct.run.records.reader import read_whole_report
+from pytest_graphinstruct.run.records.reader import read_report, whole
 from pytest_graphinstruct.run.records.results import CellReport, ReportError, RunReport
 from pytest_graphinstruct.vocab import Level
 
 
 def read_baseline(path: str | Path) -> RunReport:
-    """A baseline report, checked: it exists, reads, does not contradict itself
-    (:func:`~.reader.read_whole_report`), is complete and has cells.
+    """A baseline report, checked: it exists, reads, and can serve as a baseline
+    (:func:`serving_baseline`).
 
     Raises:
         GraphInstructError: missing (the message says how to create it), or not a report.
@@ -47,7 +47,22 @@ def read_baseline(path: str | Path) -> RunReport:
         raise GraphInstructError(f"baseline not found: {p} (create it with "
                                  "--gi-update-baseline)")
     try:
-        report = read_whole_report(p)
+        report = read_report(p)
+    except ReportError as exc:
+        raise GraphInstructError(f"baseline {exc}") from None
+    return serving_baseline(report, p)
+
+
+def serving_baseline(report: RunReport, path: str | Path) -> RunReport:
+    """``report``, read from ``path``, when it can serve as a baseline: it does not contradict
+    itself (:func:`~.reader.whole`), is complete and has cells.
+
+    Raises:
+        GraphInstructError: it cannot (one line naming the file).
+    """
+    p = Path(path)
+    try:
+        whole(report, p)
     except ReportError as exc:
         raise GraphInstructError(f"baseline {exc}") from None
     if report.partial:

@@ -107,7 +107,11 @@ def plan_baseline(options: GateOptions, labels: Sequence[str], *,
         return BaselinePlan()
     if not path.exists():
         return BaselinePlan(path, missing=True, update=options.update_baseline)
-    from pytest_graphinstruct.run.gate.gates import match_baseline, read_baseline
+    from pytest_graphinstruct.run.gate.gates import (
+        match_baseline,
+        read_baseline,
+        serving_baseline,
+    )
 
     if not options.update_baseline:
         report = read_baseline(path)
@@ -115,11 +119,12 @@ def plan_baseline(options: GateOptions, labels: Sequence[str], *,
                                baseline_cell=options.baseline_cell, level_hashes=level_hashes,
                                suite_hash=_older_hash(report, suite_hash_for))
         return BaselinePlan(path, report, cells)
-    try:  # an update: the old baseline only shows what changes; it need not match
-        old = read_baseline(path)
-    except GraphInstructError as exc:
-        return BaselinePlan(path, update=True, note=f"the old baseline is not shown against "
-                            f"this run: {exc}")
+    old = _replaced_report(path)
+    try:  # an update: the old baseline only shows what changes; it need not serve as one
+        serving_baseline(old, path)
+    except GraphInstructError as exc:  # partial, empty or damaged: the narrowing guard holds
+        return BaselinePlan(path, old, update=True, note=f"the old baseline is not shown "
+                            f"against this run: {exc}")
     try:
         cells = match_baseline(labels, old, name=str(path), baseline_cell=options.baseline_cell,
                                level_hashes=level_hashes,
@@ -128,6 +133,29 @@ def plan_baseline(options: GateOptions, labels: Sequence[str], *,
         return BaselinePlan(path, old, update=True,
                             note=f"the old baseline is not compared with this run: {exc}")
     return BaselinePlan(path, old, cells, update=True)
+
+
+def _replaced_report(path: Path) -> RunReport:
+    """The report an update of the baseline at ``path`` would replace: any report this plugin
+    reads (:func:`~.records.reader.read_report`: ours, older shapes, the release's), complete
+    or not — never another file (a TOML or other JSON file, a truncated report, a Git LFS
+    pointer, merge-conflict markers), which the update would destroy, and without which the
+    narrowing guard (:func:`~.gates.narrowing`) could not see what the update loses.
+
+    Raises:
+        GraphInstructError: the file is not such a report (one line, the path escaped).
+    """
+    from pytest_graphinstruct.escaping import escape
+    from pytest_graphinstruct.run.records.reader import read_report
+    from pytest_graphinstruct.run.records.results import ReportError
+
+    try:
+        return read_report(path)
+    except ReportError as exc:
+        raise GraphInstructError(escape(
+            f"--gi-update-baseline: refusing to overwrite {exc}; it replaces only a readable "
+            "report of this plugin (or writes a missing file): move the file away, or name "
+            "another --gi-baseline")) from None
 
 
 def _older_hash(baseline: RunReport, suite_hash_for: SuiteHashFor | None) -> str | None:

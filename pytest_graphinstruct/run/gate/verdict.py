@@ -30,6 +30,7 @@ from pytest_graphinstruct.run.gate.gates import (
     new_failure_notes,
 )
 from pytest_graphinstruct.run.gate.plan import BaselinePlan, GateOptions
+from pytest_graphinstruct.run.records.reader import contradiction
 from pytest_graphinstruct.run.records.results import (
     CellGate,
     GateRecord,
@@ -210,7 +211,7 @@ def decide(report: RunReport, plan: BaselinePlan, options: GateOptions) -> Decis
                                                  tuple(notes), cells_not_run=cells_not_run),
                                 options)
     if plan.missing and plan.path is not None:
-        problem = decision.verdict.trust_problem()
+        problem = decision.verdict.trust_problem() or _damaged(report)
         done = ("it is written from this run" if problem is None
                 else f"it is not written either: {problem}")
         missing = GateFailure("baseline", "", f"baseline {plan.path} did not exist: {done}; "
@@ -246,30 +247,55 @@ def _narrowed_update(report: RunReport, decision: Decision, options: GateOptions
 @dataclass(frozen=True)
 class Written:
     """What one output of a run's end came to: the ``line`` to show and whether the file was
-    written (``ok``; a line that says NOT is shown as a failure)."""
+    written (``ok``; a line that says NOT is shown as a failure).  ``skipped``: not written
+    because there was nothing to write (a run without a result is not saved in the run
+    store); any other output not written fails the run (:attr:`fails_run`)."""
 
     line: str
     ok: bool
+    skipped: bool = False
+
+    @property
+    def fails_run(self) -> bool:
+        """Whether the run must exit non-zero for this output: one it asked for and did not
+        get (the disk full, a damaged report refused as the baseline, a refused update)."""
+        return not self.ok and not self.skipped
 
 
 def settle_baseline(report: RunReport, decision: Decision) -> Written | None:
     """Write ``report``, with the decision's gate record, as the baseline when the run is to
     write one and may be trusted; the line to show (``None``: the run writes no baseline).
-    The old file is left byte-identical whenever nothing is written.  Never raises for I/O:
-    the line says what failed."""
+    A report that contradicts itself (:func:`~.records.reader.contradiction`: an instruction
+    twice in a cell, results that disagree with its coverage) is never written: ``gate`` and
+    every later run would refuse it.  The old file is left byte-identical whenever nothing is
+    written.  Never raises for I/O: the line says what failed."""
     plan = decision.plan
     if not plan.writes or plan.path is None:
         return None
-    problem = decision.verdict.trust_problem() or decision.refused_update
+    name = escape(str(plan.path))
+    problem = (decision.verdict.trust_problem() or decision.refused_update
+               or _damaged(report))
     if problem is not None:
         state = "is unchanged" if plan.path.exists() else "was not created"
-        return Written(f"baseline NOT written: {problem}; {plan.path} {state}", ok=False)
+        return Written(f"baseline NOT written: {problem}; {name} {state}", ok=False)
     if plan.update and plan.report is not None:
-        done = f"baseline updated: {plan.path} (the change against the old one is shown above)"
+        shown = (" (the change against the old one is shown above)"
+                 if decision.update_change else "")
+        done = f"baseline updated: {name}{shown}"
     else:
-        done = f"baseline written to {plan.path}"
+        done = f"baseline written to {name}"
     try:  # the baseline file's own gate record says it was written as the baseline
         write_report(replace(report, gate=decision.record(done)), plan.path)
     except OSError as exc:
-        return Written(f"baseline NOT written to {plan.path}: {exc.strerror or exc}", ok=False)
+        return Written(f"baseline NOT written to {name}: {escape(exc.strerror or str(exc))}",
+                       ok=False)
     return Written(done, ok=True)
+
+
+def _damaged(report: RunReport) -> str | None:
+    """Why ``report`` may not become a baseline although its run may be trusted: it
+    contradicts itself, as ``gate`` would find when it reads the file (``None``: it does
+    not)."""
+    problem = contradiction(report)
+    return None if problem is None else (f"the report contradicts itself ({problem}), so no "
+                                         "gate could read it as a baseline")

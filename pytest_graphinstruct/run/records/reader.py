@@ -72,7 +72,16 @@ def read_whole_report(path: str | Path) -> RunReport:
         ReportError: as :func:`read_report`, or a contradiction (one line starting with the
             file's path).
     """
-    report = read_report(path)
+    return whole(read_report(path), path)
+
+
+def whole(report: RunReport, path: str | Path) -> RunReport:
+    """``report``, read from ``path``, when it does not contradict itself
+    (:func:`contradiction`): the check of :func:`read_whole_report` on a report read already.
+
+    Raises:
+        ReportError: a contradiction (one line starting with the file's path).
+    """
     problem = contradiction(report)
     if problem is not None:
         raise ReportError(f"{path}: the report contradicts itself: {problem}; it was edited "

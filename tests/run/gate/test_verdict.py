@@ -170,15 +170,51 @@ def test_an_update_shows_the_change_against_the_old_baseline(tmp_path: Path) -> 
     assert written["gate"]["baseline_update"].startswith("baseline updated: ")
 
 
-def test_an_unreadable_old_baseline_is_replaced_by_an_update_with_a_note(
-        tmp_path: Path) -> None:
+@pytest.mark.parametrize("text", [
+    "{not json",  # a truncated report
+    '[tool.graphinstruct]\nmodel = "x"\n',  # TOML
+    '{"name": "package.json"}',  # another JSON document
+    "version https://git-lfs.github.com/spec/v1\noid sha256:ab\nsize 12\n",  # a Git LFS pointer
+    '<<<<<<< HEAD\n{"schema": "graphinstruct-report/2"}\n=======\n{}\n>>>>>>> b\n',
+    "",  # an empty file
+])
+def test_an_update_refuses_to_overwrite_a_file_that_is_not_a_report(tmp_path: Path,
+                                                                     text: str) -> None:
     path = tmp_path / "b.json"
-    path.write_text("{not json", encoding="utf-8")
+    path.write_text(text, encoding="utf-8")
+    options = GateOptions(path, update_baseline=True)
+    with pytest.raises(GraphInstructError) as caught:
+        plan_baseline(options, ["m-zero-shot"])
+    message = str(caught.value)
+    assert message.startswith(f"--gi-update-baseline: refusing to overwrite {path}: ")
+    assert "\n" not in message and "only a readable report of this plugin" in message
+    assert path.read_text(encoding="utf-8") == text
+
+
+def test_a_partial_old_baseline_is_replaced_by_an_update_with_a_note(tmp_path: Path) -> None:
+    path = save(report(complete=False), tmp_path / "b.json")
     options = GateOptions(path, update_baseline=True)
     plan = plan_baseline(options, ["m-zero-shot"])
     assert plan.note is not None and "not shown against this run" in plan.note
+    assert plan.report is not None  # read: the narrowing guard sees what it held
     d = decide(report(), plan, options)
-    assert _settled(report(), d) == f"baseline written to {path}"
+    assert _settled(report(), d) == f"baseline updated: {path}"
+
+
+def test_a_report_that_contradicts_itself_never_becomes_the_baseline(tmp_path: Path) -> None:
+    # what every worker of --dist each reporting every item made: each instruction twice
+    full = report()
+    cell = full.cells[0]
+    doubled = replace(full, cells=(replace(cell, per_instruction=cell.per_instruction * 2),))
+    for options in (GateOptions(tmp_path / "new.json", update_baseline=True),
+                    GateOptions(tmp_path / "missing.json")):
+        d = decide(doubled, plan_baseline(options, ["m-zero-shot"]), options)
+        written = settle_baseline(doubled, d)
+        assert written is not None and written.fails_run
+        assert written.line.startswith("baseline NOT written: the report contradicts itself "
+                                       "(cell m-zero-shot holds instruction ")
+        assert written.line.endswith("was not created")
+        assert options.baseline is not None and not options.baseline.exists()
 
 
 def test_without_a_baseline_nothing_is_compared_or_written() -> None:
