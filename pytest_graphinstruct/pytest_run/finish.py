@@ -94,7 +94,8 @@ def _run_info(state: RunState, results: Sequence[ItemResult], coverage: Coverage
         else bench.cache_sources(),
         served=None if state.inputs is None else state.inputs.served.models(),
         replay=None if bench is None else bench.replay_check,
-        sent=state.totals.sent if state.controller or bench is None else bench.sent())
+        sent=state.totals.sent if state.controller or bench is None else bench.sent(),
+        fingerprints=None if state.inputs is None else state.inputs.fingerprints)
 
 
 def _shard_selection(state: RunState) -> ShardSelection | None:

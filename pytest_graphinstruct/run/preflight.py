@@ -15,7 +15,7 @@ cache holds for that model (:class:`Served`, handed to every process of the run;
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
@@ -25,6 +25,7 @@ from pytest_graphinstruct.models.caching.entries import CacheEntry
 from pytest_graphinstruct.models.caching.snapshot import Snapshot, is_stale
 from pytest_graphinstruct.run.config import RunConfig
 from pytest_graphinstruct.run.model_names import backend_for
+from pytest_graphinstruct.run.records.results import FingerprintChange
 from pytest_graphinstruct.run.served import Served
 from pytest_graphinstruct.suite.instruction import Instruction
 from pytest_graphinstruct.suite.loader import Suite, load_suite
@@ -37,8 +38,10 @@ if TYPE_CHECKING:
 @dataclass(frozen=True)
 class RunInputs:
     """What :func:`preflight` read, for the session of the same process to reuse: the suite,
-    the recorded answers, the answer cache (opened), what the endpoints serve, and one line
-    per thing about them the run must say (:func:`snapshot_notes`)."""
+    the recorded answers, the answer cache (opened), what the endpoints serve, one line per
+    thing about them the run must say (:func:`snapshot_notes`), and the models whose
+    ``system_fingerprint`` changed under the snapshot served (``fingerprints``, model →
+    :func:`fingerprint_change`: one of those lines, kept for the report's ``run`` record)."""
 
     suite: Suite
     replay: Responses | None = None
@@ -46,6 +49,7 @@ class RunInputs:
     notes: tuple[str, ...] = ()
     cache: AnswerCache | None = None
     pools: ReferencePools | None = None
+    fingerprints: Mapping[str, FingerprintChange] = field(default_factory=dict)
 
 
 def preflight(config: RunConfig, *, pools: bool = True, parse_bases: bool = True) -> RunInputs:
@@ -108,6 +112,7 @@ def preflight(config: RunConfig, *, pools: bool = True, parse_bases: bool = True
         BatchLedger(config.cache_dir)  # a damaged ledger: refused before any request
     snapshots: dict[str, Snapshot] = {}
     notes: list[str] = []
+    fingerprints: dict[str, FingerprintChange] = {}
     for model in config.models:
         if model in ("local", "oracle"):  # nothing to check: the oracle needs only the suite
             continue  # (and building it would load the verifier before xdist's workers start)
@@ -127,8 +132,12 @@ def preflight(config: RunConfig, *, pools: bool = True, parse_bases: bool = True
         snapshots[model] = served
         notes += snapshot_notes(config, model, served, why, cache=cache,
                                 endpoint=backend.endpoint)
+        change = fingerprint_change(served, cached_entries(cache, backend.endpoint, model))
+        if change is not None:
+            fingerprints[model] = change
     return RunInputs(suite, served=Served(snapshots, None if cache is None else cache.mark),
-                     notes=tuple(notes), cache=cache, pools=pools_read)
+                     notes=tuple(notes), cache=cache, pools=pools_read,
+                     fingerprints=fingerprints)
 
 
 def load_pools(config: RunConfig) -> ReferencePools | None:
@@ -186,8 +195,7 @@ def snapshot_notes(config: RunConfig, model: str, served: Snapshot, why: str | N
     if expected is not None and served.model is not None and served.model != expected:
         out.append(f"{model}: --gi-model-version={expected}, but the endpoint serves "
                    f"{served.describe()}")
-    entries = [e for e in (cache.entries() if cache is not None else ())
-               if e.endpoint == endpoint and e.model == model]
+    entries = cached_entries(cache, endpoint, model)
     if not entries:
         return out
     if served.model is None:
@@ -214,25 +222,35 @@ def snapshot_notes(config: RunConfig, model: str, served: Snapshot, why: str | N
     return out
 
 
-def fingerprint_notes(model: str, served: Snapshot,
-                      entries: Iterable[CacheEntry]) -> list[str]:
-    """One line when answers cached from the snapshot served now came with another
+def cached_entries(cache: AnswerCache | None, endpoint: str, model: str) -> list[CacheEntry]:
+    """The answers ``cache`` holds for ``model`` at ``endpoint`` (none without a cache)."""
+    return [e for e in (cache.entries() if cache is not None else ())
+            if e.endpoint == endpoint and e.model == model]
+
+
+def fingerprint_change(served: Snapshot,
+                       entries: Iterable[CacheEntry]) -> FingerprintChange | None:
+    """What changed when answers cached from the snapshot served now came with another
     ``system_fingerprint`` than the endpoint names now (its backend configuration changed):
-    shown, never compared — they are reused (OpenAI changes the fingerprint often and serves
-    several at once for one snapshot), but a score that moved may be why.  None otherwise (a
-    fingerprint not known on either side says nothing)."""
+    the snapshot, the fingerprint served and the others with their counts.  ``None``
+    otherwise (a fingerprint not known on either side says nothing)."""
     if served.model is None or served.fingerprint is None:
-        return []
+        return None
     other = Counter(e.fingerprint for e in entries
                     if e.snapshot == served.model and e.fingerprint is not None
                     and e.fingerprint != served.fingerprint)
     if not other:
-        return []
-    olds = ", ".join(f"{n} with {name}" for name, n in sorted(other.items(), key=str))
-    return [f"{model}: the endpoint serves {served.describe()}, and {sum(other.values())} "
-            f"answer(s) cached from {served.model} came with another system_fingerprint "
-            f"({olds}): reused (a fingerprint is shown, never compared), but the provider's "
-            "backend configuration changed since"]
+        return None
+    return FingerprintChange(served.model, served.fingerprint, dict(sorted(other.items())))
+
+
+def fingerprint_notes(model: str, served: Snapshot,
+                      entries: Iterable[CacheEntry]) -> list[str]:
+    """One line when the fingerprint changed (:func:`fingerprint_change`): shown, never
+    compared — those answers are reused (OpenAI changes the fingerprint often and serves
+    several at once for one snapshot), but a score that moved may be why.  None otherwise."""
+    change = fingerprint_change(served, entries)
+    return [] if change is None else [change.line(model)]
 
 
 def _check_baseline(config: RunConfig, suite: Suite) -> None:

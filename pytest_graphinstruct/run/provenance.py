@@ -24,6 +24,7 @@ from pytest_graphinstruct.models.scheduling.request_stats import Sent
 from pytest_graphinstruct.run.config import RunConfig
 from pytest_graphinstruct.run.records.results import (
     CacheUse,
+    FingerprintChange,
     GitState,
     ItemFilter,
     ItemResult,
@@ -257,7 +258,8 @@ def run_info(config: RunConfig, *, started: str | None, suite: Suite | None,
              sources: Mapping[str, CacheSource] | None = None,
              served: Mapping[str, str | None] | None = None,
              replay: ReplayCheck | None = None,
-             sent: Mapping[str, Sent] | None = None) -> RunInfo:
+             sent: Mapping[str, Sent] | None = None,
+             fingerprints: Mapping[str, FingerprintChange] | None = None) -> RunInfo:
     """The ``run`` record of a run of ``config`` that started at ``started`` and ends now:
     this machine, the suite and its hash (``suite``: what the run loaded; ``None``: never
     loaded), the git state of ``rootdir``, each model's endpoint (``local``: the embedded
@@ -265,8 +267,10 @@ def run_info(config: RunConfig, *, started: str | None, suite: Suite | None,
     (``cached``: counts from other processes; default: those ``results`` carry), the
     snapshots and age of those answers (``sources``, cell → what the processes reused),
     the snapshot each model's endpoint served (``served``, model → snapshot), what
-    reading the recorded answers skipped (``replay``) and what each model's endpoint was
-    really sent (``sent``, model → counts summed over the processes; :func:`spend`)."""
+    reading the recorded answers skipped (``replay``), what each model's endpoint was
+    really sent (``sent``, model → counts summed over the processes; :func:`spend`) and the
+    models whose ``system_fingerprint`` changed under the snapshot served (``fingerprints``:
+    the preflight's :attr:`~.preflight.RunInputs.fingerprints`; not written when none)."""
     def text(value: object) -> str | None:
         return None if value is None else str(value)
 
@@ -282,6 +286,7 @@ def run_info(config: RunConfig, *, started: str | None, suite: Suite | None,
         cache=cache_use(results, cached_samples(results) if cached is None else cached,
                         sources, {c.label: (served or {}).get(c.model) for c in config.cells}),
         spend=spend(sent, config.prices), d3_device=d3_device(config),
+        fingerprint_changes=dict(fingerprints) if fingerprints else None,
         **_suite_named(config.suite))
 
 

@@ -169,3 +169,31 @@ def test_a_changed_fingerprint_of_the_same_snapshot_is_shown_and_the_answers_reu
                     f"answer(s) cached from {OLD} came with another system_fingerprint "
                     f"({ANSWERS} with fp_old): reused (a fingerprint is shown, never "
                     "compared), but the provider's backend configuration changed since")
+
+
+@pytest.mark.parametrize("xdist", [False, True], ids=["single", "xdist"])
+def test_a_changed_fingerprint_is_carried_by_the_report_and_the_markdown(
+        pytester: pytest.Pytester, suite_dir: Path, server: FakeOpenAIServer,
+        xdist: bool) -> None:
+    """Issue 47 §9: the change was warned on the terminal only; the report and the Markdown
+    summary (a pull request's comment) now say it too, with the same fact."""
+    markdown = pytester.path / "summary.md"
+    first = _run(pytester, suite_dir, server, xdist, f"--gi-markdown={markdown}")
+    first.assert_outcomes(passed=3, failed=1)
+    assert "fingerprint_changes" not in _report(pytester)["run"]  # nothing changed: not written
+    assert "fingerprint" not in markdown.read_text(encoding="utf-8")
+    server.system_fingerprint = "fp_moved"
+    again = _run(pytester, suite_dir, server, xdist, f"--gi-markdown={markdown}")
+    again.assert_outcomes(passed=3, failed=1)
+    assert server.request_count == 0  # shown, never compared: every answer reused
+    assert _report(pytester)["run"]["fingerprint_changes"] == {
+        "fake-model": {"snapshot": OLD, "served": "fp_moved", "cached": {"fp_old": ANSWERS}}}
+    line = (f"fake-model: the endpoint serves {OLD} (fp_moved), and {ANSWERS} answer(s) cached "
+            f"from {OLD} came with another system_fingerprint ({ANSWERS} with fp_old): reused "
+            "(a fingerprint is shown, never compared), but the provider's backend "
+            "configuration changed since")
+    assert _lines(again, "system_fingerprint") == [f"WARNING: {line}"]  # the terminal's, once
+    summary = markdown.read_text(encoding="utf-8")
+    (shown,) = [x for x in summary.splitlines() if "fingerprint" in x]
+    assert "(fp\\_moved)" in shown  # Markdown-escaped
+    assert shown.replace("\\", "") == f"- {line}"  # Markdown-escaped, the same words

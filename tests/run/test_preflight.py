@@ -233,6 +233,46 @@ def test_a_fingerprint_change_of_the_served_snapshot_is_one_line() -> None:
     assert fingerprint_notes("m", Snapshot("s1", "fp_a"), entries[:2]) == []
 
 
+def test_a_fingerprint_change_is_one_record_and_its_note_is_its_line() -> None:
+    """Issue 47 §9: the same fact the warning says is kept for the report's run record."""
+    from pytest_graphinstruct.answers import Answer
+    from pytest_graphinstruct.models.caching.entries import CacheEntry
+    from pytest_graphinstruct.models.caching.snapshot import Snapshot
+    from pytest_graphinstruct.run.preflight import fingerprint_change, fingerprint_notes
+    from pytest_graphinstruct.run.records.results import FingerprintChange
+
+    def entry(snapshot: str | None, fingerprint: str | None) -> CacheEntry:
+        return CacheEntry("k", Answer(text="x"), "ep", "m", "L1-001", 1, "c", 0,
+                          snapshot=snapshot, fingerprint=fingerprint)
+
+    entries = [entry("s1", "fp_c"), entry("s1", "fp_a"), entry("s1", "fp_a"),
+               entry("s1", "fp_b"), entry("s0", "fp_z")]
+    change = fingerprint_change(Snapshot("s1", "fp_b"), entries)
+    assert change == FingerprintChange("s1", "fp_b", {"fp_a": 2, "fp_c": 1})
+    assert fingerprint_notes("m", Snapshot("s1", "fp_b"), entries) == [change.line("m")]
+    assert fingerprint_change(Snapshot("s1", None), entries) is None
+    assert fingerprint_change(Snapshot(None, "fp_b"), entries) is None
+    assert fingerprint_change(Snapshot("s1", "fp_a"), entries[1:3]) is None
+
+
+def test_the_preflight_keeps_the_fingerprint_change_beside_its_note(
+        suite: Path, server: FakeOpenAIServer, tmp_path: Path) -> None:
+    cache = tmp_path / "c"
+    run = _endpoint_config(suite, server, cache)
+    backend = OpenAIBackend(run.base_url, "gpt-x", api_key_env=KEY)
+    server.served_model, server.system_fingerprint = "gpt-x-2024", "fp_now"
+    r = replace(req("q0"), model="gpt-x")
+    AnswerCache(cache).put(r.cache_key(backend.endpoint), r, Answer(text="Graph[] {}"),
+                           endpoint=backend.endpoint, served=Snapshot("gpt-x-2024", "fp_then"))
+    got = preflight(run)
+    change = got.fingerprints["gpt-x"]
+    assert (change.snapshot, change.served, dict(change.cached)) == (
+        "gpt-x-2024", "fp_now", {"fp_then": 1})
+    assert change.line("gpt-x") in got.notes
+    server.system_fingerprint = "fp_then"
+    assert preflight(run).fingerprints == {}
+
+
 # -- a batch ledger's live batches and a run without --gi-batch --------------------------------
 
 def test_a_plain_run_over_a_live_ledger_batch_is_refused_before_any_request(

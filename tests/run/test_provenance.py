@@ -6,6 +6,7 @@ import json
 import shutil
 import subprocess
 from pathlib import Path
+from typing import Any
 
 import pytest
 from hypothesis import given
@@ -19,6 +20,7 @@ from pytest_graphinstruct.run.provenance import (
     git_state,
     machine,
     public_url,
+    run_info,
     spend,
     suite_hash,
     utc_now,
@@ -27,6 +29,7 @@ from pytest_graphinstruct.run.records.reader import parse_report
 from pytest_graphinstruct.run.records.results import (
     CacheUse,
     Coverage,
+    FingerprintChange,
     GitState,
     ItemFilter,
     ItemResult,
@@ -52,6 +55,7 @@ FULL = RunInfo(
     cache={"gpt-zero-shot": CacheUse(cached=2, samples=5)},
     spend={"gpt": Spend(requests=3, retries=0, input_tokens=300, output_tokens=90,
                         cost=0.0017, currency="USD", cached=2)},
+    fingerprint_changes={"gpt": FingerprintChange("gpt-2024", "fp_new", {"fp_old": 2})},
 )
 
 
@@ -242,3 +246,21 @@ def test_spend_prices_batch_lines_at_the_batch_price_and_the_rest_at_list_price(
     assert out["m"].cost == 48.0 + 36.0 and out["m"].batched == 3
     plain = spend({"m": Sent(requests=4, input_tokens=100, output_tokens=10)}, table)
     assert plain is not None and plain["m"].cost == 120.0 and plain["m"].batched is None
+
+
+def test_run_info_carries_the_fingerprint_changes_it_is_given(tmp_path: Path) -> None:
+    """Issue 47 §9: the preflight's change of system_fingerprint reaches the report's run
+    record; none given (or none changed) writes nothing."""
+    from tests.plugin._suite import write_suite
+
+    run = build_run_config({"model": "oracle", "no_cache": True, "pools": "none",
+                            "suite": str(write_suite(tmp_path / "suite"))}, rootdir=tmp_path)
+    assert run is not None
+    change = FingerprintChange("m-2024", "fp_2", {"fp_1": 3})
+    def info(**extra: Any) -> RunInfo:
+        return run_info(run, started=None, suite=None, rootdir=None, results=(),
+                        item_filter=ItemFilter(), **extra)
+
+    assert info(fingerprints={"m": change}).fingerprint_changes == {"m": change}
+    assert info(fingerprints={}).fingerprint_changes is None
+    assert info().fingerprint_changes is None

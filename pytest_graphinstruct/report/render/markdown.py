@@ -4,7 +4,8 @@ pull-request comment, the full detail stays in the HTML report.
 It holds: the verdict (passed / failed and why — the gates', and pytest's own failed tests, so
 the heading agrees with the exit status of the run that wrote it), what came from the answer
 cache (how many answers, from which model snapshots, how old the oldest:
-:func:`.terminal.cache_lines`) and what was really sent to the endpoints
+:func:`.terminal.cache_lines`; a model's ``system_fingerprint`` that changed under the snapshot
+served: :func:`.terminal.fingerprint_lines`) and what was really sent to the endpoints
 (:func:`.terminal.spend_lines`), one row per cell (S_total with its interval, S_final, items,
 cost), the per-level scores, with two or more samples per item the consistency over samples
 (pass@1, pass@k, pass^k per level and every flaky item), the gate evidence per cell and level
@@ -23,7 +24,11 @@ import os
 from collections.abc import Sequence
 from pathlib import Path
 
-from pytest_graphinstruct.report.render.terminal import cache_lines, spend_lines
+from pytest_graphinstruct.report.render.terminal import (
+    cache_lines,
+    fingerprint_lines,
+    spend_lines,
+)
 from pytest_graphinstruct.report.untrusted import escape, escape_markdown
 from pytest_graphinstruct.run.gate.comparison import CellComparison
 from pytest_graphinstruct.run.gate.gates import GateVerdict
@@ -97,6 +102,7 @@ def render_markdown(report: RunReport, decision: Decision, *,
     if decision.cells_not_run:
         out.append(f"- {md(decision.cells_not_run_text(), 600)}")
     out += [f"- {md(line, 400)}" for line in cache_lines(report.run)]  # answers reused
+    out += [f"- {md(line, 600)}" for line in fingerprint_lines(report.run)]  # backend changed
     out += [f"- {md(line, 400)}" for line in spend_lines(report.run)]  # what was sent
     out.append("")
     out += _cells_table(report)

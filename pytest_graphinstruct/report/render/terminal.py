@@ -178,6 +178,15 @@ def cache_lines(run: RunInfo | None) -> list[str]:
     return lines
 
 
+def fingerprint_lines(run: RunInfo | None) -> list[str]:
+    """One line per model whose endpoint's ``system_fingerprint`` changed under the snapshot
+    it served, with answers cached under another reused (``run.fingerprint_changes``: the
+    run's warning of it, :meth:`~.results.FingerprintChange.line`); none when nothing changed
+    or the report does not record it.  Names come from the endpoint: :func:`escape`-d."""
+    changes = {} if run is None else run.fingerprint_changes or {}
+    return [escape(change.line(model)) for model, change in sorted(changes.items())]
+
+
 def spend_lines(run: RunInfo | None) -> list[str]:
     """What the run really sent to the models' endpoints, all models added, in one line
     (none when the report does not record it: no model had an endpoint, or an older report):

@@ -654,6 +654,28 @@ class Spend(JsonRecord):
                      _sum_or_none(self.in_flight, other.in_flight))
 
 
+@dataclass(frozen=True)
+class FingerprintChange(JsonRecord):
+    """A model whose endpoint's ``system_fingerprint`` (the provider's backend configuration)
+    changed under the snapshot it serves: when the run began the endpoint served ``snapshot``
+    with the fingerprint ``served``, and answers the cache held from that snapshot had come
+    with other fingerprints (``cached``: fingerprint → how many).  Shown, never compared:
+    those answers are reused, but a score that moved may be why (docs/PLUGIN.md "Cache and
+    model snapshots").  Names are the endpoint's, escaped when they were read."""
+
+    snapshot: Name
+    served: Name
+    cached: Mapping[str, Positive]
+
+    def line(self, model: str) -> str:
+        """The one line a run says about it (the terminal's warning, the Markdown's line)."""
+        olds = ", ".join(f"{n} with {name}" for name, n in sorted(self.cached.items()))
+        return (f"{model}: the endpoint serves {self.snapshot} ({self.served}), and "
+                f"{sum(self.cached.values())} answer(s) cached from {self.snapshot} came with "
+                f"another system_fingerprint ({olds}): reused (a fingerprint is shown, never "
+                "compared), but the provider's backend configuration changed since")
+
+
 def _sum_or_none(a: int | None, b: int | None) -> int | None:
     """``a + b``, ``None`` standing for 0 unless both are ``None``."""
     return None if a is None and b is None else (a or 0) + (b or 0)
@@ -717,6 +739,11 @@ class RunInfo(JsonRecord):
     #: where D3's GCNs trained: ``cpu`` or ``cuda`` (``--gi-d3-device``; ``auto`` is recorded
     #: as what it chose); not written in reports from before it was kept
     d3_device: str | None = field(default=None, metadata={"omit_none": True})
+    #: model → the ``system_fingerprint`` its endpoint served when the run began, where answers
+    #: cached from the same snapshot came with another (:class:`FingerprintChange`: the run's
+    #: warning of it); not written when none changed, or in reports from before it was kept
+    fingerprint_changes: Mapping[str, FingerprintChange] | None = field(
+        default=None, metadata={"omit_none": True})
 
     @property
     def spent(self) -> Spend | None:

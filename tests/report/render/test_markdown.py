@@ -151,3 +151,22 @@ def test_consistency_and_every_flaky_item_with_several_samples_only() -> None:
     assert "- `m-zero-shot` (2): `L1-001` 1/3, `L1-<b>*x*` 2/3" in text  # a code span
     one = render_markdown(_sampled(1), decide(_sampled(1), BaselinePlan(), GateOptions()))
     assert "Consistency" not in one and "flaky" not in one.lower()
+
+
+def test_a_changed_fingerprint_is_a_line_of_the_summary() -> None:
+    """Issue 47 §9: the run's warning of a changed system_fingerprint reaches the Markdown."""
+    from dataclasses import replace
+
+    from pytest_graphinstruct.run.records.results import FingerprintChange, RunInfo
+
+    now = _run(set())
+    change = FingerprintChange("m-2024", "fp_<b>new", {"fp_old": 3})
+    text = render_markdown(replace(now, run=RunInfo(fingerprint_changes={"m": change})),
+                           decide(now, BaselinePlan(), GateOptions()))
+    (line,) = [x for x in text.splitlines() if "fingerprint" in x]
+    assert line == ("- m: the endpoint serves m-2024 (fp\\_\\<b\\>new), and 3 answer(s) "
+                    "cached from m-2024 came with another system\\_fingerprint (3 with "
+                    "fp\\_old): reused (a fingerprint is shown, never compared), but the "
+                    "provider's backend configuration changed since")  # no HTML, no emphasis
+    plain = render_markdown(now, decide(now, BaselinePlan(), GateOptions()))
+    assert "fingerprint" not in plain

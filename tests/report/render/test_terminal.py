@@ -6,6 +6,7 @@ from __future__ import annotations
 from pytest_graphinstruct.report.render.terminal import (
     FLAKY_SHOWN,
     consistency_lines,
+    fingerprint_lines,
     spend_lines,
     summary_lines,
 )
@@ -121,3 +122,15 @@ def test_requests_in_a_batch_still_in_flight_are_said_never_a_bare_zero() -> Non
                     "not counted above (billed when they finish; a rerun with --gi-batch on "
                     "this cache collects them); 0 answer(s) from the cache (a request cells "
                     "share is sent once and counted in each cell's API calls)")
+
+
+def test_a_changed_fingerprint_is_one_escaped_line_per_model() -> None:
+    from pytest_graphinstruct.run.records.results import FingerprintChange
+
+    assert fingerprint_lines(None) == [] and fingerprint_lines(RunInfo()) == []
+    hostile = FingerprintChange("s\x1b[2J1", "fp_\u202enew", {"fp_old\r": 2})
+    plain = FingerprintChange("gpt-2024", "fp_b", {"fp_a": 1})
+    lines = fingerprint_lines(RunInfo(fingerprint_changes={"z": hostile, "gpt": plain}))
+    assert lines[0] == plain.line("gpt")  # by model name
+    assert lines[1].startswith("z: the endpoint serves s\\x1b[2J1 (fp_\\u202enew), and 2 ")
+    assert all(line.isprintable() for line in lines)

@@ -271,3 +271,28 @@ def test_a_prompt_set_is_recorded_only_when_there_is_one_and_tells_cells_apart()
     assert mine.distinct_label == "m-zero-shot [prompts terse (sha256:abababababab…)]"
     assert CellMetadata.from_json(mine.to_json()) == mine
     assert CellMetadata.from_json(plain.to_json()).prompts is None  # older reports: none
+
+
+def test_a_fingerprint_change_is_omitted_while_not_recorded_and_reads_back() -> None:
+    """Issue 47 §9: a changed system_fingerprint is a typed field of the run record; reports
+    from before it was kept (no key) still read, as ``None``."""
+    from pytest_graphinstruct.run.records.results import FingerprintChange, RunInfo
+
+    assert "fingerprint_changes" not in RunInfo().to_json()
+    assert RunInfo.from_json(RunInfo().to_json()).fingerprint_changes is None
+    change = FingerprintChange("gpt-4o-2024-08-06", "fp_new", {"fp_b": 1, "fp_a": 3})
+    info = RunInfo(fingerprint_changes={"gpt-4o": change})
+    data = json.loads(json.dumps(info.to_json()))
+    assert data["fingerprint_changes"] == {"gpt-4o": {
+        "snapshot": "gpt-4o-2024-08-06", "served": "fp_new", "cached": {"fp_b": 1, "fp_a": 3}}}
+    assert RunInfo.from_json(data) == info
+    assert change.line("gpt-4o") == (
+        "gpt-4o: the endpoint serves gpt-4o-2024-08-06 (fp_new), and 4 answer(s) cached from "
+        "gpt-4o-2024-08-06 came with another system_fingerprint (3 with fp_a, 1 with fp_b): "
+        "reused (a fingerprint is shown, never compared), but the provider's backend "
+        "configuration changed since")
+    for bad in ({"cached": {"fp_a": 0}}, {"served": ""}, {"extra": 1}):
+        broken = json.loads(json.dumps(data))
+        broken["fingerprint_changes"]["gpt-4o"].update(bad)
+        with pytest.raises(ValueError):
+            RunInfo.from_json(broken)
