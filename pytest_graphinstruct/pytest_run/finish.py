@@ -23,7 +23,8 @@ if TYPE_CHECKING:
 def finish(state: RunState, session: pytest.Session) -> None:
     """Build the report (``state.report``), decide the verdict (``state.decision``), write
     the outputs (``state.written``: one line each) and fail the session when the verdict
-    fails a run pytest thought passed."""
+    fails a run pytest thought passed, or an output it asked for was not written (the line
+    names the file and why: the disk full, a baseline refused)."""
     from pytest_graphinstruct.run.gate.verdict import decide, settle_baseline
 
     bench = state.opened
@@ -49,8 +50,10 @@ def finish(state: RunState, session: pytest.Session) -> None:
     done = None if update is None else update.line
     state.report, state.decision = replace(report, gate=decision.record(done)), decision
     state.written = write_outputs(state.report, decision, state.run, state.opened,
-                                   update=update, failed_tests=session.testsfailed)
-    if decision.failed and session.exitstatus == pytest.ExitCode.OK:
+                                   update=update, failed_tests=session.testsfailed,
+                                   placeholder=state.placeholder)
+    unwritten = any(w.fails_run for w in state.written)
+    if (decision.failed or unwritten) and session.exitstatus == pytest.ExitCode.OK:
         session.exitstatus = pytest.ExitCode.TESTS_FAILED
 
 

@@ -75,8 +75,8 @@ class RunLifecyclePlugin:
                                                                       session)
         if problem is not None:
             raise state.usage(problem)
-        mark_started(state.run.report)
         try:
+            state.placeholder = mark_started(state.run.report)
             state.inputs = preflight(state.run, pools=not state.controller,
                                      parse_bases=not state.controller)
             state.notes.extend(state.inputs.notes)  # stale cached answers, the snapshot served

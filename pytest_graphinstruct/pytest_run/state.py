@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 from pytest_graphinstruct.errors import GraphInstructError
-from pytest_graphinstruct.pytest_run.outputs import output_on_baseline
+from pytest_graphinstruct.pytest_run.outputs import output_on_input, run_inputs
 from pytest_graphinstruct.pytest_run.signals import RunStopper
 from pytest_graphinstruct.pytest_run.usage import one_line, usage_error, write_stopped
 from pytest_graphinstruct.run.config import Cell, RunConfig
@@ -69,6 +69,7 @@ class RunState:
         self.report: RunReport | None = None  # the run's report, at the end
         self.decision: Decision | None = None  # the run's verdict, at the end
         self.written: list[Written] = []  # what was (not) written at the end, one line each
+        self.placeholder: str | None = None  # the report's start-of-run text (outputs)
         # The embedded model: the controller (or the single process) owns the server; xdist
         # workers get its address through their WorkerInput.
         self.local: LocalHost | None = None
@@ -80,9 +81,9 @@ class RunState:
                     self.local_info = None if local is None else dict(local)
                 else:
                     self.local = LocalHost.find()
-            on_baseline = output_on_baseline(run)
-            if on_baseline is not None:
-                raise GraphInstructError(on_baseline)
+            refused = output_on_input(run) or _every_item_on_every_worker(config)
+            if refused is not None:
+                raise GraphInstructError(refused)
             self.plan = plan_baseline(self.gate_options, [c.label for c in run.cells])
             self.expected_failures = self.plan.expected_failures()
         except GraphInstructError as exc:
@@ -141,7 +142,7 @@ class RunState:
         self.usage_error = one_line(str(exc))
         if self.worker is None:
             write_stopped(self.run.report, f"usage error: {self.usage_error}",
-                          baseline=self.run.baseline)
+                          inputs=run_inputs(self.run))
         return usage_error(exc)
 
     @property
@@ -178,6 +179,20 @@ class RunState:
         """Where a batch run's batches stand (empty otherwise; under xdist the controller's
         answer service holds them)."""
         return self.opened.batch_progress() if self.opened is not None else ()
+
+
+def _every_item_on_every_worker(config: pytest.Config) -> str | None:
+    """Why the run refuses xdist's ``--dist each`` (``None``: it is not asked, or this is a
+    worker): each worker would run every item, so the report would hold every instruction
+    once per worker — a report ``gate`` refuses as damaged, and a baseline no later run could
+    be gated against (issue 47)."""
+    option = config.option
+    if (getattr(config, "workerinput", None) is not None
+            or getattr(option, "dist", "no") != "each" or not getattr(option, "tx", None)):
+        return None
+    return ("--dist each runs every item on every xdist worker, so each instruction would be "
+            "answered, scored and reported once per worker; a benchmark run shares its items "
+            "out: use -n N with xdist's default --dist load (or worksteal), or drop -n")
 
 
 def _worker(config: pytest.Config) -> tuple[int, int] | None:

@@ -52,7 +52,15 @@ def test_one_process_keeps_full_batches(pytester: pytest.Pytester, suite_dir: Pa
     assert told == {"main": {"share": None, "expected": None}}
 
 
-def test_with_dist_each_a_worker_expects_every_item(pytester: pytest.Pytester,
-                                                   suite_dir: Path) -> None:
-    told = _told(pytester, suite_dir, "-n", "2", "--dist", "each", passed=8)  # 4 items each
-    assert told["gw0"]["share"] == told["gw1"]["share"] == 4
+def test_dist_each_is_refused_before_any_worker_is_told_a_share(pytester: pytest.Pytester,
+                                                                 suite_dir: Path) -> None:
+    # --dist each would run every item on every worker (each instruction reported once per
+    # worker): the run refuses it up front (issue 47), so no process opens a session
+    folder = pytester.path / "told"
+    folder.mkdir()
+    pytester.makeconftest(CONFTEST.format(folder=str(folder)))
+    result = pytester.runpytest_subprocess("-p", "no:cacheprovider", f"--gi-suite={suite_dir}",
+                                           "--gi-model=oracle", "-n", "2", "--dist", "each")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    assert "--dist each runs every item on every xdist worker" in result.stderr.str()
+    assert list(folder.iterdir()) == []

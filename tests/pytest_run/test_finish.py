@@ -69,6 +69,17 @@ def test_a_failed_verdict_fails_a_passing_session(tmp_path: Path) -> None:
     assert session.exitstatus == pytest.ExitCode.INTERRUPTED  # pytest's own status kept
 
 
+def test_an_output_not_written_fails_a_passing_session(tmp_path: Path) -> None:
+    (tmp_path / "r.json").mkdir()  # a folder where the report goes: the write fails at the end
+    state, session = _finished(tmp_path, [_result("L0-001", 1.0)], [f"L0-001[{CELL}]"],
+                                report=str(tmp_path / "r.json"))
+    assert state.decision is not None and not state.decision.failed  # the verdict passed
+    (written,) = state.written
+    assert written.fails_run and written.line.startswith(
+        f"report NOT written to {tmp_path / 'r.json'}: ")
+    assert session.exitstatus == pytest.ExitCode.TESTS_FAILED
+
+
 def test_items_without_a_result_make_the_report_partial(tmp_path: Path) -> None:
     state, _ = _finished(tmp_path, [_result("L0-001", 1.0)],
                           [f"L0-001[{CELL}]", f"L1-001[{CELL}]"])

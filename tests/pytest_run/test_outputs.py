@@ -10,10 +10,11 @@ from pathlib import Path
 
 import pytest
 
+from pytest_graphinstruct.errors import GraphInstructError
 from pytest_graphinstruct.pytest_run.outputs import (
     autosave,
     mark_started,
-    output_on_baseline,
+    output_on_input,
     unclaimable,
     write_html,
     write_json,
@@ -143,12 +144,15 @@ def test_the_store_holds_the_reports_bytes(tmp_path: Path) -> None:
 
 def test_autosave_keeps_no_run_without_results(tmp_path: Path) -> None:
     store = tmp_path / "runs"
-    assert autosave(RunReport(()), store) == Written(
-        f"run NOT saved in {store}: no item has a result (no item was selected)", ok=False)
+    nothing = autosave(RunReport(()), store)
+    assert nothing == Written(
+        f"run NOT saved in {store}: no item has a result (no item was selected)", ok=False,
+        skipped=True)
+    assert not nothing.fails_run  # nothing to save is no failure to write
     stopped = RunReport((), coverage=Coverage.partial("usage error: bad"))
     assert autosave(stopped, store) == Written(
         f"run NOT saved in {store}: no item has a result (partial: usage error: bad)",
-        ok=False)
+        ok=False, skipped=True)
     assert autosave(_report(partial=True), store).line == (
         f"saved as run 0001 in {store} (a partial run)")
     assert autosave(_report(), _blocker(tmp_path)).line.startswith("run NOT saved: ")
@@ -204,12 +208,12 @@ def test_an_output_naming_the_baseline_file_is_refused_in_one_line(tmp_path: Pat
     (tmp_path / "link.json").symlink_to(base)
     for named in (base, tmp_path / "sub" / ".." / "base.json", tmp_path / "link.json"):
         run = run_config(tmp_path, baseline=str(base), **{option: str(named)})
-        why = output_on_baseline(run)
+        why = output_on_input(run)
         assert why is not None and why.startswith(f"--gi-{option} names the baseline file")
         assert "\n" not in why and "--gi-update-baseline" in why
     elsewhere = run_config(tmp_path, baseline=str(base), **{option: str(tmp_path / "o")})
-    assert output_on_baseline(elsewhere) is None
-    assert output_on_baseline(run_config(tmp_path, **{option: str(base)})) is None
+    assert output_on_input(elsewhere) is None
+    assert output_on_input(run_config(tmp_path, **{option: str(base)})) is None
 
 
 def test_the_step_summary_file_on_the_baseline_is_refused_too(
@@ -217,5 +221,63 @@ def test_the_step_summary_file_on_the_baseline_is_refused_too(
     base = tmp_path / "base.json"
     monkeypatch.setenv("GITHUB_STEP_SUMMARY", str(base))
     run = run_config(tmp_path, baseline=str(base), markdown=str(tmp_path / "s.md"))
-    why = output_on_baseline(run)
+    why = output_on_input(run)
     assert why is not None and why.startswith("$GITHUB_STEP_SUMMARY")
+
+
+@pytest.mark.parametrize("option", ["report", "html", "markdown", "baseline"])
+def test_an_output_on_a_file_of_the_answer_cache_is_refused(tmp_path: Path, option: str) -> None:
+    cache = tmp_path / "c"
+    for name in ("answers.jsonl", "batches.json"):
+        run = run_config(tmp_path, cache=str(cache), **{option: str(cache / name)})
+        why = output_on_input(run)
+        assert why is not None and why.startswith(f"--gi-{option} names the answer cache's "
+                                                  f"{'batch ledger ' * (name != 'answers.jsonl')}"
+                                                  f"{name} ({cache / name})"), why
+    assert output_on_input(run_config(tmp_path, cache="none",
+                                      **{option: str(cache / "answers.jsonl")})) is None
+    default = tmp_path / ".pytest_cache" / "graphinstruct" / "answers.jsonl"  # no --gi-cache
+    assert output_on_input(run_config(tmp_path, **{option: str(default)})) is not None
+
+
+def test_an_output_on_the_recorded_answers_the_prices_or_the_suite_is_refused(
+        tmp_path: Path) -> None:
+    answers, prices = tmp_path / "a.jsonl", tmp_path / "p.json"
+    answers.write_text("", encoding="utf-8")
+    replayed = run_config(tmp_path, model=None, replay=str(answers), report=str(answers))
+    assert (output_on_input(replayed) or "").startswith(
+        "--gi-report names the recorded answers of --gi-replay")
+    priced = replace(run_config(tmp_path, html=str(prices)), prices=prices)
+    assert (output_on_input(priced) or "").startswith("--gi-html names the price table")
+    level = tmp_path / "suite" / "level_1.json"
+    assert (output_on_input(run_config(tmp_path, markdown=str(level))) or "").startswith(
+        "--gi-markdown names the suite's level_1.json")
+
+
+def test_mark_started_says_what_it_wrote_or_why_it_could_not(tmp_path: Path) -> None:
+    path = tmp_path / "r.json"
+    text = mark_started(path)
+    assert text is not None and path.read_text(encoding="utf-8") == text
+    assert mark_started(None) is None
+    with pytest.raises(GraphInstructError, match=r"^--gi-report: cannot write .*r\.json: "):
+        mark_started(_blocker(tmp_path) / "r.json")
+
+
+def test_a_report_that_cannot_replace_the_placeholder_removes_it(tmp_path: Path) -> None:
+    report = _report()
+    path = tmp_path / "r.json"
+    placeholder = mark_started(path)
+    (tmp_path / "r.json.tmp").mkdir()  # the write through the temporary file fails
+    run = replace(run_config(tmp_path), report=path)
+    (written,) = write_outputs(report, _decision(report), run, None, update=None,
+                               failed_tests=0, placeholder=placeholder)
+    assert not written.ok and written.fails_run
+    assert written.line.startswith(f"report NOT written to {path}: ")
+    assert written.line.endswith("(the start-of-run placeholder there was removed)")
+    assert not path.exists()
+    # a file that is no longer the placeholder (someone else's) is left alone
+    path.write_text("another report", encoding="utf-8")
+    (written,) = write_outputs(report, _decision(report), run, None, update=None,
+                               failed_tests=0, placeholder=placeholder)
+    assert not written.ok and "placeholder" not in written.line
+    assert path.read_text(encoding="utf-8") == "another report"

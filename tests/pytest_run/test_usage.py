@@ -8,7 +8,9 @@ from pathlib import Path
 import pytest
 
 from pytest_graphinstruct.errors import GraphInstructError
+from pytest_graphinstruct.options import DEFAULT_CACHE_DIR
 from pytest_graphinstruct.pytest_run.usage import one_line, refuse, usage_error, write_stopped
+from pytest_graphinstruct.run.overwrites import Input
 
 from .fakes import FakeConfig, worker_config
 
@@ -70,8 +72,24 @@ def test_refuse_writes_nothing_without_a_report_or_in_a_worker(tmp_path: Path) -
 def test_a_refused_run_never_writes_its_report_over_the_baseline(tmp_path: Path) -> None:
     base = tmp_path / "base.json"
     base.write_text('{"kept": true}', encoding="utf-8")
-    write_stopped(base, "usage error: x", baseline=tmp_path / "." / "base.json")
+    inputs = [Input("the baseline file", tmp_path / "." / "base.json")]
+    write_stopped(base, "usage error: x", inputs=inputs)
     refuse(FakeConfig(tmp_path), {"report": str(base), "baseline": str(base)}, "why")
     assert base.read_text(encoding="utf-8") == '{"kept": true}'
-    write_stopped(tmp_path / "r.json", "usage error: x", baseline=base)  # another file: written
+    write_stopped(tmp_path / "r.json", "usage error: x", inputs=inputs)  # another file: written
     assert _coverage(tmp_path / "r.json")["reason"] == "usage error: x"
+
+
+@pytest.mark.parametrize("cache", [None, "c"])
+def test_a_refused_run_never_writes_its_report_over_the_answer_cache(tmp_path: Path,
+                                                                     cache: str | None) -> None:
+    # --gi-cache as given, or the default folder under the rootdir
+    folder = tmp_path / (cache or DEFAULT_CACHE_DIR)
+    folder.mkdir(parents=True)
+    answers = folder / "answers.jsonl"
+    answers.write_text('{"kept": true}\n', encoding="utf-8")
+    raw = {"report": str(answers), "cache": None if cache is None else str(folder)}
+    refuse(FakeConfig(tmp_path), raw, "why")
+    assert answers.read_text(encoding="utf-8") == '{"kept": true}\n'
+    refuse(FakeConfig(tmp_path), dict(raw, cache="none"), "why")  # no cache: no cache file
+    assert _coverage(answers)["reason"] == "usage error: why"
