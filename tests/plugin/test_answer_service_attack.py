@@ -110,3 +110,32 @@ def test_a_local_client_on_the_fallback_port_is_refused_and_nothing_extra_is_pai
     assert ("WARNING: the run's answer service refused 2 connection(s) that did not give the "
             "run's key (another local process tried to use it) and 2 question(s) for items "
             "or samples outside the run's plan") in out
+
+
+USER_TEST = '''
+def test_query_under_xdist(gi_suite, gi_query):
+    inst = gi_suite["L1-001"]
+    assert gi_query(inst).ok  # one of the run's items, a planned sample
+    refused = gi_query(inst, strategy="few-shot")  # not a cell of the run
+    assert not refused.ok and "refused:" in refused.error, refused.error
+    assert "refused:" in gi_query(inst, sample=7).error  # not a planned sample
+'''
+
+
+def test_gi_query_under_xdist_gets_the_runs_items_and_a_refusal_for_anything_else(
+        pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The plan bounds a worker too: ``gi_query`` under ``-n`` answers the run's own items and
+    samples, and anything else is an answer whose error says it was refused, never a request."""
+    monkeypatch.setenv("GI_TEST_KEY", "sk-test")
+    pytester.makepyfile(test_mine=USER_TEST)
+    suite = write_suite(pytester.path / "suite")
+    with FakeOpenAIServer(responder=lambda body: TREE4) as server:
+        result = pytester.runpytest(
+            f"--gi-suite={suite}", "--gi-model=fake-model", f"--gi-base-url={server.base_url}",
+            "--gi-api-key-env=GI_TEST_KEY", "--gi-pools=none", "--gi-cache=none",
+            "-k", "L1-001 or test_query", "-n", "2", "-p", "no:cacheprovider",
+            "-p", "no:randomly")
+        asked = server.request_count
+    result.assert_outcomes(passed=2)
+    assert asked == 1  # L1-001's one sample, asked once for the item and the query alike
+    assert "2 question(s) for items or samples outside the run's plan" in result.stdout.str()
