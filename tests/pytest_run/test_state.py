@@ -74,3 +74,16 @@ def test_a_workers_usage_error_writes_nothing(tmp_path: Path) -> None:
     state = _state(tmp_path, worker_config(tmp_path), report=str(report))
     state.usage("bad")
     assert state.usage_error == "bad" and not report.exists()
+
+
+def test_a_workers_session_asks_the_service_with_the_key_its_controller_sent(
+        tmp_path: Path) -> None:
+    """The answer service's address and key reach the worker's client (issue 47 §9); the key
+    is the one thing the service admits a connection by."""
+    sent = WorkerInput(answers="unix:/tmp/gi-run-x/answers.sock", answers_key="k3y")
+    state = _state(tmp_path, worker_config(tmp_path, "gw0", 2, **{INPUT_KEY: sent.to_json()}),
+                   model="m", base_url="http://127.0.0.1:9/v1")
+    client = state.bench.fetcher.service
+    assert client is not None and client.address == sent.answers
+    assert client._key == "k3y"
+    state.bench.close()
