@@ -30,8 +30,7 @@ class CollectionPlugin:
         mine = [it for it in session.items if isinstance(it, GraphInstructItem)]
         state.selected = [it.nodeid for it in mine]
         if state.worker is not None:  # xdist hands each worker about its share of the items
-            split = state.winput is None or state.winput.split  # not with --dist each
-            state.share = -(-len(mine) // state.worker[1]) if split else len(mine)
+            state.share = -(-len(mine) // state.worker[1])
             if state.opened is not None:  # opened before its items were known
                 state.opened.expect_items(state.share)
             return

@@ -98,15 +98,14 @@ class XdistHooks:
 
 def worker_input(state: RunState) -> WorkerInput:
     """What the controller tells each worker: the embedded server, what its preflight learned,
-    whether it shows the live line, the folder of the run's stop file, the address of its
-    answer service and whether the workers share the items out."""
+    whether it shows the live line, the folder of the run's stop file, and the address of its
+    answer service and its key."""
     stop = state.stopper.signal
     return WorkerInput(local=state.local_info, served=state.served,
                        progress=live_wanted(state),
                        stop_folder=None if stop is None else str(stop.folder),
                        answers=None if state.service is None else state.service.address,
-                       answers_key=None if state.service is None else state.service.key,
-                       split=getattr(state.config.option, "dist", None) != "each")
+                       answers_key=None if state.service is None else state.service.key)
 
 
 def _worker_id(node: Any) -> str:

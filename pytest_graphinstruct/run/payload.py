@@ -44,15 +44,14 @@ class WorkerInput:
     its answer service (``answers``, :mod:`pytest_graphinstruct.run.answer_service`; ``None``:
     the workers answer every model themselves) with the key a connection to it gives first
     (``answers_key``: :attr:`~.answer_service.AnswerService.key`, a secret: not in the
-    record's ``repr``); ``split``: whether xdist shares the items out between the workers
-    (``False`` with ``--dist each``: every worker runs them all)."""
+    record's ``repr``).  xdist shares the items out between the workers (``--dist each``,
+    which would run every item on every worker, is refused: ``pytest_run.state``)."""
 
     local: Mapping[str, str] | None = None
     served: Served | None = None
     progress: bool = False
     stop_folder: str | None = None
     answers: str | None = None
-    split: bool = True
     answers_key: str | None = field(default=None, repr=False)
 
     def to_json(self) -> str:
