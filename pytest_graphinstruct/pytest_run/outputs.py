@@ -165,10 +165,11 @@ def write_outputs(report: RunReport, decision: Decision, run: RunConfig,
         written.append(write_html(report, run.html, bench, baseline))
     if run.store is not None:
         written.append(autosave(report, run.store))
-    if run.markdown is not None:
-        written.append(write_markdown_summary(report, decision, run.markdown,
-                                              failed_tests=failed_tests,
-                                              benchmark=run.benchmark))
+    if run.markdown is not None:  # last: it says which of the others failed the run
+        written.append(write_markdown_summary(
+            report, decision, run.markdown, failed_tests=failed_tests,
+            benchmark=run.benchmark,
+            not_written=tuple(w.line for w in written if w.fails_run)))
     return written
 
 
@@ -244,14 +245,17 @@ def autosave(report: RunReport, store: Path) -> Written:
 
 
 def write_markdown_summary(report: RunReport, decision: Decision, path: Path, *,
-                           failed_tests: int, benchmark: bool) -> Written:
+                           failed_tests: int, benchmark: bool,
+                           not_written: tuple[str, ...] = ()) -> Written:
     """Write the Markdown summary (``--gi-markdown``); the line to show (never raises for
-    I/O)."""
+    I/O).  ``not_written``: the lines of the outputs that were asked for and not written (they
+    fail the run, and the summary says so)."""
     from pytest_graphinstruct.report.render.markdown import render_markdown, write_markdown
     from pytest_graphinstruct.run.gate.verdict import Written
 
     try:
-        text = render_markdown(report, decision, failed_tests=failed_tests, benchmark=benchmark)
+        text = render_markdown(report, decision, failed_tests=failed_tests, benchmark=benchmark,
+                               not_written=not_written)
         write_markdown(path, text)
     except OSError as exc:
         return Written(f"markdown summary NOT written to {escape(str(path))}: "

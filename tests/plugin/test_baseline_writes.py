@@ -131,13 +131,18 @@ def pytest_collection_finish(session):
 def test_a_report_the_full_disk_refuses_fails_the_run_and_leaves_no_placeholder(
         pytester: pytest.Pytester, suite_dir: Path) -> None:
     report = pytester.path / "r.json"
+    summary = pytester.path / "summary.md"
     pytester.makeconftest(FILL_UP.format(tmp=str(report) + ".tmp"))
-    result = _run(pytester, suite_dir, f"--gi-report={report}")
+    result = _run(pytester, suite_dir, f"--gi-report={report}", f"--gi-markdown={summary}")
     result.assert_outcomes(passed=4)
     assert result.ret == pytest.ExitCode.TESTS_FAILED
     result.stdout.fnmatch_lines([f"report NOT written to {report}: No space left on device "
                                  "(the start-of-run placeholder there was removed)"])
     assert not report.exists()  # no "has not finished" about a run that finished
+    # the summary written after it agrees with the exit status, and says why
+    text = summary.read_text(encoding="utf-8")
+    assert text.startswith("## GraphInstruct: ❌ failed\n"), text
+    assert "report NOT written to" in text and "an output it asked for was not written" in text
 
 
 @needs_full_disk

@@ -72,20 +72,25 @@ def _signed(x: float) -> str:
 
 def render_markdown(report: RunReport, decision: Decision, *,
                     max_items: int = MAX_ITEMS, failed_tests: int = 0,
-                    benchmark: bool = True) -> str:
+                    benchmark: bool = True, not_written: Sequence[str] = ()) -> str:
     """The summary of a judged run as Markdown text (ends with a newline).
 
     ``failed_tests`` is the number of items pytest counted as failed (a pytest run passes it;
     ``gate --markdown`` has none): with any, the heading says failed, as pytest's exit status
     1 does, and a line says why — without ``--gi-violations=report`` (``benchmark=False``)
-    every model violation fails its test."""
+    every model violation fails its test.  ``not_written``: the lines of outputs the run asked
+    for and could not write (the report, the baseline); they fail the run too, and are listed
+    first."""
     out: list[str] = []
     verdict, comparisons = decision.verdict, decision.comparisons
     baseline_name = decision.baseline_name
     failed = verdict.failed
-    heading = "❌ gate failed" if failed else "❌ failed" if failed_tests else "✅ passed"
+    heading = ("❌ gate failed" if failed else "❌ failed" if failed_tests or not_written
+               else "✅ passed")
     out.append(f"## GraphInstruct: {heading}")
     out.append("")
+    out += [f"- {md(line, 400)} (the run fails: an output it asked for was not written)"
+            for line in not_written]
     if failed_tests:
         out.append(f"- {_tests_failed(report, failed_tests, benchmark)}")
     reasons = verdict.lines()
