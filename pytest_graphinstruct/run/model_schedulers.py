@@ -185,6 +185,7 @@ class ModelSchedulers:
                 out.append(f"{model}: {scheduler.circuit_open_reason} ({unsent} request(s) "
                            "not sent; their items are errors)")
             backend = scheduler.backend
+            out += [f"{model}: {note}" for note in _claim_notes(scheduler)]
             out += [f"{model}: {note}" for note in _batch_notes(backend)]
             rejected = getattr(backend, "usage_rejections", 0)
             if rejected:
@@ -291,14 +292,34 @@ class ModelSchedulers:
 def _live_batches(backend: object) -> list[LedgerBatch]:
     """The batches a batch backend's run deals with that are still live (not read yet);
     empty for any other backend."""
-    statuses = getattr(backend, "statuses", None)
-    return [b for b in statuses() if b.live] if callable(statuses) else []
+    runner = getattr(backend, "runner", None)
+    in_flight = getattr(runner, "in_flight", None)
+    return list(in_flight()) if callable(in_flight) else []
 
 
 def _with_in_flight(sent: Sent, backend: object) -> Sent:
     """``sent`` with the requests of ``backend``'s live batches as ``batch_in_flight``."""
     live = _live_batches(backend)
     return replace(sent, batch_in_flight=sum(len(b.custom_ids) for b in live)) if live else sent
+
+
+def _claim_notes(scheduler: Any) -> list[str]:
+    """A scheduler's lines about the other runs on its cache folder (docs/MODELS.md "Two runs
+    on one cache"): the requests another run was asking at the same time, awaited instead of
+    asked again, and claims that could not be taken."""
+    out: list[str] = []
+    stats = scheduler.stats()
+    waits, awaited = int(stats.get("claim_waits", 0)), int(stats.get("claim_awaited", 0))
+    reasked = int(stats.get("claim_reasked", 0))
+    if waits:
+        asked = (f"; {reasked} it did not obtain (an error, a refusal, a crash) were asked "
+                 "here" if reasked else "")
+        out.append(f"{awaited} answer(s) awaited from another run asking the same cache at the "
+                   f"same time, not asked again{asked}")
+    claims = getattr(scheduler, "claims", None)
+    if claims is not None and claims.warning:
+        out.append(claims.warning)
+    return out
 
 
 def _batch_notes(backend: object) -> list[str]:
@@ -313,8 +334,9 @@ def _batch_notes(backend: object) -> list[str]:
                    "by a later run)")
     runner = getattr(backend, "runner", None)
     # the earlier run's batches this run took up, but not those the endpoint forgot (gone)
-    resumed = ([] if runner is None else
-               [b for b in runner.resumed if b.shown_id not in runner.gone.shown])
+    # nor the input files a killed run left without a batch (not created)
+    lost = set() if runner is None else runner.lost()
+    resumed = [] if runner is None else [b for b in runner.resumed if b.entry not in lost]
     if runner is not None and resumed:
         from pytest_graphinstruct.models.batch.ledger import describe_batches
 
@@ -323,8 +345,10 @@ def _batch_notes(backend: object) -> list[str]:
                    f"({describe_batches(resumed)}; {runner.ledger.path}): their requests are "
                    "collected from there, not sent again")
     if runner is not None:
-        gone = runner.gone.summary(runner.ledger.path, fallback=runner.settings.fallback)
-        out += [n for n in (runner.damage.summary(), gone) if n is not None]
+        fallback = runner.settings.fallback
+        gone = runner.gone.summary(runner.ledger.path, fallback=fallback)
+        unmade = runner.never_created.summary(runner.ledger.path, fallback=fallback)
+        out += [n for n in (runner.damage.summary(), gone, unmade) if n is not None]
     live = _live_batches(backend)
     if live:
         from pytest_graphinstruct.models.batch.ledger import describe_batches

@@ -22,6 +22,8 @@ from typing import TYPE_CHECKING
 from pytest_graphinstruct.errors import GraphInstructError
 from pytest_graphinstruct.models.caching.cache import AnswerCache
 from pytest_graphinstruct.models.caching.entries import CacheEntry
+from pytest_graphinstruct.models.caching.lease import BATCH, PLAIN
+from pytest_graphinstruct.models.caching.lease import check as check_lease
 from pytest_graphinstruct.models.caching.snapshot import Snapshot, is_stale
 from pytest_graphinstruct.run.config import RunConfig
 from pytest_graphinstruct.run.model_names import backend_for
@@ -84,8 +86,10 @@ def preflight(config: RunConfig, *, pools: bool = True, parse_bases: bool = True
             run's batch ledger exists but cannot be read
             (:class:`~pytest_graphinstruct.models.batch.ledger.LedgerUnreadable`); or a run
             without ``--gi-batch`` would ask an endpoint whose batches the cache's ledger holds
-            live (:func:`check_live_batches`); ``--gi-d3-device=cuda`` and CUDA is not
-            usable.
+            live (:func:`check_live_batches`); the answer cache's folder is held by a
+            ``--gi-batch`` run, or this is one and another run holds it
+            (:class:`~pytest_graphinstruct.models.caching.lease.CacheBusy`);
+            ``--gi-d3-device=cuda`` and CUDA is not usable.
     """
     suite = load_suite(config.suite, levels=config.levels, parse_bases=parse_bases)
     _check_baseline(config, suite)
@@ -106,6 +110,9 @@ def preflight(config: RunConfig, *, pools: bool = True, parse_bases: bool = True
         return RunInputs(suite, responses, pools=pools_read)
     _check_shard(config, suite, None)
     cache = AnswerCache(config.cache_dir) if config.cache_dir is not None else None
+    if config.cache_dir is not None and not config.dry_run:
+        # a --gi-batch run has its cache folder alone; other runs share theirs (claims)
+        check_lease(config.cache_dir, PLAIN if config.batch is None else BATCH)
     if config.batch is not None and config.cache_dir is not None:
         from pytest_graphinstruct.models.batch.ledger import BatchLedger
 

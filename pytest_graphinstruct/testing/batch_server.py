@@ -20,6 +20,14 @@ control (:class:`FakeBatchAPI`).  Never a real provider.
   :meth:`FakeBatchAPI.finish` takes the same as ``whole``.
 * :meth:`FakeBatchAPI.forget` deletes a batch: every later request naming it is answered 404,
   as a provider answers for a deleted batch or another account's; batch ids are never reused.
+* With :attr:`FakeBatchAPI.hold_creates` a request to create a batch waits (counted in
+  :attr:`~FakeBatchAPI.held_creates`, :meth:`~FakeBatchAPI.wait_for_held_creates`) until
+  :meth:`~FakeBatchAPI.drop_creates` answers it HTTP 500 without making the batch: a run
+  killed meanwhile has uploaded its input file and made no batch of it.
+* :meth:`FakeBatchAPI.restart` is a restarted server process: every batch and file is
+  forgotten (404 from then on) and ids are numbered anew from 1, so a new batch or file may get
+  the id of a forgotten one; only the test's counts (:attr:`~FakeBatchAPI.submitted`, the
+  server's token counts) go on.
 """
 
 from __future__ import annotations
@@ -88,6 +96,9 @@ class FakeBatchAPI:
         self.files: dict[str, bytes] = {}
         self.batches: dict[str, _Batch] = {}
         self.submitted: Counter[str] = Counter()  #: request lines per custom_id, all batches
+        self.hold_creates = False  #: a create request waits for drop_creates()
+        self.held_creates = 0  #: create requests that waited so
+        self._drop = 0  # held create requests to answer 500 now
         self._made = 0  # batches created, forgotten ones included (ids are never reused)
         self._lock = threading.Condition()
         server.route(self.route)
@@ -114,6 +125,27 @@ class FakeBatchAPI:
         """Delete ``batch_id``: from now on the endpoint answers 404 for it."""
         with self._lock:
             del self.batches[batch_id]
+
+    def wait_for_held_creates(self, n: int, timeout: float = 60.0) -> bool:
+        """Block until ``n`` create requests wait (:attr:`hold_creates`)."""
+        with self._lock:
+            return self._lock.wait_for(lambda: self.held_creates >= n, timeout)
+
+    def drop_creates(self) -> None:
+        """Answer every waiting create request HTTP 500, no batch made, and hold no more."""
+        with self._lock:
+            self.hold_creates = False
+            self._drop = self.held_creates
+            self._lock.notify_all()
+
+    def restart(self) -> None:
+        """Forget every batch and file, as a restarted server process does, and number new
+        ones from 1 again (ids of forgotten ones are reused); :attr:`submitted` goes on."""
+        with self._lock:
+            self.batches.clear()
+            self.files.clear()
+            self._made = 0
+            self._lock.notify_all()
 
     def finish(self, batch_id: str, whole: str | None = None) -> None:
         """End ``batch_id`` now: its lines answered (or failed, as ``line_fault`` says), its
@@ -182,6 +214,12 @@ class FakeBatchAPI:
 
     def _batches(self, method: str, rest: list[str], body: bytes) -> tuple[int, bytes, str]:
         if method == "POST" and not rest:
+            if self.hold_creates:
+                self.held_creates += 1
+                self._lock.notify_all()
+                self._lock.wait_for(lambda: self._drop > 0)
+                self._drop -= 1
+                return _error(500, "scripted: the batch was not created")
             args = json.loads(body.decode("utf-8"))
             data = self.files[args["input_file_id"]]
             lines = [json.loads(x) for x in data.decode("utf-8").splitlines() if x.strip()]

@@ -93,9 +93,10 @@ def test_a_ledger_batch_the_endpoint_forgot_is_said_once_and_its_requests_go_in_
     lines = [x for x in rerun.stdout.lines if gone in x]
     assert lines == [f"WARNING: fake-model: batch {gone} of the batch ledger "
                      f"{cache / 'batches.json'} is unknown to the endpoint (HTTP 404: deleted, "
-                     f"or made with another account or endpoint): marked gone in the ledger; "
-                     f"its {ITEMS} request(s) are asked again, in a new batch, as this run "
-                     f"needs them"]
+                     f"or made with another account or endpoint): marked gone in the ledger, "
+                     f"its answers never to be read; of its {ITEMS} request(s), {ITEMS} were "
+                     "asked again, in a new batch, within the run's limits like any other "
+                     "request"]
     assert "error" not in outcomes(report)  # every item answered, none errored
     (new,) = api.batch_ids()
     assert new != gone and len(api.batches[new].lines) == ITEMS

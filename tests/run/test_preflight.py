@@ -284,7 +284,7 @@ def test_a_plain_run_over_a_live_ledger_batch_is_refused_before_any_request(
     ledger = BatchLedger(cache)
     ledger.add(LedgerBatch("http://elsewhere/v1", "file-0", ("k0",), batch_id="batch_0"))
     preflight(run)  # another endpoint's batch: nothing to say
-    ledger.add(LedgerBatch(endpoint, "file-1", ("k1", "k2"), batch_id="batch_1"))
+    live = ledger.add(LedgerBatch(endpoint, "file-1", ("k1", "k2"), batch_id="batch_1"))
     probes = len(server.probes)
     with pytest.raises(GraphInstructError) as caught:
         preflight(run)
@@ -293,8 +293,39 @@ def test_a_plain_run_over_a_live_ledger_batch_is_refused_before_any_request(
                            "for gpt-x (batch_1: 2 request(s))")
     assert len(server.probes) == probes and server.request_count == 0  # refused before it
     check_live_batches(replace(run, batch=BatchMode(30.0, 2.0)), "gpt-x", endpoint)  # resumes
-    ledger.update("file-1", state=GONE_STATE, collected=True)  # gone, or read: not live
+    ledger.update(live.entry, state=GONE_STATE, collected=True)  # gone, or read: not live
     preflight(run)
+
+
+@pytest.mark.parametrize("batch", [False, True], ids=["plain-run", "batch-run"])
+def test_a_cache_folder_held_by_a_run_of_the_other_kind_is_refused_before_any_request(
+        suite: Path, server: FakeOpenAIServer, tmp_path: Path, batch: bool) -> None:
+    """Issue 47 §7: a --gi-batch run has its cache folder alone (the other run would pay a
+    second time for requests the batch holds); said in one line naming the other run."""
+    import subprocess
+    import sys
+
+    cache = tmp_path / "c"
+    run = _endpoint_config(suite, server, cache)
+    if batch:
+        run = replace(run, batch=BatchMode(30.0, 2.0))
+    holder = subprocess.Popen([sys.executable, "-c", (
+        "import sys, time; from pathlib import Path; "
+        "from pytest_graphinstruct.models.caching.lease import acquire; "
+        "acquire(Path(sys.argv[1]), sys.argv[2]); print('held', flush=True); time.sleep(600)"),
+        str(cache), "plain" if batch else "batch"], stdout=subprocess.PIPE, text=True)
+    try:
+        assert holder.stdout is not None and holder.stdout.readline().strip() == "held"
+        with pytest.raises(GraphInstructError) as caught:
+            preflight(run)
+    finally:
+        holder.kill()
+        holder.wait(30)
+    line = str(caught.value)
+    assert "\n" not in line and f"the answer cache {cache} (pid {holder.pid}: " in line
+    assert line.startswith("another run is using" if batch else "a --gi-batch run is using")
+    assert server.request_count == 0 and not server.probes  # refused before it
+    preflight(run)  # the holder is gone: nothing held any more
 
 
 def test_a_plain_run_over_a_damaged_ledger_is_refused_as_a_batch_run_is(

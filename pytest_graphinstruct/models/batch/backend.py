@@ -110,6 +110,12 @@ class BatchBackend:
         (``gi_batch_fallback``: billed at list price), not from a batch line."""
         return self.runner.sent_ordinary(request.cache_key(self.endpoint))
 
+    def unread(self, request: Request) -> bool:
+        """Whether ``request``'s line is out at the endpoint, in a live batch, though its answer
+        was an error (the run cancelled, or the API failed too often): it may still be billed,
+        so the cost cap keeps its worst case (:meth:`.BatchRunner.unread`)."""
+        return self.runner.unread(request.cache_key(self.endpoint))
+
     def _answer(self, body: dict[str, object], request: Request | None, latency_s: float) -> Served:
         answer, served = answer_of(body, request, self._usage, latency_s=latency_s)
         return self.inner.withhold_key(answer), served  # an answer holding the key: withheld

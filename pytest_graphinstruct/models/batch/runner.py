@@ -26,7 +26,20 @@ Promises:
 * A batch the endpoint answers HTTP 404 for (:class:`~.api.BatchNotFound`: deleted, or
   the ledger came from another account or endpoint) is marked gone in the ledger (never polled
   again, by this run or a later one) and its requests are retried as a failed batch's are (a
-  new batch, within ``max_tries``; or the fallback); :attr:`BatchRunner.gone` says it once.
+  new batch, within ``max_tries``; or the fallback) — those this run waits for; the others
+  are asked as the run needs them.  :attr:`BatchRunner.gone` says it once, with how many
+  were asked again.
+* **Only what this run asked is submitted**, so the run's cost cap (reserved by the
+  scheduler for each request it asks) covers every line it submits: a killed run's input file
+  without a batch (none found by its input file) is marked not created
+  (:attr:`BatchRunner.never_created`), never made into a batch of requests nobody asked.
+* **Alone on its cache folder**: the runner holds the folder's batch lease
+  (:mod:`~.caching.lease`) from its start to :meth:`BatchRunner.cancel`; another run on the
+  folder is refused, and this one is refused while another holds it
+  (:class:`~.caching.lease.CacheBusy`).
+* A request whose line is out at the endpoint (in a live batch) but whose waiter got an error
+  (the run interrupted, or the API failed ``call_tries`` times in a row) may still be billed:
+  :meth:`BatchRunner.unread` says so, and the cost cap keeps its worst case.
 * An API call that fails (upload, create, poll, download) is tried again at the next poll, up
   to ``call_tries`` times in a row; then the requests it concerned get an error answer naming
   the failure.  Nothing the endpoint sends stops the thread.
@@ -57,12 +70,15 @@ from pytest_graphinstruct.models.batch.files import (
 )
 from pytest_graphinstruct.models.batch.ledger import (
     GONE_STATE,
+    NOT_CREATED_STATE,
     TERMINAL_STATES,
     BatchLedger,
     GoneBatches,
     LedgerBatch,
     RequestMeta,
 )
+from pytest_graphinstruct.models.caching.lease import BATCH, CacheLease
+from pytest_graphinstruct.models.caching.lease import acquire as acquire_lease
 from pytest_graphinstruct.models.caching.snapshot import Snapshot
 
 Served = tuple[Answer, Snapshot]
@@ -93,6 +109,10 @@ class BatchRunner:
         store: caches an answer nobody here waits for (key, request metadata, answer, snapshot).
         fallback: an ordinary request's answer (the wrapped backend), for ``gi_batch_fallback``.
         settings: the run's batch settings.
+
+    Raises:
+        CacheBusy: another run holds the cache folder (:mod:`~.caching.lease`).
+        LedgerUnreadable: the ledger cannot be read.
     """
 
     def __init__(self, api: BatchApi, ledger: BatchLedger, endpoint: str, *,
@@ -109,14 +129,23 @@ class BatchRunner:
         self._tries: dict[str, int] = {}
         self._unclaimed: dict[str, Served] = {}  # answers read before anyone here asked
         self._ordinary: set[str] = set()  # keys sent as ordinary requests (fallback)
-        self.resumed = tuple(ledger.live(endpoint))  #: an earlier run's live batches, resumed
-        self._live = {k: b.input_file_id for b in self.resumed for k in b.custom_ids}
-        known = ledger.batches(endpoint)  # this run's batches: from the first live one on
-        self._first = next((n for n, b in enumerate(known) if b.live), len(known))
+        self._unread: set[str] = set()  # keys out at the endpoint whose waiter got an error
+        folder = None if ledger.path is None else ledger.path.parent
+        self._lease: CacheLease | None = None if folder is None else acquire_lease(folder, BATCH)
+        try:
+            self.resumed = tuple(ledger.live(endpoint))  #: earlier runs' live batches, resumed
+        except BaseException:
+            self._release()
+            raise
+        self._live = {k: b.entry for b in self.resumed for k in b.custom_ids}
+        self._own: set[str] = set()  # the ledger entries this run added
+        self._dealt: list[str] = [b.entry for b in self.resumed]  # entries this run deals with
         self._failures = 0
         self._next_poll = 0.0
         self.damage = OutputDamage()  #: the damaged lines of the files read
         self.gone = GoneBatches()  #: the ledger batches the endpoint did not know (HTTP 404)
+        #: the input files a killed run left without a batch (marked not created)
+        self.never_created = GoneBatches(never_created=True)
         self._closed: str | None = None
         self._closed_kind: FailureKind = "cancelled"
         self._fallbacks = ThreadPoolExecutor(4, "gi-batch-fallback", initializer=quiet_thread)
@@ -154,18 +183,46 @@ class BatchRunner:
                 self._closed = one_line(reason)
                 self._closed_kind = kind
             waiters, self._waiters, self._pending = self._waiters, {}, []
+            self._unread.update(k for k in waiters if k in self._live)
             self._cond.notify_all()
         for fut, _, _ in waiters.values():
             if not fut.done():
                 fut.set_result((Answer(error=self._closed, calls=0, failure_kind=self._closed_kind),
                                 Snapshot()))
         self._fallbacks.shutdown(wait=False, cancel_futures=True)
+        self._release()
+
+    def _release(self) -> None:
+        """Give the cache folder's batch lease back (nothing is submitted any more)."""
+        lease, self._lease = self._lease, None
+        if lease is not None:
+            lease.release()
 
     def statuses(self) -> list[LedgerBatch]:
-        """The batches this run deals with, as the ledger knows them, oldest first: from the
-        first live one at the start (a killed run's) on, this run's own included; older runs'
-        finished batches are not counted."""
-        return self.ledger.batches(self.endpoint)[self._first:]
+        """The batches this run deals with, as the ledger knows them, oldest first: the live
+        ones at the start (a killed run's), then this run's own; older runs' finished batches
+        are not counted."""
+        by_entry = {b.entry: b for b in self.ledger.batches(self.endpoint)}
+        with self._cond:
+            dealt = list(self._dealt)
+        return [by_entry[e] for e in dealt if e in by_entry]
+
+    def in_flight(self) -> list[LedgerBatch]:
+        """The batches this run dealt with that are still live (submitted, not read: billed
+        when they finish)."""
+        return [b for b in self.statuses() if b.live]
+
+    def unread(self, key: str) -> bool:
+        """Whether ``key``'s line is out at the endpoint, in a live batch, though its waiter
+        got an error (the run cancelled, or the API failed too often): it may still be
+        billed."""
+        with self._cond:
+            return key in self._unread
+
+    def lost(self) -> set[str]:
+        """The ledger entries this run found gone or not created (their batches are not
+        resumed)."""
+        return self.gone.entries | self.never_created.entries
 
     def sent_ordinary(self, key: str) -> bool:
         """Whether ``key``'s request was sent as an ordinary request (``fallback``; billed at
@@ -233,16 +290,21 @@ class BatchRunner:
             try:
                 file_id = self.api.upload(file.data, f"gi-batch-{int(time.time())}-{n}.jsonl")
                 # recorded before its batch exists: a batch the ledger cannot name is never made
-                self.ledger.add(LedgerBatch(self.endpoint, file_id, file.custom_ids, meta))
+                entry = self.ledger.add(LedgerBatch(self.endpoint, file_id, file.custom_ids,
+                                                    meta))
             except Exception:
                 self._requeue(files[n:])  # no batch was created: nothing was submitted
                 raise
             with self._cond:
+                self._own.add(entry.entry)
+                self._dealt.append(entry.entry)
                 for key in file.custom_ids:
-                    self._live[key] = file_id
+                    self._live[key] = entry.entry
                     self._tries[key] = self._tries.get(key, 0) + 1
+            self.gone.asked_again(file.custom_ids)
+            self.never_created.asked_again(file.custom_ids)
             try:
-                _create(self.api, self.ledger, file_id)
+                _create(self.api, self.ledger, entry)
             except Exception:  # this file is in the ledger: the next poll creates its batch
                 self._requeue(files[n + 1:])
                 raise
@@ -256,8 +318,16 @@ class BatchRunner:
                     self._enqueue(key)
 
     def _poll(self) -> None:
-        """Poll every live batch once; collect the finished ones, forget the gone ones."""
+        """Poll every live batch once; collect the finished ones, forget the gone ones and
+        the killed runs' input files without a batch."""
         for batch in self.ledger.live(self.endpoint):
+            if batch.entry not in self._own and not batch.batch_id:
+                # a killed run's input file: its batch, if it made one, is found by the file
+                found = self.api.find_by_input(batch.input_file_id)
+                if found is None:
+                    self._abandon(batch)
+                    continue
+                batch = self.ledger.update(batch.entry, batch_id=found.batch_id)
             try:
                 batch, status = _polled(self.api, self.ledger, batch)
             except BatchNotFound:
@@ -270,8 +340,18 @@ class BatchRunner:
     def _forget(self, batch: LedgerBatch) -> None:
         """``batch`` is unknown to the endpoint: marked gone (no run polls it again) and its
         requests retried like a failed batch's."""
-        self.gone.add(self.ledger.update(batch.input_file_id, state=GONE_STATE, collected=True))
+        self.gone.add(self.ledger.update(batch.entry, state=GONE_STATE, collected=True))
         why = f"batch {batch.shown_id} is unknown to the endpoint (HTTP 404)"
+        for key in batch.custom_ids:
+            self._resolve(key, batch.requests.get(key), LineResult(key, error=why, retry=True))
+
+    def _abandon(self, batch: LedgerBatch) -> None:
+        """A killed run's input file of which no batch exists: marked not created (no run
+        makes a batch of it: its requests were not asked within this run's limits) and its
+        requests asked again like a failed batch's, those this run waits for."""
+        self.never_created.add(self.ledger.update(batch.entry, state=NOT_CREATED_STATE,
+                                                  collected=True))
+        why = f"{batch.shown_id} was never made into a batch"
         for key in batch.custom_ids:
             self._resolve(key, batch.requests.get(key), LineResult(key, error=why, retry=True))
 
@@ -280,7 +360,7 @@ class BatchRunner:
         files = [self.api.content(f) for f in (status.output_file_id, status.error_file_id) if f]
         read = read_results(files)
         self.damage.add(read)
-        self.ledger.update(batch.input_file_id, collected=True)
+        self.ledger.update(batch.entry, collected=True)
         why = f"batch {status.status}" + (f": {status.errors}" if status.errors else "")
         for key in batch.custom_ids:
             result = read.results.get(key) or LineResult(
@@ -316,6 +396,8 @@ class BatchRunner:
         fut, request, _ = waiting
         if self.settings.fallback:
             self._ordinary.add(key)
+            self.gone.asked_again((key,))
+            self.never_created.asked_again((key,))
             self._fallbacks.submit(_send_ordinary, self._fallback, fut, request)
             return True
         if self._tries.get(key, 0) >= self.settings.max_tries:
@@ -333,34 +415,35 @@ class BatchRunner:
         error = one_line(message, f"; gave up after {self._failures} failed call(s)")
         with self._cond:
             waiters, self._waiters, self._pending = self._waiters, {}, []
+            self._unread.update(k for k in waiters if k in self._live)
         for fut, _, _ in waiters.values():
             fut.set_result((Answer(error=error, calls=0), Snapshot()))
         self._failures = 0
 
 
-def _create(api: BatchApi, ledger: BatchLedger, file_id: str) -> None:
-    """Create the batch of the uploaded input file ``file_id`` and record its id and state."""
-    status = api.create(file_id, {"gi_input_file": file_id})
-    ledger.update(file_id, batch_id=status.batch_id, state=status.status)
+def _create(api: BatchApi, ledger: BatchLedger, batch: LedgerBatch) -> None:
+    """Create the batch of ``batch``'s uploaded input file and record its id and state."""
+    status = api.create(batch.input_file_id, {"gi_input_file": batch.input_file_id})
+    ledger.update(batch.entry, batch_id=status.batch_id, state=status.status)
 
 
 def _polled(api: BatchApi, ledger: BatchLedger,
             batch: LedgerBatch) -> tuple[LedgerBatch, BatchStatus | None]:
     """``batch`` retrieved once and its state and counts recorded: the ledger's new entry and
-    the status (``None``: a run killed between upload and create left it without a batch id,
-    and none was found by its input file, so it was created now).
+    the status (``None``: this run's create failed earlier, and no batch was found by its
+    input file, so it was created now).
 
     Raises:
         BatchNotFound: the endpoint does not know the batch, or the input file to create it of.
     """
-    if not batch.batch_id:  # a run killed between upload and create: find or create
+    if not batch.batch_id:  # this run's create failed: find or create
         found = api.find_by_input(batch.input_file_id)
         if found is None:
-            _create(api, ledger, batch.input_file_id)
+            _create(api, ledger, batch)
             return batch, None
-        batch = ledger.update(batch.input_file_id, batch_id=found.batch_id)
+        batch = ledger.update(batch.entry, batch_id=found.batch_id)
     status = api.retrieve(batch.batch_id)
-    batch = ledger.update(batch.input_file_id, state=status.status,
+    batch = ledger.update(batch.entry, state=status.status,
                           counts=(status.completed, status.failed, status.total))
     return batch, status
 

@@ -1,6 +1,13 @@
 """How a scheduler obtains the answer of a request one of its workers took up: from the cache
 (looked up again, since another run may have obtained it meanwhile) or from the backend —
-paced, within the token budget and the cost cap, and cached as soon as it arrives."""
+paced, within the token budget and the cost cap, and cached as soon as it arrives.
+
+With a cache, a request is asked only under its claim (:mod:`~.caching.claims`): a request
+another process on the same cache folder is asking now waits for that claim, then takes the
+answer the other run cached instead of asking again (``claim_waits``, ``claim_awaited``); an
+answer the other run did not obtain (an error, a refusal, a crash) is asked here, under the
+claim (``claim_reasked``).  The batch mode's requests (:meth:`RequestIssuer.issue_later`) take
+no claim: a batch run has its cache folder alone (:mod:`~.caching.lease`)."""
 
 from __future__ import annotations
 
@@ -10,7 +17,8 @@ from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
 from pytest_graphinstruct.answers import Answer
-from pytest_graphinstruct.models.base import Backend, Request, one_line
+from pytest_graphinstruct.models.base import AttemptOutcome, Backend, Request, one_line
+from pytest_graphinstruct.models.caching.claims import ClaimBoard
 from pytest_graphinstruct.models.caching.snapshot import Snapshot
 from pytest_graphinstruct.models.caching.view import CacheView
 from pytest_graphinstruct.models.cost.cap import CallCharge
@@ -43,11 +51,12 @@ class RequestIssuer:
         limiter: paces the requests issued (``None``: unlimited).
         budget: the token budget (``None``: none).
         cost: the model's side of the run's cost cap (``None``: no cap).
+        claims: the cache folder's claims (``None``: none, as without a cache).
     """
 
     def __init__(self, backend: Backend, endpoint: str, *, view: CacheView, gate: IssueGate,
                  stats: RequestStats, limiter: RateLimiter | None, budget: TokenBudget | None,
-                 cost: RequestCost | None = None) -> None:
+                 cost: RequestCost | None = None, claims: ClaimBoard | None = None) -> None:
         self.backend = backend
         self.endpoint = endpoint
         self._view = view
@@ -56,11 +65,46 @@ class RequestIssuer:
         self.limiter = limiter
         self.budget = budget
         self.cost = cost
+        self.claims = claims
 
     def obtain(self, key: str, request: Request) -> Answer:
-        """The answer of ``request`` (cache key ``key``): cached, or issued."""
+        """The answer of ``request`` (cache key ``key``): cached, or issued under its claim
+        (another process asking it now: awaited, then read from the cache; see the module)."""
         cached = self._view.hit(key)  # another run may have obtained it meanwhile
-        return cached if cached is not None else self.issue(key, request)
+        if cached is not None:
+            return cached
+        if self.claims is None:
+            return self.issue(key, request)
+        claim = self.claims.take(key)
+        waited = claim is None
+        if claim is None:  # another run is asking it now: wait for its answer
+            self._stats.add("claim_waits")
+            refused: list[Answer] = []
+            claim = self.claims.wait(key, lambda pause: self._halted(pause, refused))
+            if claim is None:
+                return refused[0]
+        with claim:
+            cached = self._view.hit(key)  # the other run's answer (or one cached meanwhile)
+            if cached is not None:
+                if waited:
+                    self._stats.add("claim_awaited")
+                return cached
+            if waited:
+                self._stats.add("claim_reasked")
+            return self.issue(key, request)
+
+    def _halted(self, pause: float, refused: list[Answer]) -> bool:
+        """Wait up to ``pause`` seconds for the run to halt; ``True`` (its refusal appended to
+        ``refused``) when it did: a request waiting for another run's claim is not issued."""
+        self._gate.halt.wait(pause)
+        answer = self._gate.refusal()
+        if answer is None and self._gate.halt.is_set():
+            answer = Answer(error="cancelled: the run was interrupted while another run on the "
+                            "same cache was asking this request", calls=0,
+                            failure_kind="cancelled")
+        if answer is not None:
+            refused.append(answer)
+        return answer is not None
 
     def issue(self, key: str, request: Request) -> Answer:
         """Send ``request`` (unless the circuit is open, the budget spent or its worst case
@@ -92,6 +136,9 @@ class RequestIssuer:
             finally:
                 self._stats.call_ended()
                 if begun.charge is not None:
+                    if answer is not None and not answer.ok and self._out_unread(request):
+                        # its line is out at the endpoint and may yet be billed: kept whole
+                        begun.charge.after_attempt(AttemptOutcome(ok=False, unread=True))
                     begun.charge.close(answer)
             assert answer is not None
             done(self._finish(key, request, answer, served))
@@ -103,6 +150,13 @@ class RequestIssuer:
             failed: Future[tuple[Answer, Snapshot | None]] = Future()
             failed.set_exception(exc)
             finished(failed)
+
+    def _out_unread(self, request: Request) -> bool:
+        """Whether a backend that answers with futures (the batch mode's) says ``request``
+        is out at the endpoint unread — its error came while its batch line was live, so it
+        may still be billed (``unread``)."""
+        unread = getattr(self.backend, "unread", None)
+        return bool(callable(unread) and unread(request))
 
     def _begin(self, request: Request) -> Answer | _Begun:
         """The refusal of ``request`` (circuit open, stopped, budget spent, over the cost

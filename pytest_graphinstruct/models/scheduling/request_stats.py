@@ -74,6 +74,9 @@ class RequestStats:
             "stop_skipped": 0,      # requests not sent because of stop_issuing()
             "stale_skipped": 0,     # cached answers of another snapshot, asked again
             "stale_reused": 0,      # cached answers of another snapshot, reused on purpose
+            "claim_waits": 0,       # requests another run on the cache was asking: waited for
+            "claim_awaited": 0,     # ... of them answered by that run (read from the cache)
+            "claim_reasked": 0,     # ... of them it did not obtain, asked here after it
             "max_in_flight": 0,
         }
         self._in_flight = 0

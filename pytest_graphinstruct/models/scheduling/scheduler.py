@@ -30,6 +30,11 @@ Promises:
   input tokens + ``max_tokens`` output, at list price) fits in what the cap has left, reserved
   until its answer's usage replaces it, so spent ≤ cap at any concurrency; once one is refused
   none is issued after it (``Answer(error=COST_CAP_REACHED + ...)``, ``cost_skipped``).
+* **Two runs on one cache** (:mod:`~.caching.claims`): a request is asked under a claim on its
+  key that every process opening the cache folder sees; a request another process is asking
+  now waits for it and takes its answer from the cache (``claim_waits``, ``claim_awaited``),
+  and is asked here only when that run did not obtain it.  A batch backend takes no claims
+  (its ledger is its claim).
 * Obtained answers (not errors, not truncated) of a cacheable backend are written to the cache
   as soon as they arrive, so a killed run loses at most the requests in flight.  A write that
   fails is counted (``cache_write_errors``) and the run goes on.
@@ -60,6 +65,9 @@ from typing import Any
 from pytest_graphinstruct.answers import Answer
 from pytest_graphinstruct.models.base import Backend, Request, one_line, wait_result
 from pytest_graphinstruct.models.caching.cache import AnswerCache
+from pytest_graphinstruct.models.caching.claims import ClaimBoard
+from pytest_graphinstruct.models.caching.lease import PLAIN, CacheLease
+from pytest_graphinstruct.models.caching.lease import acquire as acquire_lease
 from pytest_graphinstruct.models.caching.snapshot import CacheSource
 from pytest_graphinstruct.models.caching.view import CacheView
 from pytest_graphinstruct.models.cost.cap import RequestCost
@@ -135,6 +143,10 @@ class Scheduler:
             the run was stopped elsewhere (another process's interrupt: run.stop's file), and
             acts as :meth:`stop_issuing` — so no request starts after a stop, not even in the
             moment before a watcher would have noticed it.
+
+    Raises:
+        CacheBusy: a ``--gi-batch`` run holds the cache folder (:mod:`~.caching.lease`; this
+            scheduler shares it with other ordinary runs until :meth:`close`).
     """
 
     def __init__(
@@ -174,9 +186,16 @@ class Scheduler:
                                lock=self._lock, stats=self._stats)
         self._gate = IssueGate(backend, self.circuit_breaker, lock=self._lock, stats=self._stats,
                                stop_check=stop_check, on_halt=self._resolve_queued)
+        # the requests another run on the same cache folder asks now are awaited, not asked
+        # twice; a batch run has its folder alone (its runner's lease): it takes no claims
+        self.claims: ClaimBoard | None = None
+        self._lease: CacheLease | None = None
+        if self.cache is not None and not later:
+            self._lease = acquire_lease(self.cache.directory, PLAIN)
+            self.claims = ClaimBoard(self.cache.directory)
         self._issuer = RequestIssuer(
             backend, self.endpoint, view=self._view, gate=self._gate, stats=self._stats,
-            limiter=self.limiter, budget=self.budget, cost=cost)
+            limiter=self.limiter, budget=self.budget, cost=cost, claims=self.claims)
         self.cost = cost
 
     def __repr__(self) -> str:
@@ -362,6 +381,8 @@ class Scheduler:
                 fut.cancel()
             self._gate.cancel_backend(None)
         self._queue.shutdown(wait=wait, cancel_futures=cancel_pending)
+        if self._lease is not None and (wait or cancel_pending):
+            self._lease.release()  # no request of this scheduler is asked any more
 
 
 def record_use(cache: AnswerCache | None, key: str, request: Request,

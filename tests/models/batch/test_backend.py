@@ -17,9 +17,16 @@ from pytest_graphinstruct.models.base import DecodingParams, Request
 from pytest_graphinstruct.models.batch.api import BatchApi, BatchNotFound, BatchStatus
 from pytest_graphinstruct.models.batch.backend import BatchBackend
 from pytest_graphinstruct.models.batch.files import BatchLine, input_files
-from pytest_graphinstruct.models.batch.ledger import GONE_STATE, BatchLedger
+from pytest_graphinstruct.models.batch.ledger import (
+    GONE_STATE,
+    NOT_CREATED_STATE,
+    BatchLedger,
+    LedgerBatch,
+    RequestMeta,
+)
 from pytest_graphinstruct.models.batch.runner import BatchSettings
 from pytest_graphinstruct.models.caching.cache import AnswerCache
+from pytest_graphinstruct.models.caching.lease import CacheBusy
 from pytest_graphinstruct.testing.batch_server import FakeBatchAPI
 from pytest_graphinstruct.testing.openai_server import FakeOpenAIServer
 
@@ -244,3 +251,88 @@ def test_an_endpoint_that_forgets_every_batch_ends_in_errors_not_a_loop(
     assert text == "ERROR batch batch_2 is unknown to the endpoint (HTTP 404)"
     assert api.batch_ids() == ["batch_1", "batch_2"]
     backend.close()
+
+
+def test_a_killed_runs_input_file_without_a_batch_is_never_made_into_one(
+        server: FakeOpenAIServer, tmp_path: Path) -> None:
+    """Issue 47 §2: a rerun made a batch of a killed run's uploaded input file — every request
+    of it submitted, though the rerun's cost cap had let it ask none.  Now the file is marked
+    not created, and only what the rerun asks is submitted (within its cap)."""
+    api = FakeBatchAPI(server)
+    reqs = requests(3)
+    backend = BatchBackend(inner(server), AnswerCache(tmp_path / "probe"), FAST)
+    lines = [BatchLine(r.cache_key(backend.endpoint), backend.inner.chat.body(r)) for r in reqs]
+    backend.close()
+    (file,) = input_files(lines)
+    file_id = backend.runner.api.upload(file.data, "killed.jsonl")  # uploaded, then killed
+    BatchLedger(tmp_path).add(LedgerBatch(backend.endpoint, file_id, file.custom_ids, {
+        k: RequestMeta("fake-model", f"L1-{n:03d}") for n, k in enumerate(file.custom_ids)}))
+    rerun = BatchBackend(inner(server), AnswerCache(tmp_path), FAST)
+    assert rerun.complete(reqs[0]).text == "echo: q 0"  # the one request the rerun asks
+    assert [len(b.lines) for b in api.batches.values()] == [1]  # only it was submitted
+    summary = rerun.runner.never_created.summary(rerun.ledger.path)
+    assert summary is not None and summary.startswith(f"input file {file_id} of the batch ")
+    assert "of its 3 request(s), 1 were asked again, in a new batch" in summary
+    assert "the other 2 were not asked again by this run" in summary
+    rerun.close()
+    (unmade, asked) = BatchLedger(tmp_path).batches()
+    assert (unmade.state, unmade.live, asked.live) == (NOT_CREATED_STATE, False, False)
+
+
+def test_a_restarted_endpoint_that_reuses_ids_keeps_the_gone_and_the_new_batch_apart(
+        server: FakeOpenAIServer, tmp_path: Path) -> None:
+    """A restarted server forgets its batches and numbers anew: the new batch is batch_1 of
+    file-1 again.  Before, the ledger changed the gone entry (found by its input file) and left
+    the new one live for ever: every later run polled it, and said it was in flight."""
+    api = FakeBatchAPI(server, hold=True)
+    reqs = requests(3)
+    assert all(not a.ok for a in killed_run(api, server, tmp_path, reqs))
+    api.restart()
+    api.hold = False
+    rerun = BatchBackend(inner(server), AnswerCache(tmp_path), FAST)
+    assert ask_all(rerun, reqs[:2]) == ["echo: q 0", "echo: q 1"]
+    assert api.batch_ids() == ["batch_1"]  # the id of the forgotten one
+    assert rerun.runner.in_flight() == []
+    summary = rerun.runner.gone.summary(rerun.ledger.path)
+    assert summary is not None and "of its 3 request(s), 2 were asked again" in summary
+    rerun.close()
+    gone, new = BatchLedger(tmp_path).batches()
+    assert (gone.state, gone.custom_ids) == (GONE_STATE, tuple(
+        r.cache_key(rerun.endpoint) for r in reqs))
+    assert (new.batch_id, new.state, new.live, len(new.custom_ids)) == (
+        "batch_1", "completed", False, 2)
+    assert BatchLedger(tmp_path).live(rerun.endpoint) == []
+
+
+def test_a_line_out_at_the_endpoint_when_its_request_was_cancelled_is_unread(
+        server: FakeOpenAIServer, tmp_path: Path) -> None:
+    api = FakeBatchAPI(server, hold=True)
+    reqs = requests(2)
+    backend = BatchBackend(inner(server), AnswerCache(tmp_path), FAST)
+    with ThreadPoolExecutor(1) as pool:
+        waiting = pool.submit(backend.complete, reqs[0])
+        assert api.wait_for_polls("batch_1", 1, 30)
+        backend.cancel("killed")
+        assert not waiting.result().ok
+    assert backend.unread(reqs[0]) and not backend.unread(reqs[1])  # never submitted
+
+
+def test_a_second_batch_run_on_the_folder_is_refused(server: FakeOpenAIServer,
+                                                     tmp_path: Path) -> None:
+    import subprocess
+    import sys
+
+    holder = subprocess.Popen([sys.executable, "-c", (
+        "import sys, time; from pathlib import Path; "
+        "from pytest_graphinstruct.models.caching.lease import acquire; "
+        "acquire(Path(sys.argv[1]), 'batch'); print('held', flush=True); time.sleep(600)"),
+        str(tmp_path)], stdout=subprocess.PIPE, text=True)
+    try:
+        assert holder.stdout is not None and holder.stdout.readline().strip() == "held"
+        with pytest.raises(CacheBusy, match=f"another run is using the answer cache .*pid "
+                                            f"{holder.pid}"):
+            BatchBackend(inner(server), AnswerCache(tmp_path), FAST)
+    finally:
+        holder.kill()
+        holder.wait(30)
+    BatchBackend(inner(server), AnswerCache(tmp_path), FAST).close()
