@@ -13,7 +13,8 @@ Promises:
   a request whose key is in a live batch of the ledger (this run's or a killed run's) is not
   submitted again: it waits for that batch.  A run killed between upload and record re-uploads
   (an input file is not a request); one killed between create and record finds its batch by
-  the input file (:meth:`~.api.BatchApi.find_by_input`).
+  the input file (:meth:`~.api.BatchApi.find_by_input`), and where none is found the file is
+  marked not created (below).
 * **Results become ordinary answers**: each 200 line through :func:`~.answers.answer_of`;
   a line whose request no one in this process waits for (a killed run's batch, read before the
   rerun asks) is written to the answer cache under its key at once, so the scheduler finds it
