@@ -55,7 +55,9 @@ Guarantees:
   ``False`` instead of raising: the run goes on without caching that answer.
 
 Only one process of a run asks endpoints (the xdist controller's answer service), so a run
-never asks for one answer twice; two runs sharing a cache folder at once may.
+never asks for one answer twice; two runs sharing a cache folder at once do not either: a
+request is asked under its claim (:mod:`.claims`), which the other run awaits, and a
+``--gi-batch`` run has its folder alone (:mod:`.lease`).
 
 The cache's parts: :mod:`.entries` (the record, :class:`~.entries.CacheEntry`, which
 record of a key wins), :class:`~.index.CacheIndex` (the entries read so far, damaged
