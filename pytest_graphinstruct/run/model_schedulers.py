@@ -306,7 +306,7 @@ def _with_in_flight(sent: Sent, backend: object) -> Sent:
 def _claim_notes(scheduler: Any) -> list[str]:
     """A scheduler's lines about the other runs on its cache folder (docs/MODELS.md "Two runs
     on one cache"): the requests another run was asking at the same time, awaited instead of
-    asked again, and claims that could not be taken."""
+    asked again, and a lease or claims that could not be taken."""
     out: list[str] = []
     stats = scheduler.stats()
     waits, awaited = int(stats.get("claim_waits", 0)), int(stats.get("claim_awaited", 0))
@@ -316,9 +316,8 @@ def _claim_notes(scheduler: Any) -> list[str]:
                  "here" if reasked else "")
         out.append(f"{awaited} answer(s) awaited from another run asking the same cache at the "
                    f"same time, not asked again{asked}")
-    claims = getattr(scheduler, "claims", None)
-    if claims is not None and claims.warning:
-        out.append(claims.warning)
+    lease, claims = getattr(scheduler, "lease", None), getattr(scheduler, "claims", None)
+    out += [x.warning for x in (lease, claims) if x is not None and x.warning]
     return out
 
 
@@ -344,6 +343,8 @@ def _batch_notes(backend: object) -> list[str]:
         out.append(f"resumed {len(resumed)} {noun} an earlier run left at the endpoint "
                    f"({describe_batches(resumed)}; {runner.ledger.path}): their requests are "
                    "collected from there, not sent again")
+    if runner is not None and runner.lease_warning:
+        out.append(runner.lease_warning)
     if runner is not None:
         fallback = runner.settings.fallback
         gone = runner.gone.summary(runner.ledger.path, fallback=fallback)

@@ -133,6 +133,8 @@ class BatchRunner:
         self._unread: set[str] = set()  # keys out at the endpoint whose waiter got an error
         folder = None if ledger.path is None else ledger.path.parent
         self._lease: CacheLease | None = None if folder is None else acquire_lease(folder, BATCH)
+        #: why the folder's lease could not be taken (one line; ``None``: taken, or no folder)
+        self.lease_warning = None if self._lease is None else self._lease.warning
         try:
             self.resumed = tuple(ledger.live(endpoint))  #: earlier runs' live batches, resumed
         except BaseException:

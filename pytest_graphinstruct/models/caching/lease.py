@@ -15,7 +15,9 @@ The lease is an ``fcntl.flock`` on ``<cache>/runs.lock``: shared for an ordinary
   one; and by :meth:`CacheLease.release` when the run ends.
 * One process holds one lock per folder whatever the number of its schedulers (a count of
   holders per folder and kind); a process that holds one kind is refused the other.
-* Without ``fcntl`` (Windows) there is no lease (nothing is refused; docs/MODELS.md).
+* Without ``fcntl`` (Windows) there is no lease (nothing is refused; docs/MODELS.md).  Never
+  fatal otherwise: a lease file that cannot be opened (a read-only cache folder) is no lease,
+  said by :attr:`CacheLease.warning` (one line for the run's summary).
 """
 
 from __future__ import annotations
@@ -62,10 +64,13 @@ _held_lock = threading.Lock()
 class CacheLease:
     """One holder's share of this process's lease on a cache folder (:func:`acquire`)."""
 
-    def __init__(self, folder: Path, kind: LeaseKind, where: str | None) -> None:
+    def __init__(self, folder: Path, kind: LeaseKind, where: str | None,
+                 warning: str | None = None) -> None:
         self.folder = folder
         self.kind = kind
         self._where = where  # the registry's key; None: no lock (no fcntl)
+        #: why no lease could be taken (a lease file that cannot be opened); ``None``: taken
+        self.warning = warning
 
     def release(self) -> None:
         """Give this holder's share back; the process's lock goes with the last one.  A
@@ -89,7 +94,6 @@ def acquire(folder: Path, kind: LeaseKind) -> CacheLease:
     Raises:
         CacheBusy: another run holds a lease this one cannot share (see the module), or this
             process holds the other kind.
-        ModelError: the lease file cannot be opened (the folder cannot be created or read).
     """
     folder = Path(folder)
     if fcntl is None:
@@ -99,8 +103,7 @@ def acquire(folder: Path, kind: LeaseKind) -> CacheLease:
         folder.mkdir(parents=True, exist_ok=True)
         where = str(path.resolve())
     except OSError as exc:
-        raise ModelError(one_line(f"cannot open the run lease {path}: {exc.strerror or exc}")
-                         ) from None
+        return CacheLease(folder, kind, None, _unleased(path, exc))
     with _held_lock:
         held = _held.get(where)
         if held is not None:
@@ -111,19 +114,18 @@ def acquire(folder: Path, kind: LeaseKind) -> CacheLease:
         try:
             fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o644)
         except OSError:
-            try:  # a read-only folder: a shared lease still works on a read-only descriptor
+            try:  # a read-only folder: a lease still works on a read-only descriptor
                 fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC)
             except OSError as exc:
-                raise ModelError(one_line(
-                    f"cannot open the run lease {path}: {exc.strerror or exc}")) from None
+                return CacheLease(folder, kind, None, _unleased(path, exc))
         try:
             fcntl.flock(fd, (fcntl.LOCK_EX if kind == BATCH else fcntl.LOCK_SH) | fcntl.LOCK_NB)
         except BlockingIOError:
             os.close(fd)
             raise CacheBusy(busy_message(folder, kind, holders(path))) from None
-        except OSError:  # a file system without flock: no lease, as without fcntl
+        except OSError as exc:  # a file system without flock: no lease, as without fcntl
             os.close(fd)
-            return CacheLease(folder, kind, None)
+            return CacheLease(folder, kind, None, _unleased(path, exc))
         _held[where] = _Held(kind, fd, 1)
         return CacheLease(folder, kind, where)
 
@@ -137,12 +139,13 @@ def check(folder: Path, kind: LeaseKind) -> None:
     """
     if not (Path(folder) / LEASE_NAME).exists():
         return
-    try:
-        acquire(folder, kind).release()
-    except CacheBusy:
-        raise
-    except ModelError:
-        return  # an unreadable lease file: the run's own acquire says so when it builds
+    acquire(folder, kind).release()
+
+
+def _unleased(path: Path, exc: OSError) -> str:
+    """The one line of a lease not taken (:attr:`CacheLease.warning`)."""
+    return one_line(f"cannot take the run lease {path} ({exc.strerror or exc}): a --gi-batch "
+                    "run and another run on this cache are not kept apart")
 
 
 def busy_message(folder: Path, kind: LeaseKind, others: list[str]) -> str:

@@ -189,9 +189,9 @@ class Scheduler:
         # the requests another run on the same cache folder asks now are awaited, not asked
         # twice; a batch run has its folder alone (its runner's lease): it takes no claims
         self.claims: ClaimBoard | None = None
-        self._lease: CacheLease | None = None
+        self.lease: CacheLease | None = None  #: the cache folder's lease, shared
         if self.cache is not None and not later:
-            self._lease = acquire_lease(self.cache.directory, PLAIN)
+            self.lease = acquire_lease(self.cache.directory, PLAIN)
             self.claims = ClaimBoard(self.cache.directory)
         self._issuer = RequestIssuer(
             backend, self.endpoint, view=self._view, gate=self._gate, stats=self._stats,
@@ -381,8 +381,8 @@ class Scheduler:
                 fut.cancel()
             self._gate.cancel_backend(None)
         self._queue.shutdown(wait=wait, cancel_futures=cancel_pending)
-        if self._lease is not None and (wait or cancel_pending):
-            self._lease.release()  # no request of this scheduler is asked any more
+        if self.lease is not None and (wait or cancel_pending):
+            self.lease.release()  # no request of this scheduler is asked any more
 
 
 def record_use(cache: AnswerCache | None, key: str, request: Request,

@@ -115,3 +115,15 @@ def test_lock_holders_are_the_flock_holders_of_that_file_each_once(
     expected = list(dict.fromkeys(pid for kind, _, pid, dev in rows
                                   if kind == "FLOCK" and dev == "fe:00:7"))
     assert lock_holders([*lines, "garbage", ""], "fe:00:7") == expected
+
+
+def test_a_folder_where_no_lease_file_can_be_opened_gives_an_unlocked_lease_and_says_so(
+        tmp_path: Path) -> None:
+    blocker = tmp_path / "not-a-folder"
+    blocker.write_text("x", encoding="utf-8")
+    lease = acquire(blocker / "cache", BATCH)  # its folder cannot be made: never fatal
+    assert lease.warning is not None and "\n" not in lease.warning
+    path = blocker / "cache" / "runs.lock"
+    assert lease.warning.startswith(f"cannot take the run lease {path}")
+    lease.release()
+    acquire(tmp_path, BATCH).release()
