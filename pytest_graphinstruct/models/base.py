@@ -113,14 +113,15 @@ class AttemptOutcome:
             could not be read): the endpoint may have generated the answer, and bill it.
             ``False`` for an HTTP error status (the endpoint said it did not answer), a
             connection never made, and a usable answer.
-        confirmed: a fault that persisted over time or is final: seen on a retry of its
-            request (it failed, waited its backoff and failed again), after the attempt's whole
-            deadline, or not retried (401, a last attempt).  ``False`` for a quick fault on a
-            request's first attempt that will be retried, which one burst of concurrent
-            failures explains (connections reset by an overflowing accept queue,
-            a proxy restarting): the circuit breaker opens only on faults that hold a
-            confirmed one (:mod:`~.scheduling.circuit`).  ``True`` by default: a producer that
-            cannot tell (a request-level feed, after every retry) counts every fault.
+        confirmed: a fault that persisted over time or is final: seen after the attempt's
+            whole deadline, not retried (401, a last attempt), or on a retry of a request that
+            has been failing for half a backoff base or longer (``CONFIRMED_AFTER``).
+            ``False`` for a quick fault of a request that just began failing and will be
+            retried, which one burst of concurrent failures explains (connections reset by
+            an overflowing accept queue, a proxy restarting): the circuit breaker opens only
+            on faults that hold a confirmed one (:mod:`~.scheduling.circuit`).  ``True`` by
+            default: a producer that cannot tell (a request-level feed, after every retry)
+            counts every fault.
     """
 
     ok: bool

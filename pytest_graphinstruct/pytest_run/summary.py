@@ -33,6 +33,12 @@ def write_summary(state: RunState, terminalreporter: Any) -> None:
         return
     assert decision is not None  # decided with the report
     terminalreporter.section("GraphInstruct")
+    if state.usage_error is not None and not any(c.per_instruction for c in report.cells):
+        # stopped by a usage error before any item had a result: pytest's own ERROR line
+        # says why; tables of nothing and the reason twice more would bury it
+        for written in state.written:
+            terminalreporter.write_line(written.line, red=not written.ok)
+        return
     local = state.local
     if local is not None and local.startup_s is not None:
         terminalreporter.write_line(

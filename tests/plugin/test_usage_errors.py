@@ -186,3 +186,28 @@ def test_an_absurd_shard_count_is_one_line_under_a_memory_limit(
     assert len(lines) == 1 and "--gi-shard" in lines[0], proc.stderr
     assert "Traceback" not in proc.stdout + proc.stderr
     _assert_usage_report(report, "--gi-shard")
+
+
+def test_a_usage_error_at_collection_is_said_once_with_no_table_of_nothing(
+        pytester: pytest.Pytester, suite_dir: Path) -> None:
+    # e.g. another run holds the cache folder when this one builds its backends (issue 47 §7):
+    # the terminal said the reason three times around an empty score table
+    pytester.makeconftest("""
+import pytest_graphinstruct.run.session as session
+from pytest_graphinstruct.errors import ModelError
+
+def refuse(self, *args, **kwargs):
+    raise ModelError("the cache is busy; nothing was sent")
+
+session.BenchmarkSession.prefetch = refuse
+""")
+    report = pytester.path / "r.json"
+    result = pytester.runpytest_subprocess(
+        f"--gi-suite={suite_dir}", "--gi-model=oracle", "--gi-cache=none", "-p",
+        "no:cacheprovider", f"--gi-report={report}")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    out = result.stdout.str() + result.stderr.str()
+    assert out.count("the cache is busy") == 1, out
+    assert "S_total" not in out and "INCOMPLETE RUN" not in out
+    assert f"report written to {report}" in out
+    _assert_usage_report(report, "the cache is busy")

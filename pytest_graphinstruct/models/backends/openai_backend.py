@@ -113,6 +113,11 @@ from pytest_graphinstruct.options import (
 )
 
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
+CONFIRMED_AFTER = 0.5
+"""A retried request's fault is *confirmed* (:attr:`~.base.AttemptOutcome.confirmed`) once the
+request has been failing for this share of the backoff base or longer: a retry that fires a few
+milliseconds after its first failure (full jitter makes that common) may still land in the
+same burst of concurrent failures, and says nothing about whether the fault persists."""
 
 
 class OpenAIBackend:
@@ -253,6 +258,7 @@ class OpenAIBackend:
         started = time.monotonic()
         calls = 0
         attempt = 0
+        failing_since: float | None = None  # when the request's first attempt failed
         none = Snapshot()
         cancelled = self._calls.cancelled
         while True:
@@ -271,13 +277,17 @@ class OpenAIBackend:
             except Exception as exc:  # classified below; nothing escapes complete()
                 failure = self._failures.classify(exc)
                 final = not failure.retryable or attempt >= self.policy.max_retries
-                # Confirmed: a retry's fault, one that lasted the deadline, or one not retried.
-                # A quick fault of a first attempt that will be retried may be one of a burst
-                # of concurrent calls: the breaker waits for its retry.
+                now = time.monotonic()
+                failing_since = now if failing_since is None else failing_since
+                # Confirmed: one that lasted the deadline, one not retried, or the fault of a
+                # request failing for a while (CONFIRMED_AFTER).  A quick fault of a request
+                # that just began failing may be one of a burst of concurrent calls: the
+                # breaker waits for its later retries.
+                persisted = now - failing_since >= CONFIRMED_AFTER * self.policy.base_s
                 self._tell(AttemptOutcome(ok=False, endpoint_fault=failure.endpoint_fault,
                                           error=one_line(self._calls.scrub(failure.message)),
                                           unread=failure.unread,
-                                          confirmed=calls > 1 or failure.timed_out or final),
+                                          confirmed=failure.timed_out or final or persisted),
                            guard)
             else:
                 self._tell(AttemptOutcome(ok=True))

@@ -18,13 +18,15 @@ Rules (``threshold`` = ``--gi-circuit-breaker``, default 8):
   answers one call in six opens it as surely as a dead one.
 * **Only faults that persist open it.**  Either rule opens the circuit only when the faults it
   counts (the run, or the window) hold at least one *confirmed* fault
-  (:attr:`~.base.AttemptOutcome.confirmed`): one seen on a retry of its request — it failed,
-  waited its backoff, and failed again — after an attempt's whole deadline, or one that is not
-  retried (401, 404, a request's last attempt).  A burst of quick faults on first attempts
-  (64 calls at once, 16 of them reset by an overflowing accept queue) is retried with backoff
-  like any transient fault; it opens the circuit only if the retries fail too.  A dead
-  endpoint still opens it at its first retry (a refused or 500-answering endpoint: one
-  backoff later) or at its first deadline (a hanging or dripping one: as before).
+  (:attr:`~.base.AttemptOutcome.confirmed`): one seen on a retry of a request that has been
+  failing for half a backoff base or longer — it failed, waited, and failed again —, after an
+  attempt's whole deadline, or one that is not retried (401, 404, a request's last attempt).
+  A burst of quick faults (64 calls at once, 16 of them reset by an overflowing accept queue,
+  and retries that fire a few milliseconds later into the same burst) is retried with backoff
+  like any transient fault; it opens the circuit only if the retries keep failing.  A dead
+  endpoint still opens it within one backoff base (a refused or 500-answering endpoint: the
+  first fault of a request failing for half a base) or at its first deadline (a hanging or
+  dripping one: as before).
 * Once open it stays open.  :attr:`CircuitBreaker.reason` is one line naming the rule that
   opened it, the endpoint and the first of the faults that opened it (the run's first, or the
   window's): not that of a burst survived earlier.

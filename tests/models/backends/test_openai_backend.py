@@ -5,6 +5,7 @@ from __future__ import annotations
 import logging
 import pickle
 import threading
+import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import replace
 from email.utils import formatdate
@@ -627,3 +628,52 @@ def test_an_answer_within_the_bound_is_read_uncompressed(fake_openai, backend_fo
     answer = backend_for(max_response_bytes=4000).complete(req())
     assert answer.text == "y" * 1500
     assert fake_openai.requests[0].headers.get("Accept-Encoding") == "identity"
+
+
+def _heard(backend: OpenAIBackend) -> list[AttemptOutcome]:
+    heard: list[AttemptOutcome] = []
+    backend.attempt_listener = heard.append
+    return heard
+
+
+def test_a_request_that_just_began_failing_tells_unconfirmed_faults_until_its_last(
+        fake_openai, backend_for) -> None:
+    # the recorded sleep does not wait: each retry comes at once, inside the same burst
+    backend = backend_for(max_retries=2, backoff_base_s=1.0)
+    heard = _heard(backend)
+    fake_openai.script(Fault.reset(), Fault.reset(), Fault.reset())
+    assert backend.complete(req()).error is not None
+    assert [(o.endpoint_fault, o.confirmed) for o in heard] == [
+        (True, False), (True, False), (True, True)]  # the last attempt is final: confirmed
+
+
+def test_a_retry_of_a_request_failing_for_half_a_backoff_base_is_confirmed(
+        fake_openai, backend_for) -> None:
+    backend = backend_for(max_retries=3, backoff_base_s=0.02, sleep=time.sleep)
+    heard = _heard(backend)
+    fake_openai.script(Fault.server_error(), Fault.server_error(), Fault.server_error(),
+                       Fault.server_error())
+    backend.complete(req())
+    confirmed = [o.confirmed for o in heard]
+    assert confirmed[0] is False and confirmed[-1] is True
+    # once the request has failed for 0.01 s every later fault is confirmed
+    assert confirmed == sorted(confirmed)
+
+
+def test_a_timeout_and_a_fault_not_retried_are_confirmed_at_once(fake_openai,
+                                                                  backend_for) -> None:
+    backend = backend_for(max_retries=3, timeout_s=0.3)
+    heard = _heard(backend)
+    fake_openai.script(Fault.hang(5.0), Fault.unauthorized())
+    backend.complete(req())
+    assert heard[0].confirmed and heard[0].endpoint_fault  # lasted its whole deadline
+    assert heard[1].confirmed and heard[1].endpoint_fault  # 401: not retried
+    assert len(heard) == 2
+
+
+def test_with_no_backoff_every_fault_is_confirmed(fake_openai, backend_for) -> None:
+    backend = backend_for(max_retries=1, backoff_base_s=0.0)
+    heard = _heard(backend)
+    fake_openai.script(Fault.reset(), Fault.reset())
+    backend.complete(req())
+    assert [o.confirmed for o in heard] == [True, True]
