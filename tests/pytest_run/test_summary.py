@@ -28,7 +28,7 @@ def _state(tmp_path: Path, report: RunReport | None, decision: Decision | None =
             **kw: Any) -> Any:
     given: dict[str, Any] = {
         "config": FakeConfig(tmp_path), "report": report, "local": None, "local_info": None,
-        "notes": [], "written": [],
+        "notes": [], "written": [], "usage_error": None,
         "decision": decision if decision is not None or report is None
         else decide(report, BaselinePlan(), GateOptions())}
     given.update(kw)
@@ -67,6 +67,18 @@ def test_the_section_holds_scores_warnings_verdict_and_written_lines(tmp_path: P
                                    ("html report NOT written to h: no", {"red": True})]
 
 
+def test_a_usage_error_before_any_result_shows_only_what_was_written(tmp_path: Path) -> None:
+    empty = with_pareto([build_cell(CellMetadata("m", "zero-shot"), [])])
+    driver = _state(tmp_path, empty, usage_error="the cache is busy",
+                    notes=["a note"], written=[Written("report written to r.json", ok=True)])
+    reporter = _written(driver)
+    assert reporter.sections == ["GraphInstruct"]
+    assert reporter.lines == [("report written to r.json", {"red": False})]
+    # once an item has a result, the tables are shown whatever stopped the run
+    shown = _written(_state(tmp_path, _report(), usage_error="the cache is busy"))
+    assert any("m-zero-shot" in t for t in shown.texts())
+
+
 def test_the_embedded_server_line_once_it_started(tmp_path: Path) -> None:
     local = SimpleNamespace(startup_s=2.345)
     texts = _written(_state(tmp_path, _report(), local=local,
@@ -98,6 +110,6 @@ def test_the_plugin_writes_the_states_summary(tmp_path: Path) -> None:
     report = _report()
     state.report = report
     state.decision = decide(report, BaselinePlan(), GateOptions())
-    state.local, state.notes, state.written = None, [], []
+    state.local, state.notes, state.written, state.usage_error = None, [], [], None
     SummaryPlugin(state).pytest_terminal_summary(reporter)  # type: ignore[arg-type]
     assert reporter.sections == ["GraphInstruct"]
