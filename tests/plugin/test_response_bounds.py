@@ -19,6 +19,23 @@ pytest_plugins = ["pytester"]
 HUGE = "x" * (MAX_RESPONSE_BYTES + 1)
 
 
+def _args(suite_dir: Path, server: FakeOpenAIServer, cache: Path) -> list[str]:
+    return [f"--gi-suite={suite_dir}", "--gi-model=fake-model",
+            f"--gi-base-url={server.base_url}", "--gi-api-key-env=GI_TEST_KEY",
+            f"--gi-cache={cache}", "--override-ini=gi_max_error_rate=1", "-rA",
+            "-p", "no:cacheprovider"]
+
+
+def _only_error(result: pytest.RunResult, item: str) -> tuple[str, str]:
+    """The run's output and the one line of ``item``'s error (the run's only one: the other
+    items were answered)."""
+    out = result.stdout.str()
+    lines = out.splitlines()
+    assert sum("ERROR at setup" in ln for ln in lines) == 1, out
+    at = lines.index(next(ln for ln in lines if f"ERROR at setup of {item}" in ln))
+    return out, lines[at + 1]
+
+
 def test_an_answer_beyond_the_bound_is_an_error_of_its_item_and_never_cached(
         pytester: pytest.Pytester, suite_dir: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("GI_TEST_KEY", "sk-test")
@@ -31,18 +48,11 @@ def test_an_answer_beyond_the_bound_is_an_error_of_its_item_and_never_cached(
     with FakeOpenAIServer(responder=answer,
                           fault_for=lambda b: Fault.unsized() if "cycle" in str(b) else None
                           ) as server:
-        result = pytester.runpytest(
-            f"--gi-suite={suite_dir}", "--gi-model=fake-model",
-            f"--gi-base-url={server.base_url}", "--gi-api-key-env=GI_TEST_KEY",
-            f"--gi-cache={cache}", "--override-ini=gi_max_error_rate=1", "-rA",
-            "-p", "no:cacheprovider")
+        result = pytester.runpytest(*_args(suite_dir, server, cache))
         asked = server.request_count
-    out = result.stdout.str()
-    lines = out.splitlines()
-    at = lines.index(next(ln for ln in lines if "ERROR at setup of L1-002" in ln))
-    assert "response body too large" in lines[at + 1], out  # the item's one line
-    assert f"larger than {MAX_RESPONSE_BYTES} bytes" in lines[at + 1]
-    assert sum("ERROR at setup" in ln for ln in lines) == 1  # the others were answered
+    out, error = _only_error(result, "L1-002")
+    assert "response body too large" in error, out  # the item's one line
+    assert f"larger than {MAX_RESPONSE_BYTES} bytes" in error
     assert asked == 4  # not retried
     assert result.ret in (pytest.ExitCode.OK, pytest.ExitCode.TESTS_FAILED), out
     assert (cache / "answers.jsonl").stat().st_size < 100_000  # three trees, no huge answer
@@ -61,17 +71,10 @@ def test_a_small_gzip_body_decoding_past_the_bound_is_an_error_never_decoded_who
         return Fault.gzip(bomb if "cycle" in str(body.get("messages")) else 10)
 
     with FakeOpenAIServer(responder=lambda body: TREE4, fault_for=compressed) as server:
-        result = pytester.runpytest_subprocess(
-            f"--gi-suite={suite_dir}", "--gi-model=fake-model",
-            f"--gi-base-url={server.base_url}", "--gi-api-key-env=GI_TEST_KEY",
-            f"--gi-cache={cache}", "--override-ini=gi_max_error_rate=1", "-rA",
-            "-p", "no:cacheprovider")
+        result = pytester.runpytest_subprocess(*_args(suite_dir, server, cache))
         asked = server.request_count
-    out = result.stdout.str()
-    lines = out.splitlines()
-    at = lines.index(next(ln for ln in lines if "ERROR at setup of L1-002" in ln))
-    assert f"the response body decodes to more than {MAX_RESPONSE_BYTES} bytes" in lines[at + 1]
-    assert sum("ERROR at setup" in ln for ln in lines) == 1  # the others were read and checked
+    out, error = _only_error(result, "L1-002")
+    assert f"the response body decodes to more than {MAX_RESPONSE_BYTES} bytes" in error, out
     assert "L1-001[fake-model-zero-shot] PASSED" in out or "PASSED L1-001" in out, out
     assert asked == 4  # not retried
     assert (cache / "answers.jsonl").stat().st_size < 100_000  # three trees, no 64 MB answer
