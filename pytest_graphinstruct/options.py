@@ -243,7 +243,7 @@ OPTIONS: Final[tuple[Option, ...]] = (
     Option("batch", "ask an OpenAI-compatible endpoint through its Batch API (half price at "
            "OpenAI; answers within 24 h): each round of requests goes as batches, polled until "
            "done, their results cached as ordinary answers; a killed run resumes the same "
-           "batches (docs/MODELS.md 'Batch mode'); not with -n", "flag"),
+           "batches (docs/MODELS.md 'Batch mode'); under -n the controller asks", "flag"),
     Option("batch-fallback", "with --gi-batch: send the requests a batch failed or expired "
            "again as ordinary requests (default: in a later batch)", "flag",
            surface="ini"),
