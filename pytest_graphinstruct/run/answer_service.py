@@ -9,7 +9,14 @@ the order the items were collected (:meth:`BenchmarkSession.prefetch`; each is c
 arrives).  A worker's item asks the service for its answers (:class:`AnswerClient`) and blocks
 on the socket until they are there: no poll, no claim on the cache, no connection of its own to
 an endpoint.  The oracle and recorded answers have no endpoint: a worker answers those itself
-(:func:`served_models` says which models the service answers).
+(:func:`served_models` says which models the service answers), except under
+``--gi-samples=auto``, where the service answers the oracle too.
+
+``--gi-samples=auto``: the looks (:meth:`AnswerService.run_looks`,
+:func:`~.adaptive.ask_adaptively`) run in the controller over the same session, after the
+first samples were asked and before the workers run any item; until they have decided, a
+question waits (a service opened with ``looks``), then it is answered with exactly the samples
+the looks asked for its item, which the looks already fetched: a worker's items ask nothing new.
 
 Protocol: a connection opens with one JSON line ``{"key": "<the run's key>"}``
 (:attr:`AnswerService.key`: a random secret the controller hands its workers in their
@@ -43,7 +50,7 @@ import secrets
 import socket
 import socketserver
 import threading
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -54,6 +61,8 @@ from pytest_graphinstruct.run.config import Cell, RunConfig
 from pytest_graphinstruct.run.records.codec import decode, encode
 
 if TYPE_CHECKING:
+    from pytest_graphinstruct.run.adaptive import Looks
+    from pytest_graphinstruct.run.records.results import CellReport
     from pytest_graphinstruct.run.session import BenchmarkSession
     from pytest_graphinstruct.suite.instruction import Instruction
 
@@ -75,9 +84,13 @@ class Refused(GraphInstructError):
 
 def served_models(config: RunConfig) -> frozenset[str]:
     """The run's models the controller's service answers under xdist: every model with an
-    endpoint (not the oracle; nothing when the answers are recorded, ``--gi-replay``)."""
+    endpoint (not the oracle; nothing when the answers are recorded, ``--gi-replay``).  Under
+    ``--gi-samples=auto`` the oracle too: the controller's looks decide how many samples each
+    item gets, so every item's answers come from the process that ran them."""
     if config.replay is not None:
         return frozenset()
+    if config.auto_samples is not None:
+        return frozenset(config.models)
     return frozenset(m for m in config.models if m != "oracle")
 
 
@@ -133,9 +146,11 @@ class AnswerService:
     """Answers the workers' questions from ``session`` (the controller's), over a socket in
     ``folder`` (a folder private to the run; ignored where Unix sockets are missing).  Serves
     from a daemon thread until :meth:`close`; :attr:`address` is what a worker connects to,
-    :attr:`key` what it must say first; it answers only the items :meth:`expect` was given."""
+    :attr:`key` what it must say first; it answers only the items :meth:`expect` was given.
+    With ``looks`` (``--gi-samples=auto``) a question for a selected item waits until
+    :meth:`run_looks` has decided every item's samples."""
 
-    def __init__(self, session: BenchmarkSession, folder: Path) -> None:
+    def __init__(self, session: BenchmarkSession, folder: Path, *, looks: bool = False) -> None:
         self.session = session
         self.key = secrets.token_hex(32)  #: the run's secret, for its workers only
         self.asked = 0  #: questions answered (a test's and a curious user's count)
@@ -143,6 +158,10 @@ class AnswerService:
         self.refused = 0  #: questions refused as outside the run's plan
         self._count = threading.Lock()
         self._expected: set[tuple[str, Cell]] = set()
+        self._decided = threading.Event()  # every item's samples are known (see run_looks)
+        self._undecided: str | None = None  # why the looks ended without deciding them
+        if not looks:
+            self._decided.set()
         path = Path(folder) / "answers.sock"
         server: _UnixServer | _TcpServer
         if hasattr(socket, "AF_UNIX") and len(os.fsencode(path)) <= _UNIX_PATH_MAX:
@@ -167,6 +186,27 @@ class AnswerService:
         (added to those given before)."""
         with self._count:
             self._expected.update((inst.id, cell) for inst, cell in items)
+
+    def run_looks(self, items: Sequence[tuple[Instruction, Cell]],
+                  baselines: Mapping[str, CellReport]) -> Looks:
+        """``--gi-samples=auto``: run the looks for ``items`` (the run's selection, whose
+        first samples were asked) against ``baselines`` (run cell label → baseline cell) in
+        the calling thread, over the service's session (:meth:`.BenchmarkSession
+        .ask_adaptively`: each look waits for its answers, verifies them, and decides the
+        next); then answer the questions that waited.  From then on an item's answers are
+        exactly the samples its looks asked, already fetched.  Looks that end without a
+        decision (an interruption) make every waiting and later question an error saying so,
+        never a hang or a guess at the samples."""
+        decided = False
+        try:
+            looks = self.session.ask_adaptively(items, baselines)
+            decided = True
+            return looks
+        finally:
+            if not decided:
+                self._undecided = ("the run's --gi-samples=auto looks ended before they "
+                                   "decided each item's samples (the run was stopped)")
+            self._decided.set()
 
     def admits(self, line: bytes) -> bool:
         """Whether ``line`` (a connection's first) gives the run's key; counts one intruder
@@ -209,16 +249,21 @@ class AnswerService:
 
     def _planned(self, inst_id: str, cell: Cell, samples: Sequence[int] | None) -> Instruction:
         """The instruction of a question the run's plan holds: one of its selected items and,
-        when ``samples`` are named, only samples it plans for that item.
+        when ``samples`` are named, only samples it plans for that item (under
+        ``--gi-samples=auto`` once the looks decided them: it waits for them).
 
         Raises:
             Refused: the item is not one of the run's, or a sample is not planned.
+            GraphInstructError: the looks ended without deciding the samples.
         """
         with self._count:
             selected = (inst_id, cell) in self._expected
         inst = self.session.suite.get(inst_id) if selected else None
         if inst is None:
             raise Refused(f"{inst_id!r} [{cell.label}] is not one of the run's items")
+        self._decided.wait()  # --gi-samples=auto: the looks decide how many samples it has
+        if self._undecided is not None:
+            raise GraphInstructError(self._undecided)
         planned = self.session.inputs.samples(inst, cell)
         beyond = [k for k in samples or () if k >= planned]
         if beyond:
@@ -227,7 +272,12 @@ class AnswerService:
         return inst
 
     def close(self) -> None:
-        """Stop serving (connections still open end with the process)."""
+        """Stop serving (connections still open end with the process); a question still
+        waiting for the looks is answered with an error."""
+        if not self._decided.is_set():
+            self._undecided = ("the run's answer service closed before its --gi-samples=auto "
+                               "looks decided each item's samples")
+            self._decided.set()
         self._server.shutdown()
         self._server.server_close()
 

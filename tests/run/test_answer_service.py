@@ -266,3 +266,153 @@ def test_items_expected_later_are_served_too(session: Session, tmp_path: Path) -
         assert client.answers("L1-001", CELL) == ANSWERS
     finally:
         svc.close()
+
+
+# -- --gi-samples=auto: the service runs the looks ---------------------------------------------
+
+def test_under_auto_the_service_answers_the_oracle_too(tmp_path: Path) -> None:
+    """Issue 48: the controller's looks decide every item's samples, so under auto every model
+    of the run is answered by the service (the oracle included); recorded answers never."""
+    suite = write_suite(tmp_path / "suite")
+    auto = {"samples": "auto", "baseline": str(tmp_path / "base.json")}
+    assert served_models(config(suite, model="oracle,gpt-x", **auto)) == {"oracle", "gpt-x"}
+    assert served_models(config(suite, model="oracle", **auto)) == {"oracle"}
+    assert served_models(config(suite, model="oracle,gpt-x", samples="3")) == {"gpt-x"}
+
+
+class LookingSession(Session):
+    """A session whose looks (``ask_adaptively``) run as the test says, and which notes when
+    anything read an item's plan or answers while they ran."""
+
+    def __init__(self, looks: Any) -> None:
+        super().__init__()
+        self.looks = looks
+        self.looking = False
+        self.read_while_looking: list[str] = []
+        self.planned: dict[str, int] = {}
+        self.arrived = threading.Event()  # a question reached the plan check
+        self.suite = SimpleNamespace(get=self._get)
+        self.inputs = SimpleNamespace(samples=self._samples)
+
+    def _get(self, inst_id: str) -> Any:
+        self.arrived.set()
+        return SimpleNamespace(id=inst_id)
+
+    def _samples(self, inst: Any, cell: Cell) -> int:
+        if self.looking:
+            self.read_while_looking.append(f"samples of {inst.id}")
+        return self.planned.get(inst.id, 1)
+
+    def answers(self, inst: Any, cell: Cell) -> tuple[Answer, ...]:
+        if self.looking:
+            self.read_while_looking.append(f"answers of {inst.id}")
+        self.asked.append((inst.id, cell))
+        return ANSWERS[:self._samples(inst, cell)]
+
+    def ask_adaptively(self, items: Any, baselines: Any) -> str:
+        self.looking = True
+        try:
+            return cast(str, self.looks(self, items, baselines))
+        finally:
+            self.looking = False
+
+
+def _ask_in_thread(svc: AnswerService, inst_id: str = "L1-001") -> tuple[threading.Thread,
+                                                                         list[Any]]:
+    """A worker's question asked from another thread; its answers (or error) land in the
+    list."""
+    got: list[Any] = []
+
+    def ask() -> None:
+        try:
+            got.append(client_of(svc).answers(inst_id, CELL))
+        except GraphInstructError as exc:
+            got.append(exc)
+    thread = threading.Thread(target=ask)
+    thread.start()
+    return thread, got
+
+
+def test_a_question_waits_for_the_looks_then_reads_what_they_asked(tmp_path: Path) -> None:
+    """A worker asking while the looks run is answered once they have decided, with exactly
+    the samples they asked for its item (two here, where a fixed plan's first look has one);
+    nothing reads the item's plan or answers before."""
+    def looks(session: LookingSession, items: Any, baselines: Any) -> str:
+        thread, got = _ask_in_thread(svc)
+        asking.append((thread, got))
+        assert session.arrived.wait(60)  # the question is in, waiting for the plan
+        assert got == [] and session.asked == []
+        session.planned["L1-001"] = 2  # what the looks decided
+        assert items == ["the selection"] and baselines == {"m": "base"}
+        return "looks"
+
+    asking: list[tuple[threading.Thread, list[Any]]] = []
+    session = LookingSession(looks)
+    svc = AnswerService(cast(Any, session), tmp_path, looks=True)
+    try:
+        svc.expect([(SimpleNamespace(id="L1-001"), CELL)])  # type: ignore[list-item]
+        looked: Any = svc.run_looks(cast(Any, ["the selection"]), cast(Any, {"m": "base"}))
+        assert looked == "looks"  # what the session's looks returned
+        ((thread, got),) = asking
+        thread.join(60)
+        assert got == [ANSWERS[:2]]
+        assert session.read_while_looking == []
+        assert client_of(svc).answers("L1-001", CELL) == ANSWERS[:2]  # later: at once
+        with pytest.raises(GraphInstructError, match=r"sample 2 of 'L1-001'.* not planned"):
+            client_of(svc).answers("L1-001", CELL, samples=[2])
+    finally:
+        svc.close()
+
+
+def test_a_question_outside_the_runs_items_is_refused_without_waiting(tmp_path: Path) -> None:
+    session = LookingSession(lambda *_: "never run")
+    svc = AnswerService(cast(Any, session), tmp_path, looks=True)
+    try:
+        with pytest.raises(GraphInstructError, match="not one of the run's items"):
+            client_of(svc).answers("L1-009", CELL)
+        assert svc.refused == 1
+    finally:
+        svc.close()
+
+
+def test_looks_that_end_without_deciding_make_each_question_an_error(tmp_path: Path) -> None:
+    """An interruption in the looks: the question waiting, and any later one, get an error that
+    says so — never a hang, never a guess at the item's samples."""
+    def looks(session: LookingSession, items: Any, baselines: Any) -> str:
+        thread, got = _ask_in_thread(svc)
+        asking.append((thread, got))
+        assert session.arrived.wait(60)
+        raise KeyboardInterrupt
+
+    asking: list[tuple[threading.Thread, list[Any]]] = []
+    session = LookingSession(looks)
+    svc = AnswerService(cast(Any, session), tmp_path, looks=True)
+    try:
+        svc.expect([(SimpleNamespace(id="L1-001"), CELL)])  # type: ignore[list-item]
+        with pytest.raises(KeyboardInterrupt):
+            svc.run_looks([], {})
+        ((thread, got),) = asking
+        thread.join(60)
+        (error,) = got
+        assert isinstance(error, GraphInstructError)
+        assert "looks ended before they decided each item's samples" in str(error)
+        with pytest.raises(GraphInstructError, match="looks ended before they decided"):
+            client_of(svc).answers("L1-001", CELL)
+        assert session.asked == [] and svc.asked == 0
+    finally:
+        svc.close()
+
+
+def test_a_service_closed_before_its_looks_answers_the_waiting_question(
+        tmp_path: Path) -> None:
+    session = LookingSession(lambda *_: "never run")
+    svc = AnswerService(cast(Any, session), tmp_path, looks=True)
+    svc.expect([(SimpleNamespace(id="L1-001"), CELL)])  # type: ignore[list-item]
+    thread, got = _ask_in_thread(svc)
+    assert session.arrived.wait(60)
+    svc.close()
+    thread.join(60)
+    (error,) = got
+    assert isinstance(error, GraphInstructError) and "closed before its --gi-samples=auto" in str(
+        error)
+    assert session.asked == []
