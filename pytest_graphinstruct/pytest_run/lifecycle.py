@@ -71,8 +71,7 @@ class RunLifecyclePlugin:
             return
         from pytest_graphinstruct.run.preflight import preflight
 
-        problem = unclaimable(state.run, state.plan) or _one_process(state.run, state.plan,
-                                                                      session)
+        problem = unclaimable(state.run, state.plan) or _auto_problem(state.run, state.plan)
         if problem is not None:
             raise state.usage(problem)
         try:
@@ -150,12 +149,11 @@ class RunLifecyclePlugin:
         state.opened.close(cancel=bool(session.shouldstop) or bool(session.shouldfail))
 
 
-def _one_process(run: RunConfig, plan: BaselinePlan, session: pytest.Session) -> str | None:
-    """Why ``--gi-samples=auto`` cannot run here (``None``: it can)."""
-    xdist = bool(getattr(session.config.option, "numprocesses", None))
-    if run.auto_samples is not None and xdist:
-        return ("--gi-samples=auto runs in one process (each look needs every answer of a "
-                "level before the next): drop -n")
+def _auto_problem(run: RunConfig, plan: BaselinePlan) -> str | None:
+    """Why ``--gi-samples=auto`` cannot run against the baseline ``plan`` (``None``: it can,
+    or the run asks a fixed count): no baseline, or one without several samples per
+    instruction.  Under ``-n`` it runs too: the controller's answer service runs the looks
+    (:mod:`.service`)."""
     if run.auto_samples is not None and plan.missing:
         return ("--gi-samples=auto needs an existing --gi-baseline to be compared with (make "
                 "it with a fixed --gi-samples, e.g. 5, and --gi-update-baseline)")

@@ -1,6 +1,7 @@
 """The xdist controller's answer service (:mod:`pytest_graphinstruct.run.answer_service`): the
 one process of a run that asks endpoints.  Opened before the workers start, asked for every
-selected item's answers once the first worker has collected, closed at the end.  Registered
+selected item's answers once the first worker has collected — under ``--gi-samples=auto`` it
+then runs the looks there, before xdist hands out any item —, closed at the end.  Registered
 only when xdist is loaded."""
 
 from __future__ import annotations
@@ -36,11 +37,13 @@ class AnswerServicePlugin:
         except GraphInstructError as exc:
             raise state.usage(exc) from None
         assert state.stopper.signal is not None
-        state.service = AnswerService(state.bench, state.stopper.signal.folder)
+        state.service = AnswerService(state.bench, state.stopper.signal.folder,
+                                      looks=state.run.auto_samples is not None)
 
     def pytest_xdist_node_collection_finished(self, node: Any, ids: Sequence[str]) -> None:
         # every worker collects the same items: the first one's ids are the selection
-        # (xdist calls this before it schedules any item, so before any worker asks)
+        # (xdist calls this before it schedules any item, so before any worker asks; under
+        # --gi-samples=auto the looks run here, so no item is handed out before they end)
         if not self.served:
             self.served = True
             serve(self.state, ids)
@@ -60,7 +63,12 @@ def serve(state: RunState, ids: Sequence[str]) -> None:
     order; ids of other tests are passed over), the only items it will answer — and ask it
     for their answers of a model it answers, each cached as it arrives, before any worker
     asks (nothing without a service).  A node id is matched whole against the ids the run's
-    items have (:func:`~.items.item_id`), never parsed: an instruction id may hold ``[``."""
+    items have (:func:`~.items.item_id`), never parsed: an instruction id may hold ``[``.
+
+    Under ``--gi-samples=auto`` that asks each item's first sample, and the service then runs
+    the looks against the baseline's cells (:meth:`.AnswerService.run_looks`), returning once
+    every item's samples are decided and fetched — as one process does at collection
+    (:mod:`.collection`), so ``-n`` asks exactly what ``-n 0`` asks."""
     service = state.service
     if service is None:
         return
@@ -69,6 +77,8 @@ def serve(state: RunState, ids: Sequence[str]) -> None:
     chosen = [known[nodeid] for nodeid in ids if nodeid in known]
     service.expect(chosen)
     state.bench.prefetch(chosen)
+    if state.run.auto_samples is not None:
+        service.run_looks(chosen, state.plan.cells)
 
 
 def refusal_note(service: AnswerService) -> str | None:

@@ -137,12 +137,14 @@ def test_an_open_verdict_asks_again_only_where_it_is_open(
 
 @pytest.mark.usefixtures("keyed")
 @pytest.mark.parametrize(("extra", "message"), [
-    (("-n", "2"), "--gi-samples=auto runs in one process"),
     (("--gi-update-baseline",), "cannot write one (--gi-update-baseline)"),
-], ids=["xdist", "update"])
+    (("--gi-update-baseline", "-n", "2"), "cannot write one (--gi-update-baseline)"),
+], ids=["update", "update-xdist"])
 def test_what_auto_cannot_do_is_refused_before_any_request(
         pytester: pytest.Pytester, answers: dict[str, tuple[str, str]],
         extra: tuple[str, ...], message: str) -> None:
+    """``-n`` is no longer refused (issue 48: the controller runs the looks,
+    ``test_auto_samples_xdist.py``); what auto cannot do is refused with it as without it."""
     base = five_sample_baseline(pytester, answers)
     with FakeOpenAIServer(model="m", responder=responder(answers)) as server:
         got = auto(pytester, server, f"--gi-baseline={base}", "--gi-samples=auto", *extra)
@@ -153,11 +155,13 @@ def test_what_auto_cannot_do_is_refused_before_any_request(
 
 
 @pytest.mark.usefixtures("keyed")
+@pytest.mark.parametrize("extra", [(), ("-n", "2")], ids=["one-process", "xdist"])
 def test_a_missing_baseline_is_refused(pytester: pytest.Pytester,
-                                       answers: dict[str, tuple[str, str]]) -> None:
+                                       answers: dict[str, tuple[str, str]],
+                                       extra: tuple[str, ...]) -> None:
     with FakeOpenAIServer(model="m", responder=responder(answers)) as server:
         got = auto(pytester, server, f"--gi-baseline={pytester.path / 'none.json'}",
-                   "--gi-samples=auto")
+                   "--gi-samples=auto", *extra)
         asked = len(server.requests)
     assert got.ret == pytest.ExitCode.USAGE_ERROR
     assert "needs an existing --gi-baseline" in got.stderr.str() + got.stdout.str()

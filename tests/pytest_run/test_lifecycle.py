@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any
 
 import pytest
@@ -118,20 +119,51 @@ def test_reading_every_attribute_of_the_plugin_opens_no_session(tmp_path: Path) 
 # -- what --gi-samples=auto needs --------------------------------------------------------------
 
 def test_auto_against_a_one_sample_baseline_is_a_usage_problem(tmp_path: Path) -> None:
-    from pytest_graphinstruct.pytest_run.lifecycle import _one_process
+    from pytest_graphinstruct.pytest_run.lifecycle import _auto_problem
     from pytest_graphinstruct.run.gate.plan import BaselinePlan
     from pytest_graphinstruct.run.records.results import RunReport
     from tests.run.test_adaptive import baseline
 
     run = run_config(tmp_path, model="m", base_url="http://127.0.0.1:9/v1", samples="auto",
                      baseline=str(tmp_path / "b.json"))
-    session = FakeSession(FakeConfig(tmp_path))
     one = baseline({"L1-001": (True,), "L1-002": (False,)})
     plan = BaselinePlan(tmp_path / "b.json", RunReport(()), {"m-zero-shot": one})
-    said = _one_process(run, plan, session)
+    said = _auto_problem(run, plan)
     assert said is not None and said.startswith(
         f"--gi-samples=auto needs a baseline of several samples per instruction, but "
         f"{tmp_path / 'b.json'} holds 1 sample per instruction (cell m-zero-shot)")
     several = baseline({"L1-001": (True, True)})
-    assert _one_process(run, BaselinePlan(tmp_path / "b.json", RunReport(()),
-                                          {"m-zero-shot": several}), session) is None
+    assert _auto_problem(run, BaselinePlan(tmp_path / "b.json", RunReport(()),
+                                           {"m-zero-shot": several})) is None
+
+
+def test_auto_under_xdist_is_started_not_refused(tmp_path: Path,
+                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    """Issue 48: the xdist controller's answer service runs the looks, so ``-n`` with
+    ``--gi-samples=auto`` starts like one process (before, it was a usage error: "runs in one
+    process"); a missing baseline is still refused, with ``-n`` as without."""
+    from pytest_graphinstruct.run.gate.plan import BaselinePlan
+    from pytest_graphinstruct.run.records.results import RunReport
+    from tests.run.test_adaptive import baseline
+
+    monkeypatch.setattr("pytest_graphinstruct.run.preflight.preflight",
+                        lambda run, **kw: SimpleNamespace(notes=[], served=None))
+    run = run_config(tmp_path, model="m", base_url="http://127.0.0.1:9/v1", samples="auto",
+                     baseline=str(tmp_path / "b.json"))
+    several = baseline({"L1-001": (True, True)})
+    plans = {"found": BaselinePlan(tmp_path / "b.json", RunReport(()), {"m-zero-shot": several}),
+             "missing": BaselinePlan(tmp_path / "b.json", missing=True)}
+    said: dict[str, str | None] = {}
+    for name, plan in plans.items():
+        config = FakeConfig(tmp_path, numprocesses=2)
+        state = RunState(config, run)
+        state.plan = plan
+        try:
+            RunLifecyclePlugin(state).pytest_sessionstart(FakeSession(config))
+        except pytest.UsageError:
+            pass
+        finally:
+            state.stopper.close()
+        said[name] = state.usage_error
+    assert said["found"] is None
+    assert said["missing"] is not None and "needs an existing --gi-baseline" in said["missing"]
