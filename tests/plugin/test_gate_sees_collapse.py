@@ -132,17 +132,25 @@ def test_the_same_answers_again_pass_with_no_change(pytester: pytest.Pytester,
 
 
 @pytest.mark.usefixtures("keyed")
-def test_a_baseline_of_another_sample_count_is_not_compared_silently(
+def test_a_baseline_of_another_sample_count_is_judged_on_pass_counts_and_says_so(
         pytester: pytest.Pytester, answers: dict[str, tuple[str, str]]) -> None:
-    """k = 2 scores above k = 1 on identical answers (D1's uniqueness term), which can hide a
-    drop: the gate refuses to judge across it and says why."""
+    """k = 2 scores above k = 1 on identical answers (D1's uniqueness term), which could hide a
+    drop: across sample counts the gate judges pass counts (exact for any counts, issue 48),
+    says so, and sees a real drop that the level scores would hide."""
     base = baseline(pytester, answers)
+    ids = [iid for iid, _ in answers.values()]
     with FakeOpenAIServer(model="m", responder=responder(answers)) as server:
-        gated = run(pytester, server, f"--gi-baseline={base}", "--gi-samples=2")
-    out = gated.stdout.str()
-    assert gated.ret == pytest.ExitCode.TESTS_FAILED, out[-3000:]
-    assert ("GATE FAILED (baseline): m-zero-shot: not compared like with like: the baseline "
-            "cell m-zero-shot differs in samples per instruction (1 vs 2)") in out
+        same = run(pytester, server, f"--gi-baseline={base}", "--gi-samples=2")
+    with FakeOpenAIServer(model="m", responder=responder(answers, set(ids[:12]))) as server:
+        worse = run(pytester, server, f"--gi-baseline={base}", "--gi-samples=2")
+    out = same.stdout.str()
+    assert same.ret == pytest.ExitCode.OK, out[-3000:]
+    assert ("the cells differ in samples per instruction (1 vs 2): judged on pass counts"
+            in out)
+    assert "m-zero-shot: L2 +0.000 [+0.000, +0.000] p=1 unchanged" in out
+    out = worse.stdout.str()
+    assert worse.ret == pytest.ExitCode.TESTS_FAILED, out[-3000:]
+    assert "GATE FAILED (regression): m-zero-shot: L2 pass rate dropped by 0.2000" in out
 
 
 @pytest.mark.usefixtures("keyed")

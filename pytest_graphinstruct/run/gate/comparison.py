@@ -32,6 +32,7 @@ from pytest_graphinstruct.run.records.results import (
     describe_prompts,
 )
 from pytest_graphinstruct.score.regression.bootstrap import PairedResult, paired_bootstrap
+from pytest_graphinstruct.score.regression.counts import PassCount
 from pytest_graphinstruct.score.regression.multiple import FAMILY_ALPHA, holm_adjusted, regressions
 from pytest_graphinstruct.score.regression.paired import suite_paired
 from pytest_graphinstruct.score.regression.power import ItemScore, detectable_drops
@@ -56,6 +57,7 @@ __all__ = [
     "first_violation",
     "incomparable",
     "omission_reason",
+    "pass_counts",
 ]
 
 
@@ -245,20 +247,26 @@ DifferenceField = Literal["suite", "samples", "decoding", "model_version", "prom
 @dataclass(frozen=True)
 class Difference:
     """How two cells differ in ``what``; ``shown`` is how people read it, e.g.
-    ``samples per instruction (5 vs 1)`` (also ``str()`` of the record)."""
+    ``samples per instruction (5 vs 1)`` (also ``str()`` of the record).  ``on_passes``: the
+    cells ask different fixed sample counts and both keep every sample's verdict, so the gate
+    judges them on pass counts (:mod:`~pytest_graphinstruct.score.regression.counts`, exact for
+    any counts) instead of refusing."""
 
     what: DifferenceField
     shown: str
+    on_passes: bool = False
 
     def __str__(self) -> str:
         return self.shown
 
     @property
     def incomparable(self) -> bool:
-        """Whether it changes the score of the same answers (samples per instruction,
-        decoding): a gate refuses to judge across it.  A new model version or prompt set is
-        what a gate exists to judge; the suite is matched by its files' hashes elsewhere."""
-        return self.what in ("samples", "decoding")
+        """Whether it changes the score of the same answers so that a gate refuses to judge
+        across it: other decoding, or other sample counts without every sample's verdict on
+        both sides (or an adaptive baseline against a fixed run).  A new model version or prompt
+        set is what a gate exists to judge; the suite is matched by its files' hashes
+        elsewhere."""
+        return self.what == "decoding" or (self.what == "samples" and not self.on_passes)
 
 
 def differences(a: CellMetadata, b: CellMetadata) -> tuple[Difference, ...]:
@@ -298,6 +306,21 @@ def incomparable(found: Sequence[Difference]) -> tuple[Difference, ...]:
 
 def _decoding(d: Mapping[str, object]) -> str:
     return ", ".join(f"{k}={v}" for k, v in sorted(d.items())) or "defaults"
+
+
+def pass_counts(cell: CellReport) -> dict[str, PassCount]:
+    """Each scored instruction's passing samples of its samples, where the cell keeps every
+    sample's verdict (empty for a release file, which keeps none)."""
+    return {r.instruction_id: PassCount(r.passing or 0, len(r.samples))
+            for r in cell.per_instruction if r.scored and r.samples}
+
+
+def _fixed_counts_differ(base: CellReport, cell: CellReport) -> bool:
+    """Both cells asked a fixed number of samples per instruction, and not the same."""
+    a, b = base.metadata, cell.metadata
+    return (a.samples_cap is None and b.samples_cap is None
+            and a.samples_per_instruction is not None and b.samples_per_instruction is not None
+            and a.samples_per_instruction != b.samples_per_instruction)
 
 
 def baseline_items(cell: CellReport, derived: Mapping[str, str] | None = None, *,
@@ -404,9 +427,17 @@ def compare_cells(pairs: Sequence[tuple[CellReport, CellReport]], *, max_regress
     tests = max(1, sum(len({mine[i][0] for i in set(mine) & set(theirs)})
                        for mine, theirs in scores))
     looks = _replayed(pairs, alpha)
+    passes = [(pass_counts(base), pass_counts(cell)) for cell, base in pairs]
+    # other fixed sample counts: judged on pass counts where both cells keep every verdict
+    on_passes = [_fixed_counts_differ(base, cell) and _cover(theirs, mine, *passes[k])
+                 for k, ((cell, base), (mine, theirs)) in enumerate(zip(pairs, scores,
+                                                                        strict=True))]
     # an adaptive cell is judged by its replayed looks; the others by the gate's test
     diffs = [looks[k][0] if k in looks
-             else suite_paired(theirs, mine, tests=tests, alpha=alpha) if test == "suite"
+             else suite_paired(theirs, mine, tests=tests, alpha=alpha,
+                               baseline_passes=passes[k][0], candidate_passes=passes[k][1],
+                               scores_comparable=not on_passes[k])
+             if test == "suite" or on_passes[k]
              else paired_bootstrap(theirs, mine, clusters=_clusters(cell, base))
              for k, ((cell, base), (mine, theirs)) in enumerate(zip(pairs, scores, strict=True))]
     family = {(k, lv): d for k, diff in enumerate(diffs) for lv, d in diff.levels.items()}
@@ -416,8 +447,10 @@ def compare_cells(pairs: Sequence[tuple[CellReport, CellReport]], *, max_regress
     for k, ((cell, base), diff) in enumerate(zip(pairs, diffs, strict=True)):
         mine, theirs = scores[k]
         failing, passing, errors = _changes(cell, base)
-        # the power model is of a fixed sample count: an adaptive cell gets no figure
-        paired = baseline_items(base, only=mine.keys()) if power and k not in looks else []
+        # the power model is of level scores at one fixed sample count: an adaptive cell, or
+        # one judged on pass counts against another count, gets no figure
+        paired = (baseline_items(base, only=mine.keys())
+                  if power and k not in looks and not on_passes[k] else [])
         drops = (detectable_drops(paired, samples=baseline_samples(base),
                                   delta=max_regression, alpha=alpha, tests=len(family) or 1,
                                   test=test)
@@ -432,13 +465,29 @@ def compare_cells(pairs: Sequence[tuple[CellReport, CellReport]], *, max_regress
             not_compared=(*_not_compared(mine, theirs, run_filter),
                           *_not_in_baseline(mine, theirs, baseline_filter)),
             detectable=drops,
-            differences=differences(base.metadata, cell.metadata),
+            differences=_judged(differences(base.metadata, cell.metadata), on_passes[k]),
             test=test, adjusted={lv: p for (j, lv), p in adjusted.items() if j == k},
             family=len(family), alpha=alpha,
             looks=looks[k][1].levels if k in looks else {},
             samples_cap=cell.metadata.samples_cap,
             looks_open=len(looks[k][1].asks) if k in looks else 0))
     return tuple(out)
+
+
+def _cover(base_scores: Mapping[str, tuple[Level, float]],
+           run_scores: Mapping[str, tuple[Level, float]],
+           base_passes: Mapping[str, PassCount], run_passes: Mapping[str, PassCount]) -> bool:
+    """Whether every instruction scored in both cells has its pass counts on both sides."""
+    both = set(base_scores) & set(run_scores)
+    return bool(both) and all(i in base_passes and i in run_passes for i in both)
+
+
+def _judged(found: tuple[Difference, ...], on_passes: bool) -> tuple[Difference, ...]:
+    """``found``, its sample-count difference marked as judged on pass counts when it is."""
+    if not on_passes:
+        return found
+    return tuple(replace(d, shown=f"{d.shown}: judged on pass counts", on_passes=True)
+                 if d.what == "samples" else d for d in found)
 
 
 def _replayed(pairs: Sequence[tuple[CellReport, CellReport]], alpha: float

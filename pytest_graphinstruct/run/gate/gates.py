@@ -228,7 +228,8 @@ def check_gates(report: RunReport, comparisons: Sequence[CellComparison] = (), *
         for lv in c.regressed_levels:
             d = c.diff.levels[lv]
             newly = [x.instruction_id for x in c.newly_failing if x.level == lv]
-            what = "quality" if c.samples_cap is None else "pass rate (paired samples)"
+            what = ("pass rate (paired samples)" if c.samples_cap is not None
+                    else "pass rate" if d.measure == "pass rate" else "quality")
             out.append(GateFailure(
                 "regression", c.label,
                 f"{c.label}: L{lv} {what} dropped by {-d.mean_diff:.4f} (95% CI of the change "

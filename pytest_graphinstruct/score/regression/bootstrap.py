@@ -78,10 +78,12 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import Literal
 
 import numpy as np
 
 from pytest_graphinstruct.options import DEFAULT_MAX_REGRESSION as _DEFAULT_MAX_REGRESSION
+from pytest_graphinstruct.score.regression.counts import PassChange
 from pytest_graphinstruct.score.levels import LEVEL_WEIGHTS_V
 from pytest_graphinstruct.vocab import LEVELS
 
@@ -105,6 +107,9 @@ __all__ = [
     "t_p_drop",
     "weighted_sum",
 ]
+
+Measure = Literal["level score", "pass rate"]
+"""What a paired change is a change of (:attr:`PairedDiff.measure`)."""
 
 DEFAULT_B = 2000
 DEFAULT_SEED = 0
@@ -143,9 +148,14 @@ class PairedDiff:
     one-sided p-value of "no drop".
 
     ``p_drop`` is small when the drop is real (``paired_bootstrap``: the pooled shared-noise t
-    with ``df`` degrees of freedom and standard error ``se``; see the module docstring).
-    ``clusters`` is how many clusters the level's instructions fall into (``n`` when each
-    instruction is its own).
+    with ``df`` degrees of freedom and standard error ``se``; see the module docstring; the
+    fixed-suite test, :func:`~.paired.suite_paired`: the level-score test and the pass-count
+    test combined).  ``clusters`` is how many clusters the level's instructions fall into
+    (``n`` when each instruction is its own).  ``measure`` says what ``mean_diff`` and its
+    interval are a change of: ``level score``, or ``pass rate`` (where level scores are not
+    comparable: other sample counts per instruction, or the adaptive mode's paired samples).
+    ``p_score`` is the level-score test's own p-value and ``passes`` the pass-count test's
+    change and p-value (:mod:`.counts`), where they were run (``None``: not).
     """
 
     n: int
@@ -158,6 +168,9 @@ class PairedDiff:
     clusters: int = 0
     se: float = 0.0
     df: float = 0.0
+    measure: Measure = "level score"
+    p_score: float | None = None
+    passes: PassChange | None = None
 
     def contains(self, x: float) -> bool:
         return self.low <= x <= self.high

@@ -25,6 +25,20 @@ signs, so the one-sided p-value of "no drop" is the share of subsets with ``Σ_{
   differences by a positive factor leaves p unchanged.  More evidence never reads as less.
 * Identical answers give ``d = 0``: ``p = 1`` and the interval ``[0, 0]``.
 
+**Pass counts too** (issue 48).  Where both runs keep every sample's verdict, the level is
+also judged by the exact pass-count test (:mod:`.counts`: the run's passing samples given each
+instruction's pooled samples), and its p-value is :func:`combined_p`, ``min(1, 2·min(p_score,
+p_count))`` — valid whatever the two tests' dependence.  A level score is a nonlinear,
+unequally scaled function of the passing samples (D4 averages the *valid* samples: with 0, 1,
+…, 5 of 5 correct our L1 scores 0.20, 0.85, …, 0.99), so its differences are dominated by rare
+large jumps; the count test sees every sample that turned, and sees a change concentrated on a
+few instructions that the sign-flip over instructions cannot (three instructions: ``p ≥ 2⁻³``).
+Measured by ``bench/gate_calibration.py`` (docs/PLUGIN.md, "How much the gate can see").  Two
+runs of other sample counts have level scores that differ for the same answers (D1's
+uniqueness term needs two samples): they are judged on pass counts alone
+(``scores_comparable=False``; the change shown is then of pass rate, and
+``--gi-max-regression`` reads as a pass-rate drop).
+
 Beside the test, the level's mean change ``d̄`` and its 95 % paired t interval ``d̄ ±
 t_{n−1}·s/√n`` (``s`` the differences' standard deviation) say how large the change is; the
 gate's decision is the test's (Holm over every compared (cell, level) at family-wise α, and a
@@ -43,6 +57,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterator, Mapping
+from dataclasses import replace
 
 import numpy as np
 
@@ -56,8 +71,9 @@ from pytest_graphinstruct.score.regression.bootstrap import (
     t_interval,
     weighted_sum,
 )
+from pytest_graphinstruct.score.regression.counts import PassCount, pass_changes
 
-__all__ = ["MIN_DRAWS", "draws_for", "flip_p_values", "suite_paired"]
+__all__ = ["MIN_DRAWS", "combined_p", "draws_for", "flip_p_values", "suite_paired"]
 
 MIN_DRAWS = 10_000
 """Random subsets a level's p-value is computed over, at least."""
@@ -71,7 +87,8 @@ def draws_for(tests: int, alpha: float = 0.05) -> int:
     threshold ``alpha/tests`` (at least :data:`MIN_DRAWS`)."""
     if tests < 1:
         raise ValueError(f"need at least one test, got {tests}")
-    return max(MIN_DRAWS, math.ceil(_RESOLUTION * tests / alpha))
+    # x2: the level's p-value may be the smaller of two tests', doubled (combined_p)
+    return max(MIN_DRAWS, math.ceil(2 * _RESOLUTION * tests / alpha))
 
 
 def _subset_blocks(n: int, draws: int, seed: int, stream: int) -> Iterator[np.ndarray]:
@@ -130,6 +147,26 @@ def _diff(d: np.ndarray, p: float, confidence: float) -> PairedDiff:
                       p_drop=p, clusters=n, se=se, df=df)
 
 
+def _passes(ids: list[str], baseline: Mapping[str, PassCount] | None,
+            candidate: Mapping[str, PassCount] | None
+            ) -> tuple[list[PassCount], list[PassCount]] | None:
+    """Both sides' pass counts of ``ids`` in order, or ``None`` when either side lacks one."""
+    if baseline is None or candidate is None or any(
+            i not in baseline or i not in candidate for i in ids):
+        return None
+    return [baseline[i] for i in ids], [candidate[i] for i in ids]
+
+
+def _pass_diff(passes: tuple[list[PassCount], list[PassCount]],
+               confidence: float) -> PairedDiff:
+    """A level judged on pass counts alone: the change of pass rate, its paired t interval and
+    the count test's p-value."""
+    base, run = passes
+    d = np.array([r.share - b.share for b, r in zip(base, run, strict=True)])
+    change = pass_changes(base, run, confidence=confidence)
+    return replace(_diff(d, change.p_value, confidence), measure="pass rate", passes=change)
+
+
 def _combined(parts: list[PairedDiff], weights: np.ndarray, n: int, confidence: float,
               scale: float = 1.0) -> PairedDiff:
     """The levels' :func:`~.bootstrap.weighted_sum` (shown, never gated on)."""
@@ -140,6 +177,20 @@ def _combined(parts: list[PairedDiff], weights: np.ndarray, n: int, confidence: 
                       se=total.se, df=total.df)
 
 
+def combined_p(p_score: float | None, p_count: float | None) -> float:
+    """A level's p-value of "no drop" from its two tests: ``min(1, 2·min(p_score, p_count))``
+    (Bonferroni over the two: valid whatever their dependence), or the one that was run.
+
+    Raises:
+        ValueError: neither was run.
+    """
+    if p_score is None and p_count is None:
+        raise ValueError("neither test was run")
+    if p_score is None or p_count is None:
+        return float(p_count if p_score is None else p_score)  # type: ignore[arg-type]
+    return min(1.0, 2.0 * min(p_score, p_count))
+
+
 def suite_paired(
     baseline: Mapping[str, tuple[int, float]],
     candidate: Mapping[str, tuple[int, float]],
@@ -148,6 +199,9 @@ def suite_paired(
     alpha: float = 0.05,
     seed: int = DEFAULT_SEED,
     confidence: float = CONFIDENCE,
+    baseline_passes: Mapping[str, PassCount] | None = None,
+    candidate_passes: Mapping[str, PassCount] | None = None,
+    scores_comparable: bool = True,
 ) -> PairedResult:
     """``candidate − baseline`` per level on the fixed suite (module docstring), and for
     ``S_total`` over the levels paired.
@@ -155,11 +209,17 @@ def suite_paired(
     Both runs map an instruction id to ``(level, level_score)``; ids are paired by name and
     sorted (the result does not depend on mapping order); ids in one run only are listed.
     ``tests`` is the size of the family the p-values are judged in (it sets the draws:
-    :func:`draws_for`; default: the levels paired here).
+    :func:`draws_for`; default: the levels paired here).  With both runs' passing samples per
+    instruction (``baseline_passes``, ``candidate_passes``: every paired instruction of a
+    level in both), the level is also judged by the pass-count test (:mod:`.counts`) and its
+    ``p_drop`` combines the two (:func:`combined_p`).  ``scores_comparable=False`` (the two
+    runs asked other sample counts, so their level scores differ for the same answers): the
+    pass-count test alone, and the change shown is of pass rate.
 
     Raises:
         ValueError: an id on different levels in the two runs, a level outside 0..5, a score
-            that is not finite, or ``confidence`` outside (0, 1).
+            that is not finite, ``confidence`` outside (0, 1), or scores not comparable and a
+            level without pass counts.
     """
     if not 0 < confidence < 1:
         raise ValueError(f"confidence must be in (0, 1), got {confidence}")
@@ -169,12 +229,21 @@ def suite_paired(
     out: dict[int, PairedDiff] = {}
     for lv in levels:
         ids = by_level[lv]
+        passes = _passes(ids, baseline_passes, candidate_passes)
+        if not scores_comparable:
+            if passes is None:
+                raise ValueError(f"L{lv}: the level scores are not comparable and the pass "
+                                 "counts are not known")
+            out[lv] = _pass_diff(passes, confidence)
+            continue
         d = (np.array([candidate[i][1] for i in ids], dtype=float)
              - np.array([baseline[i][1] for i in ids], dtype=float))
         if not np.all(np.isfinite(d)):
             raise ValueError(f"L{lv}: scores must be finite numbers")
-        p = float(flip_p_values(d, draws=draws, seed=seed, stream=lv))
-        out[lv] = _diff(d, p, confidence)
+        p_score = float(flip_p_values(d, draws=draws, seed=seed, stream=lv))
+        change = None if passes is None else pass_changes(*passes, confidence=confidence)
+        p = combined_p(p_score, None if change is None else change.p_value)
+        out[lv] = replace(_diff(d, p, confidence), p_score=p_score, passes=change)
     parts = [out[lv] for lv in levels]
     v = np.array([LEVEL_WEIGHTS_V[lv] for lv in levels], dtype=float)
     total = _combined(parts, v, len(common), confidence)
