@@ -8,13 +8,11 @@ answers unchanged.  The closing note of issue 48 quotes these runs' terminal and
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
 
 from pytest_graphinstruct.testing.openai_server import FakeOpenAIServer
 from tests.plugin.test_auto_samples import COUNT, auto, five_sample_baseline
-from tests.plugin.test_gate_sees_collapse import oracle_answers, responder, SUITE
+from tests.plugin.test_gate_sees_collapse import SUITE, oracle_answers, responder
 
 pytestmark = pytest.mark.slow  # whole runs through pytester: the full tier (.ci/run)
 pytest_plugins = ["pytester"]

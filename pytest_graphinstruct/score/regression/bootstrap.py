@@ -83,8 +83,8 @@ from typing import Literal
 import numpy as np
 
 from pytest_graphinstruct.options import DEFAULT_MAX_REGRESSION as _DEFAULT_MAX_REGRESSION
-from pytest_graphinstruct.score.regression.counts import PassChange
 from pytest_graphinstruct.score.levels import LEVEL_WEIGHTS_V
+from pytest_graphinstruct.score.regression.counts import PassChange
 from pytest_graphinstruct.vocab import LEVELS
 
 __all__ = [
