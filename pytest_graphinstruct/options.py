@@ -55,6 +55,10 @@ DEFAULT_MAX_REGRESSION: Final = 0.02
 """Largest tolerated real drop of a level's quality against a baseline (the gate's delta)."""
 DEFAULT_SAMPLES: Final = 1
 """Samples per instruction of a model's cell (recorded answers: as many as recorded)."""
+DEFAULT_BASELINE_SAMPLES: Final = 5
+"""Samples per instruction of a run that writes the baseline, when ``--gi-samples`` is not
+given (issue 48: later runs of one sample are then judged against five draws of each
+instruction, not one that may have passed a hard instruction by luck)."""
 DEFAULT_STRATEGY: Final = "zero-shot"
 DEFAULT_VGIG_ROUNDS: Final = 3
 MAX_ROUNDS: Final = 50
@@ -188,6 +192,12 @@ OPTIONS: Final[tuple[Option, ...]] = (
            "with several samples per instruction): one sample each first, more only while "
            "a level's verdict is open, at most the baseline's samples (auto:N at most N)",
            "samples", low=1, high=100),
+    Option("baseline-samples", "samples per instruction of a run that writes the baseline "
+           "(--gi-update-baseline, or no baseline file yet) when --gi-samples is not given "
+           f"(default {DEFAULT_BASELINE_SAMPLES}): later runs of fewer samples are judged on "
+           "pass counts against it, exactly, and a baseline that passed hard instructions by "
+           "luck no longer fails unchanged runs", "integer", default=DEFAULT_BASELINE_SAMPLES,
+           low=1, high=100, surface="ini"),
     Option("pass", "item outcome over samples: all (default), majority, any", "choice",
            default="all", choices=tuple(PASS_RULES), dest="pass_rule"),
     Option("base-url", "base URL of the OpenAI-compatible endpoint"),

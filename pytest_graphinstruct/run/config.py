@@ -309,6 +309,10 @@ def run_config(values: OptionValues, *, rootdir: Path) -> RunConfig | None:
     samples, auto_samples = _samples(values.samples("samples"), baseline=baseline,
                                      update=update_baseline, methods=methods,
                                      replay=replay_path, sharded=shard is not None)
+    if (samples is None and auto_samples is None and replay_path is None
+            and baseline is not None and (update_baseline or not baseline.exists())):
+        # the run writes the baseline: more samples than later runs ask (issue 48)
+        samples = values.integer("baseline_samples")
     prices, max_cost = _costs(values, tuple(dict.fromkeys(models)), params)
     return RunConfig(
         cells=cells,

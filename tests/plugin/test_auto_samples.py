@@ -169,19 +169,38 @@ def test_a_missing_baseline_is_refused(pytester: pytest.Pytester,
 
 
 @pytest.mark.usefixtures("keyed")
-@pytest.mark.parametrize("samples", [None, "1"], ids=["default", "one"])
+def test_the_baseline_a_run_writes_by_default_serves_auto(
+        pytester: pytest.Pytester, answers: dict[str, tuple[str, str]]) -> None:
+    """Issue 48: a run that writes the baseline without --gi-samples asks five samples per
+    instruction (gi_baseline_samples), so auto can run against it."""
+    base = pytester.path / "default.json"
+    with FakeOpenAIServer(model="m", responder=responder(answers)) as server:
+        made = run(pytester, server, f"--gi-baseline={base}", "--gi-update-baseline",
+                   level=2, count=5)
+        written = len(server.requests)
+    assert made.ret == pytest.ExitCode.OK, made.stdout.str()[-3000:]
+    assert written == 25
+    meta = json.loads(base.read_text(encoding="utf-8"))["cells"][0]["metadata"]
+    assert meta["samples_per_instruction"] == 5
+    with FakeOpenAIServer(model="m", responder=responder(answers)) as server:
+        got = run(pytester, server, f"--gi-baseline={base}", "--gi-samples=auto",
+                  level=2, count=5)
+        asked = len(server.requests)
+    assert got.ret == pytest.ExitCode.OK, got.stdout.str()[-3000:]
+    assert asked == 5  # one look: every answer agrees with the baseline's
+
+
+@pytest.mark.usefixtures("keyed")
 def test_a_baseline_of_one_sample_per_instruction_is_refused_before_any_request(
-        pytester: pytest.Pytester, answers: dict[str, tuple[str, str]],
-        samples: str | None) -> None:
+        pytester: pytest.Pytester, answers: dict[str, tuple[str, str]]) -> None:
     """Issue 47 §9: auto pairs sample j with the baseline's sample j, so a one-sample baseline
     leaves nothing to ask beyond the first; it was accepted (and the help says it needs
     several).  Now one usage line names the baseline and what it holds."""
     base = pytester.path / "one.json"
     count = 5
-    made_with = () if samples is None else (f"--gi-samples={samples}",)
     with FakeOpenAIServer(model="m", responder=responder(answers)) as server:
         made = run(pytester, server, f"--gi-baseline={base}", "--gi-update-baseline",
-                   *made_with, level=2, count=count)
+                   "--gi-samples=1", level=2, count=count)
     assert made.ret == pytest.ExitCode.OK, made.stdout.str()[-3000:]
     with FakeOpenAIServer(model="m", responder=responder(answers)) as server:
         got = run(pytester, server, f"--gi-baseline={base}", "--gi-samples=auto",

@@ -83,10 +83,10 @@ def test_a_run_the_token_budget_cut_short_is_partial_and_never_the_baseline(
     monkeypatch.setenv("GI_TEST_KEY", "sk-test")
     base, report = pytester.path / "baseline.json", pytester.path / "r.json"
     full = pytester.runpytest(*endpoint(suite_dir, server, f"--gi-baseline={base}",
-                                        "--gi-update-baseline"))
+                                        "--gi-update-baseline", "--gi-samples=1"))
     assert full.ret == pytest.ExitCode.OK, full.stdout.str()[-2000:]
     before = base.read_bytes()
-    budget = ["--gi-max-tokens-total=1", f"--gi-report={report}"]
+    budget = ["--gi-max-tokens-total=1", f"--gi-report={report}", "--gi-samples=1"]
     update = pytester.runpytest(*endpoint(suite_dir, server, f"--gi-baseline={base}",
                                           "--gi-update-baseline", *budget))
     out = update.stdout.str()

@@ -238,3 +238,24 @@ def test_a_projects_own_instructions_folder_comes_first(tmp_path: Path) -> None:
     own = write_suite(tmp_path / "project" / "instructions")
     run = build_run_config({"model": "oracle"}, rootdir=own.parent)
     assert run is not None and run.suite == own
+
+
+def test_a_run_that_writes_the_baseline_asks_the_baseline_samples(suite: Path,
+                                                                   tmp_path: Path) -> None:
+    """Issue 48: no baseline file yet, or --gi-update-baseline, and no --gi-samples: five
+    samples per instruction (gi_baseline_samples); a gated run keeps one, an explicit count
+    wins, recorded answers keep theirs."""
+    base = tmp_path / "base.json"
+
+    def samples(**given: str) -> int | None:
+        run = build_run_config({"model": "m", "suite": str(suite), **given}, rootdir=suite)
+        assert run is not None
+        return run.samples
+
+    assert samples(baseline=str(base)) == 5  # missing: this run writes it
+    assert samples(baseline=str(base), baseline_samples="3") == 3
+    assert samples(baseline=str(base), samples="1") == 1
+    base.write_text("{}", encoding="utf-8")
+    assert samples(baseline=str(base)) == 1  # there: a gated run of the default count
+    assert samples(baseline=str(base), update_baseline="true") == 5
+    assert samples() == 1
