@@ -44,8 +44,9 @@
     t reference of ``df = 1 / (1/f + m²·v / (2·(1 + r·m)²))`` (Satterthwaite).  The interval is
     ``d̄ ± t_{df, 1−α/2}·se`` (clipped to ``[−1, 1]``) and ``p_drop = F_t(d̄/se; df)`` is the
     one-sided p-value of "no drop" (the interval's upper end is below 0 exactly when ``p_drop
-    < α/2``).  Special cases: every instruction its own template (no clusters): the one-sample
-    t (``se² = s²/n``, ``n − 1`` df); no within-template spread at all (differences constant
+    < α/2``), ``p_rise = F_t(−d̄/se; df)`` that of "no rise".  Special cases: every
+    instruction its own template (no clusters): the one-sample t (``se² = s²/n``, ``n − 1``
+    df); no within-template spread at all (differences constant
     within each template): the cluster-robust CR2 error with Bell–McCaffrey df (:func:`bm_df`);
     one instruction, or no level of the comparison to estimate ``ρ`` from: nothing measured,
     the interval is ``[−1, 1]`` and ``p_drop`` 1.
@@ -155,7 +156,9 @@ class PairedDiff:
     interval are a change of: ``level score``, or ``pass rate`` (where level scores are not
     comparable: other sample counts per instruction, or the adaptive mode's paired samples).
     ``p_score`` is the level-score test's own p-value and ``passes`` the pass-count test's
-    change and p-value (:mod:`.counts`), where they were run (``None``: not).
+    change and p-values (:mod:`.counts`), where they were run (``None``: not).  ``p_rise`` is
+    the one-sided p-value of "no rise" from the same test(s), the other tail (what the gate's
+    "improved" is judged on, as "regressed" is on ``p_drop``).
     """
 
     n: int
@@ -171,6 +174,7 @@ class PairedDiff:
     measure: Measure = "level score"
     p_score: float | None = None
     passes: PassChange | None = None
+    p_rise: float = 1.0
 
     def contains(self, x: float) -> bool:
         return self.low <= x <= self.high
@@ -301,8 +305,9 @@ def mean_interval(
 def _paired(boot: np.ndarray, estimate: float, n: int, confidence: float) -> PairedDiff:
     lo, hi = _bounds(boot, confidence)
     ge0 = float(np.mean(boot >= 0))
-    return PairedDiff(n, estimate, lo, hi, ge0, float(np.mean(boot <= 0)), p_drop=ge0,
-                      clusters=n, se=float(boot.std()), df=float(max(n - 1, 0)))
+    le0 = float(np.mean(boot <= 0))
+    return PairedDiff(n, estimate, lo, hi, ge0, le0, p_drop=ge0, clusters=n,
+                      se=float(boot.std()), df=float(max(n - 1, 0)), p_rise=le0)
 
 
 def paired_diff(
@@ -314,7 +319,8 @@ def paired_diff(
     confidence: float = CONFIDENCE,
 ) -> PairedDiff:
     """Percentile bootstrap of ``mean(candidate − baseline)`` over aligned sequences (same
-    order), each element resampled on its own; ``p_drop`` is ``share_ge0`` here."""
+    order), each element resampled on its own; ``p_drop`` is ``share_ge0`` here, ``p_rise``
+    ``share_le0``."""
     _check(b, confidence)
     a = _array(baseline, "baseline")
     c = _array(candidate, "candidate")
@@ -614,7 +620,8 @@ def _pooled(s: _Split, ratio: tuple[float, float] | None) -> tuple[float, float]
 
 def t_p_drop(mean: float, se: float, df: float) -> float:
     """One-sided p-value of "no drop" (``P(T ≤ mean/se)``, ``T ~ t_df``); 1 when nothing was
-    measured (``df ≤ 0``), 0 or 1 by the sign of ``mean`` when there is no spread at all."""
+    measured (``df ≤ 0``), 0 or 1 by the sign of ``mean`` when there is no spread at all.
+    With ``−mean``: the p-value of "no rise"."""
     if df <= 0:
         return 1.0
     if se <= 0:  # no spread at all: a drop is certain, anything else is not one
@@ -639,7 +646,8 @@ def t_interval(mean: float, se: float, df: float, confidence: float,
 @dataclass(frozen=True)
 class WeightedSum:
     """``Σ w_l·d̄_l`` of levels' mean changes with its t interval, standard error,
-    Welch–Satterthwaite degrees of freedom and one-sided p-value of "no drop"."""
+    Welch–Satterthwaite degrees of freedom and one-sided p-values of "no drop" and "no
+    rise"."""
 
     estimate: float
     low: float
@@ -647,6 +655,7 @@ class WeightedSum:
     se: float
     df: float
     p_drop: float
+    p_rise: float = 1.0
 
 
 def weighted_sum(parts: Sequence[tuple[float, float, float]], weights: np.ndarray,
@@ -668,7 +677,7 @@ def weighted_sum(parts: Sequence[tuple[float, float, float]], weights: np.ndarra
         denom = float(np.sum(terms * terms / dfs))
         df = var * var / denom if denom > 0 else float(dfs.sum())
     lo, hi = t_interval(est, se, df, confidence, bound=bound)
-    return WeightedSum(est, lo, hi, se, df, t_p_drop(est, se, df))
+    return WeightedSum(est, lo, hi, se, df, t_p_drop(est, se, df), t_p_drop(-est, se, df))
 
 
 def _cluster_means(c: _Clustered, b: int, rng: np.random.Generator) -> np.ndarray:
@@ -701,7 +710,7 @@ def _diff(c: _Clustered, boot: np.ndarray, n: int, confidence: float) -> PairedD
     lo, hi = t_interval(c.mean, c.se, c.df, confidence)
     return PairedDiff(n, c.mean, lo, hi, float(np.mean(boot >= 0)), float(np.mean(boot <= 0)),
                       p_drop=t_p_drop(c.mean, c.se, c.df), clusters=int(c.sizes.size),
-                      se=c.se, df=c.df)
+                      se=c.se, df=c.df, p_rise=t_p_drop(-c.mean, c.se, c.df))
 
 
 def _combined(parts: Sequence[_Clustered], weights: np.ndarray, boot: np.ndarray, n: int,
@@ -711,7 +720,8 @@ def _combined(parts: Sequence[_Clustered], weights: np.ndarray, boot: np.ndarray
     scaled = boot / scale
     return PairedDiff(n, total.estimate, total.low, total.high, float(np.mean(scaled >= 0)),
                       float(np.mean(scaled <= 0)), p_drop=total.p_drop,
-                      clusters=int(sum(p.sizes.size for p in parts)), se=total.se, df=total.df)
+                      clusters=int(sum(p.sizes.size for p in parts)), se=total.se, df=total.df,
+                      p_rise=total.p_rise)
 
 
 def paired_levels(baseline: Mapping[str, tuple[int, float]],

@@ -8,7 +8,8 @@ hypergeometric (``k_b + k_r`` samples, ``s_i`` passing, ``k_r`` drawn), independ
 other instructions and whatever the instruction's own pass probability.  The statistic is the
 run's passing samples ``Σ x_i``; its null distribution is the convolution of those
 hypergeometric laws, computed exactly; the one-sided p-value of "no drop" is ``P₀(Σ x ≤
-observed)``.
+observed)``, and that of "no rise" (the gate's "improved", issue 48 §6) the other tail, ``P₀(Σ x
+≥ observed)``: the same law, so exact alike.
 
 * **Exact** for any sample counts, equal or not (a baseline of five samples per instruction
   against runs of one), in finite samples: no draws, no approximation.
@@ -33,7 +34,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-__all__ = ["PassChange", "PassCount", "count_p_value", "pass_changes"]
+__all__ = ["PassChange", "PassCount", "count_p_value", "count_p_values", "pass_changes"]
 
 _TOLERANCE = 1e-9  # a tail sum that is p in exact arithmetic may round a little below it
 
@@ -81,6 +82,18 @@ def count_p_value(baseline: Sequence[PassCount], run: Sequence[PassCount]) -> fl
     Raises:
         ValueError: the two sides pair a different number of instructions.
     """
+    return count_p_values(baseline, run)[0]
+
+
+def count_p_values(baseline: Sequence[PassCount],
+                   run: Sequence[PassCount]) -> tuple[float, float]:
+    """Both one-sided exact p-values over instructions paired in order, from one null law
+    (module docstring): of "no drop", ``P₀(Σ x ≤ observed)``, and of "no rise", ``P₀(Σ x ≥
+    observed)``.  A level where no instruction's pooled samples are mixed gets ``(1, 1)``.
+
+    Raises:
+        ValueError: the two sides pair a different number of instructions.
+    """
     if len(baseline) != len(run):
         raise ValueError(f"{len(baseline)} baseline instructions for {len(run)} of the run")
     pmf = np.ones(1)
@@ -94,27 +107,30 @@ def count_p_value(baseline: Sequence[PassCount], run: Sequence[PassCount]) -> fl
         offset += lo
         observed += r.passed
     if pmf.size == 1:
-        return 1.0
-    tail = float(pmf[: observed - offset + 1].sum())
-    return min(1.0, tail * (1.0 + _TOLERANCE))
+        return 1.0, 1.0
+    at = observed - offset
+    lower, upper = float(pmf[: at + 1].sum()), float(pmf[at:].sum())
+    return min(1.0, lower * (1.0 + _TOLERANCE)), min(1.0, upper * (1.0 + _TOLERANCE))
 
 
 @dataclass(frozen=True)
 class PassChange:
     """The mean change of the instructions' pass shares (``run − baseline``) with its paired t
-    interval, over ``n`` instructions, and the count test's p-value."""
+    interval, over ``n`` instructions, and the count test's p-values: ``p_value`` of "no drop",
+    ``p_rise`` of "no rise" (:func:`count_p_values`)."""
 
     n: int
     change: float
     low: float
     high: float
     p_value: float
+    p_rise: float
 
 
 def pass_changes(baseline: Sequence[PassCount], run: Sequence[PassCount], *,
                  confidence: float = 0.95) -> PassChange:
     """The pass-share change of instructions paired in order, its paired t interval (shown
-    beside the test, never tested on) and :func:`count_p_value`.
+    beside the test, never tested on) and :func:`count_p_values`.
 
     Raises:
         ValueError: no instructions, or the sides pair different numbers of them.
@@ -123,12 +139,12 @@ def pass_changes(baseline: Sequence[PassCount], run: Sequence[PassCount], *,
 
     if not baseline:
         raise ValueError("need at least one paired instruction")
-    p = count_p_value(baseline, run)
+    p, rise = count_p_values(baseline, run)
     d = np.array([r.share - b.share for b, r in zip(baseline, run, strict=True)])
     n = int(d.size)
     mean = float(d.mean())
     if n < 2:
-        return PassChange(n, mean, mean, mean, p)
+        return PassChange(n, mean, mean, mean, p, rise)
     se = float(np.std(d, ddof=1)) / math.sqrt(n)
     half = float(student.ppf(0.5 + confidence / 2, n - 1)) * se
-    return PassChange(n, mean, mean - half, mean + half, p)
+    return PassChange(n, mean, mean - half, mean + half, p, rise)

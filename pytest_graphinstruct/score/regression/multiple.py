@@ -14,6 +14,11 @@ more cells, more alarms.  :func:`regressions` decides over the family at once:
    (``--gi-max-regression``): the drop is real *and* larger than the tolerance.
 
 Ties in ``p_drop`` keep the mapping's order, so the result does not depend on anything else.
+
+:func:`improvements` is the same decision the other way (issue 48 §6): Holm over the same family
+on the levels' ``p_rise`` (the one-sided p-values of "no rise" from the same tests), and a mean
+change above ``+delta``.  The two directions are two families, each held at ``alpha``: a gate
+that says "improved" is wrong about a level at most as often as one that says "regressed".
 """
 
 from __future__ import annotations
@@ -23,7 +28,7 @@ from typing import TypeVar
 
 from pytest_graphinstruct.score.regression.bootstrap import PairedDiff
 
-__all__ = ["FAMILY_ALPHA", "holm", "holm_adjusted", "regressions"]
+__all__ = ["FAMILY_ALPHA", "holm", "holm_adjusted", "improvements", "regressions"]
 
 FAMILY_ALPHA = 0.05
 """The family-wise false-alarm rate of a gated run (all levels of all cells together)."""
@@ -88,3 +93,17 @@ def regressions(diffs: Mapping[K, PairedDiff], *, delta: float,
         raise ValueError(f"delta must be >= 0, got {delta}")
     rejected = holm({k: d.p_drop for k, d in diffs.items()}, alpha=alpha)
     return frozenset(k for k in rejected if diffs[k].mean_diff < -delta)
+
+
+def improvements(diffs: Mapping[K, PairedDiff], *, delta: float,
+                 alpha: float = FAMILY_ALPHA) -> frozenset[K]:
+    """The keys whose level improved: Holm rejects "no rise" (``p_rise``) over the family at
+    ``alpha`` *and* the mean change is above ``+delta`` — :func:`regressions` the other way.
+
+    Raises:
+        ValueError: ``delta`` negative, ``alpha`` outside (0, 1), or a bad p-value.
+    """
+    if delta < 0:
+        raise ValueError(f"delta must be >= 0, got {delta}")
+    rejected = holm({k: d.p_rise for k, d in diffs.items()}, alpha=alpha)
+    return frozenset(k for k in rejected if diffs[k].mean_diff > delta)

@@ -12,7 +12,9 @@ null, flipping the sign of any subset ``F`` of the differences is as likely as t
 signs, so the one-sided p-value of "no drop" is the share of subsets with ``Σ_{i∈F} d_i ≥ 0``
 (flipping ``F`` does not raise the sum above what was observed).  It is computed over
 :func:`draws` random subsets (fixed by ``(seed, level, n)``), counting the observed one:
-``p = (1 + #{F: Σ_F d ≥ 0}) / (1 + B)`` — a valid p-value for any ``B``.
+``p = (1 + #{F: Σ_F d ≥ 0}) / (1 + B)`` — a valid p-value for any ``B``.  The p-value of "no
+rise" (what the gate's "improved" is judged on, issue 48 §6) is the same test of ``−d``, over
+the same subsets: exact alike.
 
 * Exact in finite samples under the fixed-suite null; no distributional assumption, no
   variance to estimate, so a uniform collapse (every difference equal) is as visible as it
@@ -135,16 +137,16 @@ def flip_p_values(d: np.ndarray, *, draws: int = MIN_DRAWS, seed: int = DEFAULT_
     return p[0:1].reshape(()) if flat else p
 
 
-def _diff(d: np.ndarray, p: float, confidence: float) -> PairedDiff:
-    """The level's :class:`PairedDiff`: mean change, paired t interval, the test's p-value;
-    the shares are of its instructions (no resamples here)."""
+def _diff(d: np.ndarray, p: float, confidence: float, p_rise: float = 1.0) -> PairedDiff:
+    """The level's :class:`PairedDiff`: mean change, paired t interval, the test's p-values
+    of "no drop" and "no rise"; the shares are of its instructions (no resamples here)."""
     n = int(d.size)
     sd = float(np.std(d, ddof=1)) if n >= 2 else 0.0
     se, df = sd / math.sqrt(n), float(max(n - 1, 0))
     mean = float(d.mean())
     lo, hi = t_interval(mean, se, df, confidence)
     return PairedDiff(n, mean, lo, hi, float(np.mean(d >= 0)), float(np.mean(d <= 0)),
-                      p_drop=p, clusters=n, se=se, df=df)
+                      p_drop=p, clusters=n, se=se, df=df, p_rise=p_rise)
 
 
 def _passes(ids: list[str], baseline: Mapping[str, PassCount] | None,
@@ -160,11 +162,12 @@ def _passes(ids: list[str], baseline: Mapping[str, PassCount] | None,
 def _pass_diff(passes: tuple[list[PassCount], list[PassCount]],
                confidence: float) -> PairedDiff:
     """A level judged on pass counts alone: the change of pass rate, its paired t interval and
-    the count test's p-value."""
+    the count test's p-values."""
     base, run = passes
     d = np.array([r.share - b.share for b, r in zip(base, run, strict=True)])
     change = pass_changes(base, run, confidence=confidence)
-    return replace(_diff(d, change.p_value, confidence), measure="pass rate", passes=change)
+    return replace(_diff(d, change.p_value, confidence, change.p_rise), measure="pass rate",
+                   passes=change)
 
 
 def _combined(parts: list[PairedDiff], weights: np.ndarray, n: int, confidence: float,
@@ -174,12 +177,13 @@ def _combined(parts: list[PairedDiff], weights: np.ndarray, n: int, confidence: 
                          scale)
     return PairedDiff(n, total.estimate, total.low, total.high, float(total.estimate >= 0),
                       float(total.estimate <= 0), p_drop=total.p_drop, clusters=n,
-                      se=total.se, df=total.df)
+                      se=total.se, df=total.df, p_rise=total.p_rise)
 
 
 def combined_p(p_score: float | None, p_count: float | None) -> float:
     """A level's p-value of "no drop" from its two tests: ``min(1, 2·min(p_score, p_count))``
-    (Bonferroni over the two: valid whatever their dependence), or the one that was run.
+    (Bonferroni over the two: valid whatever their dependence), or the one that was run.  The
+    same combination of the two tests' "no rise" p-values gives the level's ``p_rise``.
 
     Raises:
         ValueError: neither was run.
@@ -240,10 +244,14 @@ def suite_paired(
              - np.array([baseline[i][1] for i in ids], dtype=float))
         if not np.all(np.isfinite(d)):
             raise ValueError(f"L{lv}: scores must be finite numbers")
-        p_score = float(flip_p_values(d, draws=draws, seed=seed, stream=lv))
+        # one call, shared subsets: the drop's row is what it is alone (rows do not interact)
+        p_score, rise_score = (float(x) for x in
+                               flip_p_values(np.vstack([d, -d]), draws=draws, seed=seed,
+                                             stream=lv))
         change = None if passes is None else pass_changes(*passes, confidence=confidence)
         p = combined_p(p_score, None if change is None else change.p_value)
-        out[lv] = replace(_diff(d, p, confidence), p_score=p_score, passes=change)
+        rise = combined_p(rise_score, None if change is None else change.p_rise)
+        out[lv] = replace(_diff(d, p, confidence, rise), p_score=p_score, passes=change)
     parts = [out[lv] for lv in levels]
     v = np.array([LEVEL_WEIGHTS_V[lv] for lv in levels], dtype=float)
     total = _combined(parts, v, len(common), confidence)

@@ -33,6 +33,14 @@ level: ``D`` discordant pairs so far, ``x`` of them newly failing (drops).
 an earlier look, plus that of reaching this look uncrossed with at least ``x`` drops — valid for
 every threshold, so Holm over the gate's family applies to it as to the fixed-sample test's.
 
+**The p-value of "no rise"** (what the gate's "improved" is judged on, issue 48 §6) is the
+stage-wise one of the other direction, over the paths the design really stops: given the
+unordered pairs, the looks, their discordant counts and the boundaries are fixed, and a level
+that ends at look ``t`` with ``x`` drops (not past the boundary) is at least as extreme as every
+path that stopped *not worse* at an earlier look and every path that ends at look ``t`` with at
+most ``x`` drops.  These sets are nested, so ``P₀(p ≤ a) ≤ a``: exact, as the drop's.  A level
+that regressed, or is still asking, gets 1.
+
 The estimate beside it is the level's mean change of pass rate on paired samples (per
 instruction, newly passing minus newly failing pairs over its pairs; the mean over
 instructions): ``--gi-max-regression`` is read against it.
@@ -96,8 +104,9 @@ class SequentialSettings:
 class LevelLooks:
     """One level after the looks taken so far: how many, the samples of the run it used (each
     paired with the baseline's sample of the same number), the discordant pairs and the drops
-    (newly failing) among them, the stage-wise p-value, the mean change of pass rate
-    on paired samples, its state and why, in words."""
+    (newly failing) among them, the stage-wise p-value of "no drop", the mean change of pass
+    rate on paired samples, its state and why, in words; ``p_rise``: the stage-wise p-value of
+    "no rise" (module docstring)."""
 
     level: int
     instructions: int
@@ -112,6 +121,7 @@ class LevelLooks:
     #: per instruction with a pair: its newly passing minus newly failing pairs over its pairs
     #: (their mean is ``change``; their spread gives the interval the gate shows)
     diffs: tuple[float, ...] = field(default=(), repr=False)
+    p_rise: float = 1.0
 
     @property
     def decided(self) -> bool:
@@ -161,6 +171,32 @@ class _Walk:
             self.dist[r:] = 0.0
 
 
+class _Running:
+    """The null paths of the drops count that the design has not stopped yet (not past a
+    boundary, not stopped *not worse*), and the probability of the *not worse* stops at earlier
+    looks: what the p-value of "no rise" reads (module docstring)."""
+
+    def __init__(self) -> None:
+        self.dist = np.array([1.0])
+        self.before = 0.0
+
+    def step(self, new: int) -> None:
+        from scipy.stats import binom
+
+        if new:
+            self.dist = np.convolve(self.dist, binom.pmf(np.arange(new + 1), new, 0.5))
+
+    def p_rise(self, x: int) -> float:
+        """At most ``x`` drops at this look, or a *not worse* stop before it."""
+        return min(1.0, self.before + float(self.dist[: x + 1].sum()))
+
+    def stop(self, boundary: int, futile: np.ndarray) -> None:
+        """Paths past ``boundary`` or in ``futile`` (a mask by drops) stop at this look."""
+        self.before += float(self.dist[futile].sum())
+        self.dist = np.where(futile, 0.0, self.dist)
+        self.dist[boundary:] = 0.0
+
+
 def _level(ids: Sequence[str], base: Mapping[str, Sequence[bool]],
            cand: Mapping[str, Sequence[bool]], level: int,
            s: SequentialSettings) -> tuple[LevelLooks, dict[str, int]]:
@@ -171,14 +207,17 @@ def _level(ids: Sequence[str], base: Mapping[str, Sequence[bool]],
     both_passed = dict.fromkeys(ids, True)
     active = [i for i in ids if caps[i] >= 1]
     walk = _Walk()
+    running = _Running()
     d = x = 0
     t = 0
+    rise = 1.0
 
     def result(p: float, state: State, reason: str) -> LevelLooks:
         diffs = tuple(diff[i] / used[i] for i in ids if used[i])
         change = float(np.mean(diffs)) if diffs else 0.0
         return LevelLooks(level, len(ids), t, sum(used.values()), d, x,
-                          min(1.0, max(p, 0.0)), change, state, reason, diffs)
+                          min(1.0, max(p, 0.0)), change, state, reason, diffs,
+                          p_rise=1.0 if state in ("asking", "regressed") else rise)
 
     while True:
         missing = [i for i in active if len(cand[i]) <= t]
@@ -199,6 +238,8 @@ def _level(ids: Sequence[str], base: Mapping[str, Sequence[bool]],
         budget = s.design_alpha * (t / top) ** s.spending - walk.spent
         tail, r = walk.step(new, max(budget, 0.0))
         p = walk.spent + float(tail[x])
+        running.step(new)
+        rise = running.p_rise(x)
         if x >= r and d:
             return result(p, "regressed", f"{x} of {d} discordant pairs newly failing at "
                           f"look {t}: past the boundary ({r})"), {}
@@ -210,6 +251,8 @@ def _level(ids: Sequence[str], base: Mapping[str, Sequence[bool]],
             return result(1.0, "not worse", f"look {t}: {d - x} newly passing vs {x} newly "
                           "failing pairs: the run is not worse"), {}
         walk.cross(r, tail)
+        drops = np.arange(running.dist.size)
+        running.stop(r, (d - 2 * drops) / math.sqrt(d) > s.futility_z)
         active = [i for i in active if used[i] < caps[i]
                   and not (both_passed[i] and used[i] >= s.settle)]
         if not active:
@@ -260,9 +303,9 @@ def sequential_paired(
     settings: SequentialSettings, *, confidence: float = CONFIDENCE,
 ) -> tuple[PairedResult, SequentialResult]:
     """The gate's view of an adaptive run: per level the mean change of pass rate on paired
-    samples, its paired t interval over the instructions and the stage-wise p-value of "no
-    drop" (:func:`sequential_test`'s replay), and ``S_total``'s weighted sum of them (shown,
-    never gated on); with the looks themselves.
+    samples, its paired t interval over the instructions and the stage-wise p-values of "no
+    drop" and "no rise" (:func:`sequential_test`'s replay), and ``S_total``'s weighted sum of
+    them (shown, never gated on); with the looks themselves.
 
     Raises:
         ValueError: as :func:`sequential_test`, or ``confidence`` outside (0, 1).
@@ -281,7 +324,7 @@ def sequential_paired(
         lo, hi = t_interval(look.change, se, df, confidence)
         out[lv] = PairedDiff(n, look.change, lo, hi, float(np.mean(d >= 0)),
                              float(np.mean(d <= 0)), p_drop=look.p_value, clusters=n, se=se,
-                             df=df)
+                             df=df, measure="pass rate", p_rise=look.p_rise)
     v = np.array([LEVEL_WEIGHTS_V[lv] for lv in sorted(out)], dtype=float)
     parts = [(out[lv].mean_diff, out[lv].se, out[lv].df) for lv in sorted(out)]
     n_all = sum(p.n for p in out.values())
@@ -290,7 +333,7 @@ def sequential_paired(
         t = weighted_sum(parts, v, confidence, scale)
         return PairedDiff(n_all, t.estimate, t.low, t.high, float(t.estimate >= 0),
                           float(t.estimate <= 0), p_drop=t.p_drop, clusters=n_all, se=t.se,
-                          df=t.df)
+                          df=t.df, measure="pass rate", p_rise=t.p_rise)
 
     ids_b, ids_c = set(baseline), set(candidate)
     result = PairedResult(

@@ -156,6 +156,10 @@ def test_a_large_uniform_drop_is_detected() -> None:
     assert is_regression(d, delta=0.05)
     assert not is_regression(d, delta=0.3)  # smaller than the tolerated drop
     assert r.total.mean_diff == pytest.approx(0.15 * d.mean_diff)
+    # the other tail of the same t: "no rise" is certain not to be rejected (issue 48 §6)
+    assert d.p_drop + d.p_rise == pytest.approx(1.0) and d.p_rise > 0.999
+    rise = paired_bootstrap(_run(cand), _run(base)).levels[2]
+    assert rise.p_rise == pytest.approx(d.p_drop) and r.total.p_rise > 0.999
 
 
 def test_noise_is_not_a_regression() -> None:

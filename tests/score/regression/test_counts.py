@@ -14,6 +14,7 @@ from scipy.stats import binom
 from pytest_graphinstruct.score.regression.counts import (
     PassCount,
     count_p_value,
+    count_p_values,
     pass_changes,
 )
 
@@ -96,3 +97,40 @@ def test_the_change_is_the_mean_pass_share_change_inside_its_interval(
     assert change.change == pytest.approx(sum(shares) / len(shares))
     assert change.low <= change.change + 1e-12 <= change.high + 2e-12
     assert change.p_value == count_p_value(base, run)
+
+
+def test_the_two_tails_come_from_one_law() -> None:
+    """"No rise" is the other tail of the same exact law: swapping the sides swaps the tails,
+    and the two tails overlap by the observed count's own probability (issue 48 §6)."""
+    base = counts((5, 5), (2, 5), (3, 5), (1, 5))
+    run = counts((3, 5), (4, 5), (5, 5), (0, 5))
+    drop, rise = count_p_values(base, run)
+    assert drop == count_p_value(base, run)
+    assert count_p_values(run, base) == pytest.approx((rise, drop))
+    assert drop + rise > 1.0
+    # three instructions that all turned from failing to passing: the rise is seen
+    up = count_p_values(counts(*[(0, 5)] * 3), counts(*[(5, 5)] * 3))
+    assert up[1] == pytest.approx((1 / math.comb(10, 5)) ** 3) and up[0] == 1.0
+    assert count_p_values([], []) == (1.0, 1.0)
+
+
+@pytest.mark.parametrize(("kb", "kr", "rates"), [(1, 1, (0.3, 0.8, 0.5)), (2, 3, (0.5, 0.6))])
+def test_no_rise_is_exact_every_outcome_enumerated(kb: int, kr: int,
+                                                   rates: tuple[float, ...]) -> None:
+    sides = [list(itertools.product(range(kb + 1), range(kr + 1))) for _ in rates]
+    law: list[tuple[float, float]] = []
+    for outcome in itertools.product(*sides):
+        prob = math.prod(binom.pmf(xb, kb, q) * binom.pmf(xr, kr, q)
+                         for (xb, xr), q in zip(outcome, rates, strict=True))
+        _, p = count_p_values([PassCount(xb, kb) for xb, _ in outcome],
+                              [PassCount(xr, kr) for _, xr in outcome])
+        law.append((p, prob))
+    for a in sorted({p for p, _ in law}):
+        assert sum(prob for p, prob in law if p <= a) <= a + 1e-9
+
+
+@given(_SIDE)
+def test_the_change_carries_both_tails(rows: list[tuple[int, int, float, float]]) -> None:
+    base, run = _sides(rows)
+    change = pass_changes(base, run)
+    assert (change.p_value, change.p_rise) == count_p_values(base, run)

@@ -12,6 +12,7 @@ from pytest_graphinstruct.score.regression.multiple import (
     FAMILY_ALPHA,
     holm,
     holm_adjusted,
+    improvements,
     regressions,
 )
 
@@ -107,3 +108,23 @@ def test_holm_adjusted_agrees_with_holm() -> None:
     assert adj == pytest.approx({"a": 0.004, "b": 0.06, "c": 0.08, "d": 0.3})
     with pytest.raises(ValueError):
         holm_adjusted({"x": 1.5})
+
+
+def test_improvements_are_regressions_the_other_way() -> None:
+    """Holm over the same family on the p-values of "no rise", and a rise above the tolerance
+    (issue 48 §6): the rule "regressed" has, not a lone interval above 0."""
+    from dataclasses import replace
+
+    def up(p: float, mean: float) -> PairedDiff:
+        return replace(diff(0.99, mean), p_rise=p)
+
+    family = {0: up(0.001, 0.10), 1: up(0.002, 0.01), 2: up(0.30, 0.08), 3: up(0.004, 0.03)}
+    assert improvements(family, delta=0.02) == {0, 3}
+    assert improvements(family, delta=0.05) == {0}
+    # six levels: 0.01 alone would be "improved"; Holm over six says not shown
+    six = {lv: up(0.01 if lv == 0 else 0.9, 0.1) for lv in range(6)}
+    assert improvements({0: six[0]}, delta=0.02) == {0}
+    assert improvements(six, delta=0.02) == frozenset()
+    assert regressions(family, delta=0.02) == frozenset()
+    with pytest.raises(ValueError, match="delta"):
+        improvements(family, delta=-0.1)

@@ -105,7 +105,10 @@ def test_a_candidate_worse_on_every_instruction_never_gets_a_larger_p(
 
 
 @settings(max_examples=40, deadline=None)
-@given(st.lists(st.floats(-1, 1), min_size=2, max_size=40), st.floats(0.01, 100))
+# no subnormals: halving -5e-324 underflows to 0, which no test can tell from a drop (found by
+# Hypothesis: d=[0.0, -5e-324], factor=0.5)
+@given(st.lists(st.floats(-1, 1, allow_subnormal=False), min_size=2, max_size=40),
+       st.floats(0.01, 100))
 def test_scaling_the_differences_leaves_p_unchanged(d: list[float], factor: float) -> None:
     x = np.array(d)
     p = flip_p_values(np.stack([x, x * factor]), draws=2000)
@@ -147,3 +150,36 @@ def test_a_rows_p_value_does_not_depend_on_the_rows_beside_it() -> None:
     together = flip_p_values(rows, draws=200_000)
     alone = [float(flip_p_values(r, draws=200_000)) for r in rows]
     assert together.tolist() == alone
+
+
+def test_a_rise_is_the_same_test_of_the_other_tail() -> None:
+    """The p-value of "no rise" is the sign-flip test of ``−d`` over the same subsets, and, with
+    pass counts, combined with the count test's other tail alike (issue 48 §6)."""
+    from pytest_graphinstruct.score.regression.counts import PassCount, count_p_values
+    from pytest_graphinstruct.score.regression.paired import combined_p
+
+    rng = np.random.default_rng(9)
+    base = rng.uniform(0.5, 0.9, 30)
+    b, c = _runs(base.tolist(), (base + rng.normal(0.1, 0.05, 30)).tolist())
+    up = suite_paired(b, c).levels[2]
+    d = np.array([c[i][1] - b[i][1] for i in sorted(b)])
+    assert up.p_rise == float(flip_p_values(-d, draws=draws_for(1), stream=2))
+    assert up.p_drop == float(flip_p_values(d, draws=draws_for(1), stream=2))
+    assert up.p_rise < 0.01 < 0.99 < up.p_drop
+    # swapping the two runs swaps the two tails exactly
+    down = suite_paired(c, b).levels[2]
+    assert (down.p_drop, down.p_rise) == (up.p_rise, up.p_drop)
+    bp = {i: PassCount(4, 5) for i in b}
+    cp = {i: PassCount(5, 5) if k % 3 else PassCount(4, 5) for k, i in enumerate(sorted(c))}
+    both = suite_paired(b, c, baseline_passes=bp, candidate_passes=cp).levels[2]
+    ids = sorted(b)
+    drop, rise = count_p_values([bp[i] for i in ids], [cp[i] for i in ids])
+    assert both.passes is not None and both.passes.p_rise == rise
+    assert both.p_rise == combined_p(up.p_rise, rise)
+    assert both.p_drop == combined_p(up.p_drop, drop)
+
+
+def test_identical_answers_give_one_both_ways() -> None:
+    b, c = _runs([0.9, 0.5, 0.7], [0.9, 0.5, 0.7])
+    d = suite_paired(b, c).levels[2]
+    assert (d.p_drop, d.p_rise) == (1.0, 1.0)

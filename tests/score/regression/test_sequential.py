@@ -159,3 +159,47 @@ def test_a_newly_passing_pair_made_newly_failing_never_raises_p(
     after, _ = _ask_until_done({**base, i: (0, tuple(b2))}, {**pool, i: tuple(c2)}, s)
     assert after.levels[0].p_value <= before.levels[0].p_value + 1e-12
     assert before.levels[0].state != "regressed" or after.levels[0].state == "regressed"
+
+
+@pytest.mark.parametrize(("rates", "s"), [
+    ((0.3, 0.6, 0.9), SequentialSettings(cap=2, alpha=0.3, tests=1, settle=1)),
+    ((0.5, 0.8), SequentialSettings(cap=3, alpha=0.5, tests=1, settle=2)),
+    ((0.2, 0.7), SequentialSettings(cap=3, alpha=0.2, tests=1, futility_z=0.5, settle=3)),
+])
+def test_both_p_values_are_exact_every_outcome_enumerated(
+        rates: tuple[float, ...], s: SequentialSettings) -> None:
+    """Nothing changed: summed over every outcome of a small design, the level's p-value of
+    "no drop" and of "no rise" are each at most ``a`` with probability at most ``a``, at every
+    ``a`` (issue 48 §6: "improved" is judged on the second as "regressed" is on the first)."""
+    import itertools
+    import math
+
+    k = s.cap
+    sides = list(itertools.product([False, True], repeat=2 * k))  # baseline's k, run's k
+    law: list[tuple[float, float, float]] = []
+    for outcome in itertools.product(sides, repeat=len(rates)):
+        prob = math.prod(q ** sum(o) * (1 - q) ** (2 * k - sum(o))
+                         for o, q in zip(outcome, rates, strict=True))
+        base = {f"i{j}": (0, o[:k]) for j, o in enumerate(outcome)}
+        pool = {f"i{j}": o[k:] for j, o in enumerate(outcome)}
+        lv = _ask_until_done(base, pool, s)[0].levels[0]
+        law.append((lv.p_value, lv.p_rise, prob))
+    assert sum(prob for *_, prob in law) == pytest.approx(1.0)
+    for which in (0, 1):
+        for a in sorted({row[which] for row in law}):
+            assert sum(row[2] for row in law if row[which] <= a) <= a + 1e-9, (which, a)
+    assert min(row[1] for row in law) < 0.5  # a rise can be seen at all
+
+
+def test_a_clear_rise_stops_at_the_first_look_with_the_sign_test_of_its_pairs() -> None:
+    # 12 newly passing, 1 newly failing, 7 unchanged at the first look: not worse, and the
+    # p-value of "no rise" is P(Binomial(13, 1/2) <= 1)
+    outcomes = [(False, True)] * 12 + [(True, False)] + [(True, True)] * 7
+    base = {f"i{j}": (0, (b,) * 5) for j, (b, _) in enumerate(outcomes)}
+    pool = {f"i{j}": (c,) * 5 for j, (_, c) in enumerate(outcomes)}
+    lv = _ask_until_done(base, pool)[0].levels[0]
+    assert lv.state == "not worse" and lv.looks == 1 and lv.p_value == 1.0
+    assert lv.p_rise == pytest.approx(binom.cdf(1, 13, 0.5))
+    collapsed = _ask_until_done(_level(30, True), {f"L0-{j:03d}": (False,) * 5
+                                                  for j in range(30)})[0].levels[0]
+    assert collapsed.state == "regressed" and collapsed.p_rise == 1.0
