@@ -1,35 +1,42 @@
-"""Gate calibration: the regression gate's false alarms, power and collapse detection, by
-simulation from real scores, without a model call.
+"""Gate calibration: the regression gate's false alarms (over runs, and per committed
+baseline), power and collapse detection, by simulation from real scores, without a model call.
 
-1. **Real scores, once.**  Every instruction of a suite gets two answers scored with the
-   project's own evaluation path (``run.evaluate.check`` + ``score``, the default pools): a
-   correct one (the oracle's: a reference that passes, a refusal for an infeasible
-   instruction) and a wrong one (the first reference of another instruction of the same level,
-   half the level away, that fails this instruction).  So each instruction has a realistic
-   level score for a passing and for a failing sample.
+1. **Real scores, once.**  Every instruction of a suite is scored by the project's own
+   evaluation path (``run.evaluate.check`` + ``score``, the default pools) with ``j`` of ``k``
+   samples correct, for every ``j`` and ``k`` of :data:`SAMPLES`, as ``score`` would score a
+   run: correct samples are the instruction's passing references in turn (the oracle's refusal
+   for an infeasible one), wrong ones the references of other instructions of the same level,
+   from half the level away, that fail it.  A level score is a nonlinear function of the
+   passing samples (D4 averages the *valid* samples: our L1 scores 0.20, 0.85, …, 0.99 with 0,
+   1, …, 5 of 5 correct), so the tables, not a pass/fail gap, give every simulated score.
 2. **Simulated runs.**  Each instruction passes a sample with probability ``expit(μ_L + u_T +
    v_i)``: ``u_T ~ N(0, 0.75²)`` per template, ``v_i ~ N(0, 1)`` per instruction, both drawn
    afresh for each pair (a new "model" every time), ``μ_L`` set so that the level's mean pass
    rate is that of a mid-tier model (:data:`PASS_RATES`).  A run draws ``k`` samples per
-   instruction; an instruction's level score is the mean of its samples' scores.  *Nothing
-   changed*: the two runs are independent draws of the same model (the gate's null: the
-   fixed suite, each answer a fresh draw).  *Lowered quality*: the candidate's logits at one
-   level shift so that the level's expected score falls by a given drop.  *Collapse*: every
-   answer of a level is wrong; *half*: a random half of the level's instructions are.
-3. **The gate, as the driver calls it.**  Per level the fixed-suite sign-flip test
-   (:func:`~pytest_graphinstruct.score.regression.paired.flip_p_values` with the draws, seed and
-   stream
-   :func:`~pytest_graphinstruct.score.regression.paired.suite_paired` uses), vectorized over pairs;
-   Holm
-   over the run's six levels at ``alpha = 0.05`` and ``delta = 0.02`` (``--gi-max-regression``).
-   A sample of pairs is also decided through the API (``suite_paired`` + ``regressions``) and
-   must agree exactly.  The template-clustered test (``--override-ini=gi_gate_test=templates``,
-   ``paired_bootstrap``) is run through the API on the collapse rows, to show its blind spot.
-4. **MDE80**: the smallest drop seen with 80 % power, interpolated on a grid of drops; beside
-   it the *ceiling* (a z-test that knows each level's true variance of the mean change, Holm
-   and delta as the gate: no test that holds its false alarms sees more) and the plan's
-   prediction (:func:`~pytest_graphinstruct.score.regression.power.detectable_drop`,
-   ``test="suite"``, from one simulated baseline run, the median over 10 such runs).
+   instruction; its level score is the table's at the number that passed.  *Nothing changed*:
+   the two runs are independent draws of the same model.  *Lowered quality*: the candidate's
+   logits at one level shift so that the level's *expected* score (over the run's ``k``
+   samples, through the tables) falls by a given drop.  *Collapse*: every answer of a level is
+   wrong; *half*: a random half of the level's instructions are.  *Per baseline*: one model, one
+   committed baseline run, then many unchanged runs against it: the share of them that fail,
+   for each baseline (the README's CI line commits one baseline and lives with it).
+3. **The gate, as the driver calls it.**  Per level the fixed-suite test of
+   :func:`~pytest_graphinstruct.score.regression.paired.suite_paired`: the level-score
+   sign-flip (its draws, seed and streams) and the exact pass-count test
+   (:mod:`~pytest_graphinstruct.score.regression.counts`), combined as
+   ``min(1, 2·min(p_score, p_count))``; runs of other sample counts (the README's design: a
+   baseline of :data:`README_BASE` samples, runs of one) on pass counts alone with the drop
+   rule on pass rate.  Holm over the run's six levels at ``alpha = 0.05``, ``delta = 0.02``
+   (``--gi-max-regression``).  Beside it, *today's* test (before issue 48: the level-score
+   sign-flip alone) for comparison.  A sample of pairs is also decided through the API
+   (``suite_paired`` with both runs' pass counts, then ``regressions``) and must agree
+   exactly.  The template-clustered test (``gi_gate_test=templates``) runs through the API on
+   the collapse rows, to show its blind spot.
+4. **MDE80**: the smallest drop seen with 80 % power, interpolated on a grid of drops, and the
+   plan's prediction (:func:`~pytest_graphinstruct.score.regression.power.detectable_drop`,
+   ``test="suite"``: the combined test's model, :mod:`~pytest_graphinstruct.score.regression.\
+suite_power`) from one simulated baseline run, the median over 10 such runs, with its ratio to
+   the measured figure.
 
 Prints the tables docs/PLUGIN.md quotes ("How much the gate can see"), and the wall time.  False
 alarms are "any level of the run flagged" with nothing changed, with a 95 % Wilson interval.
@@ -38,8 +45,9 @@ message when absent).
 
 Usage::
 
-    python bench/gate_calibration.py [--pairs 1000] [--power-pairs 200] [--quick]
-                                     [--seed 0] [--scores FILE]
+    python bench/gate_calibration.py [--pairs 1000] [--power-pairs 200] [--baselines 200]
+                                     [--runs 100] [--quick] [--seed 0] [--scores FILE]
+                                     [--auto] [--auto-pairs 500]
 """
 
 from __future__ import annotations
@@ -50,11 +58,13 @@ import pickle
 import sys
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from functools import lru_cache
 from pathlib import Path
 
 import numpy as np
 from scipy.special import expit
+from scipy.stats import binom, hypergeom
 from tabulate import tabulate
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -69,6 +79,7 @@ DELTA = 0.02  #: --gi-max-regression
 ALPHA = 0.05  #: the family-wise alpha of the gate
 GRID = (0.01, 0.02, 0.03, 0.04, 0.05, 0.06, 0.08, 0.10, 0.12, 0.15, 0.20)
 SAMPLES = (1, 5)
+README_BASE = 5  #: gi_baseline_samples: the samples of the baseline the README's line writes
 CHUNK = 250  #: pairs simulated at once
 
 
@@ -76,14 +87,14 @@ CHUNK = 250  #: pairs simulated at once
 
 @dataclass(frozen=True)
 class SuiteScores:
-    """Per instruction: id, level, cluster, level score of a passing and a failing sample."""
+    """Per instruction: id, level, cluster, and per sample count ``k`` of :data:`SAMPLES` the
+    level score of ``j`` of ``k`` samples correct (``tables[k][i, j]``)."""
 
     name: str
     ids: tuple[str, ...]
     levels: np.ndarray
     clusters: tuple[str, ...]
-    s_pass: np.ndarray
-    s_fail: np.ndarray
+    tables: dict[int, np.ndarray]
     oracle_failed: int  # instructions whose correct answer did not pass (suite defects)
 
     @property
@@ -91,9 +102,24 @@ class SuiteScores:
         names = {c: j for j, c in enumerate(dict.fromkeys(self.clusters))}
         return np.array([names[c] for c in self.clusters])
 
+    @property
+    def s_pass(self) -> np.ndarray:
+        """One passing sample's level score."""
+        return self.tables[1][:, 1]
+
+    @property
+    def s_fail(self) -> np.ndarray:
+        """One failing sample's level score."""
+        return self.tables[1][:, 0]
+
+    def scores(self, k: int, passed: np.ndarray) -> np.ndarray:
+        """The level scores of runs whose instructions passed ``passed`` (…, n) of ``k``."""
+        table = self.tables[k]
+        return table[np.arange(table.shape[0]), passed]
+
 
 def score_suite(name: str, root: str) -> SuiteScores:
-    """Score one correct and one wrong answer per instruction (see the module docstring)."""
+    """Score every instruction with ``j`` of ``k`` samples correct (module docstring)."""
     from pytest_graphinstruct.answers import Answer
     from pytest_graphinstruct.models.base import Request
     from pytest_graphinstruct.pools import ReferencePools
@@ -112,31 +138,44 @@ def score_suite(name: str, root: str) -> SuiteScores:
     pools = (ReferencePools.load(pools_dir, cache_dir=default_cache_dir())
              if pools_dir.is_dir() else None)
     cell = Cell("calibration", "zero-shot")
-    checked = []
+    most = max(SAMPLES)
+    checked, ids, failed = [], [], 0
     for level in sorted({i.level for i in suite}):
         insts = suite.level(level)
         n = len(insts)
         for j, inst in enumerate(insts):
-            good = oracle.complete(Request(model="oracle", messages=(), instruction_id=inst.id))
-            bad = ""
+            goods = [r for r in inst.references if verifier.verify(inst, r).passed]
+            if not goods:
+                oracle_text = oracle.complete(Request(model="oracle", messages=(),
+                                                      instruction_id=inst.id)).text or ""
+                goods = [oracle_text]
+                failed += int(not verifier.verify(inst, oracle_text).passed)
+            bads: list[str] = []
             for step in range(n - 1):
                 other = insts[(j + n // 2 + step) % n]
-                bad = next((r for r in other.references
-                            if other.id != inst.id and not verifier.verify(inst, r).passed), "")
-                if bad:
+                bads += [r for r in other.references if other.id != inst.id and r not in bads
+                         and not verifier.verify(inst, r).passed]
+                if len(bads) >= most:
                     break
-            checked.append(check(inst, [good], cell=cell, verifier=verifier))
-            checked.append(check(inst, [Answer(text=bad, calls=1)], cell=cell,
-                                 verifier=verifier))
+            bads = bads or [""]
+            ids.append(inst.id)
+            for k in SAMPLES:
+                for c in range(k + 1):
+                    texts = ([goods[i % len(goods)] for i in range(c)]
+                             + [bads[i % len(bads)] for i in range(k - c)])
+                    checked.append(check(inst, [Answer(text=t, calls=1) for t in texts],
+                                         cell=cell, verifier=verifier))
     results = score(checked, pools)
-    good_r, bad_r = results[0::2], results[1::2]
+    per = sum(k + 1 for k in SAMPLES)
+    rows = np.array([r.level_score or 0.0 for r in results]).reshape(len(ids), per)
+    tables, at = {}, 0
+    for k in SAMPLES:
+        tables[k] = rows[:, at:at + k + 1].copy()
+        at += k + 1
     return SuiteScores(
-        name=name, ids=tuple(r.instruction_id for r in good_r),
-        levels=np.array([r.level for r in good_r]),
-        clusters=tuple(cluster_of(suite[r.instruction_id]) for r in good_r),
-        s_pass=np.array([r.level_score or 0.0 for r in good_r]),
-        s_fail=np.array([r.level_score or 0.0 for r in bad_r]),
-        oracle_failed=sum(1 for r in good_r if not r.passed))
+        name=name, ids=tuple(ids), levels=np.array([suite[i].level for i in ids]),
+        clusters=tuple(cluster_of(suite[i]) for i in ids), tables=tables,
+        oracle_failed=failed)
 
 
 # -- 2. simulated runs ------------------------------------------------------------------------
@@ -162,41 +201,39 @@ class Drop:
     whole: bool = True
 
 
-@dataclass(frozen=True)
-class Runs:
-    """``pairs`` simulated (baseline, candidate) runs: per-instruction level scores ``(P, n)``,
-    the baseline's passing samples, which pairs could drop as asked, and the variance of each
-    level's mean difference given the pair's model and shared noise ``(P, levels)``."""
-
-    base: np.ndarray
-    cand: np.ndarray
-    passes: np.ndarray
-    ok: np.ndarray
-    true_var: np.ndarray
+def expected_scores(table: np.ndarray, eta: np.ndarray) -> np.ndarray:
+    """Each instruction's expected level score over ``k`` samples (``table``: (n, k + 1)) at
+    pass logits ``eta`` (…, n)."""
+    k = table.shape[1] - 1
+    w = binom.pmf(np.arange(k + 1), k, expit(eta)[..., None])
+    return np.asarray(np.einsum("...nj,nj->...n", w, table))
 
 
-def _lower(data: SuiteScores, eta: np.ndarray, cand: np.ndarray, drop: Drop) -> np.ndarray:
-    """Shift ``cand``'s logits so that the level's expected score falls by ``drop.size``;
-    returns which pairs could."""
+def _lower(data: SuiteScores, eta: np.ndarray, cand: np.ndarray, drop: Drop,
+           k: int) -> np.ndarray:
+    """Shift ``cand``'s logits so that the level's expected score over ``k`` samples falls by
+    ``drop.size``; returns which pairs could."""
     m = data.levels == drop.level
     moved = m.copy()
     if not drop.whole:
         codes = data.cluster_codes
         moved = m & (codes == np.bincount(codes[m]).argmax())
-    sp, sf, e = data.s_pass[moved], data.s_fail[moved], eta[:, moved]
-    start = (expit(e) * (sp - sf) + sf).sum(1)
+    table, e = data.tables[k][moved], eta[:, moved]
+    start = expected_scores(table, e).sum(1)
     goal = start - drop.size * int(m.sum())
-    ok = goal > sf.sum() + 1e-9
-    shift = _bisect(lambda x: (expit(e - x[:, None]) * (sp - sf) + sf).sum(1) - goal,
-                    0.0, 40.0, eta.shape[0])
+    ok = goal > table[:, 0].sum() + 1e-9
+    shift = _bisect(lambda x: expected_scores(table, e - x[:, None]).sum(1) - goal,
+                    0.0, 40.0, eta.shape[0], iters=40)
     cand[:, moved] -= shift[:, None]
     return np.asarray(ok)
 
 
 def _logits(data: SuiteScores, pairs: int, rng: np.random.Generator,
-            drops: Sequence[Drop] = ()) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+            drops: Sequence[Drop] = (), k: int = 1
+            ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Per pair and instruction the baseline's and the candidate's pass logits (a new model
-    per pair, the candidate lowered by ``drops``), and which pairs could drop as asked."""
+    per pair, the candidate lowered by ``drops`` as runs of ``k`` samples score), and which
+    pairs could drop as asked."""
     codes, levels = data.cluster_codes, data.levels
     n, t = levels.size, int(codes.max()) + 1
     eff = rng.normal(0, TEMPLATE_SD, (pairs, t))[:, codes] + rng.normal(0, INSTRUCTION_SD,
@@ -211,28 +248,46 @@ def _logits(data: SuiteScores, pairs: int, rng: np.random.Generator,
     cand = eta.copy()
     ok = np.ones(pairs, dtype=bool)
     for drop in drops:
-        ok &= _lower(data, eta, cand, drop)
+        ok &= _lower(data, eta, cand, drop, k)
     return eta, cand, ok
 
 
-def simulate(data: SuiteScores, pairs: int, k: int, shared: float, rng: np.random.Generator,
+@dataclass(frozen=True)
+class Runs:
+    """(baseline, candidate) runs of ``kb`` and ``kc`` samples per instruction: each side's
+    passing samples ``(P, n)``, its level scores where the two are comparable (``kb == kc``),
+    and which pairs could drop as asked."""
+
+    kb: int
+    kc: int
+    xb: np.ndarray
+    xc: np.ndarray
+    ok: np.ndarray
+    sb: np.ndarray | None = field(default=None)
+    sc: np.ndarray | None = field(default=None)
+
+    def where(self, rows: np.ndarray) -> Runs:
+        return Runs(self.kb, self.kc, self.xb[rows], self.xc[rows], self.ok[rows],
+                    None if self.sb is None else self.sb[rows],
+                    None if self.sc is None else self.sc[rows])
+
+
+def draw_runs(data: SuiteScores, eta_b: np.ndarray, eta_c: np.ndarray, ok: np.ndarray,
+              kb: int, kc: int, rng: np.random.Generator) -> Runs:
+    """Runs of ``kb`` and ``kc`` samples drawn at the given logits (scores through the
+    tables)."""
+    xb, xc = rng.binomial(kb, expit(eta_b)), rng.binomial(kc, expit(eta_c))
+    if kb != kc:
+        return Runs(kb, kc, xb, xc, ok)
+    return Runs(kb, kc, xb, xc, ok, data.scores(kb, xb), data.scores(kc, xc))
+
+
+def simulate(data: SuiteScores, pairs: int, kb: int, kc: int, rng: np.random.Generator,
              drops: Sequence[Drop] = ()) -> Runs:
-    """``pairs`` (baseline, candidate) runs of ``k`` samples per instruction (module
-    docstring)."""
-    codes, levels = data.cluster_codes, data.levels
-    t = int(codes.max()) + 1
-    eta, cand, ok = _logits(data, pairs, rng, drops)
-    noise_b = rng.normal(0, shared, (pairs, t))[:, codes] if shared else 0.0
-    noise_c = rng.normal(0, shared, (pairs, t))[:, codes] if shared else 0.0
-    pb, pc = expit(eta + noise_b), expit(cand + noise_c)
-    xb = rng.binomial(k, pb)
-    xc = rng.binomial(k, pc)
-    gap = data.s_pass - data.s_fail
-    each = gap * gap * (pb * (1 - pb) + pc * (1 - pc)) / k
-    order = sorted({int(x) for x in levels})
-    true_var = np.stack([each[:, levels == lv].sum(1) / float((levels == lv).sum()) ** 2
-                         for lv in order], axis=1)
-    return Runs(data.s_fail + xb / k * gap, data.s_fail + xc / k * gap, xb, ok, true_var)
+    """``pairs`` (baseline, candidate) runs (module docstring), the drops sized on the
+    candidate's sample count."""
+    eta, cand, ok = _logits(data, pairs, rng, drops, kc)
+    return draw_runs(data, eta, cand, ok, kb, kc, rng)
 
 
 def wilson(x: int, n: int, z: float = 1.959964) -> tuple[float, float]:
@@ -259,41 +314,101 @@ def _holm(p: np.ndarray, alpha: float = ALPHA) -> np.ndarray:
     return out
 
 
-def gate(data: SuiteScores, base: np.ndarray, cand: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+@lru_cache(maxsize=64)
+def _subsets(n: int, draws: int, seed: int, stream: int) -> np.ndarray:
+    """The sign-flip test's random subsets for ``n`` differences, exactly those
+    ``flip_p_values`` makes (kept: every call of a level draws the same ones)."""
+    from pytest_graphinstruct.score.regression.paired import _subset_blocks
+
+    return np.concatenate(list(_subset_blocks(n, draws, seed, stream)))
+
+
+def flip_p(d: np.ndarray, draws: int, seed: int, stream: int) -> np.ndarray:
+    """``flip_p_values(d, draws=draws, seed=seed, stream=stream)``, row by row, its subsets
+    kept (the same arithmetic: equal results)."""
+    g = d + 1e-9 * np.abs(d)
+    counts = np.sum(g @ _subsets(d.shape[1], draws, seed, stream).T >= 0.0, axis=1)
+    return np.asarray((1.0 + counts) / (1.0 + draws))
+
+
+def count_p(xb: np.ndarray, xc: np.ndarray, kb: int, kc: int) -> np.ndarray:
+    """``counts.count_p_value`` of every row (a run: (P, n) passing samples of ``kb`` and
+    ``kc``), vectorized: the exact law of the candidate's passing samples given each
+    instruction's pooled ones, built instruction by instruction."""
+    rows, n = xb.shape
+    total = kb + kc
+    good = xb + xc
+    law = np.zeros((rows, n * kc + 1))
+    law[:, 0] = 1.0
+    js = np.arange(kc + 1)
+    top = 0
+    for i in range(n):
+        h = hypergeom.pmf(js[None, :], total, good[:, i:i + 1], kc)
+        nxt = np.zeros_like(law)
+        for j in range(kc + 1):
+            nxt[:, j:top + 1 + j] += law[:, :top + 1] * h[:, j:j + 1]
+        law, top = nxt, min(n * kc, top + kc)
+    tail = np.cumsum(law, axis=1)[np.arange(rows), xc.sum(axis=1)]
+    return np.minimum(1.0, tail * (1.0 + 1e-9))
+
+
+TESTS = ("combined", "score")
+"""The gate's test (issue 48), and today's (before it: the level-score sign-flip alone)."""
+
+
+def gate(data: SuiteScores, runs: Runs, test: str = "combined"
+         ) -> tuple[np.ndarray, np.ndarray]:
     """Per pair and level: flagged by the gate, and the p-value — the fixed-suite test with
-    exactly the draws, seed and streams ``suite_paired`` uses for a six-level family."""
+    exactly the draws, seed and streams ``suite_paired`` uses for a six-level family (runs of
+    other sample counts: the pass-count test alone, the drop rule on pass rate)."""
     from pytest_graphinstruct.score.regression.bootstrap import DEFAULT_SEED
-    from pytest_graphinstruct.score.regression.paired import draws_for, flip_p_values
+    from pytest_graphinstruct.score.regression.paired import draws_for
 
     order = sorted({int(x) for x in data.levels})
     draws = draws_for(len(order), ALPHA)
-    p = np.ones((base.shape[0], len(order)))
+    p = np.ones((runs.xb.shape[0], len(order)))
     means = np.zeros_like(p)
     for j, lv in enumerate(order):
         m = data.levels == lv
-        d = cand[:, m] - base[:, m]
-        p[:, j] = flip_p_values(d, draws=draws, seed=DEFAULT_SEED, stream=lv)
+        if runs.sb is None or runs.sc is None:  # other sample counts: pass counts alone
+            p[:, j] = count_p(runs.xb[:, m], runs.xc[:, m], runs.kb, runs.kc)
+            means[:, j] = (runs.xc[:, m] / runs.kc - runs.xb[:, m] / runs.kb).mean(axis=1)
+            continue
+        d = runs.sc[:, m] - runs.sb[:, m]
+        p_score = flip_p(d, draws, DEFAULT_SEED, lv)
+        # one sample each: the score test alone (suite_paired: the count test adds nothing)
+        single = runs.kb == runs.kc == 1
+        p[:, j] = p_score if test == "score" or single else np.minimum(1.0, 2.0 * np.minimum(
+            p_score, count_p(runs.xb[:, m], runs.xc[:, m], runs.kb, runs.kc)))
         means[:, j] = d.mean(axis=1)
     return _holm(p) & (means < -DELTA), p
 
 
-def api_gate(data: SuiteScores, base: np.ndarray, cand: np.ndarray,
-             test: str = "suite") -> np.ndarray:
-    """Per pair and level: flagged, through the package's API (``suite_paired`` or
-    ``paired_bootstrap`` with the suite's templates, then ``regressions``)."""
+def api_gate(data: SuiteScores, runs: Runs, test: str = "suite") -> np.ndarray:
+    """Per pair and level: flagged, through the package's API (``suite_paired`` with both
+    runs' pass counts, or ``paired_bootstrap`` with the suite's templates, then
+    ``regressions``)."""
     from pytest_graphinstruct.score.regression.bootstrap import paired_bootstrap
+    from pytest_graphinstruct.score.regression.counts import PassCount
     from pytest_graphinstruct.score.regression.multiple import regressions
     from pytest_graphinstruct.score.regression.paired import suite_paired
 
     clusters = dict(zip(data.ids, data.clusters, strict=True))
     levels = [int(x) for x in data.levels]
     order = sorted(set(levels))
-    flags = np.zeros((base.shape[0], len(order)), dtype=bool)
-    for row in range(base.shape[0]):
-        b = dict(zip(data.ids, zip(levels, base[row].tolist(), strict=True), strict=True))
-        c = dict(zip(data.ids, zip(levels, cand[row].tolist(), strict=True), strict=True))
-        diffs = (suite_paired(b, c).levels if test == "suite"
-                 else paired_bootstrap(b, c, clusters=clusters).levels)
+    flags = np.zeros((runs.xb.shape[0], len(order)), dtype=bool)
+    for row in range(runs.xb.shape[0]):
+        sb = runs.sb[row] if runs.sb is not None else np.zeros(len(levels))
+        sc = runs.sc[row] if runs.sc is not None else np.zeros(len(levels))
+        b = dict(zip(data.ids, zip(levels, sb.tolist(), strict=True), strict=True))
+        c = dict(zip(data.ids, zip(levels, sc.tolist(), strict=True), strict=True))
+        pb = {i: PassCount(int(x), runs.kb) for i, x in zip(data.ids, runs.xb[row],
+                                                           strict=True)}
+        pc = {i: PassCount(int(x), runs.kc) for i, x in zip(data.ids, runs.xc[row],
+                                                           strict=True)}
+        diffs = (suite_paired(b, c, baseline_passes=pb, candidate_passes=pc,
+                              scores_comparable=runs.sb is not None).levels
+                 if test == "suite" else paired_bootstrap(b, c, clusters=clusters).levels)
         down = regressions(diffs, delta=DELTA, alpha=ALPHA)
         flags[row] = [lv in down for lv in order]
     return flags
@@ -301,17 +416,17 @@ def api_gate(data: SuiteScores, base: np.ndarray, cand: np.ndarray,
 
 # -- 4. the rows --------------------------------------------------------------------------------
 
-def _wrong(data: SuiteScores, cand: np.ndarray, level: int, share: float,
-           rng: np.random.Generator) -> np.ndarray:
-    """``cand`` with every sample of ``share`` of the level's instructions wrong (a random
-    choice per pair)."""
-    out = cand.copy()
+def _wrong(data: SuiteScores, runs: Runs, level: int, share: float,
+           rng: np.random.Generator) -> Runs:
+    """``runs`` with every candidate sample of ``share`` of the level's instructions wrong (a
+    random choice per pair)."""
+    xc = runs.xc.copy()
     idx = np.flatnonzero(data.levels == level)
     take = round(share * idx.size)
-    for row in range(out.shape[0]):
-        chosen = rng.choice(idx, size=take, replace=False)
-        out[row, chosen] = data.s_fail[chosen]
-    return out
+    for row in range(xc.shape[0]):
+        xc[row, rng.choice(idx, size=take, replace=False)] = 0
+    sc = None if runs.sc is None else data.scores(runs.kc, xc)
+    return Runs(runs.kb, runs.kc, runs.xb, xc, runs.ok, runs.sb, sc)
 
 
 @dataclass
@@ -329,12 +444,29 @@ class Tally:
         self.levels = per if self.levels is None else self.levels + per
 
 
-def null_rate(data: SuiteScores, k: int, pairs: int, rng: np.random.Generator) -> Tally:
+def null_rate(data: SuiteScores, kb: int, kc: int, pairs: int, rng: np.random.Generator,
+              test: str = "combined") -> Tally:
     tally = Tally()
     for start in range(0, pairs, CHUNK):
-        runs = simulate(data, min(CHUNK, pairs - start), k, 0.0, rng)
-        tally.add(gate(data, runs.base, runs.cand)[0])
+        runs = simulate(data, min(CHUNK, pairs - start), kb, kc, rng)
+        tally.add(gate(data, runs, test)[0])
     return tally
+
+
+def per_baseline(data: SuiteScores, kb: int, kc: int, baselines: int, runs_each: int,
+                 rng: np.random.Generator, test: str = "combined") -> np.ndarray:
+    """For each of ``baselines`` committed baselines (a model, then one baseline run of it):
+    the share of ``runs_each`` unchanged runs of that model against it that fail."""
+    rates = np.empty(baselines)
+    for b in range(baselines):
+        eta, _, _ = _logits(data, 1, rng)
+        xb = np.repeat(rng.binomial(kb, expit(eta)), runs_each, axis=0)
+        xc = rng.binomial(kc, expit(np.repeat(eta, runs_each, axis=0)))
+        ok = np.ones(runs_each, dtype=bool)
+        runs = (Runs(kb, kc, xb, xc, ok) if kb != kc else
+                Runs(kb, kc, xb, xc, ok, data.scores(kb, xb), data.scores(kc, xc)))
+        rates[b] = gate(data, runs, test)[0].any(axis=1).mean()
+    return rates
 
 
 def collapse(data: SuiteScores, k: int, level: int, share: float, pairs: int,
@@ -342,45 +474,34 @@ def collapse(data: SuiteScores, k: int, level: int, share: float, pairs: int,
     """How often the run fails when ``share`` of ``level``'s answers are all wrong; the
     baseline is a run of the simulated model, or (``correct``) every answer right (the
     oracle's, as in the issue's probe) with the candidate right elsewhere too."""
-    runs = simulate(data, pairs, k, 0.0, rng)
+    runs = simulate(data, pairs, k, k, rng)
     if correct:
-        right = np.broadcast_to(data.s_pass, runs.base.shape)
-        runs = Runs(right.copy(), right.copy(), runs.passes, runs.ok, runs.true_var)
-    cand = _wrong(data, runs.cand, level, share, rng)
+        right = np.full(runs.xb.shape, k)
+        runs = Runs(k, k, right, right.copy(), runs.ok, data.scores(k, right),
+                    data.scores(k, right))
+    runs = _wrong(data, runs, level, share, rng)
     tally = Tally()
-    tally.add(gate(data, runs.base, cand)[0] if test == "suite"
-              else api_gate(data, runs.base, cand, test))
+    tally.add(gate(data, runs)[0] if test == "suite" else api_gate(data, runs, test))
     return tally
 
 
-def ceiling(data: SuiteScores, diff: np.ndarray, true_var: np.ndarray) -> np.ndarray:
-    """Per pair and level: flagged by the one-sided z-test with each level's *true* variance
-    of its mean change (which no test knows), Holm and delta as the gate: what no test that
-    holds its false alarms can beat."""
-    from scipy.stats import norm
-
+def power_curve(data: SuiteScores, kb: int, kc: int, level: int, pairs: int,
+                rng: np.random.Generator, tests: Sequence[str] = TESTS
+                ) -> dict[str, dict[float, float]]:
+    """Test → drop → the share of pairs whose lowered level is flagged (pairs that can drop so
+    far); each drop's runs are judged by every test."""
     order = sorted({int(x) for x in data.levels})
-    means = np.stack([diff[:, data.levels == lv].mean(axis=1) for lv in order], axis=1)
-    p = norm.cdf(means / np.sqrt(np.maximum(true_var, 1e-30)))
-    return _holm(p) & (means < -DELTA)
-
-
-def power_curve(data: SuiteScores, k: int, level: int, pairs: int,
-                rng: np.random.Generator) -> tuple[dict[float, float], dict[float, float]]:
-    """Drop → the share of pairs whose lowered level is flagged (pairs that can drop so far),
-    by the gate and by the known-variance ceiling."""
-    order = sorted({int(x) for x in data.levels})
-    out, top = {}, {}
+    out: dict[str, dict[float, float]] = {t: {} for t in tests}
     for drop in GRID:
-        runs = simulate(data, pairs, k, 0.0, rng, (Drop(level, drop),))
+        runs = simulate(data, pairs, kb, kc, rng, (Drop(level, drop),))
         if runs.ok.sum() < 0.9 * pairs:
             break
-        base, cand = runs.base[runs.ok], runs.cand[runs.ok]
-        flags = gate(data, base, cand)[0]
-        out[drop] = float(flags[:, order.index(level)].mean())
-        best = ceiling(data, cand - base, runs.true_var[runs.ok])
-        top[drop] = float(best[:, order.index(level)].mean())
-    return out, top
+        kept = runs.where(runs.ok)
+        for t in tests:
+            out[t][drop] = float(gate(data, kept, t)[0][:, order.index(level)].mean())
+        if min(c.get(drop, 0.0) for c in out.values()) >= 0.95:
+            break
+    return out
 
 
 def mde80(curve: dict[float, float]) -> float:
@@ -396,20 +517,21 @@ def mde80(curve: dict[float, float]) -> float:
 def predicted(data: SuiteScores, k: int, rng: np.random.Generator, runs_n: int = 10
               ) -> dict[int, float]:
     """Level → the plan's MDE80 (score.regression.power.detectable_drop, test="suite") from one
-    simulated
-    baseline run, the median over ``runs_n`` runs."""
+    simulated baseline run of ``k`` samples (its scores and passing samples), the median over
+    ``runs_n`` runs."""
     from pytest_graphinstruct.score.regression.power import (
         ItemScore,
         detectable_drop,
         noise_by_level,
     )
 
-    runs = simulate(data, runs_n, k, 0.0, rng)
+    runs = simulate(data, runs_n, k, k, rng)
+    assert runs.sb is not None
     out: dict[int, list[float]] = {}
     for row in range(runs_n):
         items = [ItemScore(int(lv), c, float(s), float(x) / k)
-                 for lv, c, s, x in zip(data.levels, data.clusters, runs.base[row],
-                                        runs.passes[row], strict=True)]
+                 for lv, c, s, x in zip(data.levels, data.clusters, runs.sb[row],
+                                        runs.xb[row], strict=True)]
         for lv, noise in noise_by_level(items, samples=k).items():
             out.setdefault(lv, []).append(detectable_drop(noise, delta=DELTA, alpha=ALPHA,
                                                           tests=6, test="suite"))
@@ -441,10 +563,10 @@ class AutoTally:
 @dataclass(frozen=True)
 class AutoRun:
     """One adaptive run's verdict per level: ``flags`` by the run's rule (a pass-rate drop
-    beyond ``DELTA``), ``flags_score`` by the fixed-k gate's rule (a level-score drop beyond
-    it: each instruction's pass-rate change times its true gap between a passing and a failing
-    sample, which a run cannot know; for comparing power), the samples asked and the
-    stage-wise p-values.  Both rules judge the same looks: the drop rule comes after them."""
+    beyond ``DELTA``), ``flags_score`` by a level-score rule (each instruction's pass-rate
+    change times its gap between one passing and one failing sample, which a run cannot know;
+    for comparing power with the fixed-count gate), the samples asked and the stage-wise
+    p-values.  Both rules judge the same looks: the drop rule comes after them."""
 
     flags: np.ndarray
     flags_score: np.ndarray
@@ -490,7 +612,7 @@ def _outcomes(data: SuiteScores, pairs: int, rng: np.random.Generator,
               drops: Sequence[Drop] = ()) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """``(pairs, n, AUTO_CAP)`` pass outcomes of a baseline and a candidate of one model per
     pair (``drops`` lowering the candidate), and which pairs could drop as asked."""
-    eta, cand, ok = _logits(data, pairs, rng, drops)
+    eta, cand, ok = _logits(data, pairs, rng, drops, AUTO_CAP)
     shape = (*eta.shape, AUTO_CAP)
     return (rng.random(shape) < expit(eta)[..., None],
             rng.random(shape) < expit(cand)[..., None], ok)
@@ -578,14 +700,26 @@ def _mde(x: float) -> str:
     return "none ≤ 0.20" if math.isinf(x) else f"{x:.3f}"
 
 
+def _spread(rates: np.ndarray) -> list[str]:
+    """A distribution of per-baseline false-alarm rates, as the table shows it."""
+    lo, hi = wilson(int((rates > 0.10).sum()), rates.size)
+    return [f"{rates.mean():.1%}", f"{np.median(rates):.1%}",
+            f"{(rates > 0.10).mean():.1%} [{lo:.1%}, {hi:.1%}]",
+            f"{np.quantile(rates, 0.95):.1%}", f"{rates.max():.1%}"]
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--pairs", type=int, default=1000, help="null pairs per configuration "
                     "(default 1000)")
     ap.add_argument("--power-pairs", type=int, default=200, help="pairs per drop and level "
                     "(default 200)")
+    ap.add_argument("--baselines", type=int, default=200, help="committed baselines of the "
+                    "per-baseline rows (default 200)")
+    ap.add_argument("--runs", type=int, default=100, help="unchanged runs against each of "
+                    "them (default 100)")
     ap.add_argument("--quick", action="store_true", help="a smoke run: 200 null pairs, 60 per "
-                    "power configuration")
+                    "power configuration, 40 baselines of 50 runs")
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--scores", default=None, metavar="FILE", help="keep the scored answers "
                     "here and reuse them on the next run (delete it when the suite or the "
@@ -597,8 +731,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = ap.parse_args(argv)
     if args.quick:
         args.pairs, args.power_pairs = min(args.pairs, 200), min(args.power_pairs, 60)
-    if args.pairs < 1 or args.power_pairs < 1:
-        ap.error("--pairs and --power-pairs must be >= 1")
+        args.baselines, args.runs = min(args.baselines, 40), min(args.runs, 50)
+    if min(args.pairs, args.power_pairs, args.baselines, args.runs) < 1:
+        ap.error("--pairs, --power-pairs, --baselines and --runs must be >= 1")
     t0 = time.perf_counter()
     roots = {"ours": OUR_SUITE}
     if OFFICIAL_SUITE.is_dir():
@@ -606,11 +741,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     else:
         print(f"official suite not found at {OFFICIAL_SUITE}: skipped")
     cache = Path(args.scores) if args.scores else None
+    suites: dict[str, SuiteScores] = {}
     if cache is not None and cache.is_file():
         with cache.open("rb") as fh:
-            suites = {k: v for k, v in pickle.load(fh).items() if k in roots}
-        print(f"scores read from {cache}")
-    else:
+            kept = pickle.load(fh)
+        suites = {k: v for k, v in kept.items()
+                  if k in roots and getattr(v, "tables", None) is not None
+                  and set(v.tables) == set(SAMPLES)}
+        print(f"scores read from {cache}" if suites else f"{cache} holds older scores: "
+              "scoring again")
+    if not suites:
         suites = {name: score_suite(name, str(root)) for name, root in roots.items()}
         if cache is not None:
             with cache.open("wb") as fh:
@@ -623,13 +763,33 @@ def main(argv: Sequence[str] | None = None) -> int:
     agree = checked = 0
     for name, data in suites.items():
         order = sorted({int(x) for x in data.levels})
+        levels = [f"L{lv}" for lv in order]
         print(f"\n## {name} suite ({len(data.ids)} instructions; {data.oracle_failed} correct "
               "answers that do not pass)")
+        print("level score by correct samples (level means): " + "; ".join(
+            f"L{lv} " + ", ".join(f"{x:.2f}" for x in data.tables[max(SAMPLES)][
+                data.levels == lv].mean(axis=0)) for lv in order))
         rows = []
-        for k in SAMPLES:
-            null = null_rate(data, k, args.pairs, rng)
-            rows.append([f"nothing changed, k={k}", _rate(null), null.pairs])
+        for kb, kc in ((1, 1), (5, 5), (README_BASE, 1)):
+            # one sample each the gate is today's test (the score test alone)
+            for test in (TESTS if kb == kc > 1 else ("combined",)):
+                what = ("the gate" if test == "combined" else "today's test (score only)")
+                if kb != kc:
+                    what = "the gate (pass counts)"
+                null = null_rate(data, kb, kc, args.pairs, rng, test)
+                rows.append([f"baseline k={kb}, runs k={kc}: {what}", _rate(null), null.pairs])
         print(tabulate(rows, headers=["family-wise false alarms", "rate [95% CI]", "pairs"],
+                       disable_numparse=True))
+        rows = []
+        for kb, kc, test, what in ((1, 1, "score", "one-sample baseline (as before issue 48)"),
+                                   (README_BASE, 1, "combined",
+                                    f"{README_BASE}-sample baseline (the default), the gate")):
+            rates = per_baseline(data, kb, kc, args.baselines, args.runs, rng, test)
+            rows.append([what, *_spread(rates)])
+        print(f"\nthe README's CI line: false alarms of {args.runs} unchanged one-sample runs "
+              f"against each of {args.baselines} committed baselines")
+        print(tabulate(rows, headers=["baseline", "mean", "median", "baselines above 10% "
+                                      "[95% CI]", "95th percentile", "worst"],
                        disable_numparse=True))
         rows = []
         for correct, who in ((True, "correct baseline"), (False, "mid-tier baseline")):
@@ -649,36 +809,51 @@ def main(argv: Sequence[str] | None = None) -> int:
             rows.append([f"mid-tier baseline: all of a level wrong, k={k}, "
                          "--override-ini=gi_gate_test=templates", *fails])
         print()
-        print(tabulate(rows, headers=["the run fails when", *[f"L{lv}" for lv in order]],
-                       disable_numparse=True))
+        print(tabulate(rows, headers=["the run fails when", *levels], disable_numparse=True))
         rows = []
+        fixed5: list[str] = []
         for k in SAMPLES:
-            curves = [power_curve(data, k, lv, args.power_pairs, rng) for lv in order]
+            tests = TESTS if k > 1 else ("combined",)  # one sample each: the same test
+            curves = [power_curve(data, k, k, lv, args.power_pairs, rng, tests) for lv in order]
             plan = predicted(data, k, rng)
-            rows.append([f"k={k} measured", *[_mde(mde80(c[0])) for c in curves]])
-            rows.append([f"k={k} known-variance ceiling", *[_mde(mde80(c[1])) for c in curves]])
-            rows.append([f"k={k} plan predicts", *[_mde(plan.get(lv, math.inf)) for lv in order]])
+            gate_mde = [mde80(c["combined"]) for c in curves]
+            if k > 1:
+                rows.append([f"k={k} today's test (score only)",
+                             *[_mde(mde80(c["score"])) for c in curves]])
+            rows.append([f"k={k} the gate" + (" (score and pass counts)" if k > 1 else
+                                             " (= today's: the score test alone)"),
+                         *map(_mde, gate_mde)])
+            rows.append([f"k={k} plan predicts (predicted / measured)",
+                         *[f"{_mde(plan.get(lv, math.inf))} ({plan.get(lv, math.inf) / m:.2f})"
+                           if math.isfinite(m) else _mde(plan.get(lv, math.inf))
+                           for lv, m in zip(order, gate_mde, strict=True)]])
+            if k == max(SAMPLES):
+                fixed5 = rows[-2]
+        readme = [power_curve(data, README_BASE, 1, lv, args.power_pairs, rng, ("combined",))
+                  for lv in order]
+        rows.append([f"baseline k={README_BASE}, runs k=1 (pass counts; drop in one-sample "
+                     "level score)", *[_mde(mde80(c["combined"])) for c in readme]])
         print()
-        print(tabulate(rows, headers=["MDE80 (drop seen 80% of the time)",
-                                      *[f"L{lv}" for lv in order]], disable_numparse=True))
+        print(tabulate(rows, headers=["MDE80 (drop seen 80% of the time)", *levels],
+                       disable_numparse=True))
         if args.auto:
             auto, auto_mde = auto_rows(data, args.auto_pairs, args.power_pairs, rng)
             print(f"\n--gi-samples=auto against a baseline of {AUTO_CAP} samples (fixed k=5: "
                   "5.00 calls per instruction)")
             print(tabulate(auto, headers=["auto: the run", "family-wise false alarms / fails",
                                           "calls per instruction",
-                                          "per level (" + ", ".join(f"L{lv}" for lv in order)
-                                          + ")"], disable_numparse=True))
-            print(tabulate([*rows[3:4], *auto_mde], headers=["MDE80",
-                                                            *[f"L{lv}" for lv in order]],
+                                          "per level (" + ", ".join(levels) + ")"],
                            disable_numparse=True))
-        runs = simulate(data, 20, 1, 0.0, rng, (Drop(order[len(order) // 2], 0.05),))
-        mine = gate(data, runs.base, runs.cand)[0]
-        theirs = api_gate(data, runs.base, runs.cand)
-        agree += int((mine == theirs).all(axis=1).sum())
-        checked += mine.shape[0]
-    print(f"\nthe vectorized gate and the API (suite_paired + regressions) flag the same levels "
-          f"in {agree} of {checked} pairs")
+            print(tabulate([fixed5, *auto_mde], headers=["MDE80", *levels],
+                           disable_numparse=True))
+        for kb, kc in ((5, 5), (1, 1), (README_BASE, 1)):
+            runs = simulate(data, 10, kb, kc, rng, (Drop(order[len(order) // 2], 0.05),))
+            mine = gate(data, runs)[0]
+            theirs = api_gate(data, runs)
+            agree += int((mine == theirs).all(axis=1).sum())
+            checked += mine.shape[0]
+    print(f"\nthe vectorized gate and the API (suite_paired with pass counts + regressions) "
+          f"flag the same levels in {agree} of {checked} pairs")
     print(f"wall time {time.perf_counter() - t0:.0f} s (scoring {t_scored - t0:.0f} s)")
     return 0 if agree == checked else 1
 

@@ -27,10 +27,13 @@ the same subsets: exact alike.
   differences by a positive factor leaves p unchanged.  More evidence never reads as less.
 * Identical answers give ``d = 0``: ``p = 1`` and the interval ``[0, 0]``.
 
-**Pass counts too** (issue 48).  Where both runs keep every sample's verdict, the level is
-also judged by the exact pass-count test (:mod:`.counts`: the run's passing samples given each
-instruction's pooled samples), and its p-value is :func:`combined_p`, ``min(1, 2·min(p_score,
-p_count))`` — valid whatever the two tests' dependence.  A level score is a nonlinear,
+**Pass counts too** (issue 48).  Where both runs keep every sample's verdict and either asks
+two or more samples per instruction, the level is also judged by the exact pass-count test
+(:mod:`.counts`: the run's passing samples given each instruction's pooled samples), and its
+p-value is :func:`combined_p`, ``min(1, 2·min(p_score, p_count))`` — valid whatever the two
+tests' dependence.  With one sample on each side a score change is the pass change times the
+instruction's pass/fail gap: the count test adds nothing there (measured: its factor 2 only
+cost power), so the score test stands alone, as before issue 48.  A level score is a nonlinear,
 unequally scaled function of the passing samples (D4 averages the *valid* samples: with 0, 1,
 …, 5 of 5 correct our L1 scores 0.20, 0.85, …, 0.99), so its differences are dominated by rare
 large jumps; the count test sees every sample that turned, and sees a change concentrated on a
@@ -159,6 +162,11 @@ def _passes(ids: list[str], baseline: Mapping[str, PassCount] | None,
     return [baseline[i] for i in ids], [candidate[i] for i in ids]
 
 
+def _single(passes: tuple[list[PassCount], list[PassCount]] | None) -> bool:
+    """Every instruction has one sample on each side."""
+    return passes is not None and all(c.samples == 1 for side in passes for c in side)
+
+
 def _pass_diff(passes: tuple[list[PassCount], list[PassCount]],
                confidence: float) -> PairedDiff:
     """A level judged on pass counts alone: the change of pass rate, its paired t interval and
@@ -249,8 +257,11 @@ def suite_paired(
                                flip_p_values(np.vstack([d, -d]), draws=draws, seed=seed,
                                              stream=lv))
         change = None if passes is None else pass_changes(*passes, confidence=confidence)
-        p = combined_p(p_score, None if change is None else change.p_value)
-        rise = combined_p(rise_score, None if change is None else change.p_rise)
+        # one sample on each side: a score change is the pass change times the instruction's
+        # pass/fail gap, so the count test adds nothing and its factor 2 would only cost power
+        counted = None if _single(passes) else change
+        p = combined_p(p_score, None if counted is None else counted.p_value)
+        rise = combined_p(rise_score, None if counted is None else counted.p_rise)
         out[lv] = replace(_diff(d, p, confidence, rise), p_score=p_score, passes=change)
     parts = [out[lv] for lv in levels]
     v = np.array([LEVEL_WEIGHTS_V[lv] for lv in levels], dtype=float)

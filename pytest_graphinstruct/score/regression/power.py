@@ -73,6 +73,11 @@ import numpy as np
 
 from pytest_graphinstruct.score.regression.bootstrap import CAP, KAPPA, OWN_VARIANCE_FROM, bm_df
 from pytest_graphinstruct.score.regression.multiple import FAMILY_ALPHA
+from pytest_graphinstruct.score.regression.suite_power import (
+    LevelSamples,
+    combined_power,
+    level_samples,
+)
 from pytest_graphinstruct.vocab import GateTest
 
 __all__ = [
@@ -138,6 +143,10 @@ class LevelNoise:
     mean: float | None = None  #: the level's mean score (a drop larger cannot happen)
     #: the level score a sample gains by passing (``ĝ``; ``None``: unknown, taken as 1)
     gap: float | None = None
+    #: the instructions' pass probabilities and nonlinear score curve (:mod:`.suite_power`),
+    #: where every instruction's passing samples are known: the fixed-suite test then combines
+    #: the level-score and pass-count tests, and its power is that model's
+    scored: LevelSamples | None = None
 
     @property
     def clusters(self) -> int:
@@ -369,11 +378,29 @@ def _check(delta: float, alpha: float, tests: int, power: float) -> None:
         raise ValueError(f"power must be in (0, 1), got {power}")
 
 
+def _combined_curve(scored: LevelSamples, drops: np.ndarray, ks: np.ndarray, ns: np.ndarray,
+                    delta: float, alpha: float, tests: int) -> np.ndarray:
+    """The power of the fixed-suite test combining its two tests, for each case
+    (:func:`.suite_power.combined_power`, read at each drop; 0 past the largest drop a shift
+    of the pass logits can make)."""
+    out = np.zeros(drops.shape)
+    for k, n in {(int(k), int(n)) for k, n in zip(ks, ns, strict=True)}:
+        at = (ks == k) & (ns == n)
+        grid, power = combined_power(scored, samples=k, instructions=n, delta=delta,
+                                     alpha_level=alpha / tests)
+        out[at] = np.interp(drops[at], grid, power, right=0.0)
+    return out
+
+
 def _suite_curve(noise: LevelNoise, drops: np.ndarray, ks: np.ndarray, ns: np.ndarray,
                  delta: float, alpha: float, tests: int) -> np.ndarray:
     """The power of the fixed-suite test (:mod:`.paired`) for each case: module docstring,
-    "The fixed-suite test"."""
+    "The fixed-suite test"; with every instruction's passing samples known, the two tests
+    combined (:mod:`.suite_power`)."""
     from scipy.stats import norm
+
+    if noise.scored is not None:
+        return _combined_curve(noise.scored, drops, ks, ns, delta, alpha, tests)
 
     c = float(norm.ppf(1.0 - alpha / tests))
     d = np.clip(drops, 0.0, 1.0)
@@ -587,8 +614,12 @@ def level_noise(scores: Sequence[float], clusters: Sequence[str], *, samples: in
         conservative = True
     uneven = _uneven(sizes, np.ones(sizes.size) if relative is None else np.array(relative),
                      drop_weight, variance, samples)
+    scored = (None if shares is None else
+              level_samples(x.tolist(), np.rint(shares * samples).astype(int).tolist(),
+                            samples))
     return LevelNoise(int(x.size), tuple(int(s) for s in sizes), variance, samples,
-                      conservative, relative, uneven=uneven, mean=float(x.mean()), gap=gap)
+                      conservative, relative, uneven=uneven, mean=float(x.mean()), gap=gap,
+                      scored=scored)
 
 
 def noise_by_level(items: Iterable[ItemScore], *, samples: int) -> dict[int, LevelNoise]:

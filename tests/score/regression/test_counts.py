@@ -134,3 +134,22 @@ def test_the_change_carries_both_tails(rows: list[tuple[int, int, float, float]]
     base, run = _sides(rows)
     change = pass_changes(base, run)
     assert (change.p_value, change.p_rise) == count_p_values(base, run)
+
+
+def test_the_gate_combines_the_tests_unless_each_side_has_one_sample() -> None:
+    from pytest_graphinstruct.score.regression.paired import suite_paired
+
+    ids = [f"L2-{i:03d}" for i in range(12)]
+    base = {i: (2, 0.9) for i in ids}
+    run = {i: (2, 0.4 if n < 4 else 0.9) for n, i in enumerate(ids)}
+    for k in (1, 5):
+        passes_b = {i: PassCount(k, k) for i in ids}
+        passes_r = {i: PassCount(0 if n < 4 else k, k) for n, i in enumerate(ids)}
+        d = suite_paired(base, run, baseline_passes=passes_b, candidate_passes=passes_r,
+                         tests=1).levels[2]
+        assert d.p_score is not None and d.passes is not None
+        if k == 1:  # a score change is the pass change times the gap: the score test alone
+            assert d.p_drop == d.p_score
+        else:
+            assert d.p_drop == min(1.0, 2 * min(d.p_score, d.passes.p_value))
+            assert d.passes.p_value < d.p_score  # 20 samples turned, 4 instructions
