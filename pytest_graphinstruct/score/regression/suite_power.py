@@ -40,7 +40,7 @@ from functools import cached_property, lru_cache
 
 import numpy as np
 
-__all__ = ["LevelSamples", "combined_power", "level_samples"]
+__all__ = ["LevelSamples", "combined_power", "count_power", "level_samples"]
 
 _SHIFTS = np.linspace(0.0, 12.0, 481)  # the pass-logit shifts a drop is looked for among
 _NODES = 64  # quadrature nodes of the bivariate normal CDF
@@ -180,6 +180,38 @@ def combined_power(level: LevelSamples, *, samples: int, instructions: int, delt
         flagged = np.clip(1.0 - neither, 0.0, 1.0)
     beyond = ndtr((drops - delta) / (sd_s / instructions))
     power = flagged * beyond
+    drops.setflags(write=False)
+    power.setflags(write=False)
+    return drops, power
+
+
+@lru_cache(maxsize=256)
+def count_power(level: LevelSamples, *, samples: int, instructions: int, delta: float,
+                alpha_level: float) -> tuple[np.ndarray, np.ndarray]:
+    """``(drops, power)`` of the pass-count test alone, judging runs of ``samples`` per
+    instruction against the baseline's own count (:attr:`LevelSamples.samples`, another: the
+    gate's rule across sample counts), drops in **pass rate** (what the gate's rule then reads
+    ``delta`` as): the run's passing samples against their conditional null spread
+    ``Σ k_r·k_b/(k_r + k_b)·p̄(1 − p̄)``, normal, at Holm's first share; the drop rule on the
+    mean pass-share change, taken as independent.  Cached as :func:`combined_power`."""
+    from scipy.special import ndtr, ndtri
+
+    kb, kr = level.samples, samples
+    scale = instructions / level.instructions
+    p = 1.0 / (1.0 + np.exp(-level._logits))
+    q = 1.0 / (1.0 + np.exp(-(level._logits[None, :] - _SHIFTS[:, None])))
+    total = kb + kr
+    drops = (p[None, :] - q).mean(axis=1)
+    mean = scale * (kb * kr * (q - p[None, :])).sum(axis=1) / total
+    var1 = scale * (kb * kb * kr * q * (1 - q) + kr * kr * kb * (p * (1 - p))[None, :]
+                    ).sum(axis=1) / (total * total)
+    pooled = (kb * p[None, :] + kr * q) / total
+    var0 = scale * (kr * kb / total * pooled * (1 - pooled)).sum(axis=1)
+    c = float(ndtri(1.0 - alpha_level))
+    flagged = ndtr((-c * np.sqrt(var0) - mean) / np.sqrt(np.maximum(var1, 1e-30)))
+    spread = np.sqrt(scale * (q * (1 - q) / kr + (p * (1 - p) / kb)[None, :]).sum(axis=1)
+                     ) / instructions
+    power = flagged * ndtr((drops - delta) / np.maximum(spread, 1e-30))
     drops.setflags(write=False)
     power.setflags(write=False)
     return drops, power
