@@ -62,7 +62,7 @@ def test_a_regression_is_called_one_and_lists_what_changed(
     status, out, err = run(capsys, *worse)
     assert status == 0 and err == "", err
     assert out.startswith("candidate m-few-shot - baseline m-zero-shot")
-    assert "L2: -0.3000 [-0.3000, -0.3000]  n=40" in out
+    assert "L2 level score -0.300 [-0.300, -0.300]; Holm p(no drop)=" in out
     assert f"baseline:  cell m-zero-shot ({worse[0]})" in out
     assert f"candidate: cell m-few-shot ({worse[1]})" in out
     assert "TPV 100.0 -> 300.0 (+200.0, +200.0%)" in out

@@ -192,7 +192,7 @@ def test_pareto_and_compare_commands(tmp_path: Path,
     assert "unknown cost (no token usage), left out: n-zero-shot" in out
     assert main(["compare", str(a), str(b)]) == 0
     out = capsys.readouterr().out
-    assert "L2: -0.3000 [-0.3000, -0.3000]  n=40" in out
+    assert "L2 level score -0.300 [-0.300, -0.300]; Holm p(no drop)=" in out
     assert main(["pareto", str(a), str(a)]) == 2
     assert "is also in" in capsys.readouterr().err
 
@@ -229,7 +229,8 @@ def test_a_retired_command_works_with_one_note_and_its_replacement_says_the_same
     new = capsys.readouterr()
     assert new.err == ""
     assert "cell m-zero-shot (A) vs m-few-shot (B)" in new.out  # one cell each: paired
-    for line in ("L2: -0.3000 [-0.3000, -0.3000]  n=40", "verdict: regression"):
+    for line in ("L2 level score -0.300 [-0.300, -0.300]; Holm p(no drop)=",
+                 "verdict: regression"):
         assert line in old.out and line in new.out
     assert main(["leaderboard", str(a), str(b), "--format", "csv"]) == 0
     old = capsys.readouterr()

@@ -101,13 +101,14 @@ def test_a_collapsed_level_fails_at_the_first_look(
         asked = len(server.requests)
     out = got.stdout.str()
     assert got.ret == pytest.ExitCode.TESTS_FAILED, out[-3000:]
-    assert ("GATE FAILED (regression): m-zero-shot: L2 pass rate (paired samples) dropped "
-            "by 1.0000") in out
+    assert ("GATE FAILED (regression): m-zero-shot: L2 dropped (pass rate on paired samples "
+            "-1.0000; 30 instructions; Holm p(no drop)=") in out
     assert f"L2 1 look, {COUNT} sample(s) (1.0 per instruction), regressed" in out
     assert asked == COUNT
     markdown = summary.read_text(encoding="utf-8")
-    assert "(-1.000 pass rate ⚠)" in markdown
-    assert "| level | change of pass rate (paired samples) | 95% CI |" in markdown
+    assert "(pass rate on paired samples -1.000 ⚠)" in markdown
+    assert ("| L2 | 30 | pass rate on paired samples -1.000 \\[-1.000, -1.000\\] | Holm "
+            "p(no drop)=") in markdown
 
 
 @pytest.mark.usefixtures("keyed")
@@ -133,6 +134,11 @@ def test_an_open_verdict_asks_again_only_where_it_is_open(
     gate = json.loads(report.read_text(encoding="utf-8"))["gate"]
     (level,) = gate["cells"][0]["levels"]
     assert not level["regressed"] and level["p_drop"] == pytest.approx(1 / 16)
+    # one level test: Holm leaves it as it is; the interval excludes 0, and the words say why
+    assert level["p_drop_holm"] == level["p_drop"] and level["tests"] == 1
+    assert level["verdict"] == "lower, not significant"
+    assert level["note"] == ("the interval excludes 0 but is unadjusted and not the test: "
+                             "p(no drop)=0.062 unadjusted, Holm over 1 level test")
 
 
 @pytest.mark.usefixtures("keyed")

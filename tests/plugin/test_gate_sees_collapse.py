@@ -109,7 +109,7 @@ def test_a_collapsed_level_fails_the_gate(pytester: pytest.Pytester,
                     "--override-ini=gi_gate_test=templates")
     out = gated.stdout.str()
     assert gated.ret == pytest.ExitCode.TESTS_FAILED, out[-3000:]
-    assert "GATE FAILED (regression): m-zero-shot: L2 quality dropped by" in out
+    assert "GATE FAILED (regression): m-zero-shot: L2 dropped (level score -" in out
     assert "L2 " in out and " regressed" in out  # the compared line's verdict word
     gate = json.loads(report.read_text(encoding="utf-8"))["gate"]
     (level,) = gate["cells"][0]["levels"]
@@ -129,7 +129,8 @@ def test_the_same_answers_again_pass_with_no_change(pytester: pytest.Pytester,
         gated = run(pytester, server, f"--gi-baseline={base}")
     out = gated.stdout.str()
     assert gated.ret == pytest.ExitCode.OK, out[-3000:]
-    assert "m-zero-shot: L2 +0.000 [+0.000, +0.000] p=1 unchanged (|change| < 0.0005)" in out
+    assert ("m-zero-shot: L2 level score +0.000 [+0.000, +0.000], pass rate +0.000 [+0.000, "
+            "+0.000]; Holm p(no drop)=1: unchanged (|change| < 0.0005)") in out
 
 
 @pytest.mark.usefixtures("keyed")
@@ -148,10 +149,12 @@ def test_a_baseline_of_another_sample_count_is_judged_on_pass_counts_and_says_so
     assert same.ret == pytest.ExitCode.OK, out[-3000:]
     assert ("the cells differ in samples per instruction (1 vs 2): judged on pass counts"
             in out)
-    assert "m-zero-shot: L2 +0.000 [+0.000, +0.000] p=1 unchanged" in out
+    assert ("m-zero-shot: L2 pass rate +0.000 [+0.000, +0.000]; Holm p(no drop)=1: "
+            "unchanged") in out
     out = worse.stdout.str()
     assert worse.ret == pytest.ExitCode.TESTS_FAILED, out[-3000:]
-    assert "GATE FAILED (regression): m-zero-shot: L2 pass rate dropped by 0.2000" in out
+    assert ("GATE FAILED (regression): m-zero-shot: L2 dropped (pass rate -0.2000; 60 "
+            "instructions; Holm p(no drop)=") in out
 
 
 @pytest.mark.usefixtures("keyed")
@@ -201,5 +204,5 @@ def test_half_of_the_official_l3_wrong_fails_where_the_template_test_is_blind(
                     "--override-ini=gi_gate_test=templates", **kw)
     out = gated.stdout.str()
     assert gated.ret == pytest.ExitCode.TESTS_FAILED, out[-3000:]
-    assert "GATE FAILED (regression): m-zero-shot: L3 quality dropped by" in out
+    assert "GATE FAILED (regression): m-zero-shot: L3 dropped (level score -" in out
     assert "GATE FAILED (regression)" not in blind.stdout.str(), blind.stdout.str()[-3000:]

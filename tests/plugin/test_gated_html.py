@@ -43,7 +43,7 @@ def test_a_gated_runs_page_shows_its_gate(pytester: pytest.Pytester,
     gate = doc["gate"]
     assert gate["passed"] is False and gate["baseline"] == str(base)
     assert "built-in method" not in text and gate["baseline_update"] is None
-    assert any(line.startswith("GATE FAILED (regression): m-zero-shot: L2 quality dropped by")
+    assert any(line.startswith("GATE FAILED (regression): m-zero-shot: L2 dropped (level score")
                for line in gate["failures"])
     (cell,) = gate["cells"]
     assert cell["newly_failing"] == COUNT

@@ -98,7 +98,7 @@ def test_a_failing_endpoint_never_becomes_the_baseline(
     text = worse.stdout.str()
     assert f"compared with baseline {base}: m-zero-shot: 60 instructions paired" in text
     for lv in range(6):
-        assert f"GATE FAILED (regression): m-zero-shot: L{lv} quality dropped by" in text
+        assert f"GATE FAILED (regression): m-zero-shot: L{lv} dropped (level score -" in text
 
 
 def test_the_gate_line_names_levels_left_out_and_strict_fails_on_them(
@@ -129,8 +129,8 @@ def test_the_gate_line_names_levels_left_out_and_strict_fails_on_them(
     every = replay(pytester, worse, f"--gi-baseline={base}")
     assert every.ret == pytest.ExitCode.TESTS_FAILED
     out = every.stdout.str()
-    assert "L2 quality dropped" in out and "L4 quality dropped" in out
-    assert "L0 quality dropped" not in out
+    assert "L2 dropped (level score" in out and "L4 dropped (level score" in out
+    assert "L0 dropped" not in out
 
 
 def test_a_level_subset_is_compared_not_refused(

@@ -9,11 +9,15 @@ same baseline agree:
 
 * **regression** — some level's drop is real (the family-wise test over the cell's levels
   rejects "no drop") *and* its mean change is below ``−max_regression``;
-* **improvement** — no level regressed, and some level's mean change is above
-  ``+max_regression`` with the whole interval above 0;
+* **improvement** — no level regressed, and some level's rise is real (the same family-wise
+  test, of "no rise") *and* its mean change is above ``+max_regression``;
 * **no significant change** — otherwise.
 
-A level that regressed outweighs one that improved.  Beside the verdict: both cells and their
+A level that regressed outweighs one that improved.  Each level is shown as a gated run shows
+it (:meth:`~pytest_graphinstruct.run.records.results.LevelChange.describe`: the change as level
+score and pass rate with their unadjusted 95 % intervals, the Holm-adjusted p-value labelled so,
+the gate's words, and why an interval reads otherwise when it does).  Beside the verdict: both
+cells and their
 files, the cost change (TPV, tokens per valid sample, as each cell's summary gives it), the
 instructions whose item passed in the baseline and fails in the candidate and the reverse, and
 the metadata (suite, samples per instruction, decoding) in which the two cells differ — compared
@@ -66,11 +70,9 @@ class Comparison:
         test = ("paired sign-flip test per instruction on this suite" if c.test == "suite"
                 else "template-clustered test")
         out = [f"candidate {cand.label} - baseline {base.label} ({test} over shared "
-               f"instructions, {pct}% CI; Holm p over {c.family} level tests):"]
-        for lv, d in result.levels.items():
-            p, word = c.adjusted.get(lv), c.level_verdict(lv)
-            shown = "" if p is None or "Holm p=" in word else f"  p={p:.3g}"
-            out.append(f"  L{lv}: {_diff(d)}{shown}  {word}")
+               f"instructions; each change with its unadjusted {pct}% CI; Holm p adjusted over "
+               f"{c.family} level tests):"]
+        out += [f"  {x.describe()}; {x.n} instructions" for x in c.level_changes()]
         out.append(f"  S_total: {_diff(result.total)}")
         if result.only_baseline or result.only_candidate:
             out.append(f"  unpaired: {len(result.only_baseline)} only in baseline, "
@@ -92,16 +94,14 @@ class Comparison:
     def _rule(self) -> str:
         c = self.cell
         delta = f"{c.max_regression:g}"
-        pct = f"{round(100 * c.diff.confidence)}%"
         if c.regressed_levels:
             return (f"{_levels(c.regressed_levels)}: a real drop (Holm p <= {c.alpha:g} over "
                     f"{c.family} level tests) with the mean change below -{delta}")
         if c.improved_levels:
-            return (f"{_levels(c.improved_levels)}: mean change above +{delta} and the whole "
-                    f"{pct} CI above 0")
-        return (f"no level has a real drop larger than {delta} (Holm over {c.family} level "
-                f"tests at {c.alpha:g}) nor a rise above +{delta} with its whole {pct} CI "
-                "above 0")
+            return (f"{_levels(c.improved_levels)}: a real rise (Holm p(no rise) <= {c.alpha:g} "
+                    f"over {c.family} level tests) with the mean change above +{delta}")
+        return (f"no level has a real drop larger than {delta} nor a real rise larger than "
+                f"+{delta} (Holm over {c.family} level tests at {c.alpha:g}, each way)")
 
 
 def compare_cells(baseline: CellReport, candidate: CellReport, *,

@@ -9,9 +9,14 @@ served: :func:`.terminal.fingerprint_lines`) and what was really sent to the end
 (:func:`.terminal.spend_lines`), one row per cell (S_total with its interval, S_final, items,
 cost), the per-level scores, with two or more samples per item the consistency over samples
 (pass@1, pass@k, pass^k per level and every flaky item), the gate evidence per cell and level
-(the paired bootstrap of ``current − baseline``), the items that newly fail against the
-baseline with their first violation and the items that newly pass (each list capped), and notes
-(new failures that are not a significant drop, levels not run).
+(the gate's own record of each level,
+:meth:`~pytest_graphinstruct.run.gate.comparison.CellComparison.level_change`: the change of
+``current − baseline`` as level score and pass rate with their unadjusted 95 % intervals, the
+Holm-adjusted p-value of its test — the paired sign-flip and pass-count tests on this suite by
+default — and the gate's words, with why an interval reads otherwise when it does: the same
+numbers and words the terminal, the HTML page and the report's ``gate`` record hold), the items
+that newly fail against the baseline with their first violation and the items that newly pass
+(each list capped), and notes (new failures that are not a significant drop, levels not run).
 
 Every text that comes from a report — cell labels, instruction ids, constraint strings, error
 messages — is escaped for Markdown (:func:`md`): a report may come from anywhere, and error
@@ -64,10 +69,6 @@ def code(text: str, limit: int = 80) -> str:
 
 def _f(x: float | None, digits: int = 3) -> str:
     return "—" if x is None else f"{x:.{digits}f}"
-
-
-def _signed(x: float) -> str:
-    return f"{x:+.3f}"
 
 
 def render_markdown(report: RunReport, decision: Decision, *,
@@ -173,17 +174,16 @@ def _levels_table(report: RunReport, compared: dict[str, CellComparison]) -> lis
             row = c.per_level.get(lv)
             text = _f(row.level_score if row else None)
             if comp is not None and lv in comp.diff.levels:
-                d = comp.diff.levels[lv]
                 mark = " ⚠" if lv in comp.regressed_levels else ""
-                unit = "" if comp.samples_cap is None else " pass rate"
-                text += f" ({_signed(d.mean_diff)}{unit}{mark})"
+                text += f" ({comp.level_change(lv).short_text()}{mark})"
             cells.append(text)
         rows.append(f"| {code(c.label)} | " + " | ".join(cells) + " |")
         dash = dash or any(text.startswith("—") for text in cells)
     if compared:
         rows.append("")
-        rows.append("In brackets: the change against the baseline; ⚠ a real drop larger than "
-                    "the allowed regression.")
+        rows.append("In brackets: the change against the baseline (of level score, and of "
+                    "pass rate where both runs keep every sample's verdict); ⚠ a real drop "
+                    "larger than the allowed regression.")
     if dash:
         rows += ["", "— : no level score — the cell did not run that level, or none of its "
                  "items there was scored (all errors)."]
@@ -225,15 +225,18 @@ def _consistency(report: RunReport) -> list[str]:
 
 def _comparison(c: CellComparison, max_items: int, *,
                 title: str = "against the baseline") -> list[str]:
-    change = "change" if c.samples_cap is None else "change of pass rate (paired samples)"
+    """One cell's evidence: per level the gate's record (:meth:`CellComparison.level_change`,
+    the texts every view shows), then the changed items."""
+    tests = f"{c.family} level test" + ("s" if c.family != 1 else "")
     out = [f"### {code(c.label)} {title}", "",
-           f"| level | {change} | 95% CI | instructions | verdict |", "|---|---:|---|---:|---|"]
-    for lv, d in sorted(c.diff.levels.items()):
-        word = md(c.level_verdict(lv))
-        if lv in c.regressed_levels:
+           "| level | instructions | change [unadjusted 95% CI] | p (Holm-adjusted over "
+           f"{tests}) | verdict |", "|---|---:|---|---|---|"]
+    for level in c.level_changes():
+        word = md(level.verdict_text(), 600)
+        if level.regressed:
             word = f"**{word}**"
-        out.append(f"| L{lv} | {_signed(d.mean_diff)} | [{d.low:+.3f}, {d.high:+.3f}] | {d.n} | "
-                   f"{word} |")
+        out.append(f"| L{level.level} | {level.n} | {md(level.changes_text())} | "
+                   f"{md(level.p_text())} | {word} |")
     if c.newly_failing:
         out += ["", f"Newly failing ({len(c.newly_failing)}):", ""]
         for x in c.newly_failing[:max_items]:

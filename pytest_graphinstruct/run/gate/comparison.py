@@ -10,8 +10,21 @@ did not (levels or items not compared, either side's, with the reason that side'
 Which levels regressed is decided over the whole family of (cell, level) tests of one
 comparison (:func:`compare_cells`), so that with nothing changed a gated run fails at most
 ``alpha`` of the time however many levels and cells it holds
-(:func:`~pytest_graphinstruct.score.regression.multiple.regressions`).  The pytest run, ``gate``,
-``compare`` and ``runs compare`` all call :func:`compare_cells`.
+(:func:`~pytest_graphinstruct.score.regression.multiple.regressions`); which improved, the same
+way on the tests' p-values of "no rise" (:func:`~.multiple.improvements`).  The pytest run,
+``gate``, ``compare`` and ``runs compare`` all call :func:`compare_cells`.
+
+**What every view shows of a level** is one record, :meth:`CellComparison.level_change`
+(:class:`~pytest_graphinstruct.run.records.results.LevelChange`, also the report's): the change
+as level score and pass rate where both exist, each with its unadjusted 95 % interval, the
+Holm-adjusted p-value labelled as such, and the gate's words.  The interval and the verdict are
+different things — the interval (paired t, over the instructions) says how large the change is;
+the verdict is the test's, one-sided, exact for this suite's fixed instructions and
+Holm-adjusted over the family — so they can read differently: a test that counts the fifteen
+samples that turned sees a drop that an interval over thirty instructions (three of them
+changed) does not exclude, and an interval wholly below 0 can sit beside a drop Holm does not
+reject.  Where they do, the words say why (:meth:`CellComparison.interval_note`); an interval
+is never left to contradict the verdict beside it unexplained (docs/PLUGIN.md, "CI gates").
 """
 
 from __future__ import annotations
@@ -28,12 +41,19 @@ from pytest_graphinstruct.run.records.results import (
     CellReport,
     ItemFilter,
     ItemResult,
+    LevelChange,
     LevelOmission,
     describe_prompts,
+    format_p,
 )
 from pytest_graphinstruct.score.regression.bootstrap import PairedResult, paired_bootstrap
 from pytest_graphinstruct.score.regression.counts import PassCount
-from pytest_graphinstruct.score.regression.multiple import FAMILY_ALPHA, holm_adjusted, regressions
+from pytest_graphinstruct.score.regression.multiple import (
+    FAMILY_ALPHA,
+    holm_adjusted,
+    improvements,
+    regressions,
+)
 from pytest_graphinstruct.score.regression.paired import suite_paired
 from pytest_graphinstruct.score.regression.power import ItemScore, detectable_drops
 from pytest_graphinstruct.score.regression.sequential import (
@@ -41,7 +61,7 @@ from pytest_graphinstruct.score.regression.sequential import (
     SequentialResult,
     sequential_paired,
 )
-from pytest_graphinstruct.vocab import GateTest, Level
+from pytest_graphinstruct.vocab import GateTest, Level, as_level
 
 __all__ = [
     "IMPROVEMENT",
@@ -97,7 +117,8 @@ class CellComparison:
     detectable: Mapping[int, float] = field(default_factory=dict)
     differences: tuple[Difference, ...] = ()
     #: the gate's test (vocab.GateTest) and the family it decided in: level -> Holm-adjusted
-    #: p-value of "no drop", the number of (cell, level) tests and the family-wise alpha
+    #: p-value of "no drop" (``adjusted``) and of "no rise" (``adjusted_rise``), the number of
+    #: (cell, level) tests and the family-wise alpha
     test: GateTest = "suite"
     adjusted: Mapping[int, float] = field(default_factory=dict)
     family: int = 0
@@ -108,19 +129,31 @@ class CellComparison:
     samples_cap: int | None = None
     #: samples the replayed looks still ask for (0: the report holds every one they need)
     looks_open: int = 0
+    adjusted_rise: Mapping[int, float] = field(default_factory=dict)
 
     @property
     def verdict(self) -> str:
         """:data:`REGRESSION` when a level regressed (it outweighs one that improved), else
-        :data:`IMPROVEMENT` when a level improved (mean change above ``max_regression``, the
-        whole interval above 0), else :data:`NO_CHANGE`."""
+        :data:`IMPROVEMENT` when a level improved (Holm over the family rejects "no rise" and
+        the mean change is above ``max_regression``), else :data:`NO_CHANGE`."""
         if self.regressed_levels:
             return REGRESSION
         return IMPROVEMENT if self.improved_levels else NO_CHANGE
 
+    def _real(self, level: int) -> tuple[bool, bool]:
+        """Whether Holm over the family rejects "no drop", and "no rise", at ``level``."""
+        drop, rise = self.adjusted.get(level), self.adjusted_rise.get(level)
+        return (drop is not None and drop <= self.alpha,
+                rise is not None and rise <= self.alpha)
+
     def level_verdict(self, level: int) -> str:
-        """What the gate decided about ``level``, in words that agree with its numbers: the
-        decision is the test's (Holm over the family), the interval only says how large."""
+        """What the gate decided about ``level``, in words: the decision is the test's (Holm
+        over the family, each direction), the interval only says how large.  ``regressed``,
+        ``improved``; ``unchanged (|change| < 0.0005)``; ``lower by 0.012, a real drop but
+        within --gi-max-regression=0.02`` (``higher by …, a real rise …``); ``lower, not
+        significant`` (``higher, …``); where the test finds the pass counts moving against the
+        level score, ``lower, but more samples pass (Holm p(no rise)=…)`` (``higher, but fewer
+        samples pass …``)."""
         d = self.diff.levels[level]
         if level in self.regressed_levels:
             return "regressed"
@@ -128,15 +161,113 @@ class CellComparison:
             return "improved"
         if abs(d.mean_diff) < _SHOWN:  # a float's last digits, whatever the test says
             return "unchanged (|change| < 0.0005)"
-        p = self.adjusted.get(level)
-        significant = p is not None and p <= self.alpha
-        if d.mean_diff < 0 and significant:
-            return (f"lower by {-d.mean_diff:.3f}, a real drop but within "
-                    f"--gi-max-regression={self.max_regression:g}")
-        if d.mean_diff < 0 and p is not None:
+        drop, rise = self._real(level)
+        limit = f"--gi-max-regression={self.max_regression:g}"
+        if d.mean_diff < 0:
+            if drop:
+                return f"lower by {-d.mean_diff:.3f}, a real drop but within {limit}"
+            if rise:
+                return (f"lower, but more samples pass (Holm p(no rise)="
+                        f"{format_p(self.adjusted_rise[level])})")
+            return "lower, not significant"
+        if rise:
+            return f"higher by {d.mean_diff:.3f}, a real rise but within {limit}"
+        if drop:
+            return (f"higher, but fewer samples pass (Holm p(no drop)="
+                    f"{format_p(self.adjusted[level])})")
+        return "higher, not significant"
+
+    def _claim(self, level: int) -> Literal["drop", "rise", "none", "mixed"]:
+        """What :meth:`level_verdict` says of ``level``: a real drop, a real rise, no real
+        change, or both directions at once (it names both)."""
+        d = self.diff.levels[level]
+        drop, rise = self._real(level)
+        if abs(d.mean_diff) < _SHOWN and level not in (*self.regressed_levels,
+                                                       *self.improved_levels):
+            return "none"  # "unchanged": what the float's last digits say is no claim
+        if level in self.regressed_levels or (d.mean_diff < 0 and drop):
+            return "drop"
+        if level in self.improved_levels or (d.mean_diff > 0 and rise):
+            return "rise"
+        return "mixed" if drop or rise else "none"
+
+    def _intervals(self, level: int) -> list[tuple[str, float, float]]:
+        """The intervals shown beside the level's verdict: its measure's, and the pass rate's
+        beside a level score."""
+        d = self.diff.levels[level]
+        out: list[tuple[str, float, float]] = [(d.measure, d.low, d.high)]
+        if d.passes is not None and d.measure == "level score":
+            out.append(("pass rate", d.passes.low, d.passes.high))
+        return out
+
+    def interval_note(self, level: int) -> str | None:
+        """Why an interval shown beside ``level``'s verdict does not read like it (``None``:
+        every one does).  A real drop (rise) beside an interval that reaches 0: the interval is
+        two-sided and over the instructions, taking their differences for noise, the test
+        one-sided and exact for this suite's fixed instructions (the template-clustered test's
+        interval is its own t's: it only differs in being two-sided); where only the pass
+        rate's interval beside a level score reaches 0, the verdict is of the level score.
+        No real change beside an interval that excludes 0: the interval is unadjusted and not
+        the test; the note gives the test's unadjusted p-value and the family Holm adjusted it
+        over.  An interval's end within 0.0005 of 0 reads as 0, as it is printed."""
+        claim = self._claim(level)
+        if claim == "mixed":
+            return None  # the words name both directions
+        shown = self._intervals(level)
+        # as printed (three decimals): an end within _SHOWN of 0 reads as 0
+        if claim == "none":
+            off = [what for what, lo, hi in shown if hi <= -_SHOWN or lo >= _SHOWN]
+            if not off:
+                return None
+            d = self.diff.levels[level]
+            rose = d.mean_diff > 0
+            p = d.p_rise if rose else d.p_drop
             tests = f"{self.family} level test" + ("s" if self.family != 1 else "")
-            return f"lower, not significant (Holm p={p:.3g} > {self.alpha:g} over {tests})"
-        return "no significant change"
+            return (f"{_which(off, len(shown))} exclude{'s' if len(off) == 1 else ''} 0 but "
+                    f"{'is' if len(off) == 1 else 'are'} unadjusted and not the test: "
+                    f"p(no {'rise' if rose else 'drop'})={format_p(p)} unadjusted, Holm over "
+                    f"{tests}")
+        crossing = [what for what, lo, hi in shown
+                    if (hi > -_SHOWN if claim == "drop" else lo < _SHOWN)]
+        if not crossing:
+            return None
+        one = len(crossing) == 1
+        head = f"{_which(crossing, len(shown))} reach{'es' if one else ''} 0"
+        if crossing == ["pass rate"] and len(shown) > 1:
+            return f"{head}: the verdict is of the level score"
+        if self.test == "templates" and self.samples_cap is None and not self._on_passes:
+            return f"{head}: two-sided at 95 %; the test is one-sided"
+        return (f"{head}: {'it counts' if one else 'they count'} the differences between "
+                "instructions as noise; the test holds this suite's instructions fixed and is "
+                "one-sided")
+
+    @property
+    def _on_passes(self) -> bool:
+        return any(d.on_passes for d in self.differences)
+
+    def level_change(self, level: int) -> LevelChange:
+        """``level`` as every view shows it and the report keeps it (module docstring): the
+        change with its interval, the pass-rate change beside a level score, both p-values as
+        tested and Holm-adjusted, the verdict's words and the note."""
+        d = self.diff.levels[level]
+        beside = d.passes if d.passes is not None and d.measure == "level score" else None
+        detectable = self.detectable.get(level)
+        return LevelChange(
+            as_level(level), d.n, d.mean_diff, d.low, d.high, d.p_drop,
+            level in self.regressed_levels,
+            None if detectable is None or math.isinf(detectable) else detectable,
+            measure=d.measure, paired_samples=self.samples_cap is not None,
+            pass_change=None if beside is None else beside.change,
+            pass_low=None if beside is None else beside.low,
+            pass_high=None if beside is None else beside.high,
+            p_drop_holm=self.adjusted.get(level), p_rise=d.p_rise,
+            p_rise_holm=self.adjusted_rise.get(level), tests=self.family,
+            improved=level in self.improved_levels, verdict=self.level_verdict(level),
+            note=self.interval_note(level))
+
+    def level_changes(self) -> tuple[LevelChange, ...]:
+        """:meth:`level_change` of every compared level, in level order."""
+        return tuple(self.level_change(lv) for lv in sorted(self.diff.levels))
 
     @property
     def unjudged_failures(self) -> tuple[ItemChange, ...]:
@@ -203,6 +334,16 @@ class CellComparison:
 
 _SHOWN = 5e-4
 """A mean change smaller than this reads as 0.000 where it is shown: no word of its own."""
+
+
+def _which(names: Sequence[str], shown: int) -> str:
+    """``the interval`` (one shown), ``the pass-rate interval`` (one of two), ``both
+    intervals``."""
+    if shown == 1:
+        return "the interval"
+    if len(names) == shown:
+        return "both intervals"
+    return f"the {names[0].replace(' ', '-')} interval"
 
 WEAK_FACTOR = 2.0
 """A level whose detectable drop exceeds this multiple of the allowed regression is called
@@ -442,7 +583,9 @@ def compare_cells(pairs: Sequence[tuple[CellReport, CellReport]], *, max_regress
              for k, ((cell, base), (mine, theirs)) in enumerate(zip(pairs, scores, strict=True))]
     family = {(k, lv): d for k, diff in enumerate(diffs) for lv, d in diff.levels.items()}
     down = regressions(family, delta=max_regression, alpha=alpha)
+    up = improvements(family, delta=max_regression, alpha=alpha)
     adjusted = holm_adjusted({key: d.p_drop for key, d in family.items()})
+    adjusted_rise = holm_adjusted({key: d.p_rise for key, d in family.items()})
     out = []
     for k, ((cell, base), diff) in enumerate(zip(pairs, diffs, strict=True)):
         mine, theirs = scores[k]
@@ -459,14 +602,14 @@ def compare_cells(pairs: Sequence[tuple[CellReport, CellReport]], *, max_regress
             label=cell.label, baseline_label=base.label, diff=diff,
             max_regression=max_regression,
             regressed_levels=tuple(lv for lv in sorted(diff.levels) if (k, lv) in down),
-            improved_levels=tuple(lv for lv, d in sorted(diff.levels.items())
-                                  if d.mean_diff > max_regression and d.low > 0),
+            improved_levels=tuple(lv for lv in sorted(diff.levels) if (k, lv) in up),
             newly_failing=failing, newly_passing=passing, now_errors=errors,
             not_compared=(*_not_compared(mine, theirs, run_filter),
                           *_not_in_baseline(mine, theirs, baseline_filter)),
             detectable=drops,
             differences=_judged(differences(base.metadata, cell.metadata), on_passes[k]),
             test=test, adjusted={lv: p for (j, lv), p in adjusted.items() if j == k},
+            adjusted_rise={lv: p for (j, lv), p in adjusted_rise.items() if j == k},
             family=len(family), alpha=alpha,
             looks=looks[k][1].levels if k in looks else {},
             samples_cap=cell.metadata.samples_cap,

@@ -17,7 +17,6 @@ and ``compare`` / ``runs compare`` use the same comparison (:mod:`.comparison`):
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass, replace
 
 from pytest_graphinstruct.escaping import escape
@@ -34,11 +33,9 @@ from pytest_graphinstruct.run.records.reader import contradiction
 from pytest_graphinstruct.run.records.results import (
     CellGate,
     GateRecord,
-    LevelChange,
     RunReport,
 )
 from pytest_graphinstruct.run.records.writer import write_report
-from pytest_graphinstruct.vocab import LEVELS
 
 __all__ = [
     "Decision",
@@ -77,13 +74,13 @@ class Decision:
 
     def compared_lines(self) -> list[str]:
         """Per gated cell, one line naming the baseline file and what was compared, and one
-        with each level's change and what the gate decided about it (every gated run prints
-        them, passing or not); then the baseline's cells the run did not have."""
+        per level with its change and what the gate decided about it
+        (:func:`level_changes`; every gated run prints them, passing or not); then the
+        baseline's cells the run did not have."""
         lines = []
         for c in self.comparisons:
             lines.append(f"compared with baseline {self.baseline_name}: {c.scope()}")
-            if c.diff.levels:
-                lines.append(f"  {c.label}: {level_changes(c)}")
+            lines += [f"  {c.label}: {line}" for line in level_changes(c)]
         if self.cells_not_run:
             lines.append(f"compared with baseline {self.baseline_name}: "
                          f"{self.cells_not_run_text()}")
@@ -100,9 +97,15 @@ class Decision:
         return f"not compared: baseline cell{plural} {shown}{more} (not in this run)"
 
     def update_lines(self) -> list[str]:
-        """What an update changes against the old baseline, one line per cell."""
-        return [f"baseline update, {c.label} against the old baseline: {change_summary(c)}"
-                for c in self.update_change]
+        """What an update changes against the old baseline (not a gate): per cell a line with
+        the counts of newly failing and newly passing items, then one per level as the
+        compared lines give it (:func:`level_changes`)."""
+        lines = []
+        for c in self.update_change:
+            lines.append(f"baseline update, {c.label} against the old baseline (not a gate): "
+                         f"{change_summary(c)}")
+            lines += [f"  {c.label}: {line}" for line in level_changes(c)]
+        return lines
 
     def record(self, baseline_update: str | None = None) -> GateRecord:
         """The verdict as the report keeps it."""
@@ -113,39 +116,27 @@ class Decision:
             baseline_update=baseline_update)
 
 
-def level_changes(c: CellComparison) -> str:
-    """Each compared level's mean change, its 95 % interval, the Holm-adjusted p-value of "no
-    drop" and the gate's word for it (:meth:`CellComparison.level_verdict`)."""
-    parts = []
-    for lv, d in sorted(c.diff.levels.items()):
-        p = c.adjusted.get(lv)
-        shown = "" if p is None else f" p={p:.2g}"
-        parts.append(f"L{lv} {d.mean_diff:+.3f} [{d.low:+.3f}, {d.high:+.3f}]{shown} "
-                     f"{c.level_verdict(lv)}")
-    return "; ".join(parts)
+def level_changes(c: CellComparison) -> list[str]:
+    """One text per compared level, the one every view shows
+    (:meth:`~pytest_graphinstruct.run.records.results.LevelChange.describe`): the change as
+    level score and pass rate where both exist, each with its unadjusted 95 % interval, the
+    Holm-adjusted p-value (labelled) and the gate's words, with why the interval reads
+    otherwise when it does."""
+    return [x.describe() for x in c.level_changes()]
 
 
 def change_summary(c: CellComparison) -> str:
-    """Per level the change with its interval (``⚠`` a real drop larger than allowed), then
-    the counts of newly failing and newly passing items."""
-    levels = "; ".join(f"L{lv} {d.mean_diff:+.3f} [{d.low:+.3f}, {d.high:+.3f}]"
-                       + (" ⚠" if lv in c.regressed_levels else "")
-                       for lv, d in sorted(c.diff.levels.items()))
-    return (f"{levels or 'no level paired'}; newly failing {len(c.newly_failing)}, newly "
-            f"passing {len(c.newly_passing)}")
-
-
-def _finite(x: float | None) -> float | None:
-    """``x``, or ``None`` for no detectable drop at all (JSON has no infinity)."""
-    return None if x is None or math.isinf(x) else x
+    """The counts of newly failing and newly passing items, and the levels that regressed
+    (the levels themselves: :func:`level_changes`)."""
+    down = ", ".join(f"L{lv}" for lv in c.regressed_levels)
+    levels = (f"{len(c.diff.levels)} level(s) paired" if c.diff.levels else "no level paired")
+    return (f"{levels}{f', regressed: {down}' if down else ''}; newly failing "
+            f"{len(c.newly_failing)}, newly passing {len(c.newly_passing)}")
 
 
 def _cell_gate(c: CellComparison) -> CellGate:
     return CellGate(
-        cell=c.label, baseline_cell=c.baseline_label,
-        levels=tuple(LevelChange(lv, d.n, d.mean_diff, d.low, d.high, d.p_drop,
-                                 lv in c.regressed_levels, _finite(c.detectable.get(lv)))
-                     for lv in LEVELS if (d := c.diff.levels.get(lv)) is not None),
+        cell=c.label, baseline_cell=c.baseline_label, levels=c.level_changes(),
         not_compared=c.not_compared,
         newly_failing=tuple(x.instruction_id for x in c.newly_failing),
         newly_passing=tuple(x.instruction_id for x in c.newly_passing),

@@ -764,10 +764,23 @@ class RunInfo(JsonRecord):
 
 @dataclass(frozen=True)
 class LevelChange(JsonRecord):
-    """One compared level of a gated cell: paired instructions, the change of the level score
-    (``current − baseline``) with its 95 % interval, the one-sided p-value of "no drop", whether
-    the gate called it a regression, and the smallest drop it can detect at 80 % power
-    (``None``: not estimated, or no drop at all is detectable there)."""
+    """One compared level of a gated cell: paired instructions, the change (``current −
+    baseline``) with its unadjusted 95 % interval, the one-sided p-values of "no drop" and "no
+    rise" (as tested, and Holm-adjusted over the gate's family of ``tests`` level tests), whether
+    the gate called it a regression or an improvement, the gate's words for it, and the
+    smallest drop it can detect at 80 % power (``None``: not estimated, or no drop at all is
+    detectable there).
+
+    ``change``/``low``/``high`` are of ``measure``: the level score, or the pass rate where
+    level scores are not comparable (other sample counts; ``paired_samples``: the adaptive
+    mode's pass rate on paired samples).  Beside a level-score change, ``pass_change``,
+    ``pass_low``, ``pass_high`` are the same instructions' pass-rate change and its interval,
+    where both cells keep every sample's verdict.  ``verdict`` is what every view prints for
+    the level and ``note`` why the interval beside it does not read like it, when it does not
+    (the interval is unadjusted and over instructions; the verdict is the test's, Holm-adjusted).
+    Reports written before issue 48 hold only the fields up to ``detectable`` (their ``p_drop``
+    is the unadjusted one); the methods below show them as they can.
+    """
 
     level: Level
     n: Count
@@ -777,6 +790,84 @@ class LevelChange(JsonRecord):
     p_drop: float | None
     regressed: bool
     detectable: float | None = None
+    measure: Literal["level score", "pass rate"] = "level score"
+    paired_samples: bool = False
+    pass_change: float | None = None
+    pass_low: float | None = None
+    pass_high: float | None = None
+    p_drop_holm: Unit | None = None
+    p_rise: Unit | None = None
+    p_rise_holm: Unit | None = None
+    tests: Count | None = None
+    improved: bool = False
+    verdict: str | None = None
+    note: str | None = None
+
+    def change_texts(self) -> list[tuple[str, str]]:
+        """``(what, "−0.059 [−0.133, +0.015]")`` for each change shown: the level score and the
+        pass rate where both are known, else the one measured."""
+        what = ("pass rate on paired samples" if self.paired_samples
+                else str(self.measure))
+        out = [(what, _interval_text(self.change, self.low, self.high))]
+        if self.pass_change is not None and self.pass_low is not None \
+                and self.pass_high is not None:
+            out.append(("pass rate", _interval_text(self.pass_change, self.pass_low,
+                                                    self.pass_high)))
+        return out
+
+    def changes_text(self) -> str:
+        """``level score −0.059 [−0.133, +0.015], pass rate −0.100 [−0.214, +0.014]``."""
+        return ", ".join(f"{what} {text}" for what, text in self.change_texts())
+
+    @property
+    def rose(self) -> bool:
+        """Whether the change measured went up (the p-value shown is then of "no rise")."""
+        return self.change > 0
+
+    def p_text(self) -> str:
+        """The p-value shown beside the verdict, labelled: of "no drop" (of "no rise" when the
+        change went up), ``Holm p(no drop)=1.2e-07`` when the report holds the Holm-adjusted
+        one, else ``p(no drop)=0.0001 unadjusted`` (a report written before issue 48), ``p —``
+        when it holds none."""
+        rise = self.rose and self.p_rise_holm is not None
+        what = "no rise" if rise else "no drop"
+        held = self.p_rise_holm if rise else self.p_drop_holm
+        if held is not None:
+            return f"Holm p({what})={format_p(held)}"
+        if self.p_drop is not None:
+            return f"p(no drop)={format_p(self.p_drop)} unadjusted"
+        return "p —"
+
+    def verdict_text(self) -> str:
+        """The gate's words for the level, with the note when there is one (``regressed`` or
+        ``—`` for a report that kept no words)."""
+        word = self.verdict or ("regressed" if self.regressed else "—")
+        return f"{word} ({self.note})" if self.note else word
+
+    def describe(self) -> str:
+        """``L2 level score −0.059 [−0.133, +0.015], pass rate −0.100 [−0.214, +0.014];
+        Holm p(no drop)=1.2e-07: regressed (…)`` — the one text of the level every view
+        shows."""
+        return f"L{self.level} {self.changes_text()}; {self.p_text()}: {self.verdict_text()}"
+
+    def short_text(self) -> str:
+        """The changes without intervals, e.g. ``−0.059, pass rate −0.100`` (a level-score
+        change first, unnamed) or ``pass rate −0.100``."""
+        what = self.change_texts()[0][0]
+        texts = [f"{self.change:+.3f}" if what == "level score" else f"{what} {self.change:+.3f}"]
+        if self.pass_change is not None:
+            texts.append(f"pass rate {self.pass_change:+.3f}")
+        return ", ".join(texts)
+
+
+def format_p(p: float) -> str:
+    """A p-value as every view prints it: two significant digits (``0.0006``, ``1.2e-07``,
+    ``1``)."""
+    return f"{p:.2g}"
+
+
+def _interval_text(x: float, low: float, high: float) -> str:
+    return f"{x:+.3f} [{low:+.3f}, {high:+.3f}]"
 
 
 @dataclass(frozen=True)

@@ -73,7 +73,7 @@ def test_an_unchanged_report_passes_and_says_what_it_compared(tmp_path: Path,
 def test_a_real_drop_fails(tmp_path: Path, baseline: Path) -> None:
     result = gate(_save(_report(bad_levels=(2,)), tmp_path / "r.json"), baseline)
     assert result.failed
-    assert any(line.startswith("GATE FAILED (regression): m-zero-shot: L2 quality dropped")
+    assert any(line.startswith("GATE FAILED (regression): m-zero-shot: L2 dropped (level score")
                for line in result.lines())
     # the same drop within a looser threshold passes
     assert not gate(tmp_path / "r.json", baseline, max_regression=0.95).failed

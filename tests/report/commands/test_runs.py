@@ -155,7 +155,9 @@ def test_runs_compare_pairs_shared_cells_and_lists_changed_items(
     assert "only in B: m-zero-cot-vgig" in lines
     assert "== cell m-zero-shot ==" in lines
     # the compare command's lines
-    assert any(x.startswith("  L2: -0.3000 [-0.3000, -0.3000]  n=29  p=") for x in lines)
+    # each level as a gated run shows it: the change, the Holm-adjusted p labelled, the words
+    assert any(x.startswith("  L2 level score -0.300 [-0.300, -0.300]; Holm p(no drop)=")
+               and x.endswith(": regressed; 29 instructions") for x in lines)
     assert any(line.startswith("verdict: regression") for line in lines)
     assert "newly failing in B (3):" in lines
     assert ("  L2-003 failed: num_nodes=4 (count): expected = 4, observed 5") in lines

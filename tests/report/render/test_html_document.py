@@ -146,3 +146,24 @@ def test_consistency_is_in_the_document_only_with_several_samples() -> None:
     assert rows[-1]["level"] == "all" and rows[-1]["k"] == 2
     assert rows[-1]["pass_at_1"][0] == 0.5 and rows[-1]["pass_all_k"][0] == 0.0
     assert [x["id"] for x in flaky] == [r.instruction_id for r in items if r.scored]
+
+
+def test_a_gated_levels_texts_are_the_reports_own() -> None:
+    """Issue 48 §6: the page shows what the terminal and the Markdown print — the record's
+    texts, the p-value labelled Holm-adjusted — and a report from before issue 48 its
+    unadjusted p-value, labelled so."""
+    from pytest_graphinstruct.run.records.results import CellGate, GateRecord, LevelChange
+
+    new = LevelChange(2, 30, -0.059, -0.133, 0.015, 6e-8, True, pass_change=-0.1,
+                      pass_low=-0.214, pass_high=0.014, p_drop_holm=1.2e-7, tests=2,
+                      verdict="regressed", note="both intervals reach 0")
+    old = LevelChange(0, 30, -0.2, -0.3, -0.1, 0.0001, True)
+    gate = GateRecord(passed=False, baseline="b.json",
+                      cells=(CellGate("m-zero-shot", "m-zero-shot", levels=(old, new)),))
+    doc = _doc(replace(two_cell_report(), gate=gate))
+    first, second = doc["gate"]["cells"][0]["levels"]
+    assert (first["p"], first["p_text"], first["verdict"]) == (
+        0.0001, "p(no drop)=0.0001 unadjusted", "regressed")
+    assert second["p"] == 1.2e-7 and second["p_text"] == "Holm p(no drop)=1.2e-07"
+    assert second["changes"] == new.changes_text()
+    assert second["verdict"] == "regressed (both intervals reach 0)"

@@ -11,6 +11,7 @@ from pytest_graphinstruct.run.gate.comparison import (
     IMPROVEMENT,
     NO_CHANGE,
     REGRESSION,
+    CellComparison,
     Difference,
     compare_cells,
     omission_reason,
@@ -210,10 +211,118 @@ def test_each_levels_word_agrees_with_its_numbers() -> None:
     (c,) = compare_cells([(now, base)], max_regression=0.02)
     # a change in a float's last digits is no change, however its sign falls
     assert c.level_verdict(1) == "unchanged (|change| < 0.0005)"
-    # four of 30 worse: lower, and the word says why it is not a regression
-    assert c.level_verdict(2).startswith("lower, not significant (Holm p=")
-    assert c.level_verdict(2).endswith("> 0.05 over 2 level tests)")
+    # four of 30 worse: lower, not shown to be real (Holm over the two levels)
+    assert c.level_verdict(2) == "lower, not significant"
     assert c.adjusted[2] > 0.05
+    # ... while the level score's unadjusted interval lies wholly below 0: the words say why
+    # (issue 48 §6), with the test's unadjusted p-value, labelled, and the family
+    d = c.diff.levels[2]
+    assert d.high < 0 and d.passes is not None and d.passes.low == d.passes.high == 0.0
+    assert c.interval_note(2) == (
+        "the level-score interval excludes 0 but is unadjusted and not the test: "
+        f"p(no drop)={d.p_drop:.2g} unadjusted, Holm over 2 level tests")
+    x = c.level_change(2)
+    assert x.describe() == (
+        f"L2 level score {d.mean_diff:+.3f} [{d.low:+.3f}, {d.high:+.3f}], pass rate +0.000 "
+        f"[+0.000, +0.000]; Holm p(no drop)={c.adjusted[2]:.2g}: lower, not significant "
+        f"({c.interval_note(2)})")
+    assert c.interval_note(1) is None  # unchanged, interval about 0
+
+
+def test_improved_needs_holm_as_regressed_does() -> None:
+    """Issue 48 §6: four of 30 instructions better by 0.4 — a mean rise above the tolerance
+    with the whole unadjusted interval above 0, which the old rule called "improved" — is not
+    a rise the test shows (its p-value of "no rise" is at least 2⁻⁴); eighty all better is."""
+    base = cell({f"L2-{n:03d}": 0.5 for n in range(30)})
+    now = cell({f"L2-{n:03d}": 0.9 if n < 4 else 0.5 for n in range(30)})
+    (c,) = compare_cells([(now, base)], max_regression=0.02)
+    d = c.diff.levels[2]
+    assert d.mean_diff > 0.02 and d.low > 0  # the old rule's "improved"
+    assert c.improved_levels == () and c.verdict == NO_CHANGE
+    # the sign-flip's 2⁻⁴ (doubled where the level's two tests are combined)
+    assert 0.05 < d.p_rise <= 0.14 and c.adjusted_rise[2] == d.p_rise
+    assert c.level_verdict(2) == "higher, not significant"
+    assert c.interval_note(2) == (
+        "the level-score interval excludes 0 but is unadjusted and not the test: "
+        f"p(no rise)={d.p_rise:.2g} unadjusted, Holm over 1 level test")
+    assert c.level_change(2).p_text() == f"Holm p(no rise)={d.p_rise:.2g}"
+    (all_up,) = compare_cells([(cell(dict.fromkeys(ids(2, 80), 0.9)),
+                                cell(dict.fromkeys(ids(2, 80), 0.5)))], max_regression=0.02)
+    assert all_up.improved_levels == (2,) and all_up.level_verdict(2) == "improved"
+    # their pass rate did not move (every sample failed on both sides): the words say so
+    assert all_up.interval_note(2) == ("the pass-rate interval reaches 0: the verdict is of "
+                                       "the level score")
+    # a real rise within the tolerance has words of its own
+    (small,) = compare_cells([(cell(dict.fromkeys(ids(2, 80), 0.51)),
+                               cell(dict.fromkeys(ids(2, 80), 0.5)))], max_regression=0.02)
+    assert small.level_verdict(2) == ("higher by 0.010, a real rise but within "
+                                      "--gi-max-regression=0.02")
+
+
+def _five(passing: list[int]) -> CellReport:
+    """A cell of five samples per L2 instruction, ``passing[k]`` of them passing (the level
+    score the share): each keeps every sample's verdict, so the pass-count test runs too."""
+    items = []
+    for k, x in enumerate(passing):
+        samples = tuple(SampleResult(parsed=True, refusal=False,
+                                     violations=() if j < x else ("num_nodes=5",))
+                        for j in range(5))
+        items.append(ItemResult(
+            instruction_id=f"L2-{k:03d}", level=2, cell="m-zero-shot", model="m",
+            strategy="zero-shot", level_score=x / 5, outcome="passed" if x == 5 else "failed",
+            samples=samples, passing_samples=x))
+    return build_cell(CellMetadata("m", "zero-shot", samples_per_instruction=5), items)
+
+
+def test_a_real_drop_beside_intervals_that_reach_zero_says_why() -> None:
+    """Issue 48 §2/§6: three of 30 instructions now always wrong — fifteen samples turned, none
+    the other way.  The pass-count test sees it (regressed); both intervals, over thirty
+    instructions of which three changed, reach 0: the verdict's words say why."""
+    base = _five([5] * 30)
+    now = _five([0, 0, 0] + [5] * 27)
+    (c,) = compare_cells([(now, base)], max_regression=0.02)
+    d = c.diff.levels[2]
+    assert c.regressed_levels == (2,) and d.high > 0
+    assert d.passes is not None and d.passes.change == pytest.approx(-0.1) and d.passes.high > 0
+    note = ("both intervals reach 0: they count the differences between instructions as "
+            "noise; the test holds this suite's instructions fixed and is one-sided")
+    assert c.interval_note(2) == note
+    x = c.level_change(2)
+    assert (x.measure, x.pass_change, x.verdict, x.note) == ("level score", d.passes.change,
+                                                             "regressed", note)
+    assert x.p_drop_holm == c.adjusted[2] == d.p_drop and x.tests == 1
+    assert x.describe().endswith(f"; Holm p(no drop)={d.p_drop:.2g}: regressed ({note})")
+    assert x.short_text() == f"{d.mean_diff:+.3f}, pass rate -0.100"
+
+
+def test_the_notes_of_each_kind_of_comparison() -> None:
+    """Synthetic levels: the template-clustered test's interval is its own t's (it only
+    differs in being two-sided); an adaptive level is of pass rate on paired samples; no
+    note where interval and verdict read alike."""
+    from pytest_graphinstruct.score.regression.bootstrap import PairedDiff, PairedResult
+
+    def one(d: PairedDiff, **kw: object) -> CellComparison:
+        result = PairedResult({2: d}, d, None, (), (), 0, 0, 0.95)
+        return CellComparison("m", "m", result, 0.02, family=1, **kw)  # type: ignore[arg-type]
+
+    crossing = PairedDiff(30, -0.05, -0.10, 0.001, 0.1, 0.9, p_drop=0.04)
+    templates = one(crossing, regressed_levels=(2,), adjusted={2: 0.04}, test="templates")
+    assert templates.interval_note(2) == ("the interval reaches 0: two-sided at 95 %; the "
+                                          "test is one-sided")
+    auto = one(replace(crossing, measure="pass rate"), regressed_levels=(2,),
+               adjusted={2: 0.04}, samples_cap=5)
+    assert auto.interval_note(2) == ("the interval reaches 0: it counts the differences "
+                                     "between instructions as noise; the test holds this "
+                                     "suite's instructions fixed and is one-sided")
+    assert auto.level_change(2).changes_text() == "pass rate on paired samples -0.050 " \
+        "[-0.100, +0.001]"
+    below = PairedDiff(30, -0.05, -0.10, -0.01, 0.1, 0.9, p_drop=0.001)
+    assert one(below, regressed_levels=(2,), adjusted={2: 0.001}).interval_note(2) is None
+    # a level score up while fewer samples pass: the words name both, no note
+    mixed = one(replace(below, mean_diff=0.01, low=-0.01, high=0.03), adjusted={2: 0.001},
+                adjusted_rise={2: 0.9})
+    assert mixed.level_verdict(2) == "higher, but fewer samples pass (Holm p(no drop)=0.001)"
+    assert mixed.interval_note(2) is None
 
 
 def sampled(outcomes: dict[str, tuple[bool, ...]], *, cap: int | None) -> CellReport:

@@ -68,16 +68,21 @@ def test_a_gated_run_names_what_it_compared_and_passes_when_nothing_changed(
     plan = plan_baseline(options, ["m-zero-shot"], level_hashes=HASHES)
     d = decide(report(0.8), plan, options)
     assert not d.failed
-    line, changes = d.compared_lines()
+    line, *changes = d.compared_lines()
     assert re.fullmatch(
         rf"compared with baseline {re.escape(str(base))}: m-zero-shot: 120 instructions "
         r"paired: L0 60 \(.*drops ≥ 0\.\d\d\), L2 60 \(.*drops ≥ 0\.\d\d\)", line), line
-    # identical answers: no change, an interval of width 0, nothing to reject
-    same = "+0.000 [+0.000, +0.000] p=1 unchanged (|change| < 0.0005)"
-    assert changes == f"  m-zero-shot: L0 {same}; L2 {same}"
+    # identical answers: no change, intervals of width 0, nothing to reject (Holm-adjusted 1)
+    # (these items keep no sample's verdict: a level score alone)
+    same = "level score +0.000 [+0.000, +0.000]; Holm p(no drop)=1: unchanged (|change| < 0.0005)"
+    assert changes == [f"  m-zero-shot: L0 {same}", f"  m-zero-shot: L2 {same}"]
     record = d.record()
     assert record.passed and record.baseline == str(base)
-    assert record.compared == (line, changes)
+    assert record.compared == (line, *changes)
+    # the report's record is what the lines print
+    assert [f"  m-zero-shot: {x.describe()}" for x in record.cells[0].levels] == changes
+    assert [(x.p_drop_holm, x.tests, x.note)
+            for x in record.cells[0].levels] == [(1.0, 2, None)] * 2
     assert [x.level for x in record.cells[0].levels] == [0, 2]
 
 
@@ -86,7 +91,7 @@ def test_a_worse_model_fails_and_the_failure_names_the_level(tmp_path: Path) -> 
     options = GateOptions(base)
     d = decide(report(0.8, bad_levels=(2,)), plan_baseline(options, ["m-zero-shot"]), options)
     assert d.failed
-    assert any("L2 quality dropped" in line for line in d.verdict.lines())
+    assert any("L2 dropped (level score -" in line for line in d.verdict.lines())
     assert d.record().cells[0].levels[1].regressed
 
 
@@ -160,9 +165,12 @@ def test_an_update_shows_the_change_against_the_old_baseline(tmp_path: Path) -> 
     worse = report(0.8, bad_levels=(0, 2))
     d = decide(worse, plan_baseline(options, ["m-zero-shot"]), options)
     assert not d.failed  # an update accepts the change on purpose ...
-    (line,) = d.update_lines()  # ... but says what it accepts
-    assert line.startswith("baseline update, m-zero-shot against the old baseline: L0 -")
-    assert "⚠" in line and "newly failing 60" in line
+    line, *levels = d.update_lines()  # ... but says what it accepts
+    assert line == ("baseline update, m-zero-shot against the old baseline (not a gate): "
+                    "2 level(s) paired, regressed: L0, L2; newly failing 60, newly passing 0")
+    assert [x.split(" level score")[0] for x in levels] == ["  m-zero-shot: L0",
+                                                             "  m-zero-shot: L2"]
+    assert all(x.endswith(": regressed") for x in levels)
     assert _settled(worse, d) == (f"baseline updated: {path} (the change against the "
                                          "old one is shown above)")
     written = json.loads(path.read_text(encoding="utf-8"))

@@ -296,3 +296,42 @@ def test_a_fingerprint_change_is_omitted_while_not_recorded_and_reads_back() -> 
         broken["fingerprint_changes"]["gpt-4o"].update(bad)
         with pytest.raises(ValueError):
             RunInfo.from_json(broken)
+
+
+def test_a_level_change_is_one_text_for_every_view() -> None:
+    """Issue 48 §6: the change as level score and pass rate, the Holm-adjusted p-value
+    labelled, the words and the note; the p-value of "no rise" where the change went up."""
+    from pytest_graphinstruct.run.records.results import LevelChange, format_p
+
+    x = LevelChange(2, 30, -0.059, -0.133, 0.015, 1.2e-7, True, pass_change=-0.1,
+                    pass_low=-0.214, pass_high=0.014, p_drop_holm=1.2e-7, p_rise=1.0,
+                    p_rise_holm=1.0, tests=1, verdict="regressed", note="both intervals reach 0")
+    assert x.describe() == ("L2 level score -0.059 [-0.133, +0.015], pass rate -0.100 "
+                            "[-0.214, +0.014]; Holm p(no drop)=1.2e-07: regressed (both "
+                            "intervals reach 0)")
+    assert x.short_text() == "-0.059, pass rate -0.100"
+    assert LevelChange.from_json(json.loads(json.dumps(x.to_json()))) == x
+    up = LevelChange(1, 80, 0.4, 0.39, 0.41, 1.0, False, p_drop_holm=1.0, p_rise=2e-4,
+                     p_rise_holm=4e-4, tests=2, improved=True, verdict="improved")
+    assert up.p_text() == "Holm p(no rise)=0.0004" and up.verdict_text() == "improved"
+    auto = LevelChange(2, 30, -0.1, -0.214, 0.014, 0.002, True, measure="pass rate",
+                       paired_samples=True, p_drop_holm=0.002)
+    assert auto.changes_text() == "pass rate on paired samples -0.100 [-0.214, +0.014]"
+    assert auto.short_text() == "pass rate on paired samples -0.100"
+    assert [format_p(p) for p in (0.00061, 1.0, 0.0625, 1.23e-7)] == ["0.00061", "1", "0.062",
+                                                                        "1.2e-07"]
+
+
+def test_a_level_change_of_a_report_before_issue_48_reads_and_says_what_it_holds() -> None:
+    """Reports written before issue 48 hold the fields up to ``detectable``, their ``p_drop``
+    unadjusted: they read, and their p-value is shown as unadjusted."""
+    from pytest_graphinstruct.run.records.results import LevelChange
+
+    old = {"level": 2, "n": 60, "change": -0.253, "low": -0.337, "high": -0.17,
+           "p_drop": 0.0001, "regressed": True, "detectable": 0.05}
+    x = LevelChange.from_json(old)
+    assert (x.measure, x.p_drop_holm, x.verdict, x.note) == ("level score", None, None, None)
+    assert x.describe() == ("L2 level score -0.253 [-0.337, -0.170]; p(no drop)=0.0001 "
+                            "unadjusted: regressed")
+    none = LevelChange.from_json({**old, "p_drop": None, "regressed": False})
+    assert none.p_text() == "p —" and none.verdict_text() == "—"

@@ -17,7 +17,8 @@ script, so the document is the one place the page's data is decided.  Shape (``s
      "gate": {"passed", "baseline", "failures", "compared", "baseline_update",  # the first
               "cells": [{"cell", "baseline_cell", "newly_failing",  # report's verdict,
                          "newly_passing", "levels": [{"level", "n", "change",  # or null
-                                                      "low", "high", "p", "regressed"}]}]},
+                                                      "low", "high", "p", "regressed",
+                                                      "changes", "p_text", "verdict"}]}]},
      "items": [{"cell": index, "id", "level", "outcome", "score", "dims", "expected_failure",
                 "error", "classes", "categories", "baseline": outcome | null, "differs",
                 "samples": [{"class", "parsed", "refusal", "truncated", "error", "raw",
@@ -27,7 +28,12 @@ script, so the document is the one place the page's data is decided.  Shape (``s
                              "steps": [...], "drawing": {...} | {"omitted": reason}}]}]}
 
 Every string from a report (answers, ids, labels) goes into the document as data; the page
-shows it as text only.  Numbers are rounded to 4 decimals.
+shows it as text only.  Numbers are rounded to 4 decimals.  A gated level's ``changes``,
+``p_text`` and ``verdict`` are the texts of the report's own record of it
+(:class:`~pytest_graphinstruct.run.records.results.LevelChange`: ``changes_text``, ``p_text``,
+``verdict_text``) — what the terminal and the Markdown summary print, the p-value labelled
+Holm-adjusted or unadjusted; ``p`` is the Holm-adjusted p-value where the report holds it, else
+the unadjusted one.
 """
 
 from __future__ import annotations
@@ -113,8 +119,11 @@ def _gate(gate: GateRecord | None) -> dict[str, Any] | None:
         "cells": [{"cell": c.cell, "baseline_cell": c.baseline_cell,
                    "newly_failing": len(c.newly_failing), "newly_passing": len(c.newly_passing),
                    "levels": [{"level": x.level, "n": x.n, "change": _r(x.change),
-                               "low": _r(x.low), "high": _r(x.high), "p": x.p_drop,
-                               "regressed": x.regressed} for x in c.levels]}
+                               "low": _r(x.low), "high": _r(x.high),
+                               "p": x.p_drop if x.p_drop_holm is None else x.p_drop_holm,
+                               "regressed": x.regressed, "changes": x.changes_text(),
+                               "p_text": x.p_text(), "verdict": x.verdict_text()}
+                              for x in c.levels]}
                   for c in gate.cells],
     }
 
