@@ -47,7 +47,7 @@ Usage::
 
     python bench/gate_calibration.py [--pairs 1000] [--power-pairs 200] [--baselines 200]
                                      [--runs 100] [--quick] [--seed 0] [--scores FILE]
-                                     [--auto] [--auto-pairs 500]
+                                     [--auto] [--auto-pairs 500] [--suite ours|official]
 """
 
 from __future__ import annotations
@@ -728,6 +728,8 @@ def main(argv: Sequence[str] | None = None) -> int:
                     "(--gi-samples=auto): its false alarms, collapse rows, MDE80 and calls")
     ap.add_argument("--auto-pairs", type=int, default=500, help="null pairs of the adaptive "
                     "mode (default 500)")
+    ap.add_argument("--suite", action="append", choices=("ours", "official"), default=None,
+                    help="only this suite (repeat for both; default: both)")
     args = ap.parse_args(argv)
     if args.quick:
         args.pairs, args.power_pairs = min(args.pairs, 200), min(args.power_pairs, 60)
@@ -740,6 +742,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         roots["official"] = OFFICIAL_SUITE
     else:
         print(f"official suite not found at {OFFICIAL_SUITE}: skipped")
+    if args.suite:
+        roots = {k: v for k, v in roots.items() if k in args.suite}
     cache = Path(args.scores) if args.scores else None
     suites: dict[str, SuiteScores] = {}
     if cache is not None and cache.is_file():

@@ -55,7 +55,11 @@ from pytest_graphinstruct.score.regression.multiple import (
     regressions,
 )
 from pytest_graphinstruct.score.regression.paired import suite_paired
-from pytest_graphinstruct.score.regression.power import ItemScore, detectable_drops
+from pytest_graphinstruct.score.regression.power import (
+    ItemScore,
+    detectable_drops,
+    detectable_pass_drops,
+)
 from pytest_graphinstruct.score.regression.sequential import (
     LevelLooks,
     SequentialResult,
@@ -326,10 +330,11 @@ class CellComparison:
         if math.isinf(drop):
             return " (too few instructions or templates for 80 % power at any drop)"
         shown = math.ceil(drop * 100 - 1e-9) / 100  # rounded up: never promise more
+        drops = "pass-rate drops" if self._on_passes else "drops"
         if weak:
             return (f" (too small for --gi-max-regression={self.max_regression:g}: 80 % power "
-                    f"only for drops ≥ {shown:.2f})")
-        return f" (80 % power for drops ≥ {shown:.2f})"
+                    f"only for {drops} ≥ {shown:.2f})")
+        return f" (80 % power for {drops} ≥ {shown:.2f})"
 
 
 _SHOWN = 5e-4
@@ -590,14 +595,17 @@ def compare_cells(pairs: Sequence[tuple[CellReport, CellReport]], *, max_regress
     for k, ((cell, base), diff) in enumerate(zip(pairs, diffs, strict=True)):
         mine, theirs = scores[k]
         failing, passing, errors = _changes(cell, base)
-        # the power model is of level scores at one fixed sample count: an adaptive cell, or
-        # one judged on pass counts against another count, gets no figure
-        paired = (baseline_items(base, only=mine.keys())
-                  if power and k not in looks and not on_passes[k] else [])
-        drops = (detectable_drops(paired, samples=baseline_samples(base),
+        # an adaptive cell gets no figure (its looks decide how many samples it asks); one
+        # judged on pass counts against another count gets its figure in pass rate
+        paired = baseline_items(base, only=mine.keys()) if power and k not in looks else []
+        drops = ({} if not paired else
+                 detectable_pass_drops(paired, baseline_samples=baseline_samples(base),
+                                       samples=baseline_samples(cell), delta=max_regression,
+                                       alpha=alpha, tests=len(family) or 1)
+                 if on_passes[k] else
+                 detectable_drops(paired, samples=baseline_samples(base),
                                   delta=max_regression, alpha=alpha, tests=len(family) or 1,
-                                  test=test)
-                 if paired else {})
+                                  test=test))
         out.append(CellComparison(
             label=cell.label, baseline_label=base.label, diff=diff,
             max_regression=max_regression,

@@ -768,8 +768,8 @@ class LevelChange(JsonRecord):
     baseline``) with its unadjusted 95 % interval, the one-sided p-values of "no drop" and "no
     rise" (as tested, and Holm-adjusted over the gate's family of ``tests`` level tests), whether
     the gate called it a regression or an improvement, the gate's words for it, and the
-    smallest drop it can detect at 80 % power (``None``: not estimated, or no drop at all is
-    detectable there).
+    smallest drop it can detect at 80 % power, of ``measure`` (``None``: not estimated, or no
+    drop at all is detectable there).
 
     ``change``/``low``/``high`` are of ``measure``: the level score, or the pass rate where
     level scores are not comparable (other sample counts; ``paired_samples``: the adaptive

@@ -64,7 +64,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from functools import cached_property, lru_cache
 from typing import NamedTuple
@@ -75,7 +75,8 @@ from pytest_graphinstruct.score.regression.bootstrap import CAP, KAPPA, OWN_VARI
 from pytest_graphinstruct.score.regression.multiple import FAMILY_ALPHA
 from pytest_graphinstruct.score.regression.suite_power import (
     LevelSamples,
-    combined_power,
+    combined_powers,
+    count_power,
     level_samples,
 )
 from pytest_graphinstruct.vocab import GateTest
@@ -87,6 +88,7 @@ __all__ = [
     "bm_df",
     "detectable_drop",
     "detectable_drops",
+    "detectable_pass_drops",
     "gate_power",
     "instructions_needed",
     "level_noise",
@@ -381,15 +383,31 @@ def _check(delta: float, alpha: float, tests: int, power: float) -> None:
 def _combined_curve(scored: LevelSamples, drops: np.ndarray, ks: np.ndarray, ns: np.ndarray,
                     delta: float, alpha: float, tests: int) -> np.ndarray:
     """The power of the fixed-suite test combining its two tests, for each case
-    (:func:`.suite_power.combined_power`, read at each drop; 0 past the largest drop a shift
-    of the pass logits can make)."""
+    (:func:`.suite_power.combined_powers`, read at each drop; 0 past the largest drop a shift
+    of the pass logits can make).  Each sample count's moments are read once, its instruction
+    counts in blocks (bounded memory)."""
     out = np.zeros(drops.shape)
-    for k, n in {(int(k), int(n)) for k, n in zip(ks, ns, strict=True)}:
-        at = (ks == k) & (ns == n)
-        grid, power = combined_power(scored, samples=k, instructions=n, delta=delta,
-                                     alpha_level=alpha / tests)
-        out[at] = np.interp(drops[at], grid, power, right=0.0)
+    for k in np.unique(ks):
+        at_k = ks == k
+        # the smallest p-value the level can reach: the sign-flip's 2^-n, and with pass counts
+        # the count test's C(k_b + k, k)^-n, doubled by the combination
+        floor = math.log(2.0) if k == 1 and scored.samples == 1 else max(
+            math.log(2.0), math.log(math.comb(int(k) + scored.samples, int(k))))
+        doubling = 0.0 if k == 1 and scored.samples == 1 else math.log(2.0)
+        counts = np.unique(ns[at_k])
+        for lo in range(0, counts.size, _COUNTS_BLOCK):
+            block = counts[lo:lo + _COUNTS_BLOCK]
+            grid, power = combined_powers(scored, samples=int(k),
+                                          instructions=block.astype(np.int64), delta=delta,
+                                          alpha_level=alpha / tests)
+            for n, row in zip(block, power, strict=True):
+                at = at_k & (ns == n)
+                if n * floor - doubling > math.log(tests / alpha):
+                    out[at] = np.interp(drops[at], grid, row, right=0.0)
     return out
+
+
+_COUNTS_BLOCK = 32  # instruction counts whose power is computed together
 
 
 def _suite_curve(noise: LevelNoise, drops: np.ndarray, ks: np.ndarray, ns: np.ndarray,
@@ -497,10 +515,34 @@ def samples_needed(noise: LevelNoise, drop: float, *, delta: float,
     _check(delta, alpha, tests, power)
     if limit < 1:
         return None
+    if test == "suite" and noise.scored is not None:
+        if drop <= delta:
+            return None  # the rule wants a mean drop beyond delta: more samples only pin it
+        # the combined model reads k + 1 scores per instruction and shift: searched, not swept
+        def reaches(k: int) -> bool:
+            return bool(_curve(noise, np.array(drop), np.array(k),
+                               np.array(noise.instructions), delta, alpha, tests,
+                               test)[0] >= power)
+
+        return _fewest(reaches, limit)
     ks = np.arange(1, limit + 1)
     ok = np.flatnonzero(_curve(noise, np.array(drop), ks, np.array(noise.instructions), delta,
                                alpha, tests, test) >= power)
     return int(ks[ok[0]]) if ok.size else None
+
+
+def _fewest(reaches: Callable[[int], bool], limit: int) -> int | None:
+    """The fewest ``k`` in ``1..limit`` that ``reaches``, by doubling and then bisection: the
+    power rises with the samples per instruction, so once reached it stays reached."""
+    below, k = 0, 1
+    while not reaches(k):
+        if k >= limit:
+            return None
+        below, k = k, min(2 * k, limit)
+    while k - below > 1:
+        mid = (below + k) // 2
+        below, k = (below, mid) if reaches(mid) else (mid, k)
+    return k
 
 
 def instructions_needed(noise: LevelNoise, drop: float, *, delta: float,
@@ -655,3 +697,40 @@ def detectable_drops(items: Iterable[ItemScore], *, samples: int, delta: float,
     return {lv: detectable_drop(n, delta=delta, alpha=alpha, tests=tests, power=power,
                                 test=test)
             for lv, n in noise_by_level(items, samples=samples).items()}
+
+
+def detectable_pass_drops(items: Iterable[ItemScore], *, baseline_samples: int, samples: int,
+                          delta: float, alpha: float = FAMILY_ALPHA, tests: int = 6,
+                          power: float = POWER) -> dict[int, float]:
+    """Level → the smallest drop in **pass rate** the gate flags with probability ``power``
+    when it compares runs of ``samples`` per instruction with a baseline of
+    ``baseline_samples`` (another count: the gate's rule across sample counts, the pass-count
+    test alone and ``delta`` read on pass rate; :func:`.suite_power.count_power`);
+    ``math.inf`` where no shift of the pass logits reaches it.  Levels whose items carry no
+    share of passing samples have no figure (absent, never a weaker one)."""
+    _check(delta, alpha, tests, power)
+    if samples < 1 or baseline_samples < 1:
+        raise ValueError("samples per instruction must be >= 1")
+    out: dict[int, float] = {}
+    for lv, noise in noise_by_level(items, samples=baseline_samples).items():
+        if noise.scored is None:
+            continue
+        drops, chance = count_power(noise.scored, samples=samples,
+                                    instructions=noise.instructions, delta=delta,
+                                    alpha_level=alpha / tests)
+        out[lv] = _first_crossing(drops, chance, power)
+    return out
+
+
+def _first_crossing(drops: np.ndarray, chance: np.ndarray, power: float) -> float:
+    """The drop at which ``chance`` (over rising ``drops``) first reaches ``power``, linear
+    between the two points around it; ``math.inf`` when it never does."""
+    ok = np.flatnonzero(chance >= power)
+    if not ok.size:
+        return math.inf
+    i = int(ok[0])
+    if i == 0:
+        return float(drops[0])
+    d0, d1, c0, c1 = (float(drops[i - 1]), float(drops[i]), float(chance[i - 1]),
+                      float(chance[i]))
+    return d1 if c1 == c0 else d0 + (power - c0) * (d1 - d0) / (c1 - c0)

@@ -40,7 +40,8 @@ from functools import cached_property, lru_cache
 
 import numpy as np
 
-__all__ = ["LevelSamples", "combined_power", "count_power", "level_samples"]
+__all__ = ["LevelSamples", "combined_power", "combined_powers", "count_power",
+           "level_samples"]
 
 _SHIFTS = np.linspace(0.0, 12.0, 481)  # the pass-logit shifts a drop is looked for among
 _NODES = 64  # quadrature nodes of the bivariate normal CDF
@@ -109,21 +110,64 @@ def level_samples(scores: Sequence[float], passes: Sequence[int], samples: int
                         tuple(float(c) for c in curve), samples)
 
 
+_CHUNK = 1 << 21  # elements of one (shifts, instructions, k + 1) block of the moments
+
+
 def _moments(logits: np.ndarray, curve: np.ndarray, offsets: np.ndarray, k: int
              ) -> tuple[np.ndarray, ...]:
     """Per shift (rows) and instruction: the mean and variance of its score and of its passing
-    count over ``k`` samples, and their covariance."""
-    from scipy.stats import binom
+    count over ``k`` samples, and their covariance (computed in blocks of rows, so that memory
+    stays bounded for any ``k``)."""
+    from scipy.special import gammaln
 
     p = 1.0 / (1.0 + np.exp(-logits))  # (shifts, n)
-    js = np.arange(k + 1)
-    w = binom.pmf(js, k, p[..., None])  # (shifts, n, k + 1)
-    score = curve[None, None, :] + offsets[None, :, None]
-    ms = np.einsum("snj,snj->sn", w, score)
-    vs = np.maximum(np.einsum("snj,snj->sn", w, score * score) - ms * ms, 0.0)
+    js = np.arange(k + 1, dtype=float)
+    log_comb = gammaln(k + 1.0) - gammaln(js + 1.0) - gammaln(k - js + 1.0)
+    score = curve[None, :] + offsets[:, None]  # (n, k + 1)
+    ms, vs, cov = (np.empty(p.shape) for _ in range(3))
+    rows = max(1, _CHUNK // max(1, p.shape[1] * (k + 1)))
+    for lo in range(0, p.shape[0], rows):
+        q = np.clip(p[lo:lo + rows], 1e-300, 1.0 - 1e-16)[..., None]
+        w = np.exp(log_comb + js * np.log(q) + (k - js) * np.log1p(-q))  # binomial pmf
+        m = np.einsum("snj,nj->sn", w, score)
+        ms[lo:lo + rows] = m
+        vs[lo:lo + rows] = np.maximum(np.einsum("snj,nj->sn", w, score * score) - m * m, 0.0)
+        cov[lo:lo + rows] = np.einsum("snj,nj,j->sn", w, score, js) - m * (k * q[..., 0])
     mc, vc = k * p, k * p * (1.0 - p)
-    cov = np.einsum("snj,snj,j->sn", w, score, js.astype(float)) - ms * mc
     return ms, vs, mc, vc, cov, p
+
+
+@dataclass(frozen=True)
+class _Sums:
+    """Per shift of :data:`_SHIFTS`, the level's sums over its own instructions (one copy of
+    each): what every instruction count scales (module docstring)."""
+
+    drops: np.ndarray  # the level's mean score drop
+    change: np.ndarray  # Σ score change
+    var_s: np.ndarray  # Σ score variances, both runs
+    square: np.ndarray  # Σ squared score changes
+    mu_c: np.ndarray  # Σ passing-count change
+    var_c: np.ndarray  # Σ passing-count variances, both runs
+    both: np.ndarray  # Σ score–count covariances, both runs
+    null_c: np.ndarray  # Σ the count test's null variances
+
+
+@lru_cache(maxsize=64)
+def _sums(level: LevelSamples, k: int) -> _Sums:
+    """:class:`_Sums` of ``level`` for runs of ``k`` per instruction (cached: the moments do not
+    depend on the instruction count, so a search over counts reads them once)."""
+    curve = level.curve_at(k)
+    offsets = np.asarray(level.offsets, dtype=float)
+    base = level._logits
+    ms0, vs0, mc0, vc0, cov0, p0 = (m[0] for m in _moments(base[None, :], curve, offsets, k))
+    ms, vs, mc, vc, cov, p = _moments(base[None, :] - _SHIFTS[:, None], curve, offsets, k)
+    change = ms - ms0
+    pooled = (p + p0) / 2.0
+    return _Sums(drops=ms0.mean() - ms.mean(axis=1), change=change.sum(axis=1),
+                 var_s=(vs + vs0).sum(axis=1), square=(change * change).sum(axis=1),
+                 mu_c=(mc - mc0).sum(axis=1), var_c=(vc + vc0).sum(axis=1),
+                 both=(cov + cov0).sum(axis=1),
+                 null_c=(2.0 * k * pooled * (1.0 - pooled)).sum(axis=1))
 
 
 def _normal2(a: np.ndarray, b: np.ndarray, rho: np.ndarray) -> np.ndarray:
@@ -151,38 +195,42 @@ def combined_power(level: LevelSamples, *, samples: int, instructions: int, delt
     Holm's first share ``alpha_level`` (module docstring).  Cached: a search for the
     detectable drop asks the same case again and again (the arrays returned are shared: read
     them, never write)."""
+    drops, power = combined_powers(level, samples=samples,
+                                   instructions=np.array([instructions]), delta=delta,
+                                   alpha_level=alpha_level)
+    out = power[0].copy()
+    out.setflags(write=False)
+    return drops, out
+
+
+def combined_powers(level: LevelSamples, *, samples: int, instructions: np.ndarray,
+                    delta: float, alpha_level: float) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`combined_power` for several instruction counts at once: ``(drops, power)`` with
+    one row of ``power`` per count (the level's moments are read once)."""
     from scipy.special import ndtr, ndtri
 
     k = samples
-    curve = level.curve_at(k)
-    offsets = np.asarray(level.offsets, dtype=float)
-    base = level._logits
-    scale = instructions / level.instructions
-    ms0, vs0, mc0, vc0, cov0, p0 = (m[0] for m in _moments(base[None, :], curve, offsets, k))
-    ms, vs, mc, vc, cov, p = _moments(base[None, :] - _SHIFTS[:, None], curve, offsets, k)
-    drops = ms0.mean() - ms.mean(axis=1)
-    change = ms - ms0
-    mu_s, var_s = scale * change.sum(axis=1), scale * (vs + vs0).sum(axis=1)
-    mu_c, var_c = scale * (mc - mc0).sum(axis=1), scale * (vc + vc0).sum(axis=1)
-    both = scale * (cov + cov0).sum(axis=1)
+    sums = _sums(level, k)
+    ns = np.asarray(instructions, dtype=float).reshape(-1, 1)
+    scale = ns / level.instructions
+    mu_s, var_s = scale * sums.change, scale * sums.var_s
+    mu_c, var_c = scale * sums.mu_c, scale * sums.var_c
     single = k == 1 and level.samples == 1  # the score test alone (paired.suite_paired)
     c = float(ndtri(1.0 - alpha_level / (1.0 if single else 2.0)))
-    pooled = (p + p0) / 2.0
-    t_s = -c * np.sqrt(var_s + scale * (change * change).sum(axis=1))
-    t_c = -c * np.sqrt(scale * (2.0 * k * pooled * (1.0 - pooled)).sum(axis=1))
+    t_s = -c * np.sqrt(var_s + scale * sums.square)
+    t_c = -c * np.sqrt(scale * sums.null_c)
     sd_s, sd_c = np.sqrt(np.maximum(var_s, 1e-30)), np.sqrt(np.maximum(var_c, 1e-30))
     a, b = (t_s - mu_s) / sd_s, (t_c - mu_c) / sd_c
     if single:
         flagged = ndtr(a)
     else:
-        rho = both / (sd_s * sd_c)
+        rho = scale * sums.both / (sd_s * sd_c)
         neither = 1.0 - ndtr(a) - ndtr(b) + _normal2(a, b, rho)
         flagged = np.clip(1.0 - neither, 0.0, 1.0)
-    beyond = ndtr((drops - delta) / (sd_s / instructions))
-    power = flagged * beyond
+    beyond = ndtr((sums.drops - delta) / (sd_s / ns))
+    drops = sums.drops.copy()
     drops.setflags(write=False)
-    power.setflags(write=False)
-    return drops, power
+    return drops, flagged * beyond
 
 
 @lru_cache(maxsize=256)

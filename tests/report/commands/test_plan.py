@@ -109,11 +109,15 @@ def test_one_cluster_detects_nothing_by_templates_but_the_suite_test_sees() -> N
 
 
 def test_too_few_instructions_detect_nothing_on_the_suite() -> None:
-    """Four instructions: the sign-flip test's smallest p-value, 1/16, is above Holm's
-    threshold, so no drop can be seen."""
-    few = [r for r in items("a", 1, 2, 2)]
-    plans = plan_report(with_pareto([build_cell(CellMetadata("a", "zero-shot"), few)]))
+    """Four instructions of one sample: the sign-flip test's smallest p-value, 1/16, is above
+    Holm's threshold, so no drop can be seen; with five samples each the pass-count test's
+    smallest, 2·252⁻⁴, is far below it."""
+    one = [r for r in items("a", 1, 2, 2, k=1)]
+    plans = plan_report(with_pareto([build_cell(CellMetadata("a", "zero-shot"), one)]))
     assert math.isinf(plans[0].detectable)
+    five = [r for r in items("a", 1, 2, 2)]
+    plans = plan_report(with_pareto([build_cell(CellMetadata("a", "zero-shot"), five)]))
+    assert 0.02 < plans[0].detectable < 1
 
 
 @pytest.mark.parametrize(("kw", "message"), [

@@ -333,9 +333,40 @@ def sampled(outcomes: dict[str, tuple[bool, ...]], *, cap: int | None) -> CellRe
                         samples=tuple(SampleResult(parsed=True, refusal=False,
                                                    violations=() if x else ("num_nodes=5",))
                                       for x in s)) for i, s in outcomes.items()]
-    meta = CellMetadata("m", "zero-shot", samples_per_instruction=None if cap else 5,
+    fixed = len(next(iter(outcomes.values())))
+    meta = CellMetadata("m", "zero-shot", samples_per_instruction=None if cap else fixed,
                         samples_cap=cap)
     return build_cell(meta, items)
+
+
+def test_a_run_of_another_sample_count_gets_its_power_in_pass_rate() -> None:
+    # the README's design: a baseline of five samples, runs of one; the run is judged on pass
+    # counts, so the figure is the smallest pass-rate drop the pass-count test sees
+    def five(k: int) -> tuple[bool, ...]:
+        return tuple(((k * 7 + j) % 10) < 7 for j in range(5))  # about 70 % passing
+
+    def one(k: int) -> tuple[bool, ...]:
+        return (((k * 3) % 10) < 7,)
+
+    base = sampled({i: five(k) for lv in (0, 2) for k, i in enumerate(ids(lv, 200))}, cap=None)
+    now = sampled({i: one(k) for lv in (0, 2) for k, i in enumerate(ids(lv, 200))}, cap=None)
+    (c,) = compare_cells([(now, base)], max_regression=0.02, power=True)
+    assert c.diff.levels[2].measure == "pass rate"
+    assert set(c.detectable) == {0, 2}
+    assert all(0.02 < d < 0.5 for d in c.detectable.values())
+    assert "(80 % power for pass-rate drops ≥ " in c.scope() or \
+        "only for pass-rate drops ≥ " in c.scope()
+    assert c.level_change(2).detectable == c.detectable[2]
+    # more run samples see smaller drops
+    now5 = sampled({i: five(k + 1) for lv in (0, 2) for k, i in enumerate(ids(lv, 200))},
+                   cap=None)
+    now3 = sampled({i: five(k + 1)[:3] for lv in (0, 2) for k, i in enumerate(ids(lv, 200))},
+                   cap=None)
+    (c3,) = compare_cells([(now3, base)], max_regression=0.02, power=True)
+    assert c3.detectable[2] < c.detectable[2]
+    # the same count: a level-score figure, not a pass-rate one
+    (same,) = compare_cells([(now5, base)], max_regression=0.02, power=True)
+    assert same.diff.levels[2].measure == "level score" and "pass-rate drops" not in same.scope()
 
 
 def test_an_adaptive_cell_is_judged_by_replaying_its_looks() -> None:

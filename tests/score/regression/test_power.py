@@ -19,6 +19,7 @@ from pytest_graphinstruct.score.regression.power import (
     LevelNoise,
     detectable_drop,
     detectable_drops,
+    detectable_pass_drops,
     gate_power,
     instructions_needed,
     level_noise,
@@ -215,6 +216,27 @@ def test_noise_by_level_and_detectable_drops() -> None:
     drops = detectable_drops(items, samples=5, delta=0.02)
     assert set(drops) == {0, 2}
     assert drops[0] == pytest.approx(detectable_drop(per_level[0], delta=0.02))
+
+
+def test_detectable_pass_drops_across_sample_counts() -> None:
+    # a baseline of five samples: its levels' smallest pass-rate drops a run of k samples shows
+    items = [ItemScore(lv, f"t{k % 4}", 0.5 + 0.1 * ((k * 7) % 5) / 5, ((k * 3) % 6) / 5)
+             for lv in (0, 2) for k in range(200)]
+    one = detectable_pass_drops(items, baseline_samples=5, samples=1, delta=0.02)
+    three = detectable_pass_drops(items, baseline_samples=5, samples=3, delta=0.02)
+    assert set(one) == set(three) == {0, 2}
+    assert all(0.02 < three[lv] < one[lv] < 0.5 for lv in (0, 2))
+    # fewer instructions, larger drops; more tests in the family, larger drops
+    few = detectable_pass_drops(items[:40] + items[200:240], baseline_samples=5, samples=1,
+                                delta=0.02)
+    assert few[0] > one[0]
+    wide = detectable_pass_drops(items, baseline_samples=5, samples=1, delta=0.02, tests=60)
+    assert wide[0] > one[0]
+    # no share of passing samples: no figure rather than a weaker one
+    bare = [ItemScore(0, "t", 0.5, None) for _ in range(20)]
+    assert detectable_pass_drops(bare, baseline_samples=5, samples=1, delta=0.02) == {}
+    with pytest.raises(ValueError):
+        detectable_pass_drops(items, baseline_samples=5, samples=0, delta=0.02)
 
 
 def test_more_levels_pin_the_shared_noise_down() -> None:
