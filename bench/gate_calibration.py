@@ -199,6 +199,7 @@ class Drop:
     level: int
     size: float
     whole: bool = True
+    pass_rate: bool = False  #: sized on the level's expected pass rate, not its score
 
 
 def expected_scores(table: np.ndarray, eta: np.ndarray) -> np.ndarray:
@@ -219,11 +220,14 @@ def _lower(data: SuiteScores, eta: np.ndarray, cand: np.ndarray, drop: Drop,
         codes = data.cluster_codes
         moved = m & (codes == np.bincount(codes[m]).argmax())
     table, e = data.tables[k][moved], eta[:, moved]
-    start = expected_scores(table, e).sum(1)
+
+    def level(x: np.ndarray) -> np.ndarray:
+        return (expit(x).sum(-1) if drop.pass_rate else expected_scores(table, x).sum(-1))
+
+    start = level(e)
     goal = start - drop.size * int(m.sum())
-    ok = goal > table[:, 0].sum() + 1e-9
-    shift = _bisect(lambda x: expected_scores(table, e - x[:, None]).sum(1) - goal,
-                    0.0, 40.0, eta.shape[0], iters=40)
+    ok = goal > (0.0 if drop.pass_rate else table[:, 0].sum()) + 1e-9
+    shift = _bisect(lambda x: level(e - x[:, None]) - goal, 0.0, 40.0, eta.shape[0], iters=40)
     cand[:, moved] -= shift[:, None]
     return np.asarray(ok)
 
@@ -486,14 +490,15 @@ def collapse(data: SuiteScores, k: int, level: int, share: float, pairs: int,
 
 
 def power_curve(data: SuiteScores, kb: int, kc: int, level: int, pairs: int,
-                rng: np.random.Generator, tests: Sequence[str] = TESTS
-                ) -> dict[str, dict[float, float]]:
+                rng: np.random.Generator, tests: Sequence[str] = TESTS,
+                pass_rate: bool = False) -> dict[str, dict[float, float]]:
     """Test → drop → the share of pairs whose lowered level is flagged (pairs that can drop so
-    far); each drop's runs are judged by every test."""
+    far); each drop's runs are judged by every test.  ``pass_rate``: drops of the level's
+    expected pass rate, not its score."""
     order = sorted({int(x) for x in data.levels})
     out: dict[str, dict[float, float]] = {t: {} for t in tests}
     for drop in GRID:
-        runs = simulate(data, pairs, kb, kc, rng, (Drop(level, drop),))
+        runs = simulate(data, pairs, kb, kc, rng, (Drop(level, drop, pass_rate=pass_rate),))
         if runs.ok.sum() < 0.9 * pairs:
             break
         kept = runs.where(runs.ok)
@@ -535,6 +540,26 @@ def predicted(data: SuiteScores, k: int, rng: np.random.Generator, runs_n: int =
         for lv, noise in noise_by_level(items, samples=k).items():
             out.setdefault(lv, []).append(detectable_drop(noise, delta=DELTA, alpha=ALPHA,
                                                           tests=6, test="suite"))
+    return {lv: float(np.median(v)) for lv, v in out.items()}
+
+
+def predicted_across(data: SuiteScores, kb: int, kc: int, rng: np.random.Generator,
+                     runs_n: int = 10) -> dict[int, float]:
+    """Level → the compared line's figure for runs of ``kc`` against a baseline of ``kb``
+    (:func:`~pytest_graphinstruct.score.regression.power.detectable_pass_drops`: a pass-rate
+    drop) from one simulated baseline run, the median over ``runs_n`` runs."""
+    from pytest_graphinstruct.score.regression.power import ItemScore, detectable_pass_drops
+
+    runs = simulate(data, runs_n, kb, kb, rng)
+    assert runs.sb is not None
+    out: dict[int, list[float]] = {}
+    for row in range(runs_n):
+        items = [ItemScore(int(lv), c, float(s), float(x) / kb)
+                 for lv, c, s, x in zip(data.levels, data.clusters, runs.sb[row],
+                                        runs.xb[row], strict=True)]
+        for lv, d in detectable_pass_drops(items, baseline_samples=kb, samples=kc,
+                                           delta=DELTA, alpha=ALPHA, tests=6).items():
+            out.setdefault(lv, []).append(d)
     return {lv: float(np.median(v)) for lv, v in out.items()}
 
 
@@ -837,6 +862,16 @@ def main(argv: Sequence[str] | None = None) -> int:
                   for lv in order]
         rows.append([f"baseline k={README_BASE}, runs k=1 (pass counts; drop in one-sample "
                      "level score)", *[_mde(mde80(c["combined"])) for c in readme]])
+        across = [mde80(power_curve(data, README_BASE, 1, lv, args.power_pairs, rng,
+                                    ("combined",), pass_rate=True)["combined"])
+                  for lv in order]
+        rows.append([f"baseline k={README_BASE}, runs k=1: drop in pass rate (the gate's rule)",
+                     *map(_mde, across)])
+        plan = predicted_across(data, README_BASE, 1, rng)
+        rows.append(["  the compared line predicts (predicted / measured)",
+                     *[f"{_mde(plan.get(lv, math.inf))} ({plan.get(lv, math.inf) / m:.2f})"
+                       if math.isfinite(m) else _mde(plan.get(lv, math.inf))
+                       for lv, m in zip(order, across, strict=True)]])
         print()
         print(tabulate(rows, headers=["MDE80 (drop seen 80% of the time)", *levels],
                        disable_numparse=True))

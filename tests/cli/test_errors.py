@@ -156,7 +156,8 @@ def test_pareto_and_compare_on_our_reports(tmp_path: Path) -> None:
     proc = cli(tmp_path, "compare", one, other)
     assert proc.returncode == 0 and proc.stderr == "", proc.stderr
     assert "candidate m-few-shot - baseline m-zero-shot" in proc.stdout
-    assert "L1: -0.3000 [-0.3000, -0.3000]  n=10" in proc.stdout
+    assert ("L1 level score -0.300 [-0.300, -0.300]; Holm p(no drop)=0.001: regressed; 10 "
+            "instructions") in proc.stdout
     assert "S_total: " in proc.stdout and "n=20" in proc.stdout
 
 
@@ -175,7 +176,8 @@ def test_compare_published_files_pairs_instructions_by_id(tmp_path: Path,
     out = proc.stdout
     assert out.startswith("candidate gpt4o-few-shot - baseline gpt4o-zero-shot")
     for lv, n in {0: 100, 1: 200, 2: 200, 3: 150, 4: 100, 5: 50}.items():
-        assert f"  L{lv}: " in out and (f"n={n}  p=" in out or f"n={n}  lower" in out)
+        line = next(x for x in out.splitlines() if x.startswith(f"  L{lv} level score "))
+        assert line.endswith(f"; {n} instructions") and "Holm p(no " in line, line
     assert "n=800" in out and "unpaired" not in out
 
 

@@ -656,9 +656,11 @@ def level_noise(scores: Sequence[float], clusters: Sequence[str], *, samples: in
         conservative = True
     uneven = _uneven(sizes, np.ones(sizes.size) if relative is None else np.array(relative),
                      drop_weight, variance, samples)
-    scored = (None if shares is None else
-              level_samples(x.tolist(), np.rint(shares * samples).astype(int).tolist(),
-                            samples))
+    counts = None if shares is None else np.rint(shares * samples).astype(int)
+    # the score curve needs two passing counts to show what a passing sample is worth against
+    # a failing one; with one (every instruction all right, say) the closed form's gap reads it
+    scored = (None if counts is None or np.unique(counts).size < 2 else
+              level_samples(x.tolist(), counts.tolist(), samples))
     return LevelNoise(int(x.size), tuple(int(s) for s in sizes), variance, samples,
                       conservative, relative, uneven=uneven, mean=float(x.mean()), gap=gap,
                       scored=scored)
