@@ -14,6 +14,9 @@ D3's GCN result store and its reference-side store (``score/gcn_store.py``) are 
 every test and every process a test starts (the environment is inherited), so scores — and the
 committed digests — are computed, never read from a user's cache; the stores' own tests name a
 folder of their own.
+
+And the ``torch`` marker: a test that needs the ``[gpu]`` extra skips without it, or fails under
+``GI_REQUIRE_TORCH=1`` (``tests/gpu_extra.py``).
 """
 
 from __future__ import annotations
@@ -23,12 +26,14 @@ import os
 import socket
 
 import openai
+import pytest
 from hypothesis import HealthCheck, settings
 
 from pytest_graphinstruct.models.backends.bounded_calls import BoundedCalls
 from pytest_graphinstruct.score.gcn_store import ENV as D3_CACHE_ENV
 from pytest_graphinstruct.score.gcn_store import REFERENCE_ENV
 from pytest_graphinstruct.testing.openai_server import FakeOpenAIServer
+from tests.gpu_extra import require_torch
 
 settings.register_profile(
     "ci", max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow]
@@ -59,3 +64,10 @@ def _warm_http_stack() -> None:
 
 
 _warm_http_stack()
+
+
+def pytest_runtest_setup(item: pytest.Item) -> None:
+    """A test marked ``torch`` skips without torch and torch_geometric (the ``[gpu]`` extra), or
+    fails under ``GI_REQUIRE_TORCH=1`` (tests/gpu_extra.py)."""
+    if item.get_closest_marker("torch") is not None:
+        require_torch()

@@ -2,7 +2,9 @@
 
 Kept apart from :mod:`.gcn` (which imports the trainers and SciPy) so that a process that only
 records the device — the xdist controller writing the report — imports nothing heavy; only a
-GPU device imports torch (:mod:`.gcn_torch`).
+GPU device imports torch (:mod:`.gcn_torch`).  torch and torch_geometric are not dependencies of
+the default install: they come with the ``[gpu]`` extra (:data:`GPU_EXTRA`), and ``cuda``
+without them is refused in one line that names it; ``auto`` without them is ``cpu``.
 """
 
 from __future__ import annotations
@@ -10,6 +12,11 @@ from __future__ import annotations
 from pytest_graphinstruct.errors import GraphInstructError
 
 DEVICES = ("cpu", "cuda", "auto")
+
+GPU_EXTRA = "pip install 'pytest-graphinstruct[gpu]'"
+"""What installs the GPU path's torch and torch_geometric (pyproject.toml's ``gpu`` extra)."""
+
+_GPU_MODULES = ("torch", "torch_geometric")
 
 
 class GcnDeviceError(GraphInstructError, RuntimeError):
@@ -34,7 +41,8 @@ def resolve_device(device: str) -> str:
     except ImportError as exc:
         if device == "auto":
             return "cpu"
-        raise GcnDeviceError(f"D3 on cuda needs torch and torch_geometric: {exc}") from None
+        raise GcnDeviceError(
+            f"D3 on cuda needs the [gpu] extra: {GPU_EXTRA} ({import_failure(exc)})") from None
     if torch.cuda.is_available():
         return "cuda"
     if device == "auto":
@@ -43,3 +51,13 @@ def resolve_device(device: str) -> str:
         f"D3 on cuda: CUDA is not available to torch {torch.__version__} "
         f"({'no GPU visible' if torch.version.cuda else 'a CPU-only build'}); "
         "use --gi-d3-device=cpu or auto")
+
+
+def import_failure(exc: ImportError) -> str:
+    """What failed to import, in a few words: ``torch is not installed``, or the error's first
+    line where torch or torch_geometric is there but does not import."""
+    missing = (exc.name or "").partition(".")[0]
+    if isinstance(exc, ModuleNotFoundError) and missing in _GPU_MODULES:
+        return f"{missing} is not installed"
+    first = (str(exc).splitlines() or [type(exc).__name__])[0]
+    return f"torch or torch_geometric does not import: {first}"

@@ -61,10 +61,12 @@ def test_oracle_run_records_its_provenance(pytester: pytest.Pytester) -> None:
 
 
 @needs_suite
+@pytest.mark.torch
 def test_the_d3_device_asked_for_is_recorded_or_refused(pytester: pytest.Pytester) -> None:
     """``auto`` is recorded as what it chose; ``cuda`` without CUDA stops before the run with
     one line (a machine with a GPU runs it: tests/score/test_gcn.py's CUDA test)."""
-    torch = pytest.importorskip("torch")
+    import torch
+
     report = pytester.path / "r.json"
     args = (f"--gi-suite={SUITE}", "--gi-model=oracle", "--gi-levels=3", "--gi-per-level=1",
             f"--gi-report={report}", "-p", "no:cacheprovider")
@@ -79,6 +81,32 @@ def test_the_d3_device_asked_for_is_recorded_or_refused(pytester: pytest.Pyteste
     result = pytester.runpytest_subprocess(*args, "--gi-d3-device=cuda")
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     result.stderr.fnmatch_lines(["*--gi-d3-device=cuda: D3 on cuda: CUDA is not available*"])
+    assert not result.outlines or "passed" not in result.outlines[-1]
+
+
+# A plugin loaded with -p before the run: the default install, whose environment has neither
+# torch nor torch_geometric (whether or not this one has them).
+NO_TORCH = """import sys
+sys.modules["torch"] = None
+sys.modules["torch_geometric"] = None
+"""
+
+
+@needs_suite
+def test_without_the_gpu_extra_auto_is_cpu_and_cuda_is_refused_naming_it(
+        pytester: pytest.Pytester) -> None:
+    pytester.makepyfile(gi_no_torch=NO_TORCH)
+    report = pytester.path / "r.json"
+    args = (f"--gi-suite={SUITE}", "--gi-model=oracle", "--gi-levels=3", "--gi-per-level=1",
+            f"--gi-report={report}", "-p", "no:cacheprovider", "-p", "gi_no_torch")
+    pytester.runpytest_subprocess(*args, "--gi-d3-device=auto").assert_outcomes(passed=1)
+    assert load_valid_report(report)["run"]["d3_device"] == "cpu"
+    report.unlink()
+    result = pytester.runpytest_subprocess(*args, "--gi-d3-device=cuda")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines([
+        "*--gi-d3-device=cuda: D3 on cuda needs the [[]gpu[]] extra: "
+        "pip install 'pytest-graphinstruct[[]gpu[]]' (torch is not installed)"])
     assert not result.outlines or "passed" not in result.outlines[-1]
 
 

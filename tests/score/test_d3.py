@@ -183,8 +183,10 @@ def test_without_torch_the_gcn_part_is_computed_on_the_cpu(
     assert res.gcn is not None and not res.unavailable and res == expected
 
 
+@pytest.mark.torch
 def test_cuda_without_cuda_raises_instead_of_scoring() -> None:
-    torch = pytest.importorskip("torch")
+    import torch
+
     if torch.cuda.is_available():
         pytest.skip("CUDA present")
     cuda = D3Config(gcn_config=gcn.GcnConfig(device="cuda"))

@@ -22,10 +22,10 @@ def _fresh(code: str) -> object:
 
 
 @pytest.mark.slow  # imports torch in a subprocess
+@pytest.mark.torch
 def test_the_gpu_backend_loads_torch_geometric_but_never_torch_dynamo() -> None:
     """A CPU training imports neither; the GPU's backend (what --gi-d3-device=cuda loads)
     imports torch_geometric without torch._dynamo."""
-    pytest.importorskip("torch_geometric")
     loaded = _fresh(
         "import json, sys\n"
         "import numpy as np\n"
@@ -42,8 +42,8 @@ def test_the_gpu_backend_loads_torch_geometric_but_never_torch_dynamo() -> None:
 
 
 @pytest.mark.slow  # imports torch._dynamo and compiles
+@pytest.mark.torch
 def test_torch_compile_and_torch_geometric_still_find_the_real_dynamo() -> None:
-    pytest.importorskip("torch_geometric")
     result = _fresh(
         "import json, sys\n"
         "from pytest_graphinstruct.score import gcn_backend\n"
@@ -59,8 +59,8 @@ def test_torch_compile_and_torch_geometric_still_find_the_real_dynamo() -> None:
 
 
 @pytest.mark.slow  # imports torch in a subprocess
+@pytest.mark.torch
 def test_a_failed_import_leaves_no_placeholder_behind() -> None:
-    pytest.importorskip("torch")
     result = _fresh(
         "import json, sys\n"
         "class Refuse:\n"
@@ -76,8 +76,9 @@ def test_a_failed_import_leaves_no_placeholder_behind() -> None:
         "import torch\n"
         "print(json.dumps([error, gcn.unavailable_reason('cuda'), gcn.unavailable_reason(),\n"
         "                  'torch._dynamo' in sys.modules, '_dynamo' in vars(torch)]))\n")
-    assert result == ["refused", "D3 on cuda needs torch and torch_geometric: refused", None,
-                      False, False]
+    assert result == ["refused", "D3 on cuda needs the [gpu] extra: pip install "
+                      "'pytest-graphinstruct[gpu]' (torch or torch_geometric does not import: "
+                      "refused)", None, False, False]
 
 
 def _package(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, name: str) -> Placeholder:

@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import sys
+
 import pytest
 
+from pytest_graphinstruct.score import gcn_backend
 from pytest_graphinstruct.score.gcn_device import DEVICES, GcnDeviceError, resolve_device
 from pytest_graphinstruct.vocab import D3_DEVICES
 from tests.fresh_python import fresh_python
@@ -27,6 +30,38 @@ def test_an_unknown_device_is_refused() -> None:
         resolve_device("tpu")
 
 
+@pytest.mark.torch
 def test_auto_is_cuda_only_where_torch_sees_a_gpu() -> None:
-    torch = pytest.importorskip("torch")
+    import torch
+
     assert resolve_device("auto") == ("cuda" if torch.cuda.is_available() else "cpu")
+
+
+@pytest.mark.parametrize("hidden", [("torch", "torch_geometric"), ("torch_geometric",)])
+def test_without_the_gpu_extra_cuda_is_refused_naming_it_and_auto_is_cpu(
+        monkeypatch: pytest.MonkeyPatch, hidden: tuple[str, ...]) -> None:
+    # torch hidden whether or not it is installed: the default install has neither module
+    for name in hidden:
+        monkeypatch.setitem(sys.modules, name, None)
+    with pytest.raises(GcnDeviceError) as refused:
+        resolve_device("cuda")
+    assert str(refused.value) == (
+        "D3 on cuda needs the [gpu] extra: pip install 'pytest-graphinstruct[gpu]' "
+        f"({hidden[0]} is not installed)")
+    assert resolve_device("auto") == "cpu"
+    assert resolve_device("cpu") == "cpu"
+
+
+def test_a_gpu_module_that_fails_to_import_is_named_in_one_line(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    def broken() -> None:
+        raise ImportError("libcudart.so.13: cannot open shared object file\nmore detail")
+
+    monkeypatch.setattr(gcn_backend, "load", broken)
+    with pytest.raises(GcnDeviceError) as refused:
+        resolve_device("cuda")
+    assert str(refused.value) == (
+        "D3 on cuda needs the [gpu] extra: pip install 'pytest-graphinstruct[gpu]' "
+        "(torch or torch_geometric does not import: libcudart.so.13: cannot open shared "
+        "object file)")
+    assert resolve_device("auto") == "cpu"

@@ -6,14 +6,16 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from pytest_graphinstruct.score import gcn, gcn_cpu
+from pytest_graphinstruct.score import gcn, gcn_cpu, gcn_torch
 from pytest_graphinstruct.score.embedding import spectral_features
+from tests.gpu_extra import require_torch
 from tests.score._d3graphs import REFERENCES
 from tests.score.test_gcn import FAST, TWO_TRIANGLES, _task, _tiny
 
-torch = pytest.importorskip("torch")
-pytest.importorskip("torch_geometric")
-gcn_torch = pytest.importorskip("pytest_graphinstruct.score.gcn_torch")
+pytestmark = pytest.mark.torch
+require_torch()  # the whole module: skips (or fails under GI_REQUIRE_TORCH=1) at collection
+
+import torch  # noqa: E402
 
 
 def _both(tasks: list[gcn.GcnTask], config: gcn.GcnConfig,
@@ -64,8 +66,7 @@ def test_gcn_norm_is_the_numpy_normalized_adjacency() -> None:
 
 
 def test_gcn_layers_match_torch_geometric_gcnconv() -> None:
-    torch = pytest.importorskip("torch")
-    pyg = pytest.importorskip("torch_geometric.nn")
+    import torch_geometric.nn as pyg
     from torch_geometric.nn.conv.gcn_conv import gcn_norm
 
     f = spectral_features(REFERENCES[1])
@@ -94,7 +95,6 @@ def test_gcn_layers_match_torch_geometric_gcnconv() -> None:
 
 
 def test_single_thread_restores_the_setting_after_an_error() -> None:
-    torch = pytest.importorskip("torch")
     before = torch.get_num_threads()
     with pytest.raises(KeyError), gcn_torch.single_thread(torch):
         assert torch.get_num_threads() == 1
@@ -119,7 +119,6 @@ class _TorchOptimAdam:
 
 
 def test_adam_updates_are_torch_optim_adams_bit_for_bit() -> None:
-    torch = pytest.importorskip("torch")
     gen = torch.Generator().manual_seed(0)
     shapes = [(3, 5, 16), (3, 16), (3, 16, 8), (3, 8)]
     ours = [torch.randn(s, generator=gen).requires_grad_(True) for s in shapes]
