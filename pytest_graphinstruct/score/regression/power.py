@@ -1,6 +1,10 @@
 """How much the regression gate can see: its power at a level, from a baseline's scores.
 
-**The fixed-suite test** (the default, :mod:`.paired`; ``test="suite"``).  For a level of ``n``
+**The fixed-suite test** (the default, :mod:`.paired`; ``test="suite"``).  Where the baseline
+keeps every sample's verdict and shows at least two passing counts at a level, the figures are
+those of :mod:`.suite_power`: the gate's two tests combined, from the level's own nonlinear
+scores (and, across sample counts, :func:`detectable_pass_drops`: the pass-count test alone, in
+pass rate).  Otherwise the closed form here.  For a level of ``n``
 paired instructions whose quality drops by ``D``, one instruction's change ``d_i`` has mean
 ``−D`` and variance ``v = (2·σ² + ĝ·D − D²)/k`` (``σ²`` as below; ``ĝD − D²`` the drop's own
 spread when a share ``D/ĝ`` of answers flips from passing to failing, ``ĝ`` the measured
