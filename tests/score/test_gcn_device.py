@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sys
+import types
 
 import pytest
 
@@ -37,17 +38,19 @@ def test_auto_is_cuda_only_where_torch_sees_a_gpu() -> None:
     assert resolve_device("auto") == ("cuda" if torch.cuda.is_available() else "cpu")
 
 
-@pytest.mark.parametrize("hidden", [("torch", "torch_geometric"), ("torch_geometric",)])
+@pytest.mark.parametrize("missing", ["torch", "torch_geometric"])
 def test_without_the_gpu_extra_cuda_is_refused_naming_it_and_auto_is_cpu(
-        monkeypatch: pytest.MonkeyPatch, hidden: tuple[str, ...]) -> None:
-    # torch hidden whether or not it is installed: the default install has neither module
-    for name in hidden:
-        monkeypatch.setitem(sys.modules, name, None)
+        monkeypatch: pytest.MonkeyPatch, missing: str) -> None:
+    # the same whether or not this environment has them: the default install has neither
+    # module; a torch of its own without torch_geometric gets a stand-in torch
+    monkeypatch.setitem(sys.modules, "torch_geometric", None)
+    monkeypatch.setitem(sys.modules, "torch", None if missing == "torch"
+                        else types.ModuleType("torch"))
     with pytest.raises(GcnDeviceError) as refused:
         resolve_device("cuda")
     assert str(refused.value) == (
         "D3 on cuda needs the [gpu] extra: pip install 'pytest-graphinstruct[gpu]' "
-        f"({hidden[0]} is not installed)")
+        f"({missing} is not installed)")
     assert resolve_device("auto") == "cpu"
     assert resolve_device("cpu") == "cpu"
 
