@@ -271,8 +271,9 @@ OPTIONS: Final[tuple[Option, ...]] = (
     Option("pools", "reference pools (a directory with l3/ and/or l4/) for D1's MMD, D3 and L4 "
            "domain fit (default: references/pools when present; 'none': off)"),
     Option("d3-device", "where D3's GCNs train: cpu (default; bit-reproducible on one machine), "
-           "cuda (the GPU, one process at a time under a machine-wide lock; an error without "
-           "CUDA), auto (cuda when torch sees a GPU, else cpu); the report names the device",
+           "cuda (the GPU, one process at a time under a machine-wide lock; needs the [gpu] "
+           "extra and CUDA, an error without them), auto (cuda when torch is installed and "
+           "sees a GPU, else cpu); the report names the device",
            "choice", default="cpu", choices=D3_DEVICES),
     Option("fail-under", "fail the session when a cell's S_total (over the levels run) is "
            "below this", "number", low=0, high=1),

@@ -96,7 +96,8 @@ def as_feedback_level(text: object) -> FeedbackLevel:
 
 D3Device = Literal["cpu", "cuda", "auto"]
 """Where D3's GCNs train (``--gi-d3-device``): the CPU (bit-reproducible on one machine), the GPU
-(an error without CUDA), or the GPU when there is one."""
+(the ``[gpu]`` extra's torch; an error without it or without CUDA), or the GPU when there is
+one."""
 
 D3_DEVICES: Final[tuple[D3Device, ...]] = get_args(D3Device)
 

@@ -23,7 +23,8 @@ Where models train (:attr:`GcnConfig.device`):
 * ``"cuda"``: :mod:`.gcn_torch` on the GPU, holding the machine-wide lock of
   :mod:`.gpu_lock` for the whole batch (every xdist worker takes its turn); its scatter sums
   use atomics, so it is not bit-reproducible and may differ from the CPU in the last digits.
-  Without CUDA it raises :class:`GcnDeviceError` — never a silent CPU run;
+  Without torch and torch_geometric (the ``[gpu]`` extra; not in the default install) or
+  without CUDA it raises :class:`GcnDeviceError` — never a silent CPU run;
 * ``"auto"``: ``"cuda"`` when torch imports and sees a GPU, else ``"cpu"``.
 
 The two trainers agree to float32 rounding (tests/score/test_gcn_torch.py holds them within
