@@ -61,6 +61,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 from scipy.special import expit
@@ -519,16 +520,11 @@ def mde80(curve: dict[float, float]) -> float:
     return math.inf
 
 
-def predicted(data: SuiteScores, k: int, rng: np.random.Generator, runs_n: int = 10
-              ) -> dict[int, float]:
-    """Level → the plan's MDE80 (score.regression.power.detectable_drop, test="suite") from one
-    simulated baseline run of ``k`` samples (its scores and passing samples), the median over
-    ``runs_n`` runs."""
-    from pytest_graphinstruct.score.regression.power import (
-        ItemScore,
-        detectable_drop,
-        noise_by_level,
-    )
+def _median_figures(data: SuiteScores, k: int, rng: np.random.Generator, runs_n: int,
+                    figures: Callable[[list[Any]], dict[int, float]]) -> dict[int, float]:
+    """Level → the median over ``runs_n`` simulated baseline runs of ``k`` samples of what
+    ``figures`` predicts from one run's items (its scores and passing samples)."""
+    from pytest_graphinstruct.score.regression.power import ItemScore
 
     runs = simulate(data, runs_n, k, k, rng)
     assert runs.sb is not None
@@ -537,10 +533,20 @@ def predicted(data: SuiteScores, k: int, rng: np.random.Generator, runs_n: int =
         items = [ItemScore(int(lv), c, float(s), float(x) / k)
                  for lv, c, s, x in zip(data.levels, data.clusters, runs.sb[row],
                                         runs.xb[row], strict=True)]
-        for lv, noise in noise_by_level(items, samples=k).items():
-            out.setdefault(lv, []).append(detectable_drop(noise, delta=DELTA, alpha=ALPHA,
-                                                          tests=6, test="suite"))
+        for lv, d in figures(items).items():
+            out.setdefault(lv, []).append(d)
     return {lv: float(np.median(v)) for lv, v in out.items()}
+
+
+def predicted(data: SuiteScores, k: int, rng: np.random.Generator, runs_n: int = 10
+              ) -> dict[int, float]:
+    """Level → the plan's MDE80 (score.regression.power.detectable_drop, test="suite") from one
+    simulated baseline run of ``k`` samples, the median over ``runs_n`` runs."""
+    from pytest_graphinstruct.score.regression.power import detectable_drop, noise_by_level
+
+    return _median_figures(data, k, rng, runs_n, lambda items: {
+        lv: detectable_drop(noise, delta=DELTA, alpha=ALPHA, tests=6, test="suite")
+        for lv, noise in noise_by_level(items, samples=k).items()})
 
 
 def predicted_across(data: SuiteScores, kb: int, kc: int, rng: np.random.Generator,
@@ -548,19 +554,10 @@ def predicted_across(data: SuiteScores, kb: int, kc: int, rng: np.random.Generat
     """Level → the compared line's figure for runs of ``kc`` against a baseline of ``kb``
     (:func:`~pytest_graphinstruct.score.regression.power.detectable_pass_drops`: a pass-rate
     drop) from one simulated baseline run, the median over ``runs_n`` runs."""
-    from pytest_graphinstruct.score.regression.power import ItemScore, detectable_pass_drops
+    from pytest_graphinstruct.score.regression.power import detectable_pass_drops
 
-    runs = simulate(data, runs_n, kb, kb, rng)
-    assert runs.sb is not None
-    out: dict[int, list[float]] = {}
-    for row in range(runs_n):
-        items = [ItemScore(int(lv), c, float(s), float(x) / kb)
-                 for lv, c, s, x in zip(data.levels, data.clusters, runs.sb[row],
-                                        runs.xb[row], strict=True)]
-        for lv, d in detectable_pass_drops(items, baseline_samples=kb, samples=kc,
-                                           delta=DELTA, alpha=ALPHA, tests=6).items():
-            out.setdefault(lv, []).append(d)
-    return {lv: float(np.median(v)) for lv, v in out.items()}
+    return _median_figures(data, kb, rng, runs_n, lambda items: detectable_pass_drops(
+        items, baseline_samples=kb, samples=kc, delta=DELTA, alpha=ALPHA, tests=6))
 
 
 # -- 5. --gi-samples=auto ------------------------------------------------------------------------
