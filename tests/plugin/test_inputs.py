@@ -79,8 +79,8 @@ def test_a_record_in_the_wrong_level_file_is_rejected(pytester: pytest.Pytester)
 
 def test_an_empty_folder_runs_the_suite_the_package_ships(pytester: pytest.Pytester) -> None:
     report = pytester.path / "r.json"
-    # a subprocess: the shipped pools bring D3's torch, which an in-process run would load
-    # into this worker again and again
+    # a subprocess: the shipped pools bring D3's scoring (its GCNs and pools), which an
+    # in-process run would load into this worker again and again
     result = pytester.runpytest_subprocess("--gi-model=oracle", "--gi-per-level=1", "-p",
                                            "no:cacheprovider", f"--gi-report={report}")
     result.assert_outcomes(passed=6)
