@@ -1,7 +1,8 @@
 """A local OpenAI-compatible HTTP server for tests and benchmarks (no network beyond 127.0.0.1).
 
-It serves ``POST /v1/chat/completions`` and ``GET /v1/models`` on ``127.0.0.1`` (port 0 = any
-free port) and can be scripted to misbehave, one :class:`Fault` per request::
+It serves ``POST /v1/chat/completions`` and ``GET /v1/models`` on ``127.0.0.1`` (or another
+loopback address, ``host``; port 0 = any free port) and can be scripted to misbehave, one
+:class:`Fault` per request::
 
     with FakeOpenAIServer(latency_s=0.2) as server:
         server.script(Fault.rate_limited(retry_after="2"), Fault.server_error())
@@ -14,7 +15,9 @@ Usage is ``prompt_tokens`` = words in all messages, ``completion_tokens`` = word
 of the messages received and :meth:`~.tokens.TokenCounter.count_text` of the answer, the
 counting the package's own estimates use.  :attr:`FakeOpenAIServer.tokens_counted` sums the
 usage of every answer sent.  Every completion request is counted and
-recorded (JSON body, headers, arrival time) in :attr:`FakeOpenAIServer.requests`.
+recorded (JSON body, headers, arrival time) in :attr:`FakeOpenAIServer.requests` (only counted
+with ``keep_requests=False``).  A body longer than ``max_request_bytes`` gets HTTP 413 unread,
+a ``Content-Length`` that is no whole number HTTP 400.
 
 Faults are consumed first from the FIFO :meth:`FakeOpenAIServer.script` queue (in arrival order),
 then from the optional ``fault_for(request_json)`` hook; otherwise the request succeeds.
@@ -45,8 +48,10 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import ipaddress
 import json
 import os
+import re
 import socket
 import struct
 import threading
@@ -62,7 +67,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from pytest_graphinstruct.models.backends.tokens import TokenCounter
 
-__all__ = ["FakeOpenAIServer", "Fault", "RecordedRequest", "default_responder"]
+__all__ = ["FakeOpenAIServer", "Fault", "RecordedRequest", "default_responder", "loopback_host"]
 
 
 @dataclass(frozen=True)
@@ -213,6 +218,9 @@ def _count(value: Any) -> int:
     return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else 0
 
 
+_DIGITS = re.compile(r"[0-9]{1,15}")
+"""A ``Content-Length`` the server reads (ASCII digits; more than 15 is more than any limit)."""
+
 Routes = Callable[[str, str, dict[str, str], bytes], "tuple[int, bytes, str] | None"]
 """Extra routes of a fake server (:attr:`FakeOpenAIServer.routes`)."""
 
@@ -243,7 +251,12 @@ class _State:
     #: notified on every recorded request and every answer billed
     arrived: threading.Condition = field(init=False)
     token_counter: TokenCounter | None = None  # counts usage (None: words)
-    usage_sent: list[tuple[int, int]] = field(default_factory=list)  # answers' usage blocks
+    keep_requests: bool = True  # record each completion request in `requests` (else count it)
+    received: int = 0  # completion requests since the start or reset (recorded or not)
+    max_request_bytes: int | None = None  # larger request bodies get HTTP 413 (None: any)
+    billed: int = 0  # answers whose usage was counted, and the sums of their usage blocks
+    billed_prompt: int = 0
+    billed_completion: int = 0
     #: more routes (the fake Batch API): (method, path, headers, body) -> (status, body,
     #: content type), or None when the route is not theirs
     routes: Routes | None = None
@@ -260,22 +273,30 @@ class _State:
         with self.arrived:
             return self.arrived.wait_for(ready, timeout)
 
+    def bill(self, prompt: int, completion: int) -> None:
+        """Count one answer's usage block (what a provider would bill)."""
+        with self.lock:
+            self.billed += 1
+            self.billed_prompt += prompt
+            self.billed_completion += completion
+            self.arrived.notify_all()
+
 
 def _completion_of(st: _State, body: dict[str, Any], text: str, finish: str) -> dict[str, Any]:
     """The chat completion object answering ``body`` with ``text`` (the usage the server
     counts: words, or its token counter's count)."""
     counter = st.token_counter
+    sent = body.get("messages")
+    messages = [m for m in sent if isinstance(m, dict)] if isinstance(sent, list) else []
     if counter is None:
-        prompt = sum(_words(m.get("content")) for m in body.get("messages", [])
-                     if isinstance(m, dict))
+        prompt = sum(_words(m.get("content")) for m in messages)
         output = max(1, _words(text))
     else:
         prompt = counter.count_messages((str(m.get("role", "")), str(m.get("content") or ""))
-                                        for m in body.get("messages", [])
-                                        if isinstance(m, dict))
+                                        for m in messages)
         output = counter.count_text(text)
     completion: dict[str, Any] = {
-        "id": f"chatcmpl-{len(st.requests)}",
+        "id": f"chatcmpl-{st.received}",
         "object": "chat.completion",
         "created": int(time.time()),
         "model": st.served_model or body.get("model", st.model),
@@ -293,9 +314,7 @@ def _completion_of(st: _State, body: dict[str, Any], text: str, finish: str) -> 
 def _counted_completion(st: _State, body: dict[str, Any]) -> dict[str, Any]:
     """The responder's answer to ``body`` as a completion, its usage added to the counts."""
     done = _completion_of(st, body, st.responder(body), "stop")
-    with st.lock:
-        st.usage_sent.append((done["usage"]["prompt_tokens"], done["usage"]["completion_tokens"]))
-        st.arrived.notify_all()
+    st.bill(done["usage"]["prompt_tokens"], done["usage"]["completion_tokens"])
     return done
 
 
@@ -359,6 +378,25 @@ class _Server(ThreadingHTTPServer):
         for conn in open_now:
             with contextlib.suppress(OSError):
                 conn.shutdown(socket.SHUT_RDWR)
+
+
+def loopback_host(host: str) -> str:
+    """``host`` when it is a loopback address (``127.x.y.z``, ``::1``; ``localhost`` is
+    ``127.0.0.1``).
+
+    Raises:
+        ValueError: any other host (one sentence naming it).
+    """
+    if host.strip().lower() == "localhost":
+        return "127.0.0.1"
+    try:
+        loopback = ipaddress.ip_address(host.strip()).is_loopback
+    except ValueError:
+        loopback = False
+    if not loopback:
+        raise ValueError(f"host {host!r} is not a loopback address: a fake endpoint listens on "
+                         "this machine only (127.0.0.1, another 127.x.y.z, ::1 or localhost)")
+    return str(ipaddress.ip_address(host.strip()))
 
 
 def client_pid(client_port: int, server_port: int) -> int | None:
@@ -453,10 +491,32 @@ class _Handler(BaseHTTPRequestHandler):
             self._send_json(404, {"error": {"message": f"no route {self.path}",
                                             "type": "invalid_request_error", "code": None}})
 
+    def _body(self) -> bytes | None:
+        """The request's body; ``None`` once an error was sent instead: HTTP 400 for a
+        ``Content-Length`` that is not a whole number, 413 for one above
+        :attr:`FakeOpenAIServer.max_request_bytes` (the body is not read, and the connection
+        closes)."""
+        declared = (self.headers.get("Content-Length") or "0").strip()
+        limit = self.server.state.max_request_bytes
+        status, why = 0, ""
+        if not _DIGITS.fullmatch(declared):
+            status, why = 400, "the Content-Length header is not a whole number"
+        elif limit is not None and int(declared) > limit:
+            status, why = 413, (f"request body of {int(declared)} bytes is larger than this "
+                                f"server takes ({limit} bytes)")
+        if status:
+            self.close_connection = True
+            self._send_json(status, {"error": {"message": why, "type": "invalid_request_error",
+                                               "code": None}}, {"Connection": "close"})
+            return None
+        length = int(declared)
+        return self.rfile.read(length) if length else b""
+
     def do_POST(self) -> None:
         st = self.server.state
-        length = int(self.headers.get("Content-Length") or 0)
-        raw = self.rfile.read(length) if length else b""
+        raw = self._body()
+        if raw is None:
+            return
         if self._routed("POST", raw):
             return
         if not self.path.split("?", 1)[0].rstrip("/").endswith("/chat/completions"):
@@ -486,12 +546,14 @@ class _Handler(BaseHTTPRequestHandler):
         if fault is None and st.fault_for is not None:
             fault = st.fault_for(body)
         with st.lock:
-            st.requests.append(RecordedRequest(body, dict(self.headers.items()),
-                                               time.monotonic(), fault, self.path))
+            st.received += 1
+            if st.keep_requests:
+                st.requests.append(RecordedRequest(body, dict(self.headers.items()),
+                                                   time.monotonic(), fault, self.path))
             st.in_flight += 1
             st.max_in_flight = max(st.max_in_flight, st.in_flight)
             st.arrived.notify_all()
-            held = len(st.requests) > st.hold_after
+            held = st.received > st.hold_after
         try:
             if fault is not None and fault.kind == "reset":
                 self._reset()
@@ -574,10 +636,7 @@ class _Handler(BaseHTTPRequestHandler):
         if kind == "usage" and fault is not None:
             completion["usage"] = dict(fault.usage or {})
         usage = completion.get("usage") or {}
-        with st.lock:
-            st.usage_sent.append((_count(usage.get("prompt_tokens")),
-                                  _count(usage.get("completion_tokens"))))
-            st.arrived.notify_all()
+        st.bill(_count(usage.get("prompt_tokens")), _count(usage.get("completion_tokens")))
         if kind == "unsized":
             self.close_connection = True
             self.send_response(200)
@@ -635,6 +694,15 @@ class FakeOpenAIServer:
         token_counter: counts the usage sent (``None``: words; see the module docstring).
         track_clients: find the process behind each connection accepted
             (:attr:`client_pids`; Linux only, a ``/proc`` scan per connection).
+        host: the loopback address to listen on (``127.0.0.1``; any ``127.x.y.z``, ``::1``
+            or ``localhost``): this machine only, never a network.
+        keep_requests: record every completion request in :attr:`requests` (``False``:
+            count them only, for a server that runs for long).
+        max_request_bytes: the largest request body read; a larger one gets HTTP 413 unread
+            (``None``: no limit).
+
+    Raises:
+        ValueError: ``host`` is not a loopback address.
     """
 
     def __init__(
@@ -648,10 +716,16 @@ class FakeOpenAIServer:
         port: int = 0,
         token_counter: TokenCounter | None = None,
         track_clients: bool = False,
+        host: str = "127.0.0.1",
+        keep_requests: bool = True,
+        max_request_bytes: int | None = None,
     ) -> None:
         self._state = _State(latency_s, responder, fault_for, model, serial)
         self._state.token_counter = token_counter
         self._state.track_clients = track_clients
+        self._state.keep_requests = keep_requests
+        self._state.max_request_bytes = max_request_bytes
+        self._host = loopback_host(host)
         self._port = port
         self._httpd: _Server | None = None
         self._thread: threading.Thread | None = None
@@ -662,8 +736,10 @@ class FakeOpenAIServer:
         """Bind and serve in a daemon thread; returns ``self``."""
         if self._httpd is not None:
             return self
-        server_class = _Server if self._port == 0 else _ReusableServer
-        httpd = server_class(("127.0.0.1", self._port), _Handler)
+        server_class: type[_Server] = _Server if self._port == 0 else _ReusableServer
+        if ":" in self._host:
+            server_class = type("_Server6", (server_class,), {"address_family": socket.AF_INET6})
+        httpd = server_class((self._host, self._port), _Handler)
         httpd.state = self._state
         self._httpd = httpd
         self._thread = threading.Thread(target=httpd.serve_forever, kwargs={"poll_interval": 0.05},
@@ -701,9 +777,16 @@ class FakeOpenAIServer:
         return int(self._httpd.server_address[1])
 
     @property
+    def host(self) -> str:
+        """The loopback address the server listens on."""
+        return self._host
+
+    @property
     def base_url(self) -> str:
-        """``http://127.0.0.1:<port>/v1`` — what an OpenAI client's ``base_url`` expects."""
-        return f"http://127.0.0.1:{self.port}/v1"
+        """``http://127.0.0.1:<port>/v1`` (the host it listens on) — what an OpenAI client's
+        ``base_url`` expects."""
+        host = f"[{self._host}]" if ":" in self._host else self._host
+        return f"http://{host}:{self.port}/v1"
 
     @property
     def latency_s(self) -> float:
@@ -834,12 +917,12 @@ class FakeOpenAIServer:
     def wait_for_requests(self, n: int, timeout: float = 60.0) -> bool:
         """Block until ``n`` completion requests arrived since the start or the last
         :meth:`reset` (``True``), or ``timeout`` passed (``False``; a safety net, be generous)."""
-        return self._state.wait(lambda: len(self._state.requests) >= n, timeout)
+        return self._state.wait(lambda: self._state.received >= n, timeout)
 
     def wait_for_answers(self, n: int, timeout: float = 60.0) -> bool:
         """:meth:`wait_for_requests` for ``n`` answers billed (:attr:`tokens_counted`; billed
         before sent, so also one whose client had left)."""
-        return self._state.wait(lambda: len(self._state.usage_sent) >= n, timeout)
+        return self._state.wait(lambda: self._state.billed >= n, timeout)
 
     def reset(self) -> None:
         """Forget recorded requests, the script and the in-flight high-water mark."""
@@ -847,7 +930,8 @@ class FakeOpenAIServer:
             self._state.script.clear()
             self._state.requests.clear()
             self._state.probes.clear()
-            self._state.usage_sent.clear()
+            self._state.received = 0
+            self._state.billed = self._state.billed_prompt = self._state.billed_completion = 0
             self._state.max_in_flight = 0
 
     # -- observations ------------------------------------------------------------------------
@@ -867,16 +951,16 @@ class FakeOpenAIServer:
 
     @property
     def request_count(self) -> int:
+        """Completion requests received since the start or :meth:`reset` (recorded or not)."""
         with self._state.lock:
-            return len(self._state.requests)
+            return self._state.received
 
     @property
     def tokens_counted(self) -> tuple[int, int]:
         """The input and output tokens of the usage blocks of every answer sent (since the
         start or :meth:`reset`): what a provider would bill."""
         with self._state.lock:
-            sent = list(self._state.usage_sent)
-        return sum(p for p, _ in sent), sum(c for _, c in sent)
+            return self._state.billed_prompt, self._state.billed_completion
 
     @property
     def max_in_flight(self) -> int:

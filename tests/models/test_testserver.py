@@ -145,3 +145,26 @@ def test_usage_counts_words_or_the_packages_tokens_and_is_summed() -> None:
         assert server.tokens_counted[0] == prompt + again
         server.reset()
         assert server.tokens_counted == (0, 0)
+
+
+def test_a_server_that_keeps_no_requests_still_counts_them_and_their_usage() -> None:
+    with FakeOpenAIServer(keep_requests=False) as server:
+        results: list[Any] = []
+        _ask(server, "one two", results)
+        _ask(server, "three", results)
+        assert results == ["echo: one two", "echo: three"]
+        assert server.request_count == 2 and server.requests == []
+        assert server.wait_for_requests(2, timeout=1) and server.wait_for_answers(2, timeout=1)
+        assert server.tokens_counted == (3, 5)  # words in; "echo:" and the words out
+        server.reset()
+        assert server.request_count == 0 and server.tokens_counted == (0, 0)
+
+
+def test_a_body_over_the_limit_gets_413_and_a_smaller_one_an_answer() -> None:
+    with FakeOpenAIServer(max_request_bytes=200) as server:
+        results: list[Any] = []
+        _ask(server, "x" * 300, results)
+        _ask(server, "short", results)
+    assert isinstance(results[0], OSError) and "413" in str(results[0])
+    assert results[1] == "echo: short"
+    assert server.request_count == 1  # the refused one was not read, nor counted
