@@ -50,18 +50,22 @@ class OracleBackend:
 
     def complete(self, request: Request) -> Answer:
         """The oracle's answer to ``request.instruction_id`` (the same for every sample)."""
-        with self._lock:
-            known = self._chosen.get(request.instruction_id)
-        if known is not None:
-            return known
         inst = self.suite.get(request.instruction_id)
         if inst is None:
             return Answer(error=f"oracle: unknown instruction {request.instruction_id!r} "
                                 "(not in the suite)", calls=0)
+        return self.answer(inst)
+
+    def answer(self, inst: Instruction) -> Answer:
+        """The oracle's answer to ``inst`` (module docstring), chosen once per instruction id
+        and the same ever after."""
+        with self._lock:
+            known = self._chosen.get(inst.id)
+        if known is not None:
+            return known
         answer = self._choose(inst)
         with self._lock:
-            self._chosen.setdefault(inst.id, answer)
-        return answer
+            return self._chosen.setdefault(inst.id, answer)
 
     def _choose(self, inst: Instruction) -> Answer:
         # L5: the edit itself (GraphEdit form) is the most faithful answer when it passes.
