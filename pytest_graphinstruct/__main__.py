@@ -15,6 +15,9 @@ Commands:
                   methods), the leaderboard and the contamination probe (docs/ANALYSES.md).
     runs          ``runs list``: the run store of --gi-autosave; ``runs compare A B``: two runs
                   or report files, per cell and level (docs/RUNS.md).
+    serve-oracle  an OpenAI-compatible endpoint on this machine answering a suite's prompts
+                  with the oracle's answers: the plugin over HTTP without a key
+                  (testing/oracle_server.py; docs/PLUGIN.md).
 
 The names these replaced (``build suite``, ``build pools``, ``cache export``, ``cache merge``,
 ``leaderboard``, ``contamination``, ``pareto``, ``compare``) still work for one release, unlisted,
@@ -105,6 +108,7 @@ def _parser() -> argparse.ArgumentParser:
     _merge_cache_arguments(verbs.add_parser("merge", help=_MERGE_CACHE_HELP))
     _add_analyze_command(sub)
     _add_runs_command(sub)
+    _add_serve_oracle_command(sub)
     # the retired names (one release, each with a note): no help, so --help lists none of them
     _build_suite_arguments(sub.add_parser("build-suite"))
     _build_pools_arguments(sub.add_parser("build-pools"))
@@ -238,6 +242,28 @@ def _add_plan_command(sub: Any) -> None:
                        CliArgument("gate_test", flag="--test")))
     pl.add_argument("--suite", default=None, help="suite directory: clusters for instructions "
                     "the report records none for")
+
+
+def _add_serve_oracle_command(sub: Any) -> None:
+    """``serve-oracle`` (testing/oracle_server.py; docs/PLUGIN.md, "Trying it without a
+    key")."""
+    so = sub.add_parser("serve-oracle", help="an OpenAI-compatible endpoint on this machine "
+                        "that answers every prompt of a suite with the oracle's answer, to "
+                        "try the plugin over HTTP without a key (Ctrl-C stops it)")
+    so.add_argument("--port", type=int, default=8000, help="port to listen on (default 8000; "
+                    "0: any free port)")
+    so.add_argument("--host", default="127.0.0.1", help="loopback address to listen on "
+                    "(default 127.0.0.1; ::1 and localhost too, never a network address)")
+    add_arguments(so, (CliArgument("suite", "suite directory whose prompts are answered "
+                                   "(default: the suite the package ships)"),))
+
+
+def _serve_oracle(args: argparse.Namespace) -> int:
+    from pytest_graphinstruct.testing.oracle_server import serve
+
+    if not 0 <= args.port <= 65535:
+        raise GraphInstructError(f"--port must be 0 to 65535, got {args.port}")
+    return serve(args.suite, host=args.host, port=args.port)
 
 
 def _plan(args: argparse.Namespace) -> int:
@@ -725,7 +751,7 @@ _OWN_COMMAND: Final = ("leaderboard", "contamination")
 _COMMANDS: dict[str, Callable[[argparse.Namespace], int]] = {
     "score": _score, "show": _show, "html": _html, "merge": _merge, "gate": _gate,
     "plan": _plan, "runs": _runs, "build suite": _build_suite, "build pools": _build_pools,
-    "cache export": _export, "cache merge": _merge_cache,
+    "cache export": _export, "cache merge": _merge_cache, "serve-oracle": _serve_oracle,
     # retired names (_RETIRED)
     "build-suite": _build_suite, "build-pools": _build_pools, "export-cache": _export,
     "merge-cache": _merge_cache, "pareto": _pareto, "compare": _compare,
