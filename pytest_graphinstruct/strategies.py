@@ -16,10 +16,13 @@ Strategies:
 * :func:`node_ids` — node names; ``hostile=True`` mixes in quotes, dots, semicolons, brackets,
   braces, comment markers, backslashes, newlines and non-ASCII text.
 * :func:`graphs` — simple ``nx.Graph``/``nx.DiGraph`` with ``str`` node ids (optionally
-  labelled).
+  labelled; with ``self_loops=True`` possibly with self-loops, which the default verifier
+  rejects).
 * :func:`constraint_texts` — syntactically valid constraint strings over every key.
 * :func:`true_constraints` — constraint strings that hold on a given graph (computed here with
   networkx, independently of the verifier).
+* :func:`render` — ``graph`` spelled out in one answer format (a strategy); :func:`formats_for`
+  — the formats that can spell a given graph.
 * :func:`answers` — ``(text, graph)``: an LLM-like answer spelling ``graph`` out in one of the
   formats (code-style with ASCII or typographic quotes, comments and trailing commas; JSON; edge
   list; adjacency list; networkx snippet), optionally inside code fences, after prose or after
@@ -27,19 +30,28 @@ Strategies:
 * :func:`hostile_texts` — text meant to break parsers (deep nesting, NUL, bidi marks, braces in
   prose, unterminated blocks, abbreviations).
 
-Everything is deterministic given Hypothesis' draws and never touches the network.
+Everything is deterministic given Hypothesis' draws and never touches the network.  What a
+strategy draws, the package's own parser and default verifier accept (the answer
+:func:`render` spells parses back to the graph it was given, for every graph :func:`graphs`
+draws), unless its docstring says otherwise (``graphs(self_loops=True)``).
 
 Hypothesis (the ``[test]`` extra) is imported only when a strategy is built, so importing this
-module works without it.
+module works without it — unless ``$HYPOTHESIS_PROFILE`` is set, which asks for a profile
+(:func:`register_profiles`: the module registers :data:`PROFILES` with Hypothesis, and loads
+the one the variable names, when it is imported after Hypothesis, or with the variable set, or
+when a strategy is first built).
 """
 
 from __future__ import annotations
 
 import inspect
 import json
+import os
 import string
-from collections.abc import Callable
-from typing import TYPE_CHECKING, Concatenate, ParamSpec, TypeVar
+import sys
+from collections.abc import Callable, Mapping
+from types import MappingProxyType
+from typing import TYPE_CHECKING, Any, Concatenate, Final, ParamSpec, TypeVar
 
 import networkx as nx
 
@@ -48,22 +60,44 @@ if TYPE_CHECKING:
 
 __all__ = [
     "FORMATS",
+    "PROFILES",
+    "PROFILE_ENV",
     "answers",
     "constraint_texts",
+    "formats_for",
     "graphs",
     "hostile_texts",
     "node_ids",
+    "register_profiles",
+    "render",
     "true_constraints",
 ]
 
 FORMATS: tuple[str, ...] = ("code", "code_typographic", "json", "edgelist", "adjacency", "networkx")
 _SIMPLE_FORMATS = ("edgelist", "adjacency")
+_EMPTY_FORMATS = ("code", "code_typographic", "json")  # those that can say "no nodes"
 
 _HOSTILE_CHARS = "'\"’‘“”.;,:[](){}#/\\=-> \n\tαβ中é"
 _TOKEN_ALPHABET = string.ascii_letters + string.digits + "_"
-# Words that answer formats give a meaning of their own (literals, section headers).
+# Words that answer formats give a meaning of their own: literals, the line formats' headers
+# (graphs/linefmt.py: "Vertices:", "Links:", "Neighbours:", "node_list ="), their abbreviation
+# and empty-list words ("etc", "nothing") and a directedness line's values.
 _RESERVED = frozenset({"true", "false", "none", "null", "nan", "inf", "nodes", "edges", "edge",
-                       "node", "directed", "adjacency", "graph", "digraph", "list"})
+                       "node", "directed", "adjacency", "graph", "digraph", "list", "etc",
+                       "vertex", "vertices", "arcs", "links", "neighbours", "neighbors", "adj",
+                       "adj_list", "adjacency_list", "node_list", "edge_list", "vertex_list",
+                       "vertex_set", "nothing", "yes", "no", "undirected"})
+
+PROFILE_ENV: Final = "HYPOTHESIS_PROFILE"
+"""The environment variable naming the Hypothesis profile to load (:func:`register_profiles`)."""
+
+PROFILES: Final[Mapping[str, Mapping[str, Any]]] = MappingProxyType({
+    "thorough": MappingProxyType({"max_examples": 2000, "deadline": None}),
+})
+"""The Hypothesis profiles this module registers, by name: each is Hypothesis' own ``default``
+profile with these settings (``thorough``: 2000 examples a test, no deadline)."""
+
+_profiles_registered = False
 
 _P = ParamSpec("_P")
 _T = TypeVar("_T")
@@ -81,6 +115,7 @@ def _composite(draw_fn: Callable[Concatenate[DrawFn, _P], _T]
             from hypothesis import strategies as st
 
             built = st.composite(draw_fn)
+        _on_first_build()
         return built(*args, **kwargs)
 
     signature = inspect.signature(draw_fn)
@@ -90,6 +125,94 @@ def _composite(draw_fn: Callable[Concatenate[DrawFn, _P], _T]
     strategy.__signature__ = signature.replace(  # type: ignore[attr-defined]
         parameters=list(signature.parameters.values())[1:])  # as composite shows it: no draw
     return strategy
+
+
+def register_profiles() -> str | None:
+    """Register :data:`PROFILES` with Hypothesis, then load the profile ``$HYPOTHESIS_PROFILE``
+    names; returns the name of the profile loaded (``None``: none was).
+
+    It changes the settings of your tests only when you ask, by setting the variable:
+
+    - a profile is registered only under a name no profile has yet: one you registered first
+      (any name of :data:`PROFILES`) is kept as it is, and so, always, is the active one;
+    - ``$HYPOTHESIS_PROFILE`` is loaded only when it names a registered profile and the active
+      profile is still one Hypothesis chose by itself — ``default``, or ``ci`` on a CI machine,
+      where Hypothesis loads it.  A profile your code or ``--hypothesis-profile`` loaded stays,
+      and a variable naming no registered profile loads nothing (Hypothesis' own pytest plugin
+      does not read the variable);
+    - inside a running test or a ``settings`` block (the settings in force are not the active
+      profile's) nothing is registered or loaded: it is tried again at the next call.
+
+    This module calls it when it is imported after Hypothesis, when it is imported with the
+    variable set (it imports Hypothesis then, so that the tests it decorates next get the
+    profile), and when one of its strategies is first built.  A ``@given`` test takes the
+    settings in force when it is decorated, so a test decorated before any of these gets the
+    profile only if you call this first (e.g. in a ``conftest.py``).  Without Hypothesis it
+    does nothing.
+    """
+    global _profiles_registered
+    try:
+        from hypothesis import settings
+    except ImportError:
+        return None
+    active = _active_profile(settings)
+    if active is not None and settings.default is not settings.get_profile(active):
+        return None  # a running test's or a settings block's own settings are in force
+    if not _profiles_registered:
+        known = _registered(settings)
+        base = settings.get_profile("default")
+        for name, values in PROFILES.items():
+            if name not in known:
+                settings.register_profile(name, parent=base, **values)
+        _profiles_registered = True
+    wanted = os.environ.get(PROFILE_ENV, "").strip()
+    if not wanted or wanted == active or not _chosen_by_hypothesis(active):
+        return None
+    if wanted not in _registered(settings):
+        return None
+    settings.load_profile(wanted)
+    return wanted
+
+
+def _on_first_build() -> None:
+    """Register the profiles when a strategy is built (until they are)."""
+    if not _profiles_registered:
+        register_profiles()
+
+
+def _active_profile(settings: Any) -> str | None:
+    """The name of the active profile (older Hypothesis: the private attribute it reads)."""
+    current = getattr(settings, "get_current_profile_name", None)
+    name = current() if current is not None else getattr(settings, "_current_profile", None)
+    return name if isinstance(name, str) else None
+
+
+def _registered(settings: Any) -> set[str]:
+    """The names of the profiles registered with Hypothesis now."""
+    names = set()
+    for name in (*PROFILES, os.environ.get(PROFILE_ENV, "").strip()):
+        if not name:
+            continue
+        try:
+            settings.get_profile(name)
+        except Exception:  # InvalidArgument: not registered
+            continue
+        names.add(name)
+    return names
+
+
+def _chosen_by_hypothesis(profile: str | None) -> bool:
+    """Whether ``profile`` is one Hypothesis made active by itself: ``default``, or ``ci`` on a
+    machine its CI detection recognises (where it loads ``ci`` when imported)."""
+    if profile == "default":
+        return True
+    if profile != "ci":
+        return False
+    try:
+        from hypothesis._settings import is_in_ci
+    except ImportError:  # a Hypothesis that loads no profile by itself
+        return False
+    return bool(is_in_ci())
 
 
 def node_ids(*, hostile: bool = True, max_size: int = 8) -> SearchStrategy[str]:
@@ -102,6 +225,7 @@ def node_ids(*, hostile: bool = True, max_size: int = 8) -> SearchStrategy[str]:
     """
     from hypothesis import strategies as st
 
+    _on_first_build()
     words = st.text(_TOKEN_ALPHABET, min_size=1, max_size=max_size)
     simple = st.one_of(
         st.integers(0, 999).map(str),
@@ -130,13 +254,20 @@ def graphs(
 ) -> nx.Graph:
     """A simple graph (no parallel edges) with ``str`` node ids.
 
+    Every graph drawn with ``self_loops=False`` (the default) is one the default
+    :class:`~pytest_graphinstruct.verify.verifier.Verifier` can accept: rendered
+    (:func:`render`) with the constraints that hold on it (:func:`true_constraints`), it passes.
+
     Args:
         directed: force directedness; ``None`` draws it.
         min_nodes, max_nodes: node count bounds.
         hostile: draw node names from :func:`node_ids` with ``hostile=True``.
         labels: attach a ``label`` attribute (drawn text) to some nodes and a ``type`` to some
-            edges.
-        self_loops: allow self-loops.
+            edges (:func:`render` does not spell them).
+        self_loops: allow self-loops.  **The default verifier rejects every graph with a
+            self-loop** (its ``no_self_loops`` check, whatever the instruction asks): such a
+            graph is for fuzzing a parser or a check of your own, not an answer that should
+            pass.  It still parses back to itself from every format.
     """
     from hypothesis import strategies as st
 
@@ -176,6 +307,7 @@ def constraint_texts() -> SearchStrategy[str]:
     """Syntactically valid constraint strings over every graph key (values drawn at random)."""
     from hypothesis import strategies as st
 
+    _on_first_build()
     ints = st.builds(lambda k, o, v: f"{k}{o}{v}", st.sampled_from(_INT_KEYS),
                      st.sampled_from(_OPS), st.integers(0, 60))
     floats = st.builds(lambda k, o, v: f"{k}{o}{v:.4g}", st.sampled_from(_FLOAT_KEYS),
@@ -284,23 +416,60 @@ def _render_networkx(g: nx.Graph) -> str:
             f"G.add_edges_from([{edges}])\n")
 
 
-@_composite
-def render(draw: DrawFn, g: nx.Graph, fmt: str | None = None) -> str:
-    """Spell ``g`` out in one answer format (drawn when ``fmt`` is ``None``).
+def _line_id(node: str) -> bool:
+    """Whether an edge or adjacency list can carry ``node``: an ``[A-Za-z0-9_]`` token that is
+    no word those formats reserve."""
+    return bool(node) and all(c in _TOKEN_ALPHABET for c in node) \
+        and node.lower() not in _RESERVED
 
-    Formats that only take simple ids (edge/adjacency lists) are used only when every node id is
-    a simple token; the empty graph is rendered only in code-style or JSON (an empty networkx
-    snippet or edge list says nothing).
+
+def formats_for(g: nx.Graph) -> tuple[str, ...]:
+    """The formats of :data:`FORMATS` that can spell ``g`` so that the package's parser reads
+    ``g`` back: all of them, except that edge and adjacency lists take only node ids that are
+    ``[A-Za-z0-9_]`` tokens and no word the formats reserve (``nodes``, ``edges``, ``etc``,
+    ``true`` …), and the empty graph only code-style or JSON (an empty edge list or networkx
+    snippet says nothing)."""
+    if g.number_of_nodes() == 0:
+        return _EMPTY_FORMATS
+    if all(_line_id(n) for n in g.nodes()):
+        return FORMATS
+    return tuple(f for f in FORMATS if f not in _SIMPLE_FORMATS)
+
+
+def render(g: nx.Graph, fmt: str | None = None) -> SearchStrategy[str]:
+    """A strategy: ``g`` spelled out in one answer format, ``fmt`` or (``None``) one drawn from
+    :func:`formats_for`.  Nodes, edges and directedness are spelled (not ``label``/``type``
+    attributes); the package's parser reads exactly ``g``'s back, from any format that can
+    spell it.
+
+    Raises:
+        ValueError: ``fmt`` is no format of :data:`FORMATS`, or one that cannot spell ``g``
+            (a node id an edge or adjacency list cannot carry; the empty graph in a line format
+            or a networkx snippet): the message names the id and the formats that can.
     """
+    if fmt is not None:
+        if fmt not in FORMATS:
+            raise ValueError(f"render: unknown format {fmt!r}; the formats are "
+                             f"{', '.join(FORMATS)}")
+        usable = formats_for(g)
+        if fmt not in usable:
+            if g.number_of_nodes() == 0:
+                why = "it cannot spell the empty graph (it has no node list to leave empty)"
+            else:
+                node = next(n for n in g.nodes() if not _line_id(n))
+                why = (f"it cannot carry the node id {node!r} (it takes [A-Za-z0-9_] tokens "
+                       "that are no word it reserves, such as 'nodes' or 'etc')")
+            raise ValueError(f"render(g, {fmt!r}): {why}; formats that can spell this graph: "
+                             f"{', '.join(usable)} (formats_for(g))")
+    return _render(g, fmt)
+
+
+@_composite
+def _render(draw: DrawFn, g: nx.Graph, fmt: str | None = None) -> str:
+    """:func:`render`'s drawing, ``fmt`` checked."""
     from hypothesis import strategies as st
 
-    simple = all(n and all(c in _TOKEN_ALPHABET for c in n) and n.lower() not in _RESERVED
-                 for n in g.nodes())
-    if g.number_of_nodes() == 0:  # only formats with an explicit (empty) node list can say it
-        choices = ["code", "code_typographic", "json"]
-    else:
-        choices = [f for f in FORMATS if simple or f not in _SIMPLE_FORMATS]
-    fmt = fmt or draw(st.sampled_from(choices))
+    fmt = fmt or draw(st.sampled_from(formats_for(g)))
     if fmt == "code":
         style = draw(st.sampled_from(("single", "double", "int")))
         return _render_code(g, style, draw(st.booleans()), draw(st.booleans()))
@@ -357,6 +526,7 @@ def hostile_texts() -> SearchStrategy[str]:
     """Texts designed to break answer parsers; a robust parser returns a result for each."""
     from hypothesis import strategies as st
 
+    _on_first_build()
     depth = st.integers(1, 5000)
     return st.one_of(
         st.text(max_size=300),
@@ -370,3 +540,9 @@ def hostile_texts() -> SearchStrategy[str]:
         st.builds(lambda a, b: f"{a} Graph[name='g'] {{ node_list=[0]; }} {b} }} }}",
                   st.text(max_size=50), st.text(max_size=50)),
     )
+
+
+# Imported after Hypothesis, or asked for a profile: register (and load) now, before the tests
+# of the importing module are decorated (register_profiles).
+if sys.modules.get("hypothesis") is not None or os.environ.get(PROFILE_ENV, "").strip():
+    register_profiles()
