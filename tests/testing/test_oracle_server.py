@@ -155,6 +155,28 @@ def test_localhost_and_another_loopback_address_serve(suite: Suite) -> None:
             assert status == 200
 
 
+def _ipv6_loopback() -> bool:
+    try:
+        with socket.socket(socket.AF_INET6) as sock:
+            sock.bind(("::1", 0))
+    except OSError:
+        return False
+    return True
+
+
+@pytest.mark.skipif(not _ipv6_loopback(), reason="no IPv6 loopback on this machine")
+def test_the_ipv6_loopback_serves(suite: Suite) -> None:
+    with OracleServer(OracleLookup(suite), host="::1") as srv:
+        assert srv.base_url.startswith("http://[::1]:")
+        port = int(srv.base_url.rsplit(":", 1)[1].split("/")[0])
+        conn = http.client.HTTPConnection("::1", port, timeout=30)
+        body = json.dumps({"messages": [{"role": "user",
+                                         "content": "Generate a tree with 4 nodes."}]})
+        conn.request("POST", "/v1/chat/completions", body=body)
+        assert conn.getresponse().status == 200
+        conn.close()
+
+
 def test_the_printed_command_names_the_suite_only_when_the_default_differs(
         tmp_path: Path) -> None:
     suite = write_suite(tmp_path / "instructions")
