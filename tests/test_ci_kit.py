@@ -96,3 +96,22 @@ def test_the_gitlab_file_defines_every_listed_variable_with_the_readme_default()
     variables = gitlab_variables()
     for name, (_, gitlab_default) in readme_table().items():
         assert variables.get(name) == gitlab_default, name
+
+
+def test_the_plugin_is_pinned_to_this_release_not_a_branch() -> None:
+    """The kit installs the plugin from a tag (the release it was written for), never a branch
+    that moves under a committed baseline (issue 49 §5)."""
+    from pytest_graphinstruct import __version__
+
+    github_default, gitlab_default = readme_table()["GI_PLUGIN_REF"]
+    assert github_default == gitlab_default == f"v{__version__}"
+    assert github_vars()["GI_PLUGIN_REF"] == github_default
+    assert gitlab_variables()["GI_PLUGIN_REF"] == github_default
+    assert f"--branch v{__version__}" in README.read_text(encoding="utf-8")
+
+
+def test_pip_downloads_are_cached_across_jobs() -> None:
+    github = GITHUB.read_text(encoding="utf-8")
+    assert github.count("cache: pip") == github.count("actions/setup-python@") == 2
+    gitlab = GITLAB.read_text(encoding="utf-8")
+    assert gitlab.count("- .cache/pip/") == 2 and "PIP_CACHE_DIR" in gitlab
