@@ -30,6 +30,10 @@ def test_pytest_help_lists_at_most_forty_options_and_only_the_flag_rows(
     listed = _listed(result.stdout.str())
     assert listed == sorted(o.flag for o in OPTIONS if o.surface == "flag")
     assert len(listed) <= MOST_LISTED, len(listed)
+    # docs/PLUGIN.md states the count: a figure CI checks, so it cannot drift (issue 49 §4)
+    plugin_md = (Path(__file__).resolve().parents[2] / "docs" / "PLUGIN.md").read_text(
+        encoding="utf-8")
+    assert f"`pytest --help` lists {len(listed)} `--gi-*` options" in plugin_md
     text = result.stdout.str()
     for option in OPTIONS:  # a tuning knob is listed as its ini key
         if option.surface == "ini":
