@@ -394,11 +394,15 @@ def _combined_curve(scored: LevelSamples, drops: np.ndarray, ks: np.ndarray, ns:
     for k in np.unique(ks):
         at_k = ks == k
         # the smallest p-value the level can reach: the sign-flip's 2^-n, and with pass counts
-        # the count test's C(k_b + k, k)^-n, doubled by the combination
-        floor = math.log(2.0) if k == 1 and scored.samples == 1 else max(
-            math.log(2.0), math.log(math.comb(int(k) + scored.samples, int(k))))
-        doubling = 0.0 if k == 1 and scored.samples == 1 else math.log(2.0)
+        # the count test's C(k_b + k, k)^-n, doubled by the combination; counts that cannot
+        # reach Holm's first share see nothing (power 0) and are not computed
+        if k == 1 and scored.samples == 1:  # the score test alone (paired.suite_paired)
+            floor, doubling = math.log(2.0), 0.0
+        else:
+            floor = max(math.log(2.0), math.log(math.comb(int(k) + scored.samples, int(k))))
+            doubling = math.log(2.0)
         counts = np.unique(ns[at_k])
+        counts = counts[counts * floor - doubling > math.log(tests / alpha)]
         for lo in range(0, counts.size, _COUNTS_BLOCK):
             block = counts[lo:lo + _COUNTS_BLOCK]
             grid, power = combined_powers(scored, samples=int(k),
@@ -406,8 +410,7 @@ def _combined_curve(scored: LevelSamples, drops: np.ndarray, ks: np.ndarray, ns:
                                           alpha_level=alpha / tests)
             for n, row in zip(block, power, strict=True):
                 at = at_k & (ns == n)
-                if n * floor - doubling > math.log(tests / alpha):
-                    out[at] = np.interp(drops[at], grid, row, right=0.0)
+                out[at] = np.interp(drops[at], grid, row, right=0.0)
     return out
 
 
