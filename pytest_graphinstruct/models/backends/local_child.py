@@ -47,8 +47,9 @@ from typing import Any, Final
 STOP_GRACE_S: Final = 2.0
 #: Sampling defaults of the server (``CommonParams.sampling``), for requests that do not set them.
 SAMPLING_DEFAULTS: Final = {"penalty_repeat": 1.1, "penalty_last_n": 64}
-#: The settings above that change answers, in the endpoint id (cache keys); change it with them.
-SETTINGS_ID: Final = "rp1.1+nocache"
+#: The settings that change answers, in the endpoint id (cache keys): derived from them, so a
+#: changed penalty cannot keep reusing answers cached under the old one.
+SETTINGS_ID: Final = f"rp{SAMPLING_DEFAULTS['penalty_repeat']}+nocache"
 _STOP_SIGNALS: Final = {signal.SIGTERM, signal.SIGINT}
 
 
