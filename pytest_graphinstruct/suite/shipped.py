@@ -14,7 +14,8 @@ from pathlib import Path
 
 from pytest_graphinstruct import __version__
 
-__all__ = ["NAME", "ShippedSuite", "default_suite", "describe_suite", "shipped_suite"]
+__all__ = ["NAME", "ShippedSuite", "default_suite", "describe_suite", "holds_levels", "same_folder",
+           "shipped_suite"]
 
 NAME = "pytest-graphinstruct"
 """The shipped suite's name in a report (its version is the package's)."""
@@ -42,7 +43,8 @@ class ShippedSuite:
         return pools if pools.is_dir() else None
 
 
-def _holds_levels(folder: Path) -> bool:
+def holds_levels(folder: Path) -> bool:
+    """Whether ``folder`` is a suite folder: a directory with ``level_<L>.json`` files."""
     return folder.is_dir() and any(folder.glob("level_*.json"))
 
 
@@ -50,10 +52,10 @@ def shipped_suite(package: Path = _PACKAGE) -> ShippedSuite | None:
     """The suite this package carries (module docstring), or ``None`` when it has none (a
     package installed without its data)."""
     inside = package / "_suite"
-    if _holds_levels(inside / "instructions"):
+    if holds_levels(inside / "instructions"):
         return ShippedSuite(inside, "package")
     checkout = package.parent
-    if _holds_levels(checkout / "instructions") and (checkout / "pyproject.toml").is_file():
+    if holds_levels(checkout / "instructions") and (checkout / "pyproject.toml").is_file():
         return ShippedSuite(checkout, "checkout")
     return None
 
@@ -64,14 +66,15 @@ def describe_suite(folder: Path, package: Path = _PACKAGE) -> tuple[str, str | N
     its folder (the folder above an ``instructions`` folder: ``official-suite``) with no
     version (its files' hashes say which it is)."""
     own = shipped_suite(package)
-    if own is not None and _same(folder, own.instructions):
+    if own is not None and same_folder(folder, own.instructions):
         return NAME, __version__
     path = folder.resolve()
     return (path.parent.name if path.name == "instructions" and path.parent.name
             else path.name), None
 
 
-def _same(a: Path, b: Path) -> bool:
+def same_folder(a: Path, b: Path) -> bool:
+    """Whether ``a`` and ``b`` resolve to one place (``False`` when either cannot resolve)."""
     try:
         return a.resolve() == b.resolve()
     except OSError:
@@ -85,7 +88,7 @@ def default_suite(rootdir: Path) -> tuple[Path, Path | None]:
     package ships with its pools; ``rootdir/instructions`` when there is neither (the caller
     says it is missing)."""
     own = rootdir / "instructions"
-    if own.is_dir() and any(own.glob("level_*.json")):
+    if holds_levels(own):
         return own, None
     shipped = shipped_suite()
     return (shipped.instructions, shipped.pools) if shipped is not None else (own, None)

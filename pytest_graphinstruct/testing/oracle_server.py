@@ -34,7 +34,13 @@ from pytest_graphinstruct.errors import GraphInstructError
 from pytest_graphinstruct.escaping import escape
 from pytest_graphinstruct.run.oracle_lookup import Asked, OracleLookup
 from pytest_graphinstruct.suite.loader import load_suite
-from pytest_graphinstruct.suite.shipped import default_suite, describe_suite, shipped_suite
+from pytest_graphinstruct.suite.shipped import (
+    default_suite,
+    describe_suite,
+    holds_levels,
+    same_folder,
+    shipped_suite,
+)
 from pytest_graphinstruct.testing.openai_server import FakeOpenAIServer, Fault
 
 __all__ = ["DEFAULT_PORT", "MAX_REQUEST_BYTES", "SERVED_MODEL", "OracleServer", "serve"]
@@ -141,7 +147,7 @@ def _suite_folder(named: str | None) -> Path:
     """
     if named is not None:
         folder = Path(named).expanduser()
-        if not folder.is_dir() or not any(folder.glob("level_*.json")):
+        if not holds_levels(folder):
             raise GraphInstructError(f"suite not found: {folder} (--suite needs a directory "
                                      "with level_<L>.json files)")
         return folder
@@ -160,16 +166,9 @@ def pytest_command(base_url: str, folder: Path, cwd: Path) -> str:
     (:func:`~pytest_graphinstruct.run.model_names.backend_for`)."""
     words = ["pytest", f"--gi-model={SERVED_MODEL}", f"--gi-base-url={base_url}",
              "--gi-per-level=2"]
-    if not _same(default_suite(cwd)[0], folder):
+    if not same_folder(default_suite(cwd)[0], folder):
         words.append("--gi-suite=" + str(folder.resolve()))
     return " ".join(shlex.quote(w) for w in words)
-
-
-def _same(a: Path, b: Path) -> bool:
-    try:
-        return a.resolve() == b.resolve()
-    except OSError:
-        return False
 
 
 def serve(suite: str | None = None, *, host: str = "127.0.0.1", port: int = DEFAULT_PORT,
